@@ -1,0 +1,135 @@
+"""The `agentic-eval` command line: parse arguments, call the library, print.
+
+Kept thin and quick to start: every heavy import happens inside the command
+that needs it. Expected errors (`AgenticEvalError`) print as one line; set
+`--debug` or AGENTIC_EVAL_DEBUG=1 for the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from agentic_eval import __version__
+from agentic_eval.errors import AgenticEvalError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _add_tasks_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--tasks",
+        action="append",
+        metavar="PATH",
+        default=None,
+        help="a task pack folder (or a single task folder); repeatable. "
+        "Default: the built-in packs and any installed through the 'agentic_eval.packs' entry points.",
+    )
+
+
+def _cmd_tasks_list(args: argparse.Namespace) -> int:
+    from agentic_eval import _tasks_cli
+
+    return _tasks_cli.tasks_list(args)
+
+
+def _cmd_tasks_show(args: argparse.Namespace) -> int:
+    from agentic_eval import _tasks_cli
+
+    return _tasks_cli.tasks_show(args)
+
+
+def _cmd_tasks_new(args: argparse.Namespace) -> int:
+    from agentic_eval import _tasks_cli
+
+    return _tasks_cli.tasks_new(args)
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from agentic_eval import _tasks_cli
+
+    return _tasks_cli.validate(args)
+
+
+def _cmd_classify(args: argparse.Namespace) -> int:
+    from agentic_eval import _classify_cli
+
+    return _classify_cli.classify(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentic-eval",
+        description="Judge-free evaluation of LLMs behind OpenAI-compatible endpoints as coding-agent brains.",
+    )
+    parser.add_argument("--version", action="version", version=f"agentic-eval {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for expected errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    # tasks
+    p_tasks = sub.add_parser("tasks", help="list, show or scaffold tasks")
+    tsub = p_tasks.add_subparsers(dest="tasks_command", metavar="ACTION")
+    p_list = tsub.add_parser("list", help="list the tasks of every pack found")
+    _add_tasks_arg(p_list)
+    p_list.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p_list.set_defaults(handler=_cmd_tasks_list)
+    p_show = tsub.add_parser("show", help="show one task: metadata, instruction, files")
+    _add_tasks_arg(p_show)
+    p_show.add_argument("task_id", metavar="ID")
+    p_show.add_argument("--seed", type=int, default=0, help="seed used to render the instruction (default 0)")
+    p_show.set_defaults(handler=_cmd_tasks_show)
+    p_new = tsub.add_parser("new", help="scaffold a new task folder (its grader and fix are placeholders)")
+    p_new.add_argument("task_id", metavar="ID")
+    p_new.add_argument(
+        "--pack", metavar="DIR", default=".", help="pack folder to create the task in (default: current folder)"
+    )
+    p_new.add_argument("--generator", default="pyservice", help="sandbox generator to use (default pyservice)")
+    p_new.set_defaults(handler=_cmd_tasks_new)
+    p_tasks.set_defaults(handler=lambda a: (p_tasks.print_help(), 2)[1])
+
+    # validate
+    p_val = sub.add_parser(
+        "validate",
+        help="check every grader: fails on the pristine sandbox, passes after the reference fix, no leaks",
+    )
+    _add_tasks_arg(p_val)
+    p_val.add_argument("--task", action="append", metavar="ID", help="only this task id; repeatable")
+    p_val.add_argument("--repeat", type=int, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
+    p_val.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
+    p_val.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="tasks validated in parallel")
+    p_val.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p_val.set_defaults(handler=_cmd_validate)
+
+    # classify
+    p_cls = sub.add_parser("classify", help="label each model turn of a wire log (real vs text-written tool calls)")
+    p_cls.add_argument("wire", metavar="WIRE.jsonl", help="a wire log, or JSONL of {request, response} objects")
+    p_cls.add_argument("--json", action="store_true", help="one JSON object per input line")
+    p_cls.set_defaults(handler=_cmd_classify)
+
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    debug = args.debug or os.environ.get("AGENTIC_EVAL_DEBUG", "") not in ("", "0")
+    try:
+        return handler(args)
+    except AgenticEvalError as exc:
+        if debug:
+            raise
+        print(f"agentic-eval: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("agentic-eval: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
