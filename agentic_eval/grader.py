@@ -1,0 +1,174 @@
+"""Run a task's grader or reference fix in a sandbox, and turn the exit into a verdict.
+
+Both run with the sandbox as working directory and the environment documented
+in docs/task-format.md. A timeout kills the script's whole process group.
+Grading never raises for a failing or crashing grader: the verdict says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.builtin import graders_dir
+from agentic_eval.sandbox import Sandbox
+from agentic_eval.task import Task
+
+OUTPUT_LIMIT = 64 * 1024
+"""Characters of a script's output kept (the end is kept: that is where verdicts are)."""
+
+
+class Verdict(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "grader_error"
+
+
+@dataclass(frozen=True)
+class ScriptResult:
+    """What running one script produced. Never raised: a crash is data."""
+
+    exit_code: int | None
+    """None when the script timed out or could not start."""
+    output: str
+    """stdout and stderr interleaved, cut to the last OUTPUT_LIMIT characters."""
+    duration_s: float
+    timed_out: bool = False
+    start_error: str | None = None
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    verdict: Verdict
+    script: ScriptResult
+
+    @property
+    def reason(self) -> str:
+        """Why the grader errored ('timeout', 'exit 3', ...); empty for pass and fail."""
+        s = self.script
+        if self.verdict is not Verdict.ERROR:
+            return ""
+        if s.start_error:
+            return f"could not start: {s.start_error}"
+        if s.timed_out:
+            return "timeout"
+        return f"exit {s.exit_code}"
+
+
+def _command_for(script: Path) -> list[str]:
+    if script.suffix == ".py":
+        return [sys.executable, str(script)]
+    if script.suffix == ".sh":
+        return ["bash", str(script)]
+    return [str(script)]
+
+
+def script_env(task: Task, sandbox: Sandbox, vars_file: Path) -> dict[str, str]:
+    """The environment a grader or fix runs with (see docs/task-format.md)."""
+    env = dict(os.environ)
+    python_dir = str(Path(sys.executable).parent)
+    pythonpath = [str(graders_dir()), str(task.pack_dir / "graders")]
+    if env.get("PYTHONPATH"):
+        pythonpath.append(env["PYTHONPATH"])
+    env.update(
+        AGENTIC_EVAL_VARS=str(vars_file),
+        AGENTIC_EVAL_TASK_DIR=str(task.dir),
+        AGENTIC_EVAL_SANDBOX=str(sandbox.path),
+        AGENTIC_EVAL_PYTHON=sys.executable,
+        AGENTIC_EVAL_SEED=str(sandbox.seed),
+        PYTHONPATH=os.pathsep.join(pythonpath),
+        PATH=python_dir + os.pathsep + env.get("PATH", ""),
+        PYTHONDONTWRITEBYTECODE="1",
+        GIT_TERMINAL_PROMPT="0",
+    )
+    return env
+
+
+def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float) -> ScriptResult:
+    """Run `script` in `cwd`; on timeout kill its whole process group. Never raises."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            _command_for(script),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return ScriptResult(None, "", time.monotonic() - start, start_error=str(exc))
+    timed_out = False
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+        out, _ = proc.communicate()
+    finally:
+        # Whatever the script left running in its group goes too.
+        _kill_group(proc)
+    text = out.decode("utf-8", errors="replace")[-OUTPUT_LIMIT:]
+    code = None if timed_out else proc.returncode
+    return ScriptResult(code, text, time.monotonic() - start, timed_out=timed_out)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class ScriptRunner:
+    """Runs a task's grader and fix against one sandbox, with its variables file outside the sandbox."""
+
+    def __init__(self, task: Task, sandbox: Sandbox) -> None:
+        self.task = task
+        self.sandbox = sandbox
+        self._tmp = tempfile.TemporaryDirectory(prefix="agentic-eval-vars-")
+        vars_file = Path(self._tmp.name) / "vars.json"
+        vars_file.write_text(json.dumps(sandbox.variables, sort_keys=True), encoding="utf-8")
+        self.env = script_env(task, sandbox, vars_file)
+
+    def __enter__(self) -> ScriptRunner:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def grade(self) -> GradeResult:
+        result = run_script(self.task.grader_path, self.sandbox.path, self.env, self.task.meta.limits.grader_timeout_s)
+        return GradeResult(verdict_for(result), result)
+
+    def apply_fix(self, timeout_s: float | None = None) -> ScriptResult:
+        timeout = timeout_s if timeout_s is not None else self.task.meta.limits.agent_timeout_s
+        return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout)
+
+
+def verdict_for(result: ScriptResult) -> Verdict:
+    """Exit 0 is a pass, exit 1 a fail; anything else (a crash, a timeout) is a grader error."""
+    if result.exit_code == 0:
+        return Verdict.PASS
+    if result.exit_code == 1:
+        return Verdict.FAIL
+    return Verdict.ERROR
+
+
+def grade_sandbox(task: Task, sandbox: Sandbox) -> GradeResult:
+    """Grade a finished sandbox once."""
+    with ScriptRunner(task, sandbox) as runner:
+        return runner.grade()
