@@ -110,10 +110,11 @@ def scan_sandbox(root: Path, needles: list[Needle], forbidden_names: Iterable[st
         rel = path.relative_to(root).as_posix()
         if path.name in names:
             leaks.append(Leak(f"file named {path.name!r}", f"working tree ({rel})"))
-        check(path.read_bytes(), f"working tree ({rel})", "tree")
+        check(rel.encode() + b"\n" + path.read_bytes(), f"working tree ({rel})", "tree")
     if (root / ".git").is_dir():
         check(_all_objects(root), ".git objects", "objects")
         for path in _git_files(root):
             rel = path.relative_to(root / ".git")
-            check(path.read_bytes(), _describe_git_file(rel), f"git:{rel.parts[0]}")
+            # The path too: a ref's name is its file name.
+            check(rel.as_posix().encode() + b"\n" + path.read_bytes(), _describe_git_file(rel), f"git:{rel.parts[0]}")
     return leaks

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,23 +100,23 @@ def commit_pristine(root: Path) -> str:
         cfg.set_value("user", "email", AGENT_IDENTITY[1])
         cfg.set_value("core", "autocrlf", "false")
         cfg.set_value("commit", "gpgsign", "false")
-    files = sorted(
-        p.relative_to(root).as_posix()
-        for p in root.rglob("*")
-        if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(root).parts[:1]
-    )
-    if not files:
+    if not any(p.name != ".git" for p in root.iterdir()):
         raise SandboxError(f"{root}: the generator wrote no files")
-    repo.index.add(files)
-    actor = git.Actor(*PRISTINE_AUTHOR)
-    commit = repo.index.commit(
-        PRISTINE_MESSAGE,
-        author=actor,
-        committer=actor,
-        author_date=PRISTINE_DATE,
-        commit_date=PRISTINE_DATE,
-        skip_hooks=True,
-    )
+    # Through git itself, not IndexFile.add: that one chdirs the whole process, unsafe beside other threads.
+    name, email = PRISTINE_AUTHOR
+    env = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_AUTHOR_DATE": PRISTINE_DATE,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+        "GIT_COMMITTER_DATE": PRISTINE_DATE,
+        "GIT_CONFIG_GLOBAL": os.devnull,  # the user's hooks, signing or templates must not change the commit
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    repo.git.add("--all", "--force", env=env)
+    repo.git.commit("--quiet", "--no-verify", "--allow-empty-message", "-m", PRISTINE_MESSAGE, env=env)
+    commit = repo.head.commit
     return str(commit.hexsha)
 
 

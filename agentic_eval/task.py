@@ -274,7 +274,10 @@ def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
             result.extend(load_pack(Path(path)))
     else:
         for name, path in default_packs():
-            result.extend(load_pack(path, name=name))
+            try:
+                result.extend(load_pack(path, name=name))
+            except PackNotFoundError as exc:  # an installed pack that is empty: say so, keep the rest
+                result.errors.append(TaskLoadError(path, str(exc).split(": ", 1)[-1]))
     seen: dict[str, Task] = {}
     unique: list[Task] = []
     for task in result.tasks:

@@ -1,0 +1,26 @@
+"""Shared fixtures: the harness's own mini pack, copied so tests can break it freely."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+MINI_PACK = Path(__file__).parent / "packs" / "mini"
+
+
+@pytest.fixture
+def mini_pack(tmp_path: Path) -> Path:
+    """A writable copy of tests/packs/mini (one good task, generator 'tiny')."""
+    dest = tmp_path / "mini"
+    shutil.copytree(MINI_PACK, dest)
+    return dest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the user's git config or home."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")

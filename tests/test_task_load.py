@@ -1,0 +1,169 @@
+"""Loading task packs: broken task files give one line naming the file and the field."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentic_eval.cli import main
+from agentic_eval.errors import PackNotFoundError, TaskLoadError
+from agentic_eval.task import load_pack, load_task, load_tasks, render_template, select_tasks
+
+GOOD_TOML = (Path(__file__).parent / "packs" / "mini" / "answer-file" / "task.toml").read_text()
+
+
+def _replace(old: str, new: str):  # type: ignore[no-untyped-def]
+    def edit(task_dir: Path) -> None:
+        p = task_dir / "task.toml"
+        text = p.read_text()
+        assert old in text, old
+        p.write_text(text.replace(old, new))
+
+    return edit
+
+
+def _remove(name: str):  # type: ignore[no-untyped-def]
+    return lambda task_dir: (task_dir / name).unlink()
+
+
+def _add(name: str, text: str = "x"):  # type: ignore[no-untyped-def]
+    return lambda task_dir: (task_dir / name).write_text(text)
+
+
+BROKEN_CASES = [
+    ("missing task.toml", _remove("task.toml"), "task.toml", "missing"),
+    ("invalid toml", _replace('id = "answer-file"', 'id = "answer-file'), "task.toml", "not valid TOML"),
+    ("missing id", _replace('id = "answer-file"\n', ""), "task.toml", "id: Field required"),
+    ("bad id", _replace('id = "answer-file"', 'id = "Answer File"'), "task.toml", "id: Value error"),
+    ("empty title", _replace('title = "Write the port into answer.txt"', 'title = ""'), "task.toml", "title:"),
+    ("tags not a list", _replace('tags = ["config", "read"]', 'tags = "config"'), "task.toml", "tags:"),
+    ("bad difficulty", _replace('difficulty = "easy"', 'difficulty = "trivial"'), "task.toml", "difficulty:"),
+    ("unknown field", _add_field := _replace("[sandbox]", 'colour = "blue"\n[sandbox]'), "task.toml", "colour: unknown field"),
+    ("no sandbox", _replace('[sandbox]\ngenerator = "tiny"\n', ""), "task.toml", "sandbox: Field required"),
+    ("negative timeout", _replace("grader_timeout_s = 20", "grader_timeout_s = -1"), "task.toml",
+     "limits.grader_timeout_s: Input should be greater than 0"),
+    ("timeout not a number", _replace("grader_timeout_s = 20", 'grader_timeout_s = "soon"'), "task.toml",
+     "limits.grader_timeout_s:"),
+    ("zero turns", _replace("max_turns = 5", "max_turns = 0"), "task.toml", "limits.max_turns:"),
+    ("missing instruction", _remove("instruction.md"), "task.toml", "instruction: file 'instruction.md' does not exist"),
+    ("empty instruction", _add("instruction.md", "  \n"), "instruction.md", "instruction is empty"),
+    ("missing grader", _remove("grade.py"), "task.toml", "grader: no grade file"),
+    ("missing solution", _remove("solve.sh"), "task.toml", "solution: no solve file"),
+    ("two graders", _add("grade.sh"), "task.toml", "grader: several candidates"),
+    ("named grader missing", _replace("[sandbox]", 'grader = "check.py"\n[sandbox]'), "task.toml",
+     "grader: file 'check.py' does not exist"),
+]
+
+
+@pytest.mark.parametrize(("case", "break_it", "file", "message"), BROKEN_CASES, ids=[c[0] for c in BROKEN_CASES])
+def test_broken_task_gives_one_line_naming_file_and_field(
+    mini_pack: Path, case: str, break_it, file: str, message: str  # type: ignore[no-untyped-def]
+) -> None:
+    task_dir = mini_pack / "answer-file"
+    break_it(task_dir)
+    with pytest.raises(TaskLoadError) as info:
+        load_task(task_dir)
+    text = str(info.value)
+    assert "\n" not in text
+    assert text.startswith(str((task_dir / file).resolve()))
+    assert message in text
+
+
+def test_broken_task_does_not_stop_the_others(mini_pack: Path) -> None:
+    broken = mini_pack / "broken"
+    broken.mkdir()
+    (broken / "task.toml").write_text('id = "broken"\n')
+    (mini_pack / "no-toml").mkdir()
+    result = load_pack(mini_pack)
+    assert [t.id for t in result.tasks] == ["answer-file"]
+    assert len(result.errors) == 2
+    assert any("title: Field required" in str(e) for e in result.errors)
+    assert any("no-toml" in str(e) and "missing" in str(e) for e in result.errors)
+
+
+def test_single_task_folder_is_a_pack(mini_pack: Path) -> None:
+    result = load_pack(mini_pack / "answer-file")
+    assert [t.id for t in result.tasks] == ["answer-file"]
+
+
+def test_duplicate_ids_across_packs(mini_pack: Path, tmp_path: Path) -> None:
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(mini_pack, other)
+    result = load_tasks([mini_pack, other])
+    assert len(result.tasks) == 1
+    assert "already used by" in str(result.errors[0])
+
+
+def test_not_a_pack(tmp_path: Path) -> None:
+    with pytest.raises(PackNotFoundError, match="no such folder"):
+        load_pack(tmp_path / "nope")
+    with pytest.raises(PackNotFoundError, match="no tasks found"):
+        load_pack(tmp_path)
+
+
+def test_unknown_task_id_names_the_known_ones(mini_pack: Path) -> None:
+    tasks = load_pack(mini_pack).tasks
+    with pytest.raises(PackNotFoundError, match="known: answer-file"):
+        select_tasks(tasks, ["nope"])
+
+
+@pytest.mark.parametrize(
+    ("text", "variables", "expected"),
+    [
+        ("port {{port}}", {"port": 80}, "port 80"),
+        ("{{ a }}-{{b}}", {"a": 1, "b": "x"}, "1-x"),
+        ("no placeholders {single}", {}, "no placeholders {single}"),
+    ],
+)
+def test_render_template(text: str, variables: dict, expected: str) -> None:
+    assert render_template(text, variables, where="x") == expected
+
+
+def test_render_template_unknown_placeholder() -> None:
+    with pytest.raises(TaskLoadError, match=r"unknown placeholder \{\{nope\}\} \(the generator provides: port\)"):
+        render_template("{{nope}}", {"port": 1}, where="instruction.md")
+
+
+def test_digest_changes_with_content_not_location(mini_pack: Path, tmp_path: Path) -> None:
+    import shutil
+
+    a = load_task(mini_pack / "answer-file")
+    moved = tmp_path / "elsewhere" / "answer-file"
+    shutil.copytree(mini_pack / "answer-file", moved)
+    assert load_task(moved).digest() == a.digest()
+    (moved / "instruction.md").write_text("Something else.\n")
+    assert load_task(moved).digest() != a.digest()
+
+
+def test_cli_lists_broken_task_on_stderr_and_good_ones(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (mini_pack / "answer-file" / "instruction.md").unlink()
+    code = main(["tasks", "list", "--tasks", str(mini_pack)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.count("\n") == 1 and "instruction: file 'instruction.md' does not exist" in err
+
+
+def test_entry_point_pack_is_listed(mini_pack: Path, tmp_path: Path) -> None:
+    """A pip-installed pack registers under 'agentic_eval.packs'; emulate its installed metadata."""
+    site = tmp_path / "site"
+    dist = site / "thirdparty_pack-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: thirdparty-pack\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[agentic_eval.packs]\nthirdparty = thirdparty_pack:PACK_DIR\n")
+    (site / "thirdparty_pack.py").write_text(f"PACK_DIR = {str(mini_pack)!r}\n")
+    env = dict(os.environ, PYTHONPATH=str(site))
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentic_eval.cli", "tasks", "list", "--json"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    rows = json.loads(proc.stdout)["tasks"]
+    assert {"answer-file": "thirdparty"}.items() <= {r["id"]: r["pack"] for r in rows}.items()
