@@ -1,0 +1,65 @@
+"""The model endpoint: where it is, and whether it serves the model, checked before any trial."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from agentic_eval.errors import EndpointError
+
+DEFAULT_BASE_URL = "http://localhost:8000/v1"
+PREFLIGHT_TIMEOUT_S = 15.0
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    """Ends in /v1 (or whatever prefix the server uses), no trailing slash."""
+    api_key: str
+
+    def __repr__(self) -> str:  # never show the key
+        return f"Endpoint(base_url={self.base_url!r})"
+
+
+def resolve_endpoint(base_url: str | None = None, api_key: str | None = None) -> Endpoint:
+    """Flags first, then OPENAI_BASE_URL / OPENAI_API_KEY, then http://localhost:8000/v1."""
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
+    if not url.startswith(("http://", "https://")):
+        raise EndpointError(f"base URL {url!r} must start with http:// or https:// (e.g. {DEFAULT_BASE_URL})")
+    return Endpoint(base_url=url.rstrip("/"), api_key=key)
+
+
+def list_models(endpoint: Endpoint, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> list[str] | None:
+    """The model ids the endpoint lists, or None if it has no /models route. Raises EndpointError if down."""
+    import httpx
+
+    url = f"{endpoint.base_url}/models"
+    try:
+        resp = httpx.get(url, headers={"Authorization": f"Bearer {endpoint.api_key}"}, timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        raise EndpointError(
+            f"cannot reach {endpoint.base_url} ({type(exc).__name__}: {exc}); start the server or pass --base-url"
+        ) from None
+    if resp.status_code == 404:
+        return None
+    if resp.status_code in (401, 403):
+        raise EndpointError(f"{url} answered {resp.status_code}: pass the right key with --api-key or OPENAI_API_KEY")
+    if resp.status_code >= 400:
+        raise EndpointError(f"{url} answered HTTP {resp.status_code}: {resp.text[:200]!r}")
+    try:
+        data = resp.json()
+        return [str(m["id"]) for m in data.get("data", [])]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise EndpointError(f"{url} did not answer a model list (got {resp.text[:120]!r}); is this an "
+                            "OpenAI-compatible endpoint?") from None
+
+
+def preflight(endpoint: Endpoint, model: str) -> None:
+    """Fail early, in one line, if the endpoint is down or does not serve `model`."""
+    models = list_models(endpoint)
+    if models is None:
+        return  # no /models route: the first request will tell
+    if model not in models:
+        listed = ", ".join(models) if models else "none"
+        raise EndpointError(f"model {model!r} is not served by {endpoint.base_url}; it lists: {listed}")

@@ -1,0 +1,217 @@
+"""Durable results: the run's configuration and one versioned record per trial.
+
+`runs/<run-id>/run.json` holds the configuration (no secrets);
+`runs/<run-id>/trials.jsonl` holds one `TrialResult` per line, appended and
+fsynced the moment a trial ends, so a run killed at any point keeps every
+finished trial. Field names are a file-format contract: add fields with
+defaults, never rename, and bump `format_version` on a breaking change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agentic_eval.errors import AgenticEvalError
+
+FORMAT_VERSION = 1
+TRIALS_FILE = "trials.jsonl"
+RUN_FILE = "run.json"
+
+Outcome = Literal["pass", "fail", "agent_timeout", "endpoint_error", "agent_error", "grader_error"]
+SCORED_OUTCOMES: frozenset[str] = frozenset({"pass", "fail"})
+UNSCORED_OUTCOMES: tuple[str, ...] = ("agent_timeout", "endpoint_error", "agent_error", "grader_error")
+
+
+def trial_id(task_digest: str, agent: str, model: str, seed: int, attempt: int) -> str:
+    """A trial's identity: a content hash that ignores the endpoint URL and port, so resume survives a move."""
+    key = json.dumps([task_digest, agent, model, seed, attempt], separators=(",", ":"))
+    return hashlib.sha256(key.encode()).hexdigest()[:20]
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class TurnCounts(BaseModel):
+    """How many model turns (responses on the wire) got each label."""
+
+    tool_call: int = 0
+    text_tool_call: int = 0
+    prose: int = 0
+    empty: int = 0
+    unclassified: int = 0
+    """Exchanges that carried no model turn to judge (an error status, a stream cut short)."""
+
+
+class TrialResult(BaseModel):
+    """One trial: a task run once by an agent against a model, graded by the task's script."""
+
+    format_version: int = FORMAT_VERSION
+    trial_id: str
+    """Content hash of task digest + agent + model + seed + attempt (never the endpoint)."""
+    run_id: str
+    task_id: str
+    task_digest: str
+    pack: str = ""
+    agent: str
+    model: str
+    seed: int
+    attempt: int
+    """1-based attempt number."""
+    outcome: Outcome
+    """pass / fail (the grader ran and said so), or an unscored outcome."""
+    detail: str = ""
+    """One line: the cause of an unscored outcome, or how the agent stopped."""
+    grader_verdict: str | None = None
+    """What the grader said, also when the outcome is unscored (e.g. graded after an agent timeout)."""
+    started_at: str
+    ended_at: str
+    duration_s: float
+    """Wall time of the whole trial."""
+    agent_duration_s: float = 0.0
+    """Wall time of the agent alone: the latency the report shows."""
+    grade_duration_s: float = 0.0
+    agent_status: str = ""
+    stop_reason: str = ""
+    agent_turns: int = 0
+    """Model requests, as the agent counted them."""
+    turns: TurnCounts = Field(default_factory=TurnCounts)
+    """Labels of the model turns recorded on the wire."""
+    text_call_families: dict[str, int] = Field(default_factory=dict)
+    """Families of text-written tool calls seen, with turn counts."""
+    flags: dict[str, int] = Field(default_factory=dict)
+    """Classifier flags seen (unterminated_think, truncated, ...), with turn counts."""
+    requests: int = 0
+    """Exchanges recorded on the wire."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    lenient_text_calls: bool = False
+    system_prompt_tokens: int | None = None
+    files: dict[str, str] = Field(default_factory=dict)
+    """Trial files relative to the run folder: wire, transcript, grader, diff."""
+
+    @property
+    def scored(self) -> bool:
+        return self.outcome in SCORED_OUTCOMES
+
+
+class PackInfo(BaseModel):
+    name: str
+    path: str
+    digest: str
+    tasks: list[str]
+
+
+class RunConfig(BaseModel):
+    """The contents of run.json: what was run, against what, with which versions. No secrets."""
+
+    format_version: int = FORMAT_VERSION
+    run_id: str
+    created_at: str
+    model: str
+    agent: str
+    base_url: str
+    """Where the endpoint was when the run started (informational: not part of any trial's identity)."""
+    seed: int = 0
+    attempts: int = 1
+    jobs: int = 1
+    task_ids: list[str] = Field(default_factory=list)
+    task_paths: list[str] = Field(default_factory=list)
+    """The --tasks paths given (empty: the default packs)."""
+    packs: list[PackInfo] = Field(default_factory=list)
+    system_prompt_tokens: int | None = None
+    lenient_text_calls: bool = False
+    stream: bool = False
+    agent_options: dict[str, Any] = Field(default_factory=dict)
+    versions: dict[str, str] = Field(default_factory=dict)
+
+
+class TrialLog:
+    """Appends trial records to trials.jsonl durably (flush + fsync per record), safely across threads."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / TRIALS_FILE
+        self._lock = threading.Lock()
+
+    def append(self, result: TrialResult) -> None:
+        line = result.model_dump_json() + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def read_trials(run_dir: Path) -> tuple[list[TrialResult], list[str]]:
+    """Every record of a run, and a warning per line that could not be read.
+
+    A line cut short by a killed process (the last one) is skipped with a warning, never fatal.
+    """
+    path = run_dir / TRIALS_FILE
+    results: list[TrialResult] = []
+    warnings: list[str] = []
+    if not path.exists():
+        return results, warnings
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            results.append(TrialResult.model_validate_json(line))
+        except ValidationError as exc:
+            warnings.append(f"{path}:{n}: unreadable trial record skipped ({exc.errors()[0]['msg']})")
+    return results, warnings
+
+
+def latest_by_trial(results: list[TrialResult]) -> dict[str, TrialResult]:
+    """The last record of each trial id (a resumed trial's newer record wins)."""
+    latest: dict[str, TrialResult] = {}
+    for r in results:
+        latest[r.trial_id] = r
+    return latest
+
+
+def write_run_config(run_dir: Path, config: RunConfig) -> None:
+    tmp = run_dir / (RUN_FILE + ".tmp")
+    tmp.write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, run_dir / RUN_FILE)
+
+
+def read_run_config(run_dir: Path) -> RunConfig:
+    path = run_dir / RUN_FILE
+    try:
+        return RunConfig.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise AgenticEvalError(f"{run_dir}: not a run folder (no {RUN_FILE}); pass a folder under runs/") from None
+    except ValidationError as exc:
+        raise AgenticEvalError(f"{path}: unreadable run config ({exc.errors()[0]['msg']})") from None
+
+
+def resolve_run_dir(run: str | Path, runs_root: Path | None = None) -> Path:
+    """A run given as a folder path, or as a run id under `runs_root` (default ./runs)."""
+    path = Path(run)
+    if (path / RUN_FILE).exists():
+        return path
+    root = runs_root or Path("runs")
+    if (root / str(run) / RUN_FILE).exists():
+        return root / str(run)
+    raise AgenticEvalError(f"run {run!r} not found (give its folder, or its id under {root}/)")
+
+
+def versions() -> dict[str, str]:
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for pkg in ("agentic-eval", "openai", "httpx", "pydantic"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            pass
+    return out

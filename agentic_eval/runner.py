@@ -1,0 +1,315 @@
+"""The campaign runner: every (task, attempt) as a trial, graded by script, recorded durably.
+
+One trial: fresh sandbox -> wire recorder in front of the endpoint -> agent ->
+grader -> turn classification of the wire log -> final diff -> one record
+appended to trials.jsonl. Trials run concurrently (`jobs`), each in its own
+sandbox. One trial's failure never ends the campaign; Ctrl-C cancels running
+agents, keeps finished trials, and leaves the run resumable.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.agent import Agent, AgentContext, AgentOptions, AgentOutcome
+from agentic_eval.endpoint import Endpoint
+from agentic_eval.grader import ScriptRunner, Verdict
+from agentic_eval.results import (
+    Outcome,
+    PackInfo,
+    RunConfig,
+    TrialLog,
+    TrialResult,
+    TurnCounts,
+    latest_by_trial,
+    read_trials,
+    trial_id,
+    utc_now,
+    versions,
+    write_run_config,
+)
+from agentic_eval.sandbox import materialize_sandbox
+from agentic_eval.task import Task
+from agentic_eval.turns import summarize_wire_log
+
+AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
+    "timeout": "agent_timeout",
+    "endpoint_error": "endpoint_error",
+    "agent_error": "agent_error",
+}
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    task: Task
+    attempt: int
+    trial_id: str
+
+
+@dataclass
+class RunPlan:
+    """What a run will do: its folder, its config, and the trials still to run."""
+
+    run_dir: Path
+    config: RunConfig
+    trials: list[TrialSpec]
+    skipped: int = 0
+    """Trials already scored in an earlier session of this run (resume)."""
+
+
+@dataclass
+class RunProgress:
+    """Counts the progress display reads; updated from worker threads."""
+
+    total: int = 0
+    done: int = 0
+    passed: int = 0
+    failed: int = 0
+    unscored: int = 0
+    running: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, result: TrialResult) -> None:
+        with self.lock:
+            self.done += 1
+            self.running -= 1
+            if result.outcome == "pass":
+                self.passed += 1
+            elif result.outcome == "fail":
+                self.failed += 1
+            else:
+                self.unscored += 1
+
+
+def new_run_id(model: str, agent: str) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in model)[:40]
+    return f"{stamp}-{safe}-{agent}"
+
+
+def plan_trials(tasks: Sequence[Task], agent: str, model: str, seed: int, attempts: int) -> list[TrialSpec]:
+    specs = []
+    for task in tasks:
+        digest = task.digest()
+        for attempt in range(1, attempts + 1):
+            specs.append(TrialSpec(task, attempt, trial_id(digest, agent, model, seed, attempt)))
+    return specs
+
+
+def pending_trials(run_dir: Path, specs: list[TrialSpec]) -> tuple[list[TrialSpec], int]:
+    """The trials of `specs` without a scored record in the run: missing and unscored ones are rerun."""
+    records, _ = read_trials(run_dir)
+    latest = latest_by_trial(records)
+    todo = [s for s in specs if not (s.trial_id in latest and latest[s.trial_id].scored)]
+    return todo, len(specs) - len(todo)
+
+
+def pack_infos(tasks: Sequence[Task]) -> list[PackInfo]:
+    import hashlib
+
+    by_pack: dict[tuple[str, Path], list[Task]] = {}
+    for t in tasks:
+        by_pack.setdefault((t.pack, t.pack_dir), []).append(t)
+    infos = []
+    for (name, path), members in sorted(by_pack.items()):
+        h = hashlib.sha256("".join(f"{t.id}:{t.digest()}" for t in sorted(members, key=lambda t: t.id)).encode())
+        infos.append(PackInfo(name=name, path=str(path), digest=h.hexdigest()[:16], tasks=[t.id for t in members]))
+    return infos
+
+
+def make_run_config(
+    *, run_id: str, model: str, agent: str, endpoint: Endpoint, tasks: Sequence[Task], seed: int,
+    attempts: int, jobs: int, options: AgentOptions, task_paths: Sequence[str] = (),
+) -> RunConfig:
+    return RunConfig(
+        run_id=run_id, created_at=utc_now(), model=model, agent=agent, base_url=endpoint.base_url,
+        seed=seed, attempts=attempts, jobs=jobs, task_ids=[t.id for t in tasks], task_paths=list(task_paths),
+        packs=pack_infos(tasks), system_prompt_tokens=options.system_prompt_tokens,
+        lenient_text_calls=options.lenient_text_calls, stream=options.stream, agent_options=dict(options.extra),
+        versions=versions(),
+    )
+
+
+def _final_diff(sandbox_path: Path, pristine: str, dest: Path) -> None:
+    """Everything the agent changed (commits, staged, unstaged, new files) against the pristine commit."""
+    try:
+        subprocess.run(["git", "add", "--all"], cwd=sandbox_path, capture_output=True, timeout=60, check=False)
+        proc = subprocess.run(
+            ["git", "diff", "--cached", "--binary", pristine], cwd=sandbox_path, capture_output=True, timeout=60,
+            check=False,
+        )
+        dest.write_bytes(proc.stdout if proc.returncode == 0 else proc.stderr)
+    except (OSError, subprocess.SubprocessError) as exc:
+        dest.write_text(f"could not compute the diff: {exc}\n", encoding="utf-8")
+
+
+class TrialRunner:
+    """Runs one trial end to end and returns its record. Never raises for a problem of the trial."""
+
+    def __init__(self, *, run_dir: Path, config: RunConfig, agent: Agent, endpoint: Endpoint,
+                 options: AgentOptions, cancel: threading.Event, keep_sandboxes: bool = False) -> None:
+        self.run_dir = run_dir
+        self.config = config
+        self.agent = agent
+        self.endpoint = endpoint
+        self.options = options
+        self.cancel = cancel
+        self.keep_sandboxes = keep_sandboxes
+
+    def run(self, spec: TrialSpec) -> TrialResult | None:
+        """The trial's record, or None when the run was cancelled before the trial finished."""
+        task = spec.task
+        started_at, t0 = utc_now(), time.monotonic()
+        trial_dir = self.run_dir / "trials" / f"{task.id}.a{spec.attempt}"
+        if trial_dir.exists():
+            shutil.rmtree(trial_dir)  # an earlier unscored attempt of the same trial
+        trial_dir.mkdir(parents=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f"ae-trial-{task.id}-"))
+        files: dict[str, str] = {}
+        base: dict[str, Any] = dict(
+            trial_id=spec.trial_id, run_id=self.config.run_id, task_id=task.id, task_digest=task.digest(),
+            pack=task.pack, agent=self.config.agent, model=self.config.model, seed=self.config.seed,
+            attempt=spec.attempt, started_at=started_at, lenient_text_calls=self.options.lenient_text_calls,
+            system_prompt_tokens=self.options.system_prompt_tokens,
+        )
+
+        def finish(outcome: Outcome, detail: str, **extra: Any) -> TrialResult:
+            return TrialResult(**base, outcome=outcome, detail=detail, ended_at=utc_now(),
+                               duration_s=round(time.monotonic() - t0, 3), files=files, **extra)
+
+        try:
+            try:
+                sandbox = materialize_sandbox(task, self.config.seed, tmp / "sandbox")
+            except Exception as exc:  # a broken generator is the task's problem, unscored
+                return finish("agent_error", f"sandbox setup failed: {exc}")
+            wire_path = trial_dir / "wire.jsonl"
+            outcome, agent_s = self._run_agent(task, sandbox, trial_dir, wire_path)
+            if outcome.status == "cancelled" or self.cancel.is_set():
+                return None
+            if wire_path.exists():
+                files["wire"] = str(wire_path.relative_to(self.run_dir))
+            if outcome.transcript is not None and outcome.transcript.exists():
+                files["transcript"] = str(outcome.transcript.relative_to(self.run_dir))
+            g0 = time.monotonic()
+            with ScriptRunner(task, sandbox) as runner:
+                grade = runner.grade()
+            grade_s = time.monotonic() - g0
+            (trial_dir / "grader.txt").write_text(grade.script.output, encoding="utf-8")
+            files["grader"] = str((trial_dir / "grader.txt").relative_to(self.run_dir))
+            _final_diff(sandbox.path, sandbox.pristine_commit, trial_dir / "diff.patch")
+            files["diff"] = str((trial_dir / "diff.patch").relative_to(self.run_dir))
+            summary = summarize_wire_log(wire_path) if wire_path.exists() else None
+            extra: dict[str, Any] = dict(
+                grader_verdict=grade.verdict.value, agent_duration_s=round(agent_s, 3),
+                grade_duration_s=round(grade_s, 3), agent_status=outcome.status, stop_reason=outcome.stop_reason,
+                agent_turns=outcome.turns,
+            )
+            if summary is not None:
+                extra.update(turns=summary.turns, text_call_families=summary.families, flags=summary.flags,
+                             requests=summary.requests, prompt_tokens=summary.prompt_tokens,
+                             completion_tokens=summary.completion_tokens)
+            if outcome.status in AGENT_STATUS_TO_OUTCOME:
+                return finish(AGENT_STATUS_TO_OUTCOME[outcome.status], outcome.detail, **extra)
+            if grade.verdict is Verdict.ERROR:
+                return finish("grader_error", f"grader error: {grade.reason}", **extra)
+            detail = outcome.stop_reason or outcome.detail
+            return finish("pass" if grade.verdict is Verdict.PASS else "fail", detail, **extra)
+        except Exception as exc:  # a harness bug must not end the campaign: record it on this trial
+            return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}")
+        finally:
+            if self.keep_sandboxes and (tmp / "sandbox").exists():
+                shutil.move(str(tmp / "sandbox"), str(trial_dir / "sandbox"))
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def _run_agent(self, task: Task, sandbox: Any, trial_dir: Path, wire_path: Path) -> tuple[AgentOutcome, float]:
+        ctx = AgentContext(
+            task=task, sandbox=sandbox, instruction=task.render_instruction(sandbox.variables),
+            base_url=self.endpoint.base_url, api_key=self.endpoint.api_key, model=self.config.model,
+            timeout_s=task.meta.limits.agent_timeout_s, max_turns=task.meta.limits.max_turns,
+            trial_dir=trial_dir, options=self.options, cancel=self.cancel,
+        )
+        a0 = time.monotonic()
+        try:
+            if self.agent.uses_model:
+                from agentic_eval.wire import WireRecorder
+
+                with WireRecorder(
+                    self.endpoint.base_url, wire_path,
+                    upstream_headers={"Authorization": f"Bearer {self.endpoint.api_key}"},
+                ) as recorder:
+                    ctx.base_url = recorder.base_url
+                    outcome = self.agent.run(ctx)
+            else:
+                outcome = self.agent.run(ctx)
+        except Exception as exc:
+            outcome = AgentOutcome("agent_error", detail=f"{type(exc).__name__}: {exc}")
+        return outcome, time.monotonic() - a0
+
+
+def execute_plan(
+    plan: RunPlan, *, agent: Agent, endpoint: Endpoint, options: AgentOptions, jobs: int,
+    on_result: Callable[[TrialResult], None] | None = None, on_start: Callable[[TrialSpec], None] | None = None,
+    keep_sandboxes: bool = False, cancel: threading.Event | None = None,
+) -> list[TrialResult]:
+    """Run the plan's trials with `jobs` workers; each record is durable before `on_result` sees it.
+
+    KeyboardInterrupt cancels running agents (they kill their processes), drops queued trials, and
+    re-raises once the workers have stopped: finished trials are on disk and the run resumes.
+    """
+    cancel = cancel or threading.Event()
+    log = TrialLog(plan.run_dir)
+    runner = TrialRunner(run_dir=plan.run_dir, config=plan.config, agent=agent, endpoint=endpoint,
+                         options=options, cancel=cancel, keep_sandboxes=keep_sandboxes)
+    results: list[TrialResult] = []
+
+    def one(spec: TrialSpec) -> TrialResult | None:
+        if cancel.is_set():
+            return None
+        if on_start is not None:
+            on_start(spec)
+        result = runner.run(spec)
+        if result is not None:
+            log.append(result)
+            if on_result is not None:
+                on_result(result)
+        return result
+
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="trial")
+    futures: set[Future[TrialResult | None]] = {pool.submit(one, s) for s in plan.trials}
+    try:
+        while futures:
+            done, futures = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
+            for f in done:
+                r = f.result()
+                if r is not None:
+                    results.append(r)
+    except KeyboardInterrupt:
+        cancel.set()
+        for f in futures:
+            f.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return results
+
+
+def prepare_run(run_dir: Path, config: RunConfig, tasks: Sequence[Task], *, resume: bool) -> RunPlan:
+    """Create (or reopen, for resume) the run folder and list the trials to run."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    specs = plan_trials(tasks, config.agent, config.model, config.seed, config.attempts)
+    skipped = 0
+    if resume:
+        specs, skipped = pending_trials(run_dir, specs)
+    else:
+        write_run_config(run_dir, config)
+    return RunPlan(run_dir=run_dir, config=config, trials=specs, skipped=skipped)
