@@ -59,6 +59,18 @@ def _cmd_classify(args: argparse.Namespace) -> int:
     return _classify_cli.classify(args)
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from agentic_eval import _run_cli
+
+    return _run_cli.run(args)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from agentic_eval import _run_cli
+
+    return _run_cli.report(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentic-eval",
@@ -67,6 +79,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agentic-eval {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for expected errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    # run
+    p_run = sub.add_parser(
+        "run",
+        help="run the task pack against a model with an agent, grade every trial, print the table",
+        description="Run the task pack against an OpenAI-compatible endpoint. The endpoint comes from "
+        "--base-url/--api-key, else OPENAI_BASE_URL/OPENAI_API_KEY, else http://localhost:8000/v1.",
+    )
+    p_run.add_argument("--model", help="model name the endpoint serves (required unless --resume)")
+    p_run.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1")
+    p_run.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+    p_run.add_argument("--agent", default="builtin", help="agent: builtin (default), oracle, nop, or a plugin")
+    _add_tasks_arg(p_run)
+    p_run.add_argument("--task", action="append", metavar="ID", help="only this task id; repeatable")
+    p_run.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
+    p_run.add_argument("--attempts", type=int, default=1, metavar="K", help="attempts per task (default 1)")
+    p_run.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="trials run in parallel (default 1)")
+    p_run.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
+    p_run.add_argument("--resume", metavar="RUN", help="resume a run (its folder or id): rerun unscored and missing "
+                       "trials, keep scored ones")
+    p_run.add_argument("--system-prompt-tokens", type=int, metavar="N",
+                       help="builtin agent: pad the system prompt with realistic agent guidance to about N tokens")
+    p_run.add_argument("--lenient-text-calls", action="store_true",
+                       help="builtin agent: also execute tool calls the model wrote as text (marked in the report)")
+    p_run.add_argument("--stream", action="store_true", help="builtin agent: request streamed completions")
+    p_run.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
+    p_run.add_argument("--keep-sandboxes", action="store_true", help="keep each trial's sandbox in its trial folder")
+    p_run.add_argument("--json", action="store_true", help="print the run's summary as JSON at the end")
+    p_run.set_defaults(handler=_cmd_run)
+
+    # report
+    p_rep = sub.add_parser("report", help="the headline table and per-task matrix of one or more runs")
+    p_rep.add_argument("runs", nargs="+", metavar="RUN", help="run folder, or run id under --run-dir")
+    p_rep.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
+    p_rep.add_argument("--json", action="store_true", help="one JSON object per run")
+    p_rep.add_argument("--format", choices=["table", "md"], default="table", help="table (default) or md")
+    p_rep.set_defaults(handler=_cmd_report)
 
     # tasks
     p_tasks = sub.add_parser("tasks", help="list, show or scaffold tasks")

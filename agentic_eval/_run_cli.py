@@ -1,0 +1,156 @@
+"""CLI commands `run` and `report`: argument handling and display; the work is in runner.py and report.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.errors import AgenticEvalError
+
+
+def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
+    opts: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise AgenticEvalError(f"--agent-opt {pair!r}: use KEY=VALUE")
+        opts[key] = value
+    return opts
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from agentic_eval.agent import AgentOptions, load_agent
+    from agentic_eval.endpoint import preflight, resolve_endpoint
+    from agentic_eval.report import print_report, summarize_run
+    from agentic_eval.results import read_run_config, resolve_run_dir
+    from agentic_eval.runner import make_run_config, new_run_id, prepare_run
+    from agentic_eval.task import load_tasks, select_tasks
+
+    console = Console(stderr=True, highlight=False)
+    started = time.monotonic()
+    if args.resume:
+        run_dir = resolve_run_dir(args.resume, Path(args.run_dir))
+        config = read_run_config(run_dir)
+        if args.model and args.model != config.model:
+            raise AgenticEvalError(f"--resume: run {config.run_id} is for model {config.model!r}, not {args.model!r}")
+        task_paths = config.task_paths or None
+        options = AgentOptions(system_prompt_tokens=config.system_prompt_tokens,
+                               lenient_text_calls=config.lenient_text_calls, stream=config.stream,
+                               extra=dict(config.agent_options))
+        agent_name, model, task_ids = config.agent, config.model, config.task_ids
+    else:
+        if not args.model:
+            raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN")
+        task_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else None
+        options = AgentOptions(system_prompt_tokens=args.system_prompt_tokens,
+                               lenient_text_calls=args.lenient_text_calls, stream=args.stream,
+                               extra=_parse_agent_opts(args.agent_opt))
+        agent_name, model, task_ids = args.agent, args.model, args.task or []
+
+    agent = load_agent(agent_name)
+    loaded = load_tasks(task_paths)
+    for err in loaded.errors:
+        console.print(f"skipped task: {err}", markup=False)
+    tasks = select_tasks(loaded.tasks, task_ids)
+    if not tasks:
+        raise AgenticEvalError("no tasks to run (check --tasks and --task)")
+    endpoint = resolve_endpoint(args.base_url, args.api_key)
+    if agent.uses_model:
+        preflight(endpoint, model)
+
+    if args.resume:
+        config = config.model_copy(update={"base_url": endpoint.base_url})
+    else:
+        run_id = new_run_id(model, agent_name)
+        run_dir = Path(args.run_dir) / run_id
+        config = make_run_config(run_id=run_id, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
+                                 seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
+                                 task_paths=task_paths or [])
+    plan = prepare_run(run_dir, config, tasks, resume=bool(args.resume))
+    console.print(
+        f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
+        + (f", {plan.skipped} already scored" if plan.skipped else "")
+        + f"), agent {agent_name}, model {model} at {endpoint.base_url}, -j {args.jobs}",
+        markup=False,
+    )
+    console.print(f"results: {run_dir}", markup=False)
+    try:
+        _execute_with_progress(plan, agent, endpoint, options, args, console)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: finished trials are kept in {run_dir}/trials.jsonl; "
+                      f"resume with: agentic-eval run --resume {run_dir}", markup=False)
+        return 130
+    summary = summarize_run(run_dir)
+    if args.json:
+        print(json.dumps(summary.to_json(), indent=2))
+    else:
+        print_report([summary], Console(highlight=False))
+        print(f"done in {time.monotonic() - started:.1f}s; report again with: agentic-eval report {run_dir}")
+    return 0
+
+
+def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, args: argparse.Namespace,
+                           console: Any) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from agentic_eval.runner import RunProgress, execute_plan
+
+    state = RunProgress(total=len(plan.trials))
+
+    def line(result: Any) -> None:
+        state.record(result)
+        msg = f"{result.task_id} a{result.attempt}: {result.outcome}"
+        if result.outcome not in ("pass", "fail") or result.turns.text_tool_call:
+            extra = result.detail or ""
+            if result.turns.text_tool_call:
+                extra = f"{result.turns.text_tool_call} text tool call turns" + (f"; {extra}" if extra else "")
+            msg += f" ({extra})"
+        msg += f" in {result.duration_s:.1f}s"
+        console.print(msg, markup=False)
+
+    def started(_: Any) -> None:
+        with state.lock:
+            state.running += 1
+
+    if not console.is_terminal:
+        execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=line,
+                     on_start=started, keep_sandboxes=args.keep_sandboxes)
+        return
+    progress = Progress(
+        TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console,
+    )
+    bar = progress.add_task("run", total=len(plan.trials), stats="")
+
+    def on_result(result: Any) -> None:
+        line(result)
+        progress.update(bar, completed=state.done,
+                        stats=f"passed {state.passed}  failed {state.failed}  unscored {state.unscored}"
+                              f"  running {state.running}")
+
+    with progress:
+        execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=on_result,
+                     on_start=started, keep_sandboxes=args.keep_sandboxes)
+
+
+def report(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from agentic_eval.report import print_report, render_markdown, summarize_run
+    from agentic_eval.results import resolve_run_dir
+
+    summaries = [summarize_run(resolve_run_dir(r, Path(args.run_dir))) for r in args.runs]
+    if args.json:
+        for s in summaries:
+            print(json.dumps(s.to_json()))
+    elif args.format == "md":
+        sys.stdout.write(render_markdown(summaries))
+    else:
+        print_report(summaries, Console(highlight=False))
+    return 0

@@ -1,0 +1,195 @@
+"""Reports: read trials.jsonl files only, never rerun anything.
+
+The headline table is the one the published campaign ended on: per run,
+tasks passed, tasks where the model wrote tool calls as text, tasks where it
+produced a real tool call, and median latency. Unscored trials are shown
+apart and never counted as fails.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.results import (
+    UNSCORED_OUTCOMES,
+    RunConfig,
+    TrialResult,
+    latest_by_trial,
+    read_run_config,
+    read_trials,
+)
+
+
+@dataclass
+class RunSummary:
+    """One run's numbers. Pure data: built by `summarize_run`, rendered elsewhere."""
+
+    config: RunConfig
+    trials: list[TrialResult]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def task_ids(self) -> list[str]:
+        return sorted({t.task_id for t in self.trials})
+
+    def _tasks_where(self, pred: Any) -> int:
+        return len({t.task_id for t in self.trials if pred(t)})
+
+    @property
+    def passed(self) -> int:
+        """Tasks with at least one passing attempt."""
+        return self._tasks_where(lambda t: t.outcome == "pass")
+
+    @property
+    def scored_trials(self) -> int:
+        return sum(1 for t in self.trials if t.scored)
+
+    @property
+    def passed_trials(self) -> int:
+        return sum(1 for t in self.trials if t.outcome == "pass")
+
+    @property
+    def unscored(self) -> int:
+        return sum(1 for t in self.trials if not t.scored)
+
+    @property
+    def outcome_counts(self) -> dict[str, int]:
+        counts = Counter(t.outcome for t in self.trials)
+        return {k: counts.get(k, 0) for k in ("pass", "fail", *UNSCORED_OUTCOMES)}
+
+    @property
+    def text_tool_call_tasks(self) -> int:
+        return self._tasks_where(lambda t: t.turns.text_tool_call > 0)
+
+    @property
+    def tool_call_tasks(self) -> int:
+        return self._tasks_where(lambda t: t.turns.tool_call > 0)
+
+    @property
+    def median_latency_s(self) -> float | None:
+        values = [t.agent_duration_s for t in self.trials if t.outcome != "agent_error"]
+        return round(statistics.median(values), 2) if values else None
+
+    @property
+    def families(self) -> dict[str, int]:
+        c: Counter[str] = Counter()
+        for t in self.trials:
+            c.update(t.text_call_families)
+        return dict(c.most_common())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.config.run_id,
+            "model": self.config.model,
+            "agent": self.config.agent,
+            "lenient_text_calls": self.config.lenient_text_calls,
+            "system_prompt_tokens": self.config.system_prompt_tokens,
+            "tasks": len(self.task_ids),
+            "passed": self.passed,
+            "unscored": self.unscored,
+            "text_tool_call_tasks": self.text_tool_call_tasks,
+            "tool_call_tasks": self.tool_call_tasks,
+            "median_latency_s": self.median_latency_s,
+            "outcomes": self.outcome_counts,
+            "text_call_families": self.families,
+            "trials": [t.model_dump(mode="json") for t in self.trials],
+        }
+
+
+def summarize_run(run_dir: Path) -> RunSummary:
+    config = read_run_config(run_dir)
+    records, warnings = read_trials(run_dir)
+    latest = sorted(latest_by_trial(records).values(), key=lambda t: (t.task_id, t.attempt))
+    return RunSummary(config=config, trials=latest, warnings=warnings)
+
+
+def task_cell(summary: RunSummary, task_id: str) -> str:
+    """One cell of the per-task matrix: the outcome, or passes/attempts when there are several."""
+    trials = [t for t in summary.trials if t.task_id == task_id]
+    if not trials:
+        return "-"
+    if len(trials) == 1:
+        t = trials[0]
+        marks = "*" if t.turns.text_tool_call else ""
+        return t.outcome + marks
+    passed = sum(1 for t in trials if t.outcome == "pass")
+    unscored = sum(1 for t in trials if not t.scored)
+    return f"{passed}/{len(trials)}" + (f" ({unscored} unscored)" if unscored else "")
+
+
+def _run_label(summary: RunSummary) -> str:
+    c = summary.config
+    label = f"{c.model} / {c.agent}"
+    if c.lenient_text_calls:
+        label += " [lenient]"
+    if c.system_prompt_tokens:
+        label += f" [sys {c.system_prompt_tokens}]"
+    return label
+
+
+def headline_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
+    header = ["run", "model / agent", "tasks passed", "text tool calls", "real tool calls", "median latency",
+              "unscored"]
+    rows = []
+    for s in summaries:
+        n = len(s.task_ids)
+        lat = s.median_latency_s
+        rows.append([
+            s.config.run_id, _run_label(s), f"{s.passed}/{n}", f"{s.text_tool_call_tasks}/{n}",
+            f"{s.tool_call_tasks}/{n}", "-" if lat is None else f"{lat:.1f} s",
+            ", ".join(f"{k} {v}" for k, v in s.outcome_counts.items() if k in UNSCORED_OUTCOMES and v) or "0",
+        ])
+    return header, rows
+
+
+def matrix_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
+    task_ids = sorted({tid for s in summaries for tid in s.task_ids})
+    header = ["task", *[s.config.run_id for s in summaries]]
+    return header, [[tid, *[task_cell(s, tid) for s in summaries]] for tid in task_ids]
+
+
+def render_markdown(summaries: list[RunSummary]) -> str:
+    from tabulate import tabulate
+
+    parts = []
+    for title, (header, rows) in (("Headline", headline_rows(summaries)), ("Per task", matrix_rows(summaries))):
+        parts.append(f"## {title}\n\n" + tabulate(rows, headers=header, tablefmt="github"))
+    notes = ["`*` after an outcome: the model wrote tool calls as text in that trial.",
+             "Unscored trials (agent_timeout, endpoint_error, agent_error, grader_error) are never counted as fails."]
+    return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+
+
+def print_report(summaries: list[RunSummary], console: Any) -> None:
+    """Render the headline table, the per-task matrix and the notes to a rich console."""
+    from rich.table import Table
+
+    header, rows = headline_rows(summaries)
+    table = Table(title="agentic-eval: will it work as an agent's brain?", title_justify="left")
+    for i, h in enumerate(header):
+        table.add_column(h, justify="right" if 2 <= i <= 5 else "left")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    header, rows = matrix_rows(summaries)
+    if rows:
+        matrix = Table(title="per task", title_justify="left")
+        for h in header:
+            matrix.add_column(h)
+        for row in rows:
+            matrix.add_row(*row)
+        console.print(matrix)
+    for s in summaries:
+        if s.families:
+            fams = ", ".join(f"{k} {v}" for k, v in s.families.items())
+            console.print(f"{s.config.run_id}: text tool-call families seen (turns): {fams}", markup=False)
+        if s.config.lenient_text_calls:
+            console.print(f"{s.config.run_id}: lenient run: tool calls written as text were executed too",
+                          markup=False)
+        for w in s.warnings:
+            console.print(f"warning: {w}", markup=False)
+    console.print("* = the model wrote tool calls as text in that trial; unscored trials are not fails.",
+                  markup=False)
