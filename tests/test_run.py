@@ -1,0 +1,166 @@
+"""The campaign runner with model-free agents: outcomes, durability, resume, report."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentic_eval.cli import main
+from agentic_eval.results import read_trials
+
+
+def make_pack(mini_pack: Path, n: int, fix_sleep: float = 0.0) -> Path:
+    """A pack of n copies of the mini task (ids t0..t{n-1}); the fix sleeps first if asked."""
+    pack = mini_pack.parent / f"pack{n}"
+    pack.mkdir()
+    shutil.copytree(mini_pack / "sandboxes", pack / "sandboxes")
+    for i in range(n):
+        dest = pack / f"t{i}"
+        shutil.copytree(mini_pack / "answer-file", dest)
+        toml = dest / "task.toml"
+        toml.write_text(toml.read_text().replace('id = "answer-file"', f'id = "t{i}"'))
+        if fix_sleep:
+            solve = dest / "solve.sh"
+            solve.write_text(solve.read_text().replace("set -euo pipefail", f"set -euo pipefail\nsleep {fix_sleep}"))
+    return pack
+
+
+def run_cli(*args: str) -> tuple[int, dict]:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(args))
+    return code, json.loads(out.getvalue()) if "--json" in args else {}
+
+
+def test_oracle_passes_and_nop_fails(mini_pack: Path, tmp_path: Path) -> None:
+    pack = make_pack(mini_pack, 3)
+    runs = tmp_path / "runs"
+    code, oracle = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(pack), "--run-dir", str(runs),
+                           "-j", "2", "--json")
+    assert code == 0
+    assert (oracle["tasks"], oracle["passed"], oracle["unscored"]) == (3, 3, 0)
+    code, nop = run_cli("run", "--model", "m", "--agent", "nop", "--tasks", str(pack), "--run-dir", str(runs), "--json")
+    assert (nop["tasks"], nop["passed"], nop["unscored"], nop["outcomes"]["fail"]) == (3, 0, 0, 3)
+    trial = oracle["trials"][0]
+    run_dir = runs / oracle["run_id"]
+    for key in ("grader", "diff"):
+        assert (run_dir / trial["files"][key]).is_file()
+    assert "port is" in (run_dir / trial["files"]["diff"]).read_text()
+    config = json.loads((run_dir / "run.json").read_text())
+    assert config["model"] == "m" and config["agent"] == "oracle" and config["packs"][0]["tasks"] == ["t0", "t1", "t2"]
+
+
+def test_hanging_agent_is_agent_timeout_and_leaves_no_process(mini_pack: Path, tmp_path: Path) -> None:
+    pack = make_pack(mini_pack, 1)
+    marker = f"4{os.getpid() % 1000}.{int(time.time() * 1000) % 100000}"
+    solve = pack / "t0" / "solve.sh"
+    solve.write_text(f"#!/usr/bin/env bash\nsleep {marker} &\nsleep {marker}\n")
+    toml = pack / "t0" / "task.toml"
+    toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 1"))
+    code, data = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(pack), "--run-dir",
+                         str(tmp_path / "runs"), "--json")
+    assert data["outcomes"]["agent_timeout"] == 1 and data["passed"] == 0
+    assert data["trials"][0]["detail"].startswith("reference fix still running")
+    left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True).stdout.split()
+    assert left == []
+
+
+def test_grader_error_is_unscored(mini_pack: Path, tmp_path: Path) -> None:
+    pack = make_pack(mini_pack, 2)
+    (pack / "t1" / "grade.py").write_text("import sys\nsys.exit(5)\n")
+    code, data = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(pack), "--run-dir",
+                         str(tmp_path / "runs"), "--json")
+    assert data["passed"] == 1 and data["unscored"] == 1 and data["outcomes"]["grader_error"] == 1
+    bad = next(t for t in data["trials"] if t["task_id"] == "t1")
+    assert bad["detail"] == "grader error: exit 5"
+
+
+def test_broken_generator_is_unscored_and_the_campaign_goes_on(mini_pack: Path, tmp_path: Path) -> None:
+    pack = make_pack(mini_pack, 2)
+    (pack / "sandboxes" / "boom.py").write_text("def generate(root, seed, params):\n    raise OSError('disk full')\n")
+    toml = pack / "t0" / "task.toml"
+    toml.write_text(toml.read_text().replace('generator = "tiny"', 'generator = "boom"'))
+    code, data = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(pack), "--run-dir",
+                         str(tmp_path / "runs"), "--json")
+    assert code == 0 and data["passed"] == 1 and data["outcomes"]["agent_error"] == 1
+
+
+def test_sigkill_halfway_then_resume_keeps_finished_trials(mini_pack: Path, tmp_path: Path) -> None:
+    pack = make_pack(mini_pack, 6, fix_sleep=0.6)
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentic_eval.cli", "run", "--model", "m", "--agent", "oracle", "--tasks", str(pack),
+         "--run-dir", str(runs)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    run_dir = None
+    while time.monotonic() < deadline:
+        found = list(runs.glob("*/trials.jsonl")) if runs.exists() else []
+        if found and len(found[0].read_text().splitlines()) >= 2:
+            run_dir = found[0].parent
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert run_dir is not None, "no trials finished in time"
+    before, _ = read_trials(run_dir)
+    assert 2 <= len(before) < 6
+    code, data = run_cli("run", "--resume", str(run_dir), "--json")
+    assert code == 0
+    after, _ = read_trials(run_dir)
+    assert len(after) == 6  # only the missing trials ran
+    assert [r.model_dump() for r in after[: len(before)]] == [r.model_dump() for r in before]
+    assert data["passed"] == 6 and data["tasks"] == 6
+
+
+def test_resume_reruns_only_unscored(mini_pack: Path, tmp_path: Path) -> None:
+    pack = make_pack(mini_pack, 2)
+    (pack / "t1" / "grade.py").write_text("import sys\nsys.exit(4)\n")
+    runs = tmp_path / "runs"
+    _, first = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(pack), "--run-dir", str(runs),
+                       "--json")
+    assert first["unscored"] == 1
+    run_dir = runs / first["run_id"]
+    _, again = run_cli("run", "--resume", first["run_id"], "--run-dir", str(runs), "--json")
+    records, _ = read_trials(run_dir)
+    # t0 was scored: kept, not rerun; t1 was unscored: run again (and still unscored)
+    assert sorted(r.task_id for r in records) == ["t0", "t1", "t1"]
+    assert again["tasks"] == 2 and again["passed"] == 1 and again["unscored"] == 1
+
+
+def test_unknown_agent_and_missing_model(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--model", "m", "--agent", "nope", "--tasks", str(mini_pack)]) == 2
+    assert "unknown agent 'nope' (available: " in capsys.readouterr().err
+    assert main(["run", "--tasks", str(mini_pack)]) == 2
+    assert "--model is required" in capsys.readouterr().err
+
+
+def test_report_json_and_md(mini_pack: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    _, a = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(mini_pack), "--run-dir", str(runs),
+                   "--json")
+    _, b = run_cli("run", "--model", "m", "--agent", "nop", "--tasks", str(mini_pack), "--run-dir", str(runs),
+                   "--json")
+    capsys.readouterr()
+    assert main(["report", a["run_id"], b["run_id"], "--run-dir", str(runs), "--json"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    keys = {"run_id", "model", "agent", "tasks", "passed", "unscored", "text_tool_call_tasks", "tool_call_tasks",
+            "median_latency_s", "trials"}
+    assert all(keys <= set(x) for x in lines)
+    assert [x["passed"] for x in lines] == [1, 0]
+    assert main(["report", str(runs / a["run_id"]), str(runs / b["run_id"]), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "| answer-file | pass" in md.replace("  ", " ").replace("  ", " ")
+    assert main(["report", "nope", "--run-dir", str(runs)]) == 2
