@@ -71,6 +71,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return _run_cli.report(args)
 
 
+def _cmd_serve_local(args: argparse.Namespace) -> int:
+    from agentic_eval import _local_cli
+
+    return _local_cli.serve_local(args)
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    from agentic_eval import _local_cli
+
+    return _local_cli.probe(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentic-eval",
@@ -150,6 +162,28 @@ def build_parser() -> argparse.ArgumentParser:
     p_val.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="tasks validated in parallel")
     p_val.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p_val.set_defaults(handler=_cmd_validate)
+
+    # serve-local
+    p_srv = sub.add_parser(
+        "serve-local",
+        help="serve a small GGUF model on 127.0.0.1 with llama.cpp (no GPU needed; needs the [local] extra)",
+    )
+    p_srv.add_argument("--gguf", metavar="PATH", help="GGUF model file (default: the registry-packaged small model)")
+    p_srv.add_argument("--port", type=int, default=8080, metavar="P", help="port on 127.0.0.1 (default 8080)")
+    p_srv.add_argument("--ctx", type=int, default=16384, metavar="N", help="context size in tokens (default 16384)")
+    p_srv.add_argument("--threads", type=int, default=None, metavar="N", help="CPU threads (default: all cores)")
+    p_srv.set_defaults(handler=_cmd_serve_local)
+
+    # probe
+    p_probe = sub.add_parser(
+        "probe", help="what this server and model do with tools: one small tool-call request in each API shape"
+    )
+    p_probe.add_argument("--model", required=True, help="model name the endpoint serves")
+    p_probe.add_argument("--base-url", metavar="URL", help="endpoint base URL (default: OPENAI_BASE_URL or "
+                         "http://localhost:8000/v1)")
+    p_probe.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+    p_probe.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p_probe.set_defaults(handler=_cmd_probe)
 
     # classify
     p_cls = sub.add_parser("classify", help="label each model turn of a wire log (real vs text-written tool calls)")
