@@ -83,6 +83,18 @@ def _cmd_probe(args: argparse.Namespace) -> int:
     return _local_cli.probe(args)
 
 
+def _cmd_agents_list(args: argparse.Namespace) -> int:
+    from agentic_eval import _agents_cli
+
+    return _agents_cli.agents_list(args)
+
+
+def _cmd_agents_install(args: argparse.Namespace) -> int:
+    from agentic_eval import _agents_cli
+
+    return _agents_cli.agents_install(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentic-eval",
@@ -162,6 +174,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_val.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="tasks validated in parallel")
     p_val.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p_val.set_defaults(handler=_cmd_validate)
+
+    # agents
+    p_agents = sub.add_parser("agents", help="list agents, install the agent CLIs they drive")
+    asub = p_agents.add_subparsers(dest="agents_command", metavar="ACTION")
+    p_alist = asub.add_parser("list", help="each agent, whether its CLI is installed, and its version")
+    p_alist.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p_alist.set_defaults(handler=_cmd_agents_list)
+    p_ainst = asub.add_parser("install", help="install an agent CLI (pinned) into the project's tools folder")
+    p_ainst.add_argument("names", nargs="+", metavar="NAME", help="agent name(s), or 'all'")
+    p_ainst.set_defaults(handler=_cmd_agents_install)
+    p_agents.set_defaults(handler=lambda a: (p_agents.print_help(), 2)[1])
 
     # serve-local
     p_srv = sub.add_parser(
