@@ -142,15 +142,26 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
 def report(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from agentic_eval.instruments import is_instrument_run, read_instrument_run
     from agentic_eval.report import print_report, render_markdown, summarize_run
     from agentic_eval.results import resolve_run_dir
 
-    summaries = [summarize_run(resolve_run_dir(r, Path(args.run_dir))) for r in args.runs]
+    runs_root = Path(args.run_dir)
+    if args.runs:
+        dirs = [resolve_run_dir(r, runs_root) for r in args.runs]
+    else:
+        dirs = sorted(p.parent for p in [*runs_root.glob("*/run.json"), *runs_root.glob("*/instrument.json")])
+        if not dirs:
+            raise AgenticEvalError(f"no runs in {runs_root}/ (start one with: agentic-eval run --model NAME)")
+    instruments = [read_instrument_run(d) for d in dirs if is_instrument_run(d)]
+    summaries = [summarize_run(d) for d in dirs if not is_instrument_run(d)]
     if args.json:
         for s in summaries:
             print(json.dumps(s.to_json()))
+        for i in instruments:
+            print(json.dumps(i.model_dump(mode="json")))
     elif args.format == "md":
-        sys.stdout.write(render_markdown(summaries))
+        sys.stdout.write(render_markdown(summaries, instruments))
     else:
-        print_report(summaries, Console(highlight=False))
+        print_report(summaries, Console(highlight=False), instruments)
     return 0

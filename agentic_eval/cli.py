@@ -95,6 +95,24 @@ def _cmd_agents_install(args: argparse.Namespace) -> int:
     return _agents_cli.agents_install(args)
 
 
+def _lazy(module: str, func: str) -> Handler:
+    """A handler that imports `agentic_eval.<module>` only when its command runs."""
+
+    def handler(args: argparse.Namespace) -> int:
+        import importlib
+
+        return int(getattr(importlib.import_module(f"agentic_eval.{module}"), func)(args))
+
+    return handler
+
+
+def _add_endpoint_args(p: argparse.ArgumentParser, model_required: bool = True) -> None:
+    p.add_argument("--model", required=model_required, help="model name the endpoint serves")
+    p.add_argument("--base-url", metavar="URL",
+                   help="endpoint base URL (default: OPENAI_BASE_URL or http://localhost:8000/v1)")
+    p.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentic-eval",
@@ -134,8 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.set_defaults(handler=_cmd_run)
 
     # report
-    p_rep = sub.add_parser("report", help="the headline table and per-task matrix of one or more runs")
-    p_rep.add_argument("runs", nargs="+", metavar="RUN", help="run folder, or run id under --run-dir")
+    p_rep = sub.add_parser(
+        "report", help="agent runs and instrument results side by side: headline table, per-task matrix, by model"
+    )
+    p_rep.add_argument("runs", nargs="*", metavar="RUN",
+                       help="run folder, or run id under --run-dir (default: every run there)")
     p_rep.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_rep.add_argument("--json", action="store_true", help="one JSON object per run")
     p_rep.add_argument("--format", choices=["table", "md"], default="table", help="table (default) or md")
@@ -207,6 +228,66 @@ def build_parser() -> argparse.ArgumentParser:
     p_probe.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
     p_probe.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p_probe.set_defaults(handler=_cmd_probe)
+
+    # tooling (issue 7)
+    p_tool = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default)")
+    _add_endpoint_args(p_tool)
+    p_tool.add_argument("--seed", type=int, default=45739, metavar="S", help="case generation seed (default 45739)")
+    p_tool.add_argument("--cases", type=int, default=None, metavar="N",
+                        help="total cases, every phase scaled in proportion (default 370)")
+    p_tool.add_argument("--phase", action="append", metavar="P",
+                        help="only this phase (decisions, functional, structured, freeform, chains, negative)")
+    p_tool.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="requests in parallel (default 4)")
+    p_tool.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
+    p_tool.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p_tool.set_defaults(handler=_lazy("_tooling_cli", "tooling"))
+
+    p_forms = sub.add_parser("forms", help="the form matrix: one request in 10 API shapes with N tools exposed")
+    _add_endpoint_args(p_forms)
+    p_forms.add_argument("--tools", type=int, default=500, metavar="N", help="tool schemas exposed (default 500)")
+    p_forms.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
+    p_forms.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p_forms.set_defaults(handler=_lazy("_tooling_cli", "forms"))
+
+    # speed (issue 8)
+    p_speed = sub.add_parser("speed", help="contention-gated decode, TTFT, prefill and speculative acceptance")
+    _add_endpoint_args(p_speed)
+    p_speed.add_argument("--workload", default="code_edit,free_gen,long_ctx", metavar="W[,W]",
+                         help="workloads: code_edit, free_gen, long_ctx (default all three)")
+    p_speed.add_argument("--reps", type=int, default=5, metavar="N", help="measured requests per workload")
+    p_speed.add_argument("--warmup", type=int, default=1, metavar="N", help="warm-up requests per workload")
+    p_speed.add_argument("--max-tokens", type=int, default=256, metavar="N", help="output tokens per request")
+    p_speed.add_argument("--long-ctx-tokens", type=int, default=50000, metavar="N",
+                         help="long_ctx prompt size in tokens (default 50000)")
+    p_speed.add_argument("--prefill-sweep", action="store_true", help="fit the prefill rate over prompt lengths")
+    p_speed.add_argument("--bytes-per-token", type=float, metavar="GB",
+                         help="GB read per decoded token, for the bandwidth sanity check")
+    p_speed.add_argument("--checkpoint", metavar="DIR",
+                         help="safetensors checkpoint folder (with config.json) to derive bytes per token")
+    p_speed.add_argument("--bandwidth", type=float, metavar="GB/s", help="the hardware's memory bandwidth")
+    p_speed.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
+    p_speed.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p_speed.set_defaults(handler=_lazy("_speed_cli", "speed"))
+
+    # think-check, cold-start (issue 9)
+    p_think = sub.add_parser("think-check", help="does turning reasoning off make answers wrong? (arithmetic problems)")
+    _add_endpoint_args(p_think)
+    p_think.add_argument("--problems", type=int, default=20, metavar="N", help="problems (default 20)")
+    p_think.add_argument("--seed", type=int, default=0, metavar="S", help="problem generation seed (default 0)")
+    p_think.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
+    p_think.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p_think.set_defaults(handler=_lazy("_think_cli", "think_check"))
+
+    p_cold = sub.add_parser("cold-start", help="time from starting a server command to its first token")
+    p_cold.add_argument("--cmd", metavar="COMMAND", help="the server command to start (run through the shell)")
+    _add_endpoint_args(p_cold, model_required=False)
+    p_cold.add_argument("--repeat", type=int, default=1, metavar="N", help="starts to measure (default 1)")
+    p_cold.add_argument("--timeout", type=float, default=1800, metavar="S", help="give up on a start after S seconds")
+    p_cold.add_argument("--ollama-unload", action="store_true",
+                        help="for a running Ollama: unload the model first and report load_duration")
+    p_cold.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
+    p_cold.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p_cold.set_defaults(handler=_lazy("_think_cli", "cold_start"))
 
     # classify
     p_cls = sub.add_parser("classify", help="label each model turn of a wire log (real vs text-written tool calls)")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentic_eval.instruments import InstrumentRun
 from agentic_eval.results import (
     UNSCORED_OUTCOMES,
     RunConfig,
@@ -152,20 +153,67 @@ def matrix_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str]]
     return header, [[tid, *[task_cell(s, tid) for s in summaries]] for tid in task_ids]
 
 
-def render_markdown(summaries: list[RunSummary]) -> str:
+INSTRUMENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("tooling", "tool-call battery"), ("forms", "form matrix"), ("speed", "speed"),
+    ("think_check", "think-check"), ("cold_start", "cold start"),
+)
+
+
+def _instrument_cell(runs: list[InstrumentRun]) -> str:
+    """Each run's headline; with two or more percentage scores, their spread (gaps inside it are noise)."""
+    if not runs:
+        return "-"
+    runs = sorted(runs, key=lambda r: r.created_at)
+    cell = " | ".join(r.headline_text or r.run_id for r in runs[-3:])
+    scores = [float(s) for r in runs if isinstance(s := r.headline.get("score_pct"), (int, float))]
+    if len(scores) >= 2:
+        cell += f" (spread {max(scores) - min(scores):.1f} pts over {len(scores)} runs)"
+    return cell
+
+
+def overview_rows(summaries: list[RunSummary], instruments: list[InstrumentRun]) -> tuple[list[str], list[list[str]]]:
+    """One row per model: its agent runs and every instrument, side by side."""
+    models = sorted({s.config.model for s in summaries} | {i.model for i in instruments})
+    header = ["model", "agent runs", *[label for _, label in INSTRUMENT_COLUMNS]]
+    rows = []
+    for model in models:
+        agent_cells = [f"{s.config.agent}{' [lenient]' if s.config.lenient_text_calls else ''} "
+                       f"{s.passed}/{len(s.task_ids)}" for s in summaries if s.config.model == model]
+        row = [model, ", ".join(agent_cells) or "-"]
+        for kind, _ in INSTRUMENT_COLUMNS:
+            row.append(_instrument_cell([i for i in instruments if i.model == model and i.kind == kind]))
+        rows.append(row)
+    return header, rows
+
+
+def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun] | None = None) -> str:
     from tabulate import tabulate
 
     parts = []
-    for title, (header, rows) in (("Headline", headline_rows(summaries)), ("Per task", matrix_rows(summaries))):
+    tables = [("Headline", headline_rows(summaries)), ("Per task", matrix_rows(summaries))] if summaries else []
+    if instruments:
+        tables.insert(0, ("By model", overview_rows(summaries, instruments)))
+    for title, (header, rows) in tables:
         parts.append(f"## {title}\n\n" + tabulate(rows, headers=header, tablefmt="github"))
     notes = ["`*` after an outcome: the model wrote tool calls as text in that trial.",
              "Unscored trials (agent_timeout, endpoint_error, agent_error, grader_error) are never counted as fails."]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
 
 
-def print_report(summaries: list[RunSummary], console: Any) -> None:
-    """Render the headline table, the per-task matrix and the notes to a rich console."""
+def print_report(summaries: list[RunSummary], console: Any, instruments: list[InstrumentRun] | None = None) -> None:
+    """Render the by-model overview, the headline table, the per-task matrix and the notes to a rich console."""
     from rich.table import Table
+
+    if instruments:
+        header, rows = overview_rows(summaries, instruments)
+        overview = Table(title="by model", title_justify="left")
+        for h in header:
+            overview.add_column(h)
+        for row in rows:
+            overview.add_row(*row)
+        console.print(overview)
+    if not summaries:
+        return
 
     header, rows = headline_rows(summaries)
     table = Table(title="agentic-eval: will it work as an agent's brain?", title_justify="left")

@@ -195,11 +195,12 @@ def read_run_config(run_dir: Path) -> RunConfig:
 
 def resolve_run_dir(run: str | Path, runs_root: Path | None = None) -> Path:
     """A run given as a folder path, or as a run id under `runs_root` (default ./runs)."""
+    markers = (RUN_FILE, "instrument.json")
     path = Path(run)
-    if (path / RUN_FILE).exists():
+    if any((path / m).exists() for m in markers):
         return path
     root = runs_root or Path("runs")
-    if (root / str(run) / RUN_FILE).exists():
+    if any((root / str(run) / m).exists() for m in markers):
         return root / str(run)
     raise AgenticEvalError(f"run {run!r} not found (give its folder, or its id under {root}/)")
 
