@@ -29,72 +29,6 @@ def _add_tasks_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _cmd_tasks_list(args: argparse.Namespace) -> int:
-    from agentic_eval import _tasks_cli
-
-    return _tasks_cli.tasks_list(args)
-
-
-def _cmd_tasks_show(args: argparse.Namespace) -> int:
-    from agentic_eval import _tasks_cli
-
-    return _tasks_cli.tasks_show(args)
-
-
-def _cmd_tasks_new(args: argparse.Namespace) -> int:
-    from agentic_eval import _tasks_cli
-
-    return _tasks_cli.tasks_new(args)
-
-
-def _cmd_validate(args: argparse.Namespace) -> int:
-    from agentic_eval import _tasks_cli
-
-    return _tasks_cli.validate(args)
-
-
-def _cmd_classify(args: argparse.Namespace) -> int:
-    from agentic_eval import _classify_cli
-
-    return _classify_cli.classify(args)
-
-
-def _cmd_run(args: argparse.Namespace) -> int:
-    from agentic_eval import _run_cli
-
-    return _run_cli.run(args)
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    from agentic_eval import _run_cli
-
-    return _run_cli.report(args)
-
-
-def _cmd_serve_local(args: argparse.Namespace) -> int:
-    from agentic_eval import _local_cli
-
-    return _local_cli.serve_local(args)
-
-
-def _cmd_probe(args: argparse.Namespace) -> int:
-    from agentic_eval import _local_cli
-
-    return _local_cli.probe(args)
-
-
-def _cmd_agents_list(args: argparse.Namespace) -> int:
-    from agentic_eval import _agents_cli
-
-    return _agents_cli.agents_list(args)
-
-
-def _cmd_agents_install(args: argparse.Namespace) -> int:
-    from agentic_eval import _agents_cli
-
-    return _agents_cli.agents_install(args)
-
-
 def _lazy(module: str, func: str) -> Handler:
     """A handler that imports `agentic_eval.<module>` only when its command runs."""
 
@@ -149,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
     p_run.add_argument("--keep-sandboxes", action="store_true", help="keep each trial's sandbox in its trial folder")
     p_run.add_argument("--json", action="store_true", help="print the run's summary as JSON at the end")
-    p_run.set_defaults(handler=_cmd_run)
+    p_run.set_defaults(handler=_lazy("_run_cli", "run"))
 
     # report
     p_rep = sub.add_parser(
@@ -160,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_rep.add_argument("--json", action="store_true", help="one JSON object per run")
     p_rep.add_argument("--format", choices=["table", "md"], default="table", help="table (default) or md")
-    p_rep.set_defaults(handler=_cmd_report)
+    p_rep.set_defaults(handler=_lazy("_run_cli", "report"))
 
     # tasks
     p_tasks = sub.add_parser("tasks", help="list, show or scaffold tasks")
@@ -168,19 +102,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_list = tsub.add_parser("list", help="list the tasks of every pack found")
     _add_tasks_arg(p_list)
     p_list.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p_list.set_defaults(handler=_cmd_tasks_list)
+    p_list.set_defaults(handler=_lazy("_tasks_cli", "tasks_list"))
     p_show = tsub.add_parser("show", help="show one task: metadata, instruction, files")
     _add_tasks_arg(p_show)
     p_show.add_argument("task_id", metavar="ID")
     p_show.add_argument("--seed", type=int, default=0, help="seed used to render the instruction (default 0)")
-    p_show.set_defaults(handler=_cmd_tasks_show)
+    p_show.set_defaults(handler=_lazy("_tasks_cli", "tasks_show"))
     p_new = tsub.add_parser("new", help="scaffold a new task folder (its grader and fix are placeholders)")
     p_new.add_argument("task_id", metavar="ID")
     p_new.add_argument(
         "--pack", metavar="DIR", default=".", help="pack folder to create the task in (default: current folder)"
     )
     p_new.add_argument("--generator", default="pyservice", help="sandbox generator to use (default pyservice)")
-    p_new.set_defaults(handler=_cmd_tasks_new)
+    p_new.set_defaults(handler=_lazy("_tasks_cli", "tasks_new"))
     p_tasks.set_defaults(handler=lambda a: (p_tasks.print_help(), 2)[1])
 
     # validate
@@ -194,17 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_val.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
     p_val.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="tasks validated in parallel")
     p_val.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    p_val.set_defaults(handler=_cmd_validate)
+    p_val.set_defaults(handler=_lazy("_tasks_cli", "validate"))
 
     # agents
     p_agents = sub.add_parser("agents", help="list agents, install the agent CLIs they drive")
     asub = p_agents.add_subparsers(dest="agents_command", metavar="ACTION")
     p_alist = asub.add_parser("list", help="each agent, whether its CLI is installed, and its version")
     p_alist.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    p_alist.set_defaults(handler=_cmd_agents_list)
+    p_alist.set_defaults(handler=_lazy("_agents_cli", "agents_list"))
     p_ainst = asub.add_parser("install", help="install an agent CLI (pinned) into the project's tools folder")
     p_ainst.add_argument("names", nargs="+", metavar="NAME", help="agent name(s), or 'all'")
-    p_ainst.set_defaults(handler=_cmd_agents_install)
+    p_ainst.set_defaults(handler=_lazy("_agents_cli", "agents_install"))
     p_agents.set_defaults(handler=lambda a: (p_agents.print_help(), 2)[1])
 
     # serve-local
@@ -216,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_srv.add_argument("--port", type=int, default=8080, metavar="P", help="port on 127.0.0.1 (default 8080)")
     p_srv.add_argument("--ctx", type=int, default=16384, metavar="N", help="context size in tokens (default 16384)")
     p_srv.add_argument("--threads", type=int, default=None, metavar="N", help="CPU threads (default: all cores)")
-    p_srv.set_defaults(handler=_cmd_serve_local)
+    p_srv.set_defaults(handler=_lazy("_local_cli", "serve_local"))
 
     # probe
     p_probe = sub.add_parser(
@@ -227,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "http://localhost:8000/v1)")
     p_probe.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
     p_probe.add_argument("--json", action="store_true", help="print JSON instead of the table")
-    p_probe.set_defaults(handler=_cmd_probe)
+    p_probe.set_defaults(handler=_lazy("_local_cli", "probe"))
 
     # tooling (issue 7)
     p_tool = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default)")
@@ -293,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_cls = sub.add_parser("classify", help="label each model turn of a wire log (real vs text-written tool calls)")
     p_cls.add_argument("wire", metavar="WIRE.jsonl", help="a wire log, or JSONL of {request, response} objects")
     p_cls.add_argument("--json", action="store_true", help="one JSON object per input line")
-    p_cls.set_defaults(handler=_cmd_classify)
+    p_cls.set_defaults(handler=_lazy("_classify_cli", "classify"))
 
     return parser
 
