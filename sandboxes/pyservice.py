@@ -135,7 +135,7 @@ def _choose(seed: int, scenario: str) -> Choices:
         new_const=new_const,
         legacy_value=rng.choice([n for n in range(17, 97) if n % 5]),
         currency=rng.choice(CURRENCIES),
-        price=rng.randint(7, 60),
+        price=rng.randint(7, 59),  # below every rate limit: docs must not show a stale limit by chance
         free_requests=rng.choice((0, 250, 500, 1000)),
         charge_fn=rng.choice(CHARGE_FUNCTIONS),
         bucket_class=rng.choice(BUCKET_CLASSES),
@@ -590,8 +590,7 @@ def format_money(cents: int, currency: str) -> str:
 '''
     if c.scenario == "dead_code":
         text = text.replace("from __future__ import annotations\n", "from __future__ import annotations\n\nimport math\n")
-        text += _t('''
-
+        text += "\n\n" + _t('''
 def $dead_helper(value: float) -> int:
     """Round to whole cents, halves down (the v1 tariff's rounding rule)."""
     return math.ceil(value - 0.5)
@@ -836,8 +835,7 @@ def test_negative_requests_are_rejected():
         $charge_fn(-1, price_per_1k_cents=10)
 ''', c, imports=imports)
     if c.scenario != "duplicated":
-        text += _t('''
-
+        text += "\n\n" + _t('''
 def test_format_money():
     assert format_money(0, "EUR") == "0.00 EUR"
     assert format_money(5, "USD") == "0.05 USD"

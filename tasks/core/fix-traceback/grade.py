@@ -1,0 +1,9 @@
+"""The shipped usage export invoices correctly, the usage data is untouched, all tests (the hidden ones too) pass."""
+
+from gradelib import Grader, task_vars
+
+v = task_vars()
+g = Grader()
+g.unchanged([v["usage_file"]])
+g.pytest_passes(["tests"], extra_tests=["test_hidden_traceback.py"], min_passed=v["test_count"] + 3)
+g.finish()
