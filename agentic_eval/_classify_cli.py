@@ -1,0 +1,98 @@
+"""`agentic-eval classify WIRE.jsonl`: label every model turn of a wire log.
+
+Each input line is an object with `request` and `response` (a wire recorder record has both).
+Lines whose response is not a model turn (a model list, an error, no response) are reported as
+skipped. A bad line is reported on stderr with its number; the others are still classified, and
+the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.classify import LABELS, classify_turn, is_model_turn
+from agentic_eval.errors import AgenticEvalError
+
+
+def classify_line(line: str) -> dict[str, Any]:
+    """The JSON output for one input line: `{id, label, flags, family}`, or with `error` (a bad line)
+    or `skipped` (not a model turn)."""
+    try:
+        record = json.loads(line)
+    except ValueError as exc:
+        return {"id": None, "error": f"not JSON: {exc}"}
+    if not isinstance(record, dict):
+        return {"id": None, "error": f"expected a JSON object, got {type(record).__name__}"}
+    line_id = record.get("id")
+    missing = [key for key in ("request", "response") if key not in record]
+    if missing:
+        return {"id": line_id, "error": f"missing key(s): {', '.join(missing)}"}
+    request, response = record["request"], record["response"]
+    if not is_model_turn(response):
+        reason = record.get("error") or f"not a model turn ({record.get('method', '')} {record.get('path', '')})".strip()
+        return {"id": line_id, "label": None, "flags": [], "family": None, "skipped": reason}
+    result = classify_turn(request if isinstance(request, dict) else None, response)
+    return {"id": line_id, "label": result.label, "flags": list(result.flags), "family": result.family}
+
+
+def classify(args: argparse.Namespace) -> int:
+    """Run the command: `args.wire` is the file, `args.json` picks JSON lines over tables."""
+    path = Path(args.wire)
+    if not path.is_file():
+        raise AgenticEvalError(
+            f"{path}: no such file; give a wire log (the runner's wire.jsonl) or a JSONL file of "
+            '{"request": ..., "response": ...} objects'
+        )
+    outputs: list[dict[str, Any]] = []
+    bad_lines = 0
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            output = classify_line(line)
+            if "error" in output:
+                bad_lines += 1
+                output["line"] = number
+                print(f"agentic-eval: {path}:{number}: {output['error']}", file=sys.stderr)
+            outputs.append(output)
+            if args.json:
+                print(json.dumps(output))
+    if not args.json:
+        _print_tables(path, outputs, bad_lines)
+    return 1 if bad_lines else 0
+
+
+def _print_tables(path: Path, outputs: list[dict[str, Any]], bad_lines: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    labels = Counter(output["label"] for output in outputs if output.get("label"))
+    families = Counter(output["family"] for output in outputs if output.get("family"))
+    flags = Counter(flag for output in outputs for flag in output.get("flags", ()))
+    turns = sum(labels.values())
+    skipped = sum(1 for output in outputs if "skipped" in output)
+
+    by_label = Table(title=f"Model turns in {path.name}: {turns}")
+    by_label.add_column("label")
+    by_label.add_column("turns", justify="right")
+    by_label.add_column("share", justify="right")
+    for label in LABELS:
+        share = f"{100 * labels[label] / turns:.0f} %" if turns else "-"
+        by_label.add_row(label, str(labels[label]), share)
+    console = Console()
+    console.print(by_label)
+    if families:
+        by_family = Table(title="Text tool calls by family")
+        by_family.add_column("family")
+        by_family.add_column("turns", justify="right")
+        for family, count in families.most_common():
+            by_family.add_row(family, str(count))
+        console.print(by_family)
+    if flags:
+        console.print("flags: " + ", ".join(f"{flag} {count}" for flag, count in flags.most_common()))
+    console.print(f"{len(outputs)} lines: {turns} model turns, {skipped} skipped (not a model turn), {bad_lines} bad")
