@@ -41,17 +41,17 @@ from types import TracebackType
 from typing import Any, NoReturn
 
 __all__ = [
-    "EXIT_PASS",
     "EXIT_FAIL",
     "EXIT_GRADER_ERROR",
+    "EXIT_PASS",
     "Grader",
     "PytestRun",
     "TestCase",
-    "task_vars",
-    "task_dir",
-    "sandbox_dir",
-    "python_executable",
     "pristine_commit",
+    "python_executable",
+    "sandbox_dir",
+    "task_dir",
+    "task_vars",
 ]
 
 EXIT_PASS = 0
@@ -107,7 +107,7 @@ def task_vars() -> dict[str, Any]:
     """The generator's variables for this sandbox (and `seed`), from AGENTIC_EVAL_VARS."""
     data = json.loads(_env_path("AGENTIC_EVAL_VARS").read_text(encoding="utf-8"))
     if not isinstance(data, dict):
-        raise RuntimeError("AGENTIC_EVAL_VARS does not hold a JSON object")
+        raise TypeError("AGENTIC_EVAL_VARS does not hold a JSON object")
     return data
 
 
@@ -464,7 +464,7 @@ class Grader:
             return None, "no such file"
         try:
             return self._load_data(rel, content), ""
-        except Exception as exc:  # any parse error of the agent's file is a failed check
+        except Exception as exc:  # noqa: BLE001 - any parse error of the agent's file is a failed check
             return None, f"cannot parse: {str(exc).splitlines()[0]}"
 
     def _key_equals(self, rel: str, dotted_key: str, expected: Any) -> bool:
@@ -725,7 +725,7 @@ class Grader:
             try:
                 run.cases = _read_junit(report)
                 run.report_written = True
-            except Exception as exc:  # a truncated report: the run did not finish properly
+            except Exception as exc:  # noqa: BLE001 - a truncated report: the run did not finish properly
                 run.output += f"\nunreadable JUnit report: {exc}"
         return run
 

@@ -11,6 +11,6 @@ src, dead = Path(v["src_dir"]), v["dead_module"]
 subprocess.run(["git", "rm", "-q", str(src / f"{dead}.py"), f"tests/test_{dead}.py"], check=True)
 billing = src / "billing.py"
 text = billing.read_text(encoding="utf-8")
-text = re.sub(rf"\n\n\ndef {v['dead_helper']}\(.*?(?=\n\n\n|\Z)", "", text, flags=re.S)
+text = re.sub(rf"\n\n\ndef {v['dead_helper']}\(.*?(?=\n\n\n|\Z)", "", text, flags=re.DOTALL)
 text = text.replace("\nimport math\n", "")
 billing.write_text(text.rstrip("\n") + "\n", encoding="utf-8")

@@ -5,5 +5,7 @@ from gradelib import Grader, task_vars
 v = task_vars()
 g = Grader()
 g.unchanged([v["usage_file"]])
+# The command from the report, as the user ran it (cheap, and the first thing to fail on the pristine repo).
+g.command_ok(["python3", "-m", v["pkg"], "invoice", v["usage_file"]], pythonpath=["src"], expect_output="TOTAL")
 g.pytest_passes(["tests"], extra_tests=["test_hidden_traceback.py"], min_passed=v["test_count"] + 3)
 g.finish()

@@ -1,0 +1,339 @@
+"""gradelib against tiny real git repos: every check passing and failing, and the pytest check's guards."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from agentic_eval.builtin import graders_dir
+
+
+def _import_gradelib() -> ModuleType:
+    """Import graders/gradelib.py as graders do, minus its exit-3 hook (meant for grader processes)."""
+    sys.path.insert(0, str(graders_dir()))
+    previous_hook = sys.excepthook
+    module = importlib.import_module("gradelib")
+    sys.excepthook = previous_hook
+    return module
+
+
+gradelib = _import_gradelib()
+Grader = gradelib.Grader
+
+PRISTINE = {
+    ".gitignore": "ignored/\n",
+    "README.md": "hello world\n",
+    "config/settings.json": json.dumps({"server": {"port": 8080, "debug": False}, "items": [1, 2]}, indent=2),
+    "config/deploy.yaml": "replicas: 2\nresources:\n  memory: 256Mi\n",
+    "src/mod.py": "VALUE = 42\nNAME: str = 'x'\n\n\ndef helper():\n    return VALUE\n\n\nclass Thing:\n    pass\n",
+    "src/calc.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=Test", "-c", "user.email=test@example.invalid", *args],
+        cwd=repo, capture_output=True, text=True, check=True,
+    ).stdout
+
+
+def write(repo: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A committed repo holding PRISTINE; its first commit is the pristine state."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    write(root, dict(PRISTINE))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "init")
+    return root
+
+
+@pytest.fixture(autouse=True)
+def _no_unfinished_graders() -> Iterator[None]:
+    # Graders made here are never finished; gradelib would otherwise exit 3 at interpreter exit.
+    yield
+    gradelib._unfinished.clear()
+
+
+@pytest.fixture
+def task_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "task"
+    (folder / "data").mkdir(parents=True)
+    monkeypatch.setenv("AGENTIC_EVAL_TASK_DIR", str(folder))
+    monkeypatch.delenv("AGENTIC_EVAL_PYTHON", raising=False)
+    return folder
+
+
+Check = Callable[[Any], Any]
+
+# (id, files changed after the pristine commit, the check, expected verdict)
+CASES: list[tuple[str, dict[str, str | bytes], Check, bool]] = [
+    ("exists", {}, lambda g: g.file_exists("README.md"), True),
+    ("exists-missing", {}, lambda g: g.file_exists("nope.md"), False),
+    ("absent", {}, lambda g: g.file_absent("nope.md"), True),
+    ("absent-present", {}, lambda g: g.file_absent("README.md"), False),
+    ("contains", {}, lambda g: g.file_contains("README.md", "world"), True),
+    ("contains-not", {}, lambda g: g.file_contains("README.md", "moon"), False),
+    ("contains-missing-file", {}, lambda g: g.file_contains("nope.md", "x"), False),
+    ("lacks", {}, lambda g: g.file_lacks("README.md", "moon"), True),
+    ("lacks-present", {}, lambda g: g.file_lacks("README.md", "world"), False),
+    ("lacks-missing-file", {}, lambda g: g.file_lacks("nope.md", "x"), False),
+    ("matches", {}, lambda g: g.file_matches("README.md", r"^hello\b"), True),
+    ("matches-not", {}, lambda g: g.file_matches("README.md", r"^world"), False),
+    ("no-match", {}, lambda g: g.no_match(r"\bmoon\b"), True),
+    ("no-match-found", {}, lambda g: g.no_match(r"wor+ld"), False),
+    ("no-match-new-file", {"notes.txt": "moon\n"}, lambda g: g.no_match("moon"), False),
+    ("no-match-ignored-file", {"ignored/x.txt": "moon\n"}, lambda g: g.no_match("moon"), True),
+    ("no-match-binary-file", {"blob.bin": b"\0moon"}, lambda g: g.no_match("moon"), True),
+    ("no-match-outside-paths", {}, lambda g: g.no_match("world", ["src/**"]), True),
+    ("no-match-excluded", {}, lambda g: g.no_match("world", exclude=["README.md"]), True),
+    ("some-match", {}, lambda g: g.some_match("VALUE", ["src/**"]), True),
+    ("some-match-none", {}, lambda g: g.some_match("VALUE", ["tests/**"]), False),
+    ("json-key", {}, lambda g: g.json_key_equals("config/settings.json", "server.port", 8080), True),
+    ("json-key-list-index", {}, lambda g: g.json_key_equals("config/settings.json", "items.1", 2), True),
+    ("json-key-wrong", {}, lambda g: g.json_key_equals("config/settings.json", "server.port", 8081), False),
+    ("json-key-wrong-type", {}, lambda g: g.json_key_equals("config/settings.json", "server.port", "8080"), False),
+    ("json-key-bool-is-not-int", {}, lambda g: g.json_key_equals("config/settings.json", "server.debug", 0), False),
+    ("json-key-missing", {}, lambda g: g.json_key_equals("config/settings.json", "server.host", "x"), False),
+    ("json-invalid", {"config/settings.json": "{oops"},
+     lambda g: g.json_key_equals("config/settings.json", "server.port", 8080), False),
+    ("json-missing-file", {}, lambda g: g.json_key_equals("nope.json", "a", 1), False),
+    ("yaml-key", {}, lambda g: g.yaml_key_equals("config/deploy.yaml", "resources.memory", "256Mi"), True),
+    ("yaml-key-wrong", {}, lambda g: g.yaml_key_equals("config/deploy.yaml", "replicas", 3), False),
+    ("yaml-invalid", {"config/deploy.yaml": "a: [1\n"},
+     lambda g: g.yaml_key_equals("config/deploy.yaml", "replicas", 2), False),
+    ("data-reformatted", {"config/settings.json": '{"items":[1,2],"server":{"debug":false,"port":8080}}'},
+     lambda g: g.data_unchanged_except("config/settings.json"), True),
+    ("data-only-allowed-key", {"config/settings.json": '{"items":[1,2],"server":{"debug":false,"port":1}}'},
+     lambda g: g.data_unchanged_except("config/settings.json", ["server.port"]), True),
+    ("data-other-key", {"config/settings.json": '{"items":[1,2],"server":{"debug":true,"port":1}}'},
+     lambda g: g.data_unchanged_except("config/settings.json", ["server.port"]), False),
+    ("data-yaml", {"config/deploy.yaml": "replicas: 5\nresources: {memory: 256Mi}\n"},
+     lambda g: g.data_unchanged_except("config/deploy.yaml", ["replicas"]), True),
+    ("defines-function", {}, lambda g: g.defines("src/mod.py", "helper"), True),
+    ("defines-class", {}, lambda g: g.defines("src/mod.py", "Thing"), True),
+    ("defines-constant", {}, lambda g: g.defines("src/mod.py", "VALUE"), True),
+    ("defines-missing", {}, lambda g: g.defines("src/mod.py", "other"), False),
+    ("defines-syntax-error", {"src/mod.py": "def (:\n"}, lambda g: g.defines("src/mod.py", "helper"), False),
+    ("lacks-definition", {}, lambda g: g.lacks_definition("src/mod.py", "other"), True),
+    ("lacks-definition-defined", {}, lambda g: g.lacks_definition("src/mod.py", "helper"), False),
+    ("lacks-definition-no-file", {}, lambda g: g.lacks_definition("src/gone.py", "helper"), True),
+    ("assigns", {}, lambda g: g.assigns("src/mod.py", "VALUE", 42), True),
+    ("assigns-annotated", {}, lambda g: g.assigns("src/mod.py", "NAME", "x"), True),
+    ("assigns-other-value", {}, lambda g: g.assigns("src/mod.py", "VALUE", 43), False),
+    ("assigns-other-type", {}, lambda g: g.assigns("src/mod.py", "VALUE", "42"), False),
+    ("unchanged-except-allowed", {"README.md": "changed\n", "docs/new.md": "x"},
+     lambda g: g.unchanged_except(["README.md", "docs/**"]), True),
+    ("unchanged-except-other", {"src/mod.py": "changed\n"}, lambda g: g.unchanged_except(["README.md"]), False),
+    ("unchanged-except-new-file", {"extra.txt": "x"}, lambda g: g.unchanged_except(["README.md"]), False),
+    ("unchanged-except-ignored", {"ignored/x": "x"}, lambda g: g.unchanged_except([]), True),
+    ("unchanged-except-folder", {"src/new.py": "x"}, lambda g: g.unchanged_except(["src"]), True),
+    ("unchanged", {"README.md": "changed\n"}, lambda g: g.unchanged(["src", "tests/test_calc.py"]), True),
+    ("unchanged-edited", {"tests/test_calc.py": "changed\n"}, lambda g: g.unchanged(["tests/test_calc.py"]), False),
+    ("unchanged-added", {"tests/test_new.py": "x"}, lambda g: g.unchanged(["tests"]), False),
+    ("git-clean", {}, lambda g: g.git_clean(), True),
+    ("git-dirty", {"README.md": "changed\n"}, lambda g: g.git_clean(), False),
+    ("git-untracked", {"new.txt": "x"}, lambda g: g.git_clean(), False),
+    ("git-head-not-moved", {}, lambda g: g.git_head_moved(), False),
+    ("git-head-message", {}, lambda g: g.git_head_message("init\n"), True),
+    ("git-head-other-message", {}, lambda g: g.git_head_message("Release 1.0"), False),
+    ("command-ok", {}, lambda g: g.command_ok([sys.executable, "-c", "print('hi')"], expect_output="hi"), True),
+    ("command-exit-1", {}, lambda g: g.command_ok([sys.executable, "-c", "raise SystemExit(1)"]), False),
+    ("command-output-lacks", {}, lambda g: g.command_ok([sys.executable, "-c", "print(1)"], expect_output="2"), False),
+    ("command-timeout", {}, lambda g: g.command_ok([sys.executable, "-c", "import time; time.sleep(30)"],
+                                                   timeout=0.5), False),
+    ("command-missing-program", {}, lambda g: g.command_ok(["no-such-program-here"]), False),
+    ("command-pythonpath", {}, lambda g: g.command_ok([sys.executable, "-c", "import calc"], pythonpath=["src"]),
+     True),
+    ("pytest", {}, lambda g: g.pytest_passes(["tests"]), True),
+    ("pytest-require", {}, lambda g: g.pytest_passes(["tests"], require=["tests/test_calc.py::test_add"]), True),
+    ("pytest-require-missing", {}, lambda g: g.pytest_passes(["tests"], require=["test_sub"]), False),
+    ("pytest-min-passed", {}, lambda g: g.pytest_passes(["tests"], min_passed=2), False),
+    ("pytest-failing", {"src/calc.py": "def add(a, b):\n    return a - b\n"}, lambda g: g.pytest_passes(), False),
+    ("pytest-no-tests", {"tests/test_calc.py": "# nothing here\n"}, lambda g: g.pytest_passes(["tests"]), False),
+    ("pytest-skipped", {"tests/test_calc.py": "import pytest\n\n@pytest.mark.skip\ndef test_x():\n    pass\n"},
+     lambda g: g.pytest_passes(["tests"]), False),
+    ("pytest-skipped-allowed",
+     {"tests/test_more.py": "import pytest\n\n@pytest.mark.skip\ndef test_x():\n    pass\n"},
+     lambda g: g.pytest_passes(["tests"], allow_skipped=True), True),
+    # Spoofing: fake PASSED lines, a result-rewriting conftest, an early clean exit.
+    ("pytest-fake-passed-lines",
+     {"tests/test_calc.py": "print('test_add PASSED')\nprint('1 passed in 0.01s')\n\ndef test_add():\n"
+                            "    print('PASSED')\n    assert False\n"},
+     lambda g: g.pytest_passes(["tests"]), False),
+    ("pytest-conftest-rewrites-failures",
+     {"src/calc.py": "def add(a, b):\n    return 0\n",
+      "conftest.py": textwrap.dedent("""
+          import pytest
+
+          @pytest.hookimpl(hookwrapper=True)
+          def pytest_runtest_makereport(item, call):
+              outcome = yield
+              report = outcome.get_result()
+              report.outcome = "passed"
+          """),
+      "tests/conftest.py": "print('collected 1 item\\ntests/test_calc.py::test_add PASSED')\n"},
+     lambda g: g.pytest_passes(["tests"]), False),
+    ("pytest-os-exit-0",
+     {"tests/test_calc.py": "import os\n\ndef test_add():\n    print('1 passed')\n    os._exit(0)\n"},
+     lambda g: g.pytest_passes(["tests"]), False),
+    ("pytest-exit-0-at-import", {"tests/test_calc.py": "import sys\nprint('1 passed')\nsys.exit(0)\n"},
+     lambda g: g.pytest_passes(["tests"]), False),
+    ("pytest-timeout", {"tests/test_calc.py": "import time\n\ndef test_slow():\n    time.sleep(30)\n"},
+     lambda g: g.pytest_passes(["tests"], timeout=2), False),
+]
+
+
+@pytest.mark.parametrize("changes, check, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_check(repo: Path, changes: dict[str, str | bytes], check: Check, expected: bool) -> None:
+    write(repo, changes)
+    grader = Grader(repo)
+    check(grader)
+    assert len(grader.results) == 1, grader.results
+    assert grader.ok is expected, grader.results
+
+
+def test_git_checks_after_a_commit(repo: Path) -> None:
+    write(repo, {"README.md": "release\n"})
+    git(repo, "commit", "-q", "-am", "Release 1.0")
+    grader = Grader(repo)
+    assert grader.git_head_moved()
+    assert grader.git_head_message("Release 1.0")
+    assert grader.git_clean()
+    assert grader.unchanged_except(["README.md"])  # committed changes count too
+    assert not grader.unchanged(["README.md"])
+
+
+def test_deleted_file_counts_as_changed(repo: Path) -> None:
+    (repo / "src" / "calc.py").unlink()
+    grader = Grader(repo)
+    assert not grader.unchanged_except(["README.md"])
+    assert not grader.unchanged(["src/calc.py"])
+
+
+def test_not_a_git_repo_fails_git_checks(tmp_path: Path) -> None:
+    grader = Grader(tmp_path)
+    assert not grader.unchanged_except([])
+    assert not grader.git_head_moved()
+    assert not grader.no_match("x")
+
+
+def test_hidden_tests_run_outside_and_leave_nothing(repo: Path, task_folder: Path) -> None:
+    (task_folder / "data" / "test_hidden_calc.py").write_text(
+        "from calc import add\n\n\ndef test_hidden_add():\n    assert add(-1, 1) == 0\n"
+    )
+    grader = Grader(repo)
+    run = grader.pytest_passes(["tests"], extra_tests=["test_hidden_calc.py"], min_passed=2)
+    assert grader.ok, grader.results
+    assert run is not None and run.count() == 2
+    assert run.passed("test_hidden_add") and run.passed("tests/test_calc.py::test_add")
+    assert run.count(module="test_hidden_calc") == 1 and run.count(module="test_calc") == 1
+    assert git(repo, "status", "--porcelain", "--ignored") == ""
+    assert not list(repo.rglob("__pycache__")) and not list(repo.rglob("*.xml"))
+
+
+def test_hidden_test_failure_fails(repo: Path, task_folder: Path) -> None:
+    (task_folder / "data" / "test_hidden_calc.py").write_text(
+        "from calc import add\n\n\ndef test_hidden_add():\n    assert add(2, 2) == 5\n"
+    )
+    grader = Grader(repo)
+    grader.pytest_passes(["tests"], extra_tests=["test_hidden_calc.py"])
+    assert not grader.ok
+    assert "test_hidden_calc.py::test_hidden_add failed" in grader.results[0][2]
+
+
+def test_costly_checks_are_skipped_after_a_failure(repo: Path) -> None:
+    grader = Grader(repo)
+    grader.file_exists("nope")
+    assert grader.pytest_passes(["tests"]) is None
+    assert grader.command_ok([sys.executable, "-c", "pass"]) is None
+    assert len(grader.results) == 1
+    thorough = Grader(repo, run_all=True)
+    thorough.file_exists("nope")
+    assert thorough.pytest_passes(["tests"]) is not None
+    assert len(thorough.results) == 2
+
+
+@pytest.mark.parametrize(
+    "path, patterns, expected",
+    [
+        ("docs/a.md", ["docs/**"], True),
+        ("docs/sub/a.md", ["docs/**"], True),
+        ("docs/a.md", ["docs"], True),
+        ("docsx/a.md", ["docs"], False),
+        ("src/pkg/mod.py", ["src/*/mod.py"], True),
+        ("src/pkg/sub/mod.py", ["src/*/mod.py"], False),
+        ("src/pkg/sub/mod.py", ["src/**/mod.py"], True),
+        ("src/mod.py", ["src/**/mod.py"], True),
+        ("README.md", ["**"], True),
+        ("README.md", ["*.md"], True),
+        ("docs/README.md", ["*.md"], False),
+        ("a.py", [], False),
+    ],
+)
+def test_path_matches(path: str, patterns: list[str], expected: bool) -> None:
+    assert gradelib.path_matches(path, patterns) is expected
+
+
+# ----- whole grader processes: exit statuses
+
+
+def run_grader(tmp_path: Path, repo: Path, body: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "grade.py"
+    script.write_text("from gradelib import Grader, task_vars\n" + textwrap.dedent(body))
+    vars_file = tmp_path / "vars.json"
+    vars_file.write_text(json.dumps({"name": "README.md", "seed": 0}))
+    env = dict(os.environ, PYTHONPATH=str(graders_dir()), AGENTIC_EVAL_VARS=str(vars_file),
+               AGENTIC_EVAL_SANDBOX=str(repo))
+    return subprocess.run([sys.executable, str(script)], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+@pytest.mark.parametrize(
+    "body, status, text",
+    [
+        ("g = Grader()\ng.file_exists(task_vars()['name'])\ng.finish()\n", 0, "✓ README.md exists"),
+        ("g = Grader()\ng.file_exists('nope.md')\ng.finish()\n", 1, "✗ nope.md exists: no such file"),
+        ("g = Grader()\ng.file_exists('README.md')\nraise KeyError('bug in the grader')\n", 3, "KeyError"),
+        ("g = Grader()\ng.file_exists('README.md')\n", 3, "finish() was never called"),
+        ("g = Grader()\ng.finish()\n", 3, "no checks"),
+        ("task_vars()['missing']\n", 3, "KeyError"),
+    ],
+    ids=["pass", "fail", "uncaught-exception", "no-finish", "no-checks", "bad-variable"],
+)
+def test_grader_exit_status(tmp_path: Path, repo: Path, body: str, status: int, text: str) -> None:
+    proc = run_grader(tmp_path, repo, body)
+    assert proc.returncode == status, proc.stdout + proc.stderr
+    assert text in proc.stdout + proc.stderr
+
+
+def test_task_dir_and_python_come_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AGENTIC_EVAL_TASK_DIR", str(tmp_path))
+    monkeypatch.setenv("AGENTIC_EVAL_PYTHON", "/opt/python")
+    assert gradelib.task_dir() == tmp_path
+    assert gradelib.python_executable() == "/opt/python"
+    monkeypatch.delenv("AGENTIC_EVAL_TASK_DIR")
+    with pytest.raises(RuntimeError, match="AGENTIC_EVAL_TASK_DIR"):
+        gradelib.task_dir()
