@@ -83,7 +83,7 @@ def call_from_json(obj: Any) -> tuple[str, dict[str, Any] | None] | None:
     name = next((obj[k] for k in ("name", "tool_name", "tool", "function") if isinstance(obj.get(k), str)), None)
     if name is None:
         return None
-    arguments = next((obj[k] for k in ("arguments", "parameters", "args", "input") if k in obj), {})
+    arguments: Any = next((obj[k] for k in ("arguments", "parameters", "args", "input") if k in obj), {})
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
@@ -92,7 +92,10 @@ def call_from_json(obj: Any) -> tuple[str, dict[str, Any] | None] | None:
     return name, arguments if isinstance(arguments, dict) else None
 
 
-def json_calls(text: str, position: int) -> tuple[list[tuple[str | None, dict[str, Any] | None]], int, bool] | None:
+Calls = list[tuple[str | None, dict[str, Any] | None]]
+
+
+def json_calls(text: str, position: int) -> tuple[Calls, int, bool] | None:
     """JSON call(s) starting at `position`: (calls, end, complete), or None when there is no JSON there.
     JSON cut off before its brackets close gives one call named from what was written so far."""
     position = skip_space(text, position)
@@ -106,7 +109,7 @@ def json_calls(text: str, position: int) -> tuple[list[tuple[str | None, dict[st
         return [(guessed.group(1) if guessed else None, None)], len(text), False
     value, end = decoded
     items = value if isinstance(value, list) else [value]
-    calls = [call for item in items if (call := call_from_json(item))]
+    calls: Calls = [call for item in items if (call := call_from_json(item))]
     return (calls, end, True) if calls else None
 
 

@@ -170,7 +170,7 @@ def offered_tools(request: Mapping[str, Any] | None) -> ToolCatalog:
     for tool in [*(request.get("tools") or ()), *(request.get("functions") or ())]:
         if not isinstance(tool, Mapping):
             continue
-        spec = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        spec: Mapping[str, Any] = tool["function"] if isinstance(tool.get("function"), Mapping) else tool
         if isinstance(spec.get("name"), str):
             parameters = spec.get("parameters")
             schemas[spec["name"]] = parameters if isinstance(parameters, dict) else None
@@ -188,7 +188,9 @@ def _split_think(content: str) -> tuple[str, str, bool]:
     """(visible text, reasoning written in the content, unterminated?). Text after an unclosed
     `<think>`, or before a lone `</think>`, counts as reasoning."""
     scan = _INLINE_CODE.sub(lambda m: " " * len(m.group()), content)
-    visible, reasoning, unterminated = [], [], False
+    visible: list[str] = []
+    reasoning: list[str] = []
+    unterminated = False
     depth, position = 0, 0
     for tag in _THINK_TAG.finditer(scan):
         piece = content[position : tag.start()]

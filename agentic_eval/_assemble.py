@@ -1,0 +1,329 @@
+"""Server-sent events: split a byte stream into events, and rebuild the whole message from them.
+
+Pure functions on plain data, used by the wire recorder once a stream has ended (the proxy's hot
+path only stores the raw chunks and their arrival times). A reassembled stream is shaped like the
+non-streamed body of the same API, so the classifier reads both alike:
+
+- chat completions: `chat.completion.chunk` deltas become one `chat.completion` (content,
+  reasoning_content / reasoning, refusal, tool calls with their argument fragments joined, parallel
+  calls too, finish_reason, usage);
+- Responses API: the terminal event's `response` (`response.completed`, `.incomplete`, `.failed`)
+  is the whole thing; without one (a stream cut short), the output is rebuilt from
+  `response.output_item.done` items, and from deltas for items that never finished.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+@dataclass
+class SSEEvent:
+    """One server-sent event: its `event:` name (None when absent) and its joined `data:` lines."""
+
+    data: str
+    event: str | None = None
+
+
+@dataclass
+class SSEDecoder:
+    """Incremental SSE parser (the WHATWG event-stream grammar, minus `id:` and `retry:`).
+
+    Feed raw bytes as they arrive; complete events come out. Lines are split on bytes before
+    decoding, so a multi-byte character cut across two chunks is safe.
+    """
+
+    _pending: bytes = b""
+    _data: list[str] = field(default_factory=list)
+    _event: str | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        """Add bytes; return the events they complete."""
+        buffer = self._pending + chunk
+        events: list[SSEEvent] = []
+        start = 0
+        for match in _LINE_END.finditer(buffer):
+            # A lone trailing "\r" may be the first half of "\r\n": wait for the next chunk.
+            if match.group() == b"\r" and match.end() == len(buffer):
+                break
+            self._take_line(buffer[start : match.start()].decode("utf-8", "replace"), events)
+            start = match.end()
+        self._pending = buffer[start:]
+        return events
+
+    def close(self) -> list[SSEEvent]:
+        """The stream ended: dispatch an event left without its closing blank line."""
+        events: list[SSEEvent] = []
+        if self._pending:
+            self._take_line(self._pending.decode("utf-8", "replace"), events)
+            self._pending = b""
+        self._take_line("", events)
+        return events
+
+    def _take_line(self, line: str, events: list[SSEEvent]) -> None:
+        if not line:
+            if self._data:
+                events.append(SSEEvent(data="\n".join(self._data), event=self._event))
+            self._data, self._event = [], None
+            return
+        if line.startswith(":"):
+            return
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+
+
+def decode_sse(chunks: Iterable[bytes]) -> Iterator[tuple[int, SSEEvent]]:
+    """Events of a whole stream, each with the index of the chunk that completed it."""
+    decoder = SSEDecoder()
+    last = -1
+    for last, chunk in enumerate(chunks):
+        for event in decoder.feed(chunk):
+            yield last, event
+    for event in decoder.close():
+        yield max(last, 0), event
+
+
+def parse_event_json(data: str) -> dict[str, Any] | None:
+    """The event's data as a JSON object, or None (`[DONE]`, keep-alives, anything else)."""
+    if not data.startswith("{"):
+        return None
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def carries_token(payload: dict[str, Any]) -> bool:
+    """True when a stream event carries generated output (the first such event is the first token)."""
+    event_type = payload.get("type")
+    if isinstance(event_type, str):
+        return event_type.startswith("response.") and event_type.endswith(".delta")
+    for choice in payload.get("choices") or ():
+        delta = choice.get("delta") or {}
+        if any(delta.get(key) for key in ("content", "reasoning_content", "reasoning", "refusal", "tool_calls")):
+            return True
+        if delta.get("function_call"):
+            return True
+    return False
+
+
+def stream_error(payload: dict[str, Any]) -> str | None:
+    """The message of an error sent inside a stream (chat `{"error": ...}` or a Responses `error` event)."""
+    error = payload.get("error")
+    if payload.get("type") in ("error", "response.failed"):
+        error = error or (payload.get("response") or {}).get("error") or payload
+    if not error:
+        return None
+    if isinstance(error, dict):
+        return str(error.get("message") or json.dumps(error))
+    return str(error)
+
+
+def assemble_stream(payloads: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """The whole message a stream's JSON events add up to, shaped like the non-streamed body.
+
+    The API is recognised from the events themselves (`type: response.*` means the Responses
+    API); None when no event was recognised.
+    """
+    chat = ChatStreamAssembler()
+    responses = ResponsesStreamAssembler()
+    kind: str | None = None
+    for payload in payloads:
+        event_type = payload.get("type")
+        if isinstance(event_type, str) and event_type.startswith("response."):
+            kind = kind or "responses"
+            responses.add(payload)
+        elif "choices" in payload or payload.get("object") == "chat.completion.chunk":
+            kind = kind or "chat"
+            chat.add(payload)
+    if kind == "chat":
+        return chat.result()
+    if kind == "responses":
+        return responses.result()
+    return None
+
+
+# ---------------------------------------------------------------- chat completions
+
+_JOINED_TEXT = ("content", "reasoning_content", "reasoning", "refusal")
+
+
+def _join_name(current: str, piece: str) -> str:
+    # Most servers send the name once; some repeat it in every chunk; a few split it.
+    if not current:
+        return piece
+    return current if piece == current else current + piece
+
+
+def _join_arguments(current: str, piece: object) -> str:
+    return current + (piece if isinstance(piece, str) else json.dumps(piece))
+
+
+@dataclass
+class _ChoiceState:
+    index: int
+    message: dict[str, Any] = field(default_factory=lambda: {"role": "assistant", "content": None})
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str | None = None
+
+    def add_delta(self, delta: dict[str, Any]) -> None:
+        for key, value in delta.items():
+            if key == "tool_calls":
+                for piece in value or ():
+                    self._add_tool_call_piece(piece)
+            elif key == "function_call" and isinstance(value, dict):
+                call = self.message.setdefault("function_call", {"name": "", "arguments": ""})
+                call["name"] = _join_name(call["name"], value.get("name") or "")
+                call["arguments"] = _join_arguments(call["arguments"], value.get("arguments") or "")
+            elif key in _JOINED_TEXT:
+                if value is not None:
+                    self.message[key] = (self.message.get(key) or "") + str(value)
+                else:
+                    self.message.setdefault(key, None)
+            elif value is not None or key not in self.message:  # role, and anything unknown: last value
+                self.message[key] = value
+
+    def _add_tool_call_piece(self, piece: dict[str, Any]) -> None:
+        slot = self._slot_for(piece)
+        if piece.get("id"):
+            slot["id"] = piece["id"]
+        if piece.get("type"):
+            slot["type"] = piece["type"]
+        function = piece.get("function") or {}
+        if function.get("name"):
+            slot["function"]["name"] = _join_name(slot["function"]["name"], function["name"])
+        if function.get("arguments") is not None:
+            slot["function"]["arguments"] = _join_arguments(slot["function"]["arguments"], function["arguments"])
+
+    def _slot_for(self, piece: dict[str, Any]) -> dict[str, Any]:
+        call_id, index = piece.get("id"), piece.get("index")
+        if call_id:
+            for slot in self.tool_calls:
+                if slot["id"] == call_id:
+                    return slot
+        if isinstance(index, int):
+            for slot in reversed(self.tool_calls):
+                # A new id at a known index is a new call (servers that number every call 0).
+                if slot["_index"] == index and not (call_id and slot["id"] and slot["id"] != call_id):
+                    return slot
+        elif not call_id and self.tool_calls:
+            return self.tool_calls[-1]
+        slot = {"_index": index, "id": call_id or "", "type": "function", "function": {"name": "", "arguments": ""}}
+        self.tool_calls.append(slot)
+        return slot
+
+    def result(self) -> dict[str, Any]:
+        message = dict(self.message)
+        if self.tool_calls:
+            message["tool_calls"] = [{k: v for k, v in slot.items() if k != "_index"} for slot in self.tool_calls]
+        return {"index": self.index, "message": message, "finish_reason": self.finish_reason}
+
+
+@dataclass
+class ChatStreamAssembler:
+    """Joins `chat.completion.chunk` events into one `chat.completion` body."""
+
+    header: dict[str, Any] = field(default_factory=dict)
+    choices: dict[int, _ChoiceState] = field(default_factory=dict)
+    usage: dict[str, Any] | None = None
+
+    def add(self, chunk: dict[str, Any]) -> None:
+        """Take one chunk (a parsed `data:` payload)."""
+        for key in ("id", "created", "model", "system_fingerprint", "service_tier"):
+            if chunk.get(key) is not None:
+                self.header.setdefault(key, chunk[key])
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        for choice in chunk.get("choices") or ():
+            index = choice.get("index", 0)
+            state = self.choices.setdefault(index, _ChoiceState(index=index))
+            state.add_delta(choice.get("delta") or {})
+            if choice.get("finish_reason"):
+                state.finish_reason = choice["finish_reason"]
+
+    def result(self) -> dict[str, Any]:
+        """The `chat.completion` body the chunks add up to."""
+        body: dict[str, Any] = {"id": self.header.get("id"), "object": "chat.completion"}
+        body.update({k: v for k, v in self.header.items() if k != "id"})
+        body["choices"] = [self.choices[i].result() for i in sorted(self.choices)]
+        body["usage"] = self.usage
+        return body
+
+
+# ---------------------------------------------------------------- Responses API
+
+_TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+
+
+@dataclass
+class ResponsesStreamAssembler:
+    """Rebuilds a `response` object from Responses API stream events."""
+
+    base: dict[str, Any] | None = None
+    terminal: dict[str, Any] | None = None
+    done_items: dict[int, dict[str, Any]] = field(default_factory=dict)
+    open_items: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, event: dict[str, Any]) -> None:
+        """Take one event (a parsed `data:` payload with its `type`)."""
+        kind = event.get("type", "")
+        response = event.get("response")
+        if isinstance(response, dict):
+            if kind in _TERMINAL_EVENTS:
+                self.terminal = response
+            else:
+                self.base = response
+        position = event.get("output_index")
+        if not isinstance(position, int):
+            return
+        if kind == "response.output_item.done":
+            self.done_items[position] = event.get("item") or {}
+        elif kind == "response.output_item.added":
+            self.open_items[position] = copy.deepcopy(event.get("item") or {})
+        elif kind.endswith(".delta") and isinstance(event.get("delta"), str):
+            self._add_delta(position, kind, event)
+
+    def _add_delta(self, position: int, kind: str, event: dict[str, Any]) -> None:
+        item = self.open_items.setdefault(position, {})
+        delta: str = event["delta"]
+        if kind == "response.function_call_arguments.delta":
+            item["arguments"] = item.get("arguments", "") + delta
+            return
+        part_kind, key = {
+            "response.output_text.delta": ("output_text", "content"),
+            "response.refusal.delta": ("refusal", "content"),
+            "response.reasoning_text.delta": ("reasoning_text", "content"),
+            "response.reasoning_summary_text.delta": ("summary_text", "summary"),
+        }.get(kind, ("", ""))
+        if not part_kind:
+            return
+        parts: list[dict[str, Any]] = item.setdefault(key, [])
+        part_index = event.get("content_index", event.get("summary_index", 0))
+        while len(parts) <= part_index:
+            parts.append({"type": part_kind, "refusal" if part_kind == "refusal" else "text": ""})
+        text_key = "refusal" if part_kind == "refusal" else "text"
+        parts[part_index][text_key] = parts[part_index].get(text_key, "") + delta
+
+    def result(self) -> dict[str, Any]:
+        """The whole `response` object."""
+        items = {**self.open_items, **self.done_items}
+        if self.terminal is not None:
+            response = copy.deepcopy(self.terminal)
+            if not response.get("output") and items:
+                response["output"] = [items[i] for i in sorted(items)]
+            return response
+        response = copy.deepcopy(self.base) if self.base is not None else {"object": "response"}
+        response["output"] = [items[i] for i in sorted(items)]
+        return response
