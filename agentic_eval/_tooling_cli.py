@@ -1,0 +1,152 @@
+"""`agentic-eval tooling` and `agentic-eval forms`: parse, run the library, print rich tables, save the run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.errors import AgenticEvalError
+
+MAX_TOOLS = 5000
+
+
+def _endpoint(args: argparse.Namespace) -> Any:
+    from agentic_eval.endpoint import preflight, resolve_endpoint
+
+    endpoint = resolve_endpoint(args.base_url, args.api_key)
+    preflight(endpoint, args.model)
+    return endpoint
+
+
+def _progress(total: int, label: str, quiet: bool) -> Any:
+    """A rich progress bar on a terminal's stderr; nothing otherwise (or with --json)."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=Console(stderr=True), transient=True)
+    progress.add_task(label, total=total)
+    return progress
+
+
+def _pct(passed: int, cases: int) -> str:
+    return f"{100 * passed / cases:.1f} %" if cases else "-"
+
+
+def tooling(args: argparse.Namespace) -> int:
+    """Generate the battery from the seed, run it against the endpoint, print and save the scores."""
+    from agentic_eval.battery import PHASES, generate_cases, run_battery, summarize
+    from agentic_eval.instruments import save_instrument_run
+
+    if args.cases is not None and args.cases < 1:
+        raise AgenticEvalError(f"--cases must be at least 1 (got {args.cases}); the default is the campaign's 370")
+    if args.jobs < 1:
+        raise AgenticEvalError(f"-j/--jobs must be at least 1 (got {args.jobs})")
+    unknown = sorted(set(args.phase or ()) - set(PHASES))
+    if unknown:
+        raise AgenticEvalError(f"unknown phase {', '.join(unknown)}: choose from {', '.join(PHASES)}")
+    cases = generate_cases(args.seed, args.cases, args.phase)
+    if not cases:
+        raise AgenticEvalError(f"--cases {args.cases} leaves no case in phase(s) {', '.join(args.phase or ())}; "
+                               "ask for more cases")
+    endpoint = _endpoint(args)
+    progress = _progress(len(cases), "tool-call battery", args.json)
+    with progress or nullcontext():
+        results = run_battery(cases, endpoint, args.model, jobs=args.jobs,
+                              on_result=(lambda _r: progress.advance(progress.task_ids[0])) if progress else None)
+    summary = summarize(results, args.seed)
+    total = summary["total"]
+    pct = round(100 * total["passed"] / total["cases"], 1)
+    text = f"{total['passed']}/{total['cases']} ({pct} %)"
+    run_dir = save_instrument_run(
+        "tooling", model=args.model, base_url=endpoint.base_url, result=summary,
+        headline={"passed": total["passed"], "cases": total["cases"], "score_pct": pct}, headline_text=text,
+        settings={"seed": args.seed, "cases": args.cases or 370, "phases": args.phase or list(PHASES)},
+        runs_root=Path(args.run_dir))
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    _print_battery(summary, args.model, run_dir)
+    return 0
+
+
+def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    table = Table(title=f"tool-call battery · {model} · seed {summary['seed']}", title_justify="left")
+    for name, justify in (("phase", "left"), ("passed", "right"), ("cases", "right"), ("score", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for phase, row in summary["phases"].items():
+        table.add_row(phase, str(row["passed"]), str(row["cases"]), _pct(row["passed"], row["cases"]))
+    total = summary["total"]
+    table.add_row("TOTAL", str(total["passed"]), str(total["cases"]), _pct(total["passed"], total["cases"]), style="bold")
+    console.print(table)
+    failed = [c for c in summary["cases"] if not c["passed"]]
+    if failed:
+        reasons = Counter((c["phase"], c["reason"].split(": ")[-1].split(" path=")[0]) for c in failed)
+        why = Table(title="failures by reason", title_justify="left")
+        for name in ("phase", "reason", "cases", "e.g."):
+            why.add_column(name)
+        for (phase, reason), count in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):
+            example = next(c for c in failed if c["phase"] == phase and reason in c["reason"])
+            why.add_row(phase, reason, str(count), f"{example['id']}: {example['detail'][:70]}")
+        console.print(why)
+    families = Counter(t["classification"]["family"] for c in summary["cases"] for t in c["turns"]
+                       if (t.get("classification") or {}).get("label") == "text_tool_call")
+    if families:
+        console.print("tool calls written as text: " + ", ".join(f"{k} {v}" for k, v in families.most_common()),
+                      markup=False)
+    console.print("gaps under ~1.5 points between runs of one model are within run-to-run noise", markup=False)
+    console.print(f"saved: {run_dir}", markup=False)
+
+
+def forms(args: argparse.Namespace) -> int:
+    """The 10 API shapes with N tools exposed: print pass/fail with reasons, save the run."""
+    from agentic_eval.forms import SHAPES, exchanges_json, forms_json, run_forms
+    from agentic_eval.instruments import save_instrument_run
+
+    if not 1 <= args.tools <= MAX_TOOLS:
+        raise AgenticEvalError(f"--tools must be between 1 and {MAX_TOOLS} (got {args.tools})")
+    endpoint = _endpoint(args)
+    progress = _progress(len(SHAPES), "form matrix", args.json)
+    with progress or nullcontext():
+        results = run_forms(endpoint, args.model, args.tools,
+                            on_result=(lambda _r: progress.advance(progress.task_ids[0])) if progress else None)
+    output = forms_json(results, args.tools)
+    passed = sum(r.passed for r in results)
+    pct = round(100 * passed / len(results), 1)
+    run_dir = save_instrument_run(
+        "forms", model=args.model, base_url=endpoint.base_url, result=output,
+        headline={"passed": passed, "cases": len(results), "score_pct": pct},
+        headline_text=f"{passed}/{len(results)} shapes", settings={"tools": args.tools}, runs_root=Path(args.run_dir))
+    (run_dir / "exchanges.json").write_text(json.dumps(exchanges_json(results), indent=2, default=str) + "\n",
+                                            encoding="utf-8")
+    if args.json:
+        print(json.dumps(output))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    table = Table(title=f"form matrix · {args.model} · {args.tools} tools exposed", title_justify="left")
+    for name in ("shape", "api", "tool_choice", "stream", "strict", "catalog", "result", "reason", "s"):
+        table.add_column(name, justify="right" if name == "s" else "left")
+    by_name = {s.name: s for s in SHAPES}
+    for r in results:
+        shape = by_name[r.name]
+        reason = r.reason if r.passed and not r.detail else f"{r.reason}: {r.detail}"[:90]
+        table.add_row(r.name, shape.api, shape.tool_choice, "yes" if shape.stream else "no",
+                      "yes" if shape.strict else "no", str(min(8, args.tools)) if shape.narrowed else str(args.tools),
+                      "[green]pass[/]" if r.passed else "[red]FAIL[/]", reason, f"{r.elapsed_s:.1f}")
+    console.print(table)
+    console.print(f"{passed}/{len(results)} shapes passed; saved: {run_dir}", markup=False)
+    return 0
