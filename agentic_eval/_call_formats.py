@@ -388,18 +388,20 @@ def _kimi(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
 def _harmony(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
     """gpt-oss Harmony: `<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{...}<|call|>`,
     also with the special tokens stripped."""
-    pattern = re.compile(r"(?:<\|start\|>assistant)?(?:<\|channel\|>\s*\w+\s*)?\bto=functions\.([\w\-]+)")
-    for opener in pattern.finditer(text):
+    header = re.compile(r"(?:<\|start\|>assistant)?(?:<\|channel\|>\s*\w+\s*)?\Z")
+    for opener in re.finditer(r"\bto=functions\.([\w\-]+)", text):
+        before = header.search(text, max(0, opener.start() - 60), opener.start())
+        start = before.start() if before else opener.start()
         message = re.compile(r"<\|message\|>|\{").search(text, opener.end(), opener.end() + 80)
         if message is None:
-            yield FoundCall("harmony", opener.group(1), None, opener.start(), len(text), truncated=True)
+            yield FoundCall("harmony", opener.group(1), None, start, len(text), truncated=True)
             continue
         start = message.end() if message.group() != "{" else message.start()
         decoded = decode_json_at(text, skip_space(text, start))
         call_end = re.compile(r"<\|call\|>").match(text, decoded[1]) if decoded else None
         end = call_end.end() if call_end else decoded[1] if decoded else len(text)
         arguments = decoded[0] if decoded and isinstance(decoded[0], dict) else None
-        yield FoundCall("harmony", opener.group(1), arguments, opener.start(), end, truncated=decoded is None)
+        yield FoundCall("harmony", opener.group(1), arguments, start, end, truncated=decoded is None)
 
 
 def _mistral(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -50,20 +51,23 @@ def classify(args: argparse.Namespace) -> int:
         )
     outputs: list[dict[str, Any]] = []
     bad_lines = 0
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            output = classify_line(line)
-            if "error" in output:
-                bad_lines += 1
-                output["line"] = number
-                print(f"agentic-eval: {path}:{number}: {output['error']}", file=sys.stderr)
-            outputs.append(output)
-            if args.json:
-                print(json.dumps(output))
-    if not args.json:
-        _print_tables(path, outputs, bad_lines)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                output = classify_line(line)
+                if "error" in output:
+                    bad_lines += 1
+                    output["line"] = number
+                    print(f"agentic-eval: {path}:{number}: {output['error']}", file=sys.stderr)
+                outputs.append(output)
+                if args.json:
+                    print(json.dumps(output))
+        if not args.json:
+            _print_tables(path, outputs, bad_lines)
+    except BrokenPipeError:  # the reader stopped early (`| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 1 if bad_lines else 0
 
 
@@ -77,7 +81,7 @@ def _print_tables(path: Path, outputs: list[dict[str, Any]], bad_lines: int) -> 
     turns = sum(labels.values())
     skipped = sum(1 for output in outputs if "skipped" in output)
 
-    by_label = Table(title=f"Model turns in {path.name}: {turns}")
+    by_label = Table()
     by_label.add_column("label")
     by_label.add_column("turns", justify="right")
     by_label.add_column("share", justify="right")
@@ -85,14 +89,14 @@ def _print_tables(path: Path, outputs: list[dict[str, Any]], bad_lines: int) -> 
         share = f"{100 * labels[label] / turns:.0f} %" if turns else "-"
         by_label.add_row(label, str(labels[label]), share)
     console = Console()
+    console.print(f"{path.name}: {turns} model turns, {skipped} lines skipped (no model turn), {bad_lines} bad lines")
     console.print(by_label)
     if families:
-        by_family = Table(title="Text tool calls by family")
-        by_family.add_column("family")
+        by_family = Table()
+        by_family.add_column("text tool call family")
         by_family.add_column("turns", justify="right")
         for family, count in families.most_common():
             by_family.add_row(family, str(count))
         console.print(by_family)
     if flags:
         console.print("flags: " + ", ".join(f"{flag} {count}" for flag, count in flags.most_common()))
-    console.print(f"{len(outputs)} lines: {turns} model turns, {skipped} skipped (not a model turn), {bad_lines} bad")

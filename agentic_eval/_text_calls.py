@@ -63,6 +63,15 @@ _OPENERS: tuple[tuple[str, str], ...] = (
     ("<|START_ACTION|>", "command_r"), ("<start_function_call>", "function_gemma"), ("<function_call>", "granite_fc"),
 )
 _MIN_CUT_MARKER = 4
+# Every opener's prefixes of at least _MIN_CUT_MARKER characters (longest first), found at the end of a reply.
+_CUT_FAMILY = {
+    marker[:length]: family
+    for marker, family in reversed(_OPENERS)
+    for length in range(_MIN_CUT_MARKER, len(marker) + 1)
+}
+_CUT_MARKER = re.compile("(?:" + "|".join(map(re.escape, sorted(_CUT_FAMILY, key=len, reverse=True))) + r")\Z")
+_CUT_WINDOW = max(map(len, _CUT_FAMILY))
+_CALL_START = re.compile(r"\s*(?:\[\s*)?[A-Za-z_][\w.]*\s*\(")
 
 
 @dataclass(frozen=True)
@@ -74,9 +83,13 @@ class _Fence:
     body_end: int
 
 
+def _spaces(segment: str) -> str:
+    """As many spaces as `segment` has characters, its newlines kept (offsets and line starts stay)."""
+    return "\n".join(" " * len(line) for line in segment.split("\n"))
+
+
 def _blank(text: str, start: int, end: int) -> str:
-    """The text with [start, end) replaced by spaces, newlines kept (offsets and line starts stay)."""
-    return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+    return text[:start] + _spaces(text[start:end]) + text[end:]
 
 
 def _fences(text: str) -> list[_Fence]:
@@ -94,7 +107,7 @@ def _fences(text: str) -> list[_Fence]:
 
 
 def _without_inline_code(text: str) -> str:
-    return _INLINE_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+    return _INLINE_CODE.sub(lambda m: _spaces(m.group()), text)
 
 
 def _invented_xml(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
@@ -143,7 +156,7 @@ def _bare_json(text: str, tools: ToolCatalog, family: str = "llama_json") -> Ite
 
 def _pythonic(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
     """Pythonic calls naming offered tools: `[get_weather(city='SF'), get_time()]`, or a reply that is only calls."""
-    whole = python_calls(text, tools) if re.match(r"\s*[A-Za-z_][\w.]*\s*\(", text) else None
+    whole = python_calls(text, tools) if _CALL_START.match(text) else None
     if whole and all(tools.canonical(name) for name, _ in whole):
         stripped = len(text) - len(text.lstrip())
         for name, arguments in whole:
@@ -168,7 +181,7 @@ def _in_fence(text: str, fence: _Fence, tools: ToolCatalog) -> Iterator[FoundCal
     found: list[FoundCall] = []
     if fence.language in _JSON_FENCES:
         found += _bare_json(body, tools, family="json")
-    if fence.language in _PYTHON_FENCES and (calls := python_calls(body, tools)):
+    if fence.language in _PYTHON_FENCES and _CALL_START.match(body) and (calls := python_calls(body, tools)):
         found += [FoundCall("pythonic", name, arguments, 0, len(body)) for name, arguments in calls]
     for call in found:
         if call.name and tools.canonical(call.name):
@@ -185,12 +198,13 @@ def _orphan_closers(text: str, found: list[FoundCall]) -> Iterator[FoundCall]:
 
 def _cut_marker_at_end(text: str) -> Iterator[FoundCall]:
     tail = text.rstrip()
-    for marker, family in _OPENERS:
-        for length in range(len(marker), _MIN_CUT_MARKER - 1, -1):
-            start = len(tail) - length
-            if tail.endswith(marker[:length]) and (start == 0 or tail[start - 1].isspace() or tail[start - 1] == ">"):
-                yield FoundCall(family, None, None, start, len(text), truncated=True)
-                return
+    window_start = max(0, len(tail) - _CUT_WINDOW)
+    cut = _CUT_MARKER.search(tail, window_start)
+    if cut is None:
+        return
+    start = cut.start()
+    if start == 0 or tail[start - 1].isspace() or tail[start - 1] == ">":
+        yield FoundCall(_CUT_FAMILY[cut.group()], None, None, start, len(text), truncated=True)
 
 
 def _without_overlaps(found: list[FoundCall]) -> list[FoundCall]:

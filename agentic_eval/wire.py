@@ -47,7 +47,7 @@ WIRE_FORMAT_VERSION = 1
 # "identity" so the recorder can read the body it passes through byte for byte.
 _REQUEST_HOP_HEADERS = frozenset(
     {"host", "connection", "keep-alive", "proxy-authorization", "proxy-connection", "te", "trailer",
-     "transfer-encoding", "upgrade", "content-length", "accept-encoding"}
+     "transfer-encoding", "upgrade", "content-length", "accept-encoding", "expect"}
 )
 _RESPONSE_HOP_HEADERS = frozenset(
     {"connection", "keep-alive", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade"}
@@ -205,7 +205,7 @@ class _WireLog:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self._handle = open(path, "a", encoding="utf-8")  # closed by close()
         self._lock = threading.Lock()
         self.count = 0
 
@@ -441,7 +441,7 @@ class WireRecorder:
 
         try:
             asyncio.run(serve())
-        except BaseException as exc:  # noqa: BLE001 - reported by start()
+        except BaseException as exc:  # reported by start()
             self._failure = exc
         finally:
             sock.close()

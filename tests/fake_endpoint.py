@@ -42,6 +42,9 @@ class ScriptedReply:
     """Write an `event: <type>` line before each dict event's data (the Responses API does)."""
     chunk_delay_s: float | Sequence[float] = 0.0
     """Pause before each event: one value for all, or one per event."""
+    pace_s: float | None = None
+    """Send event i at (stream start + i * pace_s): a steady token rate, where a late wake-up does not
+    delay the events after it (unlike chunk_delay_s, whose pauses add up)."""
     close_after_events: int | None = None
     """Drop the connection after this many events, without ending the stream."""
     headers: dict[str, str] = field(default_factory=dict)
@@ -196,6 +199,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.flush()
         delays = reply.chunk_delay_s
+        started = time.perf_counter()
         for number, event in enumerate(reply.events):
             if reply.close_after_events is not None and number >= reply.close_after_events:
                 self.close_connection = True
@@ -204,6 +208,8 @@ class _Handler(BaseHTTPRequestHandler):
             delay = delays[number] if isinstance(delays, Sequence) else delays
             if delay:
                 time.sleep(delay)
+            if reply.pace_s is not None and (wait := started + number * reply.pace_s - time.perf_counter()) > 0:
+                time.sleep(wait)
             data = sse_bytes(event, reply.named_events)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()

@@ -337,7 +337,7 @@ def test_cli_bad_lines_are_reported_and_the_rest_classified(tmp_path: Path, caps
 
     assert main(["classify", str(path)]) == 1
     table = capsys.readouterr().out
-    assert "prose" in table and "2 bad" in table
+    assert "prose" in table and "2 bad lines" in table
 
 
 def test_cli_table_counts_families(capsys: pytest.CaptureFixture[str]) -> None:
