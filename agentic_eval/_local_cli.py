@@ -1,0 +1,94 @@
+"""CLI commands `serve-local` and `probe`: argument handling and display; the work is in
+local_server.py and probe.py."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+
+def serve_local(args: argparse.Namespace) -> int:
+    """Start llama.cpp's server on 127.0.0.1, print where it is, serve until Ctrl-C."""
+    from agentic_eval.local_server import LocalServer
+
+    def say(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    t0 = time.monotonic()
+    server = LocalServer(gguf=args.gguf, port=args.port, ctx=args.ctx, threads=args.threads, log=say)
+    try:
+        say(f"starting llama.cpp on 127.0.0.1:{args.port} (ctx {args.ctx}, {server.threads} threads) ...")
+        with server:
+            print(f"base URL: {server.base_url}", flush=True)
+            print(f"model:    {server.model}", flush=True)
+            say(f"ready in {time.monotonic() - t0:.1f}s. Try:\n"
+                f"  agentic-eval probe --base-url {server.base_url} --model {server.model}\n"
+                f"  agentic-eval run --base-url {server.base_url} --model {server.model} --task read-config-answer\n"
+                "Ctrl-C stops the server.")
+            while server.alive():
+                time.sleep(0.5)
+            say("the llama.cpp server exited on its own")
+            return 1
+    except KeyboardInterrupt:
+        say("stopped")
+        return 0
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def probe(args: argparse.Namespace) -> int:
+    """Probe the endpoint's tool-call behaviour in every API shape and print the table (or JSON)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from agentic_eval.endpoint import resolve_endpoint
+    from agentic_eval.probe import REQUEST_TIMEOUT_S, SHAPES, ShapeResult, run_probe, verdict
+
+    endpoint = resolve_endpoint(args.base_url, args.api_key)
+    err = Console(stderr=True, highlight=False)
+
+    def progress(row: ShapeResult) -> None:
+        if not args.json:
+            err.print(f"  {row.shape}: {row.label} in {row.latency_s:.1f}s", markup=False)
+
+    if not args.json:
+        err.print(f"probing {args.model} at {endpoint.base_url}: {len(SHAPES)} requests, each may take up to "
+                  f"{REQUEST_TIMEOUT_S:.0f}s on a CPU-only server", markup=False)
+    report = run_probe(endpoint, args.model, on_row=progress)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+        return 0
+    out = Console(highlight=False, width=None if sys.stdout.isatty() else 120)
+    listed = ", ".join(report.models) if report.models else ("no /models route" if report.models is None else "none")
+    out.print(f"models listed: {listed}", markup=False)
+    table = Table(title=f"{report.model} at {report.base_url}", title_justify="left")
+    for column in ("shape", "HTTP", "label", "family", "tool called", "args ok", "latency", "note"):
+        table.add_column(column, justify="right" if column in ("HTTP", "latency") else "left")
+    errors = []
+    for row in report.shapes:
+        note = ", ".join(row.flags)
+        if row.error:
+            errors.append(f"  {row.shape}: {row.error}")
+            note = "error (below)"
+        table.add_row(row.shape, _cell(row.status), row.label, _cell(row.family), _cell(row.tool),
+                      _cell(row.arguments_ok), f"{row.latency_s:.1f}s", note, style="red" if row.error else None)
+    out.print(table)
+    for line in errors:
+        out.print(line, markup=False, soft_wrap=True)
+    m = report.metrics
+    if m.families:
+        out.print(f"metrics: {m.url} exports {len(m.families)} families"
+                  + (f" ({' '.join(m.prefixes)})" if m.prefixes else ""), markup=False)
+    else:
+        out.print(f"metrics: none at {m.url} ({m.error})", markup=False)
+    out.print(verdict(report), markup=False)
+    return 0

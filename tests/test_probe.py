@@ -1,0 +1,132 @@
+"""`probe` against the scripted fake endpoint: one row per shape, errors as rows, metrics families."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from fake_endpoint import (
+    FakeEndpoint,
+    ScriptedReply,
+    chat_body,
+    chat_stream,
+    responses_body,
+    responses_stream,
+    tool_call,
+)
+
+from agentic_eval.cli import main
+from agentic_eval.endpoint import resolve_endpoint
+from agentic_eval.errors import EndpointError
+from agentic_eval.probe import SHAPES, run_probe, verdict
+
+HERMES = '<tool_call>\n{"name": "read_file", "arguments": {"path": "src/main.py"}}\n</tool_call>'
+VLLM_METRICS = (
+    "# HELP vllm:num_requests_running Number of requests running.\n"
+    "# TYPE vllm:num_requests_running gauge\n"
+    'vllm:num_requests_running{model_name="m"} 0.0\n'
+    "# HELP vllm:prompt_tokens_total Prompt tokens.\n"
+    "# TYPE vllm:prompt_tokens_total counter\n"
+    'vllm:prompt_tokens_total{model_name="m"} 12.0\n'
+    "# HELP process_cpu_seconds_total CPU time.\n"
+    "# TYPE process_cpu_seconds_total counter\n"
+    "process_cpu_seconds_total 1.5\n"
+)
+
+
+def one_of_each() -> list[ScriptedReply]:
+    """Replies for the six shapes in order, then the /metrics answer."""
+    return [
+        ScriptedReply(body=chat_body(tool_calls=[tool_call("read_file", {"path": "src/main.py"})])),
+        ScriptedReply(body=chat_body(HERMES)),
+        ScriptedReply(status=500, body={"error": {"message": "tool_choice named is not supported"}}),
+        ScriptedReply(events=chat_stream(tool_calls=[tool_call("read_file", {"path": "README.md"})])),
+        ScriptedReply(body=responses_body("I cannot read files, but src/main.py is probably the entry point.")),
+        ScriptedReply(events=responses_stream(function_calls=[("read_file", {"path": "./src/main.py"})]),
+                      named_events=True),
+        ScriptedReply(body=VLLM_METRICS),
+    ]
+
+
+def test_every_shape_is_a_row_classified_from_the_real_answer() -> None:
+    with FakeEndpoint(one_of_each()) as fake:
+        report = run_probe(resolve_endpoint(fake.base_url, "k"), "fake-model")
+        sent = [(r.method, r.path, r.body) for r in fake.requests]
+
+    rows = {r.shape: r for r in report.shapes}
+    assert [r.shape for r in report.shapes] == [s.name for s in SHAPES]
+    assert (rows["chat auto"].label, rows["chat auto"].tool, rows["chat auto"].arguments_ok) == \
+        ("tool_call", "read_file", True)
+    assert (rows["chat required"].label, rows["chat required"].family, rows["chat required"].arguments_ok) == \
+        ("text_tool_call", "hermes", True)
+    named = rows["chat named"]
+    assert (named.label, named.status) == ("error", 500) and "not supported" in (named.error or "")
+    assert (rows["chat auto stream"].label, rows["chat auto stream"].arguments_ok) == ("tool_call", False)
+    assert (rows["responses auto"].label, rows["responses auto"].tool) == ("prose", None)
+    assert (rows["responses auto stream"].label, rows["responses auto stream"].arguments_ok) == ("tool_call", True)
+    assert all(r.latency_s >= 0 for r in report.shapes)
+
+    # what went over the wire: the model list first, each shape's request, /metrics last
+    assert sent[0][:2] == ("GET", "/v1/models")
+    posts = sent[1:7]
+    assert [p[1] for p in posts] == ["/v1/chat/completions"] * 4 + ["/v1/responses"] * 2
+    assert [p[2]["tool_choice"] for p in posts[:3]] == ["auto", "required",
+                                                        {"type": "function", "function": {"name": "read_file"}}]
+    assert [bool(p[2].get("stream")) for p in posts] == [False, False, False, True, False, True]
+    assert all(p[2]["model"] == "fake-model" and len(p[2]["tools"]) == 1 for p in posts)
+    assert sent[7][:2] == ("GET", "/metrics")
+
+    assert report.models == ["fake-model"]
+    assert report.metrics.prefixes == ["vllm:"]
+    assert "vllm:num_requests_running" in report.metrics.families
+    assert "3 of 6 shapes got a structured tool call" in verdict(report)
+    assert "hermes" in verdict(report) and "1 failed" in verdict(report)
+
+
+def test_garbage_timeouts_and_cut_streams_are_rows_not_crashes() -> None:
+    shapes = (SHAPES[0], SHAPES[3], SHAPES[5], SHAPES[1])
+    replies = [
+        ScriptedReply(body="<html>502 Bad Gateway</html>"),
+        ScriptedReply(events=chat_stream("slow"), chunk_delay_s=2.0),
+        ScriptedReply(events=responses_stream("cut short"), named_events=True, close_after_events=2),
+        ScriptedReply(body={"object": "list", "data": []}),
+    ]
+    with FakeEndpoint(replies) as fake:
+        report = run_probe(resolve_endpoint(fake.base_url, "k"), "fake-model", shapes=shapes, timeout_s=0.5)
+    garbage, slow, cut, not_a_turn = report.shapes
+    assert (garbage.label, garbage.status) == ("error", 200) and "not a model turn" in (garbage.error or "")
+    assert slow.label == "error" and "no answer within" in (slow.error or "")
+    assert cut.label == "error" and cut.error
+    assert not_a_turn.label == "error" and "not a model turn" in (not_a_turn.error or "")
+    # nothing left in the queue: the fake answers /metrics with a 500
+    assert report.metrics.families == [] and report.metrics.error == "HTTP 500"
+
+
+def test_a_model_the_endpoint_does_not_list_is_one_error_naming_the_listed_ones() -> None:
+    with FakeEndpoint() as fake, pytest.raises(EndpointError, match="fake-model"):
+        run_probe(resolve_endpoint(fake.base_url, "k"), "other-model")
+
+
+def test_cli_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeEndpoint(one_of_each()) as fake:
+        assert main(["probe", "--base-url", fake.base_url, "--model", "fake-model", "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        fake.enqueue(*one_of_each())
+        assert main(["probe", "--base-url", fake.base_url, "--model", "fake-model"]) == 0
+        table = capsys.readouterr().out
+    assert [s["label"] for s in data["shapes"]] == ["tool_call", "text_tool_call", "error", "tool_call", "prose",
+                                                    "tool_call"]
+    assert data["metrics"]["prefixes"] == ["vllm:"] and data["model"] == "fake-model"
+    for text in ("chat auto stream", "responses auto", "text_tool_call", "hermes", "vllm:", "HTTP 500"):
+        assert text in table
+    assert "3 of 6 shapes got a structured tool call" in table
+
+
+def test_cli_unreachable_endpoint_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["probe", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("agentic-eval: error: cannot reach")
