@@ -131,6 +131,39 @@ def stream_error(payload: dict[str, Any]) -> str | None:
     return str(error)
 
 
+@dataclass
+class StreamSummary:
+    """What a whole event stream amounts to."""
+
+    events: list[str]
+    """Every event's raw data, in order."""
+    response: dict[str, Any] | None
+    """The reassembled message (see `assemble_stream`)."""
+    first_token_chunk: int | None
+    """Index of the chunk that completed the first event carrying generated output."""
+    error: str | None
+    """The first error the upstream sent inside the stream."""
+
+
+def summarize_stream(chunks: Iterable[bytes]) -> StreamSummary:
+    """Decode a stream's raw chunks (as received) into its events and the message they add up to."""
+    events: list[str] = []
+    payloads: list[dict[str, Any]] = []
+    first_token_chunk: int | None = None
+    error: str | None = None
+    for chunk_index, event in decode_sse(chunks):
+        events.append(event.data)
+        payload = parse_event_json(event.data)
+        if payload is None:
+            continue
+        payloads.append(payload)
+        if first_token_chunk is None and carries_token(payload):
+            first_token_chunk = chunk_index
+        if error is None and (message := stream_error(payload)):
+            error = f"upstream sent an error event: {message}"
+    return StreamSummary(events, assemble_stream(payloads), first_token_chunk, error)
+
+
 def assemble_stream(payloads: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
     """The whole message a stream's JSON events add up to, shaped like the non-streamed body.
 

@@ -36,7 +36,7 @@ import httpx
 import uvicorn
 from pydantic import BaseModel, Field
 
-from agentic_eval._assemble import assemble_stream, carries_token, decode_sse, parse_event_json, stream_error
+from agentic_eval._assemble import summarize_stream
 from agentic_eval.errors import AgenticEvalError
 
 __all__ = ["WIRE_FORMAT_VERSION", "WireRecord", "WireRecorder", "WireTimings", "read_wire_log"]
@@ -164,17 +164,10 @@ class _Exchange:
         if chunks is None:
             error = error or f"response body kept undecoded: content-encoding {self.content_encoding!r}"
         elif stream:
-            payloads = []
-            for chunk_index, event in decode_sse(chunks):
-                events.append(event.data)
-                payload = parse_event_json(event.data)
-                if payload is None:
-                    continue
-                payloads.append(payload)
-                if first_token_s is None and carries_token(payload):
-                    first_token_s = self.chunk_times[chunk_index] - self.t0
-                error = error or (f"upstream sent an error event: {msg}" if (msg := stream_error(payload)) else None)
-            response = assemble_stream(payloads)
+            summary = summarize_stream(chunks)
+            events, response, error = summary.events, summary.response, error or summary.error
+            if summary.first_token_chunk is not None:
+                first_token_s = self.chunk_times[summary.first_token_chunk] - self.t0
         elif self.chunks:
             response = _parse_body(b"".join(chunks))
         usage = response.get("usage") if isinstance(response, dict) else None
@@ -205,7 +198,7 @@ class _WireLog:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(path, "a", encoding="utf-8")  # closed by close()
+        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
         self._lock = threading.Lock()
         self.count = 0
 
@@ -441,7 +434,7 @@ class WireRecorder:
 
         try:
             asyncio.run(serve())
-        except BaseException as exc:  # reported by start()
+        except BaseException as exc:  # noqa: BLE001 - reported by start()
             self._failure = exc
         finally:
             sock.close()

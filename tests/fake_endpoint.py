@@ -340,22 +340,29 @@ def responses_stream(
     `completed=False` leaves out the final `response.completed` event."""
     whole = responses_body(text, function_calls=function_calls, reasoning=reasoning, model=model)
     in_progress = {**whole, "status": "in_progress", "output": [], "usage": None}
-    events: list[dict[str, Any]] = [{"type": "response.created", "response": in_progress}]
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": in_progress},
+        {"type": "response.in_progress", "response": in_progress},
+    ]
     for position, item in enumerate(whole["output"]):
-        empty = {**item, "content": [], "summary": []} if item["type"] != "function_call" else {**item, "arguments": ""}
-        events.append({"type": "response.output_item.added", "output_index": position, "item": empty})
-        if item["type"] == "message":
-            for piece in _pieces(item["content"][0]["text"], piece_chars):
-                events.append({"type": "response.output_text.delta", "output_index": position,
-                               "content_index": 0, "item_id": item["id"], "delta": piece})
-        elif item["type"] == "reasoning":
-            for piece in _pieces(item["content"][0]["text"], piece_chars):
-                events.append({"type": "response.reasoning_text.delta", "output_index": position,
-                               "content_index": 0, "item_id": item["id"], "delta": piece})
+        where = {"output_index": position, "item_id": item["id"]}
+        if item["type"] == "function_call":
+            started = {**item, "arguments": "", "status": "in_progress"}
+            events.append({"type": "response.output_item.added", "output_index": position, "item": started})
+            events += [{"type": "response.function_call_arguments.delta", **where, "delta": piece}
+                       for piece in _pieces(item["arguments"], piece_chars)]
+            events.append({"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"]})
         else:
-            for piece in _pieces(item["arguments"], piece_chars):
-                events.append({"type": "response.function_call_arguments.delta", "output_index": position,
-                               "item_id": item["id"], "delta": piece})
+            kind = "output_text" if item["type"] == "message" else "reasoning_text"
+            part = item["content"][0]
+            started = {**item, "content": [], **({"status": "in_progress"} if "status" in item else {})}
+            events.append({"type": "response.output_item.added", "output_index": position, "item": started})
+            events.append({"type": "response.content_part.added", **where, "content_index": 0,
+                           "part": {**part, "text": ""}})
+            events += [{"type": f"response.{kind}.delta", **where, "content_index": 0, "delta": piece}
+                       for piece in _pieces(part["text"], piece_chars)]
+            events.append({"type": f"response.{kind}.done", **where, "content_index": 0, "text": part["text"]})
+            events.append({"type": "response.content_part.done", **where, "content_index": 0, "part": part})
         events.append({"type": "response.output_item.done", "output_index": position, "item": item})
     if completed:
         events.append({"type": "response.completed", "response": whole})

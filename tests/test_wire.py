@@ -249,6 +249,8 @@ def test_real_openai_client_through_the_proxy(fake: FakeEndpoint, recorder: Wire
     fake.enqueue(
         ScriptedReply(events=chat_stream("Let me look.", tool_calls=PARALLEL_CALLS, piece_chars=2)),
         ScriptedReply(body=responses_body("Done.", function_calls=[("read", {"filePath": "/x"})])),
+        ScriptedReply(events=responses_stream("Streamed.", function_calls=[("grep", {"pattern": "x"})],
+                                              reasoning="Think."), named_events=True),
     )
     client = openai.OpenAI(base_url=recorder.base_url, api_key="x", max_retries=0)
     with client.chat.completions.stream(model="fake-model", messages=[{"role": "user", "content": "go"}]) as stream:
@@ -256,11 +258,18 @@ def test_real_openai_client_through_the_proxy(fake: FakeEndpoint, recorder: Wire
     assert [c.function.name for c in final.choices[0].message.tool_calls or []] == ["read", "grep"]
     response = client.responses.create(model="fake-model", input="go")
     assert response.output_text == "Done."
+    with client.responses.stream(model="fake-model", input="go") as events:
+        streamed = events.get_final_response()
+    assert streamed.output_text == "Streamed." and [i.type for i in streamed.output] == [
+        "reasoning", "message", "function_call"
+    ]
     assert [m.id for m in client.models.list()] == ["fake-model"]
     records = records_after_stop(recorder)
     assert [(r.method, r.path) for r in records] == [
-        ("POST", "/v1/chat/completions"), ("POST", "/v1/responses"), ("GET", "/v1/models")
+        ("POST", "/v1/chat/completions"), ("POST", "/v1/responses"), ("POST", "/v1/responses"), ("GET", "/v1/models")
     ]
+    assert records[2].response == responses_body("Streamed.", function_calls=[("grep", {"pattern": "x"})],
+                                                 reasoning="Think.")
     assert records[0].response["choices"][0]["message"]["tool_calls"] == PARALLEL_CALLS
 
 
