@@ -28,13 +28,11 @@ import atexit
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -467,8 +465,12 @@ class Grader:
         except Exception as exc:  # noqa: BLE001 - any parse error of the agent's file is a failed check
             return None, f"cannot parse: {str(exc).splitlines()[0]}"
 
-    def _key_equals(self, rel: str, dotted_key: str, expected: Any) -> bool:
-        what = f"{rel}: {dotted_key} == {expected!r}"
+    def key_satisfies(self, rel: str, dotted_key: str, predicate: Callable[[Any], bool], description: str) -> bool:
+        """The JSON/YAML value at "a.b.c" satisfies `predicate` (for values with several valid spellings).
+
+        `description` completes the check's line: "config/deploy.yaml: memory <description>".
+        """
+        what = f"{rel}: {dotted_key} {description}"
         data, why = self._data(rel)
         if why:
             return self.check(what, False, why)
@@ -476,7 +478,10 @@ class Grader:
             actual = _dig(data, dotted_key)
         except KeyError:
             return self.check(what, False, "key not found")
-        return self.check(what, _same_value(actual, expected), f"found {actual!r}")
+        return self.check(what, bool(predicate(actual)), f"found {actual!r}")
+
+    def _key_equals(self, rel: str, dotted_key: str, expected: Any) -> bool:
+        return self.key_satisfies(rel, dotted_key, lambda actual: _same_value(actual, expected), f"== {expected!r}")
 
     def json_key_equals(self, rel: str, dotted_key: str, expected: Any) -> bool:
         """The JSON file's value at "a.b.c" equals `expected` (same type: 8080 is not "8080")."""
@@ -683,6 +688,9 @@ class Grader:
         "tests/test_x.py::name") among the passed. The sandbox's own conftest.py files
         and plugins are not loaded, so neither can rewrite the results.
         """
+        import shutil  # only graders that run pytest pay for these imports
+        import tempfile
+
         names = [*selection, *(f"hidden {Path(t).name}" for t in extra_tests)]
         what = what or "tests pass: " + " ".join(names)
         if self._skip_costly(what):

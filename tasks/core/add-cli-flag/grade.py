@@ -5,5 +5,5 @@ from gradelib import Grader, task_vars
 v = task_vars()
 g = Grader()
 g.file_contains("docs/cli.md", "--json")
-g.pytest_passes(["tests"], extra_tests=["test_hidden_json_flag.py"], min_passed=v["test_count"] + 3)
+g.pytest_passes(["tests/test_cli.py"], extra_tests=["test_hidden_json_flag.py"], min_passed=v["test_cli_count"] + 3)
 g.finish()

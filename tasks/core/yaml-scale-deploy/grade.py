@@ -1,12 +1,24 @@
 """deploy.yaml has the new replica count (a number) and memory limit; nothing else changed."""
 
+import re
+
 from gradelib import Grader, task_vars
 
 v = task_vars()
 deploy = "config/deploy.yaml"
+UNITS = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024}
+
+
+def mebibytes(quantity: object) -> float | None:
+    """A memory quantity in Mi ("1024Mi" and "1Gi" are the same limit); None if it is not one."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi)", str(quantity).strip())
+    return float(match.group(1)) * UNITS[match.group(2)] if match else None
+
+
 g = Grader()
 g.yaml_key_equals(deploy, "replicas", v["new_replicas"])
-g.yaml_key_equals(deploy, "container.resources.memory", v["new_memory"])
+g.key_satisfies(deploy, "container.resources.memory", lambda memory: mebibytes(memory) == mebibytes(v["new_memory"]),
+                f"is {v['new_memory']} (in any unit)")
 g.data_unchanged_except(deploy, ["replicas", "container.resources.memory"])
 g.unchanged_except([deploy])
 g.finish()
