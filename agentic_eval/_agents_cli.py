@@ -90,7 +90,8 @@ def agents_install(args: argparse.Namespace) -> int:
     failed = 0
     for name in names:
         tool = CLI_TOOLS[name]
-        print(f"{name}: installing {tool.spec} ({tool.kind}) into {tool.home} ...", file=sys.stderr, flush=True)
+        if not (tool.installed() and tool.installed_version() == tool.version):
+            print(f"{name}: installing {tool.spec} ({tool.kind}) into {tool.home} ...", file=sys.stderr, flush=True)
         result = install_tool(tool, log=log)
         if result.ok:
             how = result.message or f"done in {result.seconds:.0f}s"

@@ -5,3 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+# The agent CLIs the tests drive, pinned, into the project's tools folder
+# (~/.cache/agentic-eval/tools, or $AGENTIC_EVAL_TOOLS): never the global environment.
+agentic-eval agents install opencode codex qwen-code

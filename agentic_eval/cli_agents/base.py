@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +59,7 @@ QUIET_ENV = {
 NPMRC = "registry=http://127.0.0.1:9/\noffline=true\naudit=false\nfund=false\nupdate-notifier=false\n"
 """A dead registry: a CLI that tries to install a package at run time fails at once, locally."""
 VERSION_FILE = "agent_version.txt"
+VERSION_TIMEOUT_S = 30.0
 
 
 @dataclass
@@ -122,17 +123,19 @@ class CliAgent:
             return override if os.access(override, os.X_OK) else None
         return str(self.tool.executable) if self.tool.installed() else None
 
-    def version(self, executable: str, env: dict[str, str]) -> str:
-        """The CLI's version: the package metadata of the pinned install, else its `--version` output."""
+    def version(self, executable: str, env: dict[str, str], scratch: Path) -> str:
+        """The CLI's version: the package metadata of the pinned install, else its `--version` output
+        (run like the CLI itself: own process group, killed after VERSION_TIMEOUT_S)."""
         if self._version is None:
             found = self.tool.installed_version() if executable == str(self.tool.executable) else None
             if found is None:
-                try:
-                    proc = subprocess.run([executable, "--version"], stdin=subprocess.DEVNULL, capture_output=True,
-                                          text=True, env=env, timeout=60, check=False)
-                    found = version_from_output(proc.stdout + proc.stderr)
-                except (OSError, subprocess.SubprocessError):
-                    found = None
+                out, err = scratch / "version_stdout.txt", scratch / "version_stderr.txt"
+                run_headless([executable, "--version"], cwd=scratch, env=env, stdout=out, stderr=err,
+                             timeout_s=VERSION_TIMEOUT_S, cancel=threading.Event(), token=uuid.uuid4().hex)
+                text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in (out, err) if p.exists())
+                found = version_from_output(text)
+                for p in (out, err):
+                    p.unlink(missing_ok=True)
             self._version = found or "unknown"
         return self._version
 
@@ -162,7 +165,7 @@ class CliAgent:
             return AgentOutcome("agent_error", detail=f"{self.name} CLI not found at {where}; install it with: "
                                 f"{self.tool.install_command}")
         home, env = self.isolated_home(ctx)
-        version = self.version(executable, env)
+        version = self.version(executable, env, home)
         (ctx.trial_dir / VERSION_FILE).write_text(f"{self.tool.package} {version}\n", encoding="utf-8")
         inv = self.invocation(ctx, home, executable)
         env.update(inv.env)
