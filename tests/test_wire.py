@@ -24,6 +24,7 @@ from fake_endpoint import (
     tool_call,
 )
 
+from agentic_eval._assemble import decode_sse
 from agentic_eval.classify import classify_turn
 from agentic_eval.wire import WireRecord, WireRecorder, read_wire_log
 
@@ -326,3 +327,25 @@ def test_async_context_manager(fake: FakeEndpoint, log_path: Path) -> None:
 def test_base_url_before_start_says_how_to_fix(log_path: Path) -> None:
     with pytest.raises(Exception, match="start"):
         _ = WireRecorder("http://127.0.0.1:1/v1", log_path).base_url
+
+
+# ---------------------------------------------------------------- stream decoding, pure
+
+
+def test_sse_decoding_does_not_depend_on_chunk_boundaries() -> None:
+    stream = (": keep-alive\r\n\r\nevent: response.created\r\ndata: {\"a\": \"日本\"}\r\n\r\n"
+              "data: line one\ndata: line two\n\ndata: [DONE]\r\r").encode()
+    whole = [(event.event, event.data) for _, event in decode_sse([stream])]
+    assert whole == [("response.created", '{"a": "日本"}'), (None, "line one\nline two"), (None, "[DONE]")]
+    for size in (1, 2, 3, 7):
+        pieces = [stream[i : i + size] for i in range(0, len(stream), size)]
+        assert [(event.event, event.data) for _, event in decode_sse(pieces)] == whole
+
+
+def test_error_event_inside_a_stream_is_recorded(fake: FakeEndpoint, recorder: WireRecorder) -> None:
+    events = [*chat_stream("partial", done=False)[:2], {"error": {"message": "CUDA out of memory", "code": 500}}]
+    fake.enqueue(ScriptedReply(events=events))
+    post(recorder.base_url + "/chat/completions", {"stream": True})
+    [record] = records_after_stop(recorder)
+    assert record.error == "upstream sent an error event: CUDA out of memory"
+    assert record.response["choices"][0]["message"]["content"] == "part"
