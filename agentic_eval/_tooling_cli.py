@@ -111,7 +111,7 @@ def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
 
 def forms(args: argparse.Namespace) -> int:
     """The 10 API shapes with N tools exposed: print pass/fail with reasons, save the run."""
-    from agentic_eval.forms import SHAPES, exchanges_json, forms_json, run_forms
+    from agentic_eval.forms import NARROWED_SIZE, SHAPES, exchanges_json, forms_json, run_forms
     from agentic_eval.instruments import save_instrument_run
 
     if not 1 <= args.tools <= MAX_TOOLS:
@@ -137,16 +137,13 @@ def forms(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     console = Console(highlight=False)
-    table = Table(title=f"form matrix · {args.model} · {args.tools} tools exposed", title_justify="left")
-    for name in ("shape", "api", "tool_choice", "stream", "strict", "catalog", "result", "reason", "s"):
+    table = Table(title=f"form matrix · {args.model} · {args.tools} tools exposed (narrowed: "
+                  f"{min(NARROWED_SIZE, args.tools)})", title_justify="left")
+    for name in ("shape", "result", "reason", "s"):
         table.add_column(name, justify="right" if name == "s" else "left")
-    by_name = {s.name: s for s in SHAPES}
     for r in results:
-        shape = by_name[r.name]
-        reason = r.reason if r.passed and not r.detail else f"{r.reason}: {r.detail}"[:90]
-        table.add_row(r.name, shape.api, shape.tool_choice, "yes" if shape.stream else "no",
-                      "yes" if shape.strict else "no", str(min(8, args.tools)) if shape.narrowed else str(args.tools),
-                      "[green]pass[/]" if r.passed else "[red]FAIL[/]", reason, f"{r.elapsed_s:.1f}")
+        reason = r.reason if r.passed and not r.detail else f"{r.reason}: {r.detail}"[:100]
+        table.add_row(r.name, "[green]pass[/]" if r.passed else "[red]FAIL[/]", reason, f"{r.elapsed_s:.1f}")
     console.print(table)
     console.print(f"{passed}/{len(results)} shapes passed; saved: {run_dir}", markup=False)
     return 0

@@ -121,17 +121,21 @@ def campaign_cases() -> list[Case]:
     return generate_cases(45739)
 
 
-@pytest.mark.parametrize("style, expect_passed", [("oracle", 370), ("never", 40), ("text", 40)])
-def test_battery_scores(style: str, expect_passed: int, campaign_cases: list[Case], tmp_path: Path) -> None:
-    with ResponderEndpoint(battery_model(campaign_cases, style)) as fake:
+@pytest.mark.parametrize("style, cases, expect_passed", [("oracle", 370, 370), ("never", 185, 20), ("text", 185, 20)])
+def test_battery_scores(style: str, cases: int, expect_passed: int, campaign_cases: list[Case], tmp_path: Path) -> None:
+    """The right answers score everything; never calling scores exactly the negative phase; calls
+    written as text score nothing else and are reported as text calls (half the battery for speed)."""
+    script = campaign_cases if cases == 370 else generate_cases(45739, cases)
+    with ResponderEndpoint(battery_model(script, style)) as fake:
         code, out = run_cli("tooling", "--model", "fake-model", "--base-url", fake.base_url, "-j", "4",
-                            "--run-dir", str(tmp_path), "--json")
+                            "--cases", str(cases), "--run-dir", str(tmp_path), "--json")
     assert code == 0
     result = json.loads(out)
-    assert result["seed"] == 45739
-    assert result["total"] == {"passed": expect_passed, "cases": 370}
+    assert set(result) == {"seed", "total", "phases", "cases"} and result["seed"] == 45739
+    assert result["total"] == {"passed": expect_passed, "cases": cases}
     assert list(result["phases"]) == ["decisions", "functional", "structured", "freeform", "chains", "negative"]
-    assert result["phases"]["negative"] == {"passed": 40, "cases": 40}
+    assert result["phases"]["negative"] == {"passed": expect_passed if style != "oracle" else 40,
+                                            "cases": 40 if cases == 370 else 20}
     failed = [c for c in result["cases"] if not c["passed"]]
     if style == "never":
         assert {c["reason"].split(": ")[-1] for c in failed} == {"no_call"}
@@ -141,3 +145,77 @@ def test_battery_scores(style: str, expect_passed: int, campaign_cases: list[Cas
         assert all(c["turns"][-1]["classification"]["label"] == "text_tool_call" for c in failed)
     run_dirs = list(tmp_path.iterdir())
     assert len(run_dirs) == 1 and json.loads((run_dirs[0] / "result.json").read_text())["total"] == result["total"]
+
+
+# ---------------------------------------------------------------- the form matrix
+
+WITNESS = {"city": "Lisbon", "days": 3, "units": "metric"}
+
+
+def forms_model(quirk: str = "") -> Responder:
+    """A scripted server answering every shape with the right call, except for one quirk:
+    `ignore_required` (prose when tool_choice is required), `no_responses` (404 on /responses),
+    `stream_duplicates` (the call's arguments also streamed as content), `empty_tool_calls`
+    (finish_reason tool_calls with no call, non-streamed chat with tool_choice auto)."""
+
+    def respond(path: str, body: dict[str, Any]) -> ScriptedReply:
+        responses, stream, choice = path.endswith("/responses"), bool(body.get("stream")), body.get("tool_choice")
+        if quirk == "no_responses" and responses:
+            return ScriptedReply(status=404, body={"error": {"message": "Not Found"}})
+        if quirk == "ignore_required" and choice == "required":
+            return ScriptedReply(body=responses_body("It will be sunny.") if responses else chat_body("It will be sunny."))
+        if responses:
+            calls = [("get_forecast", WITNESS)]
+            if stream:
+                return ScriptedReply(events=responses_stream(function_calls=calls), named_events=True)
+            return ScriptedReply(body=responses_body(function_calls=calls))
+        call = tool_call("get_forecast", WITNESS, "call_1")
+        if quirk == "empty_tool_calls" and choice == "auto" and not stream:
+            return ScriptedReply(body=chat_body("", finish_reason="tool_calls"))
+        if stream:
+            content = json.dumps(WITNESS) if quirk == "stream_duplicates" else None
+            return ScriptedReply(events=chat_stream(content, tool_calls=[call]))
+        return ScriptedReply(body=chat_body(None, tool_calls=[call]))
+
+    return respond
+
+
+@pytest.mark.parametrize("quirk, failing", [
+    ("", {}),  # with the default 500 tools
+    ("ignore_required", {"chat-required": "ignored_required", "responses-required": "ignored_required"}),
+    ("no_responses", {s: "http_error status=404" for s in ("responses-auto", "responses-required", "responses-auto-stream")}),
+    ("stream_duplicates", {s: "arguments_duplicated_into_content" for s in ("chat-auto-stream", "chat-named-stream")}),
+    ("empty_tool_calls", {s: "finish_reason_mismatch" for s in ("chat-auto", "chat-strict", "chat-narrowed")}),
+])
+def test_forms_shapes(quirk: str, failing: dict[str, str], tmp_path: Path) -> None:
+    with ResponderEndpoint(forms_model(quirk)) as fake:
+        n_tools = ["--tools", "60"] if quirk else []
+        code, out = run_cli("forms", "--model", "fake-model", "--base-url", fake.base_url, *n_tools,
+                            "--run-dir", str(tmp_path), "--json")
+        sent = list(fake.requests)
+    assert code == 0
+    result = json.loads(out)
+    full = 60 if quirk else 500
+    assert set(result) == {"tools", "shapes"} and result["tools"] == full and len(result["shapes"]) == 10
+    assert all(set(s) == {"name", "passed", "reason"} for s in result["shapes"])
+    assert {s["name"]: s["reason"] for s in result["shapes"] if not s["passed"]} == failing
+    assert all(s["reason"] == "ok" for s in result["shapes"] if s["passed"])
+    sizes = sorted(len(body["tools"]) for _, body in sent)
+    assert sizes == [8] + [full] * 9  # one narrowed catalog, the full one everywhere else
+    named = [body["tool_choice"] for _, body in sent if isinstance(body["tool_choice"], dict)]
+    assert named == [{"type": "function", "function": {"name": "get_forecast"}}] * 2
+    assert (next(tmp_path.iterdir()) / "exchanges.json").is_file()
+
+
+def test_report_shows_battery_and_forms_side_by_side(campaign_cases: list[Case], tmp_path: Path) -> None:
+    runs = str(tmp_path / "runs")
+    with ResponderEndpoint(battery_model(generate_cases(45739, 37), "oracle")) as fake:
+        assert run_cli("tooling", "--model", "fake-model", "--base-url", fake.base_url, "--cases", "37",
+                       "--run-dir", runs)[0] == 0
+    with ResponderEndpoint(forms_model("ignore_required")) as fake:
+        code, table = run_cli("forms", "--model", "fake-model", "--base-url", fake.base_url, "--tools", "50",
+                              "--run-dir", runs)
+    assert code == 0 and "ignored_required" in table
+    code, report = run_cli("report", "--run-dir", runs, "--format", "md")
+    assert code == 0
+    assert "tool-call battery" in report and "37/37 (100.0 %)" in report and "8/10 shapes" in report
