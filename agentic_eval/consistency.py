@@ -240,6 +240,8 @@ def _check_run(text: str, run: list[tuple[str, str, int, int]]) -> list[tuple[in
     start, end = run[0][2], run[-1][3]
     if _BINDING_BEFORE.search(text[max(0, start - 8):start]) or _HEDGE_BEFORE.search(text[max(0, start - 40):start]):
         return []
+    if run[0][0] == "op" and re.search(r"[\w)]\s*$", text[max(0, start - 8):start]):
+        return []  # "x - 3 * 2 = ...": the expression starts before the run (a variable, a unit)
     after = text[end:end + 30]
     if re.match(r"[%^!\w]|\.\d", after) or _HEDGE_AFTER.match(after):
         return []
@@ -275,7 +277,7 @@ def _check_run(text: str, run: list[tuple[str, str, int, int]]) -> list[tuple[in
             continue
         s, e = min(lseg[0][2], rseg[0][2]), max(lseg[-1][3], rseg[-1][3])
         ok = _close_enough(computed, stated_text, sign == "≈")
-        out.append((s, e, Claim(text[s:e].strip(), computed, Fraction(stated_text), ok, "symbolic")))
+        out.append((s, e, Claim(" ".join(text[s:e].split()), computed, Fraction(stated_text), ok, "symbolic")))
     return out
 
 
@@ -288,7 +290,7 @@ _VERBS: list[tuple[str, re.Pattern[str]]] = [
     ("div2", re.compile(r"(?:halv(?:e|es|ed|ing)|half)$")),
     ("add", re.compile(r"(?:add(?:s|ed|ing)?|buy(?:s|ing)?|bought|receiv(?:e|es|ed|ing)|gain(?:s|ed|ing)?|more|plus)$")),
     ("sub", re.compile(r"(?:subtract(?:s|ed|ing)?|sell(?:s|ing)?|sold|los(?:e|es|ing|t)|remov(?:e|es|ed|ing)|"
-                       r"minus|fewer|away|discard(?:s|ed|ing)?)$")),
+                       r"minus|fewer|away|discard(?:s|ed|ing)?|donat(?:e|es|ed|ing))$")),
 ]
 _FACTOR = {"mul2": Fraction(2), "mul3": Fraction(3), "mul4": Fraction(4), "div2": Fraction(1, 2)}
 _RESULT = re.compile(
@@ -407,7 +409,7 @@ def _resolve(window: _Window, current: Fraction | None, stated: Fraction, statem
         computed = base + delta if window.kind == "add" else base - delta
     if computed is None:
         return None
-    return Claim(statement.strip(), computed, stated, computed == stated, "verbal")
+    return Claim(" ".join(statement.split()), computed, stated, computed == stated, "verbal")
 
 
 # ------------------------------------------------------------------ public API
