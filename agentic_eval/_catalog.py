@@ -431,7 +431,7 @@ def _set_ticket_status(r: Random) -> Intent:
 
 def _create_invoice(r: Random) -> Intent:
     cus, cur, due = ident(r, "cus_"), r.choice(CURRENCIES), date(r)
-    items = [{"description": d, "quantity": r.randint(1, 12), "unit_price": money(r, 5, 400)}
+    items: list[JSON] = [{"description": d, "quantity": r.randint(1, 12), "unit_price": money(r, 5, 400)}
              for d in r.sample(["Consulting hours", "Support plan", "Onboarding workshop", "Extra seats"], 2)]
     lines = " and ".join(f"{x['quantity']} x \"{x['description']}\" at {fmt(x['unit_price'])} each" for x in items)
     return Intent("create_invoice", f"Invoice customer {cus} in {cur} for {lines}, due {due}.",

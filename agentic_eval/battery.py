@@ -103,7 +103,7 @@ def call(tool: str, witness: JSON, **specs: JSON) -> JSON:
 # ---------------------------------------------------------------- case pieces
 
 
-def _tools_for(r: Random, targets: list[str], extra: int, *, avoid_groups: set[str] = frozenset()) -> list[JSON]:
+def _tools_for(r: Random, targets: list[str], extra: int, *, avoid_groups: frozenset[str] = frozenset()) -> list[JSON]:
     """The targets plus `extra` distractors (never a generic tool, never from `avoid_groups`), shuffled."""
     pool = [t.name for t in TOOLS if not t.generic and t.name not in targets and cat.group_of(t.name) not in avoid_groups]
     names = [*targets, *r.sample(pool, min(extra, len(pool)))]
@@ -152,6 +152,7 @@ def _freeform(r: Random, tool: str) -> Case:
                            ("export", f"the export job now runs every {num} minutes"),
                            ("login", f"the login page now loads in {num} ms")])
     say, body = f"it must say that {fact} and mention {ref}", f"Update: {fact}. See {ref}."
+    wit: JSON
     if tool == "git_commit":
         text, wit, key = f"Commit the staged changes. Write the commit message yourself; {say}.", {"message": body}, "message"
     elif tool == "write_file":
@@ -173,7 +174,7 @@ def _negative(r: Random, kind: str) -> Case:
     if kind == "no_fit":
         tool = r.choice([t.name for t in TOOLS if not t.generic])
         intent = cat.MAKERS[tool](r)
-        tools = _tools_for(r, [], r.randint(3, 5), avoid_groups={cat.group_of(tool)})
+        tools = _tools_for(r, [], r.randint(3, 5), avoid_groups=frozenset({cat.group_of(tool)}))
         return Case("", "", _opening(intent.text), tools, [Step([])], f"no_fit:{tool}")
     return Case("", "", _opening(r.choice(NO_TOOL_REQUESTS)), _tools_for(r, [], r.randint(3, 5)), [Step([])], "no_tool_needed")
 
@@ -265,8 +266,9 @@ def _chain_pod_logs_file(r: Random) -> Chain:
     pods = [{"name": f"{app}-{cat.ident(r, '', 5).lower()}", "status": s} for s in ("Running", "CrashLoopBackOff", "Running")]
     cfg = f"config/{app}-{r.randint(2, 9)}.yaml"
     logs = f"INFO starting {app}\nERROR missing key 'db_url' in {cfg}\n"
-    return (f"One pod of app={app} in the {ns} namespace keeps crashing. Find it, read its logs, then open the config "
-            "file the error names.",
+    text = (f"One pod of app={app} in the {ns} namespace keeps crashing. Find it, read its logs, then open the "
+            f"config file the error names ({r.choice(['urgent', 'before the release', 'customers are waiting'])}).")
+    return (text,
             [Step([call("list_pods", {"namespace": ns, "label_selector": f"app={app}"},
                         label_selector={"values": [f"app={app}"], "optional": True})], [{"pods": pods}]),
              Step([call("get_pod_logs", {"namespace": ns, "pod": pods[1]["name"]})], [{"logs": logs}]),
@@ -276,8 +278,9 @@ def _chain_pod_logs_file(r: Random) -> Chain:
 def _chain_ticket_order_refund(r: Random) -> Chain:
     tid, oid, pay, total = f"PAY-{r.randint(1000, 9999)}", f"ORD-{r.randint(1000, 99999)}", cat.ident(r, "pay_"), cat.money(r)
     ticket = {"tickets": [{"id": tid, "title": "Charged twice", "status": "open", "description": f"Customer says order {oid} was charged twice."}]}
-    return ("Find the open ticket titled \"Charged twice\", look up the order it mentions, and refund that order's "
-            "total as a duplicate charge.",
+    text = (f"Find the open ticket from {r.choice(cat.PEOPLE)} titled \"Charged twice\", look up the order it "
+            "mentions, and refund that order's total as a duplicate charge.")
+    return (text,
             [Step([call("search_tickets", {"query": "Charged twice"}, query=_words("charged"))], [ticket]),
              Step([call("get_order", {"order_id": oid})], [{"order_id": oid, "payment_id": pay, "total": total}]),
              Step([call("refund_payment", {"payment_id": pay, "amount": total, "reason": "duplicate"})], [{"ok": True}])])
@@ -470,7 +473,7 @@ def run_battery(cases: list[Case], endpoint: Any, model: str, *, jobs: int = 4,
     def one(case: Case) -> CaseResult:
         try:
             result = run_case(client, model, case, options)
-        except Exception as exc:  # a harness bug on one case must not sink the other 369
+        except Exception as exc:  # noqa: BLE001 - a harness bug on one case must not sink the others
             result = CaseResult(case.id, case.phase, False, "harness_error", f"{type(exc).__name__}: {exc}", [], case.note)
         if on_result is not None:
             on_result(result)

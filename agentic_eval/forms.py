@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from agentic_eval._catalog import TOOLS, TOOLS_BY_NAME, JSON, Tool, a, b, e, i, o, s
+from agentic_eval._catalog import JSON, TOOLS, TOOLS_BY_NAME, Tool, a, b, e, i, o, s
 from agentic_eval.battery import SYSTEM_PROMPT, Exchange, make_client, post_json
 from agentic_eval.toolcheck import Verdict, check_calls
 
@@ -154,7 +154,7 @@ def build_request(shape: Shape, model: str, tools: list[Tool], max_tokens: int =
     """The request body of one shape."""
     offered = narrowed_catalog(tools) if shape.narrowed else tools
     if shape.api == "chat":
-        specs = [{"type": "function", "function": {"name": t.name, "description": t.description,
+        specs: list[JSON] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                    "parameters": strict_schema(t.parameters) if shape.strict else t.parameters,
                                                    **({"strict": True} if shape.strict else {})}} for t in offered]
         choice: Any = {"type": "function", "function": {"name": TARGET}} if shape.tool_choice == "named" else shape.tool_choice
@@ -303,7 +303,7 @@ def run_forms(endpoint: Any, model: str, n_tools: int = 500, *, shapes: tuple[Sh
         for shape in shapes:
             try:
                 result = run_shape(client, model, shape, tools, timeout_s)
-            except Exception as exc:  # a harness bug on one shape must not sink the others
+            except Exception as exc:  # noqa: BLE001 - a harness bug on one shape must not sink the others
                 result = ShapeResult(shape.name, False, "harness_error", f"{type(exc).__name__}: {exc}", 0.0)
             results.append(result)
             if on_result is not None:

@@ -15,10 +15,18 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
-from fake_endpoint import ScriptedReply, chat_body, chat_stream, responses_body, responses_stream, sse_bytes, tool_call
+from fake_endpoint import (
+    ScriptedReply,
+    chat_body,
+    chat_stream,
+    responses_body,
+    responses_stream,
+    sse_bytes,
+    tool_call,
+)
 
 from agentic_eval.battery import Case, case_key, generate_cases
 from agentic_eval.cli import main
@@ -39,7 +47,7 @@ class ResponderEndpoint:
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def do_GET(self) -> None:
@@ -69,7 +77,7 @@ class ResponderEndpoint:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def __enter__(self) -> ResponderEndpoint:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
