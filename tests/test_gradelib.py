@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -58,15 +59,22 @@ def write(repo: Path, files: dict[str, str | bytes]) -> None:
             path.write_text(content)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A committed repo holding PRISTINE; its first commit is the pristine state."""
-    root = tmp_path / "repo"
+@pytest.fixture(scope="session")
+def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("template") / "repo"
     root.mkdir()
     write(root, dict(PRISTINE))
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "init")
+    return root
+
+
+@pytest.fixture
+def repo(template_repo: Path, tmp_path: Path) -> Path:
+    """A committed repo holding PRISTINE (a copy of one made per session); its first commit is the pristine state."""
+    root = tmp_path / "repo"
+    shutil.copytree(template_repo, root, symlinks=True)
     return root
 
 
@@ -202,7 +210,7 @@ CASES: list[tuple[str, dict[str, str | bytes], Check, bool]] = [
     ("pytest-exit-0-at-import", {"tests/test_calc.py": "import sys\nprint('1 passed')\nsys.exit(0)\n"},
      lambda g: g.pytest_passes(["tests"]), False),
     ("pytest-timeout", {"tests/test_calc.py": "import time\n\ndef test_slow():\n    time.sleep(30)\n"},
-     lambda g: g.pytest_passes(["tests"], timeout=2), False),
+     lambda g: g.pytest_passes(["tests"], timeout=1), False),
 ]
 
 
