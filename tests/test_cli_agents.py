@@ -306,6 +306,33 @@ def test_codex_without_responses_api_is_an_agent_error(pack: Path, tmp_path: Pat
     assert "/v1/responses" in result.detail and "Responses API" in result.detail
 
 
+
+@pytest.mark.real_model
+@pytest.mark.timeout(3000)
+def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, pack: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """opencode on the packaged small model (serve-local): its ~7,000-token first request takes
+    minutes of prompt processing on a CPU. Whatever the model does, the trial must end scored, with
+    every turn on the wire classified. Select with `-m real_model`."""
+    if "real_model" not in (request.config.getoption("-m") or ""):
+        pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model")
+    require_cli("opencode", monkeypatch)
+    local_server = pytest.importorskip("agentic_eval.local_server")
+    toml = pack / "answer-file" / "task.toml"
+    toml.write_text(toml.read_text().replace("agent_timeout_s = 240", "agent_timeout_s = 2400"))
+    t0 = time.monotonic()
+    with local_server.LocalServer(threads=2, ctx=16384) as server:
+        code = main(["run", "--agent", "opencode", "--model", server.model, "--base-url", server.base_url,
+                     "--tasks", str(pack), "--task", "answer-file", "--run-dir", str(tmp_path / "runs"),
+                     "--agent-opt", "context=16384", "--agent-opt", "max_output=1024", "--json"])
+    assert code == 0
+    (run,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    (result,) = read_trials(run)[0]
+    print(f"opencode on {server.model}: {result.outcome} ({result.detail}) in {time.monotonic() - t0:.0f}s; "
+          f"turns {result.turns}; families {result.text_call_families}; {describe(tmp_path / 'runs', result)}")
+    assert result.outcome in ("pass", "fail"), result.detail
+    assert result.requests >= 1 and result.turns.unclassified == 0
+
 # ---------------------------------------------------------------- the shared base, with a stand-in CLI (no install needed)
 
 

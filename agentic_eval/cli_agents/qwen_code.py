@@ -1,7 +1,8 @@
 """qwen-code (npm `@qwen-code/qwen-code`): `qwen -p TASK -o stream-json --yolo` with OpenAI auth.
 
 It speaks streamed chat completions. Telemetry, usage statistics and auto-update
-are off in its settings file (`~/.qwen/settings.json` of the trial's HOME);
+are off in its settings file (`~/.qwen/settings.json` of the trial's HOME), and
+so is its background memory extraction (a second model session after the task);
 `web_fetch` is excluded (repeat `--exclude-tools` per tool). The turn limit is
 the task's. stdout is stream-json: `system`, `assistant`, `user`, then a
 `result` event whose `subtype` says how it ended.
@@ -21,6 +22,7 @@ SETTINGS = {
     "general": {"enableAutoUpdate": False, "disableUpdateNag": True},
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False, "logPrompts": False},
+    "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False, "enableAutoSkill": False},
     "$version": 4,
 }
 
