@@ -48,6 +48,7 @@ __all__ = [
     "TextToolCall",
     "ToolCatalog",
     "TurnClassification",
+    "arguments_problem",
     "classify_exchange",
     "classify_turn",
     "find_text_tool_calls",
@@ -270,7 +271,7 @@ def classify_turn(request: Mapping[str, Any] | None, response: Mapping[str, Any]
 
     if turn.structured_calls:
         label: Label = "tool_call"
-        names = [name for name, _ in turn.structured_calls]
+        names = [name for name, _ in turn.structured_calls if name]
         if request is not None:
             for name, arguments in turn.structured_calls:
                 if name not in tools.schemas:
