@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from typing import Any
@@ -17,6 +18,10 @@ def serve_local(args: argparse.Namespace) -> int:
     def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # `kill PID` stops the server as cleanly as Ctrl-C
+
+    previous = signal.signal(signal.SIGTERM, on_term)
     t0 = time.monotonic()
     server = LocalServer(gguf=args.gguf, port=args.port, ctx=args.ctx, threads=args.threads, log=say)
     try:
@@ -35,6 +40,8 @@ def serve_local(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         say("stopped")
         return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _cell(value: Any) -> str:

