@@ -61,7 +61,7 @@ class AiderAgent(CliAgent):
         failure = run.wire.last_model_failure
         if failure is not None:
             return self.outcome(run, "endpoint_error", detail=f"aider: {failure}")
-        if run.wire.model_calls == 0:
+        if run.wire.present and run.wire.model_calls == 0:
             return self.outcome(run, "agent_error", detail="aider exited without calling the model: "
                                 + (last_line(run.stdout) or "no output"))
         return self.outcome(run, "completed", stop_reason=NO_TOOL_CALLS)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -120,7 +121,8 @@ class CliAgent:
         """The CLI to run: `--agent-opt bin=PATH` if given, else the pinned install; None if missing."""
         override = ctx.options.extra.get("bin")
         if override:
-            return override if os.access(override, os.X_OK) else None
+            found = shutil.which(override)
+            return str(Path(found).resolve()) if found else None
         return str(self.tool.executable) if self.tool.installed() else None
 
     def version(self, executable: str, env: dict[str, str], scratch: Path) -> str:

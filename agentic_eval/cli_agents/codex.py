@@ -44,6 +44,8 @@ class CodexAgent(CliAgent):
                 "-c", "approval_policy=never", "-c", "sandbox_mode=danger-full-access",
                 "-c", 'web_search="disabled"', "-c", "check_for_update_on_startup=false",
                 "-c", "analytics.enabled=false", "-c", "feedback.enabled=false"]
+        if ctx.options.extra.get("context"):
+            argv += ["-c", f"model_context_window={int(ctx.options.extra['context'])}"]
         for feature in DISABLED_FEATURES:
             argv += ["--disable", feature]
         argv.append(ctx.instruction)

@@ -16,6 +16,8 @@ from agentic_eval.turns import is_model_call
 
 @dataclass
 class WireFacts:
+    present: bool = False
+    """Whether there was a wire log to read (there is none when no recorder ran)."""
     model_calls: int = 0
     """POSTs to .../chat/completions or .../responses."""
     last_model_failure: str | None = None
@@ -47,6 +49,7 @@ def wire_facts(path: Path) -> WireFacts:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return facts
+    facts.present = True
     for line in lines:
         try:
             rec = json.loads(line)
