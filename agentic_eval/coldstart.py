@@ -39,8 +39,15 @@ from agentic_eval.endpoint import Endpoint
 from agentic_eval.errors import EndpointError
 from agentic_eval.thinkcheck import stream_chat
 
-__all__ = ["ColdStartConfig", "StartRun", "PhaseStats", "ColdStartResult", "measure_cold_start",
-           "measure_ollama_unload", "phase_stats"]
+__all__ = [
+    "ColdStartConfig",
+    "ColdStartResult",
+    "PhaseStats",
+    "StartRun",
+    "measure_cold_start",
+    "measure_ollama_unload",
+    "phase_stats",
+]
 
 PROMPT = "Reply with the single word: ready"
 POLL_S = 0.05
@@ -266,7 +273,8 @@ def _ollama_ask(client: httpx.Client, root: str, model: str) -> tuple[float, dic
     """Seconds to the first streamed token, and the final line (with load_duration)."""
     body = {"model": model, "stream": True, "messages": [{"role": "user", "content": PROMPT}],
             "options": {"num_predict": 8}}
-    start, first, done = time.monotonic(), None, {}
+    start, first = time.monotonic(), None
+    done: dict[str, int] = {}
     with client.stream("POST", f"{root}/api/chat", json=body) as resp:
         if resp.status_code >= 400:
             raise _Failed(f"/api/chat answered HTTP {resp.status_code}: {resp.read()[:200]!r}")

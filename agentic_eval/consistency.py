@@ -20,7 +20,9 @@ error. Only statements whose arithmetic is unambiguous and false are.
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -68,13 +70,12 @@ def format_number(value: Fraction) -> str:
 
 # ------------------------------------------------------------------ normalization
 
-_UNITS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
-_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+_UNITS = {w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
+_TENS = {w: 10 * i for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], start=2)}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _NUMWORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
-_NUMWORDS = re.compile(rf"\b(?:{_NUMWORD})(?:(?:\s+|-)(?:{_NUMWORD}))*\b", re.I)
-_REPLACEMENTS = [
+_NUMWORDS = re.compile(rf"\b(?:{_NUMWORD})(?:(?:\s+|-)(?:{_NUMWORD}))*\b", re.IGNORECASE)
+_REPLACEMENTS: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"[\u2212\u2013\u2012\ufe63\uff0d]"), "-"),
     (re.compile(r"[\u00d7\u2715\u22c5\u00b7\u2219]|\\times|\\cdot"), "*"),
     (re.compile(r"\u00f7|\u2215|\\div"), "/"),
@@ -87,16 +88,16 @@ _REPLACEMENTS = [
     (re.compile(r"\b(\d{1,3})((?:,\d{3})+)(?!\d|,\d)"), lambda m: m.group(1) + m.group(2).replace(",", "")),
     (re.compile(r"(?<=\d)\s*[xX]\s*(?=\d)"), " * "),
 ]
-_LIST_MARKER = re.compile(r"(?m)^\s*(?:[-*+\u2022]|\d+[.)]|step \d+[.:)]?)\s+", re.I)
+_LIST_MARKER = re.compile(r"(?m)^\s*(?:[-*+\u2022]|\d+[.)]|step \d+[.:)]?)\s+", re.IGNORECASE)
 _WORD_OPS = [
-    (re.compile(r"(?<=\d)\s+(?:plus)\s+(?=[\d(])", re.I), " + "),
-    (re.compile(r"(?<=\d)\s+(?:minus)\s+(?=[\d(])", re.I), " - "),
-    (re.compile(r"(?<=\d)\s+(?:times|multiplied by)\s+(?=[\d(])", re.I), " * "),
-    (re.compile(r"(?<=\d)\s+(?:divided by)\s+(?=[\d(])", re.I), " / "),
-    (re.compile(r"\b(?:twice|double)\s+(?=\d)", re.I), "2 * "),
-    (re.compile(r"\btriple\s+(?=\d)", re.I), "3 * "),
-    (re.compile(r"\bhalf of\s+(\d+(?:\.\d+)?)", re.I), r"\1 / 2"),
-    (re.compile(r"(?<=[\d)])\s+(?:equals|is equal to|is|are|makes|gives(?: us)?|yields|comes to)\s+(?=-?\d)", re.I),
+    (re.compile(r"(?<=\d)\s+(?:plus)\s+(?=[\d(])", re.IGNORECASE), " + "),
+    (re.compile(r"(?<=\d)\s+(?:minus)\s+(?=[\d(])", re.IGNORECASE), " - "),
+    (re.compile(r"(?<=\d)\s+(?:times|multiplied by)\s+(?=[\d(])", re.IGNORECASE), " * "),
+    (re.compile(r"(?<=\d)\s+(?:divided by)\s+(?=[\d(])", re.IGNORECASE), " / "),
+    (re.compile(r"\b(?:twice|double)\s+(?=\d)", re.IGNORECASE), "2 * "),
+    (re.compile(r"\btriple\s+(?=\d)", re.IGNORECASE), "3 * "),
+    (re.compile(r"\bhalf of\s+(\d+(?:\.\d+)?)", re.IGNORECASE), r"\1 / 2"),
+    (re.compile(r"(?<=[\d)])\s+(?:equals|is equal to|is|are|makes|gives(?: us)?|yields|comes to)\s+(?=-?\d)", re.IGNORECASE),
      " = "),
 ]
 _UNIT_WORD = re.compile(r"(?<=\d)\s+(?!(?:is|are|of|by|and|or|to|per|times|plus|minus|equals)\b)[a-z]+(?=\s*[-+*/=]\s*\d)")
@@ -142,7 +143,7 @@ def normalize(text: str, list_markers: bool = False) -> str:
         text = pattern.sub(repl, text)
     if not list_markers:
         text = _LIST_MARKER.sub("", text)
-    text = re.sub(r"\b(hundred|thousand|million)\s+and\s+(?=[a-z])", r"\1 ", text, flags=re.I)
+    text = re.sub(r"\b(hundred|thousand|million)\s+and\s+(?=[a-z])", r"\1 ", text, flags=re.IGNORECASE)
     text = _NUMWORDS.sub(_numbers_from_words, text)
     for pattern, repl in _WORD_OPS:
         text = pattern.sub(repl, text)
@@ -152,64 +153,36 @@ def normalize(text: str, list_markers: bool = False) -> str:
 # ------------------------------------------------------------------ symbolic statements
 
 _TOKEN = re.compile(r"(?P<num>\d+(?:\.\d+)?)|(?P<op>[-+*/])|(?P<lp>\()|(?P<rp>\))|(?P<eq>=|≈)|(?P<ws>[ \t]+)|(?P<other>.)",
-                    re.S)
+                    re.DOTALL)
 _HEDGE_AFTER = re.compile(r"^\s*(?:\?|[(,]?\s*(?:wait|no\b|not\b|nope|oops|actually|correction|mistake|typo|"
-                          r"is (?:wrong|incorrect|not)|which is (?:wrong|incorrect)|incorrect|wrong))", re.I)
+                          r"is (?:wrong|incorrect|not)|which is (?:wrong|incorrect)|incorrect|wrong))", re.IGNORECASE)
 _HEDGE_BEFORE = re.compile(r"\b(?:if|not|suppose|assuming|assume|incorrectly|wrongly|mistakenly|instead of|"
-                           r"rather than|isn't|wrote)\b[^.;:\n]{0,24}$", re.I)
-_BINDING_BEFORE = re.compile(r"(?:\b(?:of|by|than|per|over|from|into)\s*|[%^!_'\"\w.,/]|\*\*)$", re.I)
+                           r"rather than|isn't|wrote)\b[^.;:\n]{0,24}$", re.IGNORECASE)
+_BINDING_BEFORE = re.compile(r"(?:\b(?:of|by|than|per|over|from|into)\s*|[%^!_'\"\w.,/]|\*\*)$", re.IGNORECASE)
 
 
-class _Expr:
-    """Recursive-descent evaluation of one '='-free segment: + - * / parentheses, unary minus."""
+_BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.Div: lambda a, b: a / b}
 
-    def __init__(self, tokens: list[tuple[str, str]]) -> None:
-        self.tokens, self.pos, self.has_op = tokens, 0, False
 
-    def parse(self) -> Fraction | None:
-        try:
-            value = self._sum()
-        except (IndexError, ValueError, ZeroDivisionError):
-            return None
-        return value if self.pos == len(self.tokens) else None
+def _evaluate(segment: str) -> tuple[Fraction | None, bool]:
+    """(value, has a binary operator) of one '='-free segment of digits, + - * / and parentheses;
+    (None, False) when it is not such an expression."""
 
-    def _peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+    def walk(node: ast.AST) -> Fraction:
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+            return _BINOPS[type(node.op)](walk(node.left), walk(node.right))  # type: ignore[no-any-return]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand)
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return Fraction(repr(node.value))
+        raise ValueError("not arithmetic")
 
-    def _sum(self) -> Fraction:
-        value = self._product()
-        while (tok := self._peek()) and tok[0] == "op" and tok[1] in "+-":
-            self.pos += 1
-            self.has_op = True
-            rhs = self._product()
-            value = value + rhs if tok[1] == "+" else value - rhs
-        return value
-
-    def _product(self) -> Fraction:
-        value = self._unary()
-        while (tok := self._peek()) and tok[0] == "op" and tok[1] in "*/":
-            self.pos += 1
-            self.has_op = True
-            rhs = self._unary()
-            value = value * rhs if tok[1] == "*" else value / rhs
-        return value
-
-    def _unary(self) -> Fraction:
-        tok = self.tokens[self.pos]
-        if tok == ("op", "-"):
-            self.pos += 1
-            return -self._unary()
-        if tok[0] == "num":
-            self.pos += 1
-            return Fraction(tok[1])
-        if tok[0] == "lp":
-            self.pos += 1
-            value = self._sum()
-            if self._peek() != ("rp", ")"):
-                raise ValueError("unbalanced")
-            self.pos += 1
-            return value
-        raise ValueError(f"unexpected {tok}")
+    try:
+        tree = ast.parse(segment.strip(), mode="eval").body
+        return walk(tree), any(isinstance(n, ast.BinOp) for n in ast.walk(tree))
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return None, False
 
 
 def _close_enough(computed: Fraction, stated_text: str, approx: bool) -> bool:
@@ -253,10 +226,7 @@ def _check_run(text: str, run: list[tuple[str, str, int, int]]) -> list[tuple[in
             eq_signs.append(tok[1])
         else:
             segments[-1].append(tok)
-    parsed = []
-    for seg in segments:
-        expr = _Expr([(k, v) for k, v, _, _ in seg])
-        parsed.append((expr.parse() if seg else None, expr.has_op, seg))
+    parsed = [(*_evaluate("".join(t[1] for t in seg)), seg) for seg in segments]
     out = []
     for i, sign in enumerate(eq_signs):
         (left, left_op, lseg), (right, right_op, rseg) = parsed[i], parsed[i + 1]
@@ -300,11 +270,11 @@ _RESULT = re.compile(
     r"(?:so |and )?(?:he|she|they|it|there) (?:now |then |still )?(?:has|have|had|are|is|was|were)|"
     r"(?:and )?(?:now )?(?:has|have|had)|(?:down|up) to|totall?ing|ending (?:up )?with)"
     r"(?:\s+(?:him|her|them|us|it|me|you|with|only|just|exactly|a total of|total of|of))*\s+"
-    r"(?P<n>\d+(?:\.\d+)?)(?![\d%])", re.I)
+    r"(?P<n>\d+(?:\.\d+)?)(?![\d%])", re.IGNORECASE)
 _STATE = re.compile(r"(?:has|had|have|having|keeps?|kept|keeping|owns?|owned|holds?|held|there (?:are|were)|"
                     r"starts? with|started with|begins? with|began with)\s+(?:only\s+|just\s+|exactly\s+)?"
                     r"(?P<n>\d+(?:\.\d+)?)(?![\d%]|\.\d|\s+(?:groups?|parts?|piles?|shares?|times|more|"
-                    r"fewer|of|as)\b)", re.I)
+                    r"fewer|of|as)\b)", re.IGNORECASE)
 _CLAUSE_WORDS = {"to", "get", "reach", "leaving", "leaves", "has", "have", "had", "with", "from", "then", "and",
                  "so", "of", "after", "gives", "giving", "makes", "making"}
 _WORD = re.compile(r"\d+(?:\.\d+)?|[A-Za-z]+|[.;:!?\n]|[-+*/=≈$€£%]|\S")
@@ -362,7 +332,7 @@ def _verbal_claims(text: str) -> list[tuple[int, int, Claim]]:
         elif window is None and (state := _STATE.match(text, m.start())):
             current = (Fraction(state.group("n")), state.end())
         elif window is not None and word[0].isdigit():
-            if re.match(r"\s*(?:times|x)\b", text[m.end():], re.I):
+            if re.match(r"\s*(?:times|x)\b", text[m.end():], re.IGNORECASE):
                 window.numbers.append((Fraction(0), "multiplier"))  # "adds 2 times as many": not a delta
             window.numbers.append((Fraction(word), " ".join(w.group().lower() for w in words[max(0, i - 2):i])))
         if window is not None and len(text[window.start:m.end()].split()) > 14:
@@ -429,7 +399,7 @@ _NUMBER = r"-?\d+(?:\.\d+)?"
 _ANSWER_PATTERNS = (
     re.compile(r"\\boxed\{\s*\$?(" + _NUMBER + r")"),
     re.compile(r"(?:final answer|answer)\s*(?:is|:|=|-)?\s*(?:that\s+)?(?:[A-Za-z]+\s+){0,3}?(?:has\s+)?\$?("
-               + _NUMBER + r")(?![\d/])", re.I),
+               + _NUMBER + r")(?![\d/])", re.IGNORECASE),
 )
 
 

@@ -31,8 +31,17 @@ from agentic_eval.consistency import check_consistency, extract_final_answer, fo
 from agentic_eval.endpoint import Endpoint
 from agentic_eval.wordproblems import WordProblem, generate_problems
 
-__all__ = ["ThinkCheckConfig", "Attempt", "ModeSummary", "ThinkCheckResult", "detect_server", "run_think_check",
-           "stream_chat", "StreamedReply", "SWITCHES"]
+__all__ = [
+    "SWITCHES",
+    "Attempt",
+    "ModeSummary",
+    "StreamedReply",
+    "ThinkCheckConfig",
+    "ThinkCheckResult",
+    "detect_server",
+    "run_think_check",
+    "stream_chat",
+]
 
 ServerKind = Literal["ollama", "vllm", "sglang", "llamacpp", "openai"]
 Mode = Literal["on", "off"]
@@ -307,9 +316,10 @@ def verdict(result: ThinkCheckResult) -> tuple[str, str]:
         first = next((a.error for a in result.attempts if a.error), "no answers")
         return f"{result.model}: no comparison, a mode had no answers ({first})", "no answers"
     if result.switch_status == "ignored":
-        return (f"{result.model}: the server ignored {result.switch} (reasoning in {off.reasoning_seen}/{off.answered} "
-                "answers with it off): both modes reasoned, so this run cannot show what switching it off costs",
-                "switch ignored")
+        line = (f"{result.model}: the server ignored {result.switch} (reasoning in {off.reasoning_seen}/"
+                f"{off.answered} answers with it off): both modes reasoned, so this run cannot show what "
+                "switching it off costs")
+        return line, "switch ignored"
     delta = (off.accuracy_pct or 0.0) - (on.accuracy_pct or 0.0)
     cost = f"loses {-delta:.0f} points of accuracy" if delta < 0 else f"costs no accuracy ({delta:+.0f} pts)"
     line = (f"{result.model}: thinking off {cost} ({on.accuracy_pct:.0f}% -> {off.accuracy_pct:.0f}%), "

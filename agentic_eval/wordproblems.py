@@ -16,10 +16,10 @@ Python version (each problem draws from its own string-seeded `random.Random`).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-__all__ = ["Step", "WordProblem", "generate_problems", "PROMPT_TEMPLATE", "prompt_for"]
+__all__ = ["PROMPT_TEMPLATE", "Step", "WordProblem", "generate_problems", "prompt_for"]
 
 PROMPT_TEMPLATE = (
     "Solve this word problem. Explain your steps briefly, showing the arithmetic, then give the final "

@@ -18,7 +18,13 @@ from typing import Any
 import pytest
 
 from agentic_eval.cli import main
-from agentic_eval.coldstart import ColdStartConfig, StartRun, measure_cold_start, measure_ollama_unload, phase_stats
+from agentic_eval.coldstart import (
+    ColdStartConfig,
+    StartRun,
+    measure_cold_start,
+    measure_ollama_unload,
+    phase_stats,
+)
 from agentic_eval.endpoint import resolve_endpoint
 from agentic_eval.errors import EndpointError
 from agentic_eval.instruments import read_instrument_run

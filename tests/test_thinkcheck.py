@@ -5,6 +5,7 @@ the switch. Plus the real local model, selected with `-m real_model`."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +22,8 @@ from agentic_eval.instruments import is_instrument_run, read_instrument_run
 from agentic_eval.thinkcheck import ThinkCheckConfig, run_think_check, score_attempt, split_think
 from agentic_eval.wordproblems import WordProblem, generate_problems
 
+USER_CACHE = os.environ.get("AGENTIC_EVAL_CACHE") or str(Path.home() / ".cache" / "agentic-eval")
+"""Read before the tests isolate HOME: where the real local model is assembled."""
 SEED = 7
 PROBLEMS = generate_problems(SEED, 6)
 SLIPPED = {PROBLEMS[1].id, PROBLEMS[3].id, PROBLEMS[4].id}
@@ -250,16 +253,18 @@ def test_cli_model_not_served(serve: Any, capsys: pytest.CaptureFixture[str], tm
 
 
 @pytest.mark.real_model
-def test_real_local_model(request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    """The packaged small model on llama.cpp: three problems, short outputs. It is not a reasoning
+@pytest.mark.timeout(1800)
+def test_real_local_model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packaged small model on llama.cpp: two problems, short outputs. It is not a reasoning
     model, so both modes must answer, nothing may crash, and the switch must read as honoured."""
     if "real_model" not in (request.config.getoption("-m") or ""):
         pytest.skip("runs the real local model (minutes on a CPU): select with -m real_model")
     local_server = pytest.importorskip("agentic_eval.local_server")
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", USER_CACHE)  # assemble the model once, not in every tmp HOME
     with local_server.LocalServer(threads=2, ctx=4096) as server:
         result = run_think_check(resolve_endpoint(server.base_url, "sk-local"),
-                                 ThinkCheckConfig(model=server.model, problems=3, seed=0, max_tokens_on=320,
-                                                  max_tokens_off=320, timeout_s=300))
+                                 ThinkCheckConfig(model=server.model, problems=2, seed=0, max_tokens_on=200,
+                                                  max_tokens_off=200, timeout_s=600))
     assert result.server_kind == "llamacpp"
     assert result.on.errors == 0 and result.off.errors == 0, [a.error for a in result.attempts]
     assert result.switch_status == "honoured"
