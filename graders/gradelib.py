@@ -372,27 +372,24 @@ class Grader:
     def file_absent(self, rel: str) -> bool:
         return self.check(f"{rel} is gone", not self.path(rel).exists(), "it still exists")
 
-    def file_contains(self, rel: str, text: str) -> bool:
+    def file_satisfies(self, rel: str, predicate: Callable[[str], bool], description: str) -> bool:
+        """The file's text satisfies `predicate`; `description` completes the line: "<rel> <description>"."""
+        what = f"{rel} {description}"
         content = self.read(rel)
-        what = f"{rel} contains {text!r}"
         if content is None:
             return self.check(what, False, "no such file")
-        return self.check(what, text in content, "not found")
+        return self.check(what, bool(predicate(content)), "it does not")
+
+    def file_contains(self, rel: str, text: str) -> bool:
+        return self.file_satisfies(rel, lambda content: text in content, f"contains {text!r}")
 
     def file_lacks(self, rel: str, text: str) -> bool:
-        content = self.read(rel)
-        what = f"{rel} does not contain {text!r}"
-        if content is None:
-            return self.check(what, False, "no such file")
-        return self.check(what, text not in content, "it is still there")
+        return self.file_satisfies(rel, lambda content: text not in content, f"does not contain {text!r}")
 
     def file_matches(self, rel: str, pattern: str, flags: int = re.MULTILINE) -> bool:
         """The file has a match for the regular expression `pattern`."""
-        content = self.read(rel)
-        what = f"{rel} matches /{pattern}/"
-        if content is None:
-            return self.check(what, False, "no such file")
-        return self.check(what, re.search(pattern, content, flags) is not None, "no match")
+        regex = re.compile(pattern, flags)
+        return self.file_satisfies(rel, lambda content: regex.search(content) is not None, f"matches /{pattern}/")
 
     def tree_files(self) -> list[str]:
         """Repo-relative paths of the files in the working tree, tracked or new, not git-ignored."""
