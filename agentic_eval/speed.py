@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+
 from agentic_eval import metrics as m
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.speedstats import Spread, decode_rate, prefill_rate, server_decode_rate, spread
@@ -27,6 +29,7 @@ from agentic_eval.speedstats import Spread, decode_rate, prefill_rate, server_de
 WORKLOADS = ("code_edit", "free_gen", "long_ctx")
 COLD_LOAD_S = 0.5
 """Ollama: a load_duration above this means the model was not resident (a cold sample)."""
+FAILED = "request failed"
 CACHED_WARN_TOKENS = 64
 """A measured request with more prompt tokens than this served from cache is reported."""
 
@@ -287,7 +290,10 @@ class _Session:
     def __init__(self, cfg: SpeedConfig, client: Any) -> None:
         self.cfg, self.client, self.root = cfg, client, m.root_url(cfg.base_url)
         self.reader = m.MetricsReader(client, self.root)
-        first = self.reader.try_scrape()
+        try:
+            first = self.reader.try_scrape()
+        except m.MetricsError:
+            first = None  # a page that is not Prometheus text: measured ungated, and said so
         kind = m.detect_kind(first) if first is not None else "unknown"
         self.kind: m.ServerKind = kind if kind != "unknown" else m.probe_native(client, self.root)
         self.names = m.SERVER_METRICS.get(self.kind) if first is not None and kind != "unknown" else None
@@ -313,10 +319,15 @@ class _Session:
             sample.kept = False
             sample.reasons.append(f"server never idle for {before.waited_s:.0f} s ({before.last_busy})")
             return sample
-        if self.kind == "ollama":
-            stream_ollama(self.client, self.root, self.cfg, prefix + body, max_tokens, self.num_ctx, sample)
-        else:
-            stream_chat(self.client, self.cfg, prefix + body, max_tokens, sample, extra)
+        try:
+            if self.kind == "ollama":
+                stream_ollama(self.client, self.root, self.cfg, prefix + body, max_tokens, self.num_ctx, sample)
+            else:
+                stream_chat(self.client, self.cfg, prefix + body, max_tokens, sample, extra)
+        except (SpeedError, httpx.HTTPError, ValueError) as exc:  # recorded on the sample; the run goes on
+            sample.kept = False
+            sample.reasons.append(f"{FAILED}: {exc}"[:300])
+            return sample
         if not gated or before is None or names is None:
             return sample
         own = sample.completion_tokens
@@ -349,6 +360,8 @@ class _Session:
             kept += sample.kept
             if progress:
                 progress(label, kept, want)
+            if len(samples) >= 2 and all(s.reasons and s.reasons[0].startswith(FAILED) for s in samples[-2:]):
+                break  # the server refuses this request (e.g. too long a prompt): retrying will not help
         return samples
 
 
@@ -392,8 +405,6 @@ def _warnings(report: SpeedReport, session: _Session, cfg: SpeedConfig) -> list[
 
 def measure_speed(cfg: SpeedConfig, progress: ProgressFn | None = None) -> SpeedReport:
     """Run every workload (warm-ups, then gated repetitions) and the optional prefill sweep."""
-    import httpx
-
     for w in cfg.workloads:
         if w not in WORKLOADS:
             raise SpeedError(f"unknown workload {w!r}; choose from {', '.join(WORKLOADS)}")

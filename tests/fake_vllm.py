@@ -51,6 +51,8 @@ class FakeVllmConfig:
     """Metric families left out of /metrics (exact names as in the text, e.g. vllm:num_requests_waiting)."""
     stuck_running: int = 0
     """Added to the running gauge forever: a stale gauge with frozen counters."""
+    max_prompt_tokens: int | None = None
+    """Refuse longer prompts with HTTP 400, as a server refuses a prompt over its context length."""
     ollama: bool = False
     ollama_load_s: float = 0.0
     """Ollama mode: load_duration reported by the next request (then the model is resident)."""
@@ -287,7 +289,12 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         path = self.path.rstrip("/")
-        if path.endswith("/chat/completions") and not self.server_fake.config.ollama:
+        limit = self.server_fake.config.max_prompt_tokens
+        prompt = "".join(str(m.get("content") or "") for m in body.get("messages", []))
+        if limit is not None and prompt_token_count(prompt) > limit:
+            message = f"maximum context length is {limit} tokens, the prompt has {prompt_token_count(prompt)}"
+            self._send(400, json.dumps({"error": {"message": message}}).encode(), "application/json")
+        elif path.endswith("/chat/completions") and not self.server_fake.config.ollama:
             self._chat(body)
         elif path == "/api/chat" and self.server_fake.config.ollama:
             self._ollama_chat(body)

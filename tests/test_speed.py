@@ -13,13 +13,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from fake_vllm import FakeVllm, FakeVllmConfig
 
 from agentic_eval import metrics as m
 from agentic_eval.cli import main
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.speed import RequestSample, SpeedConfig, SpeedReport, measure_speed, stream_chat, unique_prefix
+from agentic_eval.speed import (
+    RequestSample,
+    SpeedConfig,
+    SpeedReport,
+    measure_speed,
+    stream_chat,
+    unique_prefix,
+    workload_prompt,
+)
 from agentic_eval.speedstats import (
     acceptance,
     check_bandwidth,
@@ -374,10 +383,6 @@ def test_reused_prompts_would_hit_the_cache_and_this_harness_does_not() -> None:
     with FakeVllm(FakeVllmConfig()) as fake:
         cfg = SpeedConfig(base_url=fake.base_url, model=fake.config.model, long_ctx_tokens=1500,
                           workloads=("long_ctx",), reps=2, warmup=1, max_tokens=16, gate=FAST_GATE)
-        import httpx
-
-        from agentic_eval.speed import workload_prompt
-
         body = unique_prefix() + workload_prompt("long_ctx", cfg)
         naive = [RequestSample(workload="long_ctx", prefix="same") for _ in range(2)]
         with httpx.Client() as client:
@@ -391,6 +396,16 @@ def test_reused_prompts_would_hit_the_cache_and_this_harness_does_not() -> None:
     w = report.workloads["long_ctx"]
     assert w.kept == 2 and all(s.cached_tokens == 0 and s.deltas["cache_hits"] == 0 for s in w.samples)
     assert not any("prefix cache" in x for x in report.warnings)
+
+
+def test_a_refused_request_is_recorded_and_the_run_goes_on() -> None:
+    with FakeVllm(FakeVllmConfig(max_prompt_tokens=2000)) as fake:
+        report = measure(fake, workloads=("long_ctx", "free_gen"), long_ctx_tokens=3000, reps=2, warmup=1)
+    long_ctx, free_gen = report.workloads["long_ctx"], report.workloads["free_gen"]
+    assert (long_ctx.kept, long_ctx.discarded) == (0, 2)  # two refusals in a row end the retries
+    assert all("HTTP 400" in s.reasons[0] and "context length" in s.reasons[0] for s in long_ctx.samples)
+    assert long_ctx.decode is None and free_gen.kept == 2
+    assert any("long_ctx: only 0 of 2" in w for w in report.warnings)
 
 
 def test_prefill_sweep_slope() -> None:
