@@ -73,6 +73,8 @@ class RequestSample:
     decode_tok_s: float | None = None
     e2e_s: float | None = None
     server_decode_tok_s: float | None = None
+    server_prefill_tok_s: float | None = None
+    """The server's own prompt rate (Ollama prompt_eval_*, llama.cpp timings); cached tokens inflate it."""
     load_s: float | None = None
     kept: bool = True
     reasons: list[str] = field(default_factory=list)
@@ -239,6 +241,8 @@ def stream_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sam
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
     sample.cached_tokens = cached if cached is not None else timings.get("cache_n")
     sample.decode_tok_s = decode_rate(sample.completion_tokens, t_first, t_last)
+    if timings.get("prompt_n") and timings.get("prompt_ms"):
+        sample.server_prefill_tok_s = timings["prompt_n"] / (timings["prompt_ms"] / 1000)
     if timings.get("predicted_n") and timings.get("predicted_ms"):
         sample.server_decode_tok_s = server_decode_rate(timings["predicted_n"], int(timings["predicted_ms"] * 1e6))
 
@@ -272,6 +276,8 @@ def stream_ollama(client: Any, root: str, cfg: SpeedConfig, prompt: str, max_tok
     sample.prompt_tokens, sample.completion_tokens = final.get("prompt_eval_count"), final.get("eval_count")
     sample.server_decode_tok_s = server_decode_rate(final.get("eval_count"), final.get("eval_duration"))
     sample.decode_tok_s = sample.server_decode_tok_s or decode_rate(sample.completion_tokens, t_first, t_last)
+    if final.get("prompt_eval_count") and final.get("prompt_eval_duration"):
+        sample.server_prefill_tok_s = final["prompt_eval_count"] / (final["prompt_eval_duration"] / 1e9)
     sample.load_s = (final.get("load_duration") or 0) / 1e9
     total_s = (final.get("total_duration") or 0) / 1e9
     if sample.load_s > COLD_LOAD_S:

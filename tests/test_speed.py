@@ -449,7 +449,8 @@ def test_ollama_native_api_and_client_side_gate() -> None:
     assert report.server_kind == "ollama" and report.server["gate"] == "client-side"
     w = report.workloads["free_gen"]
     assert (w.kept, w.discarded) == (2, 1)
-    assert "cold" in " ".join(w.samples[0].reasons)
+    assert "cold" in " ".join(w.samples[0].reasons) and (w.samples[0].load_s or 0) >= 0.8
+    assert all(s.server_decode_tok_s and s.server_prefill_tok_s and s.load_s == 0 for s in w.samples[1:])
     assert w.decode is not None and close(w.decode.median, TRUE_DECODE)
 
 
