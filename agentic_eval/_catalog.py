@@ -1,4 +1,4 @@
-"""The battery's tool catalog: 42 realistic tools in 17 domains, and how to ask for each.
+"""The battery's tool catalog: 42 realistic tools in 18 domains, and how to ask for each.
 
 Every tool has a JSON Schema with the things models trip on (nested objects, arrays, enums,
 numbers with ranges, patterns, optional parameters), and a *maker*: given a seeded random
@@ -292,6 +292,8 @@ class Intent:
     """Other acceptable values for a top-level argument (e.g. 'New York' for 'New York City')."""
     texts: dict[str, list[str]] = field(default_factory=dict)
     """Free-text arguments: the words each must contain (freeform phase)."""
+    defaults: tuple[str, ...] = ()
+    """Arguments whose stated value is what leaving them out means (recursive=False): may be omitted."""
 
 
 Maker = Callable[[Random], Intent]
@@ -318,7 +320,8 @@ def _write_file(r: Random) -> Intent:
 def _list_directory(r: Random) -> Intent:
     path, deep = r.choice(DIRS), r.random() < 0.5
     how = "recursively, including every subdirectory" if deep else "without descending into subdirectories"
-    return Intent("list_directory", f"List what is in the {path} directory {how}.", {"path": path, "recursive": deep})
+    return Intent("list_directory", f"List what is in the {path} directory {how}.", {"path": path, "recursive": deep},
+                  defaults=() if deep else ("recursive",))
 
 
 def _delete_file(r: Random) -> Intent:

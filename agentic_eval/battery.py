@@ -90,8 +90,10 @@ def spec_of(value: Any, text: list[str] | None = None, alts: list[Any] | None = 
 
 def expect(intent: Intent, exact: bool = True) -> JSON:
     """The expected call for an intent: every stated value checked, or (exact=False) only the tool."""
-    args = ({k: spec_of(v, intent.texts.get(k), intent.alts.get(k)) for k, v in intent.args.items()}
-            if exact else {})
+    args: JSON = {}
+    for key, value in intent.args.items() if exact else ():
+        spec = spec_of(value, intent.texts.get(key), intent.alts.get(key))
+        args[key] = {**spec, "optional": True} if key in intent.defaults else spec
     return {"name": intent.tool, "args": args, "witness": intent.args}
 
 
@@ -467,8 +469,12 @@ def run_case(client: Any, model: str, case: Case, options: BatteryOptions = Batt
 
 def run_battery(cases: list[Case], endpoint: Any, model: str, *, jobs: int = 4,
                 options: BatteryOptions = BatteryOptions(), on_result: Any = None) -> list[CaseResult]:
-    """Run every case, `jobs` at a time; results in case order. `on_result(result)` after each case."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Run every case, `jobs` at a time; results in case order. `on_result(result)` after each case.
+
+    The workers are daemon threads: on Ctrl-C the cases not yet started are dropped and the
+    interrupt does not wait for the requests in flight (each is bounded by its own timeout)."""
+    import queue
+    import threading
 
     def one(case: Case) -> CaseResult:
         try:
@@ -479,8 +485,32 @@ def run_battery(cases: list[Case], endpoint: Any, model: str, *, jobs: int = 4,
             on_result(result)
         return result
 
-    with make_client(endpoint, jobs) as client, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, cases))
+    todo: queue.Queue[tuple[int, Case]] = queue.Queue()
+    for item in enumerate(cases):
+        todo.put(item)
+    results: list[CaseResult | None] = [None] * len(cases)
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                index, case = todo.get_nowait()
+            except queue.Empty:
+                return
+            results[index] = one(case)
+
+    client = make_client(endpoint, jobs)
+    workers = [threading.Thread(target=work, name=f"battery-{n}", daemon=True) for n in range(max(1, jobs))]
+    try:
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            while worker.is_alive():  # joined in slices so Ctrl-C reaches this thread at once
+                worker.join(0.2)
+    finally:
+        stop.set()
+    client.close()
+    return [r for r in results if r is not None]
 
 
 def summarize(results: list[CaseResult], seed: int) -> JSON:

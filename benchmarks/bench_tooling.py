@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from test_tooling_e2e import ResponderEndpoint, battery_model, forms_model  # noqa: E402
+from test_tooling_e2e import ResponderEndpoint, battery_model, forms_model
 
-from agentic_eval.battery import generate_cases, run_battery  # noqa: E402
-from agentic_eval.endpoint import resolve_endpoint  # noqa: E402
-from agentic_eval.forms import run_forms  # noqa: E402
+from agentic_eval.battery import generate_cases, run_battery
+from agentic_eval.endpoint import resolve_endpoint
+from agentic_eval.forms import run_forms
 
 GOAL_S = 10.0
 

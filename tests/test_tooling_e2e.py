@@ -227,3 +227,35 @@ def test_report_shows_battery_and_forms_side_by_side(campaign_cases: list[Case],
     code, report = run_cli("report", "--run-dir", runs, "--format", "md")
     assert code == 0
     assert "tool-call battery" in report and "37/37 (100.0 %)" in report and "8/10 shapes" in report
+
+
+def test_ctrl_c_does_not_wait_for_requests_in_flight(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    release = threading.Event()
+
+    def slow(path: str, body: dict[str, Any]) -> ScriptedReply:
+        release.wait(30)  # a model that takes its time
+        return ScriptedReply(body=chat_body("done"))
+
+    with ResponderEndpoint(slow) as fake:
+        cli = [sys.executable, "-m", "agentic_eval.cli", "tooling", "--model", "fake-model", "--base-url", fake.base_url,
+               "--cases", "10", "-j", "2", "--run-dir", str(tmp_path)]
+        proc = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 20
+            while len(fake.requests) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert len(fake.requests) >= 2, "the battery never started"
+            proc.send_signal(signal.SIGINT)
+            started = time.monotonic()
+            _, err = proc.communicate(timeout=15)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err
+    assert time.monotonic() - started < 5
