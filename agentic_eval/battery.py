@@ -426,9 +426,17 @@ class BatteryOptions:
     temperature: float = 0.0
 
 
-def _echo(message: JSON, calls: list[JSON]) -> JSON:
-    """The assistant message to send back in the next request: its content and its calls (ids filled)."""
-    return {"role": "assistant", "content": message.get("content") or "", "tool_calls": calls}
+def _echo(message: JSON, step: int) -> JSON:
+    """The assistant message to send back in the next request: its content and its calls, in the
+    canonical form (ids filled in, arguments as a JSON string) whatever the server's quirks."""
+    calls = []
+    for k, call in enumerate(message.get("tool_calls") or ()):
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        calls.append({"id": call.get("id") or f"call_{step}_{k}", "type": "function",
+                      "function": {"name": function.get("name"),
+                                   "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
+    return {"role": "assistant", "content": message.get("content") or None, "tool_calls": calls}
 
 
 def run_case(client: Any, model: str, case: Case, options: BatteryOptions = BatteryOptions()) -> CaseResult:
@@ -459,11 +467,10 @@ def run_case(client: Any, model: str, case: Case, options: BatteryOptions = Batt
         if not verdict.passed:
             return CaseResult(case.id, case.phase, False, where + verdict.reason, verdict.detail, turns, case.note)
         if number < len(case.steps):
-            message = ex.body["choices"][0]["message"]
-            calls = [{**c, "id": c.get("id") or f"call_{number}_{k}"} for k, c in enumerate(message.get("tool_calls") or ())]
-            messages = [*messages, _echo(message, calls)]
+            echo = _echo(ex.body["choices"][0]["message"], number)
+            messages = [*messages, echo]
             messages += [{"role": "tool", "tool_call_id": c["id"], "content": json.dumps(res)}
-                         for c, res in zip(calls, step.results)]
+                         for c, res in zip(echo["tool_calls"], step.results)]
     return CaseResult(case.id, case.phase, True, "ok", "", turns, case.note)
 
 
