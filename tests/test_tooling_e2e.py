@@ -259,3 +259,66 @@ def test_ctrl_c_does_not_wait_for_requests_in_flight(tmp_path: Path) -> None:
                 proc.kill()
     assert proc.returncode == 130 and "interrupted" in err
     assert time.monotonic() - started < 5
+
+
+def _exchange(body: Any, status: int | None = 200, error: str | None = None) -> Any:
+    from agentic_eval.battery import Exchange
+
+    return Exchange(status, body, error, 0.1)
+
+
+FORECAST_CALL = tool_call("get_forecast", WITNESS, "call_1")
+
+
+@pytest.mark.parametrize("shape_name, body, done, reason", [
+    ("chat-auto", chat_body(None, tool_calls=[FORECAST_CALL]), True, "ok"),
+    ("chat-named", chat_body(None, tool_calls=[FORECAST_CALL], finish_reason="stop"), True, "ok"),
+    ("chat-auto", chat_body('<tool_call>\n{"name": "get_forecast", "arguments": {"city": "Lisbon", "days": 3}}\n'
+                            "</tool_call>"), True, "call_written_as_text family=hermes"),
+    ("chat-named", chat_body(None, tool_calls=[tool_call("get_current_weather", {"city": "Lisbon"})]), True,
+     "ignored_named_choice"),
+    ("chat-named", chat_body(None, tool_calls=[tool_call(
+        "get_forecast", '<tool_call>{"city": "Lisbon", "days": 3}</tool_call>')]), True, "bad_arguments"),
+    ("chat-auto", chat_body("<think>\n\n</think>", tool_calls=[FORECAST_CALL]), True, "think_tags_in_content"),
+    ("chat-auto", chat_body(None, tool_calls=[tool_call("get_forecast", {**WITNESS, "days": 5})]), True,
+     "wrong_value path=days"),
+    ("chat-auto", chat_body("It is sunny.", finish_reason="length"), True, "truncated"),
+    ("chat-auto-stream", chat_body(None, tool_calls=[FORECAST_CALL]), False, "stream_incomplete"),
+    ("responses-auto", {**responses_body(function_calls=[("get_forecast", WITNESS)]), "status": "incomplete"}, True,
+     "truncated"),
+    ("responses-required", responses_body("Sunny all week."), True, "ignored_required"),
+    ("responses-auto", {"error": {"message": "not found"}}, True, "http_error status=200"),
+])
+def test_judge_shape(shape_name: str, body: Any, done: bool, reason: str) -> None:
+    from agentic_eval.classify import classify_turn
+    from agentic_eval.forms import SHAPES, build_request, form_catalog, judge_shape
+
+    shape = next(s for s in SHAPES if s.name == shape_name)
+    request = build_request(shape, "m", form_catalog(50))
+    try:
+        classification = classify_turn(request, body)
+    except ValueError:
+        classification = None
+    assert judge_shape(shape, request, _exchange(body), done, classification).reason == reason
+
+
+def test_judge_shape_http_error_and_timeout() -> None:
+    from agentic_eval.forms import SHAPES, judge_shape
+
+    assert judge_shape(SHAPES[0], {}, _exchange("Not Found", 404, "HTTP 404: Not Found")).reason == "http_error status=404"
+    assert judge_shape(SHAPES[0], {}, _exchange(None, None, "timeout after 600 s")).reason == "timeout"
+
+
+def test_strict_schemas_require_every_key_and_allow_null_for_optional_ones() -> None:
+    import jsonschema
+
+    from agentic_eval.forms import form_catalog, strict_schema
+
+    for tool in form_catalog(500):
+        schema = strict_schema(tool.parameters)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["additionalProperties"] is False and set(schema["required"]) == set(schema["properties"])
+    forecast = strict_schema(form_catalog(1)[0].parameters)
+    jsonschema.validate({"city": "Lisbon", "days": 3, "units": None}, forecast)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"city": "Lisbon", "days": 3}, forecast)
