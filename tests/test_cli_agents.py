@@ -43,6 +43,9 @@ from tests.fake_endpoint import (
 
 TOOLS_AT_IMPORT = tools_dir()
 """The tools folder of the real HOME: read before the autouse fixture swaps HOME for a temporary one."""
+MODEL_CACHE_AT_IMPORT = Path(os.environ.get("AGENTIC_EVAL_CACHE")
+                             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentic-eval")
+"""Where serve-local keeps the assembled model, likewise (so a test does not assemble 1 GB again)."""
 MODEL = "fake-model"
 Policy = Callable[[ReceivedRequest], ScriptedReply]
 
@@ -170,15 +173,6 @@ def no_responses_policy(req: ReceivedRequest) -> ScriptedReply:
 
 
 # ---------------------------------------------------------------- running one trial through the CLI
-
-
-@pytest.fixture(autouse=True)
-def _classifier_entry() -> None:
-    """turns.py asks the classifier for `classify_exchange`; until the two agree on a name, give it one."""
-    from agentic_eval import classify
-
-    if not hasattr(classify, "classify_exchange"):
-        classify.classify_exchange = classify.classify_turn  # type: ignore[attr-defined]
 
 
 @pytest.fixture
@@ -318,6 +312,7 @@ def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, p
         pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model")
     require_cli("opencode", monkeypatch)
     local_server = pytest.importorskip("agentic_eval.local_server")
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", str(MODEL_CACHE_AT_IMPORT))
     toml = pack / "answer-file" / "task.toml"
     toml.write_text(toml.read_text().replace("agent_timeout_s = 240", "agent_timeout_s = 2400"))
     t0 = time.monotonic()
