@@ -232,6 +232,8 @@ NESTED_TOOLS = ("create_event", "create_invoice", "ship_order", "http_request", 
 
 CITIES = ["Lisbon", "Tokyo", "Nairobi", "Toronto", "Oslo", "Santiago", "Melbourne", "Cairo", "Reykjavik", "Hanoi",
           "Denver", "Krakow", "Montreal", "Seville", "Auckland", "Bogota"]
+CITY_COUNTRY = [("Lisbon", "PT"), ("Porto", "PT"), ("Toronto", "CA"), ("Montreal", "CA"), ("Oslo", "NO"),
+                ("Tokyo", "JP"), ("Krakow", "PL"), ("Seville", "ES"), ("Denver", "US"), ("Melbourne", "AU")]
 USERS = ["dana", "marco", "priya", "kenji", "olga", "tomas", "aisha", "liam", "mei", "sven"]
 PEOPLE = ["Dana Whitfield", "Marco Bellini", "Priya Raman", "Kenji Watanabe", "Olga Petrova", "Tomas Novak",
           "Aisha Bello", "Liam O'Connor"]
@@ -547,8 +549,9 @@ def _get_order(r: Random) -> Intent:
 
 def _ship_order(r: Random) -> Intent:
     oid, carrier = f"ORD-{r.randint(1000, 99999)}", r.choice(["ups", "fedex", "dhl"])
-    addr = {"street": f"{r.randint(1, 250)} {r.choice(['Harbour Road', 'Elm Street', 'Rua Augusta'])}",
-            "city": r.choice(CITIES), "postal_code": str(r.randint(10000, 99999)), "country": r.choice(["PT", "CA", "NO", "JP"])}
+    city, country = r.choice(CITY_COUNTRY)
+    addr = {"street": f"{r.randint(1, 250)} {r.choice(['Harbour Road', 'Elm Street', 'Station Square'])}",
+            "city": city, "postal_code": str(r.randint(10000, 99999)), "country": country}
     return Intent("ship_order", f"Ship order {oid} with {carrier.upper()} by express to {addr['street']}, "
                   f"{addr['postal_code']} {addr['city']}, country code {addr['country']}.",
                   {"order_id": oid, "carrier": carrier, "address": addr, "express": True})

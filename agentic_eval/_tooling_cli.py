@@ -82,7 +82,8 @@ def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
     from rich.table import Table
 
     console = Console(highlight=False)
-    table = Table(title=f"tool-call battery · {model} · seed {summary['seed']}", title_justify="left")
+    title = f"tool-call battery · {model} · seed {summary['seed']}"
+    table = Table(title=title, title_justify="left", min_width=len(title) + 2)
     for name, justify in (("phase", "left"), ("passed", "right"), ("cases", "right"), ("score", "right")):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for phase, row in summary["phases"].items():
