@@ -333,7 +333,7 @@ def verdict(result: ThinkCheckResult) -> tuple[str, str]:
         line += ". No reasoning seen with thinking on: not a reasoning model, or the server hides it"
     elif result.switch_status == "partly ignored":
         line += f". The switch was partly ignored ({off.reasoning_seen} answers reasoned with it off)"
-    return line, f"thinking off: {delta:+.0f} pts accuracy, {off.inconsistent} inconsistent"
+    return line + ".", f"thinking off: {delta:+.0f} pts accuracy, {off.inconsistent} inconsistent"
 
 
 def run_think_check(endpoint: Endpoint, config: ThinkCheckConfig,
