@@ -150,7 +150,7 @@ def strict_schema(schema: JSON) -> JSON:
 # ---------------------------------------------------------------- requests
 
 
-def build_request(shape: Shape, model: str, tools: list[Tool], max_tokens: int = 1024) -> JSON:
+def build_request(shape: Shape, model: str, tools: list[Tool], max_tokens: int = 4096) -> JSON:
     """The request body of one shape."""
     offered = narrowed_catalog(tools) if shape.narrowed else tools
     if shape.api == "chat":
