@@ -220,7 +220,14 @@ class _Asker:
         self.headers = {"Authorization": f"Bearer {endpoint.api_key}"}
 
     def ask(self, prompt: str, mode: Mode) -> tuple[str, str, dict[str, Any], float | None]:
-        """(content, reasoning, usage, decode tok/s)."""
+        """(content, reasoning, usage, decode tok/s). A server that drops a reused keep-alive connection
+        as the request goes out gets the request once more."""
+        try:
+            return self._ask(prompt, mode)
+        except httpx.RemoteProtocolError:
+            return self._ask(prompt, mode)
+
+    def _ask(self, prompt: str, mode: Mode) -> tuple[str, str, dict[str, Any], float | None]:
         max_tokens = self.config.max_tokens_on if mode == "on" else self.config.max_tokens_off
         messages = [{"role": "user", "content": prompt}]
         if self.kind == "ollama":

@@ -62,6 +62,8 @@ class Reasoner:
     refuse_effort_none: bool = False
     fail_problem: str | None = None
     """Answer 500 to every request for this problem."""
+    drop_once: str | None = None
+    """Close the connection without answering the first request for this problem."""
     requests: list[dict[str, Any]] = field(default_factory=list)
 
     def answer(self, prompt: str, thinking: bool) -> tuple[str, str]:
@@ -101,6 +103,10 @@ def _handler(reasoner: Reasoner) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             reasoner.requests.append({"path": self.path, "body": body})
             prompt = body["messages"][-1]["content"]
+            if reasoner.drop_once and next(p for p in PROBLEMS if p.id == reasoner.drop_once).text in prompt:
+                reasoner.drop_once = None
+                self.close_connection = True
+                return
             if reasoner.fail_problem and next(p for p in PROBLEMS if p.id == reasoner.fail_problem).text in prompt:
                 self._send(500, {"error": {"message": "scripted failure"}})
             elif self.path == "/api/chat" and reasoner.kind == "ollama":
@@ -215,6 +221,13 @@ def test_one_problem_failing_is_that_problems_row(serve: Any) -> None:
     failed = [a for a in result.attempts if a.error]
     assert {(a.problem_id, a.mode) for a in failed} == {(PROBLEMS[2].id, "on"), (PROBLEMS[2].id, "off")}
     assert "500" in failed[0].error and result.on.answered == 5 and result.on.correct == 5
+
+
+def test_dropped_connection_is_asked_once_more(serve: Any) -> None:
+    reasoner = Reasoner(kind="vllm", drop_once=PROBLEMS[0].id)
+    result = _run(serve(reasoner))
+    assert result.on.errors == 0 and result.off.errors == 0
+    assert len(reasoner.requests) == 2 * len(PROBLEMS) + 1
 
 
 def test_score_attempt_pure() -> None:
