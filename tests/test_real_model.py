@@ -17,6 +17,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,12 +33,18 @@ from agentic_eval.cli import main
 from agentic_eval.local_server import LocalServer, LocalServerError
 
 REPO = Path(__file__).resolve().parent.parent
-TASK = "read-config-answer"
-"""The shortest core task: read one config file, write three values into ANSWER.md."""
-MAX_TURNS = 6
+TASKS = ("json-set-port", "read-config-answer")
+"""The shortest core tasks: change two values in a JSON config; read three and write them down. On
+the first the model writes its calls as text (so the lenient run executes them); on the second it
+answered in prose."""
+MAX_TURNS = 4
+AGENT_TIMEOUT_S = 150
+"""Per trial, lowered from the tasks' 300 s: a trial that runs out is `agent_timeout`, still a real outcome."""
 CTX = 8192
 AGENT_OPTS = ["--agent-opt", "max_tokens=256", "--agent-opt", "temperature=0"]
-RUN_TIMEOUT_S = 420
+RUN_TIMEOUT_S = len(TASKS) * (AGENT_TIMEOUT_S + 60) + 60
+PROBE_MAX_TOKENS = 40
+"""Room for a call written as fenced JSON (~25 tokens); `tool_choice: required` runs to the limit."""
 
 
 # ---------------------------------------------------------------- packaging logic, no model needed
@@ -128,7 +135,7 @@ def test_probe_the_real_model(real_server: LocalServer) -> None:
     from agentic_eval.endpoint import resolve_endpoint
     from agentic_eval.probe import SHAPES, run_probe
 
-    report = run_probe(resolve_endpoint(real_server.base_url), real_server.model, max_tokens=64)
+    report = run_probe(resolve_endpoint(real_server.base_url), real_server.model, max_tokens=PROBE_MAX_TOKENS)
     print(json.dumps([{k: r.__dict__[k] for k in ("shape", "status", "label", "family", "tool", "arguments_ok",
                                                    "latency_s", "error")} for r in report.shapes], indent=1))
     assert report.models == [real_server.model]
@@ -143,37 +150,46 @@ def test_probe_the_real_model(real_server: LocalServer) -> None:
     assert "llamacpp:" in report.metrics.prefixes
 
 
-def _task_copy(dest: Path) -> Path:
-    """The core task in a pack of its own, turn cap lowered to MAX_TURNS."""
+def _pack_copy(dest: Path) -> Path:
+    """The core tasks in a pack of their own, turn cap and time limit lowered."""
     pack = dest / "pack"
-    shutil.copytree(REPO / "tasks" / "core" / TASK, pack / TASK)
-    toml = pack / TASK / "task.toml"
-    text = toml.read_text(encoding="utf-8")
-    assert "max_turns = 30" in text
-    toml.write_text(text.replace("max_turns = 30", f"max_turns = {MAX_TURNS}"), encoding="utf-8")
+    for task in TASKS:
+        shutil.copytree(REPO / "tasks" / "core" / task, pack / task)
+        toml = pack / task / "task.toml"
+        text = toml.read_text(encoding="utf-8")
+        lowered = re.sub(r"(?m)^max_turns = \d+$", f"max_turns = {MAX_TURNS}", text)
+        lowered = re.sub(r"(?m)^agent_timeout_s = \d+$", f"agent_timeout_s = {AGENT_TIMEOUT_S}", lowered)
+        assert lowered.count(f"= {MAX_TURNS}\n") + lowered.count(f"= {AGENT_TIMEOUT_S}\n") >= 2, text
+        toml.write_text(lowered, encoding="utf-8")
     return pack
 
 
-def _run(server: LocalServer, pack: Path, runs: Path, *extra: str) -> Path:
+def _run(server: LocalServer, pack: Path, runs: Path, *extra: str) -> tuple[Path, str]:
     cmd = [sys.executable, "-m", "agentic_eval.cli", "run", "--agent", "builtin", "--tasks", str(pack),
-           "--task", TASK, "--model", server.model, "--base-url", server.base_url, "--run-dir", str(runs),
+           "--model", server.model, "--base-url", server.base_url, "--run-dir", str(runs),
            *AGENT_OPTS, *extra]
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
-    print(f"\n$ agentic-eval run {' '.join(extra)} ({time.monotonic() - t0:.0f}s)\n{proc.stderr}{proc.stdout}")
-    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                          check=False)
+    shown = f"\n$ agentic-eval run {' '.join(extra)} ({time.monotonic() - t0:.0f}s)\n{proc.stderr}{proc.stdout}"
+    assert proc.returncode == 0, shown
     (run_dir,) = [p for p in runs.iterdir() if (p / "run.json").exists()]
-    return run_dir
+    return run_dir, shown
 
 
-def _check_trial(server: LocalServer, run_dir: Path, lenient: bool) -> dict[str, Any]:
-    from agentic_eval.results import UNSCORED_OUTCOMES, read_trials
+def _check_trials(server: LocalServer, run_dir: Path, lenient: bool) -> list[dict[str, Any]]:
+    from agentic_eval.results import read_trials
+
+    records, warnings = read_trials(run_dir)
+    assert not warnings and sorted(r.task_id for r in records) == sorted(TASKS)
+    return [_check_trial(server, run_dir, trial, lenient) for trial in records]
+
+
+def _check_trial(server: LocalServer, run_dir: Path, trial: Any, lenient: bool) -> dict[str, Any]:
+    from agentic_eval.results import UNSCORED_OUTCOMES
     from agentic_eval.turns import is_model_call
     from agentic_eval.wire import read_wire_log
 
-    records, warnings = read_trials(run_dir)
-    assert not warnings and len(records) == 1
-    trial = records[0]
     assert trial.model == server.model and trial.lenient_text_calls is lenient
     assert trial.outcome in ("pass", "fail", *UNSCORED_OUTCOMES)
     if trial.outcome in ("pass", "fail"):
@@ -192,6 +208,13 @@ def _check_trial(server: LocalServer, run_dir: Path, lenient: bool) -> dict[str,
     assert counts["unclassified"] == len(wire) - len(answered)
     if trial.turns.text_tool_call:
         assert trial.text_call_families
+    # lenient: calls written as text were executed and their results sent back; strict: never
+    fed_back = any("tool call(s) as text" in str(m.get("content"))
+                   for r in wire if isinstance(r.request, dict) for m in r.request.get("messages", []))
+    if not lenient:
+        assert not fed_back
+    elif trial.turns.text_tool_call and trial.agent_turns > 1:
+        assert fed_back
     for name in ("transcript", "grader", "diff"):
         assert (run_dir / trial.files[name]).exists()
     return trial.model_dump(mode="json")
@@ -201,8 +224,8 @@ def _check_report(run_dir: Path, lenient: bool, capsys: pytest.CaptureFixture[st
     capsys.readouterr()
     assert main(["report", str(run_dir), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["lenient_text_calls"] is lenient and summary["tasks"] == 1
-    assert sum(summary["outcomes"].values()) == 1
+    assert summary["lenient_text_calls"] is lenient and summary["tasks"] == len(TASKS)
+    assert sum(summary["outcomes"].values()) == len(TASKS)
     assert main(["report", str(run_dir), "--format", "md"]) == 0
     md = capsys.readouterr().out
     assert summary["model"] in md and ("[lenient]" in md) is lenient
@@ -210,12 +233,13 @@ def _check_report(run_dir: Path, lenient: bool, capsys: pytest.CaptureFixture[st
 
 @pytest.mark.real_model
 @pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
-def test_builtin_agent_on_a_core_task(real_server: LocalServer, tmp_path: Path, lenient: bool,
+def test_builtin_agent_on_core_tasks(real_server: LocalServer, tmp_path: Path, lenient: bool,
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    pack = _task_copy(tmp_path)
-    run_dir = _run(real_server, pack, tmp_path / "runs", *(["--lenient-text-calls"] if lenient else []))
-    trial = _check_trial(real_server, run_dir, lenient)
-    print(json.dumps({k: trial[k] for k in ("outcome", "detail", "stop_reason", "agent_turns", "turns",
-                                            "text_call_families", "flags", "agent_duration_s", "prompt_tokens",
-                                            "completion_tokens")}))
+    pack = _pack_copy(tmp_path)
+    run_dir, shown = _run(real_server, pack, tmp_path / "runs", *(["--lenient-text-calls"] if lenient else []))
+    trials = _check_trials(real_server, run_dir, lenient)
+    with capsys.disabled():  # what the model did, for `pytest -s`
+        print(shown + "\n".join(json.dumps({k: t[k] for k in (
+            "task_id", "outcome", "detail", "stop_reason", "agent_turns", "turns", "text_call_families", "flags",
+            "agent_duration_s", "prompt_tokens", "completion_tokens")}) for t in trials))
     _check_report(run_dir, lenient, capsys)
