@@ -1,7 +1,7 @@
 """A small model served on 127.0.0.1 by llama.cpp's own OpenAI-compatible server, no GPU needed.
 
 The server is the `xllamacpp` package (llama.cpp's C++ HTTP server inside a Python process). It
-runs in a child process of its own session, so a Ctrl-C at the terminal reaches only the parent,
+runs in a child process of its own session (`python -m agentic_eval._local_cli`), so a Ctrl-C at the terminal reaches only the parent,
 which stops the child; the child also exits when its parent disappears. Jinja chat templates and
 the Prometheus `/metrics` endpoint are on.
 
@@ -15,18 +15,18 @@ metadata, concatenated once into the cache folder, size and sha256 checked, and 
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +46,7 @@ START_TIMEOUT_S = 600.0
 """Loading takes ~5-20 s here; a cold disk or a slow machine gets far more room than that."""
 STOP_TIMEOUT_S = 15.0
 _CHUNK = 8 << 20
+_LLAMA_ERROR = re.compile(r"^\S+ E ")
 
 
 class LocalServerError(AgenticEvalError):
@@ -196,9 +197,10 @@ class LocalServer:
             if not self.gguf.is_file():
                 raise LocalServerError(f"--gguf {self.gguf}: no such file")
             path, alias = self.gguf, self.gguf.stem
+        self._check_port()
         fd, log_name = tempfile.mkstemp(prefix="agentic-eval-llama-", suffix=".log")
         self.log_path = Path(log_name)
-        cmd = [sys.executable, "-m", "agentic_eval.local_server", "--gguf", str(path), "--alias", alias,
+        cmd = [sys.executable, "-m", "agentic_eval._local_cli", "--gguf", str(path), "--alias", alias,
                "--port", str(self.port), "--ctx", str(self.ctx), "--threads", str(self.threads),
                "--parent", str(os.getpid())]
         try:
@@ -214,12 +216,27 @@ class LocalServer:
         return self
 
     def _failure(self, what: str) -> LocalServerError:
+        """The error for a failed start: llama.cpp's own error lines (else the log's last lines); the
+        log is kept for reading."""
         tail = ""
         if self.log_path is not None and self.log_path.exists():
             lines = self.log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-            tail = " | ".join(line.strip() for line in lines[-3:])
-        return LocalServerError(f"llama.cpp server {what}" + (f": {tail}" if tail else "")
-                                + (f" (log: {self.log_path})" if self.log_path else ""))
+            errors = [line.split(" E ", 1)[1].strip() for line in lines if _LLAMA_ERROR.match(line)]
+            tail = " | ".join(errors[:3] or [line.strip() for line in lines[-3:]])
+        message = f"llama.cpp server {what}" + (f": {tail}" if tail else "")
+        if self.log_path is not None:
+            message += f" (log: {self.log_path})"
+            self.log_path = None  # stop() leaves it in place
+        return LocalServerError(message)
+
+    def _check_port(self) -> None:
+        if self.port:
+            with socket.socket() as probe:
+                try:
+                    probe.bind(("127.0.0.1", self.port))
+                except OSError:
+                    raise LocalServerError(f"port {self.port} on 127.0.0.1 is in use: choose another with --port "
+                                           "(0 picks a free one)") from None
 
     def _read_address(self, deadline: float) -> str:
         """The child's first stdout line is {"url": ...} once the model is loaded and the port bound."""
@@ -285,42 +302,3 @@ class LocalServer:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
-
-
-def _serve_child(argv: list[str]) -> int:
-    """The child: load the model, print {"url": ...}, serve until SIGTERM/SIGINT or the parent is gone."""
-    p = argparse.ArgumentParser(prog="agentic_eval.local_server")
-    p.add_argument("--gguf", required=True)
-    p.add_argument("--alias", required=True)
-    p.add_argument("--port", type=int, default=0)
-    p.add_argument("--ctx", type=int, default=16384)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--parent", type=int, default=0)
-    args = p.parse_args(argv)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    import xllamacpp
-
-    params = xllamacpp.CommonParams()
-    params.model.path = args.gguf
-    params.model_alias = {args.alias}
-    params.hostnames = ["127.0.0.1"]
-    params.port = args.port
-    params.n_ctx = args.ctx
-    params.n_parallel = 1
-    params.cpuparams.n_threads = args.threads
-    params.cpuparams_batch.n_threads = args.threads
-    params.use_jinja = True
-    params.endpoint_metrics = True
-    server = xllamacpp.Server(params)  # returns once the model is loaded and the port is bound
-    print(json.dumps({"url": server.listening_address}), flush=True)
-    while not stop.wait(1.0):
-        if args.parent and os.getppid() != args.parent:
-            break
-    del server
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_serve_child(sys.argv[1:]))

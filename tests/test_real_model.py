@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -129,7 +130,47 @@ def real_server() -> Iterator[LocalServer]:
         yield server
 
 
+def _children(pid: int) -> list[int]:
+    """Live child processes of `pid`, from /proc."""
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            kids.append(int(stat.parent.name))
+    return kids
+
+
 @pytest.mark.real_model
+@pytest.mark.timeout(600)
+def test_serve_local_prints_where_and_stops_on_ctrl_c(real_server: LocalServer) -> None:
+    import httpx
+
+    cmd = [sys.executable, "-m", "agentic_eval.cli", "serve-local", "--port", "0", "--ctx", "1024", "--threads", "1"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        printed = dict(line.split(":", 1) for line in (proc.stdout.readline(), proc.stdout.readline()) if ":" in line)
+        url, model = printed["base URL"].strip(), printed["model"].strip()
+        assert model == real_server.model and url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        assert httpx.get(url + "/models", timeout=10).json()["data"][0]["id"] == model
+        (server_pid,) = _children(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0 and err.rstrip().endswith("stopped"), err
+        assert not Path(f"/proc/{server_pid}").exists()  # stopped and reaped before serve-local exited
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(url + "/models", timeout=5)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+@pytest.mark.real_model
+@pytest.mark.timeout(900)
 def test_probe_the_real_model(real_server: LocalServer) -> None:
     from agentic_eval.classify import LABELS
     from agentic_eval.endpoint import resolve_endpoint
@@ -232,6 +273,7 @@ def _check_report(run_dir: Path, lenient: bool, capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.real_model
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
 def test_builtin_agent_on_core_tasks(real_server: LocalServer, tmp_path: Path, lenient: bool,
                                       capsys: pytest.CaptureFixture[str]) -> None:
