@@ -23,8 +23,9 @@ from agentic_eval.errors import EndpointError
 
 REQUEST_TIMEOUT_S = 180.0
 """Per request. A 1.5B model on two CPU cores answers these in ~10-60 s; a GPU server in well under 1."""
-MAX_TOKENS = 256
-"""Room for a short reasoning before the call; a model that never stops runs to it (flag `truncated`)."""
+MAX_TOKENS = 512
+"""Room for a short reasoning before the call. A model that does not stop after its call runs to it
+(flag `truncated`): ~50 s on two CPU cores, well inside REQUEST_TIMEOUT_S unless the CPU is shared."""
 TOOL_NAME = "read_file"
 EXPECTED_PATH = "src/main.py"
 SYSTEM = "You are a coding agent. Act through the tools you are given instead of describing what you would do."
