@@ -33,7 +33,7 @@ def serve_local(args: argparse.Namespace) -> int:
             print(f"model:    {server.model}", flush=True)
             say(f"ready in {time.monotonic() - t0:.1f}s. Try:\n"
                 f"  agentic-eval probe --base-url {server.base_url} --model {server.model}\n"
-                f"  agentic-eval run --base-url {server.base_url} --model {server.model} --task read-config-answer\n"
+                f"  agentic-eval run --base-url {server.base_url} --model {server.model} --task json-set-port\n"
                 "Ctrl-C stops the server.")
             while server.alive():
                 time.sleep(0.5)

