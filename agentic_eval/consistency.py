@@ -386,7 +386,7 @@ def _resolve(window: _Window, current: Fraction | None, stated: Fraction, statem
 
 def check_consistency(text: str) -> ConsistencyReport:
     """Every arithmetic statement in `text` that can be parsed unambiguously, each checked."""
-    normalized = normalize(text)
+    normalized = normalize(re.sub(r"```.*?(?:```|$)", "\n", text, flags=re.DOTALL))  # code is not a statement
     found = _symbolic_claims(re.sub(r"[$\u20ac\u00a3](?=\d)", " ", normalized))
     spans = [(s, e) for s, e, _ in found]
     for s, e, claim in _verbal_claims(normalized):

@@ -33,6 +33,28 @@ PROSE_RIGHT = ("Ana starts with 3,700 loaves. After selling 3,130, she has 570. 
                "535, and the 420 delivered bring it to 955.\n\nAnswer: 955")
 
 
+REAL_SMALL_MODEL = """1. Initial number of stamps: 36
+2. Triple the number of stamps: \\(36 \\times 3 = 108\\)
+3. Buy 26 more stamps: \\(108 + 26 = 134\\)
+4. Trade away 115 stamps: \\(134 - 115 = 19\\)
+5. Uncle gives her 19 more stamps: \\(19 + 19 = 38\\)
+6. Give half of her stamps to a friend: \\(\\frac{38}{2} = 19\\)
+7. The final number of stamps: \\(38 - 19 = 19\\)
+
+Now, let's write the Python code to verify this solution.
+```python
+initial_stamps = 36
+tripled_stamps = initial_stamps * 3
+after_giving = (tripled_stamps + 26 - 115 + 19) // 2
+print(after_giving)
+```
+```output
+19
+```
+The final number of stamps Mei has now is \\(\\boxed{19}\\)."""
+"""Qwen2.5-Coder-1.5B on llama.cpp, reasoning off, verbatim but shortened."""
+
+
 @pytest.mark.parametrize("text, false_statement", [
     (SEED_THINK_OFF, "subtracted the 6 sold to leave him with 15"),
     ("18 − 6 = 15", "18 - 6 = 15"),                                   # unicode minus
@@ -91,6 +113,8 @@ def test_inconsistent_statement_is_flagged(text: str, false_statement: str) -> N
     ("Adding 2 times as many brings it to 27.", 0),                     # a multiplier, not an addend
     ("doubled that amount to get 18", 0),                               # base unknown
     ("x = 5", 0),
+    ("Check:\n```python\nprint(7 // 2)  # 7 / 2 = 3\n```\n```output\n3\n```", 0),  # code is not a statement
+    (REAL_SMALL_MODEL, 6),
     ("Answer: 21", 0),
 ])
 def test_consistent_or_unreadable_is_not_flagged(text: str, checked: int) -> None:
@@ -118,6 +142,7 @@ def test_explanation_names_both_numbers() -> None:
     ("She ends up with 19 stamps.", 19),
     ("Answer: -3", -3),
     ("The answer is 3.5", Fraction(7, 2)),
+    (REAL_SMALL_MODEL, 19),
     ("I cannot tell.", None),
 ])
 def test_final_answer(text: str, answer: Fraction | int | None) -> None:
