@@ -43,6 +43,14 @@ AGENT_TIMEOUT_S = 150
 """Per trial, lowered from the tasks' 300 s: a trial that runs out is `agent_timeout`, still a real outcome."""
 CTX = 8192
 AGENT_OPTS = ["--agent-opt", "max_tokens=256", "--agent-opt", "temperature=0"]
+NO_EGRESS = {
+    # Lenient runs execute what the model writes, and it has written `git remote add origin https://...`
+    # and `git push`: git gets no network transport, and HTTP(S) clients a dead local proxy.
+    "GIT_CONFIG_PARAMETERS": " ".join(f"'protocol.{p}.allow=never'" for p in ("https", "http", "ssh", "git")),
+    **{name: "http://127.0.0.1:9" for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                                               "ALL_PROXY")},
+    "no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost",
+}
 RUN_TIMEOUT_S = len(TASKS) * (AGENT_TIMEOUT_S + 60) + 60
 PROBE_MAX_TOKENS = 40
 """Room for a call written as fenced JSON (~25 tokens); `tool_choice: required` runs to the limit."""
@@ -211,7 +219,7 @@ def _run(server: LocalServer, pack: Path, runs: Path, *extra: str) -> tuple[Path
            *AGENT_OPTS, *extra]
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL,
-                          check=False)
+                          check=False, env={**os.environ, **NO_EGRESS})
     shown = f"\n$ agentic-eval run {' '.join(extra)} ({time.monotonic() - t0:.0f}s)\n{proc.stderr}{proc.stdout}"
     assert proc.returncode == 0, shown
     (run_dir,) = [p for p in runs.iterdir() if (p / "run.json").exists()]
