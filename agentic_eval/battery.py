@@ -372,6 +372,15 @@ class Exchange:
     elapsed_s: float
 
 
+def is_stale_connection(start: float) -> bool:
+    """A disconnect within a second of sending: the server had closed the kept-alive connection
+    (after an earlier request timed out, say). Worth one retry on a fresh connection; a disconnect
+    later than that is the server's answer."""
+    import time
+
+    return time.perf_counter() - start < 1.0
+
+
 def post_json(client: Any, path: str, payload: JSON, timeout_s: float) -> Exchange:
     """POST `payload` with an httpx client; never raises: failures come back in `error`."""
     import time
@@ -379,12 +388,19 @@ def post_json(client: Any, path: str, payload: JSON, timeout_s: float) -> Exchan
     import httpx
 
     start = time.perf_counter()
-    try:
-        resp = client.post(path, json=payload, timeout=timeout_s)
-    except httpx.TimeoutException:
-        return Exchange(None, None, f"timeout after {timeout_s:g} s", time.perf_counter() - start)
-    except httpx.HTTPError as exc:
-        return Exchange(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+    for attempt in range(2):
+        try:
+            resp = client.post(path, json=payload, timeout=timeout_s)
+            break
+        except httpx.RemoteProtocolError as exc:
+            if attempt == 0 and is_stale_connection(start):
+                time.sleep(0.5)
+                continue
+            return Exchange(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+        except httpx.TimeoutException:
+            return Exchange(None, None, f"timeout after {timeout_s:g} s", time.perf_counter() - start)
+        except httpx.HTTPError as exc:
+            return Exchange(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
     elapsed = time.perf_counter() - start
     try:
         body = resp.json()

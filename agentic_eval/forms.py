@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from agentic_eval._catalog import JSON, TOOLS, TOOLS_BY_NAME, Tool, a, b, e, i, o, s
-from agentic_eval.battery import SYSTEM_PROMPT, Exchange, make_client, post_json
+from agentic_eval.battery import SYSTEM_PROMPT, Exchange, is_stale_connection, make_client, post_json
 from agentic_eval.toolcheck import Verdict, check_calls
 
 TARGET = "get_forecast"
@@ -186,24 +186,31 @@ def stream_json(client: Any, path: str, payload: JSON, timeout_s: float) -> tupl
             done = done or event.get("type") == "response.completed"
             error = error or stream_error(event)
 
-    try:
-        with client.stream("POST", path, json=payload, timeout=timeout_s) as resp:
-            if resp.status_code >= 400:
-                text = resp.read().decode("utf-8", "replace")
-                return Exchange(resp.status_code, text[:2000], f"HTTP {resp.status_code}: {text[:200]}",
-                                time.perf_counter() - start), False
-            decoder = SSEDecoder()
-            for chunk in resp.iter_bytes():
-                for event in decoder.feed(chunk):
+    for attempt in range(2):
+        try:
+            with client.stream("POST", path, json=payload, timeout=timeout_s) as resp:
+                if resp.status_code >= 400:
+                    text = resp.read().decode("utf-8", "replace")
+                    return Exchange(resp.status_code, text[:2000], f"HTTP {resp.status_code}: {text[:200]}",
+                                    time.perf_counter() - start), False
+                decoder = SSEDecoder()
+                for chunk in resp.iter_bytes():
+                    for event in decoder.feed(chunk):
+                        take(event.data)
+                    if time.perf_counter() - start > timeout_s:
+                        return Exchange(resp.status_code, None, f"timeout after {timeout_s:g} s", timeout_s), False
+                for event in decoder.close():
                     take(event.data)
-                if time.perf_counter() - start > timeout_s:
-                    return Exchange(resp.status_code, None, f"timeout after {timeout_s:g} s", timeout_s), False
-            for event in decoder.close():
-                take(event.data)
-    except httpx.TimeoutException:
-        return Exchange(None, None, f"timeout after {timeout_s:g} s", time.perf_counter() - start), False
-    except httpx.HTTPError as exc:
-        return Exchange(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start), False
+            break
+        except httpx.RemoteProtocolError as exc:
+            if attempt == 0 and not payloads and is_stale_connection(start):
+                time.sleep(0.5)
+                continue
+            return Exchange(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start), False
+        except httpx.TimeoutException:
+            return Exchange(None, None, f"timeout after {timeout_s:g} s", time.perf_counter() - start), False
+        except httpx.HTTPError as exc:
+            return Exchange(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start), False
     body = assemble_stream(payloads)
     return Exchange(200, body, f"error inside the stream: {error}" if error else None, time.perf_counter() - start), done
 
@@ -238,8 +245,9 @@ def judge_shape(shape: Shape, request: JSON, ex: Exchange, stream_done: bool = T
         return Verdict(False, "stream_incomplete", "the stream never ended properly ([DONE] / response.completed)")
     if not calls:
         if classification is not None and classification.label == "text_tool_call":
+            ignored = f"; tool_choice {shape.tool_choice} was not enforced" if shape.tool_choice != "auto" else ""
             return Verdict(False, f"call_written_as_text family={classification.family}",
-                           "the call came back in the reply text, not as a structured call")
+                           f"the call is in the reply text{ignored}")
         code = {"required": "ignored_required", "named": "ignored_named_choice"}.get(shape.tool_choice, "no_call")
         return Verdict(False, code, f"answered {classification.label if classification else 'without a call'}")
     names = [name for name, _ in calls]

@@ -31,11 +31,12 @@ from fake_endpoint import (
 from agentic_eval.battery import Case, case_key, generate_cases
 from agentic_eval.cli import main
 
-Responder = Callable[[str, dict[str, Any]], ScriptedReply]
+Responder = Callable[[str, dict[str, Any]], ScriptedReply | None]
 
 
 class ResponderEndpoint:
-    """An OpenAI-compatible server on 127.0.0.1 whose every reply is `respond(path, request_body)`."""
+    """An OpenAI-compatible server on 127.0.0.1 whose every reply is `respond(path, request_body)`
+    (None: hang up without answering)."""
 
     def __init__(self, respond: Responder, model: str = "fake-model") -> None:
         self.respond, self.model = respond, model
@@ -59,7 +60,10 @@ class ResponderEndpoint:
                     endpoint.requests.append((self.path, body))
                 self._send(endpoint.respond(self.path, body))
 
-            def _send(self, reply: ScriptedReply) -> None:
+            def _send(self, reply: ScriptedReply | None) -> None:
+                if reply is None:
+                    self.close_connection = True
+                    return
                 stream = reply.events is not None
                 data = b"".join(sse_bytes(ev, reply.named_events) for ev in reply.events or ()) if stream else (
                     reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode())
@@ -322,3 +326,24 @@ def test_strict_schemas_require_every_key_and_allow_null_for_optional_ones() -> 
     jsonschema.validate({"city": "Lisbon", "days": 3, "units": None}, forecast)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"city": "Lisbon", "days": 3}, forecast)
+
+
+def test_a_connection_dropped_at_once_is_retried_once(tmp_path: Path) -> None:
+    from agentic_eval.battery import make_client, post_json
+    from agentic_eval.endpoint import resolve_endpoint
+    from agentic_eval.forms import stream_json
+
+    hang_ups = iter([True, False, True, False, True, True])
+
+    def flaky(path: str, body: dict[str, Any]) -> ScriptedReply | None:
+        if next(hang_ups):
+            return None
+        return ScriptedReply(events=chat_stream("hi")) if body.get("stream") else ScriptedReply(body=chat_body("hi"))
+
+    with ResponderEndpoint(flaky) as fake, make_client(resolve_endpoint(fake.base_url)) as client:
+        assert post_json(client, "/chat/completions", {}, 10).error is None
+        exchange, done = stream_json(client, "/chat/completions", {"stream": True}, 10)
+        assert exchange.error is None and done
+        failed = post_json(client, "/chat/completions", {}, 10)  # dropped twice: that is the server's answer
+        assert failed.error is not None and "RemoteProtocolError" in failed.error
+        assert len(fake.requests) == 6
