@@ -23,6 +23,23 @@ def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.gguf and not args.local:
+        args.local = True
+    if not args.local:
+        return _run(args, None)
+    if args.base_url:
+        raise AgenticEvalError("--local serves its own model on 127.0.0.1: drop --base-url (or drop --local)")
+    from agentic_eval.local_server import LocalServer
+
+    t0 = time.monotonic()
+    print(f"starting llama.cpp on 127.0.0.1 for this run (ctx {args.ctx}) ...", file=sys.stderr, flush=True)
+    with LocalServer(gguf=args.gguf, ctx=args.ctx, log=lambda m: print(m, file=sys.stderr, flush=True)) as server:
+        print(f"serving {server.model} at {server.base_url}, ready in {time.monotonic() - t0:.1f}s; "
+              "on a CPU expect minutes per trial", file=sys.stderr, flush=True)
+        return _run(args, server)
+
+
+def _run(args: argparse.Namespace, server: Any) -> int:
     from rich.console import Console
 
     from agentic_eval.agent import AgentOptions, load_agent
@@ -45,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
                                extra=dict(config.agent_options))
         agent_name, model, task_ids = config.agent, config.model, config.task_ids
     else:
+        if server is not None and not args.model:
+            args.model = server.model
         if not args.model:
-            raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN")
+            raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN, "
+                                   "or --local")
         task_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else None
         options = AgentOptions(system_prompt_tokens=args.system_prompt_tokens,
                                lenient_text_calls=args.lenient_text_calls, stream=args.stream,
@@ -60,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     tasks = select_tasks(loaded.tasks, task_ids)
     if not tasks:
         raise AgenticEvalError("no tasks to run (check --tasks and --task)")
-    endpoint = resolve_endpoint(args.base_url, args.api_key)
+    endpoint = resolve_endpoint(server.base_url if server is not None else args.base_url, args.api_key)
     if agent.uses_model:
         preflight(endpoint, model)
 

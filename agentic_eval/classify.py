@@ -49,7 +49,6 @@ __all__ = [
     "ToolCatalog",
     "TurnClassification",
     "arguments_problem",
-    "classify_exchange",
     "classify_turn",
     "find_text_tool_calls",
     "is_model_turn",
@@ -297,10 +296,6 @@ def classify_turn(request: Mapping[str, Any] | None, response: Mapping[str, Any]
         tool_names=list(dict.fromkeys(names)),
         text_calls=text_calls,
     )
-
-
-classify_exchange = classify_turn
-"""The same function under the name `turns.py` asks for (one exchange = one turn)."""
 
 
 def _is_free_text_tool(request: Mapping[str, Any], name: str) -> bool:

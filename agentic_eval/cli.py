@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
     p_run.add_argument("--keep-sandboxes", action="store_true", help="keep each trial's sandbox in its trial folder")
     p_run.add_argument("--json", action="store_true", help="print the run's summary as JSON at the end")
+    p_run.add_argument("--local", action="store_true",
+                       help="serve a small model on 127.0.0.1 with llama.cpp for this run (the [local] extra's "
+                       "Qwen2.5-Coder-1.5B unless --gguf; CPU only, slow) and run against it")
+    p_run.add_argument("--gguf", metavar="PATH", help="with --local: serve this GGUF file instead")
+    p_run.add_argument("--ctx", type=int, default=16384, metavar="N", help="with --local: context size (default 16384)")
     p_run.set_defaults(handler=_lazy("_run_cli", "run"))
 
     # report

@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from agentic_eval.builtin import graders_dir
 from agentic_eval.sandbox import Sandbox
@@ -144,7 +143,7 @@ class ScriptRunner:
     def __enter__(self) -> ScriptRunner:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

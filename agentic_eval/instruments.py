@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,7 +58,7 @@ def save_instrument_run(
     runs_root: Path = Path("runs"),
 ) -> Path:
     """Write an instrument run folder and return it. `result` is the instrument's whole JSON output."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in model)[:40]
     base_id = f"{stamp}-{safe}-{kind}"
     run_dir = runs_root / base_id

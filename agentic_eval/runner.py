@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,6 @@ from agentic_eval.results import (
     RunConfig,
     TrialLog,
     TrialResult,
-    TurnCounts,
     latest_by_trial,
     read_trials,
     trial_id,
@@ -92,7 +91,7 @@ class RunProgress:
 
 
 def new_run_id(model: str, agent: str) -> str:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in model)[:40]
     return f"{stamp}-{safe}-{agent}"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,9 +58,11 @@ def _load_module(path: Path) -> ModuleType:
         if spec is None or spec.loader is None:
             raise SandboxError(f"{path}: cannot be imported as a sandbox generator")
         module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses and pickling look their module up there
         try:
             spec.loader.exec_module(module)
         except Exception as exc:  # a broken generator file is the pack author's to fix
+            sys.modules.pop(spec.name, None)
             raise SandboxError(f"{path}: generator failed to import: {type(exc).__name__}: {exc}") from exc
         _module_cache[path] = module
         return module

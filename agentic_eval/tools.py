@@ -236,10 +236,25 @@ def grep(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 
 
+NO_EGRESS_ENV: dict[str, str] = {
+    # Models have written `git remote add origin https://...` and `git push`: git gets no network
+    # transport, and proxy-honouring HTTP(S) clients (pip, curl, npm, requests) a dead local proxy.
+    "GIT_CONFIG_PARAMETERS": " ".join(f"'protocol.{p}.allow=never'" for p in ("https", "http", "ssh", "git", "ext")),
+    **{name: "http://127.0.0.1:9" for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                                               "ALL_PROXY")},
+    "no_proxy": "127.0.0.1,localhost", "NO_PROXY": "127.0.0.1,localhost",
+    "PIP_NO_INDEX": "1",
+}
+"""Added to what `bash` runs: a best effort against network egress from model-written commands (a
+program that ignores proxy variables still reaches the network; run untrusted models in a VM)."""
+
+
 def _command_env() -> dict[str, str]:
-    """The harness's environment minus anything that looks like a secret, made non-interactive."""
+    """The harness's environment minus anything that looks like a secret, made non-interactive and
+    cut off from the network as far as environment variables can."""
     env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", TERM="dumb")
+    env.update(NO_EGRESS_ENV)
     return env
 
 

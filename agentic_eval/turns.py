@@ -41,7 +41,7 @@ def _usage_tokens(usage: dict[str, Any] | None) -> tuple[int, int]:
 
 def summarize_wire_log(path: Path) -> WireSummary:
     """Classify every model turn of a wire log and count labels, families and flags."""
-    from agentic_eval.classify import classify_exchange
+    from agentic_eval.classify import classify_turn, is_model_turn
     from agentic_eval.wire import read_wire_log
 
     counts: Counter[str] = Counter()
@@ -64,8 +64,12 @@ def summarize_wire_log(path: Path) -> WireSummary:
             counts["unclassified"] += 1
             summary.errors.append(rec.error or f"HTTP {rec.status}")
             continue
+        if not is_model_turn(rec.response):
+            counts["unclassified"] += 1
+            summary.errors.append("response is not a model turn (no choices or output)")
+            continue
         try:
-            result = classify_exchange(rec.request if isinstance(rec.request, dict) else {}, rec.response)
+            result = classify_turn(rec.request if isinstance(rec.request, dict) else None, rec.response)
         except Exception as exc:  # a response the classifier cannot read is data, not a crash
             counts["unclassified"] += 1
             summary.errors.append(f"unclassifiable response: {exc}")

@@ -257,10 +257,12 @@ class _ProxyApp:
         self, scope: Scope, receive: Receive, send: Send, exchange: _Exchange, sub_path: str, query: str
     ) -> None:
         assert self.client is not None
+        # A header the harness sets (the real API key) replaces the agent's own (often a placeholder).
+        replaced = _REQUEST_HOP_HEADERS | {name.lower() for name in self.extra_headers} | {"accept-encoding"}
         headers = [
             (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in scope["headers"]
-            if name.decode("latin-1").lower() not in _REQUEST_HOP_HEADERS
+            if name.decode("latin-1").lower() not in replaced
         ]
         headers += list(self.extra_headers.items()) + [("accept-encoding", "identity")]
         url = self.upstream.copy_with(path=self.upstream.path + sub_path, query=query.encode("latin-1") or None)

@@ -21,7 +21,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -48,6 +48,10 @@ class ScriptedReply:
     close_after_events: int | None = None
     """Drop the connection after this many events, without ending the stream."""
     headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    """Wait this long before answering at all (a slow server)."""
+    drop: bool = False
+    """Close the connection without answering (a server that died mid-request)."""
 
 
 @dataclass
@@ -59,6 +63,8 @@ class ReceivedRequest:
     headers: dict[str, str]
     raw_body: bytes
     event_sent_times: list[float] = field(default_factory=list)
+    header_lines: list[tuple[str, str]] = field(default_factory=list)
+    """Every header line as sent, repeated names kept (`headers` keeps the last of each)."""
 
     @property
     def body(self) -> Any:
@@ -76,8 +82,11 @@ def sse_bytes(event: Any, named: bool = False) -> bytes:
 class FakeEndpoint:
     """The scripted server. Start with `with`, or `start()` / `stop()`."""
 
-    def __init__(self, replies: Iterable[ScriptedReply] = (), *, model: str = "fake-model") -> None:
+    def __init__(self, replies: Iterable[ScriptedReply] = (), *, model: str = "fake-model",
+                 responder: Callable[[ReceivedRequest], ScriptedReply] | None = None) -> None:
         self.model = model
+        self.responder = responder
+        """Answers a request when the queue is empty: a scripted model that reads the conversation."""
         self.requests: list[ReceivedRequest] = []
         self._queue: deque[ScriptedReply] = deque(replies)
         self._lock = threading.Lock()
@@ -98,9 +107,11 @@ class FakeEndpoint:
     def base_url(self) -> str:
         return self.url + "/v1"
 
-    def _next_reply(self) -> ScriptedReply | None:
+    def _next_reply(self, received: ReceivedRequest) -> ScriptedReply | None:
         with self._lock:
-            return self._queue.popleft() if self._queue else None
+            if self._queue:
+                return self._queue.popleft()
+        return self.responder(received) if self.responder is not None else None
 
     def start(self) -> None:
         fake = self
@@ -156,6 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
             path=self.path,
             headers={k.lower(): v for k, v in self.headers.items()},
             raw_body=self.rfile.read(length) if length else b"",
+            header_lines=[(k.lower(), v) for k, v in self.headers.items()],
         )
         with self.endpoint._lock:
             self.endpoint.requests.append(received)
@@ -163,7 +175,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = {"object": "list", "data": [{"id": self.endpoint.model, "object": "model", "owned_by": "fake"}]}
             self._send_whole(ScriptedReply(body=body))
             return
-        reply = self.endpoint._next_reply()
+        reply = self.endpoint._next_reply(received)
+        if reply is not None and reply.delay_s:
+            time.sleep(reply.delay_s)
+        if reply is not None and reply.drop:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
         if reply is None:
             self._send_whole(ScriptedReply(status=500, body={"error": {"message": "fake endpoint: no scripted reply left"}}))
         elif reply.events is not None:

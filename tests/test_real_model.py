@@ -293,3 +293,31 @@ def test_builtin_agent_on_core_tasks(real_server: LocalServer, tmp_path: Path, l
             "task_id", "outcome", "detail", "stop_reason", "agent_turns", "turns", "text_call_families", "flags",
             "agent_duration_s", "prompt_tokens", "completion_tokens")}) for t in trials))
     _check_report(run_dir, lenient, capsys)
+
+
+@pytest.mark.real_model
+@pytest.mark.timeout(900)
+def test_run_local_serves_runs_and_stops(real_server: LocalServer, tmp_path: Path) -> None:
+    """The README's first command, on one task: `run --local` starts its own server, runs, reports, stops it."""
+    runs = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "agentic_eval.cli", "run", "--local", "--ctx", str(CTX), "--task", TASKS[0],
+           "--run-dir", str(runs), *AGENT_OPTS, "--json"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=800)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+    assert proc.returncode == 0, err + out
+    summary = json.loads(out)
+    assert summary["model"] == real_server.model and summary["tasks"] == 1
+    assert sum(summary["outcomes"].values()) == 1
+    config = json.loads((runs / summary["run_id"] / "run.json").read_text())
+    assert config["base_url"].startswith("http://127.0.0.1:") and config["base_url"] != real_server.base_url
+    assert "serving " + real_server.model in err
+    import httpx
+
+    with pytest.raises(httpx.ConnectError):  # its llama.cpp server was stopped with it
+        httpx.get(config["base_url"] + "/models", timeout=5)

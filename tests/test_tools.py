@@ -230,3 +230,10 @@ def test_read_file_output_is_bounded(sandbox: Path) -> None:
     assert text.endswith("[... file has 5000 lines; read more with offset=11 ...]")
     text, _ = run(sandbox, "read_file", {"path": "big.txt", "limit": 5000}, ToolLimits(max_output_bytes=500))
     assert "characters omitted" in text and len(text) < 600
+
+
+def test_bash_commands_get_no_git_network_transport(sandbox: Path) -> None:
+    # refused by git before any connection is attempted, so nothing leaves this machine
+    text, _ = run(sandbox, "bash", {"command": "git ls-remote https://git.invalid/x.git; env | grep -i '^https_proxy='"})
+    assert "transport 'https' not allowed" in text
+    assert "https_proxy=http://127.0.0.1:9" in text

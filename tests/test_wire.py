@@ -349,3 +349,12 @@ def test_error_event_inside_a_stream_is_recorded(fake: FakeEndpoint, recorder: W
     [record] = records_after_stop(recorder)
     assert record.error == "upstream sent an error event: CUDA out of memory"
     assert record.response["choices"][0]["message"]["content"] == "part"
+
+
+def test_the_harness_key_replaces_the_agents_placeholder(fake: FakeEndpoint, log_path: Path) -> None:
+    with WireRecorder(fake.base_url, log_path, upstream_headers={"Authorization": "Bearer real-key"}) as recorder:
+        fake.enqueue(ScriptedReply(body=chat_body("ok")))
+        client = openai.OpenAI(base_url=recorder.base_url, api_key="placeholder", max_retries=0)
+        client.chat.completions.create(model="fake-model", messages=[{"role": "user", "content": "hi"}])
+    assert [v for k, v in fake.requests[0].header_lines if k == "authorization"] == ["Bearer real-key"]
+    assert "real-key" not in log_path.read_text(encoding="utf-8")

@@ -1,5 +1,7 @@
 """Grader: answer.txt holds the port sentence."""
-import json, os, sys
+import json
+import os
+import sys
 from pathlib import Path
 
 v = json.loads(Path(os.environ["AGENTIC_EVAL_VARS"]).read_text())
