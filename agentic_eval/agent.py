@@ -23,6 +23,13 @@ AGENT_ENTRY_POINT_GROUP = "agentic_eval.agents"
 AgentStatus = Literal["completed", "timeout", "agent_error", "endpoint_error", "cancelled"]
 
 
+AGENT_VERSION_FILE = "agent_version.txt"
+"""An agent that drives a versioned program writes its version line here, in the trial folder."""
+
+NO_TOOL_CALLS_BY_DESIGN = "no_tool_calls_by_design"
+"""Stop reason of an agent that never uses API tool calls (aider): the report shows n/a, not 0."""
+
+
 @dataclass(frozen=True)
 class AgentOptions:
     """Options of a run that agents may read (each agent uses what applies to it)."""

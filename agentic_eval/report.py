@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentic_eval.agent import NO_TOOL_CALLS_BY_DESIGN
 from agentic_eval.instruments import InstrumentRun
 from agentic_eval.results import (
     UNSCORED_OUTCOMES,
@@ -71,6 +72,11 @@ class RunSummary:
         return self._tasks_where(lambda t: t.turns.tool_call > 0)
 
     @property
+    def tool_calls_by_design(self) -> bool:
+        """False for an agent that never uses API tool calls (aider edits through its reply text)."""
+        return not any(t.stop_reason == NO_TOOL_CALLS_BY_DESIGN for t in self.trials)
+
+    @property
     def median_latency_s(self) -> float | None:
         values = [t.agent_duration_s for t in self.trials if t.outcome != "agent_error"]
         return round(statistics.median(values), 2) if values else None
@@ -93,7 +99,7 @@ class RunSummary:
             "passed": self.passed,
             "unscored": self.unscored,
             "text_tool_call_tasks": self.text_tool_call_tasks,
-            "tool_call_tasks": self.tool_call_tasks,
+            "tool_call_tasks": self.tool_call_tasks if self.tool_calls_by_design else None,
             "median_latency_s": self.median_latency_s,
             "outcomes": self.outcome_counts,
             "text_call_families": self.families,
@@ -141,7 +147,8 @@ def headline_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str
         lat = s.median_latency_s
         rows.append([
             s.config.run_id, _run_label(s), f"{s.passed}/{n}", f"{s.text_tool_call_tasks}/{n}",
-            f"{s.tool_call_tasks}/{n}", "-" if lat is None else f"{lat:.1f} s",
+            f"{s.tool_call_tasks}/{n}" if s.tool_calls_by_design else "n/a (by design)",
+            "-" if lat is None else f"{lat:.1f} s",
             ", ".join(f"{k} {v}" for k, v in s.outcome_counts.items() if k in UNSCORED_OUTCOMES and v) or "0",
         ])
     return header, rows

@@ -95,8 +95,11 @@ class TrialResult(BaseModel):
     completion_tokens: int = 0
     lenient_text_calls: bool = False
     system_prompt_tokens: int | None = None
+    agent_version: str = ""
+    """The agent CLI's own `--version` line (CLI agents), or agentic-eval's version (built-in agents)."""
     files: dict[str, str] = Field(default_factory=dict)
-    """Trial files relative to the run folder: wire, transcript, grader, diff."""
+    """Trial files relative to the run folder: wire, transcript, grader, diff, and whatever else the
+    agent wrote there (e.g. agent_stdout, agent_stderr, agent_command)."""
 
     @property
     def scored(self) -> bool:

@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.agent import Agent, AgentContext, AgentOptions, AgentOutcome
+from agentic_eval import __version__
+from agentic_eval.agent import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.endpoint import Endpoint
 from agentic_eval.grader import ScriptRunner, Verdict
 from agentic_eval.results import (
@@ -199,6 +200,13 @@ class TrialRunner:
                 files["wire"] = str(wire_path.relative_to(self.run_dir))
             if outcome.transcript is not None and outcome.transcript.exists():
                 files["transcript"] = str(outcome.transcript.relative_to(self.run_dir))
+            known = {Path(f).name for f in files.values()}
+            for path in sorted(trial_dir.iterdir()):
+                if path.is_file() and path.name not in known:
+                    files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
+            version_file = trial_dir / AGENT_VERSION_FILE
+            base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
+                                     if version_file.is_file() else f"agentic-eval {__version__}")
             g0 = time.monotonic()
             with ScriptRunner(task, sandbox) as runner:
                 grade = runner.grade()

@@ -256,6 +256,8 @@ def test_cli_carries_out_a_structured_tool_call(agent: str, pack: Path, tmp_path
     assert result.outcome == "pass", (result.detail, (folder / "agent_stderr.txt").read_text()[-2000:])
     assert result.agent_status == "completed"
     assert (folder / "agent_version.txt").read_text().split()[-1] == CLI_TOOLS[agent].version
+    assert result.agent_version.split()[-1] == CLI_TOOLS[agent].version  # in the trial's record too
+    assert {"agent_stderr", "agent_command", "transcript"} <= set(result.files)
     assert "sk-test" not in (folder / "agent_command.txt").read_text()
     requests = wire_requests(tmp_path / "runs", result)
     assert requests and result.requests == len(requests)

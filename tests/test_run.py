@@ -164,3 +164,24 @@ def test_report_json_and_md(mini_pack: Path, tmp_path: Path, capsys: pytest.Capt
     md = capsys.readouterr().out
     assert "| answer-file | pass" in md.replace("  ", " ").replace("  ", " ")
     assert main(["report", "nope", "--run-dir", str(runs)]) == 2
+
+
+def test_agent_version_and_tool_calls_by_design(mini_pack: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from agentic_eval import __version__
+    from agentic_eval.agent import NO_TOOL_CALLS_BY_DESIGN
+
+    runs = tmp_path / "runs"
+    _, data = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(mini_pack), "--run-dir", str(runs),
+                      "--json")
+    assert data["trials"][0]["agent_version"] == f"agentic-eval {__version__}"
+    assert data["tool_call_tasks"] == 0
+    # an agent that edits through its reply text (aider) has no real tool calls to count: n/a, not 0
+    log = runs / data["run_id"] / "trials.jsonl"
+    records = [{**json.loads(line), "stop_reason": NO_TOOL_CALLS_BY_DESIGN} for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    capsys.readouterr()
+    assert main(["report", str(runs / data["run_id"]), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tool_call_tasks"] is None
+    assert main(["report", str(runs / data["run_id"]), "--format", "md"]) == 0
+    assert "n/a (by design)" in capsys.readouterr().out

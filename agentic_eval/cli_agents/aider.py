@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentic_eval.agent import AgentContext, AgentOutcome
+from agentic_eval.agent import NO_TOOL_CALLS_BY_DESIGN, AgentContext, AgentOutcome
 from agentic_eval.cli_agents.base import CliAgent, CliRun, Invocation
 from agentic_eval.cli_agents.install import CliTool
 from agentic_eval.cli_agents.process import last_line
 
-NO_TOOL_CALLS = "no_tool_calls_by_design"
+NO_TOOL_CALLS = NO_TOOL_CALLS_BY_DESIGN
 """The stop reason of every completed aider trial: text-only by design, not a model failure."""
 
 TOOL = CliTool(agent="aider", kind="pypi", package="aider-chat", version="0.86.2", binary="aider",

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from agentic_eval.agent import AgentContext, AgentOutcome
+from agentic_eval.agent import AGENT_VERSION_FILE, AgentContext, AgentOutcome
 from agentic_eval.cli_agents.install import CliTool, version_from_output
 from agentic_eval.cli_agents.process import ProcessResult, last_line, run_headless
 from agentic_eval.cli_agents.wirelog import WireFacts, wire_facts
@@ -59,7 +59,7 @@ QUIET_ENV = {
 """Telemetry, update notices and registry look-ups off, for the CLI and whatever it runs."""
 NPMRC = "registry=http://127.0.0.1:9/\noffline=true\naudit=false\nfund=false\nupdate-notifier=false\n"
 """A dead registry: a CLI that tries to install a package at run time fails at once, locally."""
-VERSION_FILE = "agent_version.txt"
+VERSION_FILE = AGENT_VERSION_FILE
 VERSION_TIMEOUT_S = 30.0
 
 
