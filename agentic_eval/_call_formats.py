@@ -103,13 +103,29 @@ def json_calls(text: str, position: int) -> tuple[Calls, int, bool] | None:
         return None
     decoded = decode_json_at(text, position)
     if decoded is None:
-        if balanced_end(text, position) is not None:
-            return None  # brackets that close but hold no JSON: a pythonic list, or prose
+        end = balanced_end(text, position)
+        if end is not None:  # brackets that close but hold no JSON: a pythonic list, prose, or...
+            return _template_escaped_calls(text, position, end)
         guessed = _GUESSED_NAME.search(text, position, position + 200)
         return [(guessed.group(1) if guessed else None, None)], len(text), False
     value, end = decoded
     items = value if isinstance(value, list) else [value]
     calls: Calls = [call for item in items if (call := call_from_json(item))]
+    return (calls, end, True) if calls else None
+
+
+def _template_escaped_calls(text: str, position: int, end: int) -> tuple[Calls, int, bool] | None:
+    """...a call written with a chat template's escaped braces, as Qwen2.5-Coder did behind
+    llama.cpp: `{{"name": "edit_file", "arguments": {...}}}}`. None when it is not one."""
+    if not text.startswith("{{", position):
+        return None
+    while end < len(text) and text[end] == "}":  # the extra closers the escaping added
+        end += 1
+    decoded = decode_json_at(text[position:end].replace("{{", "{").replace("}}", "}"), 0)
+    if decoded is None:
+        return None
+    value = decoded[0]
+    calls: Calls = [call for item in (value if isinstance(value, list) else [value]) if (call := call_from_json(item))]
     return (calls, end, True) if calls else None
 
 

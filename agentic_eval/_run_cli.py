@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"starting llama.cpp on 127.0.0.1 for this run (ctx {args.ctx}) ...", file=sys.stderr, flush=True)
     with LocalServer(gguf=args.gguf, ctx=args.ctx, log=lambda m: print(m, file=sys.stderr, flush=True)) as server:
         print(f"serving {server.model} at {server.base_url}, ready in {time.monotonic() - t0:.1f}s; "
-              "on a CPU expect minutes per trial", file=sys.stderr, flush=True)
+              "on a CPU a trial takes from seconds to minutes", file=sys.stderr, flush=True)
         return _run(args, server)
 
 

@@ -18,7 +18,6 @@ least 0.8 of ideal.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -32,10 +31,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # the scripted endpoint lives with the tests
 
+from bench_validate import bare_sandbox
+
 from agentic_eval.builtin import core_pack_dir
-from agentic_eval.grader import run_script, script_env
+from agentic_eval.grader import run_script
 from agentic_eval.results import read_trials
-from agentic_eval.sandbox import PRISTINE_AUTHOR, PRISTINE_DATE, PRISTINE_MESSAGE, Sandbox, find_generator
 from agentic_eval.task import Task, load_tasks
 from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply
 from tests.test_run_builtin import solver
@@ -60,23 +60,11 @@ def mini_copies(dest: Path, n: int) -> Path:
 def floor_trial(task: Task, seed: int, root: Path) -> float:
     """Generator, git init/add/commit, fix, grader, diff from a plain script."""
     start = time.perf_counter()
-    root.mkdir()
-    variables = find_generator(task.meta.sandbox.generator, task.pack_dir)(root, seed, dict(task.meta.sandbox.params))
-    variables = {**variables, "seed": seed}
-    env = dict(os.environ, GIT_AUTHOR_NAME=PRISTINE_AUTHOR[0], GIT_AUTHOR_EMAIL=PRISTINE_AUTHOR[1],
-               GIT_AUTHOR_DATE=PRISTINE_DATE, GIT_COMMITTER_NAME=PRISTINE_AUTHOR[0],
-               GIT_COMMITTER_EMAIL=PRISTINE_AUTHOR[1], GIT_COMMITTER_DATE=PRISTINE_DATE)
-    for cmd in (["git", "init", "-q", "-b", "main"], ["git", "add", "--all"],
-                ["git", "commit", "-q", "--no-verify", "-m", PRISTINE_MESSAGE]):
-        subprocess.run(cmd, cwd=root, env=env, check=True, capture_output=True)
-    vars_file = root.parent / f"{root.name}.vars.json"
-    vars_file.write_text(json.dumps(variables))
-    sandbox = Sandbox(path=root, seed=seed, variables=variables, pristine_commit="")
-    script = script_env(task, sandbox, vars_file)
+    script, git_env = bare_sandbox(task, seed, root)
     run_script(task.solution_path, root, script, task.meta.limits.agent_timeout_s)
     run_script(task.grader_path, root, script, task.meta.limits.grader_timeout_s)
-    subprocess.run(["git", "add", "--all"], cwd=root, env=env, check=True, capture_output=True)
-    subprocess.run(["git", "diff", "--cached", "HEAD"], cwd=root, env=env, check=True, capture_output=True)
+    subprocess.run(["git", "add", "--all"], cwd=root, env=git_env, check=True, capture_output=True)
+    subprocess.run(["git", "diff", "--cached", "HEAD"], cwd=root, env=git_env, check=True, capture_output=True)
     return time.perf_counter() - start
 
 

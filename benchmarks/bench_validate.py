@@ -27,8 +27,14 @@ import time
 from pathlib import Path
 
 from agentic_eval.grader import ScriptRunner, run_script, script_env
-from agentic_eval.sandbox import PRISTINE_AUTHOR, PRISTINE_DATE, PRISTINE_MESSAGE, Sandbox, find_generator
-from agentic_eval.sandbox import materialize_sandbox
+from agentic_eval.sandbox import (
+    PRISTINE_AUTHOR,
+    PRISTINE_DATE,
+    PRISTINE_MESSAGE,
+    Sandbox,
+    find_generator,
+    materialize_sandbox,
+)
 from agentic_eval.task import Task, load_tasks
 
 CLI = [sys.executable, "-m", "agentic_eval.cli"]
@@ -44,9 +50,8 @@ def timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
     return time.perf_counter() - start, proc
 
 
-def floor_once(task: Task, seed: int, root: Path) -> float:
-    """The bare floor: generator, git init/add/commit, grader, from a plain script's point of view."""
-    start = time.perf_counter()
+def bare_sandbox(task: Task, seed: int, root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Generator and git init/add/commit from a plain script: (the scripts' environment, git's)."""
     root.mkdir()
     variables = find_generator(task.meta.sandbox.generator, task.pack_dir)(root, seed, dict(task.meta.sandbox.params))
     variables = {**variables, "seed": seed}
@@ -62,7 +67,14 @@ def floor_once(task: Task, seed: int, root: Path) -> float:
     vars_file = root.parent / f"{root.name}.vars.json"
     vars_file.write_text(json.dumps(variables))
     sandbox = Sandbox(path=root, seed=seed, variables=variables, pristine_commit="")
-    run_script(task.grader_path, root, script_env(task, sandbox, vars_file), task.meta.limits.grader_timeout_s)
+    return script_env(task, sandbox, vars_file), env
+
+
+def floor_once(task: Task, seed: int, root: Path) -> float:
+    """The bare floor: generator, git init/add/commit, grader, from a plain script's point of view."""
+    start = time.perf_counter()
+    script, _ = bare_sandbox(task, seed, root)
+    run_script(task.grader_path, root, script, task.meta.limits.grader_timeout_s)
     return time.perf_counter() - start
 
 

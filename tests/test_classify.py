@@ -137,6 +137,11 @@ TEXT_CALLS = [
     ("orphan_close_tag", "Reading it now.\n</tool_call>", "hermes", [], []),
     ("pythonic_truncated", "[read(filePath='/x", "pythonic", ["read"], ["truncated"]),
     ("bare_json_truncated", '{"name": "read", "arguments": {"filePath": "/x', "llama_json", ["read"], ["truncated"]),
+    # Qwen2.5-Coder-1.5B behind llama.cpp wrote its call with a template's escaped braces (seen in a real run)
+    ("json_template_escaped", '{{"name": "write_file", "arguments": {"path": "a.json", "content": "x"}}}}',
+     "llama_json", ["write_file"], []),
+    ("json_template_escaped_no_args", '{{"name": "list_mailboxes", "arguments": {}}}', "llama_json",
+     ["list_mailboxes"], []),
     ("invented_xml_unclosed", "<bash>\n<command>ls", "invented_xml", ["bash"], ["truncated"]),
     ("hermes_unknown_tool", '<tool_call>\n{"name": "deploy", "arguments": {}}\n</tool_call>', "hermes", ["deploy"],
      ["unknown_tool"]),
