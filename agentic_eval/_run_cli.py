@@ -22,6 +22,13 @@ def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
     return opts
 
 
+def _stdout_console() -> Any:
+    """Rich on stdout; piped to a file or a log it is 160 columns wide, so run ids are not cut short."""
+    from rich.console import Console
+
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.gguf and not args.local:
         args.local = True
@@ -110,7 +117,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     if args.json:
         print(json.dumps(summary.to_json(), indent=2))
     else:
-        print_report([summary], Console(highlight=False))
+        print_report([summary], _stdout_console())
         print(f"done in {time.monotonic() - started:.1f}s; report again with: agentic-eval report {run_dir}")
     return 0
 
@@ -160,7 +167,6 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
 
 
 def report(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from agentic_eval.instruments import is_instrument_run, read_instrument_run
     from agentic_eval.report import print_report, render_markdown, summarize_run
@@ -183,5 +189,5 @@ def report(args: argparse.Namespace) -> int:
     elif args.format == "md":
         sys.stdout.write(render_markdown(summaries, instruments))
     else:
-        print_report(summaries, Console(highlight=False), instruments)
+        print_report(summaries, _stdout_console(), instruments)
     return 0
