@@ -225,7 +225,7 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
     header, rows = headline_rows(summaries)
     table = Table(title="agentic-eval: will it work as an agent's brain?", title_justify="left")
     for i, h in enumerate(header):
-        table.add_column(h, justify="right" if 2 <= i <= 5 else "left")
+        table.add_column(h, justify="right" if 2 <= i <= 5 else "left", no_wrap=i == 0)  # a run id is a handle
     for row in rows:
         table.add_row(*row)
     console.print(table)
