@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from agentic_eval.agent import AgentContext, AgentOutcome
 from agentic_eval.classify import find_text_tool_calls
+from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.prompts import build_system_prompt
 from agentic_eval.tools import TOOL_SCHEMAS, ToolLimits, execute_tool
 
@@ -147,6 +148,7 @@ class _Loop:
         self.deadline = time.monotonic() + ctx.timeout_s
         self.retries = _option(ctx, "max_retries", int, DEFAULT_MAX_RETRIES)
         self.client = openai.OpenAI(base_url=ctx.base_url, api_key=ctx.api_key or "none",
+                                    http_client=openai.DefaultHttpxClient(verify=shared_ssl_context()),
                                     max_retries=self.retries, timeout=ctx.timeout_s)
         self.limits = ToolLimits(bash_timeout_s=_option(ctx, "bash_timeout_s", float, 60.0),
                                  deadline=self.deadline, cancel=ctx.cancel)

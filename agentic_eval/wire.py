@@ -37,6 +37,7 @@ import uvicorn
 from pydantic import BaseModel, Field
 
 from agentic_eval._assemble import summarize_stream
+from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
 
 __all__ = ["WIRE_FORMAT_VERSION", "WireRecord", "WireRecorder", "WireTimings", "read_wire_log"]
@@ -429,7 +430,8 @@ class WireRecorder:
 
     def _run(self, app: _ProxyApp, sock: socket.socket) -> None:
         async def serve() -> None:
-            async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
+            async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False,
+                                         verify=shared_ssl_context()) as client:
                 app.client = client
                 assert self._server is not None
                 await self._server.serve(sockets=[sock])
