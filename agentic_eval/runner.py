@@ -250,12 +250,16 @@ class TrialRunner:
             if self.agent.uses_model:
                 from agentic_eval.wire import WireRecorder
 
-                with WireRecorder(
-                    self.endpoint.base_url, wire_path,
-                    upstream_headers={"Authorization": f"Bearer {self.endpoint.api_key}"},
-                ) as recorder:
+                recorder = WireRecorder(self.endpoint.base_url, wire_path,
+                                        upstream_headers={"Authorization": f"Bearer {self.endpoint.api_key}"})
+                recorder.start()
+                outcome = AgentOutcome("agent_error", detail="the agent did not return")
+                try:
                     ctx.base_url = recorder.base_url
                     outcome = self.agent.run(ctx)
+                finally:
+                    # An agent that gave up (time limit, Ctrl-C) left its request behind: do not wait for it.
+                    recorder.stop(grace_s=5.0 if outcome.status in ("completed", "endpoint_error") else 0.5)
             else:
                 outcome = self.agent.run(ctx)
         except Exception as exc:

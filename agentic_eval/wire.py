@@ -443,9 +443,11 @@ class WireRecorder:
         finally:
             sock.close()
 
-    def stop(self, timeout_s: float = 10.0) -> None:
-        """Stop accepting, let exchanges in flight end (5 s at most), close the log."""
+    def stop(self, timeout_s: float = 10.0, grace_s: float = 5.0) -> None:
+        """Stop accepting, let exchanges in flight end (`grace_s` at most; one cut short is still
+        recorded, with the error saying so), close the log."""
         if self._server is not None:
+            self._server.config.timeout_graceful_shutdown = grace_s
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout_s)
