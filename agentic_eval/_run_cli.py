@@ -52,7 +52,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     from agentic_eval.agent import AgentOptions, load_agent
     from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.report import print_report, summarize_run
-    from agentic_eval.results import read_run_config, resolve_run_dir
+    from agentic_eval.results import claim_run_dir, read_run_config, resolve_run_dir
     from agentic_eval.runner import make_run_config, new_run_id, prepare_run
     from agentic_eval.task import load_tasks, select_tasks
 
@@ -94,8 +94,8 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     if args.resume:
         config = config.model_copy(update={"base_url": endpoint.base_url})
     else:
-        run_id = new_run_id(model, agent_name)
-        run_dir = Path(args.run_dir) / run_id
+        run_dir = claim_run_dir(Path(args.run_dir), new_run_id(model, agent_name))
+        run_id = run_dir.name
         config = make_run_config(run_id=run_id, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
                                  seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
                                  task_paths=task_paths or [])

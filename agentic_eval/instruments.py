@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agentic_eval.results import utc_now, versions
+from agentic_eval.results import claim_run_dir, utc_now, versions
 
 INSTRUMENT_FILE = "instrument.json"
 RESULT_FILE = "result.json"
@@ -61,12 +61,7 @@ def save_instrument_run(
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in model)[:40]
     base_id = f"{stamp}-{safe}-{kind}"
-    run_dir = runs_root / base_id
-    n = 1
-    while run_dir.exists():
-        n += 1
-        run_dir = runs_root / f"{base_id}-{n}"
-    run_dir.mkdir(parents=True)
+    run_dir = claim_run_dir(runs_root, base_id)
     meta = InstrumentRun(
         kind=kind, run_id=run_dir.name, created_at=utc_now(), model=model, base_url=base_url, headline=headline,
         headline_text=headline_text, settings=settings or {}, versions=versions(),

@@ -219,3 +219,17 @@ def versions() -> dict[str, str]:
         except PackageNotFoundError:
             pass
     return out
+
+
+def claim_run_dir(root: Path, base_id: str) -> Path:
+    """Create a new run folder `root/base_id`, or `base_id-2`, `-3`, ... if taken (two runs started
+    in the same second): created atomically, so two processes never share one."""
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        candidate = root / (base_id if n == 1 else f"{base_id}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise AgenticEvalError(f"{root}: no free run folder name for {base_id}")

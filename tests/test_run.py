@@ -185,3 +185,17 @@ def test_agent_version_and_tool_calls_by_design(mini_pack: Path, tmp_path: Path,
     assert json.loads(capsys.readouterr().out)["tool_call_tasks"] is None
     assert main(["report", str(runs / data["run_id"]), "--format", "md"]) == 0
     assert "n/a (by design)" in capsys.readouterr().out
+
+
+def test_runs_started_in_the_same_second_get_their_own_folders(mini_pack: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentic_eval.runner
+
+    monkeypatch.setattr(agentic_eval.runner, "new_run_id", lambda model, agent: "20260101-000000-m-oracle")
+    runs = tmp_path / "runs"
+    ids = [run_cli("run", "--model", "m", "--agent", agent, "--tasks", str(mini_pack), "--run-dir", str(runs),
+                   "--json")[1]["run_id"] for agent in ("oracle", "oracle", "oracle")]
+    assert ids == ["20260101-000000-m-oracle", "20260101-000000-m-oracle-2", "20260101-000000-m-oracle-3"]
+    for run_id in ids:
+        records, _ = read_trials(runs / run_id)
+        assert len(records) == 1 and json.loads((runs / run_id / "run.json").read_text())["run_id"] == run_id
