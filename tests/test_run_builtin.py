@@ -291,3 +291,57 @@ def test_report_compares_the_runs(scripted: Any, mini_pack: Path, tmp_path: Path
     assert main(["report", "--run-dir", str(runs)]) == 0
     table = capsys.readouterr().out
     assert "t0" in table and "t1" in table
+
+
+def test_ctrl_c_kills_running_agents_keeps_finished_trials_and_resumes(scripted: Any, mini_pack: Path,
+                                                                       tmp_path: Path) -> None:
+    import signal
+    import sys
+
+    marker = f"6{os.getpid() % 1000}.{int(time.time() * 1000) % 100000}"
+    healthy = tmp_path / "healthy"
+
+    def hangs_until_healthy(request: ReceivedRequest) -> ScriptedReply:
+        if healthy.exists() or request.body["messages"][1]["content"].find("t0") >= 0:
+            return solver(request)
+        if _tool_results(request):
+            return _answer("waited")
+        return _answer(tool_calls=[tool_call("bash", {"command": f"sleep {marker}"}, "c1")])
+
+    fake = scripted(hangs_until_healthy)
+    pack = make_pack(mini_pack, 3)
+    (pack / "t0" / "instruction.md").write_text((pack / "t0" / "instruction.md").read_text() + "(task t0)\n")
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentic_eval.cli", "run", "--model", "fake-model", "--base-url", fake.base_url,
+         "--tasks", str(pack), "--run-dir", str(runs), "-j", "3", *FAST],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # two agents stuck in `sleep`, t0 finished
+            sleeping = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True,
+                                      check=False).stdout.split()
+            done = list(runs.glob("*/trials.jsonl"))
+            if len(sleeping) == 2 and done and done[0].read_text().strip():
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the run did not reach two hanging agents and one finished trial")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    assert proc.returncode == 130, err
+    assert "resume with: agentic-eval run --resume" in err
+    left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True, check=False)
+    assert left.stdout.split() == []  # the running agents' commands were killed
+    (run_dir,) = [p.parent for p in runs.glob("*/run.json")]
+    records, _ = read_trials(run_dir)
+    assert [(r.task_id, r.outcome) for r in records] == [("t0", "pass")]  # finished kept, interrupted not recorded
+    healthy.touch()
+    code, again = run_cli("run", "--resume", str(run_dir), "--base-url", fake.base_url, "--json", *FAST)
+    assert code == 0 and (again["tasks"], again["passed"]) == (3, 3)
+    records, _ = read_trials(run_dir)
+    assert sorted(r.task_id for r in records) == ["t0", "t1", "t2"]
