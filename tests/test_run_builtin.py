@@ -328,7 +328,7 @@ def test_ctrl_c_kills_running_agents_keeps_finished_trials_and_resumes(scripted:
         else:
             pytest.fail("the run did not reach two hanging agents and one finished trial")
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
