@@ -30,6 +30,23 @@ def _stdout_console() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    """`run`; SIGTERM (`kill`, `timeout`, a cancelled CI job) stops it as cleanly as Ctrl-C."""
+    import signal
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # not the main thread (run from a library): leave signals alone
+        return _run_maybe_local(args)
+    try:
+        return _run_maybe_local(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_maybe_local(args: argparse.Namespace) -> int:
     if args.gguf and not args.local:
         args.local = True
     if not args.local:
@@ -53,17 +70,19 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.report import print_report, summarize_run
     from agentic_eval.results import claim_run_dir, read_run_config, resolve_run_dir
-    from agentic_eval.runner import make_run_config, new_run_id, prepare_run
+    from agentic_eval.runner import changed_tasks, make_run_config, new_run_id, prepare_run
     from agentic_eval.task import load_tasks, select_tasks
 
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)  # a log keeps each line whole
     started = time.monotonic()
     if args.resume:
         run_dir = resolve_run_dir(args.resume, Path(args.run_dir))
         config = read_run_config(run_dir)
         if args.model and args.model != config.model:
             raise AgenticEvalError(f"--resume: run {config.run_id} is for model {config.model!r}, not {args.model!r}")
-        task_paths = config.task_paths or None
+        _check_resume_flags(args, config)
+        # --tasks may point at the packs' new place; the trials' identities (task digests) must still match
+        task_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else (config.task_paths or None)
         options = AgentOptions(system_prompt_tokens=config.system_prompt_tokens,
                                lenient_text_calls=config.lenient_text_calls, stream=config.stream,
                                extra=dict(config.agent_options))
@@ -74,6 +93,16 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         if not args.model:
             raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN, "
                                    "or --local")
+        args.agent = args.agent or "builtin"
+        args.seed = 0 if args.seed is None else args.seed
+        args.attempts = args.attempts or 1
+        builtin_only = [flag for flag, given in (("--system-prompt-tokens", args.system_prompt_tokens),
+                                                 ("--lenient-text-calls", args.lenient_text_calls),
+                                                 ("--stream", args.stream)) if given]
+        if builtin_only and args.agent != "builtin":
+            raise AgenticEvalError(f"{', '.join(builtin_only)}: only the builtin agent has "
+                                   f"{'this option' if len(builtin_only) == 1 else 'these options'}; "
+                                   f"drop {'it' if len(builtin_only) == 1 else 'them'} or use --agent builtin")
         task_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else None
         options = AgentOptions(system_prompt_tokens=args.system_prompt_tokens,
                                lenient_text_calls=args.lenient_text_calls, stream=args.stream,
@@ -99,6 +128,10 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         config = make_run_config(run_id=run_id, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
                                  seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
                                  task_paths=task_paths or [])
+    if args.resume:
+        for task_id in changed_tasks(run_dir, tasks):
+            console.print(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
+                          "trials run again, and the report counts the new ones", markup=False)
     plan = prepare_run(run_dir, config, tasks, resume=bool(args.resume))
     console.print(
         f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
@@ -119,7 +152,28 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     else:
         print_report([summary], _stdout_console())
         print(f"done in {time.monotonic() - started:.1f}s; report again with: agentic-eval report {run_dir}")
+    if summary.trials and not summary.scored_trials:
+        console.print(f"no trial was scored ({', '.join(f'{k} {v}' for k, v in summary.outcome_counts.items() if v)}):"
+                      f" fix the cause above, then: agentic-eval run --resume {run_dir}", markup=False)
+        return 1
     return 0
+
+
+def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
+    """A resumed run keeps its settings: a flag that would change them is an error, not ignored."""
+    given = {  # flag: (its value, None when not given; the run's own)
+        "--agent": (args.agent, config.agent), "--seed": (args.seed, config.seed),
+        "--attempts": (args.attempts, config.attempts),
+        "--system-prompt-tokens": (args.system_prompt_tokens, config.system_prompt_tokens),
+        "--lenient-text-calls": (args.lenient_text_calls or None, config.lenient_text_calls),
+        "--stream": (args.stream or None, config.stream),
+        "--task": (sorted(args.task) if args.task else None, sorted(config.task_ids)),
+        "--agent-opt": (_parse_agent_opts(args.agent_opt) if args.agent_opt else None, dict(config.agent_options)),
+    }
+    changed = [flag for flag, (value, kept) in given.items() if value is not None and value != kept]
+    if changed:
+        raise AgenticEvalError(f"--resume keeps the run's settings; drop {', '.join(changed)} (to change them, start "
+                               "a new run)")
 
 
 def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, args: argparse.Namespace,

@@ -66,16 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--model", help="model name the endpoint serves (required unless --resume)")
     p_run.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1")
     p_run.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
-    p_run.add_argument("--agent", default="builtin", help="agent: builtin (default), oracle, nop, or a plugin")
+    p_run.add_argument("--agent", default=None, help="agent: builtin (default), oracle, nop, or a plugin")
     _add_tasks_arg(p_run)
     p_run.add_argument("--task", action="append", metavar="ID", help="only this task id; repeatable")
-    p_run.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
-    p_run.add_argument("--attempts", type=int, default=1, metavar="K", help="attempts per task (default 1)")
-    p_run.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="trials run in parallel (default 1)")
+    p_run.add_argument("--seed", type=int, default=None, metavar="S", help="sandbox seed (default 0)")
+    p_run.add_argument("--attempts", type=positive_int, default=None, metavar="K", help="attempts per task (default 1)")
+    p_run.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N", help="trials run in parallel (default 1)")
     p_run.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_run.add_argument("--resume", metavar="RUN", help="resume a run (its folder or id): rerun unscored and missing "
                        "trials, keep scored ones")
-    p_run.add_argument("--system-prompt-tokens", type=int, metavar="N",
+    p_run.add_argument("--system-prompt-tokens", type=positive_int, metavar="N",
                        help="builtin agent: pad the system prompt with realistic agent guidance to about N tokens")
     p_run.add_argument("--lenient-text-calls", action="store_true",
                        help="builtin agent: also execute tool calls the model wrote as text (marked in the report)")
@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="serve a small model on 127.0.0.1 with llama.cpp for this run (the [local] extra's "
                        "Qwen2.5-Coder-1.5B unless --gguf; CPU only, slow) and run against it")
     p_run.add_argument("--gguf", metavar="PATH", help="with --local: serve this GGUF file instead")
-    p_run.add_argument("--ctx", type=int, default=16384, metavar="N", help="with --local: context size (default 16384)")
+    p_run.add_argument("--ctx", type=positive_int, default=16384, metavar="N", help="with --local: context size (default 16384)")
     p_run.set_defaults(handler=_lazy("_run_cli", "run"))
 
     # report
@@ -252,9 +252,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"agentic-eval: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a folder that is a file, a path that cannot be written: the user's to fix
+        if debug:
+            raise
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"agentic-eval: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("agentic-eval: interrupted", file=sys.stderr)
         return 130
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
 
 
 if __name__ == "__main__":  # pragma: no cover

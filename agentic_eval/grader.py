@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
@@ -43,6 +44,8 @@ class ScriptResult:
     duration_s: float
     timed_out: bool = False
     start_error: str | None = None
+    cancelled: bool = False
+    """Stopped because the run was interrupted (Ctrl-C, SIGTERM): not an outcome of the script."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +95,10 @@ def script_env(task: Task, sandbox: Sandbox, vars_file: Path) -> dict[str, str]:
     return env
 
 
-def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float) -> ScriptResult:
-    """Run `script` in `cwd`; on timeout kill its whole process group. Never raises."""
+def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
+               cancel: threading.Event | None = None) -> ScriptResult:
+    """Run `script` in `cwd`; on timeout, or as soon as `cancel` is set, kill its whole process
+    group. Never raises."""
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -107,19 +112,27 @@ def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float) -
         )
     except OSError as exc:
         return ScriptResult(None, "", time.monotonic() - start, start_error=str(exc))
-    timed_out = False
+    timed_out = cancelled = False
+    deadline = start + timeout_s
     try:
-        out, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc)
-        out, _ = proc.communicate()
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                out, _ = proc.communicate(timeout=max(0.0, min(left, 0.2) if cancel is not None else left))
+                break
+            except subprocess.TimeoutExpired:
+                cancelled = cancel is not None and cancel.is_set()
+                timed_out = not cancelled and time.monotonic() >= deadline
+                if cancelled or timed_out:
+                    _kill_group(proc)
+                    out, _ = proc.communicate()
+                    break
     finally:
         # Whatever the script left running in its group goes too.
         _kill_group(proc)
     text = out.decode("utf-8", errors="replace")[-OUTPUT_LIMIT:]
-    code = None if timed_out else proc.returncode
-    return ScriptResult(code, text, time.monotonic() - start, timed_out=timed_out)
+    code = None if timed_out or cancelled else proc.returncode
+    return ScriptResult(code, text, time.monotonic() - start, timed_out=timed_out, cancelled=cancelled)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -149,13 +162,14 @@ class ScriptRunner:
     def close(self) -> None:
         self._tmp.cleanup()
 
-    def grade(self) -> GradeResult:
-        result = run_script(self.task.grader_path, self.sandbox.path, self.env, self.task.meta.limits.grader_timeout_s)
+    def grade(self, cancel: threading.Event | None = None) -> GradeResult:
+        result = run_script(self.task.grader_path, self.sandbox.path, self.env, self.task.meta.limits.grader_timeout_s,
+                            cancel)
         return GradeResult(verdict_for(result), result)
 
-    def apply_fix(self, timeout_s: float | None = None) -> ScriptResult:
+    def apply_fix(self, timeout_s: float | None = None, cancel: threading.Event | None = None) -> ScriptResult:
         timeout = timeout_s if timeout_s is not None else self.task.meta.limits.agent_timeout_s
-        return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout)
+        return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout, cancel)
 
 
 def verdict_for(result: ScriptResult) -> Verdict:

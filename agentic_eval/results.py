@@ -172,11 +172,17 @@ def read_trials(run_dir: Path) -> tuple[list[TrialResult], list[str]]:
     return results, warnings
 
 
+def trial_slot(task_id: str, attempt: int) -> str:
+    """A trial's place in its run (also its folder name): one task, one attempt."""
+    return f"{task_id}.a{attempt}"
+
+
 def latest_by_trial(results: list[TrialResult]) -> dict[str, TrialResult]:
-    """The last record of each trial id (a resumed trial's newer record wins)."""
+    """The last record of each trial slot (task and attempt): a resumed trial's newer record wins,
+    also when the task changed in between (its trial id, which hashes the task, changed with it)."""
     latest: dict[str, TrialResult] = {}
     for r in results:
-        latest[r.trial_id] = r
+        latest[trial_slot(r.task_id, r.attempt)] = r
     return latest
 
 

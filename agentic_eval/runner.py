@@ -34,6 +34,7 @@ from agentic_eval.results import (
     latest_by_trial,
     read_trials,
     trial_id,
+    trial_slot,
     utc_now,
     versions,
     write_run_config,
@@ -110,8 +111,20 @@ def pending_trials(run_dir: Path, specs: list[TrialSpec]) -> tuple[list[TrialSpe
     """The trials of `specs` without a scored record in the run: missing and unscored ones are rerun."""
     records, _ = read_trials(run_dir)
     latest = latest_by_trial(records)
-    todo = [s for s in specs if not (s.trial_id in latest and latest[s.trial_id].scored)]
+
+    def done(spec: TrialSpec) -> bool:
+        record = latest.get(trial_slot(spec.task.id, spec.attempt))
+        return record is not None and record.trial_id == spec.trial_id and record.scored
+
+    todo = [s for s in specs if not done(s)]
     return todo, len(specs) - len(todo)
+
+
+def changed_tasks(run_dir: Path, tasks: Sequence[Task]) -> list[str]:
+    """Ids of tasks whose files changed since the run recorded trials of them (their digest differs)."""
+    records, _ = read_trials(run_dir)
+    recorded = {r.task_id: r.task_digest for r in records}
+    return [t.id for t in tasks if t.id in recorded and recorded[t.id] != t.digest()]
 
 
 def pack_infos(tasks: Sequence[Task]) -> list[PackInfo]:
@@ -170,7 +183,7 @@ class TrialRunner:
         """The trial's record, or None when the run was cancelled before the trial finished."""
         task = spec.task
         started_at, t0 = utc_now(), time.monotonic()
-        trial_dir = self.run_dir / "trials" / f"{task.id}.a{spec.attempt}"
+        trial_dir = self.run_dir / "trials" / trial_slot(task.id, spec.attempt)
         if trial_dir.exists():
             shutil.rmtree(trial_dir)  # an earlier unscored attempt of the same trial
         trial_dir.mkdir(parents=True)
@@ -209,7 +222,9 @@ class TrialRunner:
                                      if version_file.is_file() else f"agentic-eval {__version__}")
             g0 = time.monotonic()
             with ScriptRunner(task, sandbox) as runner:
-                grade = runner.grade()
+                grade = runner.grade(cancel=self.cancel)
+            if grade.script.cancelled:
+                return None  # interrupted while grading: not an outcome, the trial runs again on resume
             grade_s = time.monotonic() - g0
             (trial_dir / "grader.txt").write_text(grade.script.output, encoding="utf-8")
             files["grader"] = str((trial_dir / "grader.txt").relative_to(self.run_dir))

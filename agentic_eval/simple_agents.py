@@ -19,8 +19,10 @@ class OracleAgent:
     def run(self, ctx: AgentContext) -> AgentOutcome:
         transcript = ctx.trial_dir / "agent_output.txt"
         with ScriptRunner(ctx.task, ctx.sandbox) as runner:
-            result = runner.apply_fix(timeout_s=ctx.timeout_s)
+            result = runner.apply_fix(timeout_s=ctx.timeout_s, cancel=ctx.cancel)
         transcript.write_text(result.output, encoding="utf-8")
+        if result.cancelled:
+            return AgentOutcome("cancelled", detail="the run was interrupted", transcript=transcript)
         if result.timed_out:
             return AgentOutcome("timeout", detail=f"reference fix still running after {ctx.timeout_s:g}s",
                                 transcript=transcript)

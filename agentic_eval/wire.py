@@ -100,8 +100,12 @@ class _UpstreamBrokeOff(Exception):
 
 
 def _drop_expected_breakoff(record: logging.LogRecord) -> bool:
+    """uvicorn's log, less what the recorder does on purpose: break off a client connection as the
+    upstream did, and cut short an exchange its agent abandoned (recorded as such in the wire log)."""
     exc = record.exc_info[1] if record.exc_info else None
-    return not isinstance(exc, _UpstreamBrokeOff)
+    if isinstance(exc, (_UpstreamBrokeOff, asyncio.CancelledError)):
+        return False
+    return "timeout graceful shutdown exceeded" not in record.getMessage()
 
 
 def _redact_query(query: str) -> str:

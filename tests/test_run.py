@@ -199,3 +199,78 @@ def test_runs_started_in_the_same_second_get_their_own_folders(mini_pack: Path, 
     for run_id in ids:
         records, _ = read_trials(runs / run_id)
         assert len(records) == 1 and json.loads((runs / run_id / "run.json").read_text())["run_id"] == run_id
+
+
+def test_resume_keeps_the_runs_settings_and_follows_a_moved_pack(mini_pack: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    pack = make_pack(mini_pack, 2)
+    runs = tmp_path / "runs"
+    _, first = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(pack), "--run-dir", str(runs),
+                       "--json")
+    for flags in (["--agent", "nop"], ["--seed", "5"], ["--attempts", "3"], ["--task", "t1"]):
+        assert main(["run", "--resume", first["run_id"], "--run-dir", str(runs), *flags]) == 2
+        assert f"drop {flags[0]}" in capsys.readouterr().err
+    moved = pack.rename(tmp_path / "moved")
+    code, again = run_cli("run", "--resume", first["run_id"], "--run-dir", str(runs), "--tasks", str(moved), "--json")
+    assert code == 0 and again["passed"] == 2
+    assert len(read_trials(runs / first["run_id"])[0]) == 2  # same tasks, same trial ids: nothing rerun
+
+
+def test_resume_after_a_task_changed_reruns_it_with_a_warning_and_counts_it_once(
+        mini_pack: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pack = make_pack(mini_pack, 2)
+    runs = tmp_path / "runs"
+    _, first = run_cli("run", "--model", "m", "--agent", "nop", "--tasks", str(pack), "--run-dir", str(runs), "--json")
+    (pack / "t0" / "instruction.md").write_text((pack / "t0" / "instruction.md").read_text() + "Also: be quick.\n")
+    capsys.readouterr()
+    code, again = run_cli("run", "--resume", first["run_id"], "--run-dir", str(runs), "--json")
+    assert "warning: task t0 changed since this run recorded it" in capsys.readouterr().err
+    assert len(read_trials(runs / first["run_id"])[0]) == 3  # t0 again
+    assert (again["tasks"], again["outcomes"]["fail"], len(again["trials"])) == (2, 2, 2)  # counted once
+
+
+@pytest.mark.parametrize("flags", [["--attempts", "0"], ["-j", "0"], ["-j", "-3"], ["--system-prompt-tokens", "-5"],
+                                   ["--attempts", "x"]])
+def test_nonsense_numbers_are_refused(mini_pack: Path, flags: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--model", "m", "--agent", "oracle", "--tasks", str(mini_pack), *flags])
+    assert exit_info.value.code == 2 and flags[0] in capsys.readouterr().err
+
+
+def test_builtin_only_flags_with_another_agent(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--model", "m", "--agent", "oracle", "--tasks", str(mini_pack), "--lenient-text-calls"]) == 2
+    assert "--lenient-text-calls: only the builtin agent" in capsys.readouterr().err
+
+
+def test_a_run_dir_that_is_a_file_is_one_line(mini_pack: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "r.json").write_text("{}")
+    assert main(["run", "--model", "m", "--agent", "oracle", "--tasks", str(mini_pack), "--run-dir",
+                 str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agentic-eval: error: ") and len(err.strip().splitlines()) == 1 and "r.json" in err
+
+
+def test_sigterm_stops_like_ctrl_c(mini_pack: Path, tmp_path: Path) -> None:
+    marker = f"3{os.getpid() % 100}.{int(time.time() * 1000) % 100000}"
+    pack = make_pack(mini_pack, 4, fix_sleep=float(marker))
+    runs = tmp_path / "runs"
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "agentic_eval.cli", "run", "--model", "m", "--agent", "oracle",
+                             "--tasks", str(pack), "--run-dir", str(runs), "-j", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not list(runs.glob("*/trials/t*")):
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    assert proc.returncode == 130 and "resume with: agentic-eval run --resume" in err, err
+    assert time.monotonic() - t0 < 25  # the running reference fixes were killed, not waited for
+    left = subprocess.run(["pgrep", "-f", f"sleep {float(marker)}"], capture_output=True, text=True, check=False)
+    assert left.stdout.split() == []

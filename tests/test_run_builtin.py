@@ -85,10 +85,10 @@ def scripted() -> Iterator[Callable[[Responder], FakeEndpoint]]:
         fake.stop()
 
 
-def _run(fake: FakeEndpoint, pack: Path, runs: Path, *extra: str) -> dict[str, Any]:
+def _run(fake: FakeEndpoint, pack: Path, runs: Path, *extra: str, expect: int = 0) -> dict[str, Any]:
     code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--api-key", "sk-secret-xyz",
                          "--tasks", str(pack), "--run-dir", str(runs), "--json", *extra)
-    assert code == 0
+    assert code == expect  # 1: no trial was scored
     return data
 
 
@@ -159,7 +159,7 @@ def test_endpoint_failures_are_unscored_with_their_cause(scripted: Any, mini_pac
     for toml in pack.glob("*/task.toml"):
         toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 2"))
     t0 = time.monotonic()
-    data = _run(fake, pack, tmp_path / "runs", *FAST, "-j", "2")
+    data = _run(fake, pack, tmp_path / "runs", *FAST, "-j", "2", expect=1)
     assert time.monotonic() - t0 < 15  # a slow endpoint costs the time limit, not its 20 s delay
     assert (data["passed"], data["unscored"], data["outcomes"][outcome]) == (0, 2, 2), data["trials"]
     for trial in data["trials"]:
@@ -232,7 +232,7 @@ def test_a_hanging_command_is_agent_timeout_and_leaves_no_process(scripted: Any,
     pack = make_pack(mini_pack, 1)
     toml = pack / "t0" / "task.toml"
     toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 2"))
-    data = _run(fake, pack, tmp_path / "runs", *FAST)
+    data = _run(fake, pack, tmp_path / "runs", *FAST, expect=1)
     (trial,) = data["trials"]
     assert trial["outcome"] == "agent_timeout" and "time limit" in trial["detail"]
     left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True, check=False).stdout.split()
