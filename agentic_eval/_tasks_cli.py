@@ -47,7 +47,7 @@ def tasks_list(args: argparse.Namespace) -> int:
 
     table = Table(title=None, show_lines=False)
     for col in ("id", "pack", "difficulty", "tags", "title"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col == "id")  # ids are what users copy into --task
     for t in result.tasks:
         table.add_row(t.id, t.pack, t.meta.difficulty, ", ".join(t.meta.tags), t.meta.title)
     console = _console()
@@ -146,7 +146,7 @@ def validate(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table()
-    table.add_column("task")
+    table.add_column("task", no_wrap=True)
     table.add_column("status")
     table.add_column(f"pristine fails /{args.repeat}", justify="right")
     table.add_column(f"fixed passes /{args.repeat}", justify="right")

@@ -125,7 +125,8 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
         return t.outcome + marks
     passed = sum(1 for t in trials if t.outcome == "pass")
     unscored = sum(1 for t in trials if not t.scored)
-    return f"{passed}/{len(trials)}" + (f" ({unscored} unscored)" if unscored else "")
+    marks = "*" if any(t.turns.text_tool_call for t in trials) else ""
+    return f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "")
 
 
 def _run_label(summary: RunSummary) -> str:

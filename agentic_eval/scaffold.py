@@ -33,8 +33,8 @@ max_turns = 40
 """
 
 INSTRUCTION = """\
-TODO: the instruction, exactly as the agent is told it. Use {{{{seed}}}} or the
-generator's variables as {{{{name}}}} placeholders.
+TODO: the instruction, exactly as the agent is told it. Use {{{{seed}}}}, or any
+variable the generator returns, in double braces.
 """
 
 GRADER = '''\

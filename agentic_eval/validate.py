@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentic_eval.errors import AgenticEvalError
+from agentic_eval.errors import AgenticEvalError, TaskLoadError
 from agentic_eval.grader import GradeResult, ScriptRunner, Verdict
 from agentic_eval.leaks import scan_sandbox, task_needles
 from agentic_eval.sandbox import materialize_sandbox
@@ -82,6 +82,10 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
             # The grader on the untouched repo must say "fail".
             sandbox = materialize_sandbox(task, seed, base / f"pristine-{i}")
             if i == 0:
+                try:  # an unknown {{placeholder}} would break every trial
+                    task.render_instruction(sandbox.variables)
+                except TaskLoadError as exc:
+                    report.reasons.append(str(exc))
                 needles = task_needles(task, task.render_answers(sandbox.variables))
                 forbidden = {task.grader_path.name, task.solution_path.name}
                 report.reasons.extend(str(leak) for leak in scan_sandbox(sandbox.path, needles, forbidden))
@@ -113,6 +117,8 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
                     else:
                         fixed_errors.append(_grader_problem(result) + " after reference fix")
             shutil.rmtree(sandbox.path, ignore_errors=True)
+    except TaskLoadError as exc:  # e.g. an answer's {{placeholder}} the generator does not provide
+        report.reasons.append(str(exc))
     except (AgenticEvalError, OSError, RuntimeError) as exc:
         report.reasons.append(f"sandbox error: {exc}")
     finally:

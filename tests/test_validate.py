@@ -117,3 +117,11 @@ def test_scaffolded_task_is_bad_until_filled_in(tmp_path: Path, capsys: pytest.C
     reasons = data["tasks"][0]["reasons"]
     assert any("grader error" in r for r in reasons), reasons
     assert main(["tasks", "new", "my-task", "--pack", str(pack)]) == 2  # refuses to overwrite
+
+
+def test_unknown_placeholder_in_the_instruction_is_bad(mini_pack: Path) -> None:
+    task_dir = mini_pack / "answer-file"
+    (task_dir / "instruction.md").write_text((task_dir / "instruction.md").read_text() + "Use {{nosuch}}.\n")
+    result = validate_task(load_task(task_dir), repeat=1)
+    assert result.status == "bad"
+    assert len(result.reasons) == 1 and "unknown placeholder {{nosuch}}" in result.reasons[0]
