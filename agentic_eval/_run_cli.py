@@ -233,8 +233,19 @@ def report(args: argparse.Namespace) -> int:
         dirs = sorted(p.parent for p in [*runs_root.glob("*/run.json"), *runs_root.glob("*/instrument.json")])
         if not dirs:
             raise AgenticEvalError(f"no runs in {runs_root}/ (start one with: agentic-eval run --model NAME)")
-    instruments = [read_instrument_run(d) for d in dirs if is_instrument_run(d)]
-    summaries = [summarize_run(d) for d in dirs if not is_instrument_run(d)]
+    instruments, summaries = [], []
+    for d in dirs:
+        try:
+            if is_instrument_run(d):
+                instruments.append(read_instrument_run(d))
+            else:
+                summaries.append(summarize_run(d))
+        except AgenticEvalError as exc:
+            if args.runs:  # a run asked for by name: its problem is the answer
+                raise
+            print(f"skipped {d}: {exc}", file=sys.stderr)
+    if not instruments and not summaries:
+        raise AgenticEvalError(f"no readable runs in {runs_root}/")
     if args.json:
         for s in summaries:
             print(json.dumps(s.to_json()))

@@ -8,6 +8,7 @@ that needs it. Expected errors (`AgenticEvalError`) print as one line; set
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -245,8 +246,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     debug = args.debug or os.environ.get("AGENTIC_EVAL_DEBUG", "") not in ("", "0")
+    _sigterm_interrupts()
     try:
         return handler(args)
+    except BrokenPipeError:  # `agentic-eval ... | head`: the reader has all it wants
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except UnicodeDecodeError as exc:
+        if debug:
+            raise
+        print(f"agentic-eval: error: not a UTF-8 text file ({exc.reason} at byte {exc.start})", file=sys.stderr)
+        return 2
     except AgenticEvalError as exc:
         if debug:
             raise
@@ -261,6 +272,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("agentic-eval: interrupted", file=sys.stderr)
         return 130
+
+
+def _sigterm_interrupts() -> None:
+    """SIGTERM (`kill`, `timeout`, a cancelled CI job) stops every command as cleanly as Ctrl-C does:
+    servers it started stopped, processes killed, finished results kept."""
+    import signal
+    import threading
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, on_term)
 
 
 def positive_int(text: str) -> int:

@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from agentic_eval.errors import AgenticEvalError
 from agentic_eval.results import claim_run_dir, utc_now, versions
 
 INSTRUMENT_FILE = "instrument.json"
@@ -72,7 +73,13 @@ def save_instrument_run(
 
 
 def read_instrument_run(run_dir: Path) -> InstrumentRun:
-    return InstrumentRun.model_validate_json((run_dir / INSTRUMENT_FILE).read_text(encoding="utf-8"))
+    path = run_dir / INSTRUMENT_FILE
+    try:
+        return InstrumentRun.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(x) for x in error.get("loc", ())) or "file"
+        raise AgenticEvalError(f"{path}: unreadable ({where}: {error['msg']})") from None
 
 
 def is_instrument_run(run_dir: Path) -> bool:

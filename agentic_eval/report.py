@@ -202,7 +202,8 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
     if instruments:
         tables.insert(0, ("By model", overview_rows(summaries, instruments)))
     for title, (header, rows) in tables:
-        parts.append(f"## {title}\n\n" + tabulate(rows, headers=header, tablefmt="github"))
+        cells = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]  # a | would split the cell
+        parts.append(f"## {title}\n\n" + tabulate(cells, headers=header, tablefmt="github"))
     notes = ["`*` after an outcome: the model wrote tool calls as text in that trial.",
              "Unscored trials (agent_timeout, endpoint_error, agent_error, grader_error) are never counted as fails."]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"

@@ -211,6 +211,9 @@ def resolve_run_dir(run: str | Path, runs_root: Path | None = None) -> Path:
     root = runs_root or Path("runs")
     if any((root / str(run) / m).exists() for m in markers):
         return root / str(run)
+    if path.is_dir() and any(any((child / m).exists() for m in markers) for child in path.iterdir() if child.is_dir()):
+        raise AgenticEvalError(f"{run} holds runs, it is not one: give one of its runs, or all of them with "
+                               f"--run-dir {run}")
     raise AgenticEvalError(f"run {run!r} not found (give its folder, or its id under {root}/)")
 
 

@@ -274,3 +274,21 @@ def test_sigterm_stops_like_ctrl_c(mini_pack: Path, tmp_path: Path) -> None:
     assert time.monotonic() - t0 < 25  # the running reference fixes were killed, not waited for
     left = subprocess.run(["pgrep", "-f", f"sleep {float(marker)}"], capture_output=True, text=True, check=False)
     assert left.stdout.split() == []
+
+
+def test_report_skips_an_unreadable_run_and_escapes_markdown(mini_pack: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    runs = tmp_path / "runs"
+    _, good = run_cli("run", "--model", "m|x", "--agent", "oracle", "--tasks", str(mini_pack), "--run-dir", str(runs),
+                      "--json")
+    (runs / "broken-instrument").mkdir()
+    (runs / "broken-instrument" / "instrument.json").write_text('{"kind": "tooling"')
+    capsys.readouterr()
+    assert main(["report", "--run-dir", str(runs), "--format", "md"]) == 0
+    out, err = capsys.readouterr()
+    assert "skipped" in err and "instrument.json: unreadable" in err
+    headline = [line for line in out.splitlines() if good["run_id"] in line][0]
+    assert "m\\|x" in headline and headline.count(" | ") == 6  # 7 columns, the model's | escaped
+    assert main(["report", "broken-instrument", "--run-dir", str(runs)]) == 2  # asked for by name: the error
+    assert main(["report", str(runs)]) == 2
+    assert "holds runs, it is not one" in capsys.readouterr().err
