@@ -19,11 +19,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from agentic_eval import __version__
 from agentic_eval.agent import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.endpoint import Endpoint
+from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grader import ScriptRunner, Verdict
 from agentic_eval.results import (
     Outcome,
@@ -66,6 +67,8 @@ class RunPlan:
     trials: list[TrialSpec]
     skipped: int = 0
     """Trials already scored in an earlier session of this run (resume)."""
+    lock: Any = None
+    """The run's lock file, held while this plan lives."""
 
 
 @dataclass
@@ -332,10 +335,26 @@ def execute_plan(
 def prepare_run(run_dir: Path, config: RunConfig, tasks: Sequence[Task], *, resume: bool) -> RunPlan:
     """Create (or reopen, for resume) the run folder and list the trials to run."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    lock = _lock_run(run_dir)
     specs = plan_trials(tasks, config.agent, config.model, config.seed, config.attempts)
     skipped = 0
     if resume:
         specs, skipped = pending_trials(run_dir, specs)
     else:
         write_run_config(run_dir, config)
-    return RunPlan(run_dir=run_dir, config=config, trials=specs, skipped=skipped)
+    return RunPlan(run_dir=run_dir, config=config, trials=specs, skipped=skipped, lock=lock)
+
+
+def _lock_run(run_dir: Path) -> IO[str]:
+    """Hold the run's lock file while this process works on it (released when the process ends), so
+    that two processes never run one run's trials at once (a resume while the run still goes)."""
+    import fcntl
+
+    handle = (run_dir / "run.lock").open("a", encoding="utf-8")
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise AgenticEvalError(f"run {run_dir.name} is in progress in another process: wait for it to end, or stop "
+                               "it (Ctrl-C), then resume") from None
+    return handle

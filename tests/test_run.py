@@ -292,3 +292,21 @@ def test_report_skips_an_unreadable_run_and_escapes_markdown(mini_pack: Path, tm
     assert main(["report", "broken-instrument", "--run-dir", str(runs)]) == 2  # asked for by name: the error
     assert main(["report", str(runs)]) == 2
     assert "holds runs, it is not one" in capsys.readouterr().err
+
+
+def test_a_run_in_progress_cannot_be_resumed_at_the_same_time(mini_pack: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from agentic_eval.results import read_run_config
+    from agentic_eval.runner import prepare_run
+    from agentic_eval.task import load_tasks
+
+    runs = tmp_path / "runs"
+    _, first = run_cli("run", "--model", "m", "--agent", "nop", "--tasks", str(mini_pack), "--run-dir", str(runs),
+                       "--json")
+    run_dir = runs / first["run_id"]
+    held = prepare_run(run_dir, read_run_config(run_dir), load_tasks([str(mini_pack)]).tasks, resume=True)
+    capsys.readouterr()
+    assert main(["run", "--resume", str(run_dir)]) == 2
+    assert "is in progress in another process" in capsys.readouterr().err
+    held.lock.close()  # the other process ended
+    assert main(["run", "--resume", str(run_dir)]) == 0
