@@ -110,6 +110,9 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         agent_name, model, task_ids = args.agent, args.model, args.task or []
 
     agent = load_agent(agent_name)
+    check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
+    if callable(check_options):
+        check_options(dict(options.extra))
     loaded = load_tasks(task_paths)
     for err in loaded.errors:
         console.print(f"skipped task: {err}", markup=False)

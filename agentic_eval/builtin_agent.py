@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from agentic_eval.agent import AgentContext, AgentOutcome
 from agentic_eval.classify import find_text_tool_calls
 from agentic_eval.endpoint import shared_ssl_context
+from agentic_eval.errors import AgenticEvalError
 from agentic_eval.prompts import build_system_prompt
 from agentic_eval.tools import TOOL_SCHEMAS, ToolLimits, execute_tool
 
@@ -114,11 +115,30 @@ def _reasoning(message: ChatCompletionMessage) -> str:
     return value if isinstance(value, str) else ""
 
 
+OPTIONS: dict[str, Callable[[Any], Any]] = {"max_retries": int, "bash_timeout_s": float, "temperature": float,
+                                            "max_tokens": int}
+"""The `--agent-opt` keys the built-in agent reads, with their types."""
+
+
 class BuiltinAgent:
     """The suite's own agent loop over chat completions with tools."""
 
     name = "builtin"
     uses_model = True
+
+    @staticmethod
+    def check_options(extra: dict[str, Any]) -> None:
+        """Before any trial: an unknown key or a value of the wrong type is one line, not N agent errors."""
+        for key, value in extra.items():
+            if key not in OPTIONS:
+                raise AgenticEvalError(f"--agent-opt {key}: the builtin agent has no such option "
+                                       f"(it has: {', '.join(OPTIONS)})")
+            try:
+                if OPTIONS[key](value) < 0:
+                    raise ValueError
+            except (TypeError, ValueError):
+                raise AgenticEvalError(f"--agent-opt {key}={value}: expected a non-negative "
+                                       f"{'whole number' if OPTIONS[key] is int else 'number'}") from None
 
     def run(self, ctx: AgentContext) -> AgentOutcome:
         try:

@@ -310,3 +310,12 @@ def test_a_run_in_progress_cannot_be_resumed_at_the_same_time(mini_pack: Path, t
     assert "is in progress in another process" in capsys.readouterr().err
     held.lock.close()  # the other process ended
     assert main(["run", "--resume", str(run_dir)]) == 0
+
+
+@pytest.mark.parametrize(("opt", "message"), [("foo=bar", "no such option"), ("max_retries=abc", "whole number"),
+                                              ("temperature=-1", "non-negative number")])
+def test_builtin_agent_options_are_checked_before_the_run(mini_pack: Path, opt: str, message: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--model", "m", "--tasks", str(mini_pack), "--agent-opt", opt]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
