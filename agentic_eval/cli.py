@@ -194,9 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_endpoint_args(p_speed)
     p_speed.add_argument("--workload", default="code_edit,free_gen,long_ctx", metavar="W[,W]",
                          help="workloads: code_edit, free_gen, long_ctx (default all three)")
-    p_speed.add_argument("--reps", type=int, default=5, metavar="N", help="measured requests per workload")
-    p_speed.add_argument("--warmup", type=int, default=1, metavar="N", help="warm-up requests per workload")
-    p_speed.add_argument("--max-tokens", type=int, default=256, metavar="N", help="output tokens per request")
+    p_speed.add_argument("--reps", type=int, default=5, metavar="N", help="measured requests per workload (default 5)")
+    p_speed.add_argument("--warmup", type=int, default=1, metavar="N", help="warm-up requests per workload (default 1)")
+    p_speed.add_argument("--max-tokens", type=int, default=256, metavar="N", help="output tokens per request (default 256)")
     p_speed.add_argument("--long-ctx-tokens", type=int, default=50000, metavar="N",
                          help="long_ctx prompt size in tokens (default 50000)")
     p_speed.add_argument("--prefill-sweep", action="store_true", help="fit the prefill rate over prompt lengths")
@@ -222,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_cold.add_argument("--cmd", metavar="COMMAND", help="the server command to start (run through the shell)")
     _add_endpoint_args(p_cold, model_required=False)
     p_cold.add_argument("--repeat", type=int, default=1, metavar="N", help="starts to measure (default 1)")
-    p_cold.add_argument("--timeout", type=float, default=1800, metavar="S", help="give up on a start after S seconds")
+    p_cold.add_argument("--timeout", type=positive_float, default=1800, metavar="S",
+                        help="give up on a start after S seconds (default 1800)")
     p_cold.add_argument("--ollama-unload", action="store_true",
                         help="for a running Ollama: unload the model first and report load_duration")
     p_cold.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
@@ -285,6 +286,17 @@ def _sigterm_interrupts() -> None:
 
     if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, on_term)
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be above 0")
+    return value
 
 
 def positive_int(text: str) -> int:

@@ -206,6 +206,11 @@ def _chunk_has_tokens(delta: dict[str, Any]) -> bool:
                 or delta.get("tool_calls"))
 
 
+BUFFERED_MIN_TOKENS = 16
+BUFFERED_SPAN_S = 0.005
+"""16 or more tokens inside 5 ms (over 3,000 tok/s single-stream): a stream delivered in one piece."""
+
+
 def stream_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sample: RequestSample,
                 extra: dict[str, Any] | None = None) -> None:
     """One streamed chat completion with usage; fills the sample's counts and timings."""
@@ -221,6 +226,10 @@ def stream_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sam
         if resp.status_code >= 400:
             resp.read()
             raise SpeedError(f"{cfg.base_url}/chat/completions answered HTTP {resp.status_code}: {resp.text[:200]!r}")
+        kind = resp.headers.get("content-type", "")
+        if "text/event-stream" not in kind:
+            raise SpeedError(f"the reply is not an event stream ({kind or 'no content-type'}): the server ignored "
+                             "stream: true, so tokens cannot be timed")
         for line in resp.iter_lines():
             if not line.startswith("data:"):
                 continue
@@ -240,6 +249,10 @@ def stream_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sam
     sample.completion_tokens = usage.get("completion_tokens") or timings.get("predicted_n")
     cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens")
     sample.cached_tokens = cached if cached is not None else timings.get("cache_n")
+    n = sample.completion_tokens or 0
+    if n >= BUFFERED_MIN_TOKENS and t_first is not None and t_last is not None and t_last - t_first < BUFFERED_SPAN_S:
+        raise SpeedError(f"all {n} tokens arrived within {(t_last - t_first) * 1000:.1f} ms: the stream looks "
+                         "buffered (a proxy in between?), so decode cannot be timed")
     sample.decode_tok_s = decode_rate(sample.completion_tokens, t_first, t_last)
     if timings.get("prompt_n") and timings.get("prompt_ms"):
         sample.server_prefill_tok_s = timings["prompt_n"] / (timings["prompt_ms"] / 1000)

@@ -198,9 +198,9 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             data, content_type = json.dumps(body).encode(), "application/json"
         self.send_response(reply.status)
-        self.send_header("Content-Type", content_type)
+        headers = {"Content-Type": content_type, **reply.headers}  # a scripted Content-Type wins
         self.send_header("Content-Length", str(len(data)))
-        for name, value in reply.headers.items():
+        for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)

@@ -489,3 +489,23 @@ def test_cli_checkpoint_and_bad_workload(tmp_path: Path, capsys: pytest.CaptureF
                      "--bandwidth", "1000", "--run-dir", str(tmp_path / "runs")])
     assert code == 0
     assert "ckpt: " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("reply", "message"), [
+    ("buffered", "the stream looks buffered"),
+    ("not_a_stream", "the server ignored stream: true"),
+])
+def test_a_stream_that_cannot_be_timed_is_a_failed_sample(reply: str, message: str) -> None:
+    import httpx
+
+    from agentic_eval.speed import RequestSample, SpeedConfig, SpeedError, stream_chat
+    from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, sse_bytes
+
+    usage = {"prompt_tokens": 10, "completion_tokens": 40, "total_tokens": 50}
+    whole_stream = b"".join(sse_bytes(e) for e in chat_stream("x" * 160, piece_chars=4, usage=usage))
+    scripted = (ScriptedReply(body=whole_stream, headers={"Content-Type": "text/event-stream"})  # one write
+                if reply == "buffered" else ScriptedReply(body=chat_body("hello", usage=usage)))
+    with FakeEndpoint([scripted]) as fake, httpx.Client() as client:
+        with pytest.raises(SpeedError, match=message):
+            stream_chat(client, SpeedConfig(base_url=fake.base_url, model="fake-model"), "hi", 40,
+                        RequestSample(workload="free_gen", prefix="p", warmup=False))
