@@ -243,7 +243,9 @@ class _Loop:
                 state.handle_chunk(chunk)
                 if ctx.cancel.is_set() or time.monotonic() >= self.deadline:
                     raise _Stopped
-            completion = state.get_final_completion()
+            # The snapshot, not get_final_completion(): that one raises on finish_reason "length" or
+            # "content_filter", and a reply cut at the token limit is a turn like any other.
+            completion = state.current_completion_snapshot
             if completion.choices and completion.choices[0].finish_reason is None:
                 raise EndpointFailure("stream ended without a finish_reason (cut short)")
             return completion.model_dump(exclude_none=True)

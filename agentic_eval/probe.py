@@ -174,7 +174,7 @@ def _streamed(endpoint: Endpoint, shape: Shape, body: dict[str, Any], timeout_s:
             with client.chat.completions.stream(**body) as stream:
                 for _ in stream:
                     pass
-                return 200, stream.get_final_completion().model_dump(mode="json")
+                return 200, stream.current_completion_snapshot.model_dump(mode="json")  # also when cut at the limit
         with client.responses.stream(**body) as rstream:
             for _ in rstream:
                 pass

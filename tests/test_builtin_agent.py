@@ -265,3 +265,10 @@ def test_a_bug_of_ours_is_an_agent_error(run_agent: RunAgent, tmp_path: Path) ->
     (tmp_path / "trial").write_text("a file where the trial folder should be")
     outcome = run_agent()
     assert outcome.status == "agent_error" and "cannot start" in outcome.detail
+
+
+def test_a_streamed_reply_cut_at_the_token_limit_is_a_turn_not_an_endpoint_error(
+        run_agent: RunAgent, fake: FakeEndpoint) -> None:
+    fake.enqueue(ScriptedReply(events=chat_stream("I will read the config and then", finish_reason="length")))
+    outcome = run_agent(stream=True)
+    assert (outcome.status, outcome.stop_reason) == ("completed", "no_tool_call")

@@ -130,3 +130,15 @@ def test_cli_unreachable_endpoint_is_one_line(capsys: pytest.CaptureFixture[str]
     assert main(["probe", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("agentic-eval: error: cannot reach")
+
+
+def test_a_streamed_reply_cut_at_the_token_limit_is_a_truncated_row_not_an_error() -> None:
+    from agentic_eval.probe import probe_shape
+
+    cut = '```json\n{"name": "read_file", "arguments": {"path": "src/ma'
+    shape = next(s for s in SHAPES if s.name == "chat auto stream")
+    with FakeEndpoint([ScriptedReply(events=chat_stream(cut, finish_reason="length"))]) as fake:
+        row = probe_shape(resolve_endpoint(fake.base_url, "k"), "fake-model", shape)
+    assert row.error is None, row.error
+    assert (row.label, row.family, row.tool) == ("text_tool_call", "json", "read_file")
+    assert "truncated" in row.flags
