@@ -233,6 +233,10 @@ def judge_shape(shape: Shape, request: JSON, ex: Exchange, stream_done: bool = T
         return Verdict(False, f"{code} status={ex.status}" if ex.status else code, ex.error)
     if not is_model_turn(ex.body):
         return Verdict(False, f"http_error status={ex.status}", f"not a model turn: {json.dumps(ex.body)[:120]}")
+    wanted = "response" if shape.api == "responses" else "chat.completion"
+    if isinstance(ex.body, dict) and ex.body.get("object") not in (None, wanted):
+        return Verdict(False, "wrong_api", f"asked the {shape.api} API, got a {ex.body.get('object')} body: the "
+                                          "server does not speak it at this path")
     turn = read_turn(ex.body)
     calls = turn.structured_calls
     if shape.api == "chat" and _finish_reason(ex.body) == "tool_calls" and not calls:

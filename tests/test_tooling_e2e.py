@@ -292,6 +292,8 @@ FORECAST_CALL = tool_call("get_forecast", WITNESS, "call_1")
      "truncated"),
     ("responses-required", responses_body("Sunny all week."), True, "ignored_required"),
     ("responses-auto", {"error": {"message": "not found"}}, True, "http_error status=200"),
+    # a server that answers a chat completion at /responses does not speak the Responses API
+    ("responses-auto", chat_body(None, tool_calls=[FORECAST_CALL]), True, "wrong_api"),
 ])
 def test_judge_shape(shape_name: str, body: Any, done: bool, reason: str) -> None:
     from agentic_eval.classify import classify_turn
