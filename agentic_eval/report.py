@@ -173,10 +173,17 @@ def _instrument_cell(runs: list[InstrumentRun]) -> str:
         return "-"
     runs = sorted(runs, key=lambda r: r.created_at)
     cell = " | ".join(r.headline_text or r.run_id for r in runs[-3:])
-    scores = [float(s) for r in runs if isinstance(s := r.headline.get("score_pct"), (int, float))]
+    # Runs compare only with the same settings against the same server: the latest run's peers.
+    latest = runs[-1]
+    peers = [r for r in runs if r.settings == latest.settings and r.base_url == latest.base_url]
+    scores = [float(s) for r in peers if isinstance(s := r.headline.get("score_pct"), (int, float))]
     if len(scores) >= 2:
-        cell += f" (spread {max(scores) - min(scores):.1f} pts over {len(scores)} runs)"
+        cell += f" (spread {max(scores) - min(scores):.1f} pts over {len(scores)} runs with the latest's settings)"
     return cell
+
+
+MODEL_FREE_AGENTS = frozenset({"oracle", "nop"})
+"""Agents whose results say nothing about the model (they never call it)."""
 
 
 def overview_rows(summaries: list[RunSummary], instruments: list[InstrumentRun]) -> tuple[list[str], list[list[str]]]:
@@ -186,7 +193,8 @@ def overview_rows(summaries: list[RunSummary], instruments: list[InstrumentRun])
     rows = []
     for model in models:
         agent_cells = [f"{s.config.agent}{' [lenient]' if s.config.lenient_text_calls else ''} "
-                       f"{s.passed}/{len(s.task_ids)}" for s in summaries if s.config.model == model]
+                       f"{s.passed}/{len(s.task_ids)}" for s in summaries
+                       if s.config.model == model and s.config.agent not in MODEL_FREE_AGENTS]
         row = [model, ", ".join(agent_cells) or "-"]
         for kind, _ in INSTRUMENT_COLUMNS:
             row.append(_instrument_cell([i for i in instruments if i.model == model and i.kind == kind]))

@@ -319,3 +319,16 @@ def test_builtin_agent_options_are_checked_before_the_run(mini_pack: Path, opt: 
     assert main(["run", "--model", "m", "--tasks", str(mini_pack), "--agent-opt", opt]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_overview_spread_compares_only_runs_with_the_same_settings(tmp_path: Path) -> None:
+    from agentic_eval.instruments import read_instrument_run, save_instrument_run
+    from agentic_eval.report import overview_rows
+
+    runs = tmp_path / "runs"
+    made = [save_instrument_run("tooling", model="m", base_url="http://127.0.0.1:1/v1", result={},
+                                headline={"score_pct": score}, headline_text=f"{score} %", settings=settings,
+                                runs_root=runs)
+            for score, settings in ((90.0, {"cases": 370}), (0.0, {"cases": 6}), (94.0, {"cases": 370}))]
+    _, rows = overview_rows([], [read_instrument_run(d) for d in made])
+    assert "spread 4.0 pts over 2 runs" in rows[0][2]
