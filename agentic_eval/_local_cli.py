@@ -60,7 +60,7 @@ def probe(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentic_eval.endpoint import resolve_endpoint
-    from agentic_eval.probe import REQUEST_TIMEOUT_S, SHAPES, ShapeResult, run_probe, verdict
+    from agentic_eval.probe import SHAPES, ShapeResult, run_probe, verdict
 
     endpoint = resolve_endpoint(args.base_url, args.api_key)
     err = Console(stderr=True, highlight=False)
@@ -71,8 +71,8 @@ def probe(args: argparse.Namespace) -> int:
 
     if not args.json:
         err.print(f"probing {args.model} at {endpoint.base_url}: {len(SHAPES)} requests, each may take up to "
-                  f"{REQUEST_TIMEOUT_S:.0f}s on a CPU-only server", markup=False)
-    report = run_probe(endpoint, args.model, on_row=progress)
+                  f"{args.timeout:.0f}s on a CPU-only server", markup=False)
+    report = run_probe(endpoint, args.model, on_row=progress, timeout_s=args.timeout)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 0

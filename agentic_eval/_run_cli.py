@@ -139,7 +139,9 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     console.print(
         f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
         + (f", {plan.skipped} already scored" if plan.skipped else "")
-        + f"), agent {agent_name}, model {model} at {endpoint.base_url}, -j {args.jobs}",
+        + f"), agent {agent_name}, "
+        + (f"model {model} at {endpoint.base_url}" if agent.uses_model else "no model calls")
+        + f", -j {args.jobs}",
         markup=False,
     )
     console.print(f"results: {run_dir}", markup=False)

@@ -70,6 +70,10 @@ class Transcript:
         self._file.close()
 
 
+def _turns(n: int) -> str:
+    return f"{n} turn" if n == 1 else f"{n} turns"
+
+
 def _option(ctx: AgentContext, key: str, kind: Callable[[Any], T], default: T) -> T:
     value = ctx.options.extra.get(key)
     return default if value is None else kind(value)
@@ -184,10 +188,10 @@ class _Loop:
         self.append({"role": "user", "content": ctx.instruction})
         while True:
             if ctx.cancel.is_set():
-                return AgentOutcome("cancelled", detail=f"cancelled after {self.turns} turns")
+                return AgentOutcome("cancelled", detail=f"cancelled after {_turns(self.turns)}")
             if time.monotonic() >= self.deadline:
                 return AgentOutcome("timeout", detail=f"agent time limit of {ctx.timeout_s:g}s reached "
-                                                      f"after {self.turns} turns")
+                                                      f"after {_turns(self.turns)}")
             if self.turns >= ctx.max_turns:
                 return AgentOutcome("completed", stop_reason="max_turns")
             self.turns += 1

@@ -12,6 +12,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from agentic_eval import __version__
 from agentic_eval.errors import AgenticEvalError
@@ -166,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_probe.add_argument("--base-url", metavar="URL", help="endpoint base URL (default: OPENAI_BASE_URL or "
                          "http://localhost:8000/v1)")
     p_probe.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+    p_probe.add_argument("--timeout", type=positive_float, default=180, metavar="S",
+                         help="give up on one request after S seconds (default 180, for a CPU-only server)")
     p_probe.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p_probe.set_defaults(handler=_lazy("_local_cli", "probe"))
 
@@ -236,7 +239,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_cls.add_argument("--json", action="store_true", help="one JSON object per input line")
     p_cls.set_defaults(handler=_lazy("_classify_cli", "classify"))
 
+    _debug_everywhere(sub)
     return parser
+
+
+def _debug_everywhere(sub: Any) -> None:
+    """`--debug` after the subcommand works as well as before it."""
+    for subparser in sub.choices.values():
+        subparser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        for action in subparser._actions:  # nested: tasks list, agents install, ...
+            if isinstance(action, argparse._SubParsersAction):
+                _debug_everywhere(action)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
