@@ -221,8 +221,12 @@ def _run(server: LocalServer, pack: Path, runs: Path, *extra: str) -> tuple[Path
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL,
                           check=False, env={**os.environ, **NO_EGRESS})
     shown = f"\n$ agentic-eval run {' '.join(extra)} ({time.monotonic() - t0:.0f}s)\n{proc.stderr}{proc.stdout}"
-    assert proc.returncode == 0, shown
+    assert proc.returncode in (0, 1), shown  # 1: no trial was scored (e.g. all ran out of time on a busy CPU)
     (run_dir,) = [p for p in runs.iterdir() if (p / "run.json").exists()]
+    from agentic_eval.results import read_trials
+
+    scored = any(r.scored for r in read_trials(run_dir)[0])
+    assert proc.returncode == (0 if scored else 1), shown
     return run_dir, shown
 
 
@@ -310,8 +314,9 @@ def test_run_local_serves_runs_and_stops(real_server: LocalServer, tmp_path: Pat
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
-    assert proc.returncode == 0, err + out
     summary = json.loads(out)
+    scored = any(t["outcome"] in ("pass", "fail") for t in summary["trials"])
+    assert proc.returncode == (0 if scored else 1), err + out  # 1: no trial was scored
     assert summary["model"] == real_server.model and summary["tasks"] == 1
     assert sum(summary["outcomes"].values()) == 1
     config = json.loads((runs / summary["run_id"] / "run.json").read_text())
