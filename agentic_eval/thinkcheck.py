@@ -191,6 +191,10 @@ def stream_chat(client: httpx.Client, url: str, body: dict[str, Any], headers: d
     with client.stream("POST", url, json={**body, "stream": True}, headers=headers, timeout=timeout_s) as resp:
         if resp.status_code >= 400:
             raise RuntimeError(f"HTTP {resp.status_code}: {resp.read().decode('utf-8', 'replace')[:300]}")
+        kind = resp.headers.get("content-type", "")
+        if "text/event-stream" not in kind:
+            raise RuntimeError(f"the reply is not an event stream ({kind or 'no content-type'}): the server "
+                               "ignored stream: true")
         for line in resp.iter_lines():
             if not line.startswith("data:") or line[5:].strip() == "[DONE]":
                 continue

@@ -283,3 +283,13 @@ def test_real_local_model(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
     assert result.switch_status == "honoured"
     assert all(a.completion_tokens and a.decode_tok_s for a in result.attempts)
     assert result.verdict.startswith(server.model)
+
+
+def test_a_server_that_ignores_stream_true_gives_no_comparison() -> None:
+    from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body
+
+    with FakeEndpoint(responder=lambda request: ScriptedReply(body=chat_body("The answer is 42."))) as fake:
+        result = run_think_check(resolve_endpoint(fake.base_url, "k"),
+                                 ThinkCheckConfig(model="fake-model", problems=2, seed=1))
+    assert result.on.answered == result.off.answered == 0 and result.on.errors == 2
+    assert "no comparison" in result.verdict and "ignored stream: true" in result.verdict
