@@ -95,6 +95,7 @@ def cold_start(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentic_eval.coldstart import ColdStartConfig, measure_cold_start, measure_ollama_unload
+    from agentic_eval.endpoint import preflight
     from agentic_eval.endpoint import resolve_endpoint
     from agentic_eval.instruments import save_instrument_run
 
@@ -112,6 +113,7 @@ def cold_start(args: argparse.Namespace) -> int:
         if not args.model:
             raise AgenticEvalError("--ollama-unload needs --model (the Ollama model to unload and time)")
         endpoint = resolve_endpoint(args.base_url or _ollama_url(), args.api_key)
+        preflight(endpoint, args.model)  # down, or not serving the model: one line, before anything is unloaded
         result = measure_ollama_unload(endpoint, args.model, args.repeat, args.timeout, on_phase)
     else:
         endpoint = resolve_endpoint(args.base_url, args.api_key)

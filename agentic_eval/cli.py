@@ -228,7 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_cold.add_argument("--timeout", type=positive_float, default=1800, metavar="S",
                         help="give up on a start after S seconds (default 1800)")
     p_cold.add_argument("--ollama-unload", action="store_true",
-                        help="for a running Ollama: unload the model first and report load_duration")
+                        help="for a running Ollama: unload the model first and report load_duration "
+                        "(--base-url defaults to http://localhost:11434/v1 here)")
     p_cold.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_cold.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p_cold.set_defaults(handler=_lazy("_think_cli", "cold_start"))
