@@ -195,7 +195,8 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
         if result.outcome not in ("pass", "fail") or result.turns.text_tool_call:
             extra = result.detail or ""
             if result.turns.text_tool_call:
-                extra = f"{result.turns.text_tool_call} text tool call turns" + (f"; {extra}" if extra else "")
+                n = result.turns.text_tool_call
+                extra = f"{n} text tool call turn{'' if n == 1 else 's'}" + (f"; {extra}" if extra else "")
             msg += f" ({extra})"
         msg += f" in {result.duration_s:.1f}s"
         console.print(msg, markup=False)
