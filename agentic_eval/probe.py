@@ -260,9 +260,13 @@ def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHA
 def verdict(report: ProbeReport) -> str:
     """One sentence on what the server and model do with tools."""
     answered = [r for r in report.shapes if r.label != "error"]
-    structured = [r.shape for r in answered if r.label == "tool_call"]
+    structured = [r for r in answered if r.label == "tool_call"]
     text = [r for r in answered if r.label == "text_tool_call"]
     parts = [f"{len(structured)} of {len(report.shapes)} shapes got a structured tool call"]
+    wrong = [r for r in structured if r.tool != TOOL_NAME or r.arguments_ok is False]
+    if wrong:
+        parts[0] += (f", {len(wrong)} of them to the wrong tool or with wrong arguments"
+                     if len(wrong) < len(structured) else ", but none to the right tool with the right arguments")
     if text:
         families = sorted({r.family or "?" for r in text})
         parts.append(f"{len(text)} a tool call written as text ({', '.join(families)}): the server did not parse "

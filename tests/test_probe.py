@@ -142,3 +142,10 @@ def test_a_streamed_reply_cut_at_the_token_limit_is_a_truncated_row_not_an_error
     assert row.error is None, row.error
     assert (row.label, row.family, row.tool) == ("text_tool_call", "json", "read_file")
     assert "truncated" in row.flags
+
+
+def test_the_summary_does_not_count_a_call_to_the_wrong_tool_as_a_success() -> None:
+    wrong = chat_body(None, tool_calls=[tool_call("get_forecast", {"city": "Lisbon"})])
+    with FakeEndpoint([ScriptedReply(body=wrong)]) as fake:
+        report = run_probe(resolve_endpoint(fake.base_url, "k"), "fake-model", shapes=SHAPES[:1])
+    assert "1 of 1 shapes got a structured tool call, but none to the right tool" in verdict(report)
