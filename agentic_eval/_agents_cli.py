@@ -61,7 +61,11 @@ def agents_list(args: argparse.Namespace) -> int:
     table = [("agent", "CLI (pinned)", "installed", "version", "install with")]
     for r in rows:
         if r.kind == "cli":
-            table.append((r.name, r.pinned or "", "yes" if r.installed else "no", r.version or "-", r.install or ""))
+            pin = (r.pinned or "").rsplit(" ", 1)[-1]
+            version = r.version or "-"
+            if r.version and pin and pin not in r.version:  # installed by hand, or an older install
+                version += f" (not the pinned {pin}: reinstall with the command on the right)"
+            table.append((r.name, r.pinned or "", "yes" if r.installed else "no", version, r.install or ""))
         elif r.kind == "broken":
             table.append((r.name, "cannot load", "-", "-", (r.speaks or "")[:60]))
         else:
