@@ -100,6 +100,14 @@ def tasks_new(args: argparse.Namespace) -> int:
 
     path = scaffold_task(Path(args.pack), args.task_id, generator=args.generator)
     print(f"created {path}")
+    from agentic_eval.errors import SandboxError
+    from agentic_eval.sandbox import find_generator
+
+    try:
+        find_generator(args.generator, path.parent)
+    except SandboxError as exc:  # the author may be about to write it: say so, do not refuse
+        print(f"warning: {exc}; write {path.parent / 'sandboxes' / (args.generator + '.py')} with a "
+              "generate(root, seed, params) function, or pass --generator pyservice", file=sys.stderr)
     print("next: write instruction.md, grade.py and solve.sh, then run:")
     print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id} --repeat 3")
     return 0
