@@ -46,7 +46,8 @@ def classify(args: argparse.Namespace) -> int:
     path = Path(args.wire)
     if not path.is_file():
         raise AgenticEvalError(
-            f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}; give a wire log (the runner's wire.jsonl) or a JSONL file of "
+            f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}; give a wire log (the runner's "
+            "wire.jsonl) or a JSONL file of "
             '{"request": ..., "response": ...} objects'
         )
     outputs: list[dict[str, Any]] = []

@@ -30,23 +30,8 @@ def _stdout_console() -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    """`run`; SIGTERM (`kill`, `timeout`, a cancelled CI job) stops it as cleanly as Ctrl-C."""
-    import signal
-
-    def on_term(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # not the main thread (run from a library): leave signals alone
-        return _run_maybe_local(args)
-    try:
-        return _run_maybe_local(args)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _run_maybe_local(args: argparse.Namespace) -> int:
+    """`run`, against the endpoint given or, with --local, a llama.cpp server started for it (SIGTERM is
+    handled like Ctrl-C by the CLI's main)."""
     if args.gguf and not args.local:
         args.local = True
     if not args.local:
@@ -69,12 +54,13 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     from agentic_eval.agent import AgentOptions, load_agent
     from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.report import print_report, summarize_run
-    from agentic_eval.results import claim_run_dir, read_run_config, resolve_run_dir
-    from agentic_eval.runner import changed_tasks, make_run_config, new_run_id, prepare_run
+    from agentic_eval.results import claim_run_dir, new_run_id, read_run_config, resolve_run_dir
+    from agentic_eval.runner import changed_tasks, make_run_config, prepare_run
     from agentic_eval.task import load_tasks, select_tasks
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # a log keeps each line whole
     started = time.monotonic()
+    given_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else None
     if args.resume:
         run_dir = resolve_run_dir(args.resume, Path(args.run_dir))
         config = read_run_config(run_dir)
@@ -82,7 +68,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
             raise AgenticEvalError(f"--resume: run {config.run_id} is for model {config.model!r}, not {args.model!r}")
         _check_resume_flags(args, config)
         # --tasks may point at the packs' new place; the trials' identities (task digests) must still match
-        task_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else (config.task_paths or None)
+        task_paths = given_paths or config.task_paths or None
         options = AgentOptions(system_prompt_tokens=config.system_prompt_tokens,
                                lenient_text_calls=config.lenient_text_calls, stream=config.stream,
                                extra=dict(config.agent_options))
@@ -103,7 +89,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
             raise AgenticEvalError(f"{', '.join(builtin_only)}: only the builtin agent has "
                                    f"{'this option' if len(builtin_only) == 1 else 'these options'}; "
                                    f"drop {'it' if len(builtin_only) == 1 else 'them'} or use --agent builtin")
-        task_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else None
+        task_paths = given_paths
         options = AgentOptions(system_prompt_tokens=args.system_prompt_tokens,
                                lenient_text_calls=args.lenient_text_calls, stream=args.stream,
                                extra=_parse_agent_opts(args.agent_opt))
@@ -125,16 +111,14 @@ def _run(args: argparse.Namespace, server: Any) -> int:
 
     if args.resume:
         config = config.model_copy(update={"base_url": endpoint.base_url})
-    else:
-        run_dir = claim_run_dir(Path(args.run_dir), new_run_id(model, agent_name))
-        run_id = run_dir.name
-        config = make_run_config(run_id=run_id, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
-                                 seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
-                                 task_paths=task_paths or [])
-    if args.resume:
         for task_id in changed_tasks(run_dir, tasks):
             console.print(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
                           "trials run again, and the report counts the new ones", markup=False)
+    else:
+        run_dir = claim_run_dir(Path(args.run_dir), new_run_id(model, agent_name))
+        config = make_run_config(run_id=run_dir.name, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
+                                 seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
+                                 task_paths=task_paths or [])
     plan = prepare_run(run_dir, config, tasks, resume=bool(args.resume))
     console.print(
         f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
@@ -227,7 +211,6 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
 
 
 def report(args: argparse.Namespace) -> int:
-
     from agentic_eval.instruments import is_instrument_run, read_instrument_run
     from agentic_eval.report import print_report, render_markdown, summarize_run
     from agentic_eval.results import resolve_run_dir

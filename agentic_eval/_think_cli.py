@@ -95,8 +95,7 @@ def cold_start(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentic_eval.coldstart import ColdStartConfig, measure_cold_start, measure_ollama_unload
-    from agentic_eval.endpoint import preflight
-    from agentic_eval.endpoint import resolve_endpoint
+    from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.instruments import save_instrument_run
 
     if args.repeat < 1:

@@ -67,6 +67,13 @@ def preflight(endpoint: Endpoint, model: str) -> None:
         raise EndpointError(f"model {model!r} is not served by {endpoint.base_url}; it lists: {listed}")
 
 
+def not_an_event_stream(content_type: str) -> str | None:
+    """Why a reply to `stream: true` cannot be read as a stream (its content type), or None if it can."""
+    if "text/event-stream" in content_type:
+        return None
+    return f"the reply is not an event stream ({content_type or 'no content-type'}): the server ignored stream: true"
+
+
 @functools.cache
 def shared_ssl_context() -> ssl.SSLContext:
     """One verifying TLS context for every HTTP client the harness makes. Loading the CA bundle

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.results import claim_run_dir, utc_now, versions
+from agentic_eval.results import claim_run_dir, new_run_id, utc_now, versions
 
 INSTRUMENT_FILE = "instrument.json"
 RESULT_FILE = "result.json"
@@ -59,10 +58,7 @@ def save_instrument_run(
     runs_root: Path = Path("runs"),
 ) -> Path:
     """Write an instrument run folder and return it. `result` is the instrument's whole JSON output."""
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in model)[:40]
-    base_id = f"{stamp}-{safe}-{kind}"
-    run_dir = claim_run_dir(runs_root, base_id)
+    run_dir = claim_run_dir(runs_root, new_run_id(model, kind))
     meta = InstrumentRun(
         kind=kind, run_id=run_dir.name, created_at=utc_now(), model=model, base_url=base_url, headline=headline,
         headline_text=headline_text, settings=settings or {}, versions=versions(),

@@ -18,7 +18,7 @@ sections). It is long on purpose and is data, not code; the code above it is
 short.
 """
 
-
+# ruff: noqa: E501  (the guidance below is prose, one bullet per line)
 from __future__ import annotations
 
 import math

@@ -230,6 +230,13 @@ def versions() -> dict[str, str]:
     return out
 
 
+def new_run_id(model: str, kind: str) -> str:
+    """A run's id: UTC time to the second, the model (filename-safe), the agent or instrument."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in model)[:40]
+    return f"{stamp}-{safe}-{kind}"
+
+
 def claim_run_dir(root: Path, base_id: str) -> Path:
     """Create a new run folder `root/base_id`, or `base_id-2`, `-3`, ... if taken (two runs started
     in the same second): created atomically, so two processes never share one."""

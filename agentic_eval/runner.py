@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -93,12 +92,6 @@ class RunProgress:
                 self.failed += 1
             else:
                 self.unscored += 1
-
-
-def new_run_id(model: str, agent: str) -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in model)[:40]
-    return f"{stamp}-{safe}-{agent}"
 
 
 def plan_trials(tasks: Sequence[Task], agent: str, model: str, seed: int, attempts: int) -> list[TrialSpec]:

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 from agentic_eval import metrics as m
+from agentic_eval.endpoint import not_an_event_stream
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.speedstats import Spread, decode_rate, prefill_rate, server_decode_rate, spread
 
@@ -226,10 +227,8 @@ def stream_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sam
         if resp.status_code >= 400:
             resp.read()
             raise SpeedError(f"{cfg.base_url}/chat/completions answered HTTP {resp.status_code}: {resp.text[:200]!r}")
-        kind = resp.headers.get("content-type", "")
-        if "text/event-stream" not in kind:
-            raise SpeedError(f"the reply is not an event stream ({kind or 'no content-type'}): the server ignored "
-                             "stream: true, so tokens cannot be timed")
+        if problem := not_an_event_stream(resp.headers.get("content-type", "")):
+            raise SpeedError(f"{problem}, so tokens cannot be timed")
         for line in resp.iter_lines():
             if not line.startswith("data:"):
                 continue

@@ -28,7 +28,7 @@ import httpx
 from pydantic import BaseModel, Field
 
 from agentic_eval.consistency import check_consistency, extract_final_answer, format_number
-from agentic_eval.endpoint import Endpoint
+from agentic_eval.endpoint import Endpoint, not_an_event_stream
 from agentic_eval.wordproblems import WordProblem, generate_problems
 
 __all__ = [
@@ -191,10 +191,8 @@ def stream_chat(client: httpx.Client, url: str, body: dict[str, Any], headers: d
     with client.stream("POST", url, json={**body, "stream": True}, headers=headers, timeout=timeout_s) as resp:
         if resp.status_code >= 400:
             raise RuntimeError(f"HTTP {resp.status_code}: {resp.read().decode('utf-8', 'replace')[:300]}")
-        kind = resp.headers.get("content-type", "")
-        if "text/event-stream" not in kind:
-            raise RuntimeError(f"the reply is not an event stream ({kind or 'no content-type'}): the server "
-                               "ignored stream: true")
+        if problem := not_an_event_stream(resp.headers.get("content-type", "")):
+            raise RuntimeError(problem)
         for line in resp.iter_lines():
             if not line.startswith("data:") or line[5:].strip() == "[DONE]":
                 continue

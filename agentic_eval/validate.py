@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentic_eval.errors import AgenticEvalError, TaskLoadError
+from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grader import GradeResult, ScriptRunner, Verdict
 from agentic_eval.leaks import scan_sandbox, task_needles
 from agentic_eval.sandbox import materialize_sandbox

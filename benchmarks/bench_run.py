@@ -38,6 +38,7 @@ from agentic_eval.grader import run_script
 from agentic_eval.results import read_trials
 from agentic_eval.task import Task, load_tasks
 from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply
+from tests.test_run import make_pack
 from tests.test_run_builtin import solver
 
 CLI = [sys.executable, "-m", "agentic_eval.cli"]
@@ -46,15 +47,6 @@ MINI = REPO / "tests" / "packs" / "mini"
 
 def fmt(values: list[float]) -> str:
     return f"median {statistics.median(values):.3f}s (spread {min(values):.3f}-{max(values):.3f}s, n={len(values)})"
-
-
-def mini_copies(dest: Path, n: int) -> Path:
-    shutil.copytree(MINI / "sandboxes", dest / "sandboxes")
-    for i in range(n):
-        shutil.copytree(MINI / "answer-file", dest / f"t{i}")
-        toml = dest / f"t{i}" / "task.toml"
-        toml.write_text(toml.read_text().replace('id = "answer-file"', f'id = "t{i}"'))
-    return dest
 
 
 def floor_trial(task: Task, seed: int, root: Path) -> float:
@@ -90,7 +82,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="ae-bench-run-"))
     pack = Path(args.tasks) if args.tasks else core_pack_dir()
     tasks = load_tasks([str(pack)]).tasks
-    mini = mini_copies(tmp / "mini", args.trials)
+    mini = make_pack(MINI, args.trials, dest=tmp / "mini")
 
     def respond(request: ReceivedRequest) -> ScriptedReply:
         reply = solver(request)

@@ -17,9 +17,10 @@ from agentic_eval.cli import main
 from agentic_eval.results import read_trials
 
 
-def make_pack(mini_pack: Path, n: int, fix_sleep: float = 0.0) -> Path:
-    """A pack of n copies of the mini task (ids t0..t{n-1}); the fix sleeps first if asked."""
-    pack = mini_pack.parent / f"pack{n}"
+def make_pack(mini_pack: Path, n: int, fix_sleep: float = 0.0, dest: Path | None = None) -> Path:
+    """A pack of n copies of the mini task (ids t0..t{n-1}), beside the mini pack unless `dest` says
+    where; the fix sleeps first if asked."""
+    pack = dest or mini_pack.parent / f"pack{n}"
     pack.mkdir()
     shutil.copytree(mini_pack / "sandboxes", pack / "sandboxes")
     for i in range(n):
@@ -31,6 +32,16 @@ def make_pack(mini_pack: Path, n: int, fix_sleep: float = 0.0) -> Path:
             solve = dest / "solve.sh"
             solve.write_text(solve.read_text().replace("set -euo pipefail", f"set -euo pipefail\nsleep {fix_sleep}"))
     return pack
+
+
+def unique_sleep(lead: int) -> str:
+    """A `sleep` duration no other process on the machine runs, to find this test's leftovers by."""
+    return f"{lead}{os.getpid() % 1000}.{int(time.time() * 1000) % 100000}"
+
+
+def running(pattern: str) -> list[str]:
+    """Pids of live processes whose command line matches `pattern`."""
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False).stdout.split()
 
 
 def run_cli(*args: str) -> tuple[int, dict]:
@@ -63,7 +74,7 @@ def test_oracle_passes_and_nop_fails(mini_pack: Path, tmp_path: Path) -> None:
 
 def test_hanging_agent_is_agent_timeout_and_leaves_no_process(mini_pack: Path, tmp_path: Path) -> None:
     pack = make_pack(mini_pack, 1)
-    marker = f"4{os.getpid() % 1000}.{int(time.time() * 1000) % 100000}"
+    marker = unique_sleep(4)
     solve = pack / "t0" / "solve.sh"
     solve.write_text(f"#!/usr/bin/env bash\nsleep {marker} &\nsleep {marker}\n")
     toml = pack / "t0" / "task.toml"
@@ -72,8 +83,7 @@ def test_hanging_agent_is_agent_timeout_and_leaves_no_process(mini_pack: Path, t
                          str(tmp_path / "runs"), "--json")
     assert data["outcomes"]["agent_timeout"] == 1 and data["passed"] == 0
     assert data["trials"][0]["detail"].startswith("reference fix still running")
-    left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True).stdout.split()
-    assert left == []
+    assert running(f"sleep {marker}") == []
 
 
 def test_grader_error_is_unscored(mini_pack: Path, tmp_path: Path) -> None:
@@ -189,9 +199,9 @@ def test_agent_version_and_tool_calls_by_design(mini_pack: Path, tmp_path: Path,
 
 def test_runs_started_in_the_same_second_get_their_own_folders(mini_pack: Path, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentic_eval.runner
+    import agentic_eval.results
 
-    monkeypatch.setattr(agentic_eval.runner, "new_run_id", lambda model, agent: "20260101-000000-m-oracle")
+    monkeypatch.setattr(agentic_eval.results, "new_run_id", lambda model, agent: "20260101-000000-m-oracle")
     runs = tmp_path / "runs"
     ids = [run_cli("run", "--model", "m", "--agent", agent, "--tasks", str(mini_pack), "--run-dir", str(runs),
                    "--json")[1]["run_id"] for agent in ("oracle", "oracle", "oracle")]
@@ -252,7 +262,7 @@ def test_a_run_dir_that_is_a_file_is_one_line(mini_pack: Path, tmp_path: Path,
 
 
 def test_sigterm_stops_like_ctrl_c(mini_pack: Path, tmp_path: Path) -> None:
-    marker = f"3{os.getpid() % 100}.{int(time.time() * 1000) % 100000}"
+    marker = unique_sleep(3)
     pack = make_pack(mini_pack, 4, fix_sleep=float(marker))
     runs = tmp_path / "runs"
     t0 = time.monotonic()
@@ -272,8 +282,7 @@ def test_sigterm_stops_like_ctrl_c(mini_pack: Path, tmp_path: Path) -> None:
             proc.wait(timeout=10)
     assert proc.returncode == 130 and "resume with: agentic-eval run --resume" in err, err
     assert time.monotonic() - t0 < 25  # the running reference fixes were killed, not waited for
-    left = subprocess.run(["pgrep", "-f", f"sleep {float(marker)}"], capture_output=True, text=True, check=False)
-    assert left.stdout.split() == []
+    assert running(f"sleep {float(marker)}") == []
 
 
 def test_report_skips_an_unreadable_run_and_escapes_markdown(mini_pack: Path, tmp_path: Path,

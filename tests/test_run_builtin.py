@@ -26,7 +26,7 @@ from tests.fake_endpoint import (
     chat_stream,
     tool_call,
 )
-from tests.test_run import make_pack, run_cli
+from tests.test_run import make_pack, run_cli, running, unique_sleep
 
 Responder = Callable[[ReceivedRequest], ScriptedReply]
 FAST = ("--agent-opt", "max_retries=0")
@@ -223,7 +223,7 @@ def test_endpoint_dying_mid_run_leaves_the_rest_unscored_then_resume_finishes(
 
 def test_a_hanging_command_is_agent_timeout_and_leaves_no_process(scripted: Any, mini_pack: Path,
                                                                   tmp_path: Path) -> None:
-    marker = f"5{os.getpid() % 1000}.{int(time.time() * 1000) % 100000}"
+    marker = unique_sleep(5)
 
     def hangs(request: ReceivedRequest) -> ScriptedReply:
         return _answer(tool_calls=[tool_call("bash", {"command": f"sleep {marker} & sleep {marker}"}, "c1")])
@@ -235,8 +235,7 @@ def test_a_hanging_command_is_agent_timeout_and_leaves_no_process(scripted: Any,
     data = _run(fake, pack, tmp_path / "runs", *FAST, expect=1)
     (trial,) = data["trials"]
     assert trial["outcome"] == "agent_timeout" and "time limit" in trial["detail"]
-    left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True, check=False).stdout.split()
-    assert left == []
+    assert running(f"sleep {marker}") == []
 
 
 def test_escape_attempts_through_every_path_tool_are_refused(scripted: Any, mini_pack: Path,
@@ -298,7 +297,7 @@ def test_ctrl_c_kills_running_agents_keeps_finished_trials_and_resumes(scripted:
     import signal
     import sys
 
-    marker = f"6{os.getpid() % 1000}.{int(time.time() * 1000) % 100000}"
+    marker = unique_sleep(6)
     healthy = tmp_path / "healthy"
 
     def hangs_until_healthy(request: ReceivedRequest) -> ScriptedReply:
@@ -319,8 +318,7 @@ def test_ctrl_c_kills_running_agents_keeps_finished_trials_and_resumes(scripted:
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # two agents stuck in `sleep`, t0 finished
-            sleeping = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True,
-                                      check=False).stdout.split()
+            sleeping = running(f"sleep {marker}")
             done = list(runs.glob("*/trials.jsonl"))
             if len(sleeping) == 2 and done and done[0].read_text().strip():
                 break
@@ -335,8 +333,7 @@ def test_ctrl_c_kills_running_agents_keeps_finished_trials_and_resumes(scripted:
             proc.wait(timeout=10)
     assert proc.returncode == 130, err
     assert "resume with: agentic-eval run --resume" in err
-    left = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True, check=False)
-    assert left.stdout.split() == []  # the running agents' commands were killed
+    assert running(f"sleep {marker}") == []  # the running agents' commands were killed
     (run_dir,) = [p.parent for p in runs.glob("*/run.json")]
     records, _ = read_trials(run_dir)
     assert [(r.task_id, r.outcome) for r in records] == [("t0", "pass")]  # finished kept, interrupted not recorded

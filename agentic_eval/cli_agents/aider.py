@@ -19,9 +19,6 @@ from agentic_eval.cli_agents.base import CliAgent, CliRun, Invocation
 from agentic_eval.cli_agents.install import CliTool
 from agentic_eval.cli_agents.process import last_line
 
-NO_TOOL_CALLS = NO_TOOL_CALLS_BY_DESIGN
-"""The stop reason of every completed aider trial: text-only by design, not a model failure."""
-
 TOOL = CliTool(agent="aider", kind="pypi", package="aider-chat", version="0.86.2", binary="aider",
                dist_name="aider_chat", speaks="chat completions, streamed; no tool calls (edit blocks in text)")
 
@@ -64,7 +61,7 @@ class AiderAgent(CliAgent):
         if run.wire.present and run.wire.model_calls == 0:
             return self.outcome(run, "agent_error", detail="aider exited without calling the model: "
                                 + (last_line(run.stdout) or "no output"))
-        return self.outcome(run, "completed", stop_reason=NO_TOOL_CALLS)
+        return self.outcome(run, "completed", stop_reason=NO_TOOL_CALLS_BY_DESIGN)  # text-only by design, not a model failure
 
 
 
