@@ -21,8 +21,11 @@ import sys
 import tomllib
 from pathlib import Path
 
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
+try:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+except ImportError:  # a fresh environment: nothing of ours is installed yet
+    sys.exit(1)
 
 project = tomllib.loads(Path("pyproject.toml").read_text(encoding="utf-8"))["project"]
 name = canonicalize_name(project["name"])

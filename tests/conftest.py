@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 MINI_PACK = Path(__file__).parent / "packs" / "mini"
+
+# A shell starts background jobs (`pytest ... &`) with SIGINT ignored, and exec'd children inherit
+# that: the CLI processes the Ctrl-C tests interrupt would never see the signal. Take Python's own
+# handler back, so that children start with SIGINT at its default, as in a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
