@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from agentic_eval import gitsafe
 from agentic_eval.builtin import graders_dir
 from agentic_eval.sandbox import Sandbox
 from agentic_eval.task import Task
@@ -66,33 +67,65 @@ class GradeResult:
         return f"exit {s.exit_code}"
 
 
-def _command_for(script: Path) -> list[str]:
+# A Python grader or fix runs isolated (-I: nothing from the working directory — the sandbox — nor from
+# PYTHONPATH or the user site is importable or run at start-up), with its own folder, gradelib's and the
+# pack's graders folder first on sys.path, and an uncaught exception exiting 3 (a grader error), also
+# for a grader that does not import gradelib: a crash must never read as exit 1, a fail.
+_SCRIPT_BOOT = """\
+import os, runpy, sys, traceback
+script = sys.argv[1]
+sys.path[0:0] = [os.path.dirname(script), *[p for p in sys.argv[2].split(os.pathsep) if p]]
+sys.argv = [script]
+def _crash(kind, exc, tb):
+    traceback.print_exception(kind, exc, tb)
+    print(f"grader error: uncaught {kind.__name__}", file=sys.stderr)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(3)
+sys.excepthook = _crash
+runpy.run_path(script, run_name="__main__")
+"""
+
+ENV_ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SYSTEMROOT")
+"""The only variables of the harness's environment a grader or fix sees (no API keys, no credentials)."""
+
+
+def _command_for(script: Path, import_path: str) -> list[str]:
     if script.suffix == ".py":
-        return [sys.executable, str(script)]
+        return [sys.executable, "-I", "-B", "-c", _SCRIPT_BOOT, str(script), import_path]
     if script.suffix == ".sh":
-        return ["bash", str(script)]
+        return ["bash", "--noprofile", "--norc", str(script)]
     return [str(script)]
 
 
-def script_env(task: Task, sandbox: Sandbox, vars_file: Path) -> dict[str, str]:
-    """The environment a grader or fix runs with (see docs/task-format.md)."""
-    env = dict(os.environ)
+def script_env(task: Task, sandbox: Sandbox, vars_file: Path, home: Path) -> dict[str, str]:
+    """The environment a grader or fix runs with (see docs/task-format.md): an allow-list, never the
+    harness's own environment, plus the task's variables and the ground truth of the pristine state."""
+    env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
     python_dir = str(Path(sys.executable).parent)
-    pythonpath = [str(graders_dir()), str(task.pack_dir / "graders")]
-    if env.get("PYTHONPATH"):
-        pythonpath.append(env["PYTHONPATH"])
+    env.update(gitsafe.git_env())
     env.update(
+        HOME=str(home),
         AGENTIC_EVAL_VARS=str(vars_file),
         AGENTIC_EVAL_TASK_DIR=str(task.dir),
+        AGENTIC_EVAL_PACK_GRADERS=str(task.pack_dir / "graders"),
         AGENTIC_EVAL_SANDBOX=str(sandbox.path),
         AGENTIC_EVAL_PYTHON=sys.executable,
         AGENTIC_EVAL_SEED=str(sandbox.seed),
-        PYTHONPATH=os.pathsep.join(pythonpath),
-        PATH=python_dir + os.pathsep + env.get("PATH", ""),
+        PYTHONPATH=grader_import_path(task),  # for .sh graders that start Python themselves
+        PATH=python_dir + os.pathsep + os.environ.get("PATH", os.defpath),
         PYTHONDONTWRITEBYTECODE="1",
-        GIT_TERMINAL_PROMPT="0",
+        LC_ALL=os.environ.get("LC_ALL", "C.UTF-8"),
     )
+    env[gitsafe.COMMIT_ENV] = sandbox.pristine_commit
+    if sandbox.pristine_store is not None:
+        env[gitsafe.STORE_ENV] = str(sandbox.pristine_store)
     return env
+
+
+def grader_import_path(task: Task) -> str:
+    """gradelib's folder, then the pack's own graders folder."""
+    return os.pathsep.join([str(graders_dir()), str(task.pack_dir / "graders")])
 
 
 def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
@@ -102,7 +135,7 @@ def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            _command_for(script),
+            _command_for(script, env.get("PYTHONPATH", "")),
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -151,7 +184,9 @@ class ScriptRunner:
         self._tmp = tempfile.TemporaryDirectory(prefix="agentic-eval-vars-")
         vars_file = Path(self._tmp.name) / "vars.json"
         vars_file.write_text(json.dumps(sandbox.variables, sort_keys=True), encoding="utf-8")
-        self.env = script_env(task, sandbox, vars_file)
+        home = Path(self._tmp.name) / "home"
+        home.mkdir()
+        self.env = script_env(task, sandbox, vars_file, home)
 
     def __enter__(self) -> ScriptRunner:
         return self

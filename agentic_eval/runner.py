@@ -10,7 +10,6 @@ agents, keeps finished trials, and leaves the run resumable.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 import threading
 import time
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from agentic_eval import __version__
+from agentic_eval import __version__, gitsafe
 from agentic_eval.agent import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.endpoint import Endpoint
 from agentic_eval.errors import AgenticEvalError
@@ -39,7 +38,7 @@ from agentic_eval.results import (
     versions,
     write_run_config,
 )
-from agentic_eval.sandbox import materialize_sandbox
+from agentic_eval.sandbox import Sandbox, materialize_sandbox
 from agentic_eval.task import Task
 from agentic_eval.turns import summarize_wire_log
 
@@ -149,16 +148,14 @@ def make_run_config(
     )
 
 
-def _final_diff(sandbox_path: Path, pristine: str, dest: Path) -> None:
-    """Everything the agent changed (commits, staged, unstaged, new files) against the pristine commit."""
+def _final_diff(sandbox: Sandbox, dest: Path) -> None:
+    """Everything the agent changed against the pristine commit, ignored and excluded files included,
+    computed from the harness's pristine store: never with the sandbox's git config, hooks or history."""
     try:
-        subprocess.run(["git", "add", "--all"], cwd=sandbox_path, capture_output=True, timeout=60, check=False)
-        proc = subprocess.run(
-            ["git", "diff", "--cached", "--binary", pristine], cwd=sandbox_path, capture_output=True, timeout=60,
-            check=False,
-        )
-        dest.write_bytes(proc.stdout if proc.returncode == 0 else proc.stderr)
-    except (OSError, subprocess.SubprocessError) as exc:
+        if sandbox.pristine_store is None:
+            raise gitsafe.GitError("no pristine store")
+        dest.write_bytes(gitsafe.final_diff(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit))
+    except (OSError, gitsafe.GitError) as exc:
         dest.write_text(f"could not compute the diff: {exc}\n", encoding="utf-8")
 
 
@@ -224,7 +221,7 @@ class TrialRunner:
             grade_s = time.monotonic() - g0
             (trial_dir / "grader.txt").write_text(grade.script.output, encoding="utf-8")
             files["grader"] = str((trial_dir / "grader.txt").relative_to(self.run_dir))
-            _final_diff(sandbox.path, sandbox.pristine_commit, trial_dir / "diff.patch")
+            _final_diff(sandbox, trial_dir / "diff.patch")
             files["diff"] = str((trial_dir / "diff.patch").relative_to(self.run_dir))
             summary = summarize_wire_log(wire_path) if wire_path.exists() else None
             extra: dict[str, Any] = dict(

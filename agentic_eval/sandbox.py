@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from agentic_eval import gitsafe
 from agentic_eval.errors import SandboxError
 from agentic_eval.task import Task
 
@@ -46,6 +47,8 @@ class Sandbox:
     variables: dict[str, Any]
     """The generator's variables for this seed, plus `seed`."""
     pristine_commit: str
+    pristine_store: Path | None = None
+    """The harness's copy of the pristine objects, outside the sandbox: what graders compare against."""
 
 
 def _load_module(path: Path) -> ModuleType:
@@ -118,7 +121,7 @@ def commit_pristine(root: Path) -> str:
         "GIT_CONFIG_NOSYSTEM": "1",
     }
     repo.git.add("--all", "--force", env=env)
-    repo.git.commit("--quiet", "--no-verify", "--allow-empty-message", "-m", PRISTINE_MESSAGE, env=env)
+    repo.git.commit("--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m", PRISTINE_MESSAGE, env=env)
     commit = repo.head.commit
     return str(commit.hexsha)
 
@@ -145,8 +148,19 @@ def generate_tree(task: Task, seed: int, dest: Path) -> dict[str, Any]:
     return variables
 
 
+def pristine_store_for(dest: Path) -> Path:
+    """Where the pristine store of the sandbox at `dest` lives: beside it, never inside it."""
+    return dest.parent / f"{dest.name}.pristine.git"
+
+
 def materialize_sandbox(task: Task, seed: int, dest: Path) -> Sandbox:
-    """Build the task's sandbox for `seed` in the empty folder `dest`, committed as pristine."""
+    """Build the task's sandbox for `seed` in the empty folder `dest`, committed as pristine, and keep a
+    copy of the pristine objects beside it (`pristine_store_for(dest)`) for grading."""
     variables = generate_tree(task, seed, dest)
     commit = commit_pristine(dest)
-    return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit)
+    store = pristine_store_for(dest)
+    if store.exists():
+        raise SandboxError(f"{store}: a pristine store is already there")
+    gitsafe.save_pristine(dest, store)
+    return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
+                   pristine_store=store.resolve())

@@ -19,7 +19,13 @@ has failed (the verdict is already "fail"), which keeps validation fast; pass
 `Grader(run_all=True)` to run them anyway.
 
 The environment (see docs/task-format.md): AGENTIC_EVAL_VARS, AGENTIC_EVAL_TASK_DIR,
-AGENTIC_EVAL_SANDBOX, AGENTIC_EVAL_PYTHON; the working directory is the sandbox.
+AGENTIC_EVAL_SANDBOX, AGENTIC_EVAL_PYTHON, AGENTIC_EVAL_PRISTINE and
+AGENTIC_EVAL_PRISTINE_GIT; the working directory is the sandbox.
+
+What changed is judged against ground truth the agent cannot touch: the pristine
+commit id and a copy of its objects that the harness keeps outside the sandbox.
+Nothing is read from the sandbox's history, index or ignore rules, and git never
+runs with the sandbox's config or hooks (see agentic_eval/gitsafe.py).
 """
 
 from __future__ import annotations
@@ -38,14 +44,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
 
+from agentic_eval import gitsafe
+from agentic_eval.gitsafe import GitError
+
 __all__ = [
     "EXIT_FAIL",
     "EXIT_GRADER_ERROR",
     "EXIT_PASS",
     "Grader",
+    "GraderEnvironmentError",
     "PytestRun",
     "TestCase",
     "pristine_commit",
+    "pristine_store",
     "python_executable",
     "sandbox_dir",
     "task_dir",
@@ -94,6 +105,11 @@ def _unfinished_grader() -> None:
 # --------------------------------------------------------------------------- the environment
 
 
+class GraderEnvironmentError(RuntimeError):
+    """The grader's environment lacks something the grader needs (a program, pytest): a grader error
+    (exit 3), never a fail of the agent."""
+
+
 def _env_path(name: str) -> Path:
     value = os.environ.get(name)
     if not value:
@@ -125,25 +141,18 @@ def python_executable() -> str:
     return os.environ.get("AGENTIC_EVAL_PYTHON") or sys.executable
 
 
-class GitError(Exception):
-    """A git command failed in the sandbox (a broken or missing repository)."""
-
-
-def _git(sandbox: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", *args], cwd=sandbox, capture_output=True, text=True, errors="replace", timeout=60, check=False
-    )
-    if proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)}: {proc.stderr.strip() or f'exit {proc.returncode}'}")
-    return proc.stdout
-
-
 def pristine_commit(sandbox: Path | None = None) -> str:
-    """The sandbox's pristine state: the repository's first (root) commit."""
-    roots = _git(sandbox or sandbox_dir(), "rev-list", "--max-parents=0", "HEAD").split()
-    if not roots:
-        raise GitError("the repository has no commits")
-    return roots[-1]
+    """The sandbox's pristine commit, as the harness recorded it (AGENTIC_EVAL_PRISTINE).
+
+    Never read from the repository, whose history the agent could rewrite. `sandbox` is ignored
+    (kept for graders written against older versions).
+    """
+    return str(_env_path(gitsafe.COMMIT_ENV))
+
+
+def pristine_store() -> Path:
+    """The harness's copy of the pristine objects, outside the sandbox (AGENTIC_EVAL_PRISTINE_GIT)."""
+    return _env_path(gitsafe.STORE_ENV)
 
 
 # --------------------------------------------------------------------------- pytest results
@@ -302,6 +311,22 @@ def _run(argv: Sequence[str], cwd: Path, env: dict[str, str], timeout: float) ->
     return code, out.decode("utf-8", errors="replace")
 
 
+_EXIT_NO_PYTEST = 97
+_PYTEST_BOOT = f"""\
+import os, sys
+paths = [p for p in sys.argv[1].split(os.pathsep) if p]
+del sys.argv[1]
+sys.argv[0] = "pytest"
+try:
+    import pytest
+except ImportError as exc:
+    print(f"{{type(exc).__name__}}: {{exc}}")
+    raise SystemExit({_EXIT_NO_PYTEST})
+sys.path.extend(paths)
+raise SystemExit(pytest.main(sys.argv[1:]))
+"""
+
+
 def _tail(text: str, lines: int = 8) -> str:
     return "\n".join("    " + line for line in text.strip().splitlines()[-lines:])
 
@@ -392,9 +417,9 @@ class Grader:
         return self.file_satisfies(rel, lambda content: regex.search(content) is not None, f"matches /{pattern}/")
 
     def tree_files(self) -> list[str]:
-        """Repo-relative paths of the files in the working tree, tracked or new, not git-ignored."""
-        out = _git(self.sandbox, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-        return sorted({p for p in out.split("\0") if p and (self.sandbox / p).is_file()})
+        """Repo-relative paths of the files in the working tree, tracked or new, except those the pristine
+        commit's .gitignore rules ignore (rules the agent added do not hide anything) and tool caches."""
+        return gitsafe.tree_files(self.sandbox, pristine_store(), self.pristine())
 
     def _matching_lines(
         self, pattern: str, paths: Sequence[str], exclude: Sequence[str], flags: int
@@ -498,7 +523,8 @@ class Grader:
         if why:
             return self.check(what, False, why)
         try:
-            before = self._load_data(rel, _git(self.sandbox, "show", f"{self.pristine()}:{rel}"))
+            original = gitsafe.pristine_blob(pristine_store(), self.pristine(), rel)
+            before = self._load_data(rel, original.decode("utf-8", "replace"))
         except GitError as exc:
             return self.check(what, False, str(exc))
         for key in dotted_keys:
@@ -562,14 +588,13 @@ class Grader:
 
     def pristine(self) -> str:
         if self._pristine is None:
-            self._pristine = pristine_commit(self.sandbox)
+            self._pristine = pristine_commit()
         return self._pristine
 
     def changed_paths(self) -> list[str]:
-        """Paths that differ from the pristine commit: modified, deleted, added, or new and untracked."""
-        diff = _git(self.sandbox, "diff", "--name-only", "-z", "--no-renames", self.pristine(), "--")
-        new = _git(self.sandbox, "ls-files", "-z", "--others", "--exclude-standard")
-        return sorted({p for p in (diff + "\0" + new).split("\0") if p})
+        """Paths whose bytes or mode differ from the pristine commit: modified, deleted or added, whatever the
+        repository's history, index or ignore rules say (only the pristine .gitignore rules count)."""
+        return gitsafe.changed_paths(self.sandbox, pristine_store(), self.pristine())
 
     def unchanged_except(self, allowed: Sequence[str]) -> bool:
         """Compared with the pristine commit, only paths matching the globs `allowed` changed."""
@@ -593,7 +618,7 @@ class Grader:
         """HEAD's commit message is `expected` (surrounding whitespace ignored)."""
         what = f"HEAD's commit message is {expected!r}"
         try:
-            message = _git(self.sandbox, "log", "-1", "--format=%B", "HEAD").strip()
+            message = gitsafe.sandbox_git(self.sandbox, ["log", "-1", "--format=%B", "HEAD"]).strip()
         except GitError as exc:
             return self.check(what, False, str(exc))
         return self.check(what, message == expected.strip(), f"it is {message[:200]!r}")
@@ -602,7 +627,7 @@ class Grader:
         """HEAD is a new commit, not the pristine one."""
         what = "a new commit was made"
         try:
-            head = _git(self.sandbox, "rev-parse", "HEAD").strip()
+            head = gitsafe.sandbox_git(self.sandbox, ["rev-parse", "--verify", "HEAD^{commit}"]).strip()
             return self.check(what, head != self.pristine(), "HEAD is still the pristine commit")
         except GitError as exc:
             return self.check(what, False, str(exc))
@@ -611,7 +636,7 @@ class Grader:
         """Nothing uncommitted: no staged, modified or untracked (non-ignored) files."""
         what = "the working tree is clean"
         try:
-            status = _git(self.sandbox, "status", "--porcelain", "--untracked-files=all")
+            status = gitsafe.sandbox_git(self.sandbox, ["status", "--porcelain", "--untracked-files=all"])
         except GitError as exc:
             return self.check(what, False, str(exc))
         dirty = status.splitlines()
@@ -620,11 +645,9 @@ class Grader:
     # ----- commands
 
     def _env(self, pythonpath: Sequence[str] = ()) -> dict[str, str]:
+        """The grader's own (allow-listed) environment, with the sandbox folders `pythonpath` importable."""
         env = dict(os.environ)
-        entries = [str(self.sandbox / p) for p in pythonpath]
-        if env.get("PYTHONPATH"):
-            entries.append(env["PYTHONPATH"])
-        env["PYTHONPATH"] = os.pathsep.join(entries)
+        env["PYTHONPATH"] = os.pathsep.join(str(self.sandbox / p) for p in pythonpath)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["AGENTIC_EVAL_SANDBOX"] = str(self.sandbox)
         return env
@@ -649,7 +672,9 @@ class Grader:
         try:
             code, output = _run(argv, self.sandbox, self._env(pythonpath), timeout)
         except OSError as exc:
-            self.check(what, False, f"cannot run: {exc}")
+            if "/" not in argv[0]:  # a program the grader expects on PATH: the grader's environment lacks it
+                raise GraderEnvironmentError(f"cannot run {argv[0]!r}: {exc}") from None
+            self.check(what, False, f"cannot run: {exc}")  # a file of the sandbox's, gone or broken
             return None
         if code is None:
             self.check(what, False, f"timed out after {timeout:g}s")
@@ -713,18 +738,28 @@ class Grader:
         ini = tmp / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
         report = tmp / "report.xml"
+        # pytest and its plugins come from the grader's Python, never from the sandbox: the interpreter
+        # runs isolated (-I: no working directory, PYTHONPATH or user site on sys.path, so a sandbox
+        # file named pytest.py, sitecustomize.py or like a standard module is not loaded), imports pytest,
+        # and only then puts the sandbox's folders on sys.path, after the standard library and site-packages.
         argv = [
-            python_executable(), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest",
+            python_executable(), "-I", "-B", "-c", _PYTEST_BOOT,
+            os.pathsep.join(str(self.sandbox / p) for p in pythonpath),
+            "-q", "-p", "no:cacheprovider", "--noconftest",
             "--import-mode=importlib", "-c", str(ini), "--rootdir", str(self.sandbox),
             "--junitxml", str(report), "-o", "junit_family=xunit1", *args,  # xunit1 names each test's file
         ]
-        env = self._env(pythonpath)
+        env = self._env()
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # fast, and no plugin can rewrite the outcome
         env.pop("PYTEST_ADDOPTS", None)
+        env.pop("PYTEST_PLUGINS", None)
         try:
             code, output = _run(argv, self.sandbox, env, timeout)
         except OSError as exc:
-            return PytestRun(exit_code=None, output=f"cannot run pytest: {exc}")
+            raise GraderEnvironmentError(f"cannot start the grader's Python {argv[0]}: {exc}") from None
+        if code == _EXIT_NO_PYTEST:
+            raise GraderEnvironmentError(f"the grader's Python {argv[0]} cannot import pytest: "
+                                         f"{output.strip().splitlines()[-1:]}; pip install pytest")
         run = PytestRun(exit_code=code, output=output)
         if code is not None and report.is_file():
             try:
@@ -737,7 +772,7 @@ class Grader:
     @staticmethod
     def _judge(run: PytestRun, min_passed: int, require: Sequence[str], allow_skipped: bool,
                timeout: float) -> tuple[bool, str]:
-        if run.exit_code is None and not run.output.startswith("cannot run"):
+        if run.exit_code is None:
             return False, f"timed out after {timeout:g}s"
         if not run.report_written:
             return False, f"pytest wrote no report (exit {run.exit_code}; did the run end early?)\n{_tail(run.output)}"

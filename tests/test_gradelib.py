@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agentic_eval import gitsafe
 from agentic_eval.builtin import graders_dir
 
 
@@ -70,11 +71,24 @@ def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def template_store(template_repo: Path) -> tuple[Path, str]:
+    """The harness's pristine store for the template repo, and the pristine commit id."""
+    store = template_repo.parent / "repo.pristine.git"
+    gitsafe.save_pristine(template_repo, store)
+    return store, git(template_repo, "rev-parse", "HEAD").strip()
+
+
 @pytest.fixture
-def repo(template_repo: Path, tmp_path: Path) -> Path:
-    """A committed repo holding PRISTINE (a copy of one made per session); its first commit is the pristine state."""
+def repo(template_repo: Path, template_store: tuple[Path, str], tmp_path: Path,
+         monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A committed repo holding PRISTINE (a copy of one made per session), with the harness's ground truth
+    (pristine commit and store) in the environment, as graders get it."""
     root = tmp_path / "repo"
     shutil.copytree(template_repo, root, symlinks=True)
+    store, commit = template_store
+    monkeypatch.setenv(gitsafe.STORE_ENV, str(store))
+    monkeypatch.setenv(gitsafe.COMMIT_ENV, commit)
     return root
 
 
@@ -175,7 +189,7 @@ CASES: list[tuple[str, dict[str, str | bytes], Check, bool]] = [
     ("command-output-lacks", {}, lambda g: g.command_ok([sys.executable, "-c", "print(1)"], expect_output="2"), False),
     ("command-timeout", {}, lambda g: g.command_ok([sys.executable, "-c", "import time; time.sleep(30)"],
                                                    timeout=0.5), False),
-    ("command-missing-program", {}, lambda g: g.command_ok(["no-such-program-here"]), False),
+    ("command-missing-sandbox-script", {}, lambda g: g.command_ok(["./no-such-script.sh"]), False),
     ("command-pythonpath", {}, lambda g: g.command_ok([sys.executable, "-c", "import calc"], pythonpath=["src"]),
      True),
     ("pytest", {}, lambda g: g.pytest_passes(["tests"]), True),
@@ -244,11 +258,29 @@ def test_deleted_file_counts_as_changed(repo: Path) -> None:
     assert not grader.unchanged(["src/calc.py"])
 
 
-def test_not_a_git_repo_fails_git_checks(tmp_path: Path) -> None:
-    grader = Grader(tmp_path)
-    assert not grader.unchanged_except([])
+def test_a_missing_program_is_the_graders_environment_not_a_fail(repo: Path) -> None:
+    with pytest.raises(gradelib.GraderEnvironmentError, match="no-such-program-here"):
+        Grader(repo).command_ok(["no-such-program-here"])
+
+
+def test_deleted_git_folder_fails_the_repository_checks_only(repo: Path) -> None:
+    """What changed is read from the harness's store, so the files still compare; checks about the
+    repository itself fail with the cause."""
+    shutil.rmtree(repo / ".git")
+    grader = Grader(repo)
+    assert grader.unchanged_except([])
     assert not grader.git_head_moved()
-    assert not grader.no_match("x")
+    assert "deleted" in grader.results[-1][2]
+    assert not grader.git_clean()
+    assert not grader.no_match("hello")
+
+
+def test_without_the_harness_ground_truth_a_grader_errors(tmp_path: Path, repo: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(gitsafe.COMMIT_ENV)
+    proc = run_grader(tmp_path, repo, "g = Grader()\ng.unchanged_except([])\ng.finish()\n")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert gitsafe.COMMIT_ENV in proc.stderr
 
 
 def test_hidden_tests_run_outside_and_leave_nothing(repo: Path, task_folder: Path) -> None:
