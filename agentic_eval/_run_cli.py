@@ -105,6 +105,9 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     tasks = select_tasks(loaded.tasks, task_ids)
     if not tasks:
         raise AgenticEvalError("no tasks to run (check --tasks and --task)")
+    from agentic_eval.grader import check_grader_requirements
+
+    check_grader_requirements(tasks)  # before any trial: a grader that cannot run would grade every trial wrong
     endpoint = resolve_endpoint(server.base_url if server is not None else args.base_url, args.api_key)
     if agent.uses_model:
         preflight(endpoint, model)

@@ -220,3 +220,66 @@ def grade_sandbox(task: Task, sandbox: Sandbox) -> GradeResult:
     """Grade a finished sandbox once."""
     with ScriptRunner(task, sandbox) as runner:
         return runner.grade()
+
+
+# --------------------------------------------------------------------------- what graders need
+
+_PIP_NAMES = {"yaml": "pyyaml"}
+_PROGRAM_HINTS = {"node": "install Node.js (apt-get install nodejs)", "npm": "apt-get install npm"}
+
+
+def grader_requirements(task: Task) -> list[str]:
+    """What the task's grader and fix need: `requires` from task.toml, plus what they evidently use
+    (gradelib's pytest check needs pytest, a YAML check PyYAML, a .sh script bash)."""
+    needs = list(task.meta.requires)
+    for script in (task.grader_path, task.solution_path):
+        if script.suffix == ".sh":
+            needs.append("program:bash")
+        try:
+            text = script.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "pytest_passes" in text or "import pytest" in text:
+            needs.append("pytest")
+        if "yaml" in text:
+            needs.append("yaml")
+    return list(dict.fromkeys(needs))
+
+
+def _missing(requirement: str) -> str | None:
+    """How to install `requirement`, or None when the grader's environment has it."""
+    import importlib.util
+    import shutil
+
+    if requirement.startswith("program:"):
+        name = requirement.removeprefix("program:")
+        return None if shutil.which(name) else _PROGRAM_HINTS.get(name, f"put {name} on PATH")
+    try:
+        found = importlib.util.find_spec(requirement) is not None
+    except (ImportError, ValueError):
+        found = False
+    return None if found else f"pip install {_PIP_NAMES.get(requirement, requirement)}"
+
+
+def check_grader_requirements(tasks: list[Task]) -> None:
+    """Refuse, in one line, when a selected task's grader or fix needs what this environment lacks."""
+    from agentic_eval.errors import AgenticEvalError
+
+    lacking: dict[str, list[str]] = {}
+    for task in tasks:
+        for requirement in grader_requirements(task):
+            lacking.setdefault(requirement, [])
+            if _missing(requirement) is not None:
+                lacking[requirement].append(task.id)
+    problems = []
+    for requirement, ids in lacking.items():
+        if not ids:
+            continue
+        what = (f"the program {requirement.removeprefix('program:')!r}" if requirement.startswith("program:")
+                else f"the Python module {requirement!r} (in {sys.executable})")
+        listed = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+        problems.append(f"{listed} need{'s' if len(ids) == 1 else ''} {what}, which is missing: "
+                        f"{_missing(requirement)}")
+    if problems:
+        raise AgenticEvalError("; ".join(problems))
+

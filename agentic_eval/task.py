@@ -71,6 +71,10 @@ class TaskMeta(BaseModel):
     """Strings that must never appear in the pristine sandbox or its .git ({{var}} templated)."""
     sandbox: SandboxSpec
     limits: Limits = Field(default_factory=Limits)
+    requires: list[str] = Field(default_factory=list)
+    """What the grader and the reference fix need beyond agentic-eval's own dependencies, checked before
+    any trial: a Python module the grader's Python must import (`"numpy"`), or `"program:NAME"` for a
+    program on PATH (`"program:node"`)."""
 
     @field_validator("id")
     @classmethod

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.grader import GradeResult, ScriptRunner, Verdict
+from agentic_eval.grader import GradeResult, ScriptRunner, Verdict, check_grader_requirements
 from agentic_eval.leaks import scan_sandbox, task_needles
 from agentic_eval.sandbox import materialize_sandbox
 from agentic_eval.task import Task, TaskLoadError
@@ -147,6 +147,7 @@ def validate_tasks(
     """Validate many tasks in parallel; tasks that failed to load are reported bad with their error."""
     if repeat < 1:
         raise AgenticEvalError("--repeat must be at least 1")
+    check_grader_requirements(list(tasks))
     results: list[TaskValidation] = [
         TaskValidation(id=_id_from_error(err), reasons=[f"load error: {err}"]) for err in load_errors
     ]
