@@ -27,6 +27,7 @@ Standard library only: gradelib imports this module too.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -203,12 +204,15 @@ def walk_files(sandbox: Path, ignores: PristineIgnores | None = None) -> Iterato
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISDIR(st.st_mode):
-                if ignores is None or not ignores.ignored(rel, is_dir=True):
-                    stack.append(path)
-            elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-                if ignores is None or not ignores.ignored(rel):
-                    yield rel, path, st
+            is_dir = stat.S_ISDIR(st.st_mode)
+            if not (is_dir or stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                continue  # fifos, sockets, devices: nothing a repository holds
+            if ignores is not None and ignores.ignored(rel, is_dir=is_dir):
+                continue
+            if is_dir:
+                stack.append(path)
+            else:
+                yield rel, path, st
 
 
 def _work_blob(path: Path, st: os.stat_result) -> str:
@@ -221,11 +225,17 @@ def _work_blob(path: Path, st: os.stat_result) -> str:
     return h.hexdigest()
 
 
+@functools.lru_cache(maxsize=16)
+def _pristine(store: Path, commit: str) -> tuple[dict[str, tuple[str, str, int]], PristineIgnores]:
+    """The pristine commit's files and ignore rules: read once per process (the store never changes)."""
+    entries = pristine_entries(store, commit)
+    return entries, PristineIgnores(store, commit, entries)
+
+
 def changed_paths(sandbox: Path, store: Path, commit: str) -> list[str]:
     """Paths that differ from the pristine commit, byte for byte and by mode: modified, deleted, added
     (ignored by the model's own rules or not). Only the pristine .gitignore rules and tool caches count."""
-    entries = pristine_entries(store, commit)
-    ignores = PristineIgnores(store, commit, entries)
+    entries, ignores = _pristine(store, commit)
     changed: set[str] = set()
     seen: set[str] = set()
     for rel, path, st in walk_files(sandbox, ignores):
@@ -249,8 +259,7 @@ def changed_paths(sandbox: Path, store: Path, commit: str) -> list[str]:
 
 def tree_files(sandbox: Path, store: Path, commit: str) -> list[str]:
     """Every file of the work tree (not symlinks), tracked or not, except what the pristine rules ignore."""
-    entries = pristine_entries(store, commit)
-    ignores = PristineIgnores(store, commit, entries)
+    _, ignores = _pristine(store, commit)
     return sorted(rel for rel, _, st in walk_files(sandbox, ignores) if stat.S_ISREG(st.st_mode))
 
 

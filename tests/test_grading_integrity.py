@@ -138,34 +138,34 @@ ATTACKS = {
     # The test runner replaced by a sandbox file that Python would find first.
     "fake-pytest-at-root": [f"cat > pytest.py <<'EOF'\n{FAKE_PYTEST}\nEOF", "echo pytest.py >> .git/info/exclude"],
     "fake-pytest-on-pythonpath": [f"cat > src/pytest.py <<'EOF'\n{FAKE_PYTEST}\nEOF"],
-    "fake-pytest-package": ["mkdir -p src/pytest && " f"cat > src/pytest/__init__.py <<'EOF'\n{FAKE_PYTEST}\nEOF"],
+    "fake-pytest-package": [f"mkdir -p src/pytest && cat > src/pytest/__init__.py <<'EOF'\n{FAKE_PYTEST}\nEOF"],
     "sitecustomize": [f"cat > sitecustomize.py <<'EOF'\n{FAKE_PYTEST}\nEOF",
                       f"cat > src/sitecustomize.py <<'EOF'\n{FAKE_PYTEST}\nEOF"],
     "shadow-stdlib-module": ["printf 'import os\\nos._exit(0)\\n' > src/json.py && cp src/json.py src/xml.py"],
-    "conftest": ["printf 'import os\\nos._exit(0)\\n' > tests/conftest.py && git add -A && "
-                 "git commit -qm c && git commit -q --amend -m init"],
+    "conftest": [("printf 'import os\\nos._exit(0)\\n' > tests/conftest.py && git add -A && "
+                  "git commit -qm c && git commit -q --amend -m init")],
     # The history gradelib used to read "pristine" from, rewritten.
     "amend-the-root-commit": ["sed -i 's/== 5/== -1/' tests/test_calc.py", "git add -A && git commit -q --amend -m init"],
     "new-orphan-root": ["sed -i 's/== 5/== -1/' tests/test_calc.py",
-                        "git checkout -q --orphan fresh && git add -A && git commit -qm init && git branch -D main "
-                        "&& git branch -m main"],
+                        ("git checkout -q --orphan fresh && git add -A && git commit -qm init && git branch -D main "
+                         "&& git branch -m main")],
     "replace-refs": ["sed -i 's/== 5/== -1/' tests/test_calc.py",
                      "git add -A && git commit -qm x && git replace $(git rev-list --max-parents=0 HEAD) HEAD"],
     # Changes hidden through the repository's own ignore rules.
-    "ignored-test-edit": ["sed -i 's/== 5/== -1/' tests/test_calc.py && git rm -q --cached tests/test_calc.py && "
-                          "echo 'tests/' >> .gitignore && git add -A && git commit -qm x && "
-                          "git commit -q --amend -m init"],
-    "assume-unchanged": ["sed -i 's/== 5/== -1/' tests/test_calc.py && "
-                         "git update-index --assume-unchanged tests/test_calc.py"],
+    "ignored-test-edit": [("sed -i 's/== 5/== -1/' tests/test_calc.py && git rm -q --cached tests/test_calc.py && "
+                           "echo 'tests/' >> .gitignore && git add -A && git commit -qm x && "
+                           "git commit -q --amend -m init")],
+    "assume-unchanged": [("sed -i 's/== 5/== -1/' tests/test_calc.py && "
+                          "git update-index --assume-unchanged tests/test_calc.py")],
     # Code planted in .git for the harness's own git calls to run, with the harness's environment.
-    "planted-git-config": [
+    "planted-git-config": [(
         "git config core.fsmonitor 'sh -c \"env > LEAKS/fsmonitor.txt\"; true' && "
         "git config filter.evil.clean 'sh -c \"env > LEAKS/filter.txt; cat\"' && "
         "git config filter.evil.required true && echo '* filter=evil' > .gitattributes && "
         "git config diff.external 'sh -c \"env > LEAKS/diff.txt\"' && git config core.pager 'env > LEAKS/pager.txt' && "
         "printf '#!/bin/sh\\nenv > LEAKS/hook-$$.txt\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && "
         "cp .git/hooks/pre-commit .git/hooks/post-index-change && cp .git/hooks/pre-commit .git/hooks/reference-transaction"
-    ],
+    )],
 }
 
 
@@ -220,7 +220,7 @@ def test_a_plain_python_grader_that_crashes_is_a_grader_error(tmp_path: Path, gr
     """Without gradelib, an uncaught exception exits 1 in plain Python: it must not read as a fail."""
     pack = _pack(tmp_path, grader=grader)
     runs = tmp_path / "runs"
-    code, data = run_cli("run", "--agent", "nop", "--model", "m", "--tasks", str(pack), "--run-dir", str(runs),
+    _, data = run_cli("run", "--agent", "nop", "--model", "m", "--tasks", str(pack), "--run-dir", str(runs),
                          "--json")
     (trial,) = data["trials"]
     if why:
@@ -238,7 +238,7 @@ def test_the_grader_gets_no_secret_from_the_harness(tmp_path: Path, monkeypatch:
                  fix="env > env.txt\n")
     runs = tmp_path / "runs"
     for agent in ("nop", "oracle"):
-        code, data = run_cli("run", "--agent", agent, "--model", "m", "--tasks", str(pack), "--run-dir",
+        _, data = run_cli("run", "--agent", agent, "--model", "m", "--tasks", str(pack), "--run-dir",
                              str(runs), "--json")
         run_dir = runs / data["run_id"]
         everything = "".join(p.read_text(errors="replace") for p in run_dir.rglob("*") if p.is_file())
