@@ -12,7 +12,8 @@ gradelib never read "what changed" from it:
 - `changed_paths` compares the work tree's files (hashed here, byte for byte,
   ignore rules of the model's making ignored) with the pristine commit's tree
   read from that store; only the ignore rules of the *pristine* commit (and a
-  few tool caches) are honoured;
+  few tool caches) are honoured, through git's own matching (`ls-files
+  --exclude-from`), never the sandbox's .gitignore files, excludes or index;
 - `final_diff` builds diff.patch from the store and a throw-away index, so
   ignored and excluded files are in it too;
 - `sandbox_git` runs the few checks that are about the model's own repository
@@ -34,7 +35,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 GIT_TIMEOUT_S = 60.0
@@ -149,30 +150,56 @@ def pristine_blob(store: Path, commit: str, path: str) -> bytes:
     return run_git(["cat-file", "blob", f"{commit}:{path}"], git_dir=store)
 
 
-class PristineIgnores:
-    """The pristine commit's .gitignore rules (and the tool caches): what the task's author declared
-    as not part of the project. Rules the model adds or edits later are not read."""
+def _translate_ignore(base: str, line: str) -> str | None:
+    """A line of the pristine `BASE/.gitignore` as a pattern relative to the root (git's rules: a pattern
+    without a slash but a trailing one matches at any depth below its folder; one with a slash is anchored
+    there). None for blank lines and comments."""
+    text = line.rstrip("\n")
+    if not text.strip() or text.startswith("#"):
+        return None
+    negate = text.startswith("!")
+    if negate:
+        text = text[1:]
+    if base:
+        anchored = "/" in text.rstrip("/")
+        text = f"{base}{text.lstrip('/')}" if anchored else f"{base}**/{text}"
+    return ("!" if negate else "") + text
 
-    def __init__(self, store: Path, commit: str, entries: dict[str, tuple[str, str, int]]) -> None:
-        import pathspec
 
-        self._specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
-        for path in sorted(p for p in entries if p == ".gitignore" or p.endswith("/.gitignore")):
-            text = pristine_blob(store, commit, path).decode("utf-8", "replace")
-            base = path[: -len(".gitignore")]
-            self._specs.append((base, pathspec.GitIgnoreSpec.from_lines(text.splitlines())))
+@functools.lru_cache(maxsize=16)
+def _pristine(store: Path, commit: str) -> tuple[dict[str, tuple[str, str, int]], str]:
+    """The pristine commit's files, and its ignore rules (every .gitignore of the commit, as root-relative
+    patterns, plus the tool caches): read once per process, the store never changes."""
+    entries = pristine_entries(store, commit)
+    patterns = [f"{name}/" for name in sorted(TOOL_CACHES)] + ["*.pyc"]
+    for path in sorted(p for p in entries if p == ".gitignore" or p.endswith("/.gitignore")):
+        base = path[: -len(".gitignore")]
+        text = pristine_blob(store, commit, path).decode("utf-8", "replace")
+        patterns += [t for line in text.splitlines() if (t := _translate_ignore(base, line)) is not None]
+    return entries, "\n".join(patterns) + "\n"
 
-    def ignored(self, rel: str, is_dir: bool = False) -> bool:
-        parts = rel.split("/")
-        if any(p in TOOL_CACHES for p in parts) or rel.endswith(".pyc"):
-            return True
-        for base, spec in self._specs:
-            if base and not rel.startswith(base):
-                continue
-            sub = rel[len(base):] + ("/" if is_dir else "")
-            if spec.match_file(sub):
-                return True
-        return False
+
+class _Scratch:
+    """A throw-away index (the pristine tree) and object folder beside the read-only pristine store, for
+    git commands that look at the sandbox's work tree with the pristine rules only."""
+
+    def __init__(self, sandbox: Path, store: Path, commit: str, tmp: Path) -> None:
+        self.sandbox, self.store = sandbox, store
+        (tmp / "objects").mkdir()
+        self.env = {"GIT_INDEX_FILE": str(tmp / "index"), "GIT_OBJECT_DIRECTORY": str(tmp / "objects"),
+                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(store / "objects")}
+        self.excludes = tmp / "excludes"
+        self.excludes.write_text(_pristine(store, commit)[1], encoding="utf-8")
+        self.git(["read-tree", commit])
+
+    def git(self, args: list[str], stdin: bytes | None = None) -> bytes:
+        return run_git(args, git_dir=self.store, work_tree=self.sandbox, extra_env=self.env, stdin=stdin)
+
+    def untracked(self) -> list[str]:
+        """Files (and nested repositories, as `dir/`) not in the pristine tree and not ignored by its rules:
+        the sandbox's own .gitignore files, excludes and index are never read."""
+        out = self.git(["ls-files", "--others", "-z", f"--exclude-from={self.excludes}"])
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
 
 def _blob_id(data: bytes) -> str:
@@ -185,82 +212,51 @@ def _mode(st: os.stat_result) -> str:
     return "100755" if st.st_mode & stat.S_IXUSR else "100644"
 
 
-def walk_files(sandbox: Path, ignores: PristineIgnores | None = None) -> Iterator[tuple[str, Path, os.stat_result]]:
-    """(repo-relative path, path, lstat) of every file and symlink in the work tree, the top .git folder and
-    ignored folders left out. Symlinks are never followed."""
-    stack = [sandbox]
-    while stack:
-        folder = stack.pop()
-        try:
-            children = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in children:
-            path = Path(entry.path)
-            rel = path.relative_to(sandbox).as_posix()
-            if folder == sandbox and entry.name == ".git":
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            is_dir = stat.S_ISDIR(st.st_mode)
-            if not (is_dir or stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-                continue  # fifos, sockets, devices: nothing a repository holds
-            if ignores is not None and ignores.ignored(rel, is_dir=is_dir):
-                continue
-            if is_dir:
-                stack.append(path)
-            else:
-                yield rel, path, st
+def _differs(sandbox: Path, rel: str, mode: str, oid: str, size: int) -> bool:
+    """Whether the work tree's `rel` differs from a pristine blob, byte for byte (no filter, attribute or
+    line-ending conversion applies) or by mode. A file that is gone, unreadable or reached through a
+    symlinked folder differs."""
+    path = sandbox / rel
+    try:
+        if "/" in rel and os.path.realpath(path.parent) != os.path.join(os.path.realpath(sandbox), os.path.dirname(rel)):
+            return True
+        st = path.lstat()
+        if _mode(st) != mode:
+            return True
+        if stat.S_ISLNK(st.st_mode):
+            return _blob_id(os.fsencode(os.readlink(path))) != oid
+        if size >= 0 and st.st_size != size:
+            return True
+        h = hashlib.sha1(b"blob %d\0" % st.st_size, usedforsecurity=False)
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+        return h.hexdigest() != oid
+    except OSError:
+        return True
 
 
-def _work_blob(path: Path, st: os.stat_result) -> str:
-    if stat.S_ISLNK(st.st_mode):
-        return _blob_id(os.fsencode(os.readlink(path)))
-    h = hashlib.sha1(b"blob %d\0" % st.st_size, usedforsecurity=False)
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-@functools.lru_cache(maxsize=16)
-def _pristine(store: Path, commit: str) -> tuple[dict[str, tuple[str, str, int]], PristineIgnores]:
-    """The pristine commit's files and ignore rules: read once per process (the store never changes)."""
-    entries = pristine_entries(store, commit)
-    return entries, PristineIgnores(store, commit, entries)
+def _changed(scratch: _Scratch, commit: str) -> list[str]:
+    entries, _ = _pristine(scratch.store, commit)
+    changed = {rel for rel, (mode, oid, size) in entries.items() if _differs(scratch.sandbox, rel, mode, oid, size)}
+    return sorted(changed | set(scratch.untracked()))
 
 
 def changed_paths(sandbox: Path, store: Path, commit: str) -> list[str]:
-    """Paths that differ from the pristine commit, byte for byte and by mode: modified, deleted, added
-    (ignored by the model's own rules or not). Only the pristine .gitignore rules and tool caches count."""
-    entries, ignores = _pristine(store, commit)
-    changed: set[str] = set()
-    seen: set[str] = set()
-    for rel, path, st in walk_files(sandbox, ignores):
-        seen.add(rel)
-        before = entries.get(rel)
-        if before is None:
-            changed.add(rel)
-            continue
-        mode, oid, size = before
-        if mode != _mode(st) or (not stat.S_ISLNK(st.st_mode) and size >= 0 and size != st.st_size):
-            changed.add(rel)
-            continue
-        try:
-            if _work_blob(path, st) != oid:
-                changed.add(rel)
-        except OSError:
-            changed.add(rel)
-    changed.update(p for p in entries if p not in seen and not ignores.ignored(p))
-    return sorted(changed)
+    """Paths that differ from the pristine commit: every pristine file whose bytes or mode changed or that
+    is gone, and every new file (new nested repositories as `dir/`), whatever the sandbox's history, index
+    or ignore rules say. Only the pristine commit's .gitignore rules and tool caches hide a new file."""
+    with tempfile.TemporaryDirectory(prefix="ae-scratch-") as tmp:
+        return _changed(_Scratch(sandbox, store, commit, Path(tmp)), commit)
 
 
 def tree_files(sandbox: Path, store: Path, commit: str) -> list[str]:
-    """Every file of the work tree (not symlinks), tracked or not, except what the pristine rules ignore."""
-    _, ignores = _pristine(store, commit)
-    return sorted(rel for rel, _, st in walk_files(sandbox, ignores) if stat.S_ISREG(st.st_mode))
+    """The work tree's regular files: the pristine ones still there and every new one the pristine rules do
+    not ignore (rules the agent added hide nothing)."""
+    entries, _ = _pristine(store, commit)
+    with tempfile.TemporaryDirectory(prefix="ae-scratch-") as tmp:
+        new = _Scratch(sandbox, store, commit, Path(tmp)).untracked()
+    return sorted(p for p in {*entries, *new} if (sandbox / p).is_file() and not (sandbox / p).is_symlink())
 
 
 # --------------------------------------------------------------------------- diff.patch
@@ -272,41 +268,31 @@ DIFF_TOTAL_LIMIT = 16 << 20
 
 
 def final_diff(sandbox: Path, store: Path, commit: str) -> bytes:
-    """A git patch of everything the work tree holds that differs from the pristine commit (ignored and
-    excluded files included; files over DIFF_FILE_LIMIT listed in a note instead of shown)."""
-    changed = changed_paths(sandbox, store, commit)
-    big: list[str] = []
-    shown: list[str] = []
-    nested: list[str] = []
-    for rel in changed:
-        if ".git" in rel.split("/"):
-            nested.append(rel)  # git refuses such paths in an index: named, not shown
-            continue
-        path = sandbox / rel
-        try:
-            st = path.lstat()
-        except OSError:
-            shown.append(rel)  # deleted
-            continue
-        (big if stat.S_ISREG(st.st_mode) and st.st_size > DIFF_FILE_LIMIT else shown).append(rel)
-    notes = [f"# not shown, larger than {DIFF_FILE_LIMIT} bytes: {rel} ({(sandbox / rel).stat().st_size} bytes)"
-             for rel in big]
-    notes += [f"# not shown, inside a nested .git folder: {rel}" for rel in nested]
-    patch = b""
-    if shown:
-        with tempfile.TemporaryDirectory(prefix="ae-diff-") as tmp:
-            extra = {
-                "GIT_INDEX_FILE": str(Path(tmp) / "index"),
-                "GIT_OBJECT_DIRECTORY": str(Path(tmp) / "objects"),
-                "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(store / "objects"),
-            }
-            (Path(tmp) / "objects").mkdir()
-            run_git(["read-tree", commit], git_dir=store, work_tree=sandbox, extra_env=extra)
+    """A git patch of everything in the work tree that differs from the pristine commit (files the sandbox's
+    own rules ignore included; files over DIFF_FILE_LIMIT and nested repositories named in a note)."""
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="ae-diff-") as tmp:
+        scratch = _Scratch(sandbox, store, commit, Path(tmp))
+        shown: list[str] = []
+        for rel in _changed(scratch, commit):
+            path = sandbox / rel
+            if rel.endswith("/") or ".git" in rel.split("/"):
+                notes.append(f"# not shown, a nested git repository: {rel}")
+                continue
+            try:
+                size = path.lstat().st_size if path.is_file() and not path.is_symlink() else 0
+            except OSError:
+                size = 0
+            if size > DIFF_FILE_LIMIT:
+                notes.append(f"# not shown, larger than {DIFF_FILE_LIMIT} bytes: {rel} ({size} bytes)")
+            else:
+                shown.append(rel)
+        patch = b""
+        if shown:
             listing = b"".join(os.fsencode(rel) + b"\0" for rel in shown)
-            run_git(["update-index", "--add", "--remove", "-z", "--stdin"], git_dir=store, work_tree=sandbox,
-                    extra_env=extra, stdin=listing)
-            patch = run_git(["diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames",
-                             commit, "--"], git_dir=store, work_tree=sandbox, extra_env=extra)
+            scratch.git(["update-index", "--add", "--remove", "-z", "--stdin"], stdin=listing)
+            patch = scratch.git(["diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames",
+                                 commit, "--"])
     if len(patch) > DIFF_TOTAL_LIMIT:
         notes.append(f"# cut: the patch is {len(patch)} bytes, the first {DIFF_TOTAL_LIMIT} are shown")
         patch = patch[:DIFF_TOTAL_LIMIT]

@@ -62,8 +62,8 @@ def grade_before(task: Task, sandbox: object, diff: Path, gradelib_dir: Path, va
     out = subprocess.run(["git", "diff", "--cached", "--binary", sandbox.pristine_commit],  # type: ignore[attr-defined]
                          cwd=path, capture_output=True, check=False).stdout
     diff.write_bytes(out)
-    subprocess.run(["git", "reset", "-q"], cwd=path, capture_output=True, check=False)  # as it was
     elapsed = time.perf_counter() - t0
+    subprocess.run(["git", "reset", "-q"], cwd=path, capture_output=True, check=False)  # as it was
     assert result.exit_code == 0, result.output
     return elapsed
 
