@@ -1,0 +1,205 @@
+"""The docker sandbox backend against real Docker engines: private dockerd instances started here (or the
+one DOCKER_HOST names), the suite's image built from Debian's packages, commands run the way the harness
+runs them (the backend's command line, as a process group)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DOCKERD = REPO / "scripts" / "dockerd.sh"
+
+
+def _answers(host: str) -> bool:
+    try:
+        import docker
+
+        docker.DockerClient(base_url=host, timeout=5).ping()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _no_engine(why: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the docker tests: {why}")
+    pytest.skip(why)
+
+
+def _start_engine(folder: Path) -> str:
+    proc = subprocess.run(["bash", str(DOCKERD), "start", str(folder)], capture_output=True, text=True, timeout=90,
+                          check=False)
+    if proc.returncode != 0:
+        _no_engine(f"no Docker engine could be started: {proc.stderr.strip()[-300:]}")
+    return proc.stdout.strip().split("=", 1)[1]
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Docker engine: DOCKER_HOST's when it answers, else a private one started for these tests."""
+    host = os.environ.get("DOCKER_HOST", "")
+    if host and _answers(host):
+        yield host
+        return
+    if shutil.which("dockerd") is None or os.geteuid() != 0:
+        _no_engine("no Docker engine: set DOCKER_HOST, or run as root with docker.io installed")
+    folder = Path("/tmp") / f"ae-test-dockerd-{os.getpid()}"  # short: unix socket paths are limited
+    host = _start_engine(folder)
+    yield host
+    subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Spec:
+    writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+
+
+@pytest.fixture(scope="module")
+def backend(engine: str) -> Iterator[object]:
+    from agentic_eval.docker_backend import DockerBackend
+
+    b = DockerBackend(hosts=[engine])
+    yield b
+    b.close_all()
+
+
+def _sandbox(tmp_path: Path) -> Path:
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    (sandbox / "a.txt").write_text("hello\n")
+    return sandbox
+
+
+def run(backend: object, sandbox: Path, command: str, spec: Spec | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    argv = backend.wrap(["bash", "-c", command], cwd=sandbox, spec=spec or Spec(writable=(sandbox,)))  # type: ignore[attr-defined]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, start_new_session=True,
+                          env=env or {"PATH": os.environ["PATH"], "TASK_VAR": "v1"}, check=False)
+
+
+def test_commands_run_confined_in_the_sandbox(backend: object, tmp_path: Path) -> None:
+    sandbox = _sandbox(tmp_path)
+    proc = run(backend, sandbox, "id -u; cat a.txt; echo $TASK_VAR; echo written > b.txt; "
+                                 "grep CapEff /proc/self/status; cat /proc/1/cmdline | tr '\\0' ' '")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split("\n")
+    assert lines[:3] == ["65534", "hello", "v1"]
+    assert "0000000000000000" in proc.stdout  # no capabilities
+    assert "docker-init" in proc.stdout or "init" in proc.stdout
+    assert (sandbox / "b.txt").read_text() == "written\n"  # the same tree the harness grades
+
+
+@pytest.mark.parametrize("command", [
+    "touch /etc/owned",
+    "cat /root/.bashrc || cat /etc/shadow",
+    "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 22), 2)'",
+    "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 2)'",
+    f"ls {REPO}",
+    "ls /var/run/docker.sock",
+], ids=["write-root", "read-secrets", "host-loopback", "network", "host-files", "docker-socket"])
+def test_what_a_command_cannot_do(backend: object, tmp_path: Path, command: str) -> None:
+    proc = run(backend, _sandbox(tmp_path), command)
+    assert proc.returncode != 0, proc.stdout
+
+
+def test_no_secret_value_on_any_command_line(backend: object, tmp_path: Path) -> None:
+    sandbox = _sandbox(tmp_path)
+    argv = backend.wrap(["true"], cwd=sandbox, spec=Spec(writable=(sandbox,)))  # type: ignore[attr-defined]
+    env = {"PATH": os.environ["PATH"], "SOME_TOKEN": "tok-8675309"}
+    proc = subprocess.Popen(argv, env=env, start_new_session=True)
+    proc.wait(timeout=60)
+    assert not any("tok-8675309" in a for a in argv)
+    check = run(backend, sandbox, "echo $SOME_TOKEN", env=env)
+    assert check.stdout.strip() == "tok-8675309"  # passed by name, read from the environment
+
+
+def test_a_new_phase_starts_after_every_process_of_the_last_is_gone(backend: object, tmp_path: Path) -> None:
+    sandbox = _sandbox(tmp_path)
+    marker = "sleep 7777"
+    assert run(backend, sandbox, f"(setsid {marker} > /dev/null 2>&1 &) ; echo left").returncode == 0
+    agent_ps = run(backend, sandbox, "ps ax -o args").stdout
+    assert marker in agent_ps
+    extra = tmp_path / "task"
+    extra.mkdir()
+    (extra / "hidden.txt").write_text("hidden test data\n")
+    extra.chmod(0o755)
+    grading = Spec(writable=(sandbox,), readable=(extra,))
+    proc = run(backend, sandbox, f"ps ax -o args; cat {extra}/hidden.txt; touch {extra}/x", spec=grading)
+    assert marker not in proc.stdout
+    assert "hidden test data" in proc.stdout
+    assert not (extra / "x").exists()  # read-only
+
+
+def test_close_removes_the_container(backend: object, tmp_path: Path, engine: str) -> None:
+    import docker
+
+    sandbox = _sandbox(tmp_path)
+    assert run(backend, sandbox, "true").returncode == 0
+    client = docker.DockerClient(base_url=engine)
+    label = f"agentic-eval.sandbox={sandbox}"
+    assert client.containers.list(all=True, filters={"label": label})
+    backend.close(sandbox)  # type: ignore[attr-defined]
+    assert not client.containers.list(all=True, filters={"label": label})
+
+
+def test_limits_hold(backend: object, tmp_path: Path) -> None:
+    sandbox = _sandbox(tmp_path)
+    fork_bomb = run(backend, sandbox, "for i in $(seq 1 700); do sleep 30 & done 2>&1 | tail -1; echo done")
+    assert "fork" in (fork_bomb.stdout + fork_bomb.stderr).lower() or "resource" in fork_bomb.stdout.lower()
+    memory = run(backend, sandbox, "python3 -c 'x = bytearray(6 * 1024**3)'")
+    assert memory.returncode != 0
+
+
+def test_trials_spread_over_engines_and_a_lost_engine_costs_only_its_trials(engine: str, tmp_path: Path) -> None:
+    """Two engines on this machine: sandboxes go by free capacity (within one of even); when one engine
+    dies its running sandbox's commands fail, and new sandboxes go to the engine that is left."""
+    from agentic_eval.docker_backend import DockerBackend
+
+    if os.geteuid() != 0 or shutil.which("dockerd") is None:
+        _no_engine("a second engine needs root and docker.io")
+    folder = Path("/tmp") / f"ae-test-dockerd2-{os.getpid()}"
+    second = _start_engine(folder)
+    try:
+        backend = DockerBackend(hosts=[engine, second], slots_per_engine=4)
+        sandboxes = []
+        for i in range(6):
+            sandbox = tmp_path / f"s{i}"
+            sandbox.mkdir()
+            assert run(backend, sandbox, "true").returncode == 0
+            sandboxes.append(sandbox)
+        placed = [backend.describe(s) for s in sandboxes]
+        assert abs(placed.count(engine) - placed.count(second)) <= 1
+        subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
+        on_second = [s for s, where in zip(sandboxes, placed) if where == second]
+        assert run(backend, on_second[0], "true").returncode != 0  # its trial fails: unscored upstream
+        late = tmp_path / "late"
+        late.mkdir()
+        deadline = time.monotonic() + 30
+        while True:  # the first start on the dead engine marks it lost; the next goes elsewhere
+            try:
+                proc = run(backend, late, "true")
+                break
+            except Exception:  # noqa: BLE001
+                assert time.monotonic() < deadline
+        assert proc.returncode == 0 and backend.describe(late) == engine
+        backend.close_all()
+    finally:
+        subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_helper_refuses_a_bad_command_line() -> None:
+    proc = subprocess.run([sys.executable, "-m", "agentic_eval.docker_exec", "docker"], capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 2 and "usage" in proc.stderr
