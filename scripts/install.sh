@@ -85,6 +85,15 @@ if up_to_date; then
 else
     python -m pip install --quiet --disable-pip-version-check -e '.[test,local]'
 fi
+# The docker sandbox: Debian's docker.io (dockerd, the docker CLI) and debootstrap, which builds the
+# sandbox image from Debian's packages; the tests start private engines of their own (scripts/dockerd.sh).
+if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null
+    else
+        echo "install.sh: the docker sandbox needs docker.io and debootstrap (as root: apt-get install docker.io debootstrap)" >&2
+    fi
+fi
 # The agent CLIs the tests drive, pinned, into the project's tools folder
 # (~/.cache/agentic-eval/tools, or $AGENTIC_EVAL_TOOLS): never the global environment.
 agentic-eval agents install opencode codex qwen-code

@@ -17,6 +17,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DOCKERD = REPO / "scripts" / "dockerd.sh"
+IMAGE_CACHE = os.environ.get("AGENTIC_EVAL_CACHE") or str(
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentic-eval")
+"""The user's cache, read before the tests isolate HOME: the image's root filesystem is built once, not per run."""
 
 
 def _answers(host: str) -> bool:
@@ -46,6 +49,7 @@ def _start_engine(folder: Path) -> str:
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Docker engine: DOCKER_HOST's when it answers, else a private one started for these tests."""
+    os.environ.setdefault("AGENTIC_EVAL_CACHE", IMAGE_CACHE)
     host = os.environ.get("DOCKER_HOST", "")
     if host and _answers(host):
         yield host
