@@ -153,8 +153,9 @@ class TrialLog:
         self._lock = threading.Lock()
 
     def append(self, result: TrialResult) -> None:
-        line = json.dumps(result.model_dump(mode="json"), ensure_ascii=True, separators=(",", ":")) + "\n"
-        data = line.encode("ascii")
+        text = json.dumps(result.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+        valid = json.loads(text.encode("utf-8", "replace"))  # a lone surrogate (from a model's text) becomes '?'
+        data = (json.dumps(valid, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
         with self._lock:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
             try:

@@ -208,7 +208,11 @@ class _WireLog:
         self.count = 0
 
     def write(self, record: WireRecord) -> None:
-        line = record.model_dump_json() + "\n"
+        try:
+            line = record.model_dump_json() + "\n"
+        except ValueError:  # text that is not valid Unicode (a lone surrogate the model sent): made valid
+            text = json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
+            line = text.encode("utf-8", "replace").decode("utf-8") + "\n"
         with self._lock:
             if self._handle.closed:  # an exchange outlived stop()'s wait; nothing to write to
                 return
