@@ -162,6 +162,32 @@ def _final_diff(sandbox_path: Path, pristine: str, dest: Path) -> None:
         dest.write_text(f"could not compute the diff: {exc}\n", encoding="utf-8")
 
 
+def repository_damage(sandbox_path: Path, pristine: str) -> str | None:
+    """Why the agent left no repository to grade (its folder or its .git deleted or corrupted, the
+    pristine commit gone), or None when it is whole. Git runs with no configuration from the user or
+    the system and no hooks; it only reads."""
+    import os
+
+    if sandbox_path.is_symlink() or not sandbox_path.is_dir():
+        return "the agent deleted/corrupted the repository: its folder is gone"
+    git_dir = sandbox_path / ".git"
+    if git_dir.is_symlink() or not git_dir.is_dir():
+        return "the agent deleted/corrupted the repository: its .git folder is gone or replaced"
+    env = {"PATH": os.environ.get("PATH", os.defpath), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(sandbox_path), "LC_ALL": "C"}
+    for argv in (["cat-file", "-e", f"{pristine}^{{commit}}"], ["ls-files", "--cached", "-z"]):
+        try:
+            proc = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *argv],
+                                  cwd=sandbox_path, env=env, capture_output=True, timeout=60, check=False)
+        except subprocess.TimeoutExpired:
+            return "the agent deleted/corrupted the repository: git could not read it within 60 s"
+        if proc.returncode != 0:
+            why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            return ("the agent deleted/corrupted the repository: "
+                    + (why[0][:200] if why else f"git {argv[0]} failed"))
+    return None
+
+
 class TrialRunner:
     """Runs one trial end to end and returns its record. Never raises for a problem of the trial."""
 
@@ -213,6 +239,10 @@ class TrialRunner:
             for path in sorted(trial_dir.iterdir()):
                 if path.is_file() and path.name not in known:
                     files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
+            broken = repository_damage(sandbox.path, sandbox.pristine_commit)
+            if broken is not None:  # the model's doing, so scored: nothing left that a grader could judge
+                return finish("fail", broken, agent_duration_s=round(agent_s, 3), agent_status=outcome.status,
+                              stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
             version_file = trial_dir / AGENT_VERSION_FILE
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
                                      if version_file.is_file() else f"agentic-eval {__version__}")

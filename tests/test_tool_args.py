@@ -135,3 +135,24 @@ def test_good_calls_still_work(tmp_path: Path) -> None:
     assert not _tool(tmp_path, "write_file", {"path": "g.txt", "content": "nul \x00 inside content is data"}).is_error
     assert (tmp_path / "g.txt").read_text() == "nul \x00 inside content is data"
     assert _tool(tmp_path, "bash", {"command": "echo ok", "timeout": 3}).text.startswith("ok")
+
+
+@pytest.mark.parametrize("command", [
+    "rm -rf .git", 'cd .. && rm -rf "$OLDPWD"', "echo junk > .git/HEAD", "printf 'DIRC junk' > .git/index",
+    "rm -rf .git && echo 'gitdir: /tmp' > .git",
+    "git -c user.name=a -c user.email=a@b commit -q --amend -m x --allow-empty && git reflog expire --expire=now --all"
+    " && git gc -q --prune=now",
+], ids=["rm-git", "rm-repo", "bad-head", "bad-index", "git-file", "pristine-pruned"])
+def test_an_agent_that_breaks_its_repository_fails(scripted: Any, mini_pack: Path, tmp_path: Path,
+                                                    command: str) -> None:
+    def breaker(request: ReceivedRequest) -> ScriptedReply:
+        if not any(m["role"] == "tool" for m in request.body["messages"]):
+            return _reply(request, None, [tool_call("bash", {"command": command})])
+        return _reply(request, "Done.")
+
+    fake = scripted(breaker)
+    data = _run(fake, make_pack(mini_pack, 1), tmp_path / "runs")
+    (trial,) = data["trials"]
+    assert (trial["outcome"], trial["agent_status"]) == ("fail", "completed"), trial["detail"]
+    assert trial["detail"].startswith("the agent deleted/corrupted the repository"), trial["detail"]
+    assert data["unscored"] == 0
