@@ -14,6 +14,7 @@ retries of connection errors and HTTP 5xx/429, default 2), `bash_timeout_s` (def
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -122,6 +123,9 @@ def _reasoning(message: ChatCompletionMessage) -> str:
 OPTIONS: dict[str, Callable[[Any], Any]] = {"max_retries": int, "bash_timeout_s": float, "temperature": float,
                                             "max_tokens": int}
 """The `--agent-opt` keys the built-in agent reads, with their types."""
+OPTION_MINIMUM: dict[str, int] = {"max_tokens": 1}
+OPTION_ABOVE_ZERO = frozenset({"bash_timeout_s"})
+"""Options where 0 means nothing (a command with no time to run); the others may be 0 (no retries)."""
 
 
 def _valid_text(text: str | None) -> str | None:
@@ -143,12 +147,16 @@ class BuiltinAgent:
             if key not in OPTIONS:
                 raise AgenticEvalError(f"--agent-opt {key}: the builtin agent has no such option "
                                        f"(it has: {', '.join(OPTIONS)})")
+            least = OPTION_MINIMUM.get(key, 0)
             try:
-                if OPTIONS[key](value) < 0:
+                number = OPTIONS[key](value)
+                if not math.isfinite(number) or number < least or (key in OPTION_ABOVE_ZERO and number == 0):
                     raise ValueError
-            except (TypeError, ValueError):
-                raise AgenticEvalError(f"--agent-opt {key}={value}: expected a non-negative "
-                                       f"{'whole number' if OPTIONS[key] is int else 'number'}") from None
+            except (TypeError, ValueError, OverflowError):
+                kind = "whole number" if OPTIONS[key] is int else "number"
+                wanted = (f"a finite {kind} above 0" if key in OPTION_ABOVE_ZERO else f"a {kind} of at least {least}"
+                          if least else f"a non-negative {kind}" + ("" if OPTIONS[key] is int else " (finite)"))
+                raise AgenticEvalError(f"--agent-opt {key}={value}: expected {wanted}") from None
 
     def run(self, ctx: AgentContext) -> AgentOutcome:
         try:
