@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
         + (f", {plan.skipped} already scored" if plan.skipped else "")
         + f"), agent {agent_name}, "
-        + (f"model {model} at {endpoint.base_url}" if agent.uses_model else "no model calls")
+        + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
         + f", -j {args.jobs}",
         markup=False,
     )

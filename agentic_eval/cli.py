@@ -43,11 +43,47 @@ def _lazy(module: str, func: str) -> Handler:
     return handler
 
 
+def _add_key_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--api-key", metavar="KEY",
+                   help="API key (never written to any file, but a flag is visible to every user in `ps`: prefer "
+                   "OPENAI_API_KEY or --api-key-file)")
+    p.add_argument("--api-key-file", metavar="PATH",
+                   help="read the API key from this file (its first line), instead of --api-key or OPENAI_API_KEY")
+
+
+def _load_api_key_file(args: argparse.Namespace) -> None:
+    """`--api-key-file PATH` read into `args.api_key`: one line of error if it cannot be used."""
+    path = getattr(args, "api_key_file", None)
+    if not path:
+        return
+    if getattr(args, "api_key", None):
+        raise AgenticEvalError("give the key once: --api-key or --api-key-file, not both")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            key = handle.readline().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgenticEvalError(f"--api-key-file {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})"
+                               ) from None
+    if not key:
+        raise AgenticEvalError(f"--api-key-file {path}: the file is empty; write the key on its first line")
+    args.api_key = key
+
+
+def _secrets_of(args: argparse.Namespace) -> list[str]:
+    """What must never be printed: the API key and the credentials inside the base URL."""
+    from agentic_eval.endpoint import url_secrets
+
+    found = [getattr(args, "api_key", None) or "", os.environ.get("OPENAI_API_KEY", "")]
+    for url in (getattr(args, "base_url", None), os.environ.get("OPENAI_BASE_URL")):
+        found += url_secrets(url) if url else []
+    return [s for s in found if len(s) >= 4]
+
+
 def _add_endpoint_args(p: argparse.ArgumentParser, model_required: bool = True) -> None:
     p.add_argument("--model", required=model_required, help="model name the endpoint serves")
     p.add_argument("--base-url", metavar="URL",
                    help="endpoint base URL (default: OPENAI_BASE_URL or http://localhost:8000/v1)")
-    p.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+    _add_key_args(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--model", help="model name the endpoint serves (required unless --resume)")
     p_run.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1")
-    p_run.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+    _add_key_args(p_run)
     p_run.add_argument("--agent", default=None, help="agent: builtin (default), oracle, nop, or a plugin")
     _add_tasks_arg(p_run)
     p_run.add_argument("--task", action="append", metavar="ID", help="only this task id; repeatable")
@@ -167,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_probe.add_argument("--model", required=True, help="model name the endpoint serves")
     p_probe.add_argument("--base-url", metavar="URL", help="endpoint base URL (default: OPENAI_BASE_URL or "
                          "http://localhost:8000/v1)")
-    p_probe.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+    _add_key_args(p_probe)
     p_probe.add_argument("--timeout", type=positive_float, default=180, metavar="S",
                          help="give up on one request after S seconds (default 180, for a CPU-only server)")
     p_probe.add_argument("--json", action="store_true", help="print JSON instead of the table")
@@ -264,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = args.debug or os.environ.get("AGENTIC_EVAL_DEBUG", "") not in ("", "0")
     _sigterm_interrupts()
     try:
+        _load_api_key_file(args)
         return handler(args)
     except BrokenPipeError:  # `agentic-eval ... | head`: the reader has all it wants
         with contextlib.suppress(OSError):
@@ -277,7 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgenticEvalError as exc:
         if debug:
             raise
-        print(f"agentic-eval: error: {exc}", file=sys.stderr)
+        from agentic_eval.endpoint import scrub
+
+        print(f"agentic-eval: error: {scrub(str(exc), _secrets_of(args))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a folder that is a file, a path that cannot be written: the user's to fix
         if debug:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from agentic_eval.errors import AgenticEvalError
 
@@ -122,7 +122,8 @@ class RunConfig(BaseModel):
     model: str
     agent: str
     base_url: str
-    """Where the endpoint was when the run started (informational: not part of any trial's identity)."""
+    """Where the endpoint was when the run started (informational: not part of any trial's identity);
+    credentials in it (user:password@, key-like query values) are redacted."""
     seed: int = 0
     attempts: int = 1
     jobs: int = 1
@@ -135,6 +136,13 @@ class RunConfig(BaseModel):
     stream: bool = False
     agent_options: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, value: str) -> str:
+        from agentic_eval.endpoint import redact_url
+
+        return redact_url(value)
 
 
 UNREADABLE_FILE = "trials.unreadable.txt"

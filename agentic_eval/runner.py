@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from agentic_eval import __version__
 from agentic_eval.agent import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
-from agentic_eval.endpoint import Endpoint
+from agentic_eval.endpoint import Endpoint, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grader import ScriptRunner, Verdict
 from agentic_eval.results import (
@@ -162,6 +162,13 @@ def _final_diff(sandbox_path: Path, pristine: str, dest: Path) -> None:
         dest.write_text(f"could not compute the diff: {exc}\n", encoding="utf-8")
 
 
+def trial_placeholder_key() -> str:
+    """A random stand-in for the API key, made for one trial: what the agent is given instead of the key."""
+    import secrets
+
+    return f"ae-trial-{secrets.token_hex(16)}"
+
+
 def repository_damage(sandbox_path: Path, pristine: str) -> str | None:
     """Why the agent left no repository to grade (its folder or its .git deleted or corrupted, the
     pristine commit gone), or None when it is whole. Git runs with no configuration from the user or
@@ -200,6 +207,7 @@ class TrialRunner:
         self.options = options
         self.cancel = cancel
         self.keep_sandboxes = keep_sandboxes
+        self._secrets = [s for s in (endpoint.api_key, *url_secrets(endpoint.base_url)) if len(s) >= 4]
 
     def run(self, spec: TrialSpec) -> TrialResult | None:
         """The trial's record, or None when the run was cancelled before the trial finished."""
@@ -219,6 +227,7 @@ class TrialRunner:
         )
 
         def finish(outcome: Outcome, detail: str, **extra: Any) -> TrialResult:
+            detail = scrub(detail, self._secrets)  # an error message that quoted the URL or the key
             return TrialResult(**base, outcome=outcome, detail=detail, ended_at=utc_now(),
                                duration_s=round(time.monotonic() - t0, 3), files=files, **extra)
 
@@ -280,9 +289,12 @@ class TrialRunner:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def _run_agent(self, task: Task, sandbox: Any, trial_dir: Path, wire_path: Path) -> tuple[AgentOutcome, float]:
+        # The agent never holds the real key: it gets a placeholder made for this trial alone, which the
+        # wire recorder checks and replaces upstream with the real key. Its base URL is the recorder's.
+        placeholder = trial_placeholder_key()
         ctx = AgentContext(
             task=task, sandbox=sandbox, instruction=task.render_instruction(sandbox.variables),
-            base_url=self.endpoint.base_url, api_key=self.endpoint.api_key, model=self.config.model,
+            base_url=self.endpoint.shown_url, api_key=placeholder, model=self.config.model,
             timeout_s=task.meta.limits.agent_timeout_s, max_turns=task.meta.limits.max_turns,
             trial_dir=trial_dir, options=self.options, cancel=self.cancel,
         )
@@ -292,7 +304,8 @@ class TrialRunner:
                 from agentic_eval.wire import WireRecorder
 
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
-                                        upstream_headers={"Authorization": f"Bearer {self.endpoint.api_key}"})
+                                        upstream_headers={"Authorization": f"Bearer {self.endpoint.api_key}"},
+                                        client_key=placeholder)
                 recorder.start()
                 outcome = AgentOutcome("agent_error", detail="the agent did not return")
                 try:
