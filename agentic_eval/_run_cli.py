@@ -110,7 +110,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         preflight(endpoint, model)
 
     if args.resume:
-        config = config.model_copy(update={"base_url": endpoint.base_url})
+        config = config.model_copy(update={"base_url": endpoint.shown_url})
         for task_id in changed_tasks(run_dir, tasks):
             console.print(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
                           "trials run again, and the report counts the new ones", markup=False)
