@@ -70,7 +70,7 @@ def probe(args: argparse.Namespace) -> int:
             err.print(f"  {row.shape}: {row.label} in {row.latency_s:.1f}s", markup=False)
 
     if not args.json:
-        err.print(f"probing {args.model} at {endpoint.base_url}: {len(SHAPES)} requests, each may take up to "
+        err.print(f"probing {args.model} at {endpoint.shown_url}: {len(SHAPES)} requests, each may take up to "
                   f"{args.timeout:.0f}s on a CPU-only server", markup=False)
     report = run_probe(endpoint, args.model, on_row=progress, timeout_s=args.timeout)
     if args.json:

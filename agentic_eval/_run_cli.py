@@ -54,7 +54,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     from agentic_eval.agent import AgentOptions, load_agent
     from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.report import print_report, summarize_run
-    from agentic_eval.results import claim_run_dir, new_run_id, read_run_config, resolve_run_dir
+    from agentic_eval.results import claim_run_dir, new_run_id, read_run_config, read_trials, resolve_run_dir
     from agentic_eval.runner import changed_tasks, make_run_config, prepare_run
     from agentic_eval.task import load_tasks, select_tasks
 
@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         preflight(endpoint, model)
 
     if args.resume:
-        config = config.model_copy(update={"base_url": endpoint.base_url})
+        config = config.model_copy(update={"base_url": endpoint.shown_url})
         for task_id in changed_tasks(run_dir, tasks):
             console.print(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
                           "trials run again, and the report counts the new ones", markup=False)
@@ -123,11 +123,14 @@ def _run(args: argparse.Namespace, server: Any) -> int:
                                  seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
                                  task_paths=task_paths or [])
     plan = prepare_run(run_dir, config, tasks, resume=bool(args.resume))
+    if args.resume:
+        for w in read_trials(run_dir)[1]:  # torn records: their trials are in the plan again
+            console.print(f"warning: {w}", markup=False)
     console.print(
         f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
         + (f", {plan.skipped} already scored" if plan.skipped else "")
         + f"), agent {agent_name}, "
-        + (f"model {model} at {endpoint.base_url}" if agent.uses_model else "no model calls")
+        + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
         + f", -j {args.jobs}",
         markup=False,
     )
@@ -140,6 +143,8 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         return 130
     summary = summarize_run(run_dir)
     if args.json:
+        for w in summary.warnings:
+            console.print(f"warning: {w}", markup=False)
         print(json.dumps(summary.to_json(), indent=2))
     else:
         print_report([summary], _stdout_console())
@@ -238,6 +243,10 @@ def report(args: argparse.Namespace) -> int:
             print(f"skipped {d}: {exc}", file=sys.stderr)
     if not instruments and not summaries:
         raise AgenticEvalError(f"no readable runs in {runs_root}/")
+    if args.json or args.format == "md":  # the table prints them itself; here stdout stays machine-readable
+        for s in summaries:
+            for w in s.warnings:
+                print(f"warning: {w}", file=sys.stderr)
     if args.json:
         for s in summaries:
             print(json.dumps(s.to_json()))

@@ -48,7 +48,7 @@ def think_check(args: argparse.Namespace) -> int:
 
     if not args.json:
         err.print(f"think-check: {args.problems} problems (seed {args.seed}) x thinking on/off, model {args.model} "
-                  f"at {endpoint.base_url}", markup=False)
+                  f"at {endpoint.shown_url}", markup=False)
     result = run_think_check(endpoint, config, progress)
     line, headline_text = verdict(result)
     out = result.model_dump(mode="json")
@@ -117,7 +117,7 @@ def cold_start(args: argparse.Namespace) -> int:
     else:
         endpoint = resolve_endpoint(args.base_url, args.api_key)
         if not args.json:
-            err.print(f"cold-start: {args.repeat} start(s) of {args.cmd!r}, waiting on {endpoint.base_url}",
+            err.print(f"cold-start: {args.repeat} start(s) of {args.cmd!r}, waiting on {endpoint.shown_url}",
                       markup=False)
         result = measure_cold_start(
             endpoint, ColdStartConfig(cmd=args.cmd, model=args.model, repeat=args.repeat, timeout_s=args.timeout),

@@ -14,6 +14,7 @@ retries of connection errors and HTTP 5xx/429, default 2), `bash_timeout_s` (def
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -122,6 +123,15 @@ def _reasoning(message: ChatCompletionMessage) -> str:
 OPTIONS: dict[str, Callable[[Any], Any]] = {"max_retries": int, "bash_timeout_s": float, "temperature": float,
                                             "max_tokens": int}
 """The `--agent-opt` keys the built-in agent reads, with their types."""
+OPTION_MINIMUM: dict[str, int] = {"max_tokens": 1}
+OPTION_ABOVE_ZERO = frozenset({"bash_timeout_s"})
+"""Options where 0 means nothing (a command with no time to run); the others may be 0 (no retries)."""
+
+
+def _valid_text(text: str | None) -> str | None:
+    """`text` as valid Unicode (lone surrogates a model sent become '?'), so that the history can be
+    sent back and written down: what the model sends must not crash its own agent."""
+    return None if text is None else text.encode("utf-8", "replace").decode("utf-8")
 
 
 class BuiltinAgent:
@@ -137,12 +147,16 @@ class BuiltinAgent:
             if key not in OPTIONS:
                 raise AgenticEvalError(f"--agent-opt {key}: the builtin agent has no such option "
                                        f"(it has: {', '.join(OPTIONS)})")
+            least = OPTION_MINIMUM.get(key, 0)
             try:
-                if OPTIONS[key](value) < 0:
+                number = OPTIONS[key](value)
+                if not math.isfinite(number) or number < least or (key in OPTION_ABOVE_ZERO and number == 0):
                     raise ValueError
-            except (TypeError, ValueError):
-                raise AgenticEvalError(f"--agent-opt {key}={value}: expected a non-negative "
-                                       f"{'whole number' if OPTIONS[key] is int else 'number'}") from None
+            except (TypeError, ValueError, OverflowError):
+                kind = "whole number" if OPTIONS[key] is int else "number"
+                wanted = (f"a finite {kind} above 0" if key in OPTION_ABOVE_ZERO else f"a {kind} of at least {least}"
+                          if least else f"a non-negative {kind}" + ("" if OPTIONS[key] is int else " (finite)"))
+                raise AgenticEvalError(f"--agent-opt {key}={value}: expected {wanted}") from None
 
     def run(self, ctx: AgentContext) -> AgentOutcome:
         try:
@@ -279,16 +293,18 @@ class _Loop:
 
     def _run_structured_calls(self, message: ChatCompletionMessage) -> None:
         calls: list[ChatCompletionMessageToolCallParam] = []
+        executed: list[tuple[str, str]] = []  # as the model sent them; the history gets them as valid text
         for reply_call in message.tool_calls or []:
             function = getattr(reply_call, "function", None)  # only function tools are offered
             name, arguments = (function.name, function.arguments) if function else ("?", "")
-            calls.append({"id": reply_call.id, "type": "function",
-                          "function": {"name": name, "arguments": arguments}})
-        self.append({"role": "assistant", "content": message.content, "tool_calls": calls})
-        for call in calls:
-            name, arguments = call["function"]["name"], call["function"]["arguments"]
+            executed.append((name, arguments))
+            calls.append({"id": _valid_text(reply_call.id), "type": "function",
+                          "function": {"name": _valid_text(name), "arguments": _valid_text(arguments)}})
+        self.append({"role": "assistant", "content": _valid_text(message.content), "tool_calls": calls})
+        for call, (name, arguments) in zip(calls, executed, strict=True):
             started = time.monotonic()
             result = execute_tool(self.ctx.sandbox.path, name, arguments, self.limits)
+            name = call["function"]["name"]
             self.append({"role": "tool", "tool_call_id": call["id"], "content": result.text},
                         name=name, is_error=result.is_error, duration_s=round(time.monotonic() - started, 3))
 
@@ -300,20 +316,20 @@ class _Loop:
                       or find_text_tool_calls(_reasoning(message), request))
         if not text_calls:
             return False
-        self.append({"role": "assistant", "content": message.content or ""})
+        self.append({"role": "assistant", "content": _valid_text(message.content) or ""})
         parts = [f"You wrote {len(text_calls)} tool call(s) as text in your reply instead of calling the "
                  "tools through the API. They were executed; here are their results, in order. Prefer "
                  "structured tool calls."]
         for number, call in enumerate(text_calls, 1):
-            shown = f"{call.name or '?'}({json.dumps(call.arguments, ensure_ascii=False)})"
+            shown = _valid_text(f"{call.name or '?'}({json.dumps(call.arguments, ensure_ascii=False)})")
             if call.truncated or call.arguments is None or not call.offered or not call.name:
                 why = ("cut short" if call.truncated else "unknown tool" if not call.offered
                        else "unreadable arguments")
                 text = f"error: not executed ({why})"
             else:
                 text = execute_tool(self.ctx.sandbox.path, call.name, call.arguments, self.limits).text
-            self.transcript.write("text_call", self.turns, family=call.family, name=call.name,
-                                  arguments=call.arguments, result=text)
+            self.transcript.write("text_call", self.turns, family=call.family, name=_valid_text(call.name),
+                                  arguments=json.loads(_valid_text(json.dumps(call.arguments))), result=text)
             parts.append(f"Result of text tool call {number}, {shown}:\n{text}")
         self.append({"role": "user", "content": "\n\n".join(parts)})
         return True

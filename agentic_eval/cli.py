@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -42,11 +43,47 @@ def _lazy(module: str, func: str) -> Handler:
     return handler
 
 
+def _add_key_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--api-key", metavar="KEY",
+                   help="API key (never written to any file, but a flag is visible to every user in `ps`: prefer "
+                   "OPENAI_API_KEY or --api-key-file)")
+    p.add_argument("--api-key-file", metavar="PATH",
+                   help="read the API key from this file (its first line), instead of --api-key or OPENAI_API_KEY")
+
+
+def _load_api_key_file(args: argparse.Namespace) -> None:
+    """`--api-key-file PATH` read into `args.api_key`: one line of error if it cannot be used."""
+    path = getattr(args, "api_key_file", None)
+    if not path:
+        return
+    if getattr(args, "api_key", None):
+        raise AgenticEvalError("give the key once: --api-key or --api-key-file, not both")
+    try:
+        with open(path, encoding="utf-8") as handle:
+            key = handle.readline().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgenticEvalError(f"--api-key-file {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})"
+                               ) from None
+    if not key:
+        raise AgenticEvalError(f"--api-key-file {path}: the file is empty; write the key on its first line")
+    args.api_key = key
+
+
+def _secrets_of(args: argparse.Namespace) -> list[str]:
+    """What must never be printed: the API key and the credentials inside the base URL."""
+    from agentic_eval.endpoint import url_secrets
+
+    found = [getattr(args, "api_key", None) or "", os.environ.get("OPENAI_API_KEY", "")]
+    for url in (getattr(args, "base_url", None), os.environ.get("OPENAI_BASE_URL")):
+        found += url_secrets(url) if url else []
+    return [s for s in found if len(s) >= 4]
+
+
 def _add_endpoint_args(p: argparse.ArgumentParser, model_required: bool = True) -> None:
     p.add_argument("--model", required=model_required, help="model name the endpoint serves")
     p.add_argument("--base-url", metavar="URL",
                    help="endpoint base URL (default: OPENAI_BASE_URL or http://localhost:8000/v1)")
-    p.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+    _add_key_args(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_run.add_argument("--model", help="model name the endpoint serves (required unless --resume)")
     p_run.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1")
-    p_run.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+    _add_key_args(p_run)
     p_run.add_argument("--agent", default=None, help="agent: builtin (default), oracle, nop, or a plugin")
     _add_tasks_arg(p_run)
     p_run.add_argument("--task", action="append", metavar="ID", help="only this task id; repeatable")
@@ -131,9 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_tasks_arg(p_val)
     p_val.add_argument("--task", action="append", metavar="ID", help="only this task id; repeatable")
-    p_val.add_argument("--repeat", type=int, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
+    p_val.add_argument("--repeat", type=positive_int, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
     p_val.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
-    p_val.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="tasks validated in parallel")
+    p_val.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="tasks validated in parallel")
     p_val.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p_val.set_defaults(handler=_lazy("_tasks_cli", "validate"))
 
@@ -154,9 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve a small GGUF model on 127.0.0.1 with llama.cpp (no GPU needed; needs the [local] extra)",
     )
     p_srv.add_argument("--gguf", metavar="PATH", help="GGUF model file (default: the registry-packaged small model)")
-    p_srv.add_argument("--port", type=int, default=8080, metavar="P", help="port on 127.0.0.1 (default 8080)")
-    p_srv.add_argument("--ctx", type=int, default=16384, metavar="N", help="context size in tokens (default 16384)")
-    p_srv.add_argument("--threads", type=int, default=None, metavar="N", help="CPU threads (default: all cores)")
+    p_srv.add_argument("--port", type=port_number, default=8080, metavar="P", help="port on 127.0.0.1 (default 8080)")
+    p_srv.add_argument("--ctx", type=positive_int, default=16384, metavar="N", help="context size in tokens (default 16384)")
+    p_srv.add_argument("--threads", type=positive_int, default=None, metavar="N", help="CPU threads (default: all cores)")
     p_srv.set_defaults(handler=_lazy("_local_cli", "serve_local"))
 
     # probe
@@ -166,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_probe.add_argument("--model", required=True, help="model name the endpoint serves")
     p_probe.add_argument("--base-url", metavar="URL", help="endpoint base URL (default: OPENAI_BASE_URL or "
                          "http://localhost:8000/v1)")
-    p_probe.add_argument("--api-key", metavar="KEY", help="API key (never written to any file)")
+    _add_key_args(p_probe)
     p_probe.add_argument("--timeout", type=positive_float, default=180, metavar="S",
                          help="give up on one request after S seconds (default 180, for a CPU-only server)")
     p_probe.add_argument("--json", action="store_true", help="print JSON instead of the table")
@@ -176,18 +213,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_tool = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default)")
     _add_endpoint_args(p_tool)
     p_tool.add_argument("--seed", type=int, default=45739, metavar="S", help="case generation seed (default 45739)")
-    p_tool.add_argument("--cases", type=int, default=None, metavar="N",
+    p_tool.add_argument("--cases", type=positive_int, default=None, metavar="N",
                         help="total cases, every phase scaled in proportion (default 370)")
     p_tool.add_argument("--phase", action="append", metavar="P",
                         help="only this phase (decisions, functional, structured, freeform, chains, negative)")
-    p_tool.add_argument("-j", "--jobs", type=int, default=4, metavar="N", help="requests in parallel (default 4)")
+    p_tool.add_argument("-j", "--jobs", type=positive_int, default=4, metavar="N", help="requests in parallel (default 4)")
     p_tool.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_tool.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p_tool.set_defaults(handler=_lazy("_tooling_cli", "tooling"))
 
     p_forms = sub.add_parser("forms", help="the form matrix: one request in 10 API shapes with N tools exposed")
     _add_endpoint_args(p_forms)
-    p_forms.add_argument("--tools", type=int, default=500, metavar="N", help="tool schemas exposed (default 500)")
+    p_forms.add_argument("--tools", type=positive_int, default=500, metavar="N", help="tool schemas exposed (default 500)")
     p_forms.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_forms.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p_forms.set_defaults(handler=_lazy("_tooling_cli", "forms"))
@@ -197,17 +234,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_endpoint_args(p_speed)
     p_speed.add_argument("--workload", default="code_edit,free_gen,long_ctx", metavar="W[,W]",
                          help="workloads: code_edit, free_gen, long_ctx (default all three)")
-    p_speed.add_argument("--reps", type=int, default=5, metavar="N", help="measured requests per workload (default 5)")
-    p_speed.add_argument("--warmup", type=int, default=1, metavar="N", help="warm-up requests per workload (default 1)")
-    p_speed.add_argument("--max-tokens", type=int, default=256, metavar="N", help="output tokens per request (default 256)")
-    p_speed.add_argument("--long-ctx-tokens", type=int, default=50000, metavar="N",
+    p_speed.add_argument("--reps", type=positive_int, default=5, metavar="N", help="measured requests per workload (default 5)")
+    p_speed.add_argument("--warmup", type=non_negative_int, default=1, metavar="N", help="warm-up requests per workload (default 1)")
+    p_speed.add_argument("--max-tokens", type=positive_int, default=256, metavar="N", help="output tokens per request (default 256)")
+    p_speed.add_argument("--long-ctx-tokens", type=positive_int, default=50000, metavar="N",
                          help="long_ctx prompt size in tokens (default 50000)")
     p_speed.add_argument("--prefill-sweep", action="store_true", help="fit the prefill rate over prompt lengths")
-    p_speed.add_argument("--bytes-per-token", type=float, metavar="GB",
+    p_speed.add_argument("--bytes-per-token", type=positive_float, metavar="GB",
                          help="GB read per decoded token, for the bandwidth sanity check")
     p_speed.add_argument("--checkpoint", metavar="DIR",
                          help="safetensors checkpoint folder (with config.json) to derive bytes per token")
-    p_speed.add_argument("--bandwidth", type=float, metavar="GB/s", help="the hardware's memory bandwidth")
+    p_speed.add_argument("--bandwidth", type=positive_float, metavar="GB/s", help="the hardware's memory bandwidth")
     p_speed.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_speed.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p_speed.set_defaults(handler=_lazy("_speed_cli", "speed"))
@@ -215,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     # think-check, cold-start (issue 9)
     p_think = sub.add_parser("think-check", help="does turning reasoning off make answers wrong? (arithmetic problems)")
     _add_endpoint_args(p_think)
-    p_think.add_argument("--problems", type=int, default=20, metavar="N", help="problems (default 20)")
+    p_think.add_argument("--problems", type=positive_int, default=20, metavar="N", help="problems (default 20)")
     p_think.add_argument("--seed", type=int, default=0, metavar="S", help="problem generation seed (default 0)")
     p_think.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_think.add_argument("--json", action="store_true", help="print JSON instead of the table")
@@ -224,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_cold = sub.add_parser("cold-start", help="time from starting a server command to its first token")
     p_cold.add_argument("--cmd", metavar="COMMAND", help="the server command to start (run through the shell)")
     _add_endpoint_args(p_cold, model_required=False)
-    p_cold.add_argument("--repeat", type=int, default=1, metavar="N", help="starts to measure (default 1)")
+    p_cold.add_argument("--repeat", type=positive_int, default=1, metavar="N", help="starts to measure (default 1)")
     p_cold.add_argument("--timeout", type=positive_float, default=1800, metavar="S",
                         help="give up on a start after S seconds (default 1800)")
     p_cold.add_argument("--ollama-unload", action="store_true",
@@ -263,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = args.debug or os.environ.get("AGENTIC_EVAL_DEBUG", "") not in ("", "0")
     _sigterm_interrupts()
     try:
+        _load_api_key_file(args)
         return handler(args)
     except BrokenPipeError:  # `agentic-eval ... | head`: the reader has all it wants
         with contextlib.suppress(OSError):
@@ -276,7 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AgenticEvalError as exc:
         if debug:
             raise
-        print(f"agentic-eval: error: {exc}", file=sys.stderr)
+        from agentic_eval.endpoint import scrub
+
+        print(f"agentic-eval: error: {scrub(str(exc), _secrets_of(args))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a folder that is a file, a path that cannot be written: the user's to fix
         if debug:
@@ -303,11 +343,13 @@ def _sigterm_interrupts() -> None:
 
 
 def positive_float(text: str) -> float:
-    """argparse type: a number above 0."""
+    """argparse type: a finite number above 0 (not nan, not inf)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number; give a number above 0")
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text} must be above 0")
     return value
@@ -321,6 +363,25 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be 0 or more")
+    return value
+
+
+def port_number(text: str) -> int:
+    """argparse type: a TCP port, 0 (any free one) to 65535."""
+    value = non_negative_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (0 to 65535)")
     return value
 
 

@@ -230,7 +230,7 @@ def measure_cold_start(endpoint: Endpoint, config: ColdStartConfig,
         for index in range(config.repeat):
             runs.append(_one_start(config, endpoint, index, Path(tmp) / f"server-{index}.log", on_phase))
     model = config.model or next((r.model for r in runs if r.model), None)
-    result = ColdStartResult(mode="command", cmd=config.cmd, base_url=endpoint.base_url, model=model,
+    result = ColdStartResult(mode="command", cmd=config.cmd, base_url=endpoint.shown_url, model=model,
                              runs=runs, phases=phase_stats(runs))
     result.verdict = _verdict(result)
     return result
@@ -263,7 +263,7 @@ def measure_ollama_unload(endpoint: Endpoint, model: str, repeat: int = 1, timeo
             except (_Failed, httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
                 run.error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, _Failed) else str(exc)
             runs.append(run)
-    result = ColdStartResult(mode="ollama_unload", base_url=endpoint.base_url, model=model, runs=runs,
+    result = ColdStartResult(mode="ollama_unload", base_url=endpoint.shown_url, model=model, runs=runs,
                              phases=phase_stats(runs))
     result.verdict = _verdict(result)
     return result

@@ -20,7 +20,61 @@ class Endpoint:
     api_key: str
 
     def __repr__(self) -> str:  # never show the key
-        return f"Endpoint(base_url={self.base_url!r})"
+        return f"Endpoint(base_url={self.shown_url!r})"
+
+    @property
+    def shown_url(self) -> str:
+        """The base URL as it may be written or printed: credentials in it redacted."""
+        return redact_url(self.base_url)
+
+
+SECRET_QUERY_WORDS = ("key", "token", "secret", "auth", "password", "sig", "credential")
+"""A query parameter whose name contains one of these holds a credential."""
+REDACTED = "REDACTED"
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials inside a URL: its user info (user:password@) and key-like query values."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found: list[str] = []
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rpartition("@")[0]
+        found += [userinfo, *(p for p in userinfo.split(":", 1) if len(p) >= 4)]
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if value and any(word in name.lower() for word in SECRET_QUERY_WORDS):
+            found.append(value)
+    return sorted({s for s in found if s}, key=len, reverse=True)
+
+
+def redact_url(url: str) -> str:
+    """`url` with its user info and key-like query values replaced by REDACTED."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return scrub(url, url_secrets(url))
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
+    query = parts.query
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if any(any(word in name.lower() for word in SECRET_QUERY_WORDS) for name, _ in pairs):
+        query = urlencode([(name, REDACTED if any(w in name.lower() for w in SECRET_QUERY_WORDS) else value)
+                           for name, value in pairs])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def scrub(text: str, secrets: list[str] | tuple[str, ...]) -> str:
+    """`text` with every secret in it replaced by REDACTED (longest first)."""
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
 
 
 def resolve_endpoint(base_url: str | None = None, api_key: str | None = None) -> Endpoint:
@@ -28,7 +82,7 @@ def resolve_endpoint(base_url: str | None = None, api_key: str | None = None) ->
     url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
     if not url.startswith(("http://", "https://")):
-        raise EndpointError(f"base URL {url!r} must start with http:// or https:// (e.g. {DEFAULT_BASE_URL})")
+        raise EndpointError(f"base URL {redact_url(url)!r} must start with http:// or https:// (e.g. {DEFAULT_BASE_URL})")
     return Endpoint(base_url=url.rstrip("/"), api_key=key)
 
 
@@ -37,23 +91,26 @@ def list_models(endpoint: Endpoint, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> l
     import httpx
 
     url = f"{endpoint.base_url}/models"
+    shown = f"{endpoint.shown_url}/models"
     try:
         resp = httpx.get(url, headers={"Authorization": f"Bearer {endpoint.api_key}"}, timeout=timeout_s)
     except httpx.HTTPError as exc:
         raise EndpointError(
-            f"cannot reach {endpoint.base_url} ({type(exc).__name__}: {exc}); start the server or pass --base-url"
+            scrub(f"cannot reach {endpoint.shown_url} ({type(exc).__name__}: {exc}); start the server or pass "
+                  "--base-url", url_secrets(endpoint.base_url))
         ) from None
     if resp.status_code == 404:
         return None
     if resp.status_code in (401, 403):
-        raise EndpointError(f"{url} answered {resp.status_code}: pass the right key with --api-key or OPENAI_API_KEY")
+        raise EndpointError(f"{shown} answered {resp.status_code}: pass the right key with --api-key-file, "
+                            "OPENAI_API_KEY or --api-key")
     if resp.status_code >= 400:
-        raise EndpointError(f"{url} answered HTTP {resp.status_code}: {resp.text[:200]!r}")
+        raise EndpointError(f"{shown} answered HTTP {resp.status_code}: {resp.text[:200]!r}")
     try:
         data = resp.json()
         return [str(m["id"]) for m in data.get("data", [])]
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise EndpointError(f"{url} did not answer a model list (got {resp.text[:120]!r}); is this an "
+        raise EndpointError(f"{shown} did not answer a model list (got {resp.text[:120]!r}); is this an "
                             "OpenAI-compatible endpoint?") from None
 
 
@@ -64,7 +121,7 @@ def preflight(endpoint: Endpoint, model: str) -> None:
         return  # no /models route: the first request will tell
     if model not in models:
         listed = ", ".join(models) if models else "none"
-        raise EndpointError(f"model {model!r} is not served by {endpoint.base_url}; it lists: {listed}")
+        raise EndpointError(f"model {model!r} is not served by {endpoint.shown_url}; it lists: {listed}")
 
 
 def not_an_event_stream(content_type: str) -> str | None:

@@ -58,12 +58,16 @@ def save_instrument_run(
     runs_root: Path = Path("runs"),
 ) -> Path:
     """Write an instrument run folder and return it. `result` is the instrument's whole JSON output."""
+    from agentic_eval.endpoint import redact_url, scrub, url_secrets
+
     run_dir = claim_run_dir(runs_root, new_run_id(model, kind))
     meta = InstrumentRun(
-        kind=kind, run_id=run_dir.name, created_at=utc_now(), model=model, base_url=base_url, headline=headline,
-        headline_text=headline_text, settings=settings or {}, versions=versions(),
+        kind=kind, run_id=run_dir.name, created_at=utc_now(), model=model, base_url=redact_url(base_url),
+        headline=headline, headline_text=headline_text, settings=settings or {}, versions=versions(),
     )
-    _write_atomic(run_dir / RESULT_FILE, json.dumps(result, indent=2, default=str) + "\n")
+    # Credentials in the base URL never reach a file, wherever the instrument quoted it.
+    text = scrub(json.dumps(result, indent=2, default=str), url_secrets(base_url))
+    _write_atomic(run_dir / RESULT_FILE, text + "\n")
     _write_atomic(run_dir / INSTRUMENT_FILE, meta.model_dump_json(indent=2) + "\n")
     return run_dir
 

@@ -246,14 +246,14 @@ def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHA
     models = list_models(endpoint)
     if models is not None and model not in models:
         listed = ", ".join(models) if models else "none"
-        raise EndpointError(f"model {model!r} is not served by {endpoint.base_url}; it lists: {listed}")
+        raise EndpointError(f"model {model!r} is not served by {endpoint.shown_url}; it lists: {listed}")
     rows = []
     for shape in shapes:
         row = probe_shape(endpoint, model, shape, timeout_s, max_tokens)
         rows.append(row)
         if on_row is not None:
             on_row(row)
-    return ProbeReport(base_url=endpoint.base_url, model=model, models=models, shapes=rows,
+    return ProbeReport(base_url=endpoint.shown_url, model=model, models=models, shapes=rows,
                        metrics=read_metrics(endpoint))
 
 

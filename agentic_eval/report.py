@@ -104,6 +104,7 @@ class RunSummary:
             "outcomes": self.outcome_counts,
             "text_call_families": self.families,
             "trials": [t.model_dump(mode="json") for t in self.trials],
+            "warnings": self.warnings,
         }
 
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from agentic_eval.errors import AgenticEvalError
 
@@ -122,7 +122,8 @@ class RunConfig(BaseModel):
     model: str
     agent: str
     base_url: str
-    """Where the endpoint was when the run started (informational: not part of any trial's identity)."""
+    """Where the endpoint was when the run started (informational: not part of any trial's identity);
+    credentials in it (user:password@, key-like query values) are redacted."""
     seed: int = 0
     attempts: int = 1
     jobs: int = 1
@@ -136,39 +137,110 @@ class RunConfig(BaseModel):
     agent_options: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
 
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, value: str) -> str:
+        from agentic_eval.endpoint import redact_url
+
+        return redact_url(value)
+
+
+UNREADABLE_FILE = "trials.unreadable.txt"
+"""Lines of trials.jsonl that could not be read (a torn write), kept aside byte for byte, one per line."""
+_RECORD_START = b'{"format_version":'
+
 
 class TrialLog:
-    """Appends trial records to trials.jsonl durably (flush + fsync per record), safely across threads."""
+    """Appends trial records to trials.jsonl durably (one write, flush + fsync per record), safely across
+    threads. A record is pure ASCII (non-ASCII characters escaped), so no tear can split a character; and
+    a file that does not end in a newline (a tear in an earlier session) gets one before the next record,
+    so a torn line never swallows the record written after it."""
 
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / TRIALS_FILE
         self._lock = threading.Lock()
 
     def append(self, result: TrialResult) -> None:
-        line = result.model_dump_json() + "\n"
-        with self._lock, open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        text = json.dumps(result.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+        valid = json.loads(text.encode("utf-8", "replace"))  # a lone surrogate (from a model's text) becomes '?'
+        data = (json.dumps(valid, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+        with self._lock:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                if not _ends_with_newline(fd):
+                    data = b"\n" + data
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+def _ends_with_newline(fd: int) -> bool:
+    """True for an empty file or one whose last byte is a newline."""
+    size = os.fstat(fd).st_size
+    return size == 0 or os.pread(fd, 1, size - 1) == b"\n"
+
+
+def _parse_record(line: bytes) -> TrialResult:
+    """One line as a record; ValueError (UnicodeDecodeError, ValidationError) when it is not one."""
+    return TrialResult.model_validate_json(line.decode("utf-8"))
+
+
+def _keep_aside(run_dir: Path, lines: list[bytes]) -> str:
+    """Copy unreadable lines to the side file (each once); the side file's name, or why it could not be written."""
+    side = run_dir / UNREADABLE_FILE
+    try:
+        kept = set(side.read_bytes().split(b"\n")) if side.exists() else set()
+        new = [ln for ln in dict.fromkeys(lines) if ln not in kept]
+        if new:
+            with open(side, "ab") as fh:
+                fh.write(b"".join(ln + b"\n" for ln in new))
+        return f"kept in {side}"
+    except OSError as exc:
+        return f"not kept aside: {exc.strerror or exc}"
 
 
 def read_trials(run_dir: Path) -> tuple[list[TrialResult], list[str]]:
-    """Every record of a run, and a warning per line that could not be read.
+    """Every record of a run, and a one-line warning per line that could not be read.
 
-    A line cut short by a killed process (the last one) is skipped with a warning, never fatal.
+    The file is read as bytes and decoded line by line: a line cut short (a crash or a full disk
+    mid-write), even inside a multi-byte character, costs that line only. It is skipped, copied aside
+    to trials.unreadable.txt, and its trial runs again on resume. A whole record that an older writer
+    appended to a torn line (no newline in between) is still found and read.
     """
     path = run_dir / TRIALS_FILE
     results: list[TrialResult] = []
     warnings: list[str] = []
-    if not path.exists():
+    unreadable: list[bytes] = []
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return results, warnings
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
-            results.append(TrialResult.model_validate_json(line))
+            results.append(_parse_record(line))
+            continue
+        except UnicodeDecodeError as exc:
+            why = f"not UTF-8 at byte {exc.start}: a torn write"
         except ValidationError as exc:
-            warnings.append(f"{path}:{n}: unreadable trial record skipped ({exc.errors()[0]['msg']})")
+            why = exc.errors()[0]["msg"]
+        start = line.rfind(_RECORD_START)
+        if start > 0:  # a record glued onto a torn line
+            try:
+                results.append(_parse_record(line[start:]))
+                line = line[:start]
+            except ValueError:
+                pass
+        unreadable.append(line)
+        warnings.append(f"{path}:{n}: unreadable trial record skipped ({why[:120]}); its trial runs again on "
+                        "resume")
+    if unreadable:
+        where = _keep_aside(run_dir, unreadable)
+        warnings = [f"{w}; {where}" for w in warnings]
     return results, warnings
 
 

@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from agentic_eval import __version__, gitsafe
 from agentic_eval.agent import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
-from agentic_eval.endpoint import Endpoint
+from agentic_eval.endpoint import Endpoint, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grader import ScriptRunner, Verdict
 from agentic_eval.results import (
@@ -159,6 +159,39 @@ def _final_diff(sandbox: Sandbox, dest: Path) -> None:
         dest.write_text(f"could not compute the diff: {exc}\n", encoding="utf-8")
 
 
+def trial_placeholder_key() -> str:
+    """A random stand-in for the API key, made for one trial: what the agent is given instead of the key."""
+    import secrets
+
+    return f"ae-trial-{secrets.token_hex(16)}"
+
+
+def repository_damage(sandbox_path: Path, pristine: str) -> str | None:
+    """Why the agent left no repository to grade (its folder or its .git deleted or corrupted, the
+    pristine commit gone), or None when it is whole. Git runs with no configuration from the user or
+    the system and no hooks; it only reads."""
+    import os
+
+    if sandbox_path.is_symlink() or not sandbox_path.is_dir():
+        return "the agent deleted/corrupted the repository: its folder is gone"
+    git_dir = sandbox_path / ".git"
+    if git_dir.is_symlink() or not git_dir.is_dir():
+        return "the agent deleted/corrupted the repository: its .git folder is gone or replaced"
+    env = {"PATH": os.environ.get("PATH", os.defpath), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(sandbox_path), "LC_ALL": "C"}
+    for argv in (["cat-file", "-e", f"{pristine}^{{commit}}"], ["ls-files", "--cached", "-z"]):
+        try:
+            proc = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *argv],
+                                  cwd=sandbox_path, env=env, capture_output=True, timeout=60, check=False)
+        except subprocess.TimeoutExpired:
+            return "the agent deleted/corrupted the repository: git could not read it within 60 s"
+        if proc.returncode != 0:
+            why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            return ("the agent deleted/corrupted the repository: "
+                    + (why[0][:200] if why else f"git {argv[0]} failed"))
+    return None
+
+
 class TrialRunner:
     """Runs one trial end to end and returns its record. Never raises for a problem of the trial."""
 
@@ -171,6 +204,7 @@ class TrialRunner:
         self.options = options
         self.cancel = cancel
         self.keep_sandboxes = keep_sandboxes
+        self._secrets = [s for s in (endpoint.api_key, *url_secrets(endpoint.base_url)) if len(s) >= 4]
 
     def run(self, spec: TrialSpec) -> TrialResult | None:
         """The trial's record, or None when the run was cancelled before the trial finished."""
@@ -190,6 +224,7 @@ class TrialRunner:
         )
 
         def finish(outcome: Outcome, detail: str, **extra: Any) -> TrialResult:
+            detail = scrub(detail, self._secrets)  # an error message that quoted the URL or the key
             return TrialResult(**base, outcome=outcome, detail=detail, ended_at=utc_now(),
                                duration_s=round(time.monotonic() - t0, 3), files=files, **extra)
 
@@ -210,6 +245,10 @@ class TrialRunner:
             for path in sorted(trial_dir.iterdir()):
                 if path.is_file() and path.name not in known:
                     files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
+            broken = repository_damage(sandbox.path, sandbox.pristine_commit)
+            if broken is not None:  # the model's doing, so scored: nothing left that a grader could judge
+                return finish("fail", broken, agent_duration_s=round(agent_s, 3), agent_status=outcome.status,
+                              stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
             version_file = trial_dir / AGENT_VERSION_FILE
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
                                      if version_file.is_file() else f"agentic-eval {__version__}")
@@ -247,9 +286,12 @@ class TrialRunner:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def _run_agent(self, task: Task, sandbox: Any, trial_dir: Path, wire_path: Path) -> tuple[AgentOutcome, float]:
+        # The agent never holds the real key: it gets a placeholder made for this trial alone, which the
+        # wire recorder checks and replaces upstream with the real key. Its base URL is the recorder's.
+        placeholder = trial_placeholder_key()
         ctx = AgentContext(
             task=task, sandbox=sandbox, instruction=task.render_instruction(sandbox.variables),
-            base_url=self.endpoint.base_url, api_key=self.endpoint.api_key, model=self.config.model,
+            base_url=self.endpoint.shown_url, api_key=placeholder, model=self.config.model,
             timeout_s=task.meta.limits.agent_timeout_s, max_turns=task.meta.limits.max_turns,
             trial_dir=trial_dir, options=self.options, cancel=self.cancel,
         )
@@ -259,7 +301,8 @@ class TrialRunner:
                 from agentic_eval.wire import WireRecorder
 
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
-                                        upstream_headers={"Authorization": f"Bearer {self.endpoint.api_key}"})
+                                        upstream_headers={"Authorization": f"Bearer {self.endpoint.api_key}"},
+                                        client_key=placeholder)
                 recorder.start()
                 outcome = AgentOutcome("agent_error", detail="the agent did not return")
                 try:

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from agentic_eval import metrics as m
-from agentic_eval.endpoint import not_an_event_stream
+from agentic_eval.endpoint import not_an_event_stream, redact_url
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.speedstats import Spread, decode_rate, prefill_rate, server_decode_rate, spread
 
@@ -226,7 +226,7 @@ def stream_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sam
                        timeout=cfg.request_timeout_s) as resp:
         if resp.status_code >= 400:
             resp.read()
-            raise SpeedError(f"{cfg.base_url}/chat/completions answered HTTP {resp.status_code}: {resp.text[:200]!r}")
+            raise SpeedError(f"{redact_url(cfg.base_url)}/chat/completions answered HTTP {resp.status_code}: {resp.text[:200]!r}")
         if problem := not_an_event_stream(resp.headers.get("content-type", "")):
             raise SpeedError(f"{problem}, so tokens cannot be timed")
         for line in resp.iter_lines():

@@ -37,16 +37,20 @@ class SandboxSpec(BaseModel):
     """Passed to the generator unchanged (e.g. `{scenario = "failing_test"}`)."""
 
 
+MAX_LIMIT_S = 7 * 24 * 3600.0
+"""The longest time limit a task may set: beyond it a limit means nothing (inf, 1e300) and never ends a trial."""
+
+
 class Limits(BaseModel):
     """Time and turn limits for one trial of the task."""
 
     model_config = ConfigDict(extra="forbid")
 
-    agent_timeout_s: float = Field(default=600, gt=0)
-    """Wall time the agent gets before it is killed (`agent_timeout`)."""
-    grader_timeout_s: float = Field(default=60, gt=0)
+    agent_timeout_s: float = Field(default=600, gt=0, le=MAX_LIMIT_S, allow_inf_nan=False)
+    """Wall time the agent gets before it is killed (`agent_timeout`); at most a week."""
+    grader_timeout_s: float = Field(default=60, gt=0, le=MAX_LIMIT_S, allow_inf_nan=False)
     """Wall time the grader gets; exceeding it is a grader error, never a fail."""
-    max_turns: int = Field(default=40, gt=0)
+    max_turns: int = Field(default=40, gt=0, le=100_000)
     """Model turns the built-in agent may take."""
 
 

@@ -373,7 +373,7 @@ def run_think_check(endpoint: Endpoint, config: ThinkCheckConfig,
     if off.answered:
         share = off.reasoning_seen / off.answered
         status = "ignored" if share >= 0.5 else "partly ignored" if share > 0 else "honoured"
-    result = ThinkCheckResult(model=config.model, base_url=endpoint.base_url, server_kind=kind, server_detail=detail,
+    result = ThinkCheckResult(model=config.model, base_url=endpoint.shown_url, server_kind=kind, server_detail=detail,
                               switch=switch, switch_status=status, seed=config.seed, problems=len(problems),
                               on=on, off=off, attempts=attempts)
     result.verdict = verdict(result)[0]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import os
 import re
 import signal
@@ -328,36 +329,81 @@ _TOOLS = {"read_file": read_file, "write_file": write_file, "edit_file": edit_fi
           "list_dir": list_dir, "grep": grep, "bash": bash}
 
 
+_NO_NUL_KEYS = frozenset({"path", "command", "pattern", "glob"})
+"""Arguments that name something (a file, a program): a NUL byte cannot be part of them."""
+_LARGEST_NUMBER = 2**53
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ToolError(f"{name} is not a number a tool can use; send a finite number")
+
+
+def _check_values(args: dict[str, Any]) -> None:
+    """`ToolError` for a value no tool can use: a NUL byte in a name, text that is not valid Unicode
+    (a lone surrogate), a number that is not finite or is beyond any sensible bound."""
+    for key, value in args.items():
+        shown = repr(key)[:60]
+        if isinstance(value, str):
+            if "\x00" in value and key in _NO_NUL_KEYS:
+                raise ToolError(f"{shown}: a NUL byte cannot be part of a {key}")
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ToolError(f"{shown}: not valid Unicode text (a lone surrogate); send UTF-8 text") from None
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise ToolError(f"{shown}: must be a finite number")
+        elif isinstance(value, int | float) and not isinstance(value, bool) and abs(value) > _LARGEST_NUMBER:
+            raise ToolError(f"{shown}: number too large")
+
+
 def parse_arguments(name: str, arguments: dict[str, Any] | str | None) -> dict[str, Any]:
     """The call's arguments as a dict checked against the tool's schema; `ToolError` otherwise."""
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         arguments = {}
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
+            arguments = json.loads(arguments, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise ToolError(f"arguments of {name} are not valid JSON ({exc.msg} at char {exc.pos})") from None
+        except RecursionError:
+            raise ToolError(f"arguments of {name} are nested too deeply to read") from None
+        except ValueError as exc:  # e.g. an integer of thousands of digits
+            raise ToolError(f"arguments of {name} cannot be read: {str(exc)[:200]}") from None
     if not isinstance(arguments, dict):
         raise ToolError(f"arguments of {name} must be a JSON object, got {type(arguments).__name__}")
+    _check_values(arguments)
     try:
         jsonschema.validate(arguments, _SCHEMAS_BY_NAME[name])
     except jsonschema.ValidationError as exc:
         where = ".".join(str(p) for p in exc.absolute_path)
-        raise ToolError(f"bad arguments for {name}: {(where + ': ') if where else ''}{exc.message}") from None
+        raise ToolError(f"bad arguments for {name}: {(where + ': ') if where else ''}{exc.message[:500]}") from None
     return arguments
+
+
+def _sendable(text: str, limit: int | None = None) -> str:
+    """A result as the model can be sent it: valid UTF-8 (lone surrogates replaced), bounded in size
+    when asked (the tools bound their own output; error messages may quote what the model sent)."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    return text if limit is None else truncate_middle(text, limit)
 
 
 def execute_tool(sandbox_root: Path, name: str, arguments: dict[str, Any] | str | None,
                  limits: ToolLimits | None = None) -> ToolResult:
-    """Run one tool call in the sandbox. Never raises: every problem is a result the model sees."""
+    """Run one tool call in the sandbox. Never raises: every problem is a result the model sees,
+    including arguments no tool can use (a NUL byte, a lone surrogate, deep nesting, wrong types,
+    numbers that are not finite): what the model causes is the model's, and the trial goes on."""
     limits = limits or ToolLimits()
     if name not in _TOOLS:
-        return ToolResult(f"unknown tool {name!r}; available tools: {', '.join(TOOL_NAMES)}", is_error=True)
+        return ToolResult(_sendable(f"unknown tool {name!r}; available tools: {', '.join(TOOL_NAMES)}", 2000),
+                          is_error=True)
     try:
         args = parse_arguments(name, arguments)
-        return ToolResult(_TOOLS[name](Path(sandbox_root), args, limits))
+        return ToolResult(_sendable(_TOOLS[name](Path(sandbox_root), args, limits)))
     except ToolError as exc:
-        return ToolResult(f"error: {exc}", is_error=True)
+        return ToolResult(_sendable(f"error: {exc}", limits.max_output_bytes), is_error=True)
     except OSError as exc:
-        return ToolResult(f"error: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""),
-                          is_error=True)
+        text = f"error: {exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+        return ToolResult(_sendable(text, limits.max_output_bytes), is_error=True)
+    except Exception as exc:  # noqa: BLE001 - arguments a tool could not use are the model's fault, not a crash
+        text = f"error: {name} could not use these arguments ({type(exc).__name__}: {exc})"
+        return ToolResult(_sendable(text, limits.max_output_bytes), is_error=True)

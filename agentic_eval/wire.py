@@ -208,7 +208,11 @@ class _WireLog:
         self.count = 0
 
     def write(self, record: WireRecord) -> None:
-        line = record.model_dump_json() + "\n"
+        try:
+            line = record.model_dump_json() + "\n"
+        except ValueError:  # text that is not valid Unicode (a lone surrogate the model sent): made valid
+            text = json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
+            line = text.encode("utf-8", "replace").decode("utf-8") + "\n"
         with self._lock:
             if self._handle.closed:  # an exchange outlived stop()'s wait; nothing to write to
                 return
@@ -229,10 +233,12 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 class _ProxyApp:
     """The ASGI application: forward `/v1/...` upstream, relay the answer, log the exchange."""
 
-    def __init__(self, upstream_base_url: str, log: _WireLog, extra_headers: Mapping[str, str]) -> None:
+    def __init__(self, upstream_base_url: str, log: _WireLog, extra_headers: Mapping[str, str],
+                 client_key: str | None = None) -> None:
         self.upstream = httpx.URL(upstream_base_url.rstrip("/"))
         self.log = log
         self.extra_headers = dict(extra_headers)
+        self.client_key = client_key
         self.client: httpx.AsyncClient | None = None
         self._seq = itertools.count()
 
@@ -245,6 +251,10 @@ class _ProxyApp:
         path: str = scope["path"]
         if path != "/v1" and not path.startswith("/v1/"):
             await _send_json(send, 404, _error_body(f"the wire recorder only forwards /v1/...; got {path}", "not_found"))
+            return
+        if self.client_key is not None and not _carries_key(scope["headers"], self.client_key):
+            await _send_json(send, 401, _error_body("this trial's key is required (Authorization: Bearer KEY)",
+                                                    "invalid_api_key"))
             return
         body = await _read_body(receive)
         query = scope.get("query_string", b"").decode("latin-1")
@@ -326,6 +336,22 @@ async def _relay_until_done_or_disconnect(
     relay.result()  # re-raises _UpstreamBrokeOff
 
 
+def _carries_key(headers: list[tuple[bytes, bytes]], key: str) -> bool:
+    """True when a request presents `key` the way OpenAI-compatible clients do (Bearer, or an api-key header)."""
+    import hmac
+
+    for name, value in headers:
+        name_text = name.decode("latin-1").lower()
+        text = value.decode("latin-1").strip()
+        if name_text == "authorization" and text[:7].lower() == "bearer ":
+            text = text[7:].strip()
+        elif name_text not in ("api-key", "x-api-key"):
+            continue
+        if hmac.compare_digest(text.encode("latin-1"), key.encode("latin-1")):
+            return True
+    return False
+
+
 async def _read_body(receive: Receive) -> bytes:
     parts: list[bytes] = []
     while True:
@@ -360,6 +386,8 @@ class WireRecorder:
         log_path: the JSONL wire log; created with its folders, appended to.
         upstream_headers: headers added to every upstream request (e.g. an Authorization the agent
             does not send). Never logged.
+        client_key: when given, only requests presenting this key (a trial's placeholder, as
+            `Authorization: Bearer KEY` or an `api-key` header) are forwarded; others get 401, unlogged.
         connect_timeout_s: give up on connecting to the upstream after this long (502 to the client).
         read_timeout_s: longest silence allowed from the upstream; None waits as long as the client does.
         port: port to listen on; 0 picks a free one.
@@ -371,6 +399,7 @@ class WireRecorder:
         log_path: str | Path,
         *,
         upstream_headers: Mapping[str, str] | None = None,
+        client_key: str | None = None,
         connect_timeout_s: float = 10.0,
         read_timeout_s: float | None = None,
         port: int = 0,
@@ -378,6 +407,7 @@ class WireRecorder:
         self.upstream_base_url = upstream_base_url
         self.log_path = Path(log_path)
         self._headers = dict(upstream_headers or {})
+        self._client_key = client_key
         self._timeout = httpx.Timeout(None, connect=connect_timeout_s, read=read_timeout_s)
         self._requested_port = port
         self._port: int | None = None
@@ -414,7 +444,7 @@ class WireRecorder:
             sock.close()
             raise AgenticEvalError(f"wire recorder: cannot listen on 127.0.0.1:{self._requested_port}: {exc}") from exc
         self._log = _WireLog(self.log_path)
-        app = _ProxyApp(self.upstream_base_url, self._log, self._headers)
+        app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key)
         config = uvicorn.Config(
             app, interface="asgi3", http="h11", loop="asyncio", lifespan="off", log_config=None,
             access_log=False, proxy_headers=False, server_header=False, date_header=False, timeout_graceful_shutdown=5,
