@@ -168,27 +168,18 @@ def trial_placeholder_key() -> str:
 
 def repository_damage(sandbox_path: Path, pristine: str) -> str | None:
     """Why the agent left no repository to grade (its folder or its .git deleted or corrupted, the
-    pristine commit gone), or None when it is whole. Git runs with no configuration from the user or
-    the system and no hooks; it only reads."""
-    import os
-
+    pristine commit gone), or None when it is whole. Read through gitsafe: never with the sandbox's own
+    config or hooks."""
     if sandbox_path.is_symlink() or not sandbox_path.is_dir():
         return "the agent deleted/corrupted the repository: its folder is gone"
     git_dir = sandbox_path / ".git"
     if git_dir.is_symlink() or not git_dir.is_dir():
         return "the agent deleted/corrupted the repository: its .git folder is gone or replaced"
-    env = {"PATH": os.environ.get("PATH", os.defpath), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
-           "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(sandbox_path), "LC_ALL": "C"}
-    for argv in (["cat-file", "-e", f"{pristine}^{{commit}}"], ["ls-files", "--cached", "-z"]):
-        try:
-            proc = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *argv],
-                                  cwd=sandbox_path, env=env, capture_output=True, timeout=60, check=False)
-        except subprocess.TimeoutExpired:
-            return "the agent deleted/corrupted the repository: git could not read it within 60 s"
-        if proc.returncode != 0:
-            why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            return ("the agent deleted/corrupted the repository: "
-                    + (why[0][:200] if why else f"git {argv[0]} failed"))
+    try:
+        gitsafe.sandbox_git(sandbox_path, ["cat-file", "-e", f"{pristine}^{{commit}}"])
+        gitsafe.sandbox_git(sandbox_path, ["ls-files", "--cached", "-z"])
+    except gitsafe.GitError as exc:
+        return f"the agent deleted/corrupted the repository: {str(exc)[:200]}"
     return None
 
 
