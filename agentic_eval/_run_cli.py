@@ -23,10 +23,10 @@ def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
 
 
 def _stdout_console() -> Any:
-    """Rich on stdout; piped to a file or a log it is 160 columns wide, so run ids are not cut short."""
-    from rich.console import Console
+    """Rich on stdout: the terminal's width, or piped, the tables' natural width (agentic_eval.tables)."""
+    from agentic_eval.tables import stdout_console
 
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    return stdout_console()
 
 
 def run(args: argparse.Namespace) -> int:

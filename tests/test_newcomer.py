@@ -251,3 +251,60 @@ def test_every_subcommand_help_has_a_description() -> None:
 
     missing = [p.prog for p in walk(build_parser()) if not p.description]
     assert missing == []
+
+
+# ----------------------------------------------------------------------------------------- tables at 80 columns
+
+
+def _render(summaries: list, width: int) -> str:
+    import io
+
+    from rich.console import Console
+
+    from agentic_eval.report import print_report
+
+    out = io.StringIO()
+    print_report(summaries, Console(file=out, width=width, highlight=False, color_system=None))
+    return out.getvalue()
+
+
+def _two_runs(mini_pack: Path, runs: Path) -> list:
+    from agentic_eval.report import summarize_run
+
+    pack = make_pack(mini_pack, 2)
+    ids = []
+    for agent in ("oracle", "nop"):
+        _, data = run_cli("run", "--agent", agent, "--model", "qwen2.5-coder-1.5b-instruct-q4_k_m", "--tasks",
+                          str(pack), "--run-dir", str(runs), "--json")
+        ids.append(data["run_id"])
+    return [summarize_run(runs / i) for i in ids]
+
+
+def test_the_report_keeps_its_figures_readable_at_80_columns(mini_pack: Path, tmp_path: Path) -> None:
+    summaries = _two_runs(mini_pack, tmp_path / "runs")
+    text = _render(summaries, 80)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in text  # no header or figure cut short
+    for s in summaries:  # every run id whole, every figure with its label
+        assert f"run {s.config.run_id}" in lines
+    assert sum(1 for line in lines if re.fullmatch(r"  tasks passed +2/2", line)) == 1
+    assert sum(1 for line in lines if re.fullmatch(r"  tasks passed +0/2", line)) == 1
+    assert any(re.fullmatch(r"  median latency +\d+\.\d s", line) for line in lines)
+    # the per-task matrix numbers its runs and says which is which
+    assert any(re.search(r"t0\s+│ pass\s+│ fail", line) for line in lines), text
+    assert f"#1 = {summaries[0].config.run_id}" in lines and f"#2 = {summaries[1].config.run_id}" in lines
+    # no `*` anywhere, so no footnote about it
+    assert "*" not in text and "Unscored trials are not fails." in lines
+
+
+def test_a_wide_terminal_and_a_pipe_get_the_whole_table(mini_pack: Path, tmp_path: Path) -> None:
+    summaries = _two_runs(mini_pack, tmp_path / "runs")
+    text = _render(summaries, 400)
+    assert re.search(r"┃ run\s+┃ model / agent\s+┃ tasks passed ┃ text tool calls ┃", text)
+    assert f"│ {summaries[0].config.run_id} │" in text
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    proc = subprocess.run([*CLI, "report", "--run-dir", str(tmp_path / "runs")], capture_output=True, text=True,
+                          env=env, timeout=120, check=True)
+    assert "┃ tasks passed ┃ text tool calls ┃" in proc.stdout  # piped: natural width, never a guessed one
+    assert all(f"│ {s.config.run_id} │" in proc.stdout for s in summaries)
