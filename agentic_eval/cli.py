@@ -136,8 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_val.add_argument("--task", action="append", metavar="ID", help="only this task id; repeatable")
     p_val.add_argument("--repeat", type=int, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
     p_val.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
+    p_val.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+                       help="check N seeds, S to S+N-1, each --repeat times: catches a generator or grader that only "
+                       "works for one seed (default 1)")
+    p_val.add_argument("--show", metavar="ID",
+                       help="validate only this task and print the grader's output of every pristine and fixed run")
     p_val.add_argument("-j", "--jobs", type=int, default=None, metavar="N", help="tasks validated in parallel")
-    p_val.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p_val.add_argument("--json", action="store_true", help="print one JSON object instead of the table: each "
+                       "task's reasons, counts, time and every check run")
     p_val.set_defaults(handler=_lazy("_tasks_cli", "validate"))
 
     # agents
