@@ -308,3 +308,64 @@ def test_a_wide_terminal_and_a_pipe_get_the_whole_table(mini_pack: Path, tmp_pat
                           env=env, timeout=120, check=True)
     assert "┃ tasks passed ┃ text tool calls ┃" in proc.stdout  # piped: natural width, never a guessed one
     assert all(re.search(rf"│ {re.escape(s.config.run_id)}\s+│", proc.stdout) for s in summaries)
+
+
+# ----------------------------------------------------------------------------------------- task authors
+
+
+def test_tasks_show_lists_the_generated_files_and_the_template_variables(mini_pack: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tasks", "show", "answer-file", "--tasks", str(mini_pack), "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "template variables (seed 3; use as {{name}} in instruction.md and answers):" in out
+    assert re.search(r"^  port = \d+$", out, re.M) and re.search(r'^  name = "[a-z]+\d+"$', out, re.M)
+    assert "  seed = 3" in out
+    files = out.split("generated files (seed 3, committed as the pristine repo):\n")[1].split("\n\n")[0]
+    assert files.splitlines() == ["  README.md", "  config/settings.ini"]
+
+
+HISTORY_GENERATOR = '''\
+import subprocess
+from pathlib import Path
+
+def generate(root, seed, params):
+    env = {"GIT_AUTHOR_DATE": "2024-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2024-01-01T00:00:00+0000",
+           "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x",
+           "PATH": "/usr/bin:/bin", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    git = lambda *a: subprocess.run(["git", *a], cwd=root, env=env, check=True, capture_output=True)
+    git("init", "-q", "-b", "main")
+    (root / "config").mkdir()
+    (root / "config" / "settings.ini").write_text("[server]\\nport = 1000\\n")
+    git("add", "-A"); git("commit", "-qm", "first")
+    (root / "config" / "settings.ini").write_text(f"[server]\\nport = {2000 + seed}\\n")
+    git("commit", "-qam", "second")
+    if params.get("leave_dirty"):
+        (root / "README.md").write_text("left for the harness\\n")
+    return {"port": 2000 + seed}
+'''
+
+
+@pytest.mark.parametrize("leave_dirty", [False, True])
+def test_a_generator_with_its_own_git_history(mini_pack: Path, leave_dirty: bool) -> None:
+    """Its history is kept; the harness commits only what it left (no 'nothing to commit' failure), and
+    graders diff against the pristine commit the harness recorded, not the generator's first commit."""
+    from agentic_eval.task import load_task
+    from agentic_eval.validate import validate_task
+
+    (mini_pack / "sandboxes" / "history.py").write_text(HISTORY_GENERATOR)
+    task_dir = mini_pack / "answer-file"
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text().replace('generator = "tiny"', 'generator = "history"\nparams = {leave_dirty = '
+                                             + ("true" if leave_dirty else "false") + "}"))
+    (task_dir / "grade.py").write_text(
+        "from gradelib import Grader, task_vars\ng = Grader()\n"
+        "g.unchanged_except(['answer.txt'])\n"
+        "g.file_contains('answer.txt', f\"port is {task_vars()['port']}\")\ng.finish()\n")
+    result = validate_task(load_task(task_dir), seeds=2)
+    assert result.status == "ok", result.reasons
+    from agentic_eval.sandbox import materialize_sandbox
+
+    sandbox = materialize_sandbox(load_task(task_dir), 1, mini_pack.parent / "sb")
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=sandbox.path, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert log == (["Initial", "commit", "second", "first"] if leave_dirty else ["second", "first"])
