@@ -87,7 +87,6 @@ def script_env(task: Task, sandbox: Sandbox, vars_file: Path) -> dict[str, str]:
         AGENTIC_EVAL_SANDBOX=str(sandbox.path),
         AGENTIC_EVAL_PYTHON=sys.executable,
         AGENTIC_EVAL_SEED=str(sandbox.seed),
-        AGENTIC_EVAL_PRISTINE=sandbox.pristine_commit,
         PYTHONPATH=os.pathsep.join(pythonpath),
         PATH=python_dir + os.pathsep + env.get("PATH", ""),
         PYTHONDONTWRITEBYTECODE="1",

@@ -94,13 +94,9 @@ def find_generator(name: str, pack_dir: Path | None = None) -> Generator:
 
 
 def commit_pristine(root: Path) -> str:
-    """Make `root` a git repo and commit its whole tree deterministically; returns the commit id.
-
-    A generator that built its own git history (a repo with commits already) keeps it: what it left
-    uncommitted is committed on top, and when nothing is left, its own HEAD is the pristine commit."""
+    """Make `root` a git repo and commit its whole tree deterministically; returns the commit id."""
     import git  # gitpython: imported here, it is slow to import
 
-    own_history = (root / ".git").exists()
     repo = git.Repo.init(root, initial_branch=PRISTINE_BRANCH)
     with repo.config_writer() as cfg:
         cfg.set_value("user", "name", AGENT_IDENTITY[0])
@@ -122,9 +118,7 @@ def commit_pristine(root: Path) -> str:
         "GIT_CONFIG_NOSYSTEM": "1",
     }
     repo.git.add("--all", "--force", env=env)
-    if own_history and repo.head.is_valid() and not repo.is_dirty(index=True, working_tree=False):
-        return str(repo.head.commit.hexsha)
-    repo.git.commit("--quiet", "--no-verify", "--allow-empty-message", "-m", PRISTINE_MESSAGE, env=env)
+    repo.git.commit("--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m", PRISTINE_MESSAGE, env=env)
     commit = repo.head.commit
     return str(commit.hexsha)
 

@@ -139,11 +139,7 @@ def _git(sandbox: Path, *args: str) -> str:
 
 
 def pristine_commit(sandbox: Path | None = None) -> str:
-    """The sandbox's pristine state: the commit the harness recorded (AGENTIC_EVAL_PRISTINE: right also
-    for a generator that built its own history, and whatever the agent did to it), else the root commit."""
-    recorded, own = os.environ.get("AGENTIC_EVAL_PRISTINE"), os.environ.get("AGENTIC_EVAL_SANDBOX")
-    if recorded and (sandbox is None or (own and Path(sandbox).resolve() == Path(own).resolve())):
-        return recorded
+    """The sandbox's pristine state: the repository's first (root) commit."""
     roots = _git(sandbox or sandbox_dir(), "rev-list", "--max-parents=0", "HEAD").split()
     if not roots:
         raise GitError("the repository has no commits")
