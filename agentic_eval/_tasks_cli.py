@@ -135,13 +135,13 @@ def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[
 
 
 def validate(args: argparse.Namespace) -> int:
-    from agentic_eval.validate import TaskValidation, validate_tasks
+    from agentic_eval.validate import validate_tasks
 
     tasks, errors = _task_list_for_validate(args)
     console = _console(stderr=True)
     show_progress = not args.json and console.is_terminal
-    run = dict(repeat=args.repeat, seed=args.seed, seeds=args.seeds, jobs=args.jobs, load_errors=errors,
-               keep_output=bool(args.show))
+    run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
+                           "load_errors": errors, "keep_output": bool(args.show)}
     if show_progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -155,9 +155,9 @@ def validate(args: argparse.Namespace) -> int:
             progress.advance(bar)
 
         with progress:
-            report = validate_tasks(tasks, on_done=on_done, **run)  # type: ignore[arg-type]
+            report = validate_tasks(tasks, on_done=on_done, **run)
     else:
-        report = validate_tasks(tasks, **run)  # type: ignore[arg-type]
+        report = validate_tasks(tasks, **run)
 
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

@@ -70,8 +70,8 @@ def render(source: str) -> str:
     constants = [n for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
                  and n.targets[0].id in public]
     out = ["# gradelib reference", "",
-           "<!-- Generated from graders/gradelib.py's docstrings by scripts/gradelib_reference.py: do not edit "
-           "by hand, run `python scripts/gradelib_reference.py` (tests/test_docs.py checks it is up to date). -->",
+           ("<!-- Generated from graders/gradelib.py's docstrings by scripts/gradelib_reference.py: do not edit "
+            "by hand, run `python scripts/gradelib_reference.py` (tests/test_docs.py checks it is up to date). -->"),
            "", _doc(tree), ""]
     if constants:
         out += ["## Exit statuses", ""]

@@ -198,7 +198,7 @@ def test_an_oracle_that_fails_a_task_is_loud_and_exits_1(mini_pack: Path, tmp_pa
     (pack / "t1" / "solve.sh").write_text("#!/usr/bin/env bash\ntrue\n")  # a fix that fixes nothing
     proc = _cli("run", "--agent", "oracle", "--tasks", str(pack), "--run-dir", str(tmp_path / "runs"))
     assert proc.returncode == 1
-    assert f"BROKEN PACK: oracle failed 1 of 3 tasks (t1)" in proc.stderr
+    assert "BROKEN PACK: oracle failed 1 of 3 tasks (t1)" in proc.stderr
     assert f"agentic-eval validate --tasks {pack} --task t1" in proc.stderr
     # the nop agent passing a task is the other half of the same check
     (pack / "t2" / "grade.py").write_text("import sys\nsys.exit(0)\n")
@@ -318,7 +318,7 @@ def test_tasks_show_lists_the_generated_files_and_the_template_variables(mini_pa
     assert main(["tasks", "show", "answer-file", "--tasks", str(mini_pack), "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "template variables (seed 3; use as {{name}} in instruction.md and answers):" in out
-    assert re.search(r"^  port = \d+$", out, re.M) and re.search(r'^  name = "[a-z]+\d+"$', out, re.M)
+    assert re.search(r"^  port = \d+$", out, re.MULTILINE) and re.search(r'^  name = "[a-z]+\d+"$', out, re.MULTILINE)
     assert "  seed = 3" in out
     files = out.split("generated files (seed 3, committed as the pristine repo):\n")[1].split("\n\n")[0]
     assert files.splitlines() == ["  README.md", "  config/settings.ini"]

@@ -66,10 +66,10 @@ def test_grader_timeout_is_a_grader_error_and_kills_it(mini_pack: Path) -> None:
     toml = task_dir / "task.toml"
     toml.write_text(toml.read_text().replace("grader_timeout_s = 20", "grader_timeout_s = 0.5"))
     result = validate_task(load_task(task_dir), repeat=1)
-    assert result.reasons == ["grader error on pristine: timed out after 0.5s (limits.grader_timeout_s): 1 of 1 run, "
-                              "seed 0",
-                              "grader error after reference fix: timed out after 0.5s (limits.grader_timeout_s): "
-                              "1 of 1 run, seed 0"]
+    assert result.reasons == [
+        "grader error on pristine: timed out after 0.5s (limits.grader_timeout_s): 1 of 1 run, seed 0",
+        "grader error after reference fix: timed out after 0.5s (limits.grader_timeout_s): 1 of 1 run, seed 0",
+    ]
     assert result.duration_s < 20
 
 
@@ -153,8 +153,8 @@ def test_seeds_catch_a_fix_that_only_works_for_one_seed(mini_pack: Path) -> None
     assert validate_task(load_task(task_dir), repeat=2).status == "ok"  # seed 0 alone: looks fine
     result = validate_task(load_task(task_dir), repeat=2, seeds=3)
     assert result.seeds == [0, 1, 2] and (result.pristine_fails, result.fixed_passes, result.runs) == (6, 2, 6)
-    assert result.reasons == [f"fails after reference fix: 4 of 6 runs, seeds 1, 2: every run with seeds 1, 2, none "
-                              f"with seed 0 (depends on the seed): {NO_REASON}"]
+    assert result.reasons == [(f"fails after reference fix: 4 of 6 runs, seeds 1, 2: every run with seeds 1, 2, none "
+                               f"with seed 0 (depends on the seed): {NO_REASON}")]
 
 
 def test_the_graders_own_failing_checks_are_the_reason(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,7 +168,7 @@ def test_the_graders_own_failing_checks_are_the_reason(mini_pack: Path, capsys: 
     assert code == 1
     (reason,) = data["tasks"][0]["reasons"]
     assert reason.startswith("fails after reference fix: 1 of 1 run, seed 4: ✗ answer.txt contains 'port is ")
-    fixed = [c for c in data["tasks"][0]["checks"] if c["phase"] == "fixed"][0]
+    fixed = next(c for c in data["tasks"][0]["checks"] if c["phase"] == "fixed")
     assert fixed["seed"] == 4 and fixed["failing_checks"][0].startswith("✗ answer.txt contains")
 
 
@@ -178,8 +178,8 @@ def test_a_slow_fix_names_the_limit_it_exceeded(mini_pack: Path) -> None:
     toml = task_dir / "task.toml"
     toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 0.5"))
     result = validate_task(load_task(task_dir))
-    assert result.reasons == ["reference fix failed: exceeded limits.agent_timeout_s (0.5s), which the fix runs "
-                              "under: 1 of 1 run, seed 0"]
+    assert result.reasons == [("reference fix failed: exceeded limits.agent_timeout_s (0.5s), which the fix runs "
+                               "under: 1 of 1 run, seed 0")]
 
 
 def test_show_prints_the_graders_output_of_each_run(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
