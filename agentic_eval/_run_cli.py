@@ -23,10 +23,10 @@ def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
 
 
 def _stdout_console() -> Any:
-    """Rich on stdout; piped to a file or a log it is 160 columns wide, so run ids are not cut short."""
-    from rich.console import Console
+    """Rich on stdout: the terminal's width, or piped, the tables' natural width (agentic_eval.tables)."""
+    from agentic_eval.tables import stdout_console
 
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+    return stdout_console()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
     handled like Ctrl-C by the CLI's main)."""
     if args.gguf and not args.local:
         args.local = True
+    if args.resume and not args.local and not args.base_url:
+        _local_from_record(args)
+    if args.ctx is None:
+        args.ctx = DEFAULT_LOCAL_CTX
     if not args.local:
         return _run(args, None)
     if args.base_url:
@@ -46,6 +50,42 @@ def run(args: argparse.Namespace) -> int:
         print(f"serving {server.model} at {server.base_url}, ready in {time.monotonic() - t0:.1f}s; "
               "on a CPU a trial takes from seconds to minutes", file=sys.stderr, flush=True)
         return _run(args, server)
+
+
+DEFAULT_LOCAL_CTX = 16384
+
+
+def _local_from_record(args: argparse.Namespace) -> None:
+    """A `--local` run resumes with a local server of its own again: its recorded endpoint died with it."""
+    from agentic_eval.results import read_run_config, resolve_run_dir
+
+    config = read_run_config(resolve_run_dir(args.resume, Path(args.run_dir)))
+    if config.local:
+        args.local = True
+        args.gguf = args.gguf or config.local_gguf
+        args.ctx = args.ctx or config.local_ctx
+
+
+def resume_command(run_dir: Path, args: argparse.Namespace) -> str:
+    """The command that resumes `run_dir`, exactly as it must be typed (the endpoint, a `--local`
+    server and the settings come from run.json; a key is never stored, so it says to pass it again)."""
+    import shlex
+
+    line = f"agentic-eval run --resume {shlex.quote(str(run_dir))}"
+    if getattr(args, "api_key", None):
+        line += "; give --api-key again (keys are never stored)"
+    return line
+
+
+def _model_free(agent_name: str) -> bool:
+    """Whether the agent never calls a model (oracle, nop), so --model means nothing to it."""
+    from agentic_eval.agent import load_agent
+
+    return not getattr(load_agent(agent_name), "uses_model", True)
+
+
+MODEL_FREE_RUN_MODEL = "none"
+"""The model a run of a model-free agent records when no --model was given."""
 
 
 def _run(args: argparse.Namespace, server: Any) -> int:
@@ -76,10 +116,12 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     else:
         if server is not None and not args.model:
             args.model = server.model
+        args.agent = args.agent or "builtin"
+        if not args.model and _model_free(args.agent):
+            args.model = MODEL_FREE_RUN_MODEL
         if not args.model:
             raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN, "
                                    "or --local")
-        args.agent = args.agent or "builtin"
         args.seed = 0 if args.seed is None else args.seed
         args.attempts = args.attempts or 1
         builtin_only = [flag for flag, given in (("--system-prompt-tokens", args.system_prompt_tokens),
@@ -108,7 +150,10 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     from agentic_eval.grader import check_grader_requirements
 
     check_grader_requirements(tasks)  # before any trial: a grader that cannot run would grade every trial wrong
-    endpoint = resolve_endpoint(server.base_url if server is not None else args.base_url, args.api_key)
+    # A resumed run goes back to the endpoint it recorded, unless --base-url (or --local) says otherwise.
+    recorded_url = config.base_url if args.resume and not config.local else None
+    endpoint = resolve_endpoint(server.base_url if server is not None else (args.base_url or recorded_url),
+                                args.api_key)
     if agent.uses_model:
         preflight(endpoint, model)
 
@@ -122,6 +167,9 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         config = make_run_config(run_id=run_dir.name, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
                                  seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
                                  task_paths=task_paths or [])
+        if server is not None:
+            config = config.model_copy(update={"local": True, "local_ctx": args.ctx,
+                                               "local_gguf": str(Path(args.gguf).resolve()) if args.gguf else None})
     plan = prepare_run(run_dir, config, tasks, resume=bool(args.resume))
     if args.resume:
         for w in read_trials(run_dir)[1]:  # torn records: their trials are in the plan again
@@ -139,7 +187,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         _execute_with_progress(plan, agent, endpoint, options, args, console)
     except KeyboardInterrupt:
         console.print(f"interrupted: finished trials are kept in {run_dir}/trials.jsonl; "
-                      f"resume with: agentic-eval run --resume {run_dir}", markup=False)
+                      f"resume with: {resume_command(run_dir, args)}", markup=False)
         return 130
     summary = summarize_run(run_dir)
     if args.json:
@@ -151,9 +199,35 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         print(f"done in {time.monotonic() - started:.1f}s; report again with: agentic-eval report {run_dir}")
     if summary.trials and not summary.scored_trials:
         console.print(f"no trial was scored ({', '.join(f'{k} {v}' for k, v in summary.outcome_counts.items() if v)}):"
-                      f" fix the cause above, then: agentic-eval run --resume {run_dir}", markup=False)
+                      f" fix the cause above, then: {resume_command(run_dir, args)}", markup=False)
+        return 1
+    broken = broken_pack_message(summary)
+    if broken:
+        console.print(broken, markup=False)
         return 1
     return 0
+
+
+def broken_pack_message(summary: Any) -> str | None:
+    """The oracle must pass every task and nop none: otherwise the pack (not a model) is broken, and
+    the run says so loudly and exits 1."""
+    agent = summary.config.agent
+    if agent == "oracle":
+        bad = sorted({t.task_id for t in summary.trials if t.outcome == "fail" or
+                      (t.outcome == "agent_error" and t.detail.startswith("reference fix failed"))})
+        what = "its reference fix does not pass its grader"
+    elif agent == "nop":
+        bad = sorted({t.task_id for t in summary.trials if t.outcome == "pass"})
+        what = "its grader passes the untouched repo"
+    else:
+        return None
+    if not bad:
+        return None
+    paths = " ".join(f"--tasks {p}" for p in summary.config.task_paths)
+    return (f"BROKEN PACK: {agent} {'failed' if agent == 'oracle' else 'passed'} {len(bad)} of "
+            f"{len(summary.task_ids)} tasks ({', '.join(bad)}): {what}. No model result from this pack means "
+            f"anything until it is fixed; see why with: agentic-eval validate {paths + ' ' if paths else ''}"
+            f"--task {bad[0]}")
 
 
 def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
@@ -180,6 +254,7 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
     from agentic_eval.runner import RunProgress, execute_plan
 
     state = RunProgress(total=len(plan.trials))
+    run_dir = plan.run_dir
 
     def line(result: Any) -> None:
         state.record(result)
@@ -190,6 +265,8 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
                 n = result.turns.text_tool_call
                 extra = f"{n} text tool call turn{'' if n == 1 else 's'}" + (f"; {extra}" if extra else "")
             msg += f" ({extra})"
+        elif result.outcome == "fail":
+            msg += f" ({fail_reason(result, run_dir)})"
         msg += f" in {result.duration_s:.1f}s"
         console.print(msg, markup=False)
 
@@ -216,6 +293,28 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
     with progress:
         execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=on_result,
                      on_start=started, keep_sandboxes=args.keep_sandboxes)
+
+
+def fail_reason(result: Any, run_dir: Path) -> str:
+    """Why a scored trial failed, in a few words: no tool call (prose, empty replies), or the first
+    check the grader said no to (a wrong or missing edit)."""
+    t = result.turns
+    if result.requests and not t.tool_call:
+        kinds = [f"{n} {label} repl{'y' if n == 1 else 'ies'}" for label, n in (("prose", t.prose), ("empty", t.empty))
+                 if n]
+        return "no tool call: " + (", ".join(kinds) if kinds else "no model turn") + \
+            (f"; {result.detail}" if result.detail else "")
+    grader = result.files.get("grader")
+    first = ""
+    if grader:
+        try:
+            lines = (run_dir / grader).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        failing = [ln for ln in lines if ln.startswith("✗")] or [ln for ln in lines if ln.strip()][-1:]
+        first = failing[0].lstrip("✗ ").strip()[:100] if failing else ""
+    why = f"grader: {first}" if first else "the grader said no"
+    return why + (f"; {result.detail}" if result.detail else "")
 
 
 def report(args: argparse.Namespace) -> int:

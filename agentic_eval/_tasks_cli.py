@@ -6,9 +6,13 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.errors import TaskLoadError
 from agentic_eval.task import LoadResult, Task, load_tasks, select_tasks
+
+if TYPE_CHECKING:
+    from agentic_eval.validate import TaskValidation
 
 
 def _console(stderr: bool = False):  # type: ignore[no-untyped-def]
@@ -85,6 +89,12 @@ def tasks_show(args: argparse.Namespace) -> int:
         f"solution:    {task.solution_path.name}",
         f"digest:      {task.digest()}",
         "",
+        f"template variables (seed {args.seed}; use as {{{{name}}}} in instruction.md and answers):",
+        *(f"  {name} = {json.dumps(value)}" for name, value in sorted({**variables, "seed": args.seed}.items())),
+        "",
+        f"generated files (seed {args.seed}, committed as the pristine repo):",
+        *(f"  {name}" for name in files),
+        "",
         f"instruction (seed {args.seed}):",
         "",
         task.render_instruction(variables).rstrip(),
@@ -115,20 +125,23 @@ def tasks_new(args: argparse.Namespace) -> int:
 
 def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[TaskLoadError]]:
     result = _load(args)
-    if args.task:
-        tasks = select_tasks(result.tasks, args.task)
-        errors = [e for e in result.errors if any(i in e.path for i in args.task)]
+    wanted = [args.show] if getattr(args, "show", None) else args.task
+    if wanted:
+        tasks = select_tasks(result.tasks, wanted)
+        errors = [e for e in result.errors if any(i in e.path for i in wanted)]
     else:
         tasks, errors = result.tasks, result.errors
     return tasks, errors
 
 
 def validate(args: argparse.Namespace) -> int:
-    from agentic_eval.validate import TaskValidation, validate_tasks
+    from agentic_eval.validate import validate_tasks
 
     tasks, errors = _task_list_for_validate(args)
     console = _console(stderr=True)
     show_progress = not args.json and console.is_terminal
+    run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
+                           "load_errors": errors, "keep_output": bool(args.show)}
     if show_progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -142,38 +155,44 @@ def validate(args: argparse.Namespace) -> int:
             progress.advance(bar)
 
         with progress:
-            report = validate_tasks(
-                tasks, repeat=args.repeat, seed=args.seed, jobs=args.jobs, load_errors=errors, on_done=on_done
-            )
+            report = validate_tasks(tasks, on_done=on_done, **run)
     else:
-        report = validate_tasks(tasks, repeat=args.repeat, seed=args.seed, jobs=args.jobs, load_errors=errors)
+        report = validate_tasks(tasks, **run)
 
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 0 if report.bad == 0 else 1
-    from rich.table import Table
+    from agentic_eval.tables import print_table, stdout_console
 
-    table = Table()
-    table.add_column("task", no_wrap=True)
-    table.add_column("status")
-    table.add_column(f"pristine fails /{args.repeat}", justify="right")
-    table.add_column(f"fixed passes /{args.repeat}", justify="right")
-    table.add_column("time", justify="right")
-    table.add_column("reasons")
-    for t in report.tasks:
-        style = "green" if t.status == "ok" else "bold red"
-        table.add_row(
-            t.id,
-            f"[{style}]{t.status}[/]",
-            str(t.pristine_fails) if t.repeat else "-",
-            str(t.fixed_passes) if t.repeat else "-",
-            f"{t.duration_s:.2f}s" if t.repeat else "-",
-            "; ".join(t.reasons),
-        )
-    out = _console()
-    out.print(table)
+    out = stdout_console()
+    if args.show:
+        _print_check_outputs(report.tasks, out)
+    runs = args.repeat * args.seeds
+    header = ["task", "status", f"pristine fails /{runs}", f"fixed passes /{runs}", "time"]
+    rows = [[t.id, t.status, str(t.pristine_fails) if t.repeat else "-", str(t.fixed_passes) if t.repeat else "-",
+             f"{t.duration_s:.2f}s" if t.repeat else "-"] for t in report.tasks]
+    print_table(out, None, header, rows, right=(2, 3, 4), styles={1: "bold"})
     for t in report.tasks:
         if t.reasons:
-            out.print(f"bad: {t.id}: {'; '.join(t.reasons)}", markup=False)
-    out.print(f"{report.ok} ok, {report.bad} bad", markup=False)
+            out.print(f"bad: {t.id}: {'; '.join(t.reasons)}", markup=False, overflow="fold")
+    seeds = f"seed {args.seed}" if args.seeds == 1 else f"seeds {args.seed}-{args.seed + args.seeds - 1}"
+    out.print(f"{report.ok} ok, {report.bad} bad ({seeds}, {args.repeat} run{'s' if args.repeat != 1 else ''} of "
+              f"each check per seed, {report.duration_s:.1f}s)", markup=False)
     return 0 if report.bad == 0 else 1
+
+
+def _print_check_outputs(results: Sequence[TaskValidation], out: Any) -> None:
+    """`validate --show`: every check run's verdict, then the fix's and the grader's own output."""
+    for t in results:
+        for c in t.checks:
+            what = "pristine repo" if c.phase == "pristine" else "after the reference fix"
+            verdict = "reference fix failed" if c.verdict == "fix_failed" else f"grader {c.verdict}"
+            head = f"== {t.id}: {what}, seed {c.seed}, run {c.run}: {verdict}" + (f" ({c.problem})" if c.problem else "")
+            out.print(head + f", {c.duration_s:.2f}s ==", markup=False)
+            if c.phase == "fixed":
+                out.print("-- reference fix output:", markup=False)
+                out.print(c.fix_output.rstrip() or "(none)", markup=False)
+                if c.verdict == "fix_failed":
+                    continue
+                out.print("-- grader output:", markup=False)
+            out.print(c.output.rstrip() or "(none)", markup=False)

@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the task pack against an OpenAI-compatible endpoint. The endpoint comes from "
         "--base-url/--api-key, else OPENAI_BASE_URL/OPENAI_API_KEY, else http://localhost:8000/v1.",
     )
-    p_run.add_argument("--model", help="model name the endpoint serves (required unless --resume)")
+    p_run.add_argument("--model", help="model name the endpoint serves (not needed with --resume, --local, "
+                       "or the model-free agents oracle and nop)")
     p_run.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1")
     _add_key_args(p_run)
     p_run.add_argument("--agent", default=None, help="agent: builtin (default), oracle, nop, or a plugin")
@@ -113,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N", help="trials run in parallel (default 1)")
     p_run.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_run.add_argument("--resume", metavar="RUN", help="resume a run (its folder or id): rerun unscored and missing "
-                       "trials, keep scored ones")
+                       "trials, keep scored ones; against the endpoint it recorded (a --local run: a new local "
+                       "server) unless --base-url says otherwise")
     p_run.add_argument("--system-prompt-tokens", type=positive_int, metavar="N",
                        help="builtin agent: pad the system prompt with realistic agent guidance to about N tokens")
     p_run.add_argument("--lenient-text-calls", action="store_true",
@@ -126,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="serve a small model on 127.0.0.1 with llama.cpp for this run (the [local] extra's "
                        "Qwen2.5-Coder-1.5B unless --gguf; CPU only, slow) and run against it")
     p_run.add_argument("--gguf", metavar="PATH", help="with --local: serve this GGUF file instead")
-    p_run.add_argument("--ctx", type=positive_int, default=16384, metavar="N", help="with --local: context size (default 16384)")
+    p_run.add_argument("--ctx", type=positive_int, default=None, metavar="N",
+                       help="with --local: context size (default 16384, or the resumed run's)")
     p_run.set_defaults(handler=_lazy("_run_cli", "run"))
 
     # report
@@ -170,8 +173,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_val.add_argument("--task", action="append", metavar="ID", help="only this task id; repeatable")
     p_val.add_argument("--repeat", type=positive_int, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
     p_val.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
+    p_val.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+                       help="check N seeds, S to S+N-1, each --repeat times: catches a generator or grader that only "
+                       "works for one seed (default 1)")
+    p_val.add_argument("--show", metavar="ID",
+                       help="validate only this task and print the grader's output of every pristine and fixed run")
     p_val.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="tasks validated in parallel")
-    p_val.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p_val.add_argument("--json", action="store_true", help="print one JSON object instead of the table: each "
+                       "task's reasons, counts, time and every check run")
     p_val.set_defaults(handler=_lazy("_tasks_cli", "validate"))
 
     # agents
@@ -278,7 +287,46 @@ def build_parser() -> argparse.ArgumentParser:
     p_cls.set_defaults(handler=_lazy("_classify_cli", "classify"))
 
     _debug_everywhere(sub)
+    _describe_everywhere(sub)
     return parser
+
+
+def _describe_everywhere(sub: Any) -> None:
+    """A subcommand's `--help` opens with what it does: its one-line help, unless it has its own text."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, subparser in sub.choices.items():
+        if not subparser.description and helps.get(name):
+            text = str(helps[name])
+            subparser.description = text[0].upper() + text[1:] + ("" if text.endswith((".", "?", ")")) else ".")
+        for action in subparser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _describe_everywhere(action)
+
+
+def _innermost_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command parser the arguments reached: `tasks show`, not the top level."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = getattr(args, action.dest, None)
+            if chosen in action.choices:
+                return _innermost_parser(action.choices[chosen], args)
+    return parser
+
+
+def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> None:
+    """Unknown arguments: the error and usage of the subcommand they were given to, with a
+    did-you-mean for a mistyped flag (argparse itself shows the top-level usage)."""
+    import difflib
+
+    target = _innermost_parser(parser, args)
+    known = [opt for action in target._actions for opt in action.option_strings if action.help != argparse.SUPPRESS]
+    hints = []
+    for word in extra:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"did you mean {close[0]}?")
+    target.error(f"unrecognized arguments: {' '.join(extra)}" + (f" ({'; '.join(hints)})" if hints else ""))
 
 
 def _debug_everywhere(sub: Any) -> None:
@@ -292,7 +340,9 @@ def _debug_everywhere(sub: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _refuse_unknown(parser, args, extra)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()

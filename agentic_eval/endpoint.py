@@ -95,11 +95,15 @@ def list_models(endpoint: Endpoint, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> l
     try:
         resp = httpx.get(url, headers={"Authorization": f"Bearer {endpoint.api_key}"}, timeout=timeout_s)
     except httpx.HTTPError as exc:
+        if (hint := plain_http_hint(endpoint, exc, timeout_s)) is not None:
+            raise EndpointError(hint) from None
         raise EndpointError(
             scrub(f"cannot reach {endpoint.shown_url} ({type(exc).__name__}: {exc}); start the server or pass "
                   "--base-url", url_secrets(endpoint.base_url))
         ) from None
     if resp.status_code == 404:
+        if (hint := missing_prefix_hint(endpoint, timeout_s)) is not None:
+            raise EndpointError(hint)
         return None
     if resp.status_code in (401, 403):
         raise EndpointError(f"{shown} answered {resp.status_code}: pass the right key with --api-key-file, "
@@ -112,6 +116,44 @@ def list_models(endpoint: Endpoint, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> l
     except (ValueError, KeyError, TypeError, AttributeError):
         raise EndpointError(f"{shown} did not answer a model list (got {resp.text[:120]!r}); is this an "
                             "OpenAI-compatible endpoint?") from None
+
+
+def _answers_model_list(url: str, api_key: str, timeout_s: float) -> bool:
+    """Whether GET `url` answers an OpenAI model list (any status other than that, or no answer: False)."""
+    import httpx
+
+    try:
+        resp = httpx.get(url, headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout_s)
+        return resp.status_code == 200 and isinstance(resp.json().get("data"), list)
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return False
+
+
+def missing_prefix_hint(endpoint: Endpoint, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> str | None:
+    """The most common typo, a base URL without `/v1`: every request would be a 404. When `.../models`
+    is 404 but `.../v1/models` answers, the one line that says which --base-url to use; else None."""
+    if endpoint.base_url.endswith("/v1"):
+        return None
+    fixed = f"{endpoint.base_url}/v1"
+    if not _answers_model_list(f"{fixed}/models", endpoint.api_key, timeout_s):
+        return None
+    return (f"{endpoint.base_url}/models is 404 but {fixed}/models answers: use --base-url {fixed} "
+            "(OpenAI-compatible servers serve under /v1)")
+
+
+def plain_http_hint(endpoint: Endpoint, exc: Exception, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> str | None:
+    """`https://` against a plain-HTTP server fails in the TLS handshake: say so in one line, naming
+    the http:// URL when it answers. None when the failure was not a TLS one."""
+    if not endpoint.base_url.startswith("https://"):
+        return None
+    text = f"{exc} {exc.__cause__ or ''} {exc.__context__ or ''}".lower()
+    if not any(word in text for word in ("ssl", "tls", "wrong_version_number", "record layer", "handshake")):
+        return None
+    plain = "http://" + endpoint.base_url.removeprefix("https://")
+    if _answers_model_list(f"{plain}/models", endpoint.api_key, timeout_s):
+        return f"{endpoint.base_url} failed the TLS handshake but {plain} answers: use --base-url {plain}"
+    return (f"{endpoint.base_url} failed the TLS handshake ({type(exc).__name__}: {exc}): is this an http:// "
+            f"server? try --base-url {plain}")
 
 
 def preflight(endpoint: Endpoint, model: str) -> None:

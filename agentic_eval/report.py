@@ -156,10 +156,26 @@ def headline_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str
     return header, rows
 
 
-def matrix_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
+def matrix_rows(summaries: list[RunSummary], *, short_labels: bool = False) -> tuple[list[str], list[list[str]]]:
+    """Task by run; `short_labels` heads the run columns #1, #2, ... (see `run_legend`) for a narrow screen."""
     task_ids = sorted({tid for s in summaries for tid in s.task_ids})
-    header = ["task", *[s.config.run_id for s in summaries]]
+    labels = [f"#{i}" for i in range(1, len(summaries) + 1)] if short_labels else [s.config.run_id for s in summaries]
+    header = ["task", *labels]
     return header, [[tid, *[task_cell(s, tid) for s in summaries]] for tid in task_ids]
+
+
+def run_legend(summaries: list[RunSummary]) -> list[str]:
+    """What the short run labels of `matrix_rows(short_labels=True)` stand for."""
+    return [f"#{i} = {s.config.run_id}" for i, s in enumerate(summaries, 1)]
+
+
+def text_call_marks_used(summaries: list[RunSummary]) -> bool:
+    """Whether any per-task cell carries the `*` (a trial with tool calls written as text)."""
+    return any(t.turns.text_tool_call for s in summaries for t in s.trials)
+
+
+STAR_NOTE = "`*` after an outcome: the model wrote tool calls as text in that trial."
+UNSCORED_NOTE = "Unscored trials (agent_timeout, endpoint_error, agent_error, grader_error) are never counted as fails."
 
 
 INSTRUMENT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -213,41 +229,32 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
     for title, (header, rows) in tables:
         cells = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]  # a | would split the cell
         parts.append(f"## {title}\n\n" + tabulate(cells, headers=header, tablefmt="github"))
-    notes = ["`*` after an outcome: the model wrote tool calls as text in that trial.",
-             "Unscored trials (agent_timeout, endpoint_error, agent_error, grader_error) are never counted as fails."]
+    notes = ([STAR_NOTE] if text_call_marks_used(summaries) else []) + [UNSCORED_NOTE]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
 
 
 def print_report(summaries: list[RunSummary], console: Any, instruments: list[InstrumentRun] | None = None) -> None:
-    """Render the by-model overview, the headline table, the per-task matrix and the notes to a rich console."""
-    from rich.table import Table
+    """Render the by-model overview, the headline table, the per-task matrix and the notes to a rich
+    console: tables where they fit its width, one block per row where they do not (agentic_eval.tables)."""
+    from agentic_eval.tables import fits, print_table
 
     if instruments:
         header, rows = overview_rows(summaries, instruments)
-        overview = Table(title="by model", title_justify="left")
-        for h in header:
-            overview.add_column(h)
-        for row in rows:
-            overview.add_row(*row)
-        console.print(overview)
+        print_table(console, "by model", header, rows, wrap=range(1, len(header)))
     if not summaries:
         return
 
     header, rows = headline_rows(summaries)
-    table = Table(title="agentic-eval: will it work as an agent's brain?", title_justify="left")
-    for i, h in enumerate(header):
-        table.add_column(h, justify="right" if 2 <= i <= 5 else "left", no_wrap=i == 0)  # a run id is a handle
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
+    print_table(console, "agentic-eval: will it work as an agent's brain?", header, rows, right=range(2, 6))
     header, rows = matrix_rows(summaries)
     if rows:
-        matrix = Table(title="per task", title_justify="left")
-        for h in header:
-            matrix.add_column(h)
-        for row in rows:
-            matrix.add_row(*row)
-        console.print(matrix)
+        legend: list[str] = []
+        if not fits(console, header, rows):  # long run ids as column heads: number the runs instead
+            header, rows = matrix_rows(summaries, short_labels=True)
+            legend = run_legend(summaries)
+        print_table(console, "per task", header, rows)
+        for line in legend:
+            console.print(line, markup=False, overflow="fold")
     for s in summaries:
         if s.families:
             fams = ", ".join(f"{k} {v}" for k, v in s.families.items())
@@ -257,5 +264,5 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
                           markup=False)
         for w in s.warnings:
             console.print(f"warning: {w}", markup=False)
-    console.print("* = the model wrote tool calls as text in that trial; unscored trials are not fails.",
-                  markup=False)
+    console.print("* = the model wrote tool calls as text in that trial; unscored trials are not fails."
+                  if text_call_marks_used(summaries) else "Unscored trials are not fails.", markup=False)

@@ -136,6 +136,13 @@ class RunConfig(BaseModel):
     stream: bool = False
     agent_options: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
+    local: bool = False
+    """Run with `--local`: the endpoint was a llama.cpp server started for the run, and `--resume`
+    starts one again (the recorded `base_url` is gone with it)."""
+    local_gguf: str | None = None
+    """With `local`: the `--gguf` file served (None: the packaged model)."""
+    local_ctx: int | None = None
+    """With `local`: the context size served."""
 
     @field_validator("base_url")
     @classmethod

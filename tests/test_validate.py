@@ -36,13 +36,18 @@ FIX_WRONG = "#!/usr/bin/env bash\necho 'port is 1' > answer.txt\n"
 FIX_CRASH = "#!/usr/bin/env bash\necho 'no idea' >&2\nexit 7\n"
 
 
+NO_REASON = "the grader printed no reason (gradelib's checks name each one)"
 CASES = [
-    ("grader passes on pristine", "grade.py", GRADER_ALWAYS_PASS, ["passes on pristine (3/3)"]),
-    ("fix does not fix", "solve.sh", FIX_WRONG, ["fails after reference fix (3/3)"]),
-    ("fix crashes", "solve.sh", FIX_CRASH, ["reference fix failed: exit 7 (no idea) (3x)"]),
+    ("grader passes on pristine", "grade.py", GRADER_ALWAYS_PASS,
+     ["passes on pristine: 3 of 3 runs, seed 0 (deterministic)"]),
+    ("fix does not fix", "solve.sh", FIX_WRONG,
+     [f"fails after reference fix: 3 of 3 runs, seed 0 (deterministic): {NO_REASON}"]),
+    ("fix crashes", "solve.sh", FIX_CRASH, ["reference fix failed: exit 7 (no idea): 3 of 3 runs, seed 0 (deterministic)"]),
     ("grader errors", "grade.py", GRADER_EXIT_3,
-     ["grader error: exit 3 (cannot grade) on pristine (3x)", "grader error: exit 3 (cannot grade) after reference fix (3x)"]),
-    ("flaky grader", "grade.py", GRADER_FLAKY, ["fails after reference fix (1/3)"]),
+     ["grader error on pristine: exit 3 (cannot grade): 3 of 3 runs, seed 0 (deterministic)",
+      "grader error after reference fix: exit 3 (cannot grade): 3 of 3 runs, seed 0 (deterministic)"]),
+    ("flaky grader", "grade.py", GRADER_FLAKY,
+     [f"fails after reference fix: 1 of 3 runs, seed 0 (flaky: passed after the fix 2 of 3): {NO_REASON}"]),
 ]
 
 
@@ -61,7 +66,10 @@ def test_grader_timeout_is_a_grader_error_and_kills_it(mini_pack: Path) -> None:
     toml = task_dir / "task.toml"
     toml.write_text(toml.read_text().replace("grader_timeout_s = 20", "grader_timeout_s = 0.5"))
     result = validate_task(load_task(task_dir), repeat=1)
-    assert result.reasons == ["grader error: timeout on pristine", "grader error: timeout after reference fix"]
+    assert result.reasons == [
+        "grader error on pristine: timed out after 0.5s (limits.grader_timeout_s): 1 of 1 run, seed 0",
+        "grader error after reference fix: timed out after 0.5s (limits.grader_timeout_s): 1 of 1 run, seed 0",
+    ]
     assert result.duration_s < 20
 
 
@@ -70,7 +78,7 @@ def test_uncaught_exception_with_gradelib_is_a_grader_error(mini_pack: Path) -> 
     _write(task_dir / "grade.py", "import gradelib\n" + GRADER_CRASH)
     result = validate_task(load_task(task_dir), repeat=1)
     assert result.status == "bad"
-    assert all(r.startswith("grader error: exit 3") for r in result.reasons), result.reasons
+    assert all(r.startswith("grader error") and ": exit 3" in r for r in result.reasons), result.reasons
 
 
 def test_good_task_is_ok(mini_pack: Path) -> None:
@@ -88,8 +96,8 @@ def test_cli_table_and_last_line(mini_pack: Path, tmp_path: Path, capsys: pytest
     code = main(["validate", "--tasks", str(mini_pack), "--repeat", "2"])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert out[-1] == "1 ok, 1 bad"
-    assert "bad: bad-one: passes on pristine (2/2)" in out
+    assert out[-1].startswith("1 ok, 1 bad (seed 0, 2 runs of each check per seed, ")
+    assert "bad: bad-one: passes on pristine: 2 of 2 runs, seed 0 (deterministic)" in out
 
 
 def test_cli_json(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,7 +109,10 @@ def test_cli_json(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     assert data["ok"] == 1 and data["bad"] == 1, data
     by_id = {t["id"]: t for t in data["tasks"]}
-    assert by_id["answer-file"] == {"id": "answer-file", "status": "ok", "reasons": []}
+    ok = by_id["answer-file"]
+    assert (ok["status"], ok["reasons"], ok["pristine_fails"], ok["fixed_passes"], ok["runs"]) == ("ok", [], 1, 1, 1)
+    assert [(c["phase"], c["verdict"]) for c in ok["checks"]] == [("pristine", "fail"), ("fixed", "pass")]
+    assert ok["duration_s"] > 0 and data["duration_s"] > 0
     assert by_id["broken"]["status"] == "bad"
     assert "load error" in by_id["broken"]["reasons"][0] and "id: Input should be a valid string" in by_id["broken"]["reasons"][0]
 
@@ -125,3 +136,59 @@ def test_unknown_placeholder_in_the_instruction_is_bad(mini_pack: Path) -> None:
     result = validate_task(load_task(task_dir), repeat=1)
     assert result.status == "bad"
     assert len(result.reasons) == 1 and "unknown placeholder {{nosuch}}" in result.reasons[0]
+
+
+# A fix that hard-codes seed 0's port: right for seed 0 only.
+def _fix_for_seed_0_only(task_dir: Path) -> None:
+    from agentic_eval.sandbox import materialize_sandbox
+
+    task = load_task(task_dir)
+    sandbox = materialize_sandbox(task, 0, task_dir.parent.parent / "probe-sandbox")
+    _write(task_dir / "solve.sh", f"#!/usr/bin/env bash\necho 'port is {sandbox.variables['port']}' > answer.txt\n")
+
+
+def test_seeds_catch_a_fix_that_only_works_for_one_seed(mini_pack: Path) -> None:
+    task_dir = mini_pack / "answer-file"
+    _fix_for_seed_0_only(task_dir)
+    assert validate_task(load_task(task_dir), repeat=2).status == "ok"  # seed 0 alone: looks fine
+    result = validate_task(load_task(task_dir), repeat=2, seeds=3)
+    assert result.seeds == [0, 1, 2] and (result.pristine_fails, result.fixed_passes, result.runs) == (6, 2, 6)
+    assert result.reasons == [(f"fails after reference fix: 4 of 6 runs, seeds 1, 2: every run with seeds 1, 2, none "
+                               f"with seed 0 (depends on the seed): {NO_REASON}")]
+
+
+def test_the_graders_own_failing_checks_are_the_reason(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    task_dir = mini_pack / "answer-file"
+    _write(task_dir / "grade.py", "from gradelib import Grader, task_vars\ng = Grader()\n"
+           "g.file_exists('answer.txt')\ng.file_contains('answer.txt', f\"port is {task_vars()['port']}\")\n"
+           "g.finish()\n")
+    _write(task_dir / "solve.sh", FIX_WRONG)
+    code = main(["validate", "--tasks", str(mini_pack), "--json", "--seed", "4"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1
+    (reason,) = data["tasks"][0]["reasons"]
+    assert reason.startswith("fails after reference fix: 1 of 1 run, seed 4: ✗ answer.txt contains 'port is ")
+    fixed = next(c for c in data["tasks"][0]["checks"] if c["phase"] == "fixed")
+    assert fixed["seed"] == 4 and fixed["failing_checks"][0].startswith("✗ answer.txt contains")
+
+
+def test_a_slow_fix_names_the_limit_it_exceeded(mini_pack: Path) -> None:
+    task_dir = mini_pack / "answer-file"
+    _write(task_dir / "solve.sh", "#!/usr/bin/env bash\nsleep 5\n")
+    toml = task_dir / "task.toml"
+    toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 0.5"))
+    result = validate_task(load_task(task_dir))
+    assert result.reasons == [("reference fix failed: exceeded limits.agent_timeout_s (0.5s), which the fix runs "
+                               "under: 1 of 1 run, seed 0")]
+
+
+def test_show_prints_the_graders_output_of_each_run(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    task_dir = mini_pack / "answer-file"
+    _write(task_dir / "grade.py", "from gradelib import Grader\ng = Grader()\ng.file_exists('answer.txt')\ng.finish()\n")
+    assert main(["validate", "--tasks", str(mini_pack), "--show", "answer-file", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    for seed in (0, 1):
+        assert f"== answer-file: pristine repo, seed {seed}, run 1: grader fail" in out
+        assert f"== answer-file: after the reference fix, seed {seed}, run 1: grader pass" in out
+    assert "✗ answer.txt exists" in out and "✓ answer.txt exists" in out and "PASS: 1 checks" in out
+    assert main(["validate", "--tasks", str(mini_pack), "--show", "nosuch"]) == 2
