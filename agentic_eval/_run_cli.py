@@ -235,13 +235,62 @@ def report(args: argparse.Namespace) -> int:
             print(f"skipped {d}: {exc}", file=sys.stderr)
     if not instruments and not summaries:
         raise AgenticEvalError(f"no readable runs in {runs_root}/")
+    if args.compare:
+        return _compare(summaries, runs_root, args, dirs)
+    if args.html:
+        _write_html(summaries, instruments, args.html, dirs)
     if args.json:
+        from agentic_eval.report_stats import run_statistics, spreads
+
+        spread_of = spreads(summaries)
         for s in summaries:
-            print(json.dumps(s.to_json()))
+            print(json.dumps({**s.to_json(), "stats": run_statistics(s, spread_of[s.config.run_id])}))
         for i in instruments:
             print(json.dumps(i.model_dump(mode="json")))
     elif args.format == "md":
         sys.stdout.write(render_markdown(summaries, instruments))
     else:
         print_report(summaries, _stdout_console(), instruments)
+    return 0
+
+
+def _write_html(summaries: list[Any], instruments: list[Any], path: str, dirs: list[Path]) -> None:
+    from agentic_eval.html_report import write_html_report
+
+    out = write_html_report(summaries, instruments, Path(path), dirs)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr)
+
+
+def _compare(summaries: list[Any], runs_root: Path, args: argparse.Namespace, dirs: list[Path]) -> int:
+    """`report A B --compare`: the paired comparison; repeats of either configuration under --run-dir give
+    the run-to-run spread the gap is held against."""
+    from agentic_eval.report import summarize_run
+    from agentic_eval.report_stats import compare_json, compare_runs, compare_text, config_key
+
+    if len(summaries) != 2:
+        raise AgenticEvalError(f"--compare takes exactly two agent runs, A and B (got {len(summaries)}): "
+                               "agentic-eval report RUN_A RUN_B --compare")
+    a, b = summaries
+    keys = {config_key(a), config_key(b)}
+    ids = {a.config.run_id, b.config.run_id}
+    repeats = []
+    for run_json in sorted(runs_root.glob("*/run.json")) if runs_root.is_dir() else []:
+        if run_json.parent.name in ids:
+            continue
+        try:
+            other = summarize_run(run_json.parent)
+        except AgenticEvalError:
+            continue
+        if config_key(other) in keys:
+            repeats.append(other)
+    cmp = compare_runs(a, b, repeats)
+    if args.json:
+        print(json.dumps(compare_json(a, b, cmp)))
+    elif args.format == "md":
+        sys.stdout.write("## Comparison\n\n" + "".join(f"- {line}\n" for line in compare_text(a, b, cmp)))
+    else:
+        for line in compare_text(a, b, cmp):
+            print(line)
+    if args.html:
+        _write_html(summaries, [], args.html, dirs)
     return 0

@@ -103,8 +103,15 @@ class RunSummary:
             "median_latency_s": self.median_latency_s,
             "outcomes": self.outcome_counts,
             "text_call_families": self.families,
+            "stats": _run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
         }
+
+
+def _run_statistics(summary: RunSummary) -> dict[str, Any]:
+    from agentic_eval.report_stats import run_statistics
+
+    return run_statistics(summary)
 
 
 def summarize_run(run_dir: Path) -> RunSummary:
@@ -206,15 +213,33 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
     from tabulate import tabulate
 
     parts = []
+    from agentic_eval.report_stats import STATISTICS_NOTE, statistics_rows
+
     tables = [("Headline", headline_rows(summaries)), ("Per task", matrix_rows(summaries))] if summaries else []
+    if summaries:
+        tables.insert(1, ("Statistics", statistics_rows(summaries)))
     if instruments:
         tables.insert(0, ("By model", overview_rows(summaries, instruments)))
     for title, (header, rows) in tables:
         cells = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]  # a | would split the cell
         parts.append(f"## {title}\n\n" + tabulate(cells, headers=header, tablefmt="github"))
-    notes = ["`*` after an outcome: the model wrote tool calls as text in that trial.",
+    notes = ["`*` after an outcome: the model wrote tool calls as text in that trial.", STATISTICS_NOTE,
              "Unscored trials (agent_timeout, endpoint_error, agent_error, grader_error) are never counted as fails."]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+
+
+def _print_statistics(summaries: list[RunSummary], console: Any) -> None:
+    from rich.table import Table
+
+    from agentic_eval.report_stats import STATISTICS_NOTE, statistics_rows
+
+    header, rows = statistics_rows(summaries)
+    table = Table(title="statistics", title_justify="left", caption=STATISTICS_NOTE, caption_justify="left")
+    for i, h in enumerate(header):
+        table.add_column(h, no_wrap=i == 0)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 def print_report(summaries: list[RunSummary], console: Any, instruments: list[InstrumentRun] | None = None) -> None:
@@ -239,6 +264,7 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
     for row in rows:
         table.add_row(*row)
     console.print(table)
+    _print_statistics(summaries, console)
     header, rows = matrix_rows(summaries)
     if rows:
         matrix = Table(title="per task", title_justify="left")
