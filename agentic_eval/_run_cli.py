@@ -167,8 +167,6 @@ def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
 
 def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, args: argparse.Namespace,
                            console: Any) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from agentic_eval.runner import RunProgress, execute_plan
 
     state = RunProgress(total=len(plan.trials))
@@ -193,19 +191,14 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
         execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=line,
                      on_start=started, keep_sandboxes=args.keep_sandboxes)
         return
-    progress = Progress(
-        TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console,
-    )
-    bar = progress.add_task("run", total=len(plan.trials), stats="")
+    from agentic_eval.progress import ProgressDisplay
 
-    def on_result(result: Any) -> None:
-        line(result)
-        progress.update(bar, completed=state.done,
-                        stats=f"passed {state.passed}  failed {state.failed}  unscored {state.unscored}"
-                              f"  running {state.running}")
+    with ProgressDisplay("trials", len(plan.trials), console=console, live=True, transient=False) as progress:
+        def on_result(result: Any) -> None:
+            line(result)
+            progress.set(state.done, note=f"passed {state.passed}  failed {state.failed}  unscored {state.unscored}"
+                                          f"  running {state.running}")
 
-    with progress:
         execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=on_result,
                      on_start=started, keep_sandboxes=args.keep_sandboxes)
 

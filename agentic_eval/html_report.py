@@ -233,9 +233,9 @@ def render_html(summaries: list[RunSummary], instruments: list[InstrumentRun],
     """The whole page as one string; `dirs` (run id -> folder) lets it show trial files and instrument results."""
     dirs = dirs or {}
     rows = headline_data(summaries)
-    parts = [f"<h1>agentic-eval: will it work as an agent's brain?</h1><p class=sub>{len(summaries)} agent "
+    parts = [(f"<h1>agentic-eval: will it work as an agent's brain?</h1><p class=sub>{len(summaries)} agent "
              f"run(s), {len(instruments)} instrument run(s); generated {esc(utc_now())}. Everything on this page is "
-             "inline: it loads nothing from the network.</p>"]
+             "inline: it loads nothing from the network.</p>")]
     if summaries:
         parts.append("<h2 id=agent-runs>Agent runs</h2>" + headline_section(rows))
         parts.append(chart_div("pass-rate", pass_rate_chart(rows)) + chart_div("outcomes", outcome_chart(summaries)))

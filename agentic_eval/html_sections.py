@@ -259,7 +259,7 @@ def classified_turns(run_dir: Path | None, rel: str | None) -> list[dict[str, st
         try:
             c = classify_turn(rec.request if isinstance(rec.request, dict) else None, rec.response)
             turn = read_turn(rec.response)
-        except Exception as exc:  # a response the classifier cannot read is shown, not fatal
+        except Exception as exc:  # noqa: BLE001 - a response the classifier cannot read is shown, not fatal
             out.append({"label": "unclassified", "said": str(exc)})
             continue
         said = turn.content.strip()[:400]

@@ -11,7 +11,14 @@ import json
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.stats import Interval, PairedComparison, Spread, compare_tasks, mean_over_tasks, pass_rate_interval
+from agentic_eval.stats import (
+    Interval,
+    PairedComparison,
+    Spread,
+    compare_tasks,
+    mean_over_tasks,
+    pass_rate_interval,
+)
 
 if TYPE_CHECKING:
     from agentic_eval.report import RunSummary
@@ -122,8 +129,8 @@ def compare_text(a: RunSummary, b: RunSummary, cmp: PairedComparison) -> list[st
     ia, ib = task_interval(a), task_interval(b)
     lines = [f"A = {a.config.run_id}: {ia.text()}",
              f"B = {b.config.run_id}: {ib.text()}",
-             f"paired on {cmp.n} tasks scored in both: both pass {len(cmp.both)}, neither {len(cmp.neither)}, "
-             f"A only {len(cmp.a_only)}, B only {len(cmp.b_only)}; gap {cmp.gap_pts:+.1f} pts (A - B)"]
+             (f"paired on {cmp.n} tasks scored in both: both pass {len(cmp.both)}, neither {len(cmp.neither)}, "
+             f"A only {len(cmp.a_only)}, B only {len(cmp.b_only)}; gap {cmp.gap_pts:+.1f} pts (A - B)")]
     if cmp.a_only:
         lines.append("passed by A only: " + ", ".join(cmp.a_only))
     if cmp.b_only:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -59,7 +59,7 @@ class RecordingProxy:
     def address(self) -> str:
         return f"127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> RecordingProxy:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -136,7 +136,7 @@ def html_escaped(s: str) -> str:
 
 @needs_chromium
 def test_chromium_draws_the_charts_and_loads_nothing(report_page: tuple[Path, Any], tmp_path: Path) -> None:
-    page, runs = report_page
+    page, _runs = report_page
     with RecordingProxy() as proxy:
         dom = chromium(page, tmp_path / "profile-dom", proxy.address, "--dump-dom")
         shot = chromium(page, tmp_path / "profile-shot", proxy.address, "--window-size=1280,2000",
@@ -145,7 +145,7 @@ def test_chromium_draws_the_charts_and_loads_nothing(report_page: tuple[Path, An
     assert shot.returncode == 0, shot.stderr[-2000:]
     html = dom.stdout
     # every chart drew: an SVG with marks inside each chart's div, and none failed
-    charts = re.findall(r"<div class=\"chart[^\"]*\" id=\"chart-([\w-]+)\"(.*?)</svg>", html, flags=re.S)
+    charts = re.findall(r"<div class=\"chart[^\"]*\" id=\"chart-([\w-]+)\"(.*?)</svg>", html, flags=re.DOTALL)
     names = {name for name, _ in charts}
     assert {"pass-rate", "outcomes"} <= names, names
     for name, body in charts:
