@@ -67,7 +67,7 @@ def chart_bundle() -> str:
     except ImportError:
         raise AgenticEvalError("report --html needs the vl-convert-python package: "
                                "pip install 'vl-convert-python>=1.9' (scripts/install.sh installs it)") from None
-    return str(vl_convert.javascript_bundle()).replace("</script", "<\\/script")
+    return str(vl_convert.javascript_bundle("window.vegaEmbed = vegaEmbed;")).replace("</script", "<\\/script")
 
 
 def run_label(s: RunSummary) -> str:

@@ -126,7 +126,7 @@ def _battery_table(tooling: dict[str, InstrumentRun], dirs: dict[str, Path], cha
         cells = []
         for p in names:
             got = phases[model].get(p) or {}
-            passed, cases = got.get("passed"), got.get("cases")
+            passed, cases = got.get("passed") or 0, got.get("cases")
             cells.append(f"<td class=num>{passed}/{cases}</td>" if cases else "<td>-</td>")
             if cases:
                 data.append({"model": model, "phase": p, "pct": round(100 * passed / cases, 1)})
