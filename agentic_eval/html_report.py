@@ -42,7 +42,7 @@ text-align:left;vertical-align:top}th{background:#f5f5f5}td.num{text-align:right
 td.cell{text-align:center;white-space:nowrap;color:#fff}td.cell a{color:#fff;text-decoration:none;display:block}
 .o-pass{background:#2e7d32}.o-fail{background:#e0a030}.o-text{background:#c62828}.o-unscored{background:#9e9e9e}
 .o-mixed{background:#5c6bc0}.o-none{background:#fff;color:#999}
-.chart{width:100%;min-height:120px;margin:.5rem 0}.noise{color:#666;font-style:italic}.diff{color:#1565c0}
+.chart{width:100%;min-width:320px;min-height:120px;margin:.5rem 0}.noise{color:#666;font-style:italic}.diff{color:#1565c0}
 details{border:1px solid #ddd;border-radius:4px;margin:.3rem 0;padding:.3rem .6rem}summary{cursor:pointer}
 pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.4rem;max-height:24rem;overflow:auto;
 font-size:.8rem}.legend span{display:inline-block;padding:.1rem .5rem;margin-right:.3rem;color:#fff;border-radius:3px}
@@ -129,11 +129,11 @@ def _pct(value: float | None) -> str:
 
 
 def headline_section(rows: list[dict[str, Any]]) -> str:
-    head = ("<tr><th>run</th><th>model / agent</th><th>tasks passed (95 % CI)</th><th>pass@1</th>"
+    head = ("<tr><th>#</th><th>run</th><th>model / agent</th><th>tasks passed (95 % CI)</th><th>pass@1</th>"
             "<th>pass@k / pass^k</th><th>spread across runs</th><th>vs the best run</th><th>text-call tasks</th>"
             "<th>real-call tasks</th><th>unscored (causes)</th><th>median latency</th></tr>")
     body = []
-    for r in rows:
+    for i, r in enumerate(rows, 1):
         st = r["stats"]
         k = st["attempts"]
         at_k = f"k={k}: {_pct(100 * st[f'pass_at_{k}'])} / {_pct(100 * st[f'pass_hat_{k}'])}" \
@@ -144,7 +144,7 @@ def headline_section(rows: list[dict[str, Any]]) -> str:
         p1 = st["pass_at_1"]
         latency = "-" if r["latency"] is None else f"{r['latency']:.1f} s"
         body.append(
-            f"<tr><td>{esc(r['run'])}</td><td>{esc(r['label'])}</td><td class=num data-rate='{r['rate']:.1f}'>"
+            f"<tr><td>#{i}</td><td><small>{esc(r['run'])}</small></td><td>{esc(r['label'])}</td><td class=num data-rate='{r['rate']:.1f}'>"
             f"{esc(r['ci_text'])}</td><td class=num>{_pct(None if p1 is None else 100 * p1)}</td>"
             f"<td class=num>{esc(at_k)}</td><td>{esc(r['spread'])}</td><td class='{vs_cls}'>{esc(vs)}</td>"
             f"<td class=num>{_pct(r['text_share'])}</td>"
@@ -159,9 +159,9 @@ def headline_section(rows: list[dict[str, Any]]) -> str:
 
 def pass_rate_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Tasks passed per run with its confidence interval."""
-    data = [{"run": f"{r['label']} · {r['run']}", "rate": r["rate"], "low": r["low"], "high": r["high"],
-             "model": r["model"]} for r in rows]
-    y = {"field": "run", "type": "nominal", "sort": None, "title": None, "axis": {"labelLimit": 420}}
+    data = [{"run": f"#{i} {r['label']}", "rate": r["rate"], "low": r["low"], "high": r["high"],
+             "model": r["model"]} for i, r in enumerate(rows, 1)]
+    y = {"field": "run", "type": "nominal", "sort": None, "title": None, "axis": {"labelLimit": 200}}
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json", "width": "container",
         "data": {"values": data}, "title": "tasks passed, % with 95 % CI",
@@ -179,19 +179,19 @@ def pass_rate_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def outcome_chart(summaries: list[RunSummary]) -> dict[str, Any]:
     """Each run's trials by outcome: pass, fail, fail with tool calls written as text, unscored."""
     data = []
-    for s in summaries:
+    for i, s in enumerate(summaries, 1):
         counts = {"pass": 0, "fail": 0, "fail (text calls)": 0, "unscored": 0}
         for t in s.trials:
             kind = "unscored" if not t.scored else "pass" if t.outcome == "pass" else \
                 "fail (text calls)" if t.turns.text_tool_call else "fail"
             counts[kind] += 1
-        data += [{"run": f"{run_label(s)} · {s.config.run_id}", "outcome": k, "trials": v}
+        data += [{"run": f"#{i} {run_label(s)}", "outcome": k, "trials": v}
                  for k, v in counts.items()]
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json", "width": "container",
         "data": {"values": data}, "title": "trials by outcome", "mark": {"type": "bar", "tooltip": True},
         "encoding": {
-            "y": {"field": "run", "type": "nominal", "sort": None, "title": None, "axis": {"labelLimit": 420}},
+            "y": {"field": "run", "type": "nominal", "sort": None, "title": None, "axis": {"labelLimit": 200}},
             "x": {"field": "trials", "type": "quantitative", "stack": "normalize", "title": "share of trials",
                   "axis": {"format": "%"}},
             "color": {"field": "outcome", "type": "nominal",
@@ -201,7 +201,7 @@ def outcome_chart(summaries: list[RunSummary]) -> dict[str, Any]:
 
 
 def chart_div(name: str, spec: dict[str, Any]) -> str:
-    return f"<div class=chart id='chart-{esc(name)}' data-spec='{esc(script_json(spec))}'></div>"
+    return f"<div class=scroll><div class=chart id='chart-{esc(name)}' data-spec='{esc(script_json(spec))}'></div></div>"
 
 
 EMBED = """

@@ -34,9 +34,9 @@ def trial_anchor(run_index: int, task_id: str, attempt: int) -> str:
 def matrix_section(summaries: list[RunSummary], outcome_class: Callable[[list[Any]], str]) -> str:
     """Tasks down, runs across; each cell coloured by outcome and linked to its trial's details."""
     task_ids = sorted({tid for s in summaries for tid in s.task_ids})
-    head = "<tr><th>task</th>" + "".join(f"<th title='{esc(s.config.run_id)}'>{esc(s.config.model)}<br>"
+    head = "<tr><th>task</th>" + "".join(f"<th title='{esc(s.config.run_id)}'>#{i} {esc(s.config.model)}<br>"
                                          f"{esc(s.config.agent)}<br><small>{esc(s.config.run_id[-24:])}</small></th>"
-                                         for s in summaries) + "</tr>"
+                                         for i, s in enumerate(summaries, 1)) + "</tr>"
     rows = []
     for tid in task_ids:
         cells = [f"<td>{esc(tid)}</td>"]
