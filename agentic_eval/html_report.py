@@ -244,7 +244,7 @@ def render_html(summaries: list[RunSummary], instruments: list[InstrumentRun],
     if instruments:
         parts.append(instrument_sections(instruments, {m: r["rate"] for m, r in agent_rates.items()}, chart_div,
                                          dirs))
-    parts.append(config_section(summaries, instruments))
+    parts.append(config_section(summaries, instruments, dirs))
     if summaries:
         parts.append(trial_details_section(summaries, dirs))
     body = "\n".join(parts)

@@ -199,20 +199,23 @@ def _speed_section(speed: dict[str, InstrumentRun], dirs: dict[str, Path], chart
     return f"<h3>Speed per workload</h3><div class=scroll><table id=speed>{head}{''.join(rows)}</table></div>{chart}"
 
 
-def config_section(summaries: list[RunSummary], instruments: list[InstrumentRun]) -> str:
-    """What produced each number: endpoint, agent and its options, prompt padding, lenient mode, versions."""
+def config_section(summaries: list[RunSummary], instruments: list[InstrumentRun], dirs: dict[str, Path]) -> str:
+    """What produced each number: every field of the run's config (endpoint, agent and its options, prompt
+    padding, lenient mode, sandbox, versions, ...) and, for instruments, their settings and the server seen."""
     rows = []
     for s in summaries:
         c = s.config
-        facts = {"model": c.model, "agent": c.agent, "endpoint": c.base_url, "seed": c.seed, "attempts": c.attempts,
-                 "jobs": c.jobs, "system prompt padding (tokens)": c.system_prompt_tokens or "none",
-                 "lenient text calls": c.lenient_text_calls, "stream": c.stream,
-                 "agent options": c.agent_options or "none", "sandbox": c.agent_options.get("sandbox", "default"),
-                 "agent version": sorted({t.agent_version for t in s.trials if t.agent_version}) or "-",
-                 "packs": ", ".join(f"{p.name}@{p.digest[:10]}" for p in c.packs) or "-", "versions": c.versions}
+        facts: dict[str, Any] = c.model_dump(mode="json", exclude={"task_ids", "task_paths", "format_version", "packs"})
+        facts["tasks"] = len(c.task_ids)
+        facts["packs"] = ", ".join(f"{p.name}@{p.digest[:10]}" for p in c.packs) or "-"
+        facts["agent version"] = sorted({t.agent_version for t in s.trials if t.agent_version}) or "-"
         rows.append(_facts_row(c.run_id, "agent run", facts))
     for i in instruments:
-        facts = {"model": i.model, "endpoint": i.base_url, "settings": i.settings, "versions": i.versions}
+        facts = {"model": i.model, "endpoint": i.base_url, "created_at": i.created_at, "settings": i.settings}
+        server = _read_result(dirs.get(i.run_id)).get("server")
+        if server:
+            facts["server"] = server
+        facts["versions"] = i.versions
         rows.append(_facts_row(i.run_id, i.kind, facts))
     return "<h2 id=config>Configuration behind each number</h2><div class=scroll><table id=config-table>" \
            "<tr><th>run</th><th>kind</th><th>settings</th></tr>" + "".join(rows) + "</table></div>"

@@ -121,6 +121,7 @@ def test_the_page_is_self_contained_and_escapes_what_the_model_wrote(report_page
     assert "3/3 = 100 % (95 % CI 29-100)" in text and "0/3 = 0 % (95 % CI 0-71)" in text
     assert "k=2: 100 % / 100 %" in text  # the oracle's two attempts
     assert runs["xml"]["run_id"] in text and "invented_xml" in text  # the classified turns are in the details
+    assert "<b>lenient_text_calls</b>: false" in text and "<b>base_url</b>: http://127.0.0.1:" in text  # config
     assert INJECTED not in text and html_escaped(INJECTED) in text
     # nothing is fetched from anywhere: no src/href to a network address, and the CSP forbids it anyway
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
