@@ -92,7 +92,7 @@ def instrument_sections(instruments: list[InstrumentRun], agent_rates: dict[str,
     if glance:
         parts.append(chart_div("synthetic-vs-agentic", _grouped_bars(glance, "measure", "pct", "% passed",
                                                                     "synthetic scores vs agentic tasks, by model")))
-    parts.append(_battery_table(tooling, dirs, chart_div))
+    parts.append(_battery_table(tooling, dirs, chart_div, instruments))
     parts.append(_forms_table(forms, dirs))
     parts.append(_speed_section(speed, dirs, chart_div))
     return "\n".join(parts)
@@ -114,15 +114,44 @@ def _grouped_bars(data: list[dict[str, Any]], colour: str, value: str, title_x: 
     }
 
 
-def _battery_table(tooling: dict[str, InstrumentRun], dirs: dict[str, Path], chart_div: ChartDiv) -> str:
+def instrument_spread(instruments: list[InstrumentRun], latest: InstrumentRun) -> tuple[float, int] | None:
+    """The range (points) of score_pct over the runs of one model's instrument with the latest's settings and
+    server, and how many; None with fewer than two."""
+    scores = [float(v) for r in instruments if r.kind == latest.kind and r.model == latest.model
+              and r.settings == latest.settings and r.base_url == latest.base_url
+              and isinstance(v := r.headline.get("score_pct"), (int, float))]
+    return (max(scores) - min(scores), len(scores)) if len(scores) >= 2 else None
+
+
+def vs_best_note(scores: dict[str, float], spreads: dict[str, float], model: str) -> str:
+    """'best', or the gap to the best model, marked as noise when inside either one's measured spread."""
+    best = max(scores, key=lambda m: scores[m])
+    if model == best:
+        return "best"
+    gap = scores[model] - scores[best]
+    noise = max(spreads.get(model, 0.0), spreads.get(best, 0.0))
+    if noise and abs(gap) <= noise:
+        return f"{gap:+.1f} pts: within noise (spread {noise:.1f} pts)"
+    return f"{gap:+.1f} pts" + ("" if noise else " (no repeated runs: spread unknown)")
+
+
+def _battery_table(tooling: dict[str, InstrumentRun], dirs: dict[str, Path], chart_div: ChartDiv,
+                   instruments: list[InstrumentRun]) -> str:
     if not tooling:
         return ""
     phases: dict[str, dict[str, Any]] = {m: _read_result(dirs.get(r.run_id)).get("phases") or {}
                                          for m, r in tooling.items()}
     names = sorted({p for ph in phases.values() for p in ph})
-    head = "<tr><th>model</th><th>total</th>" + "".join(f"<th>{esc(p)}</th>" for p in names) + "</tr>"
+    head = "<tr><th>model</th><th>total</th><th>spread across runs</th><th>vs the best model</th>" + "".join(
+        f"<th>{esc(p)}</th>" for p in names) + "</tr>"
+    scores = {m: v for m, r in tooling.items() if (v := _score(r)) is not None}
+    spread = {m: sp for m, r in tooling.items() if (sp := instrument_spread(instruments, r)) is not None}
     rows, data = [], []
     for model, run in sorted(tooling.items()):
+        sp = spread.get(model)
+        note = vs_best_note(scores, {m: v[0] for m, v in spread.items()}, model) if model in scores else "-"
+        extra = (f"<td>{'-' if sp is None else f'{sp[0]:.1f} pts over {sp[1]} runs'}</td>"
+                 f"<td class='{'noise' if 'noise' in note else ''}'>{esc(note)}</td>")
         cells = []
         for p in names:
             got = phases[model].get(p) or {}
@@ -130,7 +159,8 @@ def _battery_table(tooling: dict[str, InstrumentRun], dirs: dict[str, Path], cha
             cells.append(f"<td class=num>{passed}/{cases}</td>" if cases else "<td>-</td>")
             if cases:
                 data.append({"model": model, "phase": p, "pct": round(100 * passed / cases, 1)})
-        rows.append(f"<tr><td>{esc(model)}</td><td class=num>{esc(run.headline_text)}</td>{''.join(cells)}</tr>")
+        rows.append(f"<tr><td>{esc(model)}</td><td class=num>{esc(run.headline_text)}</td>{extra}"
+                    f"{''.join(cells)}</tr>")
     chart = chart_div("battery-phases", _grouped_bars(data, "phase", "pct", "% of cases passed",
                                                       "tool-call battery per phase")) if data else ""
     return f"<h3>Tool-call battery per phase</h3><div class=scroll><table id=battery>{head}{''.join(rows)}" \

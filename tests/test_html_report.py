@@ -181,3 +181,28 @@ def test_html_needs_a_path_it_can_write(report_page: tuple[Path, Any], tmp_path:
     run_dir = page.parent / "runs" / runs["oracle"]["run_id"]
     assert main(["report", str(run_dir), "--html", str(blocker / "report.html")]) == 2
     assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("model", "spreads", "note"), [
+    ("a", {}, "best"),
+    ("b", {}, "-1.2 pts (no repeated runs: spread unknown)"),
+    ("b", {"a": 1.4}, "-1.2 pts: within noise (spread 1.4 pts)"),
+    ("c", {"a": 1.4, "c": 0.5}, "-30.0 pts"),
+])
+def test_instrument_gaps_inside_the_spread_are_noise(model: str, spreads: dict[str, float], note: str) -> None:
+    from agentic_eval.html_sections import vs_best_note
+
+    assert vs_best_note({"a": 95.0, "b": 93.8, "c": 65.0}, spreads, model) == note
+
+
+def test_instrument_spread_counts_runs_with_the_latest_settings_only() -> None:
+    from agentic_eval.html_sections import instrument_spread
+    from agentic_eval.instruments import InstrumentRun
+
+    def run(score: float, cases: int, at: str) -> InstrumentRun:
+        return InstrumentRun(kind="tooling", run_id=at, created_at=at, model="m", base_url="u",
+                             headline={"score_pct": score}, settings={"cases": cases})
+
+    runs = [run(91.0, 370, "1"), run(95.0, 370, "2"), run(50.0, 37, "3"), run(93.6, 370, "4")]
+    assert instrument_spread(runs, runs[-1]) == (4.0, 3)
+    assert instrument_spread(runs, runs[2]) is None
