@@ -249,8 +249,6 @@ def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
 
 def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, args: argparse.Namespace,
                            console: Any) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from agentic_eval.runner import RunProgress, execute_plan
 
     state = RunProgress(total=len(plan.trials))
@@ -278,19 +276,14 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
         execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=line,
                      on_start=started, keep_sandboxes=args.keep_sandboxes)
         return
-    progress = Progress(
-        TextColumn("[bold]trials"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console,
-    )
-    bar = progress.add_task("run", total=len(plan.trials), stats="")
+    from agentic_eval.progress import ProgressDisplay
 
-    def on_result(result: Any) -> None:
-        line(result)
-        progress.update(bar, completed=state.done,
-                        stats=f"passed {state.passed}  failed {state.failed}  unscored {state.unscored}"
-                              f"  running {state.running}")
+    with ProgressDisplay("trials", len(plan.trials), console=console, live=True, transient=False) as progress:
+        def on_result(result: Any) -> None:
+            line(result)
+            progress.set(state.done, note=f"passed {state.passed}  failed {state.failed}  unscored {state.unscored}"
+                                          f"  running {state.running}")
 
-    with progress:
         execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=on_result,
                      on_start=started, keep_sandboxes=args.keep_sandboxes)
 
@@ -342,17 +335,66 @@ def report(args: argparse.Namespace) -> int:
             print(f"skipped {d}: {exc}", file=sys.stderr)
     if not instruments and not summaries:
         raise AgenticEvalError(f"no readable runs in {runs_root}/")
-    if args.json or args.format == "md":  # the table prints them itself; here stdout stays machine-readable
+    if args.json or args.format == "md" or args.compare:  # stdout stays machine-readable (the table prints them)
         for s in summaries:
             for w in s.warnings:
                 print(f"warning: {w}", file=sys.stderr)
+    if args.compare:
+        return _compare(summaries, runs_root, args, dirs)
+    if args.html:
+        _write_html(summaries, instruments, args.html, dirs)
     if args.json:
+        from agentic_eval.report_stats import run_statistics, spreads
+
+        spread_of = spreads(summaries)
         for s in summaries:
-            print(json.dumps(s.to_json()))
+            print(json.dumps({**s.to_json(), "stats": run_statistics(s, spread_of[s.config.run_id])}))
         for i in instruments:
             print(json.dumps(i.model_dump(mode="json")))
     elif args.format == "md":
         sys.stdout.write(render_markdown(summaries, instruments))
     else:
         print_report(summaries, _stdout_console(), instruments)
+    return 0
+
+
+def _write_html(summaries: list[Any], instruments: list[Any], path: str, dirs: list[Path]) -> None:
+    from agentic_eval.html_report import write_html_report
+
+    out = write_html_report(summaries, instruments, Path(path), dirs)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr)
+
+
+def _compare(summaries: list[Any], runs_root: Path, args: argparse.Namespace, dirs: list[Path]) -> int:
+    """`report A B --compare`: the paired comparison; repeats of either configuration under --run-dir give
+    the run-to-run spread the gap is held against."""
+    from agentic_eval.report import summarize_run
+    from agentic_eval.report_stats import compare_json, compare_runs, compare_text, config_key
+
+    if len(summaries) != 2:
+        raise AgenticEvalError(f"--compare takes exactly two agent runs, A and B (got {len(summaries)}): "
+                               "agentic-eval report RUN_A RUN_B --compare")
+    a, b = summaries
+    keys = {config_key(a), config_key(b)}
+    ids = {a.config.run_id, b.config.run_id}
+    repeats = []
+    for run_json in sorted(runs_root.glob("*/run.json")) if runs_root.is_dir() else []:
+        if run_json.parent.name in ids:
+            continue
+        try:
+            other = summarize_run(run_json.parent)
+        except AgenticEvalError:
+            continue
+        if config_key(other) in keys:
+            repeats.append(other)
+    cmp = compare_runs(a, b, repeats)
+    if args.json:
+        print(json.dumps(compare_json(a, b, cmp)))
+    elif args.format == "md":
+        sys.stdout.write("## Comparison\n\n" + "".join(f"- {line}\n" for line in compare_text(a, b, cmp)))
+    else:
+        for line in compare_text(a, b, cmp):
+            print(line)
+    if args.html:
+        _write_html(summaries, [], args.html, dirs)
     return 0

@@ -10,7 +10,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from agentic_eval.endpoint import preflight, resolve_endpoint
 from agentic_eval.errors import AgenticEvalError
@@ -66,7 +65,7 @@ def speed(args: argparse.Namespace) -> int:
     cfg = SpeedConfig(base_url=endpoint.base_url, api_key=endpoint.api_key, model=args.model, workloads=workloads,
                       reps=args.reps, warmup=args.warmup, max_tokens=args.max_tokens,
                       long_ctx_tokens=args.long_ctx_tokens, prefill_sweep=args.prefill_sweep)
-    report = _run_with_progress(cfg, show=not args.json and sys.stderr.isatty())
+    report = _run_with_progress(cfg, quiet=args.json)
     checks = _bandwidth_checks(report, gb_per_token, args.bandwidth)
     warnings = list(report.warnings)
     if (gb_per_token is None) != (args.bandwidth is None):
@@ -100,19 +99,17 @@ def speed(args: argparse.Namespace) -> int:
     return 1 if any(w.kept == 0 for w in report.workloads.values()) else 0
 
 
-def _run_with_progress(cfg: SpeedConfig, show: bool) -> SpeedReport:
-    if not show:
-        return measure_speed(cfg)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _run_with_progress(cfg: SpeedConfig, quiet: bool) -> SpeedReport:
+    """Measured requests kept so far over those wanted, every workload in one bar (a prefill sweep adds its own)."""
+    from agentic_eval.progress import ProgressDisplay
 
-    tasks: dict[str, Any] = {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+    kept_by_label: dict[str, int] = {}
+    with ProgressDisplay("speed", cfg.reps * len(cfg.workloads), quiet=quiet) as bar:
         def progress(label: str, kept: int, want: int) -> None:
-            if label not in tasks:
-                tasks[label] = bar.add_task(label, total=want)
-            bar.update(tasks[label], completed=kept)
+            if label not in kept_by_label and label not in cfg.workloads:
+                bar.add_total(want)
+            kept_by_label[label] = kept
+            bar.set(sum(kept_by_label.values()), note=f"{label} {kept}/{want}")
 
         return measure_speed(cfg, progress)
 

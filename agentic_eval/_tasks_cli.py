@@ -139,25 +139,15 @@ def validate(args: argparse.Namespace) -> int:
 
     tasks, errors = _task_list_for_validate(args)
     console = _console(stderr=True)
-    show_progress = not args.json and console.is_terminal
     run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
                            "load_errors": errors, "keep_output": bool(args.show)}
-    if show_progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from agentic_eval.progress import ProgressDisplay
 
-        progress = Progress(
-            TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-            transient=True,
-        )
-        bar = progress.add_task("validate", total=len(tasks))
+    with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
+        def on_done(t: TaskValidation) -> None:
+            progress.advance(note=f"{t.id} {t.status}")
 
-        def on_done(_: TaskValidation) -> None:
-            progress.advance(bar)
-
-        with progress:
-            report = validate_tasks(tasks, on_done=on_done, **run)
-    else:
-        report = validate_tasks(tasks, **run)
+        report = validate_tasks(tasks, on_done=on_done, **run)
 
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

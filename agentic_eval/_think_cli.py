@@ -38,18 +38,23 @@ def think_check(args: argparse.Namespace) -> int:
     err = Console(stderr=True, highlight=False)
     config = ThinkCheckConfig(model=args.model, problems=args.problems, seed=args.seed)
 
+    from agentic_eval.progress import ProgressDisplay
+
+    bar = ProgressDisplay("think-check", 2 * args.problems, quiet=args.json, console=err)
+
     def progress(done: int, total: int, attempt: Attempt) -> None:
-        if args.json or not err.is_terminal:
-            return
         mark = "error" if attempt.error else ("right" if attempt.correct else "wrong")
         slips = f", {len(attempt.false_claims)} false statement(s)" if attempt.false_claims else ""
-        err.print(f"[{done}/{total}] {attempt.problem_id} thinking {attempt.mode}: {mark} "
-                  f"(answer {attempt.answer or '-'}, expected {attempt.expected}{slips})", markup=False)
+        if bar.live:  # each answer above the bar; a log gets the bar's plain lines only
+            bar.print(f"[{done}/{total}] {attempt.problem_id} thinking {attempt.mode}: {mark} "
+                      f"(answer {attempt.answer or '-'}, expected {attempt.expected}{slips})")
+        bar.set(done, note=f"{attempt.problem_id} {attempt.mode}: {mark}")
 
     if not args.json:
         err.print(f"think-check: {args.problems} problems (seed {args.seed}) x thinking on/off, model {args.model} "
                   f"at {endpoint.shown_url}", markup=False)
-    result = run_think_check(endpoint, config, progress)
+    with bar:
+        result = run_think_check(endpoint, config, progress)
     line, headline_text = verdict(result)
     out = result.model_dump(mode="json")
     run_dir = save_instrument_run(

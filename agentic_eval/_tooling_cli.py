@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections import Counter
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +22,10 @@ def _endpoint(args: argparse.Namespace) -> Any:
 
 
 def _progress(total: int, label: str, quiet: bool) -> Any:
-    """A rich progress bar on a terminal's stderr; nothing otherwise (or with --json)."""
-    if quiet or not sys.stderr.isatty():
-        return None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    """A live bar with ETA on a terminal's stderr, plain lines in a log, nothing with --json."""
+    from agentic_eval.progress import ProgressDisplay
 
-    progress = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=Console(stderr=True), transient=True)
-    progress.add_task(label, total=total)
-    return progress
+    return ProgressDisplay(label, total, quiet=quiet)
 
 
 def _pct(passed: int, cases: int) -> str:
@@ -58,9 +50,8 @@ def tooling(args: argparse.Namespace) -> int:
                                "ask for more cases")
     endpoint = _endpoint(args)
     progress = _progress(len(cases), "tool-call battery", args.json)
-    with progress or nullcontext():
-        results = run_battery(cases, endpoint, args.model, jobs=args.jobs,
-                              on_result=(lambda _r: progress.advance(progress.task_ids[0])) if progress else None)
+    with progress:
+        results = run_battery(cases, endpoint, args.model, jobs=args.jobs, on_result=lambda _r: progress.advance())
     summary = summarize(results, args.seed)
     total = summary["total"]
     pct = round(100 * total["passed"] / total["cases"], 1)
@@ -119,9 +110,8 @@ def forms(args: argparse.Namespace) -> int:
         raise AgenticEvalError(f"--tools must be between 1 and {MAX_TOOLS} (got {args.tools})")
     endpoint = _endpoint(args)
     progress = _progress(len(SHAPES), "form matrix", args.json)
-    with progress or nullcontext():
-        results = run_forms(endpoint, args.model, args.tools,
-                            on_result=(lambda _r: progress.advance(progress.task_ids[0])) if progress else None)
+    with progress:
+        results = run_forms(endpoint, args.model, args.tools, on_result=lambda _r: progress.advance())
     output = forms_json(results, args.tools)
     passed = sum(r.passed for r in results)
     pct = round(100 * passed / len(results), 1)

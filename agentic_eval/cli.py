@@ -141,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_rep.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_rep.add_argument("--json", action="store_true", help="one JSON object per run")
     p_rep.add_argument("--format", choices=["table", "md"], default="table", help="table (default) or md")
+    p_rep.add_argument("--compare", action="store_true",
+                       help="two agent runs A B on the same tasks: which tasks flipped, and an exact test of "
+                       "whether the difference could be noise")
+    p_rep.add_argument("--html", metavar="FILE",
+                       help="also write one self-contained HTML page (charts, per-trial details; no network to view)")
     p_rep.set_defaults(handler=_lazy("_run_cli", "report"))
 
     # tasks

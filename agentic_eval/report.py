@@ -103,9 +103,16 @@ class RunSummary:
             "median_latency_s": self.median_latency_s,
             "outcomes": self.outcome_counts,
             "text_call_families": self.families,
+            "stats": _run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
             "warnings": self.warnings,
         }
+
+
+def _run_statistics(summary: RunSummary) -> dict[str, Any]:
+    from agentic_eval.report_stats import run_statistics
+
+    return run_statistics(summary)
 
 
 def summarize_run(run_dir: Path) -> RunSummary:
@@ -223,14 +230,30 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
     from tabulate import tabulate
 
     parts = []
+    from agentic_eval.report_stats import STATISTICS_NOTE, statistics_rows
+
     tables = [("Headline", headline_rows(summaries)), ("Per task", matrix_rows(summaries))] if summaries else []
+    if summaries:
+        tables.insert(1, ("Statistics", statistics_rows(summaries)))
     if instruments:
         tables.insert(0, ("By model", overview_rows(summaries, instruments)))
     for title, (header, rows) in tables:
         cells = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]  # a | would split the cell
         parts.append(f"## {title}\n\n" + tabulate(cells, headers=header, tablefmt="github"))
-    notes = ([STAR_NOTE] if text_call_marks_used(summaries) else []) + [UNSCORED_NOTE]
+    notes = ([STAR_NOTE] if text_call_marks_used(summaries) else []) + [STATISTICS_NOTE, UNSCORED_NOTE]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+
+
+def _print_statistics(summaries: list[RunSummary], console: Any) -> None:
+    """The statistics table (stacked when it does not fit the terminal) and what its columns mean."""
+    from rich.text import Text
+
+    from agentic_eval.report_stats import STATISTICS_NOTE, statistics_rows
+    from agentic_eval.tables import print_table
+
+    header, rows = statistics_rows(summaries)
+    print_table(console, "statistics", header, rows, right=range(1, len(header)))
+    console.print(Text(STATISTICS_NOTE, style="dim"))
 
 
 def print_report(summaries: list[RunSummary], console: Any, instruments: list[InstrumentRun] | None = None) -> None:
@@ -246,6 +269,7 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
 
     header, rows = headline_rows(summaries)
     print_table(console, "agentic-eval: will it work as an agent's brain?", header, rows, right=range(2, 6))
+    _print_statistics(summaries, console)
     header, rows = matrix_rows(summaries)
     if rows:
         legend: list[str] = []

@@ -97,3 +97,11 @@ fi
 # The agent CLIs the tests drive, pinned, into the project's tools folder
 # (~/.cache/agentic-eval/tools, or $AGENTIC_EVAL_TOOLS): never the global environment.
 agentic-eval agents install opencode codex qwen-code
+# Debian's Chromium, which renders `report --html` headless in the tests (tests/test_html_report.py).
+if ! command -v chromium >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        echo "install.sh: install Debian's chromium package (as root: apt-get install chromium) for the HTML report test" >&2
+    fi
+fi
