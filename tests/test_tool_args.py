@@ -4,7 +4,6 @@ the model sees, and the trial goes on; an agent that deletes or corrupts its rep
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,14 @@ import pytest
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.tools import ToolLimits, execute_tool
 from agentic_eval.wire import read_wire_log
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, chat_stream, tool_call
+from tests.fake_endpoint import (
+    FakeEndpoint,
+    ReceivedRequest,
+    ScriptedReply,
+    chat_body,
+    chat_stream,
+    tool_call,
+)
 from tests.test_run import make_pack, run_cli
 
 DEEP = "[" * 3000 + "]" * 3000  # deeper than the JSON reader recurses
@@ -84,7 +90,7 @@ def scripted() -> Iterator[Callable[[Callable[[ReceivedRequest], ScriptedReply]]
 
 
 def _run(fake: FakeEndpoint, pack: Path, runs: Path, *extra: str) -> dict[str, Any]:
-    code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+    _, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
                          "--run-dir", str(runs), "--json", "--agent-opt", "max_retries=0", *extra)
     return data
 
@@ -140,8 +146,8 @@ def test_good_calls_still_work(tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", [
     "rm -rf .git", 'cd .. && rm -rf "$OLDPWD"', "echo junk > .git/HEAD", "printf 'DIRC junk' > .git/index",
     "rm -rf .git && echo 'gitdir: /tmp' > .git",
-    "git -c user.name=a -c user.email=a@b commit -q --amend -m x --allow-empty && git reflog expire --expire=now --all"
-    " && git gc -q --prune=now",
+    ("git -c user.name=a -c user.email=a@b commit -q --amend -m x --allow-empty && git reflog expire --expire=now"
+     " --all && git gc -q --prune=now"),
 ], ids=["rm-git", "rm-repo", "bad-head", "bad-index", "git-file", "pristine-pruned"])
 def test_an_agent_that_breaks_its_repository_fails(scripted: Any, mini_pack: Path, tmp_path: Path,
                                                     command: str) -> None:
