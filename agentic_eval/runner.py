@@ -182,16 +182,16 @@ def repository_damage(sandbox_path: Path, pristine: str) -> str | None:
         return "the agent deleted/corrupted the repository: its .git folder is gone or replaced"
     env = {"PATH": os.environ.get("PATH", os.defpath), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
            "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(sandbox_path), "LC_ALL": "C"}
-    for argv in (["cat-file", "-e", f"{pristine}^{{commit}}"], ["ls-files", "--cached", "-z"]):
-        try:
-            proc = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *argv],
-                                  cwd=sandbox_path, env=env, capture_output=True, timeout=60, check=False)
-        except subprocess.TimeoutExpired:
-            return "the agent deleted/corrupted the repository: git could not read it within 60 s"
-        if proc.returncode != 0:
-            why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            return ("the agent deleted/corrupted the repository: "
-                    + (why[0][:200] if why else f"git {argv[0]} failed"))
+    # One read of the index against the pristine commit: 0 (same) or 1 (changed) when both are whole.
+    argv = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "diff-index", "--cached",
+            "--quiet", f"{pristine}^{{commit}}", "--"]
+    try:
+        proc = subprocess.run(argv, cwd=sandbox_path, env=env, capture_output=True, timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        return "the agent deleted/corrupted the repository: git could not read it within 60 s"
+    if proc.returncode not in (0, 1):
+        why = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        return "the agent deleted/corrupted the repository: " + (why[0][:200] if why else "git cannot read it")
     return None
 
 
