@@ -64,7 +64,8 @@ class Transcript:
 
     def write(self, kind: str, turn: int, **fields: Any) -> None:
         entry = {"kind": kind, "turn": turn, "t": round(time.monotonic() - self.start, 3), **fields}
-        self._file.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+        line = json.dumps(entry, ensure_ascii=False, default=str)
+        self._file.write(line.encode("utf-8", "replace").decode("utf-8") + "\n")  # a model's lone surrogates
         self._file.flush()
 
     def close(self) -> None:

@@ -162,3 +162,19 @@ def test_an_agent_that_breaks_its_repository_fails(scripted: Any, mini_pack: Pat
     assert (trial["outcome"], trial["agent_status"]) == ("fail", "completed"), trial["detail"]
     assert trial["detail"].startswith("the agent deleted/corrupted the repository"), trial["detail"]
     assert data["unscored"] == 0
+
+
+@pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
+def test_invalid_unicode_in_a_reply_without_tool_calls_is_scored(scripted: Any, mini_pack: Path, tmp_path: Path,
+                                                                 lenient: bool) -> None:
+    def broken_text(request: ReceivedRequest) -> ScriptedReply:
+        if any(m["role"] == "user" and "as text" in str(m["content"]) for m in request.body["messages"]):
+            return _reply(request, "Done.")
+        body = chat_body('I will \udfff read it: <read_file path="config/\ud800settings.ini"/>',
+                         reasoning_content="thinking \ud800")
+        return ScriptedReply(body=body)
+
+    fake = scripted(broken_text)
+    data = _run(fake, make_pack(mini_pack, 1), tmp_path / "runs", *(["--lenient-text-calls"] if lenient else []))
+    (trial,) = data["trials"]
+    assert trial["outcome"] == "fail", trial["detail"]
