@@ -209,10 +209,17 @@ def _files_under(top: Path) -> list[Path]:
 
 
 def grep(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
+    # The `regex` package, in its re-compatible mode, because its searches take a time limit: a pattern
+    # that backtracks catastrophically ("(a+)+$") is the model's error, not a hung trial.
+    import regex as re_with_timeout
+
     try:
-        regex = re.compile(args["pattern"], re.IGNORECASE if args.get("ignore_case") else 0)
-    except re.error as exc:
+        compiled = re_with_timeout.compile(args["pattern"], re_with_timeout.IGNORECASE if args.get("ignore_case") else 0)
+    except (re_with_timeout.error, re.error) as exc:
         raise ToolError(f"invalid regular expression: {exc}") from None
+    end = time.monotonic() + limits.bash_timeout_s
+    if limits.deadline is not None:
+        end = min(end, limits.deadline)
     top = resolve_in_sandbox(root, args.get("path") or ".")
     real_root = root.resolve()
     matches: list[str] = []
@@ -226,7 +233,15 @@ def grep(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
         if b"\0" in data[:8192]:
             continue
         for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if regex.search(line):
+            left = end - time.monotonic()
+            try:
+                if left <= 0:
+                    raise TimeoutError
+                found = compiled.search(line, timeout=left)
+            except TimeoutError:
+                raise ToolError(f"grep took longer than {limits.bash_timeout_s:g}s (a pattern that backtracks "
+                                "without end?); simplify the pattern or narrow path/glob") from None
+            if found:
                 matches.append(f"{_display(root, file)}:{number}:{line[:300]}")
                 if len(matches) >= limits.grep_max_matches:
                     matches.append(f"[... stopped after {limits.grep_max_matches} matches ...]")

@@ -178,3 +178,9 @@ def test_invalid_unicode_in_a_reply_without_tool_calls_is_scored(scripted: Any, 
     data = _run(fake, make_pack(mini_pack, 1), tmp_path / "runs", *(["--lenient-text-calls"] if lenient else []))
     (trial,) = data["trials"]
     assert trial["outcome"] == "fail", trial["detail"]
+
+
+def test_a_catastrophic_grep_pattern_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    (tmp_path / "x.txt").write_text("x" * 5000 + "\n")
+    result = execute_tool(tmp_path, "grep", {"pattern": "(x|xx)+y"}, ToolLimits(bash_timeout_s=1))
+    assert result.is_error and "took longer" in result.text
