@@ -184,3 +184,16 @@ def test_a_catastrophic_grep_pattern_is_an_error_not_a_hang(tmp_path: Path) -> N
     (tmp_path / "x.txt").write_text("x" * 5000 + "\n")
     result = execute_tool(tmp_path, "grep", {"pattern": "(x|xx)+y"}, ToolLimits(bash_timeout_s=1))
     assert result.is_error and "took longer" in result.text
+
+
+def test_fifos_and_huge_files_are_errors_not_hangs(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe")
+    with open(tmp_path / "huge.txt", "wb") as fh:
+        fh.truncate(10**11)  # sparse: 100 GB that take no disk
+    for name, args in (("read_file", {"path": "pipe"}), ("write_file", {"path": "pipe", "content": "x"}),
+                       ("edit_file", {"path": "pipe", "old_string": "a", "new_string": "b"}),
+                       ("read_file", {"path": "huge.txt"}), ("grep", {"pattern": "x", "path": "pipe"})):
+        result = execute_tool(tmp_path, name, args, ToolLimits(bash_timeout_s=5))
+        assert result.is_error or result.text == "no matches", (name, result.text)
