@@ -64,7 +64,8 @@ class Transcript:
 
     def write(self, kind: str, turn: int, **fields: Any) -> None:
         entry = {"kind": kind, "turn": turn, "t": round(time.monotonic() - self.start, 3), **fields}
-        self._file.write(json.dumps(entry, ensure_ascii=False, default=str) + "\n")
+        line = json.dumps(entry, ensure_ascii=False, default=str)
+        self._file.write(line.encode("utf-8", "replace").decode("utf-8") + "\n")  # a model's lone surrogates
         self._file.flush()
 
     def close(self) -> None:
@@ -128,10 +129,10 @@ OPTION_ABOVE_ZERO = frozenset({"bash_timeout_s"})
 """Options where 0 means nothing (a command with no time to run); the others may be 0 (no retries)."""
 
 
-def _valid_text(text: str | None) -> str | None:
+def _valid_text(text: str) -> str:
     """`text` as valid Unicode (lone surrogates a model sent become '?'), so that the history can be
     sent back and written down: what the model sends must not crash its own agent."""
-    return None if text is None else text.encode("utf-8", "replace").decode("utf-8")
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 class BuiltinAgent:
@@ -300,7 +301,8 @@ class _Loop:
             executed.append((name, arguments))
             calls.append({"id": _valid_text(reply_call.id), "type": "function",
                           "function": {"name": _valid_text(name), "arguments": _valid_text(arguments)}})
-        self.append({"role": "assistant", "content": _valid_text(message.content), "tool_calls": calls})
+        content = None if message.content is None else _valid_text(message.content)
+        self.append({"role": "assistant", "content": content, "tool_calls": calls})
         for call, (name, arguments) in zip(calls, executed, strict=True):
             started = time.monotonic()
             result = execute_tool(self.ctx.sandbox.path, name, arguments, self.limits)
@@ -316,7 +318,7 @@ class _Loop:
                       or find_text_tool_calls(_reasoning(message), request))
         if not text_calls:
             return False
-        self.append({"role": "assistant", "content": _valid_text(message.content) or ""})
+        self.append({"role": "assistant", "content": _valid_text(message.content or "")})
         parts = [f"You wrote {len(text_calls)} tool call(s) as text in your reply instead of calling the "
                  "tools through the API. They were executed; here are their results, in order. Prefer "
                  "structured tool calls."]
@@ -328,7 +330,7 @@ class _Loop:
                 text = f"error: not executed ({why})"
             else:
                 text = execute_tool(self.ctx.sandbox.path, call.name, call.arguments, self.limits).text
-            self.transcript.write("text_call", self.turns, family=call.family, name=_valid_text(call.name),
+            self.transcript.write("text_call", self.turns, family=call.family, name=_valid_text(call.name or ""),
                                   arguments=json.loads(_valid_text(json.dumps(call.arguments))), result=text)
             parts.append(f"Result of text tool call {number}, {shown}:\n{text}")
         self.append({"role": "user", "content": "\n\n".join(parts)})

@@ -175,9 +175,8 @@ def repository_damage(sandbox_path: Path, pristine: str) -> str | None:
     git_dir = sandbox_path / ".git"
     if git_dir.is_symlink() or not git_dir.is_dir():
         return "the agent deleted/corrupted the repository: its .git folder is gone or replaced"
-    try:
-        gitsafe.sandbox_git(sandbox_path, ["cat-file", "-e", f"{pristine}^{{commit}}"])
-        gitsafe.sandbox_git(sandbox_path, ["ls-files", "--cached", "-z"])
+    try:  # one read of the index against the pristine commit: both must be whole
+        gitsafe.sandbox_git(sandbox_path, ["diff-index", "--cached", "--name-only", f"{pristine}^{{commit}}", "--"])
     except gitsafe.GitError as exc:
         return f"the agent deleted/corrupted the repository: {str(exc)[:200]}"
     return None

@@ -130,6 +130,10 @@ def resolve_in_sandbox(root: Path, path: str) -> Path:
     return resolved
 
 
+MAX_FILE_BYTES = 32_000_000
+"""Largest file read_file and edit_file load (bash can still look at parts of bigger ones)."""
+
+
 def _display(root: Path, path: Path) -> str:
     rel = path.relative_to(root.resolve()).as_posix()
     return rel if rel != "." else "."
@@ -141,6 +145,11 @@ def _read_text(root: Path, path: Path) -> str:
         raise ToolError(f"{shown}: no such file")
     if path.is_dir():
         raise ToolError(f"{shown}: is a directory (use list_dir)")
+    if not path.is_file():  # a FIFO would block the agent for good, a device never end
+        raise ToolError(f"{shown}: not a regular file")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ToolError(f"{shown}: {path.stat().st_size} bytes, too large for the file tools (limit "
+                        f"{MAX_FILE_BYTES}); look at parts of it with bash (head, sed -n, grep)")
     data = path.read_bytes()
     if b"\0" in data[:8192]:
         raise ToolError(f"{shown}: binary file, not shown")
@@ -166,6 +175,8 @@ def write_file(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
     path = resolve_in_sandbox(root, args["path"])
     if path.is_dir():
         raise ToolError(f"{args['path']}: is a directory")
+    if path.exists() and not path.is_file():
+        raise ToolError(f"{args['path']}: not a regular file")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(args["content"], encoding="utf-8")
     return f"wrote {len(args['content'].encode())} bytes to {_display(root, path)}"
@@ -209,10 +220,17 @@ def _files_under(top: Path) -> list[Path]:
 
 
 def grep(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
+    # The `regex` package, in its re-compatible mode, because its searches take a time limit: a pattern
+    # that backtracks catastrophically ("(a+)+$") is the model's error, not a hung trial.
+    import regex as re_with_timeout
+
     try:
-        regex = re.compile(args["pattern"], re.IGNORECASE if args.get("ignore_case") else 0)
-    except re.error as exc:
+        compiled = re_with_timeout.compile(args["pattern"], re_with_timeout.IGNORECASE if args.get("ignore_case") else 0)
+    except (re_with_timeout.error, re.error) as exc:
         raise ToolError(f"invalid regular expression: {exc}") from None
+    end = time.monotonic() + limits.bash_timeout_s
+    if limits.deadline is not None:
+        end = min(end, limits.deadline)
     top = resolve_in_sandbox(root, args.get("path") or ".")
     real_root = root.resolve()
     matches: list[str] = []
@@ -226,7 +244,15 @@ def grep(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
         if b"\0" in data[:8192]:
             continue
         for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            if regex.search(line):
+            left = end - time.monotonic()
+            try:
+                if left <= 0:
+                    raise TimeoutError
+                found = compiled.search(line, timeout=left)
+            except TimeoutError:
+                raise ToolError(f"grep took longer than {limits.bash_timeout_s:g}s (a pattern that backtracks "
+                                "without end?); simplify the pattern or narrow path/glob") from None
+            if found:
                 matches.append(f"{_display(root, file)}:{number}:{line[:300]}")
                 if len(matches) >= limits.grep_max_matches:
                     matches.append(f"[... stopped after {limits.grep_max_matches} matches ...]")

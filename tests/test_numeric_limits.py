@@ -65,3 +65,13 @@ def test_task_limits_refuse_meaningless_values(mini_pack: Path, line: str) -> No
 
 def test_good_numbers_still_accepted(mini_pack: Path) -> None:
     assert load_task(mini_pack / "answer-file").meta.limits.max_turns == 5
+
+
+@pytest.mark.parametrize("opt", ["context=nan", "context=0", "max_output=inf", "max_output=-3", "context=1.5"])
+def test_cli_agent_opts_refuse_meaningless_values(opt: str, mini_pack: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "--agent", "opencode", "--model", "m", "--tasks", str(mini_pack), "--run-dir",
+                 str(tmp_path / "runs"), "--base-url", "http://127.0.0.1:9/v1", "--agent-opt", opt])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"--agent-opt {opt}" in err[0]
+    assert not (tmp_path / "runs").exists()

@@ -4,7 +4,6 @@ the model sees, and the trial goes on; an agent that deletes or corrupts its rep
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,14 @@ import pytest
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.tools import ToolLimits, execute_tool
 from agentic_eval.wire import read_wire_log
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, chat_stream, tool_call
+from tests.fake_endpoint import (
+    FakeEndpoint,
+    ReceivedRequest,
+    ScriptedReply,
+    chat_body,
+    chat_stream,
+    tool_call,
+)
 from tests.test_run import make_pack, run_cli
 
 DEEP = "[" * 3000 + "]" * 3000  # deeper than the JSON reader recurses
@@ -84,7 +90,7 @@ def scripted() -> Iterator[Callable[[Callable[[ReceivedRequest], ScriptedReply]]
 
 
 def _run(fake: FakeEndpoint, pack: Path, runs: Path, *extra: str) -> dict[str, Any]:
-    code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+    _, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
                          "--run-dir", str(runs), "--json", "--agent-opt", "max_retries=0", *extra)
     return data
 
@@ -140,8 +146,8 @@ def test_good_calls_still_work(tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", [
     "rm -rf .git", 'cd .. && rm -rf "$OLDPWD"', "echo junk > .git/HEAD", "printf 'DIRC junk' > .git/index",
     "rm -rf .git && echo 'gitdir: /tmp' > .git",
-    "git -c user.name=a -c user.email=a@b commit -q --amend -m x --allow-empty && git reflog expire --expire=now --all"
-    " && git gc -q --prune=now",
+    ("git -c user.name=a -c user.email=a@b commit -q --amend -m x --allow-empty && git reflog expire --expire=now"
+     " --all && git gc -q --prune=now"),
 ], ids=["rm-git", "rm-repo", "bad-head", "bad-index", "git-file", "pristine-pruned"])
 def test_an_agent_that_breaks_its_repository_fails(scripted: Any, mini_pack: Path, tmp_path: Path,
                                                     command: str) -> None:
@@ -156,3 +162,38 @@ def test_an_agent_that_breaks_its_repository_fails(scripted: Any, mini_pack: Pat
     assert (trial["outcome"], trial["agent_status"]) == ("fail", "completed"), trial["detail"]
     assert trial["detail"].startswith("the agent deleted/corrupted the repository"), trial["detail"]
     assert data["unscored"] == 0
+
+
+@pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
+def test_invalid_unicode_in_a_reply_without_tool_calls_is_scored(scripted: Any, mini_pack: Path, tmp_path: Path,
+                                                                 lenient: bool) -> None:
+    def broken_text(request: ReceivedRequest) -> ScriptedReply:
+        if any(m["role"] == "user" and "as text" in str(m["content"]) for m in request.body["messages"]):
+            return _reply(request, "Done.")
+        body = chat_body('I will \udfff read it: <read_file path="config/\ud800settings.ini"/>',
+                         reasoning_content="thinking \ud800")
+        return ScriptedReply(body=body)
+
+    fake = scripted(broken_text)
+    data = _run(fake, make_pack(mini_pack, 1), tmp_path / "runs", *(["--lenient-text-calls"] if lenient else []))
+    (trial,) = data["trials"]
+    assert trial["outcome"] == "fail", trial["detail"]
+
+
+def test_a_catastrophic_grep_pattern_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    (tmp_path / "x.txt").write_text("x" * 5000 + "\n")
+    result = execute_tool(tmp_path, "grep", {"pattern": "(x|xx)+y"}, ToolLimits(bash_timeout_s=1))
+    assert result.is_error and "took longer" in result.text
+
+
+def test_fifos_and_huge_files_are_errors_not_hangs(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe")
+    with open(tmp_path / "huge.txt", "wb") as fh:
+        fh.truncate(10**11)  # sparse: 100 GB that take no disk
+    for name, args in (("read_file", {"path": "pipe"}), ("write_file", {"path": "pipe", "content": "x"}),
+                       ("edit_file", {"path": "pipe", "old_string": "a", "new_string": "b"}),
+                       ("read_file", {"path": "huge.txt"}), ("grep", {"pattern": "x", "path": "pipe"})):
+        result = execute_tool(tmp_path, name, args, ToolLimits(bash_timeout_s=5))
+        assert result.is_error or result.text == "no matches", (name, result.text)

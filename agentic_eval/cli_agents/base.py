@@ -101,6 +101,25 @@ class CliAgent:
     def __init__(self) -> None:
         self._version: str | None = None
 
+    whole_number_options: ClassVar[tuple[str, ...]] = ("context", "max_output")
+    """`--agent-opt` keys an adapter reads as token counts: whole numbers of at least 1."""
+
+    def check_options(self, extra: dict[str, object]) -> None:
+        """Before any trial: a token count that is not a whole number of at least 1 (nan, inf, 0, -5) is
+        one line, not one agent_error per trial."""
+        from agentic_eval.errors import AgenticEvalError
+
+        for key in self.whole_number_options:
+            if key in extra:
+                try:
+                    ok = int(str(extra[key])) >= 1
+                except ValueError:
+                    ok = False
+                if not ok:
+                    raise AgenticEvalError(f"--agent-opt {key}={extra[key]}: expected a whole number of at least 1")
+        if "bin" in extra and not str(extra["bin"]).strip():
+            raise AgenticEvalError("--agent-opt bin=: give the path of the CLI to run")
+
     # ---------------------------------------------------------------- subclass hooks
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
