@@ -164,6 +164,7 @@ def matrix_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str]]
 INSTRUMENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tooling", "tool-call battery"), ("forms", "form matrix"), ("speed", "speed"),
     ("think_check", "think-check"), ("cold_start", "cold start"),
+    ("bfcl", "BFCL"),
 )
 
 
