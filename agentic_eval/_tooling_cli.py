@@ -190,6 +190,19 @@ def bfcl_suite(args: argparse.Namespace) -> int:
     return 0
 
 
+FAILURE_LABELS = {"text_tool_call": "as text", "no_call": "no call", "wrong_tool": "wrong tool",
+                  "wrong_args": "wrong args", "wrong_count": "wrong count",
+                  "called_when_none_needed": "called (none needed)", "errors": "errors (unscored)"}
+
+
+def _failures(row: dict[str, Any]) -> str:
+    """The non-zero failure kinds of one category, e.g. `as text 3, wrong args 2; written as text: hermes 3`."""
+    text = ", ".join(f"{label} {row[key]}" for key, label in FAILURE_LABELS.items() if row.get(key)) or "-"
+    if row.get("families"):
+        text += "; written as text: " + ", ".join(f"{k} {v}" for k, v in row["families"].items())
+    return text
+
+
 def _print_bfcl(summary: dict[str, Any], model: str, run_dir: Path) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -197,26 +210,18 @@ def _print_bfcl(summary: dict[str, Any], model: str, run_dir: Path) -> None:
     console = Console(highlight=False)
     title = f"BFCL v4 (bfcl-eval {summary['bfcl_eval']}) through the wire · {model}"
     table = Table(title=title, title_justify="left", min_width=len(title) + 2)
-    columns = ("category", "passed", "score", "BFCL's checker", "as text", "no call", "wrong tool", "wrong args",
-               "wrong count", "called (none needed)", "errors")
-    for name in columns:
-        table.add_column(name, justify="left" if name == "category" else "right")
-    rows = [*summary["categories"].items(), ("TOTAL", summary["total"])]
-    for name, row in rows:
+    for name in ("category", "passed", "score", "BFCL's checker", "failures"):
+        table.add_column(name, justify="right" if name in ("passed", "score", "BFCL's checker") else "left")
+    for name, row in [*summary["categories"].items(), ("TOTAL", summary["total"])]:
         table.add_row(name, f"{row['passed']}/{row['scored']}", _pct(row["passed"], row["scored"]),
-                      _pct(row["bfcl_checker_passed"], row["scored"]), str(row["text_tool_call"]), str(row["no_call"]),
-                      str(row["wrong_tool"]), str(row["wrong_args"]), str(row["wrong_count"]),
-                      str(row["called_when_none_needed"]), str(row["errors"]), style="bold" if name == "TOTAL" else None)
+                      _pct(row["bfcl_checker_passed"], row["scored"]), _failures(row),
+                      style="bold" if name == "TOTAL" else None)
     console.print(table)
-    families = summary["total"].get("families") or {}
-    if families:
-        console.print("tool calls written as text, by family: " + ", ".join(f"{k} {v}" for k, v in families.items()),
-                      markup=False)
     differ = [c for c in summary["cases"] if c["kind"] != "error" and bool(c.get("bfcl_passed")) != c["passed"]]
     if differ:
-        shown = ", ".join(f"{c['id']} ({'ours' if c['passed'] else 'BFCL'} passes: {c['reason'] if not c['passed'] else c['bfcl_error']})"
+        shown = ", ".join(f"{c['id']} (ours: {c['reason'].split(' ', 1)[0]}, BFCL: {c.get('bfcl_error') or 'ok'})"
                           for c in differ[:5])
-        console.print(f"{len(differ)} case(s) judged differently by BFCL's checker (see toolcheck's docstring for why), "
+        console.print(f"{len(differ)} case(s) judged differently by BFCL's checker (why: README, BFCL through the wire), "
                       f"e.g. {shown}", markup=False)
     console.print("errors (endpoint or harness) are not scored; BFCL counts a call written as text as no call",
                   markup=False)

@@ -316,8 +316,9 @@ def judge_bfcl(results: list[CaseResult], categories: list[str], root: Path | No
             result = relevance_result(result)
         row = result.to_json()
         row["kind"] = "passed" if result.passed else failure_kind(result.reason)
-        if row["kind"] == "text_tool_call":
-            row["family"] = result.reason.partition("family=")[2] or "unknown"
+        last = (result.turns[-1].get("classification") or {}) if result.turns else {}
+        if not result.passed and last.get("label") == "text_tool_call":  # also a text call where none was needed
+            row["family"] = last.get("family") or "unknown"
         response = result.turns[-1].get("response") if result.turns else None
         if row["kind"] != "error" and isinstance(response, dict):
             entry, answer = sources[result.id]
@@ -339,7 +340,8 @@ def summarize_bfcl(rows: list[JSON], categories: list[str], limit: int | None) -
         per[category] = {
             "passed": kinds["passed"], "scored": len(scored), "cases": len(mine), "errors": kinds["error"],
             **{k: kinds[k] for k in FAILURE_KINDS},
-            "families": dict(Counter(r["family"] for r in mine if r["kind"] == "text_tool_call").most_common()),
+            # failed cases whose call was written as text, by family (irrelevance ones included)
+            "families": dict(Counter(r["family"] for r in mine if r.get("family")).most_common()),
             "bfcl_checker_passed": sum(bool(r.get("bfcl_passed")) for r in scored),
             "checkers_disagree": sum(bool(r.get("bfcl_passed")) != r["passed"] for r in scored),
         }

@@ -115,3 +115,110 @@ def test_missing_package_is_one_line_with_the_pip_command() -> None:
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install --no-deps bfcl-eval" in lines[0], proc.stderr
+
+
+# ---------------------------------------------------------------- through the wire, against the scripted endpoint
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(args))
+    return code, out.getvalue()
+
+
+def _hermes(call: dict[str, Any]) -> str:
+    return f'<tool_call>\n{json.dumps({"name": call["name"], "arguments": call["witness"]})}\n</tool_call>'
+
+
+def _spoil(witness: dict[str, Any]) -> dict[str, Any]:
+    """The same arguments with the first value changed (still of its type)."""
+    key, value = next(iter(witness.items()))
+    wrong = value + 1000 if isinstance(value, (int, float)) and not isinstance(value, bool) else "zzz-wrong"
+    return {**witness, key: wrong}
+
+
+def _calls(expected: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [tool_call(e["name"], e["witness"], f"call_{k}") for k, e in enumerate(expected)]
+
+
+@needs_bfcl
+def test_per_category_report_through_the_wire(tmp_path: Path) -> None:
+    """Twelve BFCL cases, one scripted reply each (-j 1 keeps them in order), every failure kind once."""
+    categories = ["simple_python", "parallel", "irrelevance", "live_relevance"]
+    cases = bfcl.load_cases(categories, limit=3)
+    assert [c.phase for c in cases] == [c for c in categories for _ in range(3)]
+    sp, par, irr, rel = cases[0:3], cases[3:6], cases[6:9], cases[9:12]
+    offered = irr[1].tools[0]["function"]["name"]
+    exp = [c.steps[0].expected for c in cases]
+    replies = [
+        chat_body(None, tool_calls=_calls(exp[0])),                               # passed
+        chat_body(_hermes(exp[1][0])),                                            # written as text (hermes)
+        chat_body("I would compute that for you."),                               # no call
+        chat_body(None, tool_calls=_calls(exp[3])[::-1]),                         # passed, calls in another order
+        chat_body(None, tool_calls=[tool_call("not_offered", {}), *_calls(exp[4])[1:]]),   # wrong tool
+        chat_body(None, tool_calls=[tool_call(exp[5][0]["name"], _spoil(exp[5][0]["witness"])),
+                                    *_calls(exp[5])[1:]]),                        # wrong arguments
+        chat_body("None of these tools can answer that."),                        # passed: no call needed
+        chat_body(None, tool_calls=[tool_call(offered, {})]),                     # called when none needed
+        chat_body('<tool_call>\n{"name": "%s", "arguments": {}}\n</tool_call>' % irr[2].tools[0]["function"]["name"]),
+        chat_body(None, tool_calls=[tool_call(rel[0].tools[0]["function"]["name"], {})]),  # relevance: any call
+        chat_body("Sure, here you go."),                                          # relevance: no call
+    ]
+    script = [ScriptedReply(body=b) for b in replies] + [ScriptedReply(status=500, body={"error": "overloaded"})]
+    runs = tmp_path / "runs"
+    with FakeEndpoint(script) as fake:
+        code, out = run_cli("tooling", "--suite", "bfcl", "--category", ",".join(categories), "--limit", "3",
+                            "--model", "fake-model", "--base-url", fake.base_url, "-j", "1", "--run-dir", str(runs),
+                            "--json")
+        sent = [r.body for r in fake.requests if r.method == "POST"]
+    assert code == 0
+    # On the wire: BFCL's question as the messages, its function docs as OpenAI tools.
+    entry = bfcl.load_entries("simple_python")[0][0]
+    assert sent[0]["messages"] == entry["question"][0]
+    assert sent[0]["tools"] == bfcl.to_tools(entry["function"])
+    summary = json.loads(out)
+    cats = summary["categories"]
+    assert {k: cats["simple_python"][k] for k in ("passed", "scored", "text_tool_call", "no_call")} == \
+        {"passed": 1, "scored": 3, "text_tool_call": 1, "no_call": 1}
+    assert cats["simple_python"]["families"] == {"hermes": 1}
+    assert {k: cats["parallel"][k] for k in ("passed", "wrong_tool", "wrong_args")} == \
+        {"passed": 1, "wrong_tool": 1, "wrong_args": 1}
+    assert {k: cats["irrelevance"][k] for k in ("passed", "called_when_none_needed")} == \
+        {"passed": 1, "called_when_none_needed": 2}
+    assert {k: cats["live_relevance"][k] for k in ("passed", "no_call", "errors", "scored", "cases")} == \
+        {"passed": 1, "no_call": 1, "errors": 1, "scored": 2, "cases": 3}
+    # BFCL's checker beside ours: it reads only structured calls, so a call written as text where none
+    # was needed passes there; every other verdict agrees.
+    by_id = {c["id"]: c for c in summary["cases"]}
+    assert by_id[irr[2].id]["bfcl_passed"] is True and by_id[irr[2].id]["passed"] is False
+    assert summary["total"]["checkers_disagree"] == 1
+    assert summary["total"]["passed"] == 4 and summary["total"]["bfcl_checker_passed"] == 5
+    # Saved as an instrument run, and shown by `report` beside the other instruments.
+    (run,) = runs.iterdir()
+    meta = json.loads((run / "instrument.json").read_text())
+    assert meta["kind"] == "bfcl" and meta["headline"]["passed"] == 4 and meta["headline"]["cases"] == 11
+    code, report = run_cli("report", "--run-dir", str(runs), "--format", "md")
+    assert code == 0 and "BFCL" in report and "4/11 (36.4 %; BFCL's checker 45.5 %)" in report
+
+
+@needs_bfcl
+def test_table_names_categories_and_failure_kinds(tmp_path: Path) -> None:
+    (case,) = bfcl.load_cases(["multiple"], limit=1)
+    with FakeEndpoint([ScriptedReply(body=chat_body(_hermes(case.steps[0].expected[0])))]) as fake:
+        code, out = run_cli("tooling", "--suite", "bfcl", "--category", "multiple", "--limit", "1",
+                            "--model", "fake-model", "--base-url", fake.base_url, "--run-dir", str(tmp_path))
+    assert code == 0
+    for words in ("multiple", "0/1", "as text 1; written as text: hermes 1", "saved:"):
+        assert words in out, words
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--phase", "chains"], "--phase and --cases are for the synthetic battery"),
+    (["--limit", "0"], "--limit must be at least 1"),
+    (["--category", "multi_turn_base"], "not played yet"),
+])
+def test_bad_bfcl_flags_are_one_line(flags: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["tooling", "--suite", "bfcl", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", *flags])
+    err = capsys.readouterr().err
+    assert code != 0 and words in err and len(err.strip().splitlines()) == 1
