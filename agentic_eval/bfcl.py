@@ -72,7 +72,7 @@ def package_dir() -> Path:
         spec = None
     if spec is None or not spec.submodule_search_locations:
         raise AgenticEvalError(f"BFCL's cases come from the bfcl-eval package, which is not installed: {INSTALL}")
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def package_version() -> str:

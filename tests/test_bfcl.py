@@ -110,7 +110,7 @@ def test_unknown_or_later_categories_say_so(text: str, words: str) -> None:
 def test_missing_package_is_one_line_with_the_pip_command() -> None:
     code = ("import sys; sys.modules['bfcl_eval'] = None; from agentic_eval.cli import main; "
             "sys.exit(main(['tooling', '--suite', 'bfcl', '--model', 'm', '--base-url', 'http://127.0.0.1:9/v1']))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False,
                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
     assert proc.returncode != 0
     lines = proc.stderr.strip().splitlines()
@@ -148,7 +148,7 @@ def test_per_category_report_through_the_wire(tmp_path: Path) -> None:
     categories = ["simple_python", "parallel", "irrelevance", "live_relevance"]
     cases = bfcl.load_cases(categories, limit=3)
     assert [c.phase for c in cases] == [c for c in categories for _ in range(3)]
-    sp, par, irr, rel = cases[0:3], cases[3:6], cases[6:9], cases[9:12]
+    irr, rel = cases[6:9], cases[9:12]
     offered = irr[1].tools[0]["function"]["name"]
     exp = [c.steps[0].expected for c in cases]
     replies = [
@@ -161,7 +161,7 @@ def test_per_category_report_through_the_wire(tmp_path: Path) -> None:
                                     *_calls(exp[5])[1:]]),                        # wrong arguments
         chat_body("None of these tools can answer that."),                        # passed: no call needed
         chat_body(None, tool_calls=[tool_call(offered, {})]),                     # called when none needed
-        chat_body('<tool_call>\n{"name": "%s", "arguments": {}}\n</tool_call>' % irr[2].tools[0]["function"]["name"]),
+        chat_body(_hermes({"name": irr[2].tools[0]["function"]["name"], "witness": {}})),  # as text, none needed
         chat_body(None, tool_calls=[tool_call(rel[0].tools[0]["function"]["name"], {})]),  # relevance: any call
         chat_body("Sure, here you go."),                                          # relevance: no call
     ]
@@ -365,10 +365,17 @@ def perturbations(case: Any, entry: dict[str, Any]) -> dict[str, list[tuple[str,
     return out
 
 
+BFCL_DATA_VERSION = "2026.3.23"
+"""The bfcl-eval release the KNOWN list was read from (scripts/install.sh pins it)."""
+
+
 @needs_bfcl
 def test_cross_check_with_bfcls_own_checker() -> None:
     """Both checkers on a sample of BFCL's cases, each with correct and perturbed calls: they agree on every
     verdict except the documented departures (by perturbation) and the quirks of BFCL's answers (by case id)."""
+    if bfcl.package_version() != BFCL_DATA_VERSION and os.environ.get("CI") != "true":
+        pytest.skip(f"the quirks are listed for bfcl-eval {BFCL_DATA_VERSION} (installed: {bfcl.package_version()}): "
+                    f"pip install --no-deps bfcl-eval=={BFCL_DATA_VERSION}")
     checker = bfcl.bfcl_checker()
     verdicts = []
     for category in CROSS_CATEGORIES:
