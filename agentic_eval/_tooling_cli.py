@@ -176,7 +176,8 @@ def bfcl_suite(args: argparse.Namespace) -> int:
     total = summary["total"]
     pct = round(100 * total["passed"] / total["scored"], 1) if total["scored"] else None
     theirs = round(100 * total["bfcl_checker_passed"] / total["scored"], 1) if total["scored"] else None
-    text = f"{total['passed']}/{total['scored']} ({pct} %; BFCL's checker {theirs} %)"
+    text = (f"{total['passed']}/{total['scored']} ({pct} %; BFCL's checker {theirs} %)" if total["scored"]
+            else f"nothing scored ({total['cases']} endpoint errors)")
     run_dir = save_instrument_run(
         "bfcl", model=args.model, base_url=endpoint.base_url, result=summary,
         headline={"passed": total["passed"], "cases": total["scored"], "score_pct": pct, "bfcl_checker_pct": theirs},

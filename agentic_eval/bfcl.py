@@ -271,7 +271,11 @@ def bfcl_verdict(checker: types.ModuleType, entry: JSON, answer: JSON | None, ca
         return False, "decode:no_call"
     language = importlib.import_module("bfcl_eval.constants.enums").Language.PYTHON
     assert answer is not None
-    result = checker.ast_checker(entry["function"], output, answer["ground_truth"], language, category, CHECKER_MODEL)
+    try:
+        result = checker.ast_checker(entry["function"], output, answer["ground_truth"], language, category,
+                                     CHECKER_MODEL)
+    except Exception as exc:  # noqa: BLE001 - BFCL's checker on a model's odd output: that case's verdict only
+        return False, f"checker_crashed:{type(exc).__name__}"
     return bool(result["valid"]), "" if result["valid"] else str(result.get("error_type", ""))
 
 
