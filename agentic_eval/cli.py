@@ -173,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_probe.set_defaults(handler=_lazy("_local_cli", "probe"))
 
     # tooling (issue 7)
-    p_tool = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default), or BFCL's cases through the wire (--suite bfcl)")
+    p_tool = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default), "
+                            "or BFCL's cases through the wire (--suite bfcl)")
     _add_endpoint_args(p_tool)
     p_tool.add_argument("--seed", type=int, default=45739, metavar="S", help="case generation seed (default 45739)")
     p_tool.add_argument("--cases", type=int, default=None, metavar="N",
