@@ -37,6 +37,8 @@ def tooling(args: argparse.Namespace) -> int:
     from agentic_eval.battery import PHASES, generate_cases, run_battery, summarize
     from agentic_eval.instruments import save_instrument_run
 
+    if getattr(args, "suite", "battery") == "bfcl":
+        return bfcl_suite(args)
     if args.cases is not None and args.cases < 1:
         raise AgenticEvalError(f"--cases must be at least 1 (got {args.cases}); the default is the campaign's 370")
     if args.jobs < 1:
@@ -138,3 +140,80 @@ def forms(args: argparse.Namespace) -> int:
     console.print(table)
     console.print(f"{passed}/{len(results)} shapes passed; saved: {run_dir}", markup=False)
     return 0
+
+
+def bfcl_suite(args: argparse.Namespace) -> int:
+    """`tooling --suite bfcl`: BFCL's single-turn cases through the wire, per category, failures classified."""
+    from agentic_eval import bfcl
+    from agentic_eval.battery import run_battery
+    from agentic_eval.instruments import save_instrument_run
+
+    if args.phase or args.cases is not None:
+        raise AgenticEvalError("--phase and --cases are for the synthetic battery; with --suite bfcl use "
+                               "--category and --limit")
+    if args.limit is not None and args.limit < 1:
+        raise AgenticEvalError(f"--limit must be at least 1 (got {args.limit}); leave it out for every case")
+    if args.jobs < 1:
+        raise AgenticEvalError(f"-j/--jobs must be at least 1 (got {args.jobs})")
+    categories = bfcl.parse_categories(args.category)
+    cases = bfcl.load_cases(categories, args.limit)
+    endpoint = _endpoint(args)
+    progress = _progress(len(cases), "BFCL", args.json)
+    with progress or nullcontext():
+        results = run_battery(cases, endpoint, args.model, jobs=args.jobs,
+                              on_result=(lambda _r: progress.advance(progress.task_ids[0])) if progress else None)
+    summary = bfcl.summarize_bfcl(bfcl.judge_bfcl(results, categories), categories, args.limit)
+    total = summary["total"]
+    pct = round(100 * total["passed"] / total["scored"], 1) if total["scored"] else None
+    theirs = round(100 * total["bfcl_checker_passed"] / total["scored"], 1) if total["scored"] else None
+    text = (f"{total['passed']}/{total['scored']} ({pct} %; BFCL's checker {theirs} %)" if total["scored"]
+            else f"nothing scored ({total['cases']} endpoint errors)")
+    run_dir = save_instrument_run(
+        "bfcl", model=args.model, base_url=endpoint.base_url, result=summary,
+        headline={"passed": total["passed"], "cases": total["scored"], "score_pct": pct, "bfcl_checker_pct": theirs},
+        headline_text=text,
+        settings={"categories": categories, "limit": args.limit, "bfcl_eval": summary["bfcl_eval"]},
+        runs_root=Path(args.run_dir))
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    _print_bfcl(summary, args.model, run_dir)
+    return 0
+
+
+FAILURE_LABELS = {"text_tool_call": "as text", "no_call": "no call", "wrong_tool": "wrong tool",
+                  "wrong_args": "wrong args", "wrong_count": "wrong count",
+                  "called_when_none_needed": "called (none needed)", "errors": "errors (unscored)"}
+
+
+def _failures(row: dict[str, Any]) -> str:
+    """The non-zero failure kinds of one category, e.g. `as text 3, wrong args 2; written as text: hermes 3`."""
+    text = ", ".join(f"{label} {row[key]}" for key, label in FAILURE_LABELS.items() if row.get(key)) or "-"
+    if row.get("families"):
+        text += "; written as text: " + ", ".join(f"{k} {v}" for k, v in row["families"].items())
+    return text
+
+
+def _print_bfcl(summary: dict[str, Any], model: str, run_dir: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    title = f"BFCL v4 (bfcl-eval {summary['bfcl_eval']}) through the wire · {model}"
+    table = Table(title=title, title_justify="left", min_width=len(title) + 2)
+    for name in ("category", "passed", "score", "BFCL's checker", "failures"):
+        table.add_column(name, justify="right" if name in ("passed", "score", "BFCL's checker") else "left")
+    for name, row in [*summary["categories"].items(), ("TOTAL", summary["total"])]:
+        table.add_row(name, f"{row['passed']}/{row['scored']}", _pct(row["passed"], row["scored"]),
+                      _pct(row["bfcl_checker_passed"], row["scored"]), _failures(row),
+                      style="bold" if name == "TOTAL" else None)
+    console.print(table)
+    differ = [c for c in summary["cases"] if c["kind"] != "error" and bool(c.get("bfcl_passed")) != c["passed"]]
+    if differ:
+        shown = ", ".join(f"{c['id']} (ours: {c['reason'].split(' ', 1)[0]}, BFCL: {c.get('bfcl_error') or 'ok'})"
+                          for c in differ[:5])
+        console.print(f"{len(differ)} case(s) judged differently by BFCL's checker (why: README, BFCL through the wire), "
+                      f"e.g. {shown}", markup=False)
+    console.print("errors (endpoint or harness) are not scored; BFCL counts a call written as text as no call",
+                  markup=False)
+    console.print(f"saved: {run_dir}", markup=False)

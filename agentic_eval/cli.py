@@ -224,7 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_probe.set_defaults(handler=_lazy("_local_cli", "probe"))
 
     # tooling (issue 7)
-    p_tool = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default)")
+    p_tool = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default), "
+                            "or BFCL's cases through the wire (--suite bfcl)")
     _add_endpoint_args(p_tool)
     p_tool.add_argument("--seed", type=int, default=45739, metavar="S", help="case generation seed (default 45739)")
     p_tool.add_argument("--cases", type=positive_int, default=None, metavar="N",
@@ -234,6 +235,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_tool.add_argument("-j", "--jobs", type=positive_int, default=4, metavar="N", help="requests in parallel (default 4)")
     p_tool.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
     p_tool.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    # BFCL through the wire (issue 21)
+    p_tool.add_argument("--suite", choices=("battery", "bfcl"), default="battery",
+                        help="battery: the synthetic battery (default); bfcl: BFCL v4's single-turn cases from the "
+                        "bfcl-eval package (pip install --no-deps bfcl-eval), each failure classified, BFCL's own "
+                        "checker's score beside ours. Multi-turn, web-search, memory and Java/JavaScript come later")
+    p_tool.add_argument("--category", default="all", metavar="C[,C]",
+                        help="with --suite bfcl: simple_python, multiple, parallel, parallel_multiple, irrelevance, "
+                        "live_simple, live_multiple, live_parallel, live_parallel_multiple, live_irrelevance, "
+                        "live_relevance; globs like live_* (default all)")
+    p_tool.add_argument("--limit", type=int, default=None, metavar="N",
+                        help="with --suite bfcl: at most N cases per category, evenly spread (default every case)")
     p_tool.set_defaults(handler=_lazy("_tooling_cli", "tooling"))
 
     p_forms = sub.add_parser("forms", help="the form matrix: one request in 10 API shapes with N tools exposed")

@@ -24,7 +24,7 @@ from agentic_eval.results import claim_run_dir, new_run_id, utc_now, versions
 INSTRUMENT_FILE = "instrument.json"
 RESULT_FILE = "result.json"
 
-InstrumentKind = Literal["tooling", "forms", "speed", "think_check", "cold_start"]
+InstrumentKind = Literal["tooling", "forms", "speed", "think_check", "cold_start", "bfcl"]
 
 
 class InstrumentRun(BaseModel):

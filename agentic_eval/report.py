@@ -188,6 +188,7 @@ UNSCORED_NOTE = "Unscored trials (agent_timeout, endpoint_error, agent_error, gr
 INSTRUMENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("tooling", "tool-call battery"), ("forms", "form matrix"), ("speed", "speed"),
     ("think_check", "think-check"), ("cold_start", "cold start"),
+    ("bfcl", "BFCL"),
 )
 
 

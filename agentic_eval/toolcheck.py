@@ -1,22 +1,45 @@
-"""Argument checkers for the tool-call battery and the form matrix. Pure functions, no I/O.
+"""Argument checkers for the tool-call battery, the form matrix and the BFCL suite. Pure functions, no I/O.
 
-The rules follow BFCL's AST checker where it has one, and say so where they part from it:
+The rules follow BFCL's AST checker (`bfcl_eval/eval_checker/ast_eval/ast_checker.py`, v4) where it has
+one:
 
 - the function name must match exactly; a name that was not offered is `wrong_tool` too;
 - arguments must be a JSON object (`bad_arguments` otherwise);
 - a required parameter (by the schema or by the expectation) that is missing is `missing_param`;
 - a key the schema does not define is `unexpected_param` (BFCL: "unexpected parameter");
 - the arguments must validate against the tool's JSON Schema: a wrong JSON type is `wrong_type`,
-  anything else (enum, range, pattern, array length ...) is `schema_violation`. As in BFCL, an
-  integer is accepted where a float (JSON Schema `number`) is expected; a bool is never a number;
+  anything else (enum, range, pattern, array length ...) is `schema_violation`; where one value
+  breaks both its type and another rule (a number for a string enum), the type is the reason;
 - values are compared with the expectation: a list of acceptable values per parameter, strings
   normalised the BFCL way (lower case, spaces and `,./-_*^` removed, `'` read as `"`), numbers
   compared as numbers (3 == 3.0), nested objects key by key, arrays item by item in order or, where
   the case says so, in any order; a mismatch is `wrong_value path=a.b[1].c`;
-- an optional parameter the request did not mention may be omitted or given any schema-valid
-  value (BFCL accepts only values its answer lists; guessing a sensible default is not wrong);
-- parallel calls are matched in any order (BFCL's no-order parallel checker), each to one call;
+- parallel calls are matched in any order, each to one call, for any number of calls: a maximum
+  bipartite matching over the table of call-against-expected verdicts (O(n^3), no permutations);
 - when no call is expected (irrelevance), any call fails with `called_when_none_needed`.
+
+Where it departs from BFCL's checker, on purpose (`tests/test_bfcl.py` cross-checks both on BFCL's
+own cases and lists every disagreement under one of these, or under a quirk of BFCL's answers):
+
+- *integer-valued floats*: `3.0` is accepted for an `integer` parameter (JSON Schema counts it an
+  integer; many servers' JSON encoders write every number as a float). BFCL wants a Python `int`.
+- *enum exact*: a value must be one of the schema's `enum` exactly (a server with constrained
+  decoding is held to it, and a client would reject anything else). BFCL never reads `enum`; it
+  compares normalised values, so `"Celsius"` passes there for an enum of `"celsius"`.
+- *null*: `null` is refused unless the schema allows it (type `null` or a `null` in its enum).
+  BFCL compares `None` with the answers like any value.
+- *the whole schema*: the arguments are validated against the whole JSON Schema, nested objects
+  and array items included (ranges, patterns, lengths, nested required keys). BFCL checks the
+  Python type of each top-level parameter and of one level of list items only.
+- *unmentioned optional parameters*: an optional parameter the expectation does not list may be
+  omitted or given any schema-valid value (guessing a sensible default is not wrong). BFCL fails
+  a parameter its answer does not list as "unexpected".
+- *nested values*: strings are normalised at every depth of an object or array and numbers compare
+  within 1e-9. BFCL normalises top-level strings and the top level of lists and dicts only.
+- *parallel calls*: matched by a maximum matching. BFCL matches greedily (each answer takes the
+  first unmatched call that fits), so a correct answer can fail in some orders of its calls.
+- *bools*: `true` is never a number and `1` never a bool (BFCL's type check agrees; its value
+  comparison alone would take `True == 1`).
 
 An *expectation* ("spec") is plain JSON, so cases can be stored and compared byte for byte:
 
@@ -25,6 +48,7 @@ An *expectation* ("spec") is plain JSON, so cases can be stored and compared byt
     {"items": [spec, ...], "ordered": bool}   an array, item by item (ordered: default true)
     {"text": {"contains": [...], "min_length": n, "max_length": n}}   free text (case-insensitive)
     {"any": true}                             any schema-valid value
+    {"one_of": [spec, ...]}                   any one of these specs (BFCL's alternative dicts)
 
 each with an optional `"optional": true` (may be omitted). An expected call is
 `{"name": str, "args": {param: spec}, "witness": {...}}`, the witness being one correct set of arguments.
@@ -33,7 +57,6 @@ each with an optional `"optional": true` (may be omitted). An expected call is
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import math
 import re
@@ -48,14 +71,12 @@ __all__ = [
     "check_call",
     "check_calls",
     "judge_turn",
+    "maximum_matching",
     "normalize_string",
     "parse_arguments",
     "schema_problem",
     "values_equal",
 ]
-
-MAX_PERMUTED_CALLS = 6
-"""Parallel calls up to this many are matched over every order; more are matched greedily."""
 
 _NORMALISE = re.compile(r"[ ,./\-_*^]")
 
@@ -130,7 +151,8 @@ def schema_problem(arguments: dict[str, Any], schema: Mapping[str, Any] | None) 
     if not schema:
         return None
     validator = _validator(json.dumps(schema, sort_keys=True))
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: (
+        len(e.absolute_path), list(map(str, e.absolute_path)), e.validator != "type"))  # the type first at a path
     if not errors:
         return None
     error = errors[0]
@@ -181,6 +203,9 @@ def _check_value(value: Any, spec: Mapping[str, Any], schema: Mapping[str, Any] 
         return _check_object(value, spec["object"], schema, where)
     if "items" in spec:
         return _check_items(value, spec, schema, where)
+    if "one_of" in spec:
+        verdicts = [_check_value(value, option, schema, where) for option in spec["one_of"]]
+        return next((v for v in verdicts if v.passed), verdicts[0] if verdicts else OK)
     accepted = spec.get("values", [])
     if any(values_equal(value, option) for option in accepted):
         return OK
@@ -258,8 +283,9 @@ def check_calls(calls: Sequence[tuple[str, Any]], expected: Sequence[Mapping[str
                 schemas: Mapping[str, Any]) -> Verdict:
     """The calls of one turn against the expected calls, matched in any order.
 
-    No expected call means none was needed: any call fails. The reason of a failed match is the
-    first failure of the pairing that got the most calls right, prefixed `call N:` when several."""
+    No expected call means none was needed: any call fails. When no pairing fits every call, the
+    reason is that of the first call left out of a maximum matching against a leftover expected
+    call (one of the same tool when there is one), prefixed `call N:` when there are several."""
     if not expected:
         if calls:
             return Verdict(False, "called_when_none_needed", f"called {', '.join(n for n, _ in calls)}")
@@ -269,23 +295,42 @@ def check_calls(calls: Sequence[tuple[str, Any]], expected: Sequence[Mapping[str
     if len(calls) != len(expected):
         return Verdict(False, "wrong_count", f"expected {len(expected)} call(s), got {len(calls)}")
     table = _pair_verdicts(calls, expected, schemas)
+    match = maximum_matching([[v.passed for v in row] for row in table])
     n = len(calls)
-    orders = (itertools.permutations(range(n)) if n <= MAX_PERMUTED_CALLS
-              else [tuple(sorted(range(n), key=lambda i: not any(v.passed for v in table[i])))])
-    best: tuple[int, tuple[int, ...]] | None = None
-    for order in orders:  # order[i] = the expected call matched to call i
-        score = sum(table[i][order[i]].passed for i in range(n))
-        if score == n:
-            return OK
-        if best is None or score > best[0]:
-            best = (score, order)
-    assert best is not None
-    order = best[1]
-    first = next(i for i in range(n) if not table[i][order[i]].passed)
-    verdict = table[first][order[first]]
+    if all(j is not None for j in match):
+        return OK
+    # The reason: the first unmatched call against a leftover expected call, one of the same tool if any.
+    left = [j for j in range(n) if j not in match]
+    first = next(i for i in range(n) if match[i] is None)
+    verdict = min((table[first][j] for j in left), key=lambda v: v.code == "wrong_tool")
     if n == 1:
         return verdict
     return Verdict(False, verdict.reason, f"call {first + 1}: {verdict.detail}")
+
+
+def maximum_matching(fits: Sequence[Sequence[bool]]) -> list[int | None]:
+    """A maximum bipartite matching of calls (rows) to expected calls (columns), `fits[i][j]` telling
+    whether call i satisfies expected call j: for each call, the column it took, or None.
+
+    Augmenting paths (Kuhn's algorithm): O(rows * edges), so 50 parallel calls cost no more than a
+    few thousand steps where trying every order would cost 50! (and a greedy pass can miss a match)."""
+    owner: dict[int, int] = {}  # column -> row
+
+    def augment(row: int, seen: set[int]) -> bool:
+        for col, ok in enumerate(fits[row]):
+            if ok and col not in seen:
+                seen.add(col)
+                if col not in owner or augment(owner[col], seen):
+                    owner[col] = row
+                    return True
+        return False
+
+    for row in range(len(fits)):
+        augment(row, set())
+    match: list[int | None] = [None] * len(fits)
+    for col, row in owner.items():
+        match[row] = col
+    return match
 
 
 def judge_turn(request: Mapping[str, Any], response: Mapping[str, Any], expected: Sequence[Mapping[str, Any]],

@@ -94,6 +94,11 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v debootstrap >/dev/null 2
         echo "install.sh: the docker sandbox needs docker.io and debootstrap (as root: apt-get install docker.io debootstrap)" >&2
     fi
 fi
+# BFCL's cases and checker, for `tooling --suite bfcl` and the cross-check in tests/test_bfcl.py.
+# Never a dependency of ours, and always --no-deps: its own list pulls in every provider SDK.
+if [ "$(python -c 'import importlib.metadata as m; print(m.version("bfcl-eval"))' 2>/dev/null)" != "2026.3.23" ]; then
+    python -m pip install --quiet --disable-pip-version-check --no-deps 'bfcl-eval==2026.3.23'
+fi
 # The agent CLIs the tests drive, pinned, into the project's tools folder
 # (~/.cache/agentic-eval/tools, or $AGENTIC_EVAL_TOOLS): never the global environment.
 agentic-eval agents install opencode codex qwen-code

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from agentic_eval.classify import classify_turn
-from agentic_eval.toolcheck import check_call, check_calls, judge_turn, normalize_string, values_equal
+from agentic_eval.toolcheck import (
+    check_call,
+    check_calls,
+    judge_turn,
+    maximum_matching,
+    normalize_string,
+    values_equal,
+)
 
 FORECAST = {"type": "object", "properties": {
     "city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "maximum": 14},
@@ -164,3 +171,53 @@ HERMES = '<tool_call>\n{"name": "get_forecast", "arguments": {"city": "NYC", "da
 def test_judge_turn(response: dict[str, Any], expected: list[dict[str, Any]], reason: str) -> None:
     verdict = judge_turn(REQUEST, response, expected, classify_turn(REQUEST, response))
     assert verdict.reason == reason
+
+
+CITIES = ["Oslo", "Rome", "Lima", "Kyiv", "Doha", "Baku", "Riga", "Suva", "Apia", "Male", "Bern", "Nuuk"]
+
+
+@pytest.mark.parametrize("n", [2, 7, 8, 12])
+def test_parallel_calls_match_in_any_order_for_any_number(n: int) -> None:
+    """Issue 21: past 6 calls the checker paired calls by position, so a correct answer in another order failed."""
+    expected = [{"name": "get_forecast", "args": {"city": {"values": [c]}, "days": {"values": [d + 1]}}}
+                for d, c in enumerate(CITIES[:n])]
+    calls = [("get_forecast", {"city": c, "days": d + 1}) for d, c in enumerate(CITIES[:n])]
+    for order in (calls[::-1], calls[1:] + calls[:1], calls[::2] + calls[1::2]):
+        assert check_calls(order, expected, SCHEMAS).passed
+    wrong = [*calls[::-1][:-1], ("get_forecast", {"city": "Paris", "days": 1})]
+    verdict = check_calls(wrong, expected, SCHEMAS)
+    assert verdict.reason == "wrong_value path=city" and verdict.detail.startswith(f"call {n}:")
+
+
+def test_matching_finds_what_a_greedy_pass_misses() -> None:
+    """An expected call that accepts either city must not take the only call the other one accepts."""
+    either = {"name": "get_forecast", "args": {"city": {"values": ["Oslo", "Rome"]}, "days": {"values": [3]}}}
+    oslo = {"name": "get_forecast", "args": {"city": {"values": ["Oslo"]}, "days": {"values": [3]}}}
+    calls = [("get_forecast", {"city": "Oslo", "days": 3}), ("get_forecast", {"city": "Rome", "days": 3})]
+    assert check_calls(calls, [either, oslo], SCHEMAS).passed
+    assert maximum_matching([[True, True], [True, False]]) == [1, 0]
+
+
+def test_matching_stays_fast_with_many_calls() -> None:
+    """60 interchangeable calls: trying every order would never end; the matching is n^3 at worst."""
+    fits = [[True] * 60 for _ in range(60)]
+    match = maximum_matching(fits)
+    assert sorted(j for j in match if j is not None) == list(range(60))
+
+
+def test_wrong_type_on_an_enum_parameter_is_a_type_error() -> None:
+    """Issue 21: a number for a string enum broke both rules; the type is the clearer reason."""
+    verdict = check_call("get_forecast", {"city": "NYC", "days": 3, "units": 1}, FORECAST_EXP, SCHEMAS)
+    assert verdict.reason == "wrong_type path=units"
+    enum_first = {"type": "object", "properties": {"units": {"enum": ["metric", "imperial"], "type": "string"}}}
+    verdict = check_call("u", {"units": 2}, {"name": "u", "args": {"units": {"values": ["metric"]}}}, {"u": enum_first})
+    assert verdict.reason == "wrong_type path=units"
+
+
+@pytest.mark.parametrize("value, passed", [({"a": "X", "b": 1}, True), ({"a": "Y"}, True), ({"a": "Y", "b": 1}, False),
+                                           ({"a": "Z"}, False)])
+def test_one_of_spec(value: dict[str, Any], passed: bool) -> None:
+    spec = {"one_of": [{"object": {"a": {"values": ["x"]}, "b": {"values": [1]}}}, {"object": {"a": {"values": ["y"]}}}]}
+    schema = {"type": "object", "properties": {"p": {"type": "object"}}}
+    verdict = check_call("f", {"p": value}, {"name": "f", "args": {"p": spec}}, {"f": schema})
+    assert verdict.passed is passed
