@@ -159,9 +159,9 @@ def bfcl_suite(args: argparse.Namespace) -> int:
     cases = bfcl.load_cases(categories, args.limit)
     endpoint = _endpoint(args)
     progress = _progress(len(cases), "BFCL", args.json)
-    with progress or nullcontext():
+    with progress:
         results = run_battery(cases, endpoint, args.model, jobs=args.jobs,
-                              on_result=(lambda _r: progress.advance(progress.task_ids[0])) if progress else None)
+                              on_result=lambda _r: progress.advance())
     summary = bfcl.summarize_bfcl(bfcl.judge_bfcl(results, categories), categories, args.limit)
     total = summary["total"]
     pct = round(100 * total["passed"] / total["scored"], 1) if total["scored"] else None
