@@ -49,7 +49,7 @@ def summarize_wire_log(path: Path) -> WireSummary:
     flags: Counter[str] = Counter()
     summary = WireSummary(turns=TurnCounts())
     try:
-        records = read_wire_log(path)
+        records = read_wire_log(path, summary.errors)  # a torn or foreign line is named there and skipped
     except (OSError, ValueError) as exc:
         summary.errors.append(f"unreadable wire log: {exc}")
         return summary

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from agentic_eval.agent import AgentContext, AgentOptions, AgentOutcome
@@ -16,6 +17,8 @@ from agentic_eval.builtin_agent import BuiltinAgent
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.sandbox import materialize_sandbox
 from agentic_eval.task import load_task
+from agentic_eval.turns import summarize_wire_log
+from agentic_eval.wire import WireRecorder, read_wire_log
 from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
 
 MINI_TASK = Path(__file__).parent / "packs" / "mini" / "answer-file"
@@ -110,3 +113,74 @@ def test_max_tokens_zero_is_refused_before_any_trial() -> None:
     with pytest.raises(AgenticEvalError, match="max_tokens=0: expected at least 1"):
         BuiltinAgent.check_options({"max_tokens": "0"})
     BuiltinAgent.check_options({"max_tokens": "1"})
+
+
+# ---------------------------------------------------------------- 3: the recorder never loses an exchange
+
+
+def through_recorder(fake: FakeEndpoint, log_path: Path, bodies: list[dict[str, Any]]) -> list[httpx.Response]:
+    with WireRecorder(fake.base_url, log_path) as recorder:
+        return [httpx.post(recorder.base_url + "/chat/completions", json=body, timeout=10) for body in bodies]
+
+
+MALFORMED_STREAMS = {
+    "choices_is_a_string": [chunk(choices="x"), "[DONE]"],
+    "choice_is_a_string": [chunk(choices=["x"]), "[DONE]"],
+    "tool_calls_is_a_number": [chunk(choices=[{"index": 0, "delta": {"tool_calls": 5}}]), "[DONE]"],
+    "index_is_a_list": [chunk(choices=[{"index": [1], "delta": {"content": "x"}}]), "[DONE]"],
+    "name_turns_into_a_list": [
+        chunk(choices=[{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"name": "a"}}]}}]),
+        chunk(choices=[{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"name": ["b"]}}]}}]), "[DONE]"],
+    "responses_output_of_numbers": [{"type": "response.completed", "response": {"output": [1, 2]}}],
+    "responses_part_index_a_billion": [{"type": "response.output_text.delta", "output_index": 0,
+                                        "content_index": 10**9, "delta": "x"}],
+    "responses_failed_with_a_number": [{"type": "response.failed", "response": 5}],
+    "deeply_nested_delta": [chunk(choices=[{"index": 0, "delta": {"content": "x", "extra": json.loads(
+        "[" * 80 + "]" * 80)}, "finish_reason": "stop"}]), "[DONE]"],
+    "json_nested_100000_deep": ["[" * 100_000 + "]" * 100_000, "[DONE]"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_STREAMS))
+def test_a_malformed_stream_is_recorded_and_classified_as_such(
+        case: str, fake: FakeEndpoint, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    events = MALFORMED_STREAMS[case]
+    fake.enqueue(ScriptedReply(events=events), ScriptedReply(events=chat_stream("after")))
+    log_path = tmp_path / "wire.jsonl"
+    replies = through_recorder(fake, log_path, [{"model": "m", "messages": [], "stream": True}] * 2)
+    assert [reply.status_code for reply in replies] == [200, 200]
+    assert "Traceback" not in capfd.readouterr().err
+    first, second = read_wire_log(log_path)
+    assert len(first.events) == len(events) or first.raw_reply
+    if first.raw_reply:
+        assert first.error and "kept as received" in first.error and isinstance(first.response, str)
+    assert second.response["choices"][0]["message"]["content"] == "after"
+    summary = summarize_wire_log(log_path)
+    assert summary.requests == 2 and summary.turns.prose == 1
+    assert summary.turns.unclassified == 1 and len(summary.errors) == 1
+
+
+def test_a_reply_nested_too_deep_is_kept_raw_and_marked(fake: FakeEndpoint, tmp_path: Path) -> None:
+    deep = {**chat_body("x"), "extra": json.loads("[" * 80 + "]" * 80)}
+    fake.enqueue(ScriptedReply(body=deep), ScriptedReply(events=MALFORMED_STREAMS["deeply_nested_delta"]))
+    log_path = tmp_path / "wire.jsonl"
+    through_recorder(fake, log_path, [{"model": "m", "messages": []}, {"model": "m", "messages": [], "stream": True}])
+    whole, streamed = read_wire_log(log_path)
+    assert isinstance(whole.response, str) and json.loads(whole.response) == deep  # kept whole, as text
+    assert streamed.raw_reply and "nests deeper than 64 levels" in (streamed.error or "")
+    assert summarize_wire_log(log_path).turns.unclassified == 2
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full to stand for a full disk")
+def test_a_full_disk_is_one_line_not_a_traceback(fake: FakeEndpoint, capfd: pytest.CaptureFixture[str]) -> None:
+    fake.enqueue(ScriptedReply(body=chat_body("one")), ScriptedReply(events=chat_stream("two")))
+    with WireRecorder(fake.base_url, "/dev/full") as recorder:
+        replies = [httpx.post(recorder.base_url + "/chat/completions", json={"model": "m", "messages": [],
+                                                                            "stream": stream}, timeout=10)
+                   for stream in (False, True)]
+    assert [reply.status_code for reply in replies] == [200, 200]  # the agent is not hurt by it
+    err = capfd.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if "wire recorder: cannot write /dev/full" in line]
+    assert len(lines) == 1 and "No space left on device" in lines[0]
+    assert recorder.records_written == 0
