@@ -4,6 +4,8 @@ attributed outcome. Driven by the scripted endpoint on 127.0.0.1, the real agent
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,3 +186,92 @@ def test_a_full_disk_is_one_line_not_a_traceback(fake: FakeEndpoint, capfd: pyte
     lines = [line for line in err.splitlines() if "wire recorder: cannot write /dev/full" in line]
     assert len(lines) == 1 and "No space left on device" in lines[0]
     assert recorder.records_written == 0
+
+
+# ---------------------------------------------------------------- 4: a long trial's log stays linear
+
+
+def test_requests_are_stored_by_reference_and_read_back_whole(fake: FakeEndpoint, tmp_path: Path) -> None:
+    big = "y" * 200_000
+    writes = [tool_call("write_file", {"path": f"f{n}.txt", "content": big + str(n)}, f"call_{n}") for n in range(4)]
+    fake.enqueue(*[ScriptedReply(body=chat_body(tool_calls=[call])) for call in writes],
+                 ScriptedReply(body=chat_body("All four written.")))
+    log_path = tmp_path / "trial" / "wire.jsonl"
+    with WireRecorder(fake.base_url, log_path) as recorder:
+        outcome = run_builtin(fake, tmp_path, stream=False, max_turns=6, base_url=recorder.base_url)
+    assert (outcome.status, outcome.turns) == ("completed", 5), outcome.detail
+    records = read_wire_log(log_path)
+    assert [record.request for record in records] == [request.body for request in fake.requests]
+    assert all(record.request_ref is None and record.error is None for record in records)
+    stored = [json.loads(line) for line in log_path.read_text().splitlines()]
+    assert stored[0]["request_ref"] is None
+    assert all(line["request_ref"]["base"] == previous["id"] for previous, line in zip(stored, stored[1:]))
+    assert all(len(line["request"]["messages"]) == 2 and "tools" not in line["request"] for line in stored[1:])
+    # each 200 kB write is on the record twice (the reply, the next request), not once per later request
+    assert log_path.stat().st_size < 2.2 * 4 * len(big)
+    # and classify reads the shortened log as the whole one
+    summary = summarize_wire_log(log_path)
+    assert (summary.turns.tool_call, summary.turns.prose, summary.errors) == (4, 1, [])
+    (tmp_path / "whole.jsonl").write_text("".join(record.model_dump_json() + "\n" for record in records))
+    labels = [classify_cli_labels(path) for path in (log_path, tmp_path / "whole.jsonl")]
+    assert labels[0] == labels[1] == ["tool_call"] * 4 + ["prose"]
+
+
+def classify_cli_labels(path: Path) -> list[str]:
+    done = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "classify", "--json", str(path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line)["label"] for line in done.stdout.splitlines()]
+
+
+def test_a_version_1_log_and_a_torn_last_line_still_load(tmp_path: Path) -> None:
+    v1 = {"format_version": 1, "id": "a", "seq": 0, "method": "POST", "path": "/v1/chat/completions",
+          "request": {"messages": [{"role": "user", "content": "hi"}]}, "status": 200,
+          "response": chat_body("Hello."), "stream": False, "events": [], "error": None,
+          "timings": {"started_at": 1.0, "end_s": 0.1}, "usage": None}
+    log_path = tmp_path / "wire.jsonl"
+    log_path.write_text(json.dumps(v1) + "\n" + json.dumps(v1)[:50])
+    with pytest.raises(ValueError, match="wire.jsonl:2: not a wire record"):
+        read_wire_log(log_path)
+    errors: list[str] = []
+    (record,) = read_wire_log(log_path, errors)
+    assert record.request == v1["request"] and errors and errors[0].startswith("line 2: not a wire record")
+    summary = summarize_wire_log(log_path)
+    assert summary.turns.prose == 1 and len(summary.errors) == 1
+
+
+def test_a_reference_to_a_missing_record_is_one_bad_line(tmp_path: Path) -> None:
+    line = {"id": "b", "request": {"messages": [{"role": "user", "content": "again"}]},
+            "request_ref": {"base": "gone", "key": "messages", "prefix": 3, "same": []},
+            "response": chat_body("Hello.")}
+    path = tmp_path / "wire.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps({**line, "id": "c", "request_ref": None}) + "\n")
+    done = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "classify", str(path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and "wire.jsonl:1: request stored by reference" in done.stderr
+
+
+# ---------------------------------------------------------------- 6: classify, one line per bad record
+
+
+def test_classify_prints_one_line_per_bad_record(tmp_path: Path) -> None:
+    good = {"id": "ok", "request": {}, "response": chat_body("Fine.")}
+    lines = [json.dumps(good),
+             json.dumps({"id": "a", "request": {"tools": 5}, "response": {"choices": ["x"]}}),
+             json.dumps({"id": "b", "request": None, "response": {"output": [1, 2]}}),
+             json.dumps({"id": "c", "request": {}, "response": {"choices": [{"message": "hello"}]}}),
+             "[" * 100_000 + "]" * 100_000,
+             json.dumps({"id": ["x"], "request": {}, "response": {**chat_body("deep"),
+                                                                 "x": json.loads("[" * 900 + "]" * 900)}}),
+             json.dumps(good)]
+    path = tmp_path / "wire.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    done = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "classify", "--json", str(path)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    errors = done.stderr.splitlines()
+    assert [line.split(":")[2] for line in errors] == ["2", "3", "4", "5"]
+    assert "choices[0] is not an object" in errors[0] and "nested too deep" in errors[3]
+    outputs = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [output.get("label") for output in outputs] == ["prose", None, None, None, None, "prose", "prose"]
