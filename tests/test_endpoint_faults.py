@@ -4,9 +4,12 @@ attributed outcome. Driven by the scripted endpoint on 127.0.0.1, the real agent
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,11 +20,19 @@ import pytest
 from agentic_eval.agent import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.builtin_agent import BuiltinAgent
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.leftovers import (
+    OWNER_FILE,
+    TRIAL_FOLDER_PREFIX,
+    clean_dead_runs,
+    mark_trial_folder,
+    process_start_token,
+)
 from agentic_eval.sandbox import materialize_sandbox
 from agentic_eval.task import load_task
 from agentic_eval.turns import summarize_wire_log
 from agentic_eval.wire import WireRecorder, read_wire_log
-from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
+from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, chat_stream, tool_call
+from tests.test_run import make_pack, running, unique_sleep
 
 MINI_TASK = Path(__file__).parent / "packs" / "mini" / "answer-file"
 
@@ -275,3 +286,76 @@ def test_classify_prints_one_line_per_bad_record(tmp_path: Path) -> None:
     assert "choices[0] is not an object" in errors[0] and "nested too deep" in errors[3]
     outputs = [json.loads(line) for line in done.stdout.splitlines()]
     assert [output.get("label") for output in outputs] == ["prose", None, None, None, None, "prose", "prose"]
+
+
+# ---------------------------------------------------------------- 5: leftovers of a dead run
+
+
+def test_only_dead_runs_folders_are_cleaned_and_their_processes_killed(tmp_path: Path) -> None:
+    root = tmp_path / "tmp"
+    live, dead, unmarked, other = (root / f"{TRIAL_FOLDER_PREFIX}{name}" for name in ("live", "dead", "unmarked", "x"))
+    for folder in (live, dead, unmarked, other):
+        (folder / "sandbox").mkdir(parents=True)
+    assert mark_trial_folder(live)  # this process: alive
+    (dead / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "start": "0"}))  # our pid, reused: dead
+    marker = unique_sleep(8)
+    inside = subprocess.Popen(["sleep", marker], cwd=dead / "sandbox", start_new_session=True)
+    owner = subprocess.Popen(["sleep", unique_sleep(9)], start_new_session=True)  # another live run's process
+    try:
+        (other / OWNER_FILE).write_text(json.dumps({"pid": owner.pid, "start": process_start_token(owner.pid)}))
+        cleanup = clean_dead_runs(root)
+        assert cleanup.folders == [dead] and cleanup.killed == [inside.pid]
+        assert inside.wait(timeout=10) == -signal.SIGKILL
+        assert live.is_dir() and unmarked.is_dir() and other.is_dir() and not dead.exists()
+        assert "removed 1 trial temp folder(s) of dead runs" in cleanup.describe()
+        assert clean_dead_runs(root).describe() == ""  # nothing left to do
+    finally:
+        for proc in (inside, owner):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+
+
+def test_kill_9_leftovers_are_cleaned_by_the_resume(mini_pack: Path, tmp_path: Path) -> None:
+    marker = unique_sleep(7)
+    healthy = tmp_path / "healthy"
+
+    def responder(request: ReceivedRequest) -> ScriptedReply:
+        results = [m for m in request.body["messages"] if m["role"] == "tool"]
+        if not healthy.exists() and not results:
+            return ScriptedReply(body=chat_body(tool_calls=[tool_call("bash", {"command": f"sleep {marker}"})]))
+        return ScriptedReply(body=chat_body("Giving up."))
+
+    temp_root = tmp_path / "tmp"
+    temp_root.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp_root)}
+    runs = tmp_path / "runs"
+    command = [sys.executable, "-m", "agentic_eval.cli", "run", "--model", "fake-model", "--tasks",
+               str(make_pack(mini_pack, 1)), "--run-dir", str(runs), "--agent-opt", "max_retries=0"]
+    with FakeEndpoint(responder=responder) as fake:
+        proc = subprocess.Popen([*command, "--base-url", fake.base_url], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while not running(f"sleep {marker}") and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert running(f"sleep {marker}"), "the model's command never started"
+            os.kill(proc.pid, signal.SIGKILL)  # the run dies; its sandbox and the model's command stay
+            proc.wait(timeout=10)
+            (leftover,) = temp_root.glob(f"{TRIAL_FOLDER_PREFIX}*")
+            assert running(f"sleep {marker}")
+            healthy.touch()
+            (run_dir,) = [path.parent for path in runs.glob("*/run.json")]
+            resume = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "run", "--resume", str(run_dir),
+                                     "--base-url", fake.base_url, "--agent-opt", "max_retries=0"], env=env,
+                                    capture_output=True, text=True, timeout=120, check=False)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+            for pid in running(f"sleep {marker}"):
+                os.kill(int(pid), signal.SIGKILL)
+    assert "removed 1 trial temp folder(s) of dead runs" in resume.stderr and leftover.name in resume.stderr
+    assert "killed 1 leftover process(es)" in resume.stderr
+    assert running(f"sleep {marker}") == [] and not leftover.exists()
+    assert list(temp_root.glob(f"{TRIAL_FOLDER_PREFIX}*")) == []  # the resume's own trial cleaned up after itself
