@@ -3,6 +3,7 @@ attributed outcome. Driven by the scripted endpoint on 127.0.0.1, the real agent
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -31,7 +32,14 @@ from agentic_eval.sandbox import materialize_sandbox
 from agentic_eval.task import load_task
 from agentic_eval.turns import summarize_wire_log
 from agentic_eval.wire import WireRecorder, read_wire_log
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, chat_stream, tool_call
+from tests.fake_endpoint import (
+    FakeEndpoint,
+    ReceivedRequest,
+    ScriptedReply,
+    chat_body,
+    chat_stream,
+    tool_call,
+)
 from tests.test_run import make_pack, running, unique_sleep
 
 MINI_TASK = Path(__file__).parent / "packs" / "mini" / "answer-file"
@@ -136,7 +144,7 @@ def through_recorder(fake: FakeEndpoint, log_path: Path, bodies: list[dict[str, 
         return [httpx.post(recorder.base_url + "/chat/completions", json=body, timeout=10) for body in bodies]
 
 
-MALFORMED_STREAMS = {
+MALFORMED_STREAMS: dict[str, list[Any]] = {
     "choices_is_a_string": [chunk(choices="x"), "[DONE]"],
     "choice_is_a_string": [chunk(choices=["x"]), "[DONE]"],
     "tool_calls_is_a_number": [chunk(choices=[{"index": 0, "delta": {"tool_calls": 5}}]), "[DONE]"],
@@ -216,7 +224,7 @@ def test_requests_are_stored_by_reference_and_read_back_whole(fake: FakeEndpoint
     assert all(record.request_ref is None and record.error is None for record in records)
     stored = [json.loads(line) for line in log_path.read_text().splitlines()]
     assert stored[0]["request_ref"] is None
-    assert all(line["request_ref"]["base"] == previous["id"] for previous, line in zip(stored, stored[1:]))
+    assert all(line["request_ref"]["base"] == previous["id"] for previous, line in itertools.pairwise(stored))
     assert all(len(line["request"]["messages"]) == 2 and "tools" not in line["request"] for line in stored[1:])
     # each 200 kB write is on the record twice (the reply, the next request), not once per later request
     assert log_path.stat().st_size < 2.2 * 4 * len(big)
