@@ -100,11 +100,18 @@ class RequestResolver:
                 or not isinstance(base.get(key), list) or not isinstance(request.get(key), list)
                 or not 0 <= prefix <= len(base[key]) or any(name not in base for name in same)):
             return request, "request_ref does not fit its base record"
-        whole = dict(request)
-        for name in same:
-            whole[name] = base[name]
-        whole[key] = base[key][:prefix] + request[key]
-        return whole, None
+        return rebuild(request, ref, base), None
+
+
+def rebuild(stored: dict[str, Any], ref: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """The whole request from what was stored, its `request_ref` and its base's whole request. The
+    result shares the base's items, so a chain of requests holds each message once in memory."""
+    whole = dict(stored)
+    for name in ref["same"]:
+        whole[name] = base[name]
+    key = ref["key"]
+    whole[key] = base[key][: ref["prefix"]] + stored[key]
+    return whole
 
 
 def bounded_recent() -> deque[tuple[str, dict[str, Any]]]:

@@ -39,7 +39,7 @@ import uvicorn
 from pydantic import BaseModel, Field
 
 from agentic_eval._assemble import summarize_stream
-from agentic_eval._wire_refs import RequestResolver, bounded_recent, deeper_than, shorten_request
+from agentic_eval._wire_refs import RequestResolver, bounded_recent, deeper_than, rebuild, shorten_request
 from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
 
@@ -283,8 +283,9 @@ class _WireLog:
             if not self._append(line.encode("utf-8")):
                 return
             self.count += 1
-            if isinstance(whole, dict):
-                self._recent.append((record.id, whole))
+            if isinstance(whole, dict):  # kept sharing its base's items: memory grows with what was said
+                base = next((request for base_id, request in self._recent if ref and base_id == ref["base"]), None)
+                self._recent.append((record.id, rebuild(stored, ref, base) if ref and base is not None else whole))
 
     def _append(self, data: bytes) -> bool:
         assert self._fd is not None
