@@ -50,6 +50,8 @@ WIRE_FORMAT_VERSION = 2
 and a reply the recorder could not reassemble is kept raw (`raw_reply`). Version 1 logs still load."""
 MAX_JSON_DEPTH = 64
 """A body nested deeper than this is kept as text: no reader of the log has to recurse that far."""
+MAX_INFLATED_BYTES = 256 * 1024 * 1024
+"""A compressed reply that inflates past this is kept compressed (undecoded), not inflated."""
 
 # Headers that describe one hop, not the message; never forwarded. Accept-Encoding is replaced by
 # "identity" so the recorder can read the body it passes through byte for byte.
@@ -191,10 +193,21 @@ class _Exchange:
         if encoding not in ("gzip", "deflate", "x-gzip"):
             return None
         inflater = zlib.decompressobj(wbits=zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+        out: list[bytes] = []
+        room = MAX_INFLATED_BYTES
         try:
-            return [inflater.decompress(chunk) for chunk in self.chunks]
+            for chunk in self.chunks:
+                out.append(b"")
+                while chunk:  # bounded: a small compressed reply can inflate to gigabytes
+                    piece = inflater.decompress(chunk, room + 1)
+                    out[-1] += piece
+                    room -= len(piece)
+                    if room < 0:
+                        return None
+                    chunk = inflater.unconsumed_tail
         except zlib.error:
             return None
+        return out
 
     def safe_record(self) -> WireRecord:
         """`to_record`, or, for a reply it cannot reassemble, the body as received, marked `raw_reply`:
@@ -225,7 +238,8 @@ class _Exchange:
         first_token_s: float | None = None
         response: Any = self.error_body
         if chunks is None:
-            error = error or f"response body kept undecoded: content-encoding {self.content_encoding!r}"
+            error = error or (f"response body not decoded: content-encoding {self.content_encoding!r} unknown, "
+                              f"broken, or inflating past {MAX_INFLATED_BYTES} bytes")
         elif stream:
             summary = summarize_stream(chunks)
             events, response, error = summary.events, summary.response, error or summary.error

@@ -367,3 +367,21 @@ def test_kill_9_leftovers_are_cleaned_by_the_resume(mini_pack: Path, tmp_path: P
     assert "killed 1 leftover process(es)" in resume.stderr
     assert running(f"sleep {marker}") == [] and not leftover.exists()
     assert list(temp_root.glob(f"{TRIAL_FOLDER_PREFIX}*")) == []  # the resume's own trial cleaned up after itself
+
+
+def test_a_compressed_reply_that_inflates_too_far_is_not_inflated(
+        fake: FakeEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from agentic_eval import wire
+
+    monkeypatch.setattr(wire, "MAX_INFLATED_BYTES", 50_000)
+    bomb = gzip.compress(json.dumps(chat_body("z" * 200_000)).encode())
+    small = gzip.compress(json.dumps(chat_body("fine")).encode())
+    fake.enqueue(*(ScriptedReply(body=body, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
+                   for body in (bomb, small)))
+    log_path = tmp_path / "wire.jsonl"
+    through_recorder(fake, log_path, [{"model": "m", "messages": []}] * 2)
+    bombed, fine = read_wire_log(log_path)
+    assert bombed.response is None and "inflating past 50000 bytes" in (bombed.error or "")
+    assert fine.response["choices"][0]["message"]["content"] == "fine" and fine.error is None
