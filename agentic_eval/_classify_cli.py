@@ -39,7 +39,7 @@ def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[st
         return {"id": line_id, "error": f"missing key(s): {', '.join(missing)}"}
     request, response = record["request"], record["response"]
     if resolver is not None:
-        request, problem = resolver.resolve(line_id, request, record.get("request_ref"))
+        request, problem = resolver.resolve(line_id, request, record.get("request_ref"), response)
         if problem:
             return {"id": line_id, "error": problem}
     try:

@@ -10,7 +10,9 @@ shares the longest history prefix with):
                     "same": ["tools"]}
 
 reads as: `messages` is the base request's first 12 messages followed by the stored ones, and
-`tools` is the base request's. `RequestResolver` puts whole requests back, line by line, in file
+`tools` is the base request's. A long string of the new messages that the base's *reply* holds
+(the model's own tool call arguments, sent back in the history) is stored as "" and listed in
+`from_response`: [[path in the stored messages, path in the base record's response], ...]. `RequestResolver` puts whole requests back, line by line, in file
 order. Pure functions on plain data; the wire recorder and every reader of a log use them.
 """
 
@@ -26,6 +28,59 @@ RECENT_BASES = 8
 """How many earlier requests are tried as a base (agents that run sub-conversations interleave them)."""
 _SMALL = 256
 """A top-level value shorter than this (as text) is stored again rather than by reference."""
+LONG_STRING = 4096
+"""A string of a new message at least this long, found in the base's reply, is stored by reference."""
+
+Path_ = list[str | int]
+Base = tuple[str, dict[str, Any], Any]
+"""An earlier record: its id, its whole request, its response."""
+
+
+def _long_strings(value: Any) -> dict[str, Path_]:
+    """Every string of at least LONG_STRING characters in JSON data, with its path (the first one)."""
+    found: dict[str, Path_] = {}
+    stack: list[tuple[Any, Path_]] = [(value, [])]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if len(item) >= LONG_STRING:
+                found.setdefault(item, path)
+        elif isinstance(item, dict):
+            stack.extend((child, [*path, name]) for name, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, [*path, number]) for number, child in enumerate(item))
+    return found
+
+
+def _blank_known(value: Any, known: dict[str, Path_], path: Path_, pairs: list[list[Path_]]) -> Any:
+    """`value` with every string of `known` replaced by "" (copied where changed; the input is
+    left as it is), each replacement listed in `pairs` as [its path, its path in the reply]."""
+    if isinstance(value, str):
+        if len(value) >= LONG_STRING and value in known:
+            pairs.append([path, known[value]])
+            return ""
+        return value
+    if isinstance(value, dict):
+        items = {name: _blank_known(child, known, [*path, name], pairs) for name, child in value.items()}
+        return items if any(items[name] is not value[name] for name in value) else value
+    if isinstance(value, list):
+        listed = [_blank_known(child, known, [*path, number], pairs) for number, child in enumerate(value)]
+        return listed if any(new is not old for new, old in zip(listed, value, strict=True)) else value
+    return value
+
+
+def _at(value: Any, path: Any) -> tuple[Any, bool]:
+    """(the value at `path` inside `value`, whether the path exists)."""
+    if not isinstance(path, list):
+        return None, False
+    for step in path:
+        in_object = isinstance(value, dict) and isinstance(step, str) and step in value
+        in_list = (isinstance(value, list) and isinstance(step, int) and not isinstance(step, bool)
+                   and 0 <= step < len(value))
+        if not (in_object or in_list):
+            return None, False
+        value = value[step]
+    return value, True
 
 
 def _history_key(request: dict[str, Any]) -> str | None:
@@ -50,27 +105,43 @@ def _large(value: Any) -> bool:
     return isinstance(value, list | dict) and len(repr(value)) >= _SMALL
 
 
-def shorten_request(request: Any, bases: Iterable[tuple[str, dict[str, Any]]]) -> tuple[Any, dict[str, Any] | None]:
+def shorten_request(request: Any, bases: Iterable[Base]) -> tuple[Any, dict[str, Any] | None]:
     """(what to store, its `request_ref`): the request less what it repeats from the best of `bases`
-    (earlier records' ids and whole requests). `(request, None)` when nothing is worth a reference."""
+    (earlier records). `(request, None)` when nothing is worth a reference."""
     if not isinstance(request, dict):
         return request, None
     key = _history_key(request)
-    best: tuple[int, str, dict[str, Any]] | None = None
-    for base_id, base in bases:
+    best: tuple[int, str, dict[str, Any], Any] | None = None
+    for base_id, base, response in bases:
         if key is None or _history_key(base) != key:
             continue
         prefix = _common_prefix(request[key], base[key])
         if prefix and (best is None or prefix > best[0]):
-            best = (prefix, base_id, base)
+            best = (prefix, base_id, base, response)
     if best is None:
         return request, None
-    prefix, base_id, base = best
+    prefix, base_id, base, response = best
     same = sorted(name for name, value in request.items()
                   if name != key and name in base and _large(value) and base[name] == value)
     stored = {name: value for name, value in request.items() if name not in same}
-    stored[key] = request[key][prefix:]
-    return stored, {"base": base_id, "key": key, "prefix": prefix, "same": same}
+    pairs: list[list[Path_]] = []
+    known = _long_strings(response) if isinstance(response, dict | list) else {}
+    stored[key] = _blank_known(request[key][prefix:], known, [], pairs) if known else request[key][prefix:]
+    ref: dict[str, Any] = {"base": base_id, "key": key, "prefix": prefix, "same": same}
+    if pairs:
+        ref["from_response"] = pairs
+    return stored, ref
+
+
+def share_base(whole: dict[str, Any], ref: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """`whole` (a request shortened with `ref`) holding its base's items and values where they are
+    equal, so a chain of requests holds each message once in memory."""
+    shared = dict(whole)
+    for name in ref["same"]:
+        shared[name] = base[name]
+    key = ref["key"]
+    shared[key] = base[key][: ref["prefix"]] + whole[key][ref["prefix"]:]
+    return shared
 
 
 class RequestResolver:
@@ -79,14 +150,16 @@ class RequestResolver:
 
     def __init__(self) -> None:
         self._requests: dict[str, Any] = {}
+        self._responses: dict[str, Any] = {}
 
-    def resolve(self, record_id: Any, request: Any, ref: Any) -> tuple[Any, str | None]:
+    def resolve(self, record_id: Any, request: Any, ref: Any, response: Any = None) -> tuple[Any, str | None]:
         """(the whole request, None), or (what was stored, why it cannot be made whole)."""
         whole, problem = request, None
         if ref is not None:
             whole, problem = self._apply(request, ref)
         if isinstance(record_id, str) and problem is None:
             self._requests[record_id] = whole
+            self._responses[record_id] = response
         return whole, problem
 
     def _apply(self, request: Any, ref: Any) -> tuple[Any, str | None]:
@@ -100,22 +173,27 @@ class RequestResolver:
                 or not isinstance(base.get(key), list) or not isinstance(request.get(key), list)
                 or not 0 <= prefix <= len(base[key]) or any(name not in base for name in same)):
             return request, "request_ref does not fit its base record"
-        return rebuild(request, ref, base), None
+        pairs = ref.get("from_response") or []
+        reply = self._responses.get(ref["base"])
+        if not isinstance(pairs, list):
+            return request, "request_ref.from_response is not a list"
+        for pair in pairs:
+            text, found = _at(reply, pair[1] if isinstance(pair, list) and len(pair) == 2 else None)
+            path = pair[0] if isinstance(pair, list) and len(pair) == 2 else None
+            blank, there = _at(request[key], path)
+            if not (found and there and isinstance(text, str) and blank == "" and path):
+                return request, "request_ref.from_response does not fit its base record"
+            parent, _ = _at(request[key], path[:-1])
+            parent[path[-1]] = text
+        whole = dict(request)
+        for name in same:
+            whole[name] = base[name]
+        whole[key] = base[key][:prefix] + request[key]
+        return whole, None
 
 
-def rebuild(stored: dict[str, Any], ref: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    """The whole request from what was stored, its `request_ref` and its base's whole request. The
-    result shares the base's items, so a chain of requests holds each message once in memory."""
-    whole = dict(stored)
-    for name in ref["same"]:
-        whole[name] = base[name]
-    key = ref["key"]
-    whole[key] = base[key][: ref["prefix"]] + stored[key]
-    return whole
-
-
-def bounded_recent() -> deque[tuple[str, dict[str, Any]]]:
-    """The recorder's list of recent bases: (record id, whole request), newest last."""
+def bounded_recent() -> deque[Base]:
+    """The recorder's list of recent bases: (record id, whole request, response), newest last."""
     return deque(maxlen=RECENT_BASES)
 
 

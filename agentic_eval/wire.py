@@ -39,7 +39,7 @@ import uvicorn
 from pydantic import BaseModel, Field
 
 from agentic_eval._assemble import summarize_stream
-from agentic_eval._wire_refs import RequestResolver, bounded_recent, deeper_than, rebuild, shorten_request
+from agentic_eval._wire_refs import RequestResolver, bounded_recent, deeper_than, share_base, shorten_request
 from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
 
@@ -125,7 +125,7 @@ def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[Wir
                     raise ValueError(f"{path}:{number}: not a wire record: {str(exc).splitlines()[0]}") from None
                 errors.append(f"line {number}: not a wire record: {str(exc).splitlines()[0][:200]}")
                 continue
-            record.request, problem = resolver.resolve(record.id, record.request, record.request_ref)
+            record.request, problem = resolver.resolve(record.id, record.request, record.request_ref, record.response)
             if problem is not None:
                 record.error = f"{record.error}; {problem}" if record.error else problem
             else:
@@ -298,8 +298,9 @@ class _WireLog:
                 return
             self.count += 1
             if isinstance(whole, dict):  # kept sharing its base's items: memory grows with what was said
-                base = next((request for base_id, request in self._recent if ref and base_id == ref["base"]), None)
-                self._recent.append((record.id, rebuild(stored, ref, base) if ref and base is not None else whole))
+                base = next((request for base_id, request, _ in self._recent if ref and base_id == ref["base"]), None)
+                shared = share_base(whole, ref, base) if ref and base is not None else whole
+                self._recent.append((record.id, shared, record.response))
 
     def _append(self, data: bytes) -> bool:
         assert self._fd is not None

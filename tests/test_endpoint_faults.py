@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agentic_eval._wire_refs import LONG_STRING, RequestResolver
 from agentic_eval.agent import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.builtin_agent import BuiltinAgent
 from agentic_eval.errors import AgenticEvalError
@@ -226,8 +227,12 @@ def test_requests_are_stored_by_reference_and_read_back_whole(fake: FakeEndpoint
     assert stored[0]["request_ref"] is None
     assert all(line["request_ref"]["base"] == previous["id"] for previous, line in itertools.pairwise(stored))
     assert all(len(line["request"]["messages"]) == 2 and "tools" not in line["request"] for line in stored[1:])
-    # each 200 kB write is on the record twice (the reply, the next request), not once per later request
-    assert log_path.stat().st_size < 2.2 * 4 * len(big)
+    # the model's own arguments, sent back in the history, are a reference to the reply that said them:
+    # each 200 kB write is on the record once, not once per later request
+    assert all(line["request_ref"]["from_response"] == [[[0, "tool_calls", 0, "function", "arguments"],
+                                                         ["choices", 0, "message", "tool_calls", 0, "function",
+                                                          "arguments"]]] for line in stored[1:])
+    assert log_path.stat().st_size < 1.2 * 4 * len(json.dumps(big))
     # and classify reads the shortened log as the whole one
     summary = summarize_wire_log(log_path)
     assert (summary.turns.tool_call, summary.turns.prose, summary.errors) == (4, 1, [])
@@ -385,3 +390,23 @@ def test_a_compressed_reply_that_inflates_too_far_is_not_inflated(
     bombed, fine = read_wire_log(log_path)
     assert bombed.response is None and "inflating past 50000 bytes" in (bombed.error or "")
     assert fine.response["choices"][0]["message"]["content"] == "fine" and fine.error is None
+
+
+@pytest.mark.parametrize("from_response", [
+    [[[0, "content"], ["choices", 0, "message", "nope"]]],  # no such place in the reply
+    [[[5, "content"], ["choices", 0, "message", "content"]]],  # no such place in the request
+    [[[0, "role"], ["choices", 0, "message", "content"]]],  # the place in the request is not blank
+    "x",
+])
+def test_a_reference_into_the_reply_that_does_not_fit_is_named(from_response: Any) -> None:
+    resolver = RequestResolver()
+    base = {"messages": [{"role": "user", "content": "hi"}]}
+    reply = chat_body("z" * LONG_STRING)
+    assert resolver.resolve("a", base, None, reply) == (base, None)
+    stored = {"messages": [{"role": "assistant", "content": ""}]}
+    ref = {"base": "a", "key": "messages", "prefix": 1, "same": [], "from_response": from_response}
+    whole, problem = resolver.resolve("b", stored, ref, None)
+    assert problem is not None and "from_response" in problem
+    fitting = {**ref, "from_response": [[[0, "content"], ["choices", 0, "message", "content"]]]}
+    whole, problem = resolver.resolve("c", {"messages": [{"role": "assistant", "content": ""}]}, fitting, None)
+    assert problem is None and whole["messages"] == [*base["messages"], {"role": "assistant", "content": "z" * LONG_STRING}]
