@@ -312,7 +312,7 @@ class _Loop:
                 raw = self.client.chat.completions.with_raw_response.create(**params, timeout=timeout)
                 try:
                     return raw.http_response.json()
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
                     raise EndpointFailure(f"reply is not JSON: {raw.http_response.text[:120]!r}") from None
             raw = self.client.chat.completions.with_raw_response.create(**params, stream=True, timeout=timeout)
             if why := not_an_event_stream(raw.http_response.headers.get("content-type", "")):

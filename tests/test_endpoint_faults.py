@@ -108,6 +108,7 @@ BAD_STREAM_REPLIES = {
     "no_chunk_at_all": (ScriptedReply(events=["[DONE]"]), True, "without any completion chunk"),
     "error_inside_the_stream": (ScriptedReply(events=[{"error": {"message": "engine overloaded"}}]), True,
                                 "error in the stream: engine overloaded"),
+    "deep_json_body": (ScriptedReply(body=("[" * 100_000 + "]" * 100_000).encode()), False, "reply is not JSON"),
     "deep_json_chunk": (ScriptedReply(events=["[" * 100_000 + "]" * 100_000]), True, "a stream event is not JSON"),
 }
 
