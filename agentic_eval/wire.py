@@ -99,7 +99,9 @@ class WireRecord(BaseModel):
     request_ref: dict[str, Any] | None = Field(
         default=None, description="Set when `request` holds only what the request added to an earlier record's: "
         "{base: that record's id, key: 'messages' or 'input', prefix: how many of the base's items come first, "
-        "same: top-level keys whose values are the base's}. read_wire_log puts the whole request back."
+        "same: top-level keys whose values are the base's, from_response: [[path in the stored items, path in "
+        "the base's response], ...] for long strings the base's reply holds}. read_wire_log puts the whole "
+        "request back."
     )
     raw_reply: bool = Field(
         default=False, description="True when the recorder could not reassemble or parse the reply: `response` "
@@ -288,12 +290,13 @@ class _WireLog:
         """Exchanges that could not be written (a full disk): said once on stderr."""
 
     def write(self, record: WireRecord) -> None:
+        whole = record.request
+        with self._lock:  # the bases are records already written, so the line may be made outside the lock
+            stored, ref = shorten_request(whole, list(self._recent))
+        line = _serialized(record.model_copy(update={"request": stored, "request_ref": ref}))
         with self._lock:
             if self._fd is None:  # an exchange outlived stop()'s wait; nothing to write to
                 return
-            whole = record.request
-            stored, ref = shorten_request(whole, self._recent)
-            line = _serialized(record.model_copy(update={"request": stored, "request_ref": ref}))
             if not self._append(line.encode("utf-8")):
                 return
             self.count += 1
