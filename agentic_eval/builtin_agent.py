@@ -363,18 +363,21 @@ class _Loop:
         expect), so a chunk of the wrong shape is the endpoint's fault, named in one line."""
         state = ChatCompletionStreamState()
         decoder, chunks = SSEDecoder(), 0
+        pieces, done = response.iter_bytes(), False
         try:
-            for piece in response.iter_bytes():
+            for piece in pieces:
                 for event in decoder.feed(piece):
-                    if event.data.strip() == "[DONE]":
+                    done = event.data.strip() == "[DONE]"
+                    if done:
                         break
                     _accumulate(state, event.data, event.event)
                     chunks += 1
-                else:
-                    if self.ctx.cancel.is_set() or time.monotonic() >= self.deadline:
-                        raise _Stopped
-                    continue
-                break  # [DONE]
+                if done:
+                    break
+                if self.ctx.cancel.is_set() or time.monotonic() >= self.deadline:
+                    raise _Stopped
+            if done:
+                self._drain(pieces)
             else:
                 for event in decoder.close():
                     if event.data.strip() != "[DONE]":
@@ -400,6 +403,17 @@ class _Loop:
         if completion.choices and completion.choices[0].finish_reason is None:
             raise EndpointFailure("stream ended without a finish_reason (cut short)")
         return completion.model_dump(exclude_none=True, warnings=False)
+
+    def _drain(self, pieces: Any, limit: int = 1 << 20) -> None:
+        """Read what follows `[DONE]` (the stream's end), so the server sees the reply taken whole;
+        at most `limit` bytes, never past the deadline, and whatever goes wrong there is moot."""
+        try:
+            for piece in pieces:
+                limit -= len(piece)
+                if limit < 0 or self.ctx.cancel.is_set() or time.monotonic() >= self.deadline:
+                    return
+        except Exception:  # noqa: BLE001, S110 - the reply is complete; a broken tail changes nothing
+            pass
 
     def _run_structured_calls(self, message: ChatCompletionMessage) -> None:
         calls: list[ChatCompletionMessageToolCallParam] = []
