@@ -131,8 +131,8 @@ def clean_dead_runs(temp_root: Path | None = None, *, rounds: int = 5) -> Cleanu
         return cleanup
     for folder in candidates:
         try:
-            if folder.is_symlink() or not folder.is_dir():
-                continue
+            if folder.is_symlink() or not folder.is_dir() or folder.stat().st_uid != os.getuid():
+                continue  # another user's run is theirs to clean
             mark = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue  # no mark (an older version's, or one being made now): not ours to judge
