@@ -100,7 +100,7 @@ def parse_event_json(data: str) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
         return None
     return value if isinstance(value, dict) else None
 
@@ -110,8 +110,11 @@ def carries_token(payload: dict[str, Any]) -> bool:
     event_type = payload.get("type")
     if isinstance(event_type, str):
         return event_type.startswith("response.") and event_type.endswith(".delta")
-    for choice in payload.get("choices") or ():
-        delta = choice.get("delta") or {}
+    choices = payload.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if not isinstance(delta, dict):
+            continue
         if any(delta.get(key) for key in ("content", "reasoning_content", "reasoning", "refusal", "tool_calls")):
             return True
         if delta.get("function_call"):
@@ -123,7 +126,8 @@ def stream_error(payload: dict[str, Any]) -> str | None:
     """The message of an error sent inside a stream (chat `{"error": ...}` or a Responses `error` event)."""
     error = payload.get("error")
     if payload.get("type") in ("error", "response.failed"):
-        error = error or (payload.get("response") or {}).get("error") or payload
+        response = payload.get("response")
+        error = error or (response.get("error") if isinstance(response, dict) else None) or payload
     if not error:
         return None
     if isinstance(error, dict):
@@ -161,7 +165,57 @@ def summarize_stream(chunks: Iterable[bytes]) -> StreamSummary:
             first_token_chunk = chunk_index
         if error is None and (message := stream_error(payload)):
             error = f"upstream sent an error event: {message}"
+        if error is None and (problem := malformed_event(payload)):
+            error = f"malformed stream event {len(events)}: {problem} (the raw events are kept)"
     return StreamSummary(events, assemble_stream(payloads), first_token_chunk, error)
+
+
+def _not(kind: type | tuple[type, ...], value: object) -> bool:
+    return value is not None and not isinstance(value, kind)
+
+
+def malformed_event(payload: dict[str, Any]) -> str | None:
+    """What is wrong with a stream event's shape (the parts the reassembly reads), or None.
+    The assemblers skip such parts; the recorder says so in the record's `error`."""
+    event_type = payload.get("type")
+    if isinstance(event_type, str) and event_type.startswith("response."):
+        if _not(dict, payload.get("response")):
+            return "response is not an object"
+        if _not(dict, payload.get("item")):
+            return "item is not an object"
+        for key in ("output_index", "content_index", "summary_index"):
+            index = payload.get(key)
+            if _not(int, index) or isinstance(index, bool) or not 0 <= (index or 0) <= MAX_PART_INDEX:
+                return f"{key} is not a valid index"
+        if event_type.endswith(".delta") and _not(str, payload.get("delta")):
+            return "delta is not text"
+        output = (payload.get("response") or {}).get("output")
+        if _not(list, output) or any(not isinstance(item, dict) for item in output or ()):
+            return "response.output is not a list of objects"
+        return None
+    choices = payload.get("choices")
+    if _not(list, choices):
+        return "choices is not a list"
+    for number, choice in enumerate(choices or ()):
+        where = f"choices[{number}]"
+        if not isinstance(choice, dict):
+            return f"{where} is not an object"
+        if _not(int, choice.get("index")) or isinstance(choice.get("index"), bool):
+            return f"{where}.index is not a number"
+        delta = choice.get("delta")
+        if _not(dict, delta):
+            return f"{where}.delta is not an object"
+        for key in (*_JOINED_TEXT, "role"):
+            if _not(str, (delta or {}).get(key)):
+                return f"{where}.delta.{key} is not text"
+        calls = (delta or {}).get("tool_calls")
+        if _not(list, calls):
+            return f"{where}.delta.tool_calls is not a list"
+        for call in calls or ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(call, dict) or _not(dict, function) or _not(str, (function or {}).get("name")):
+                return f"{where}.delta.tool_calls holds something that is not a tool call"
+    return None
 
 
 def assemble_stream(payloads: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
@@ -193,8 +247,9 @@ def assemble_stream(payloads: Iterable[dict[str, Any]]) -> dict[str, Any] | None
 _JOINED_TEXT = ("content", "reasoning_content", "reasoning", "refusal")
 
 
-def _join_name(current: str, piece: str) -> str:
+def _join_name(current: str, piece: object) -> str:
     # Most servers send the name once; some repeat it in every chunk; a few split it.
+    piece = piece if isinstance(piece, str) else json.dumps(piece)
     if not current:
         return piece
     return current if piece == current else current + piece
@@ -214,8 +269,9 @@ class _ChoiceState:
     def add_delta(self, delta: dict[str, Any]) -> None:
         for key, value in delta.items():
             if key == "tool_calls":
-                for piece in value or ():
-                    self._add_tool_call_piece(piece)
+                for piece in value if isinstance(value, list) else ():
+                    if isinstance(piece, dict):  # anything else is not a call: the raw event keeps it
+                        self._add_tool_call_piece(piece)
             elif key == "function_call" and isinstance(value, dict):
                 call = self.message.setdefault("function_call", {"name": "", "arguments": ""})
                 call["name"] = _join_name(call["name"], value.get("name") or "")
@@ -234,7 +290,8 @@ class _ChoiceState:
             slot["id"] = piece["id"]
         if piece.get("type"):
             slot["type"] = piece["type"]
-        function = piece.get("function") or {}
+        function = piece.get("function")
+        function = function if isinstance(function, dict) else {}
         if function.get("name"):
             slot["function"]["name"] = _join_name(slot["function"]["name"], function["name"])
         if function.get("arguments") is not None:
@@ -242,6 +299,7 @@ class _ChoiceState:
 
     def _slot_for(self, piece: dict[str, Any]) -> dict[str, Any]:
         call_id, index = piece.get("id"), piece.get("index")
+        call_id = call_id if isinstance(call_id, str) else None
         if call_id:
             for slot in self.tool_calls:
                 if slot["id"] == call_id:
@@ -279,10 +337,15 @@ class ChatStreamAssembler:
                 self.header.setdefault(key, chunk[key])
         if chunk.get("usage"):
             self.usage = chunk["usage"]
-        for choice in chunk.get("choices") or ():
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else ():
+            if not isinstance(choice, dict):
+                continue  # not a choice: the raw event keeps it
             index = choice.get("index", 0)
+            index = index if isinstance(index, int) and not isinstance(index, bool) else 0
             state = self.choices.setdefault(index, _ChoiceState(index=index))
-            state.add_delta(choice.get("delta") or {})
+            delta = choice.get("delta")
+            state.add_delta(delta if isinstance(delta, dict) else {})
             if choice.get("finish_reason"):
                 state.finish_reason = choice["finish_reason"]
 
@@ -298,6 +361,7 @@ class ChatStreamAssembler:
 # ---------------------------------------------------------------- Responses API
 
 _TERMINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+MAX_PART_INDEX = 1024
 
 
 @dataclass
@@ -312,6 +376,7 @@ class ResponsesStreamAssembler:
     def add(self, event: dict[str, Any]) -> None:
         """Take one event (a parsed `data:` payload with its `type`)."""
         kind = event.get("type", "")
+        kind = kind if isinstance(kind, str) else ""
         response = event.get("response")
         if isinstance(response, dict):
             if kind in _TERMINAL_EVENTS:
@@ -321,10 +386,11 @@ class ResponsesStreamAssembler:
         position = event.get("output_index")
         if not isinstance(position, int):
             return
+        item = event.get("item")
         if kind == "response.output_item.done":
-            self.done_items[position] = event.get("item") or {}
+            self.done_items[position] = item if isinstance(item, dict) else {"raw": item}
         elif kind == "response.output_item.added":
-            self.open_items[position] = copy.deepcopy(event.get("item") or {})
+            self.open_items[position] = copy.deepcopy(item) if isinstance(item, dict) else {"raw": item}
         elif kind.endswith(".delta") and isinstance(event.get("delta"), str):
             self._add_delta(position, kind, event)
 
@@ -332,7 +398,8 @@ class ResponsesStreamAssembler:
         item = self.open_items.setdefault(position, {})
         delta: str = event["delta"]
         if kind == "response.function_call_arguments.delta":
-            item["arguments"] = item.get("arguments", "") + delta
+            if isinstance(item.get("arguments", ""), str):
+                item["arguments"] = item.get("arguments", "") + delta
             return
         part_kind, key = {
             "response.output_text.delta": ("output_text", "content"),
@@ -343,10 +410,17 @@ class ResponsesStreamAssembler:
         if not part_kind:
             return
         parts: list[dict[str, Any]] = item.setdefault(key, [])
+        if not isinstance(parts, list):
+            return
         part_index = event.get("content_index", event.get("summary_index", 0))
+        # An index past any real item's parts is not a part: no list grows to a billion entries.
+        if not isinstance(part_index, int) or not 0 <= part_index <= MAX_PART_INDEX:
+            return
         while len(parts) <= part_index:
             parts.append({"type": part_kind, "refusal" if part_kind == "refusal" else "text": ""})
         text_key = "refusal" if part_kind == "refusal" else "text"
+        if not isinstance(parts[part_index], dict) or not isinstance(parts[part_index].get(text_key, ""), str):
+            return
         parts[part_index][text_key] = parts[part_index].get(text_key, "") + delta
 
     def result(self) -> dict[str, Any]:
@@ -354,6 +428,8 @@ class ResponsesStreamAssembler:
         items = {**self.open_items, **self.done_items}
         if self.terminal is not None:
             response = copy.deepcopy(self.terminal)
+            if not isinstance(response.get("output"), list | None):
+                return response  # the endpoint's own shape, recorded as sent; the classifier says what is wrong
             if not response.get("output") and items:
                 response["output"] = [items[i] for i in sorted(items)]
             return response

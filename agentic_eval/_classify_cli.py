@@ -16,28 +16,43 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.classify import LABELS, classify_turn, is_model_turn
+from agentic_eval._wire_refs import RequestResolver
+from agentic_eval.classify import LABELS, NotAModelTurn, classify_turn, is_model_turn
 from agentic_eval.errors import AgenticEvalError
 
 
-def classify_line(line: str) -> dict[str, Any]:
+def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[str, Any]:
     """The JSON output for one input line: `{id, label, flags, family}`, or with `error` (a bad line)
-    or `skipped` (not a model turn)."""
+    or `skipped` (not a model turn). With `resolver` (one per file, lines in order), a request the
+    wire recorder stored by reference to an earlier line is made whole first."""
     try:
         record = json.loads(line)
+    except RecursionError:
+        return {"id": None, "error": "not readable: JSON nested too deep"}
     except ValueError as exc:
         return {"id": None, "error": f"not JSON: {exc}"}
     if not isinstance(record, dict):
         return {"id": None, "error": f"expected a JSON object, got {type(record).__name__}"}
-    line_id = record.get("id")
+    line_id = record.get("id") if isinstance(record.get("id"), str | int) else None
     missing = [key for key in ("request", "response") if key not in record]
     if missing:
         return {"id": line_id, "error": f"missing key(s): {', '.join(missing)}"}
     request, response = record["request"], record["response"]
-    if not is_model_turn(response):
-        reason = record.get("error") or f"not a model turn ({record.get('method', '')} {record.get('path', '')})".strip()
-        return {"id": line_id, "label": None, "flags": [], "family": None, "skipped": reason}
-    result = classify_turn(request if isinstance(request, dict) else None, response)
+    if resolver is not None:
+        request, problem = resolver.resolve(line_id, request, record.get("request_ref"), response)
+        if problem:
+            return {"id": line_id, "error": problem}
+    try:
+        if not is_model_turn(response):
+            reason = record.get("error") or f"not a model turn ({record.get('method', '')} {record.get('path', '')})"
+            return {"id": line_id, "label": None, "flags": [], "family": None, "skipped": str(reason).strip()}
+        result = classify_turn(request if isinstance(request, dict) else None, response)
+    except NotAModelTurn as exc:  # a reply of the wrong shape
+        return {"id": line_id, "error": str(exc)}
+    except RecursionError:
+        return {"id": line_id, "error": "cannot classify: the record nests too deep"}
+    except Exception as exc:  # noqa: BLE001 - a record of any shape is one bad line, never a traceback
+        return {"id": line_id, "error": f"cannot classify: {type(exc).__name__}: {exc}"}
     return {"id": line_id, "label": result.label, "flags": list(result.flags), "family": result.family}
 
 
@@ -52,14 +67,16 @@ def classify(args: argparse.Namespace) -> int:
         )
     outputs: list[dict[str, Any]] = []
     bad_lines = 0
+    resolver = RequestResolver()
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", errors="replace") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
-                output = classify_line(line)
+                output = classify_line(line, resolver)
                 if "error" in output:
                     bad_lines += 1
+                    output["error"] = (str(output["error"]).splitlines() or [""])[0][:300]
                     output["line"] = number
                     print(f"agentic-eval: {path}:{number}: {output['error']}", file=sys.stderr)
                 outputs.append(output)

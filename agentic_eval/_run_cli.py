@@ -93,6 +93,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
 
     from agentic_eval.agent import AgentOptions, load_agent
     from agentic_eval.endpoint import preflight, resolve_endpoint
+    from agentic_eval.leftovers import clean_dead_runs
     from agentic_eval.report import print_report, summarize_run
     from agentic_eval.results import claim_run_dir, new_run_id, read_run_config, read_trials, resolve_run_dir
     from agentic_eval.runner import changed_tasks, make_run_config, prepare_run
@@ -174,6 +175,8 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     if args.resume:
         for w in read_trials(run_dir)[1]:  # torn records: their trials are in the plan again
             console.print(f"warning: {w}", markup=False)
+    if cleaned := clean_dead_runs().describe():  # sandboxes and processes a killed run left behind
+        console.print(cleaned, markup=False)
     console.print(
         f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
         + (f", {plan.skipped} already scored" if plan.skipped else "")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,15 +25,17 @@ from typing import IO, Any, TypeVar
 import openai
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import (
+    ChatCompletionChunk,
     ChatCompletionMessage,
     ChatCompletionMessageParam,
     ChatCompletionMessageToolCallParam,
 )
 from pydantic import ValidationError
 
+from agentic_eval._assemble import SSEDecoder, stream_error
 from agentic_eval.agent import AgentContext, AgentOutcome
 from agentic_eval.classify import find_text_tool_calls
-from agentic_eval.endpoint import shared_ssl_context
+from agentic_eval.endpoint import not_an_event_stream, shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.prompts import build_system_prompt
 from agentic_eval.tools import TOOL_SCHEMAS, ToolLimits, execute_tool
@@ -91,15 +94,33 @@ def _describe_status_error(exc: openai.APIStatusError, retries: int) -> str:
     return f"HTTP {exc.status_code} from the endpoint: {message}"
 
 
+def _shown(value: Any, size: int = 120) -> str:
+    """A short one-line rendering of what the endpoint sent, for an outcome's detail."""
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text[:size].replace("\n", " ")
+
+
 def read_reply(data: Any) -> tuple[ChatCompletionMessage, str | None, Any]:
     """(message, finish_reason, usage) of a chat completion body; `EndpointFailure` if it is none."""
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-        raise EndpointFailure(f"reply is not a chat completion: {json.dumps(data, default=str)[:120]}")
+        raise EndpointFailure(f"reply is not a chat completion: {_shown(data)}")
     if not data["choices"] or not isinstance(data["choices"][0], dict):
         raise EndpointFailure("reply is not a chat completion: it has no choices")
     choice = data["choices"][0]
+    if not isinstance(choice.get("message") or {}, dict):
+        raise EndpointFailure(f"reply is not a valid chat completion: message is not an object: "
+                              f"{_shown(choice['message'])}")
     message = dict(choice.get("message") or {})
     message.setdefault("role", "assistant")
+    if not isinstance(message.get("tool_calls") or [], list):
+        raise EndpointFailure(f"reply is not a valid chat completion: message.tool_calls is not a list: "
+                              f"{_shown(message['tool_calls'])}")
+    if not isinstance(choice.get("finish_reason"), str | None):
+        raise EndpointFailure(f"reply is not a valid chat completion: finish_reason is not a string: "
+                              f"{_shown(choice['finish_reason'])}")
     for number, call in enumerate(message.get("tool_calls") or []):
         if isinstance(call, dict):  # some servers leave these out
             call.setdefault("type", "function")
@@ -111,7 +132,8 @@ def read_reply(data: Any) -> tuple[ChatCompletionMessage, str | None, Any]:
         where = ".".join(str(part) for part in first["loc"])
         raise EndpointFailure(f"reply is not a valid chat completion: message.{where}: {first['msg']}"
                               ) from None
-    return parsed, choice.get("finish_reason"), data.get("usage")
+    usage = data.get("usage")
+    return parsed, choice.get("finish_reason"), usage if isinstance(usage, dict) else None
 
 
 def _reasoning(message: ChatCompletionMessage) -> str:
@@ -119,6 +141,53 @@ def _reasoning(message: ChatCompletionMessage) -> str:
     extra = message.model_extra or {}
     value = extra.get("reasoning_content") or extra.get("reasoning")
     return value if isinstance(value, str) else ""
+
+
+_noted: set[str] = set()
+_noted_lock = threading.Lock()
+
+
+def _note_once(line: str) -> None:
+    """Print a note on stderr once per process (every trial of a run would say the same)."""
+    with _noted_lock:
+        if line in _noted:
+            return
+        _noted.add(line)
+    print(f"agentic-eval: {line}", file=sys.stderr, flush=True)
+
+
+def _accumulate(state: ChatCompletionStreamState, data: str, event: str | None) -> None:
+    """Add one stream event to the reply being accumulated."""
+    chunk = _parse_chunk(data, event)
+    try:
+        state.handle_chunk(chunk)
+    except Exception as exc:  # noqa: BLE001 - the SDK's accumulator asserts on sequences it does not expect
+        raise EndpointFailure(f"malformed stream chunk ({type(exc).__name__}"
+                              f"{': ' + str(exc).splitlines()[0] if str(exc) else ''}): {data[:120]}") from None
+
+
+def _parse_chunk(data: str, event: str | None) -> ChatCompletionChunk:
+    """One stream event as a checked `chat.completion.chunk`; `EndpointFailure` saying what is wrong."""
+    try:
+        payload = json.loads(data)
+    except (ValueError, RecursionError):
+        raise EndpointFailure(f"broken reply from the endpoint: a stream event is not JSON: {data[:120]!r}") from None
+    if not isinstance(payload, dict):
+        raise EndpointFailure(f"malformed stream chunk: not a JSON object: {_shown(payload)}")
+    if event == "error" or stream_error(payload):
+        raise EndpointFailure(f"the endpoint sent an error in the stream: {stream_error(payload) or _shown(payload)}")
+    for key, default in (("id", ""), ("created", 0), ("model", ""), ("object", "chat.completion.chunk")):
+        payload.setdefault(key, default)  # header fields some servers leave out; the agent reads none
+    try:
+        return ChatCompletionChunk.model_validate(payload)
+    except ValidationError as exc:
+        errors = exc.errors()
+        if all(error["type"] == "literal_error" and isinstance(error["input"], str) for error in errors):
+            # a value this SDK's enums do not list yet (e.g. a new finish_reason): kept, like the SDK does
+            return ChatCompletionChunk.construct(**payload)
+        first = errors[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise EndpointFailure(f"malformed stream chunk: {where}: {first['msg']}: {_shown(payload)}") from None
 
 
 OPTIONS: dict[str, Callable[[Any], Any]] = {"max_retries": int, "bash_timeout_s": float, "temperature": float,
@@ -255,19 +324,12 @@ class _Loop:
                 raw = self.client.chat.completions.with_raw_response.create(**params, timeout=timeout)
                 try:
                     return raw.http_response.json()
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
                     raise EndpointFailure(f"reply is not JSON: {raw.http_response.text[:120]!r}") from None
-            state = ChatCompletionStreamState()
-            for chunk in self.client.chat.completions.create(**params, stream=True, timeout=timeout):
-                state.handle_chunk(chunk)
-                if ctx.cancel.is_set() or time.monotonic() >= self.deadline:
-                    raise _Stopped
-            # The snapshot, not get_final_completion(): that one raises on finish_reason "length" or
-            # "content_filter", and a reply cut at the token limit is a turn like any other.
-            completion = state.current_completion_snapshot
-            if completion.choices and completion.choices[0].finish_reason is None:
-                raise EndpointFailure("stream ended without a finish_reason (cut short)")
-            return completion.model_dump(exclude_none=True)
+            raw = self.client.chat.completions.with_raw_response.create(**params, stream=True, timeout=timeout)
+            if why := not_an_event_stream(raw.http_response.headers.get("content-type", "")):
+                return self._unstreamed_reply(raw.http_response, why)
+            return self._read_stream(raw.http_response)
 
         started = time.monotonic()
         try:
@@ -291,6 +353,79 @@ class _Loop:
         self.transcript.write("reply", self.turns, latency_s=round(time.monotonic() - started, 3),
                               finish_reason=finish_reason, usage=usage, reasoning=_reasoning(message))
         return message
+
+    def _unstreamed_reply(self, response: Any, why: str) -> Any:
+        """A whole completion where a stream was asked for (some servers and proxies ignore
+        `stream: true`) is accepted, and noted; anything else is the endpoint's fault."""
+        text = response.read()
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise EndpointFailure(f"{why}; the body is not JSON either: {text[:120]!r}") from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not (isinstance(choices, list) and choices and isinstance(choices[0], dict) and "message" in choices[0]):
+            raise EndpointFailure(f"{why}; it sent: {_shown(data)}")
+        self.transcript.write("note", self.turns, note=why + "; accepted as a whole completion")
+        _note_once(f"note: {why}; the built-in agent accepts the whole completions it sends instead")
+        return data
+
+    def _read_stream(self, response: Any) -> Any:
+        """The chat completion a stream of chunks adds up to. Each event is parsed and checked
+        against the chunk type here (the SDK's own stream reader asserts on shapes it does not
+        expect), so a chunk of the wrong shape is the endpoint's fault, named in one line."""
+        state = ChatCompletionStreamState()
+        decoder, chunks = SSEDecoder(), 0
+        pieces, done = response.iter_bytes(), False
+        try:
+            for piece in pieces:
+                for event in decoder.feed(piece):
+                    done = event.data.strip() == "[DONE]"
+                    if done:
+                        break
+                    _accumulate(state, event.data, event.event)
+                    chunks += 1
+                if done:
+                    break
+                if self.ctx.cancel.is_set() or time.monotonic() >= self.deadline:
+                    raise _Stopped
+            if done:
+                self._drain(pieces)
+            else:
+                for event in decoder.close():
+                    if event.data.strip() != "[DONE]":
+                        _accumulate(state, event.data, event.event)
+                        chunks += 1
+        except (EndpointFailure, _Stopped):
+            raise
+        except Exception as exc:  # httpx's, matched by name: openai builds may vendor their own httpx
+            if "Timeout" in type(exc).__name__:
+                if time.monotonic() >= self.deadline:
+                    raise _Stopped from None
+                raise EndpointFailure(f"request to {self.ctx.base_url} timed out mid-stream") from None
+            if type(exc).__name__ in ("RemoteProtocolError", "ReadError"):
+                raise EndpointFailure(f"the endpoint dropped the connection mid-reply: {exc}") from None
+            raise
+        finally:
+            response.close()
+        if not chunks:
+            raise EndpointFailure("stream ended without any completion chunk")
+        # The snapshot, not get_final_completion(): that one raises on finish_reason "length" or
+        # "content_filter", and a reply cut at the token limit is a turn like any other.
+        completion = state.current_completion_snapshot
+        if completion.choices and completion.choices[0].finish_reason is None:
+            raise EndpointFailure("stream ended without a finish_reason (cut short)")
+        return completion.model_dump(exclude_none=True, warnings=False)
+
+    def _drain(self, pieces: Any, limit: int = 1 << 20) -> None:
+        """Read what follows `[DONE]` (the stream's end), so the server sees the reply taken whole;
+        at most `limit` bytes, never past the deadline, and whatever goes wrong there is moot."""
+        try:
+            for piece in pieces:
+                limit -= len(piece)
+                if limit < 0 or self.ctx.cancel.is_set() or time.monotonic() >= self.deadline:
+                    return
+        except Exception:  # noqa: BLE001, S110 - the reply is complete; a broken tail changes nothing
+            pass
 
     def _run_structured_calls(self, message: ChatCompletionMessage) -> None:
         calls: list[ChatCompletionMessageToolCallParam] = []

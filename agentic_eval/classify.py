@@ -126,10 +126,41 @@ def _text_of(content: object) -> str:
     return ""
 
 
+def reply_shape_problem(response: Mapping[str, Any]) -> str | None:
+    """What makes a model turn's body unreadable (a part of the wrong type), or None. An endpoint
+    can send anything; `read_turn` reads only what passes this."""
+
+    def not_object(value: object) -> bool:
+        return value is not None and not isinstance(value, Mapping)
+
+    if isinstance(response.get("choices"), list):
+        choice = response["choices"][0] if response["choices"] else {}
+        if not isinstance(choice, Mapping):
+            return "choices[0] is not an object"
+        message = choice.get("message")
+        if not_object(message):
+            return "choices[0].message is not an object"
+        calls = (message or {}).get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            return "choices[0].message.tool_calls is not a list"
+        for number, call in enumerate(calls or ()):
+            if not isinstance(call, Mapping) or not_object(call.get("function")) or not_object(call.get("custom")):
+                return f"choices[0].message.tool_calls[{number}] is not a tool call object"
+        return None
+    for number, item in enumerate(response.get("output") or ()):
+        if not isinstance(item, Mapping):
+            return f"output[{number}] is not an object"
+    if not_object(response.get("incomplete_details")):
+        return "incomplete_details is not an object"
+    return None
+
+
 def read_turn(response: Mapping[str, Any]) -> AssistantTurn:
     """The assistant turn of a chat completion (first choice) or of a Responses API body."""
     if not is_model_turn(response):
         raise NotAModelTurn("not a chat completion or Responses API body")
+    if problem := reply_shape_problem(response):
+        raise NotAModelTurn(f"malformed reply: {problem}")
     if isinstance(response.get("choices"), list):
         choice = response["choices"][0] if response["choices"] else {}
         message = choice.get("message") or {}
@@ -168,7 +199,8 @@ def offered_tools(request: Mapping[str, Any] | None) -> ToolCatalog:
     schemas: dict[str, dict[str, Any] | None] = {}
     if not isinstance(request, Mapping):
         return ToolCatalog(schemas)
-    for tool in [*(request.get("tools") or ()), *(request.get("functions") or ())]:
+    listed = [request.get("tools"), request.get("functions")]
+    for tool in [item for value in listed if isinstance(value, list) for item in value]:
         if not isinstance(tool, Mapping):
             continue
         spec: Mapping[str, Any] = tool["function"] if isinstance(tool.get("function"), Mapping) else tool
@@ -302,5 +334,9 @@ def _is_free_text_tool(request: Mapping[str, Any], name: str) -> bool:
     """Responses API custom tools take free text, not JSON arguments."""
     return any(
         isinstance(tool, Mapping) and tool.get("type") == "custom" and tool.get("name") == name
-        for tool in request.get("tools") or ()
+        for tool in _listed(request.get("tools"))
     )
+
+
+def _listed(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []

@@ -24,6 +24,7 @@ from agentic_eval.agent import AGENT_VERSION_FILE, Agent, AgentContext, AgentOpt
 from agentic_eval.endpoint import Endpoint, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grader import ScriptRunner, Verdict
+from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.results import (
     Outcome,
     PackInfo,
@@ -205,6 +206,7 @@ class TrialRunner:
             shutil.rmtree(trial_dir)  # an earlier unscored attempt of the same trial
         trial_dir.mkdir(parents=True)
         tmp = Path(tempfile.mkdtemp(prefix=f"ae-trial-{task.id}-"))
+        mark_trial_folder(tmp)  # so that the next run cleans it up if this process dies (kill -9)
         files: dict[str, str] = {}
         base: dict[str, Any] = dict(
             trial_id=spec.trial_id, run_id=self.config.run_id, task_id=task.id, task_digest=task.digest(),

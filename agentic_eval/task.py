@@ -83,7 +83,7 @@ class TaskMeta(BaseModel):
     @field_validator("id")
     @classmethod
     def _check_id(cls, value: str) -> str:
-        if not _ID_RE.match(value):
+        if not _ID_RE.fullmatch(value):
             raise ValueError("must be lowercase letters, digits, '-', '_' or '.', starting with a letter or digit")
         return value
 

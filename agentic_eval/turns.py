@@ -49,7 +49,7 @@ def summarize_wire_log(path: Path) -> WireSummary:
     flags: Counter[str] = Counter()
     summary = WireSummary(turns=TurnCounts())
     try:
-        records = read_wire_log(path)
+        records = read_wire_log(path, summary.errors)  # a torn or foreign line is named there and skipped
     except (OSError, ValueError) as exc:
         summary.errors.append(f"unreadable wire log: {exc}")
         return summary
@@ -62,7 +62,8 @@ def summarize_wire_log(path: Path) -> WireSummary:
         summary.completion_tokens += c
         if rec.error or rec.status is None or rec.status >= 400 or not isinstance(rec.response, dict):
             counts["unclassified"] += 1
-            summary.errors.append(rec.error or f"HTTP {rec.status}")
+            summary.errors.append(rec.error or (f"HTTP {rec.status}" if rec.status is None or rec.status >= 400
+                                                else f"HTTP {rec.status} with a reply that is not a JSON object"))
             continue
         if not is_model_turn(rec.response):
             counts["unclassified"] += 1

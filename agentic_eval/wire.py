@@ -20,7 +20,9 @@ import asyncio
 import itertools
 import json
 import logging
+import os
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -37,12 +39,19 @@ import uvicorn
 from pydantic import BaseModel, Field
 
 from agentic_eval._assemble import summarize_stream
+from agentic_eval._wire_refs import RequestResolver, bounded_recent, deeper_than, share_base, shorten_request
 from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
 
 __all__ = ["WIRE_FORMAT_VERSION", "WireRecord", "WireRecorder", "WireTimings", "read_wire_log"]
 
-WIRE_FORMAT_VERSION = 1
+WIRE_FORMAT_VERSION = 2
+"""1: every request whole. 2: a request may be stored by reference to an earlier one (`request_ref`),
+and a reply the recorder could not reassemble is kept raw (`raw_reply`). Version 1 logs still load."""
+MAX_JSON_DEPTH = 64
+"""A body nested deeper than this is kept as text: no reader of the log has to recurse that far."""
+MAX_INFLATED_BYTES = 256 * 1024 * 1024
+"""A compressed reply that inflates past this is kept compressed (undecoded), not inflated."""
 
 # Headers that describe one hop, not the message; never forwarded. Accept-Encoding is replaced by
 # "identity" so the recorder can read the body it passes through byte for byte.
@@ -87,12 +96,44 @@ class WireRecord(BaseModel):
     error: str | None = Field(default=None, description="What went wrong, if the exchange did not end cleanly.")
     timings: WireTimings
     usage: dict[str, Any] | None = Field(default=None, description="Token usage the upstream reported.")
+    request_ref: dict[str, Any] | None = Field(
+        default=None, description="Set when `request` holds only what the request added to an earlier record's: "
+        "{base: that record's id, key: 'messages' or 'input', prefix: how many of the base's items come first, "
+        "same: top-level keys whose values are the base's, from_response: [[path in the stored items, path in "
+        "the base's response], ...] for long strings the base's reply holds}. read_wire_log puts the whole "
+        "request back."
+    )
+    raw_reply: bool = Field(
+        default=False, description="True when the recorder could not reassemble or parse the reply: `response` "
+        "holds its body as text, as received, and `error` says why."
+    )
 
 
-def read_wire_log(path: str | Path) -> list[WireRecord]:
-    """Load every record of a wire log."""
-    with open(path, encoding="utf-8") as handle:
-        return [WireRecord.model_validate_json(line) for line in handle if line.strip()]
+def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[WireRecord]:
+    """Load every record of a wire log, each request whole (see `WireRecord.request_ref`).
+
+    With `errors`, a line that is not a record (a torn last line, a foreign line) is described
+    there and skipped; without, it raises ValueError."""
+    records: list[WireRecord] = []
+    resolver = RequestResolver()
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = WireRecord.model_validate_json(line)
+            except ValueError as exc:
+                if errors is None:
+                    raise ValueError(f"{path}:{number}: not a wire record: {str(exc).splitlines()[0]}") from None
+                errors.append(f"line {number}: not a wire record: {str(exc).splitlines()[0][:200]}")
+                continue
+            record.request, problem = resolver.resolve(record.id, record.request, record.request_ref, record.response)
+            if problem is not None:
+                record.error = f"{record.error}; {problem}" if record.error else problem
+            else:
+                record.request_ref = None
+            records.append(record)
+    return records
 
 
 class _UpstreamBrokeOff(Exception):
@@ -122,9 +163,10 @@ def _parse_body(body: bytes) -> Any:
         return None
     text = body.decode("utf-8", "replace")
     try:
-        return json.loads(text)
-    except ValueError:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
         return text
+    return text if deeper_than(value, MAX_JSON_DEPTH) else value
 
 
 @dataclass
@@ -153,10 +195,41 @@ class _Exchange:
         if encoding not in ("gzip", "deflate", "x-gzip"):
             return None
         inflater = zlib.decompressobj(wbits=zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+        out: list[bytes] = []
+        room = MAX_INFLATED_BYTES
         try:
-            return [inflater.decompress(chunk) for chunk in self.chunks]
+            for chunk in self.chunks:
+                out.append(b"")
+                while chunk:  # bounded: a small compressed reply can inflate to gigabytes
+                    piece = inflater.decompress(chunk, room + 1)
+                    out[-1] += piece
+                    room -= len(piece)
+                    if room < 0:
+                        return None
+                    chunk = inflater.unconsumed_tail
         except zlib.error:
             return None
+        return out
+
+    def safe_record(self) -> WireRecord:
+        """`to_record`, or, for a reply it cannot reassemble, the body as received, marked `raw_reply`:
+        an exchange is never lost to a reply of a shape nobody foresaw."""
+        try:
+            return self.to_record()
+        except Exception as exc:  # noqa: BLE001 - whatever the reply was, it is recorded
+            return self.raw_record(f"the recorder could not reassemble the reply ({type(exc).__name__}: {exc}); "
+                                   "its body is kept as received")
+
+    def raw_record(self, why: str) -> WireRecord:
+        """The exchange with its reply body as text, unparsed."""
+        body = b"".join(self.chunks).decode("utf-8", "replace")
+        request = _parse_body(self.request_body)
+        return WireRecord(
+            id=uuid.uuid4().hex, seq=self.seq, method=self.method, path=self.path, status=self.status,
+            request=request, response=body, stream=self.content_type.lower().startswith("text/event-stream"),
+            error=f"{self.error}; {why}" if self.error else why, raw_reply=True,
+            timings=WireTimings(started_at=self.started_at, end_s=time.perf_counter() - self.t0),
+        )
 
     def to_record(self) -> WireRecord:
         end_s = time.perf_counter() - self.t0
@@ -167,7 +240,8 @@ class _Exchange:
         first_token_s: float | None = None
         response: Any = self.error_body
         if chunks is None:
-            error = error or f"response body kept undecoded: content-encoding {self.content_encoding!r}"
+            error = error or (f"response body not decoded: content-encoding {self.content_encoding!r} unknown, "
+                              f"broken, or inflating past {MAX_INFLATED_BYTES} bytes")
         elif stream:
             summary = summarize_stream(chunks)
             events, response, error = summary.events, summary.response, error or summary.error
@@ -175,6 +249,9 @@ class _Exchange:
                 first_token_s = self.chunk_times[summary.first_token_chunk] - self.t0
         elif self.chunks:
             response = _parse_body(b"".join(chunks))
+        if stream and response is not None and deeper_than(response, MAX_JSON_DEPTH):
+            return self.raw_record(f"the reassembled reply nests deeper than {MAX_JSON_DEPTH} levels; its body "
+                                   "is kept as received")
         usage = response.get("usage") if isinstance(response, dict) else None
         return WireRecord(
             id=uuid.uuid4().hex,
@@ -199,30 +276,80 @@ class _Exchange:
 
 
 class _WireLog:
-    """Appends records to the JSONL file, one flushed line each."""
+    """Appends records to the JSONL file, one whole line each (a write that fails is taken back, so
+    a full disk never leaves half a line). A request is stored by reference to an earlier one."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self.path = path
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = threading.Lock()
+        self._recent = bounded_recent()
         self.count = 0
+        self.lost = 0
+        """Exchanges that could not be written (a full disk): said once on stderr."""
 
     def write(self, record: WireRecord) -> None:
-        try:
-            line = record.model_dump_json() + "\n"
-        except ValueError:  # text that is not valid Unicode (a lone surrogate the model sent): made valid
-            text = json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
-            line = text.encode("utf-8", "replace").decode("utf-8") + "\n"
+        whole = record.request
+        with self._lock:  # the bases are records already written, so the line may be made outside the lock
+            stored, ref = shorten_request(whole, list(self._recent))
+        line = _serialized(record.model_copy(update={"request": stored, "request_ref": ref}))
         with self._lock:
-            if self._handle.closed:  # an exchange outlived stop()'s wait; nothing to write to
+            if self._fd is None:  # an exchange outlived stop()'s wait; nothing to write to
                 return
-            self._handle.write(line)
-            self._handle.flush()
+            if not self._append(line.encode("utf-8")):
+                return
             self.count += 1
+            if isinstance(whole, dict):  # kept sharing its base's items: memory grows with what was said
+                base = next((request for base_id, request, _ in self._recent if ref and base_id == ref["base"]), None)
+                shared = share_base(whole, ref, base) if ref and base is not None else whole
+                self._recent.append((record.id, shared, record.response))
+
+    def _append(self, data: bytes) -> bool:
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+            return True
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, size)  # no half line for the next record to be glued to
+            except OSError:
+                pass
+            self.lost += 1
+            if self.lost == 1:
+                print(f"agentic-eval: wire recorder: cannot write {self.path}: {exc.strerror or exc}; exchanges "
+                      "of this trial are missing from its wire log (free space, then resume)",
+                      file=sys.stderr, flush=True)
+            return False
 
     def close(self) -> None:
         with self._lock:
-            self._handle.close()
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+def _serialized(record: WireRecord) -> str:
+    """The record's line; a body that cannot be written as JSON is written as text, marked."""
+    try:
+        return record.model_dump_json() + "\n"
+    except ValueError as exc:  # pydantic's serialization error is a ValueError
+        try:  # text that is not valid Unicode (a lone surrogate the model sent): made valid, nothing lost else
+            text = json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
+            return text.encode("utf-8", "replace").decode("utf-8") + "\n"
+        except (ValueError, RecursionError, TypeError):
+            pass
+        why = f"the recorder could not write the reply as JSON ({str(exc).splitlines()[0]}); kept as text"
+        try:
+            text = json.dumps(record.response, default=str)
+        except (ValueError, RecursionError, TypeError):
+            text = None
+        fallback = record.model_copy(update={
+            "response": text, "events": [], "raw_reply": True, "error": f"{record.error}; {why}" if record.error else why})
+        return fallback.model_dump_json() + "\n"
 
 
 Scope = MutableMapping[str, Any]
@@ -266,7 +393,7 @@ class _ProxyApp:
             exchange.error = exchange.error or "the recorder stopped before the exchange ended"
             raise
         finally:
-            self.log.write(exchange.to_record())
+            self.log.write(exchange.safe_record())
 
     async def _forward(
         self, scope: Scope, receive: Receive, send: Send, exchange: _Exchange, sub_path: str, query: str

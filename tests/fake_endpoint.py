@@ -207,6 +207,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _send_stream(self, reply: ScriptedReply, received: ReceivedRequest) -> None:
+        try:
+            self._write_stream(reply, received)
+        except (BrokenPipeError, ConnectionResetError):  # the client left early (e.g. on a malformed chunk)
+            self.close_connection = True
+
+    def _write_stream(self, reply: ScriptedReply, received: ReceivedRequest) -> None:
         assert reply.events is not None
         self.send_response(reply.status)
         self.send_header("Content-Type", "text/event-stream")

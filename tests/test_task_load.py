@@ -39,6 +39,8 @@ BROKEN_CASES = [
     ("invalid toml", _replace('id = "answer-file"', 'id = "answer-file'), "task.toml", "not valid TOML"),
     ("missing id", _replace('id = "answer-file"\n', ""), "task.toml", "id: Field required"),
     ("bad id", _replace('id = "answer-file"', 'id = "Answer File"'), "task.toml", "id: Value error"),
+    ("id with a trailing newline", _replace('id = "answer-file"', 'id = "answer-file\\n"'), "task.toml",
+     "id: Value error"),
     ("empty title", _replace('title = "Write the port into answer.txt"', 'title = ""'), "task.toml", "title:"),
     ("tags not a list", _replace('tags = ["config", "read"]', 'tags = "config"'), "task.toml", "tags:"),
     ("bad difficulty", _replace('difficulty = "easy"', 'difficulty = "trivial"'), "task.toml", "difficulty:"),

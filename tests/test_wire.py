@@ -71,7 +71,7 @@ def test_non_streamed_chat_completion(fake: FakeEndpoint, recorder: WireRecorder
     response = post(recorder.base_url + "/chat/completions", request)
     assert response.status_code == 200 and response.json() == body
     [record] = records_after_stop(recorder)
-    assert (record.format_version, record.seq, record.method, record.path) == (1, 0, "POST", "/v1/chat/completions")
+    assert (record.format_version, record.seq, record.method, record.path) == (2, 0, "POST", "/v1/chat/completions")
     assert (record.request, record.status, record.response, record.stream) == (request, 200, body, False)
     assert record.events == [] and record.error is None and record.usage == body["usage"]
     timings = record.timings
