@@ -249,12 +249,12 @@ def entry_point_packs() -> list[tuple[str, Path]]:
 
 
 def default_packs() -> list[tuple[str, Path]]:
-    """The built-in core pack plus every installed entry-point pack (deduplicated by folder)."""
-    from agentic_eval.builtin import core_pack_dir
+    """The built-in packs plus every installed entry-point pack (deduplicated by folder)."""
+    from agentic_eval.builtin import builtin_packs
 
     seen: set[Path] = set()
     packs: list[tuple[str, Path]] = []
-    for name, path in [("core", core_pack_dir()), *entry_point_packs()]:
+    for name, path in [*builtin_packs(), *entry_point_packs()]:
         resolved = path.resolve()
         if resolved in seen or not resolved.is_dir():
             continue
