@@ -245,3 +245,43 @@ def test_oracle_passes_every_new_task_and_nop_none(pack: str, tmp_path: Path) ->
                         "-j", "2", "--json")
     passed = [t["task_id"] for t in nop["trials"] if t["outcome"] != "fail"]
     assert code == 0 and not passed and nop["outcomes"]["fail"] == nop["tasks"]
+
+
+# --------------------------------------------------------------------------- examples/ops-pack: a pack as its own package
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "ops-pack"
+
+
+def _install_example(site: Path) -> Path:
+    """Lay the example out as its wheel would install it (its own force-include mapping), with its metadata."""
+    import tomllib
+
+    project = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())
+    shutil.copytree(EXAMPLE / "src" / "agentic_eval_ops_pack", site / "agentic_eval_ops_pack")
+    for source, target in project["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"].items():
+        origin, dest = (EXAMPLE / source).resolve(), site / target
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if origin.is_dir() else shutil.copyfile)(origin, dest)
+    dist = site / "agentic_eval_ops_pack-0.1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: agentic-eval-ops-pack\nVersion: 0.1.0\n")
+    points = project["project"]["entry-points"]["agentic_eval.packs"]
+    (dist / "entry_points.txt").write_text("[agentic_eval.packs]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()))
+    return site / "agentic_eval_ops_pack" / "pack"
+
+
+def test_the_example_package_is_found_and_replaces_the_builtin_ops_pack(tmp_path: Path) -> None:
+    pack = _install_example(tmp_path / "site")
+    assert (pack / "sandboxes" / "opsrepo.py").is_file()
+    env = {**__import__("os").environ, "PYTHONPATH": f"{tmp_path / 'site'}:{Path(__file__).resolve().parent.parent}"}
+    listed = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "tasks", "list", "--json"],
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    assert not rows["errors"]
+    ops = [r for r in rows["tasks"] if r["pack"] == "ops"]
+    assert len(ops) >= 9 and all(Path(r["path"]).parent == pack.resolve() for r in ops)
+    validated = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "validate", "--tasks", str(pack),
+                                "--task", "ops-change-port", "--json"],
+                               capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert json.loads(validated.stdout)["ok"] == 1, validated.stdout + validated.stderr
