@@ -480,7 +480,7 @@ def _ci_log(c: Choices) -> str:
 
 def _cron_log(c: Choices) -> str:
     """Last night's cron mail (backup_bug scenario)."""
-    lines = [f"From: cron@{c.service}-ops-1", f"Subject: Cron <backup> bash scripts/backup.sh /srv/exports /backups",
+    lines = [f"From: cron@{c.service}-ops-1", "Subject: Cron <backup> bash scripts/backup.sh /srv/exports /backups",
              ""]
     for name in EXPORT_FILES:
         for part in name.split(" "):

@@ -95,16 +95,16 @@ def test_generators_are_deterministic_and_vary_by_seed(name: str, scenarios: tup
 def test_the_node_service_tests_run_with_node_only(scenario: str, failing: int, tmp_path: Path) -> None:
     _generator("nodeservice").generate(tmp_path, 2, {"scenario": scenario})
     proc = subprocess.run([NODE, "--test", *sorted(str(p) for p in (tmp_path / "test").iterdir())],  # type: ignore[list-item]
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert f"# fail {failing}" in proc.stdout, proc.stdout[-2000:]
 
 
 @pytest.mark.parametrize("scenario, failing", [("base", 0), ("ci_failure", 1), ("backup_bug", 0)])
 def test_the_ops_repo_checks_and_tests_run(scenario: str, failing: int, tmp_path: Path) -> None:
     _generator("opsrepo").generate(tmp_path, 6, {"scenario": scenario})
-    check = subprocess.run(["make", "check"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    check = subprocess.run(["make", "check"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert "config ok" in check.stdout, check.stdout + check.stderr
-    test = subprocess.run(["make", "test"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    test = subprocess.run(["make", "test"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
     assert f"{failing} failed" in test.stdout, test.stdout
 
 
@@ -179,7 +179,7 @@ def test_ini_and_toml_readers(node_repo: tuple[Path, Path]) -> None:
     [
         ("", FixSize()),
         ("3\t1\tsrc/a.js\0", FixSize(["src/a.js"], 3, 1)),
-        ("0\t9\told.py\0" "12\t0\tnew dir/new.py\0" "-\t-\tlogo.png\0", FixSize(["logo.png", "new dir/new.py", "old.py"], 12, 9)),
+        ("0\t9\told.py\0" + "12\t0\tnew dir/new.py\0" + "-\t-\tlogo.png\0", FixSize(["logo.png", "new dir/new.py", "old.py"], 12, 9)),
     ],
 )
 def test_parse_numstat(numstat: str, expected: FixSize) -> None:
@@ -205,7 +205,7 @@ def test_reference_fix_size_is_measured_then_cached(tmp_path: Path) -> None:
 def test_tasks_list_json_shows_fix_sizes(mini_pack: Path, tmp_path: Path) -> None:
     env = {**__import__("os").environ, "AGENTIC_EVAL_CACHE": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "tasks", "list", "--tasks", str(mini_pack),
-                           "--fix-size", "--json"], capture_output=True, text=True, timeout=120, env=env)
+                           "--fix-size", "--json"], capture_output=True, text=True, timeout=120, env=env, check=False)
     assert proc.returncode == 0, proc.stderr
     rows = json.loads(proc.stdout)["tasks"]
     assert rows and all(set(r["fix_size"]) == {"files", "added", "removed", "error"} for r in rows)
@@ -275,7 +275,7 @@ def test_the_example_package_is_found_and_replaces_the_builtin_ops_pack(tmp_path
     assert (pack / "sandboxes" / "opsrepo.py").is_file()
     env = {**__import__("os").environ, "PYTHONPATH": f"{tmp_path / 'site'}:{Path(__file__).resolve().parent.parent}"}
     listed = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "tasks", "list", "--json"],
-                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)
     assert not rows["errors"]
@@ -283,5 +283,5 @@ def test_the_example_package_is_found_and_replaces_the_builtin_ops_pack(tmp_path
     assert len(ops) >= 9 and all(Path(r["path"]).parent == pack.resolve() for r in ops)
     validated = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "validate", "--tasks", str(pack),
                                 "--task", "ops-change-port", "--json"],
-                               capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+                               capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False)
     assert json.loads(validated.stdout)["ok"] == 1, validated.stdout + validated.stderr

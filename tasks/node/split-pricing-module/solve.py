@@ -9,7 +9,7 @@ text = path.read_text(encoding="utf-8")
 
 def cut(name: str) -> str:
     global text
-    match = re.search(r"/\*\*(?:(?!\*/).)*?\*/\nexport function " + name + r"\(.*?\n}\n\n", text, re.S)
+    match = re.search(r"/\*\*(?:(?!\*/).)*?\*/\nexport function " + name + r"\(.*?\n}\n\n", text, re.DOTALL)
     assert match, name
     text = text[: match.start()] + text[match.end():]
     return match.group(0)

@@ -5,7 +5,6 @@ import tempfile
 from pathlib import Path
 
 import yaml
-
 from gradelib import Grader, task_vars
 
 v = task_vars()

@@ -19,7 +19,7 @@ try:
     logs = tmp / "logs"
     logs.mkdir()
     now = time.time()
-    for day in range(0, 13):
+    for day in range(13):
         path = logs / ("app.log" if day == 0 else f"app.log.{day}")
         path.write_text(f"day {day}\n")
         stamp = now - day * 86400 + 3600 if day else now  # rotated just after midnight, day days ago
@@ -30,7 +30,7 @@ try:
     current = logs / "app.log"
     g.check("a fresh app.log is left for today", current.is_file() and current.stat().st_size == 0,
             "missing or not empty")
-    g.check("the last seven days (today's log and six before) are kept", set(range(0, 7)) <= set(days),
+    g.check("the last seven days (today's log and six before) are kept", set(range(7)) <= set(days),
             f"kept days {days}")
     g.check("nothing older than eight days is kept", all(day <= 8 for day in days), f"kept days {days}")
 finally:

@@ -1,6 +1,5 @@
 """workers is the new count; the pool covers workers*threads and the database accepts every replica's pool."""
 
-import configparser
 
 from gradelib import Grader, task_vars
 
