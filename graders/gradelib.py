@@ -826,7 +826,8 @@ class Grader:
                     run.output += f"\nunreadable JUnit report: {exc}"
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        self.check(what, *self._judge(run, min_passed, require, allow_skipped, timeout))
+        passed, why = self._judge(run, min_passed, require, allow_skipped, timeout)
+        self.check(what, passed, why.replace("pytest", "node --test"))
         return run
 
     # ----- configuration formats (issue 19): INI and TOML, parsed, never string-matched
