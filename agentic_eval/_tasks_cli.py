@@ -30,8 +30,18 @@ def _load(args: argparse.Namespace) -> LoadResult:
     return load_tasks(getattr(args, "tasks", None))
 
 
+def _fix_sizes(tasks: Sequence[Task], wanted: bool) -> dict[str, object]:
+    """task id -> FixSize of its reference fix (seed 0), when `--fix-size` asked for them."""
+    if not wanted:
+        return {}
+    from agentic_eval.fixsize import reference_fix_size
+
+    return {t.id: reference_fix_size(t) for t in tasks}
+
+
 def tasks_list(args: argparse.Namespace) -> int:
     result = _load(args)
+    sizes = _fix_sizes(result.tasks, getattr(args, "fix_size", False))
     if args.json:
         rows = [
             {
@@ -42,6 +52,7 @@ def tasks_list(args: argparse.Namespace) -> int:
                 "difficulty": t.meta.difficulty,
                 "generator": t.meta.sandbox.generator,
                 "path": str(t.dir),
+                **({"fix_size": vars(sizes[t.id])} if sizes else {}),
             }
             for t in result.tasks
         ]
@@ -50,10 +61,11 @@ def tasks_list(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     table = Table(title=None, show_lines=False)
-    for col in ("id", "pack", "difficulty", "tags", "title"):
-        table.add_column(col, no_wrap=col == "id")  # ids are what users copy into --task
+    for col in ("id", "pack", "difficulty", *(["reference fix"] if sizes else []), "tags", "title"):
+        table.add_column(col, no_wrap=col in ("id", "reference fix"))  # ids are what users copy into --task
     for t in result.tasks:
-        table.add_row(t.id, t.pack, t.meta.difficulty, ", ".join(t.meta.tags), t.meta.title)
+        size = [sizes[t.id].label()] if sizes else []  # type: ignore[attr-defined]
+        table.add_row(t.id, t.pack, t.meta.difficulty, *size, ", ".join(t.meta.tags), t.meta.title)
     console = _console()
     console.print(table)
     console.print(f"{len(result.tasks)} tasks" + (f", {len(result.errors)} broken" if result.errors else ""))

@@ -25,6 +25,21 @@ def core_pack_dir() -> Path:
     return builtin_root() / "tasks" / "core"
 
 
+def node_pack_dir() -> Path:
+    """The Node.js service pack (generator `nodeservice`)."""
+    return builtin_root() / "tasks" / "node"
+
+
+def ops_pack_dir() -> Path:
+    """The operations-repo pack (generator `opsrepo`)."""
+    return builtin_root() / "tasks" / "ops"
+
+
+def builtin_packs() -> list[tuple[str, Path]]:
+    """Every built-in pack by name, core first (found even when the entry points are not installed)."""
+    return [("core", core_pack_dir()), ("node", node_pack_dir()), ("ops", ops_pack_dir())]
+
+
 def sandboxes_dir() -> Path:
     return builtin_root() / "sandboxes"
 

@@ -154,6 +154,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_list = tsub.add_parser("list", help="list the tasks of every pack found")
     _add_tasks_arg(p_list)
     p_list.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p_list.add_argument(
+        "--fix-size", action="store_true",
+        help="also show what each reference fix changes (files, lines added/removed; seed 0): "
+        "applies every fix once, then cached",
+    )
     p_list.set_defaults(handler=_lazy("_tasks_cli", "tasks_list"))
     p_show = tsub.add_parser("show", help="show one task: metadata, instruction, files")
     _add_tasks_arg(p_show)

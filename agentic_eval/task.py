@@ -257,12 +257,20 @@ def entry_point_packs() -> list[tuple[str, Path]]:
 
 
 def default_packs() -> list[tuple[str, Path]]:
-    """The built-in core pack plus every installed entry-point pack (deduplicated by folder)."""
-    from agentic_eval.builtin import core_pack_dir
+    """The built-in packs plus every installed entry-point pack (deduplicated by folder).
 
+    An installed pack named like a built-in one (a newer release of that pack published on its
+    own, e.g. examples/ops-pack) replaces the built-in one, so their task ids do not clash.
+    """
+    from agentic_eval.builtin import builtin_packs
+
+    installed = entry_point_packs()
+    builtin = builtin_packs()
+    replaced = {name for name, path in installed for b_name, b_path in builtin
+                if name == b_name and path.resolve() != b_path.resolve()}
     seen: set[Path] = set()
     packs: list[tuple[str, Path]] = []
-    for name, path in [("core", core_pack_dir()), *entry_point_packs()]:
+    for name, path in [*(b for b in builtin if b[0] not in replaced), *installed]:
         resolved = path.resolve()
         if resolved in seen or not resolved.is_dir():
             continue

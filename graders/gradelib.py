@@ -792,3 +792,103 @@ class Grader:
         if run.exit_code != 0:
             return False, f"pytest exited {run.exit_code} although every test passed\n{_tail(run.output)}"
         return True, ""
+
+    # ----- Node.js (issue 19): the built-in test runner on sandbox code, hidden tests from data/
+
+    def node_tests_pass(
+        self,
+        selection: Sequence[str] = ("test",),
+        *,
+        extra_tests: Sequence[str] = (),
+        min_passed: int = 1,
+        require: Sequence[str] = (),
+        allow_skipped: bool = False,
+        timeout: float = 60.0,
+        what: str | None = None,
+    ) -> PytestRun | None:
+        """Run Node's built-in test runner (`node --test`) on sandbox test files plus hidden ones.
+
+        `selection`: sandbox files or folders (a folder means its `*.test.js`/`*.test.mjs` files).
+        `extra_tests`: files in the task's `data/`, copied to a temporary folder outside the
+        sandbox and run from there; they find the code under test through the
+        AGENTIC_EVAL_SANDBOX environment variable. Only `node` itself runs: no package.json
+        script, no node_modules test runner, no NODE_OPTIONS. Judged like `pytest_passes`,
+        from the JUnit report written outside the sandbox (`require` holds test names).
+        """
+        import shutil
+        import tempfile
+
+        names = [*selection, *(f"hidden {Path(t).name}" for t in extra_tests)]
+        what = what or "node tests pass: " + " ".join(names)
+        if self._skip_costly(what):
+            return None
+        node = shutil.which("node")
+        if node is None:
+            raise RuntimeError("node is not installed: the Node.js packs need Node 20 or newer on PATH")
+        files: list[str] = []
+        for rel in selection:
+            path = self.sandbox / rel
+            if path.is_dir():
+                files += sorted(str(p) for p in path.rglob("*.test.*js") if "node_modules" not in p.parts)
+            else:
+                files.append(str(path))  # a missing file makes node fail, which fails the check
+        tmp = Path(tempfile.mkdtemp(prefix="gradelib-node-"))
+        try:
+            if tmp.resolve().is_relative_to(self.sandbox):
+                raise RuntimeError(f"temporary folder {tmp} is inside the sandbox")
+            for rel in extra_tests:
+                target = tmp / "hidden" / Path(rel).name
+                target.parent.mkdir(exist_ok=True)
+                shutil.copyfile(task_dir() / "data" / rel, target)
+                files.append(str(target))
+            report = tmp / "report.xml"
+            env = self._env()
+            for name in ("NODE_OPTIONS", "NODE_PATH", "NODE_TEST_CONTEXT"):
+                env.pop(name, None)
+            argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *files]
+            try:
+                code, output = _run(argv, self.sandbox, env, timeout)
+            except OSError as exc:
+                code, output = None, f"cannot run node: {exc}"
+            run = PytestRun(exit_code=code, output=output)
+            if code is not None and report.is_file():
+                try:
+                    # A file that ran without defining a test is reported as one passing "test" named
+                    # after the file: it proves nothing, so it does not count.
+                    run.cases = [c for c in _read_junit(report) if not (c.outcome == "passed" and c.name in files)]
+                    run.report_written = True
+                except Exception as exc:  # noqa: BLE001 - a truncated report: the run did not finish properly
+                    run.output += f"\nunreadable JUnit report: {exc}"
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        passed, why = self._judge(run, min_passed, require, allow_skipped, timeout)
+        self.check(what, passed, why.replace("pytest", "node --test"))
+        return run
+
+    # ----- configuration formats (issue 19): INI and TOML, parsed, never string-matched
+
+    def ini_value(self, rel: str, section: str, key: str) -> str | None:
+        """The raw value of `key` in `[section]` of an INI file, or None (missing or unparsable)."""
+        import configparser
+
+        content = self.read(rel)
+        if content is None:
+            return None
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(content)
+            return parser.get(section, key)
+        except configparser.Error:
+            return None
+
+    def toml_data(self, rel: str) -> tuple[Any, str]:
+        """(parsed TOML, "") or (None, why it could not be read)."""
+        import tomllib
+
+        content = self.read(rel)
+        if content is None:
+            return None, "no such file"
+        try:
+            return tomllib.loads(content), ""
+        except tomllib.TOMLDecodeError as exc:
+            return None, f"cannot parse: {exc}"

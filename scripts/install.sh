@@ -110,3 +110,10 @@ if ! command -v chromium >/dev/null 2>&1; then
         echo "install.sh: install Debian's chromium package (as root: apt-get install chromium) for the HTML report test" >&2
     fi
 fi
+# The node pack's graders run Node's built-in test runner (JUnit reporter: Node 20 or newer); no npm
+# package is needed, and nothing is installed at grade time. Say so plainly when it is missing.
+node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+if (( node_major < 20 )); then
+    echo "install.sh: warning: the node task pack needs Node.js 20 or newer on PATH (found: ${node_major/#0/none});" \
+         "install it from your distribution or nodejs.org; its tests are skipped until then" >&2
+fi

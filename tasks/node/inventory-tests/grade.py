@@ -1,0 +1,64 @@
+"""The new tests pass on the real module and fail on each of several subtly broken copies of it (mutants)."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from gradelib import Grader
+
+TEST = "test/inventory.test.js"
+MUTANTS = {
+    "a line may not take exactly what is left": ("this.available(line.sku) < line.qty", "this.available(line.sku) <= line.qty"),
+    "an unknown SKU has stock": ("return this.stock.get(sku) ?? 0;", "return this.stock.get(sku) ?? 1;"),
+    "a short line is not refused": ("if (this.available(line.sku) < line.qty) {", "if (false) {"),
+    "reserving takes one unit per line": ("this.available(line.sku) - line.qty);", "this.available(line.sku) - 1);"),
+    "lines before a short one are taken anyway": (
+        "        throw new OutOfStockError(`only ${this.available(line.sku)} of ${line.sku} left`);\n      }\n    }\n"
+        "    for (const line of lines) this.stock.set(line.sku, this.available(line.sku) - line.qty);\n",
+        "        throw new OutOfStockError(`only ${this.available(line.sku)} of ${line.sku} left`);\n      }\n"
+        "      this.stock.set(line.sku, this.available(line.sku) - line.qty);\n    }\n",
+    ),
+}
+
+# The same behaviour written differently: the tests must still pass on it, so a "test" that pins
+# the module's text (a hash, a snapshot) or notices it runs in a copy cannot kill the mutants.
+EQUIVALENT = ("return this.stock.get(sku) ?? 0;", "return this.stock.has(sku) ? this.stock.get(sku) : 0;")
+
+
+def passes_on(source: str) -> bool:
+    """Run the agent's test file on a copy of the sandbox whose src/inventory.js is `source`."""
+    tmp = Path(tempfile.mkdtemp(prefix="grade-mutant-"))
+    try:
+        copy = tmp / "repo"
+        shutil.copytree(g.sandbox, copy, ignore=shutil.ignore_patterns("node_modules"))
+        (copy / "src" / "inventory.js").write_text(source, encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NODE_")}
+        env["AGENTIC_EVAL_SANDBOX"] = str(copy)
+        try:
+            proc = subprocess.run([node, "--test", TEST], cwd=copy, env=env, capture_output=True, text=True,
+                                  timeout=60, check=False, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return False  # a hang is a failing test run
+        return proc.returncode == 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+g = Grader()
+g.unchanged(["src"])
+g.node_tests_pass([TEST], min_passed=3)
+node = shutil.which("node") or "node"
+source = (g.sandbox / "src" / "inventory.js").read_text(encoding="utf-8")
+for old, _ in [EQUIVALENT, *MUTANTS.values()]:
+    if old not in source:
+        raise RuntimeError(f"a mutation does not apply to the pristine module: {old[:60]!r}")
+if g.ok:
+    g.check("the tests pass on an equivalent rewrite of the module", passes_on("// rewritten\n" + source.replace(*EQUIVALENT)),
+            "they fail: they test the module's text, not its behaviour")
+for what, (old, new) in MUTANTS.items():
+    if not g.ok:
+        break
+    g.check(f"the tests catch a broken module: {what}", not passes_on(source.replace(old, new)), "they still pass")
+g.finish()

@@ -1,0 +1,24 @@
+"""The new port in app.ini, the Dockerfile's EXPOSE, deploy.yaml and the health check; the checks still pass."""
+
+
+from gradelib import Grader, task_vars
+
+v = task_vars()
+port = v["new_port"]
+g = Grader()
+g.unchanged(["scripts/check_config.py", "tests"])
+g.check(f"config/app.ini: server.port = {port}", g.ini_value("config/app.ini", "server", "port") == str(port),
+        f"found {g.ini_value('config/app.ini', 'server', 'port')!r}")
+g.yaml_key_equals("config/deploy.yaml", "container.port", port)
+g.data_unchanged_except("config/deploy.yaml", ["container.port"])
+exposed = []
+for line in (g.read("Dockerfile") or "").splitlines():
+    parts = line.split()
+    if parts and parts[0].upper() == "EXPOSE":
+        exposed += [int(p.split("/")[0]) for p in parts[1:] if p.split("/")[0].isdigit()]
+g.check(f"the Dockerfile exposes only {port}", exposed == [port], f"it exposes {exposed}")
+g.command_ok(["bash", "scripts/healthcheck.sh", "--print-url"], expect_output=f":{port}/",
+             what="the health check targets the new port")
+g.command_ok(["make", "check"], expect_output="config ok")
+g.command_ok(["make", "test"])
+g.finish()
