@@ -124,10 +124,14 @@ def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[
 
 
 def validate(args: argparse.Namespace) -> int:
+    from agentic_eval.confine import resolve_backend
     from agentic_eval.validate import TaskValidation, validate_tasks
 
     tasks, errors = _task_list_for_validate(args)
     console = _console(stderr=True)
+    backend, warning = resolve_backend(args.sandbox)
+    if warning:
+        console.print(warning, markup=False)
     show_progress = not args.json and console.is_terminal
     if show_progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -143,10 +147,12 @@ def validate(args: argparse.Namespace) -> int:
 
         with progress:
             report = validate_tasks(
-                tasks, repeat=args.repeat, seed=args.seed, jobs=args.jobs, load_errors=errors, on_done=on_done
+                tasks, repeat=args.repeat, seed=args.seed, jobs=args.jobs, load_errors=errors, on_done=on_done,
+                backend=backend,
             )
     else:
-        report = validate_tasks(tasks, repeat=args.repeat, seed=args.seed, jobs=args.jobs, load_errors=errors)
+        report = validate_tasks(tasks, repeat=args.repeat, seed=args.seed, jobs=args.jobs, load_errors=errors,
+                                backend=backend)
 
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

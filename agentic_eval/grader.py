@@ -17,9 +17,11 @@ import threading
 import time
 from dataclasses import dataclass
 from enum import Enum
+from collections.abc import Sequence
 from pathlib import Path
 
 from agentic_eval.builtin import graders_dir
+from agentic_eval.confine import Confinement, ResourceLimits, SandboxBackend, default_backend
 from agentic_eval.sandbox import Sandbox
 from agentic_eval.task import Task
 
@@ -96,13 +98,19 @@ def script_env(task: Task, sandbox: Sandbox, vars_file: Path) -> dict[str, str]:
 
 
 def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
-               cancel: threading.Event | None = None) -> ScriptResult:
-    """Run `script` in `cwd`; on timeout, or as soon as `cancel` is set, kill its whole process
-    group. Never raises."""
+               cancel: threading.Event | None = None, *, backend: SandboxBackend | None = None,
+               readable: Sequence[Path] = ()) -> ScriptResult:
+    """Run `script` in `cwd` through the sandbox backend (a fresh confined process tree: `cwd` the only
+    writable path, `readable` and the script's folder read-only, no network); on timeout, or as soon as
+    `cancel` is set, kill its whole process group. Never raises."""
     start = time.monotonic()
+    backend = backend or default_backend()
+    shown = [script.parent, *readable, *(Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    spec = Confinement(writable=(Path(cwd),), readable=tuple(shown),
+                       limits=ResourceLimits(cpu_s=int(timeout_s) + 1))
     try:
         proc = subprocess.Popen(
-            _command_for(script),
+            backend.wrap(_command_for(script), cwd=Path(cwd), spec=spec),
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -145,12 +153,15 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 class ScriptRunner:
     """Runs a task's grader and fix against one sandbox, with its variables file outside the sandbox."""
 
-    def __init__(self, task: Task, sandbox: Sandbox) -> None:
+    def __init__(self, task: Task, sandbox: Sandbox, backend: SandboxBackend | None = None) -> None:
         self.task = task
         self.sandbox = sandbox
+        self.backend = backend or default_backend()
         self._tmp = tempfile.TemporaryDirectory(prefix="agentic-eval-vars-")
+        os.chmod(self._tmp.name, 0o755)  # the confined script's uid reads it (the agent never sees it)
         vars_file = Path(self._tmp.name) / "vars.json"
         vars_file.write_text(json.dumps(sandbox.variables, sort_keys=True), encoding="utf-8")
+        self._readable = (Path(self._tmp.name), task.dir, task.pack_dir, graders_dir())
         self.env = script_env(task, sandbox, vars_file)
 
     def __enter__(self) -> ScriptRunner:
@@ -164,12 +175,13 @@ class ScriptRunner:
 
     def grade(self, cancel: threading.Event | None = None) -> GradeResult:
         result = run_script(self.task.grader_path, self.sandbox.path, self.env, self.task.meta.limits.grader_timeout_s,
-                            cancel)
+                            cancel, backend=self.backend, readable=self._readable)
         return GradeResult(verdict_for(result), result)
 
     def apply_fix(self, timeout_s: float | None = None, cancel: threading.Event | None = None) -> ScriptResult:
         timeout = timeout_s if timeout_s is not None else self.task.meta.limits.agent_timeout_s
-        return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout, cancel)
+        return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout, cancel, backend=self.backend,
+                          readable=self._readable)
 
 
 def verdict_for(result: ScriptResult) -> Verdict:

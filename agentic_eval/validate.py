@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentic_eval.confine import SandboxBackend, default_backend
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grader import GradeResult, ScriptRunner, Verdict
 from agentic_eval.leaks import scan_sandbox, task_needles
@@ -68,9 +69,11 @@ def _count_reason(label: str, good: int, repeat: int) -> str:
     return label if repeat == 1 else f"{label} ({repeat - good}/{repeat})"
 
 
-def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path | None = None) -> TaskValidation:
+def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path | None = None,
+                  backend: SandboxBackend | None = None) -> TaskValidation:
     """Validate one task; never raises for a problem of the task itself."""
     start = time.monotonic()
+    backend = backend or default_backend()
     report = TaskValidation(id=task.id, repeat=repeat)
     base = Path(tempfile.mkdtemp(prefix=f"ae-validate-{task.id}-", dir=workdir))
     pristine_errors: list[str] = []
@@ -89,7 +92,8 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
                 needles = task_needles(task, task.render_answers(sandbox.variables))
                 forbidden = {task.grader_path.name, task.solution_path.name}
                 report.reasons.extend(str(leak) for leak in scan_sandbox(sandbox.path, needles, forbidden))
-            with ScriptRunner(task, sandbox) as runner:
+            backend.prepare(sandbox.path)  # after the leak scan: the harness's git reads it as its owner
+            with ScriptRunner(task, sandbox, backend=backend) as runner:
                 result = runner.grade()
             if result.verdict is Verdict.FAIL:
                 report.pristine_fails += 1
@@ -101,7 +105,8 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
 
             # The reference fix must make it say "pass".
             sandbox = materialize_sandbox(task, seed, base / f"fixed-{i}")
-            with ScriptRunner(task, sandbox) as runner:
+            backend.prepare(sandbox.path)
+            with ScriptRunner(task, sandbox, backend=backend) as runner:
                 fix = runner.apply_fix()
                 if fix.exit_code != 0:
                     why = "timeout" if fix.timed_out else (fix.start_error or f"exit {fix.exit_code}")
@@ -143,6 +148,7 @@ def validate_tasks(
     jobs: int | None = None,
     load_errors: Sequence[TaskLoadError] = (),
     on_done: Callable[[TaskValidation], None] | None = None,
+    backend: SandboxBackend | None = None,
 ) -> ValidationReport:
     """Validate many tasks in parallel; tasks that failed to load are reported bad with their error."""
     if repeat < 1:
@@ -154,7 +160,7 @@ def validate_tasks(
 
     def one(task: Task) -> TaskValidation:
         try:
-            result = validate_task(task, repeat=repeat, seed=seed)
+            result = validate_task(task, repeat=repeat, seed=seed, backend=backend)
         except Exception as exc:  # one task's trouble never stops the others
             result = TaskValidation(id=task.id, repeat=repeat, reasons=[f"internal error: {type(exc).__name__}: {exc}"])
         if on_done is not None:
