@@ -129,7 +129,8 @@ class BwrapBackend:
         self.setpriv = shutil.which("setpriv") or "setpriv"
 
     def prepare(self, path: Path) -> None:
-        if not self.as_root:
+        """chown the tree to uid 65534 (root harness only; a tree whose top it owns already is left as is)."""
+        if not self.as_root or not path.is_dir() or path.stat().st_uid == UNPRIVILEGED_UID:
             return
         uid = gid = UNPRIVILEGED_UID
         os.chown(path, uid, gid)
@@ -138,6 +139,8 @@ class BwrapBackend:
                 os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
+        for path in spec.writable:  # a tree nobody prepared (a library caller's) is handed over on first use
+            self.prepare(Path(path))
         args = [self.executable, "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid",
                 "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
         if not self.as_root:
