@@ -61,7 +61,7 @@ class ToolLimits:
     max_file_bytes: int = 8_000_000
     """Bytes of a file the file tools read at most (read_file notes the cut; edit_file refuses)."""
     file_tool_timeout_s: float = 30.0
-    """Wall time of one file tool call (a pathological grep pattern is killed by then)."""
+    """Wall time of one file tool call, at most `bash_timeout_s` (a pathological grep pattern is killed by then)."""
     memory_bytes: int = 4 * 1024 ** 3
     """Address space of each process a call starts (RLIMIT_AS)."""
 
@@ -127,7 +127,7 @@ def _file_tool(name: str, root: Path, args: dict[str, Any], limits: ToolLimits) 
     from agentic_eval import _filetools
 
     backend = limits.backend or default_backend()
-    timeout = _time_left(limits, limits.file_tool_timeout_s)
+    timeout = _time_left(limits, min(limits.file_tool_timeout_s, limits.bash_timeout_s))
     request = {"tool": name, "root": str(root), "args": args,
                "limits": {"max_output_bytes": limits.max_output_bytes, "max_read_lines": limits.max_read_lines,
                           "grep_max_matches": limits.grep_max_matches, "max_file_bytes": limits.max_file_bytes}}
