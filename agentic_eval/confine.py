@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import IO, Protocol, runtime_checkable
+from typing import IO, Any, Protocol, runtime_checkable
 
 from agentic_eval.errors import AgenticEvalError
 
@@ -231,6 +231,66 @@ def resolve_backend(name: str | None) -> tuple[SandboxBackend, str | None]:
 def default_backend() -> SandboxBackend:
     """`bwrap` where it works, else `local` (library callers that pick no backend)."""
     return BwrapBackend() if bwrap_problem() is None else LocalBackend()
+
+
+class UnixRelay:
+    """The harness's end of a confined CLI's one way out: a unix socket (in a folder of its own, bound
+    into the sandbox) whose connections are piped to `host:port` (the trial's wire recorder)."""
+
+    def __init__(self, folder: Path, host: str, port: int) -> None:
+        import socket
+
+        self.folder, self.host, self.port = folder, host, port
+        self.path = folder / "wire.sock"
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self.path))
+        os.chmod(self.path, 0o666)  # the confined uid connects
+        self._listener.listen(64)
+        self._closed = threading.Event()
+        threading.Thread(target=self._serve, daemon=True, name="wire-relay").start()
+
+    def _serve(self) -> None:
+        while not self._closed.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
+
+    def _handle(self, client: Any) -> None:
+        import socket
+
+        try:
+            upstream = socket.create_connection((self.host, self.port), timeout=10)
+            upstream.settimeout(None)
+        except OSError:
+            client.close()
+            return
+        back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+        back.start()
+        _pump(client, upstream)
+        back.join()
+        client.close()
+        upstream.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        self._listener.close()
+
+
+def _pump(src: Any, dst: Any) -> None:
+    import socket
+
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
 
 
 @dataclass(frozen=True)
