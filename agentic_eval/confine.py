@@ -11,7 +11,8 @@ tests) is started through a `SandboxBackend`. Backends are found by name in
   the paths a `Confinement` names writable (the sandbox), a private `/tmp`, no
   network (an own loopback only), `/proc` of its own PID namespace (nothing
   outside is visible; everything dies with the command, `setsid` or not), no
-  capabilities, and uid 65534 where the harness runs as root.
+  capabilities, and (where the harness runs as root) a uid of the sandbox's own, unprivileged and
+  without a passwd entry, so that concurrent trials cannot signal, read or starve each other.
 - `local`: today's unconfined behaviour, chosen explicitly; the model can reach
   the machine as the harness's user.
 
@@ -35,7 +36,18 @@ from typing import IO, Any, Protocol, runtime_checkable
 from agentic_eval.errors import AgenticEvalError
 
 UNPRIVILEGED_UID = 65534
-"""The uid (and gid) confined commands run as when the harness is root ('nobody')."""
+"""The uid (and gid) of confined commands with no writable path, when the harness is root ('nobody')."""
+SANDBOX_UIDS = (200_000, 60_000)
+"""A root harness runs each sandbox's commands as uid (and gid) first + hash(sandbox path) % count."""
+
+
+def sandbox_uid(path: Path) -> int:
+    """The unprivileged uid of the sandbox at `path` (a root harness's confined commands run as it)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(Path(os.path.abspath(path))).encode()).digest()
+    first, count = SANDBOX_UIDS
+    return first + int.from_bytes(digest[:8], "big") % count
 GiB = 1024 ** 3
 
 
@@ -50,7 +62,8 @@ class ResourceLimits:
     file_bytes: int | None = 2 * GiB
     """Largest file a process may write (RLIMIT_FSIZE)."""
     processes: int | None = 1024
-    """Processes of the confined uid (RLIMIT_NPROC); applied only where that uid is dedicated (root harness)."""
+    """Processes of the confined uid (RLIMIT_NPROC); applied only where that uid is the sandbox's own (root
+    harness)."""
 
 
 @dataclass(frozen=True)
@@ -128,19 +141,21 @@ class BwrapBackend:
         self.as_root = os.geteuid() == 0
         self.setpriv = shutil.which("setpriv") or "setpriv"
 
-    def prepare(self, path: Path) -> None:
-        """chown the tree to uid 65534 (root harness only; a tree whose top it owns already is left as is)."""
-        if not self.as_root or not path.is_dir() or path.stat().st_uid == UNPRIVILEGED_UID:
+    def prepare(self, path: Path, uid: int | None = None) -> None:
+        """chown the tree to the sandbox's uid (root harness only; a tree whose top it owns already is left
+        as is)."""
+        uid = gid = sandbox_uid(path) if uid is None else uid
+        if not self.as_root or not path.is_dir() or path.stat().st_uid == uid:
             return
-        uid = gid = UNPRIVILEGED_UID
         os.chown(path, uid, gid)
         for dirpath, dirnames, filenames in os.walk(path):
             for name in (*dirnames, *filenames):
                 os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
+        uid = sandbox_uid(spec.writable[0]) if spec.writable else UNPRIVILEGED_UID
         for path in spec.writable:  # a tree nobody prepared (a library caller's) is handed over on first use
-            self.prepare(Path(path))
+            self.prepare(Path(path), uid)
         args = [self.executable, "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid",
                 "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
         if not self.as_root:
@@ -151,7 +166,11 @@ class BwrapBackend:
                 args += ["--symlink", os.readlink(top), top]
             elif os.path.isdir(top):
                 args += ["--ro-bind", top, top]
-        args += ["--ro-bind", "/etc", "/etc", "--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+        args += ["--ro-bind", "/etc", "/etc"]
+        if self.as_root:  # programs ask who they are (node's os.userInfo): name the sandbox's uid
+            passwd, group = _identity_files(uid)
+            args += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
+        args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
         mounts: list[tuple[Path, str]] = [(p, "--ro-bind") for p in [*_python_roots(), *spec.readable]]
         mounts += [(p, "--bind") for p in spec.writable]
         made: set[Path] = {Path("/"), Path("/usr"), Path("/etc"), Path("/tmp"), Path("/dev"), Path("/proc")}
@@ -170,9 +189,41 @@ class BwrapBackend:
                 args += ["--tmpfs", str(hidden)]
         args += ["--chdir", str(cwd), "--"]
         if self.as_root:
-            args += [self.setpriv, f"--reuid={UNPRIVILEGED_UID}", f"--regid={UNPRIVILEGED_UID}", "--clear-groups",
+            args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                      "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
         return [*args, *_prlimit(spec.limits, dedicated_uid=self.as_root), *argv]
+
+
+_identity_lock = threading.Lock()
+_identity_dir: list[Path] = []
+
+
+def _identity_files(uid: int) -> tuple[Path, Path]:
+    """/etc/passwd and /etc/group with a line for `uid` ('agent', HOME /tmp), made once per uid in a
+    folder of this process's own (removed at exit)."""
+    with _identity_lock:
+        if not _identity_dir:
+            import atexit
+            import tempfile
+
+            folder = Path(tempfile.mkdtemp(prefix="ae-identity-"))
+            atexit.register(shutil.rmtree, folder, True)
+            _identity_dir.append(folder)
+        folder = _identity_dir[0] / str(uid)
+        passwd, group = folder / "passwd", folder / "group"
+        if not group.exists():
+            folder.mkdir(exist_ok=True)
+            for path, source, line in ((passwd, "/etc/passwd", f"agent:x:{uid}:{uid}:agent:/tmp:/bin/bash\n"),
+                                       (group, "/etc/group", f"agent:x:{uid}:\n")):
+                try:
+                    text = Path(source).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = ""
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(text + ("" if not text or text.endswith("\n") else "\n") + line, encoding="utf-8")
+                tmp.chmod(0o644)
+                os.replace(tmp, path)
+        return passwd, group
 
 
 BACKENDS: dict[str, type[LocalBackend] | type[BwrapBackend]] = {"local": LocalBackend, "bwrap": BwrapBackend}

@@ -484,7 +484,7 @@ def test_a_confined_cli_reaches_the_recorder_and_nothing_else(pack: Path, tmp_pa
     assert "other port: refused" in out and not accepted
     assert "trial folder: refused" in out and not (ctx.trial_dir / "forged.txt").exists()
     assert "home: writable" in out
-    assert out.startswith("65534\n") or os.geteuid() != 0
+    assert int(out.split()[0]) >= 1000 or os.geteuid() != 0
 
 
 def test_missing_cli_names_the_install_command(pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -152,7 +152,7 @@ def test_attacks_from_the_builtin_agent_fail(mini_pack: Path, tmp_path: Path, li
     assert "made" in results[6] and "only its first" in results[7] and len(results[7]) < 40_000
     assert "grep timed out" in results[9]
     # unprivileged, no capabilities, read-only system
-    assert results[10].startswith("65534\n") or os.geteuid() != 0
+    assert int(results[10].split()[0]) >= 1000 or os.geteuid() != 0
     assert "CapEff:\t0000000000000000" in results[10]
     assert not Path("/usr/pwned").exists() and not Path("/etc/pwned").exists()
     # the setsid process did not outlive the trial: no leftovers, no forged records, no files in the run folder
