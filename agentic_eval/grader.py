@@ -1,7 +1,10 @@
 """Run a task's grader or reference fix in a sandbox, and turn the exit into a verdict.
 
 Both run with the sandbox as working directory and the environment documented
-in docs/task-format.md. A timeout kills the script's whole process group.
+in docs/task-format.md, through the run's sandbox backend (`confine.py`): a
+fresh confined process tree per script, the sandbox its only writable path,
+the pack, gradelib and the variables file read-only, no network, nothing of
+the run folder. A timeout kills the script's whole process group.
 Grading never raises for a failing or crashing grader: the verdict says so.
 """
 

@@ -137,7 +137,7 @@ def _file_tool(name: str, root: Path, args: dict[str, Any], limits: ToolLimits) 
     with _private_home(backend) as home:
         result = run_command(backend, [sys.executable, "-I", "-S", str(script)], cwd=root, env=_command_env(home),
                              spec=spec, timeout_s=timeout, cancel=limits.cancel, stdin=json.dumps(request).encode(),
-                             output_limit=4 * limits.max_output_bytes + 65536)
+                             output_limit=12 * limits.max_output_bytes + 65536)
     if result.stopped_by:
         raise ToolError(f"{name} {result.stopped_by} and was killed" +
                         (" (simplify the pattern or narrow the path)" if name == "grep" else ""))

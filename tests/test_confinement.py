@@ -6,6 +6,7 @@ Skipped only where bubblewrap cannot run here (and then failed under CI=true, wh
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import socket
 import threading
@@ -227,3 +228,43 @@ def test_the_grader_cannot_write_the_pack_or_reach_the_network(mini_pack: Path, 
     assert listener.accepted == 0
     local = run_script(script, sandbox, {"PATH": "/usr/bin:/bin"}, 20, backend=LocalBackend())
     assert local.exit_code == 0 and listener.accepted == 1  # the same script, unconfined, does reach it
+
+
+def test_local_is_chosen_explicitly_with_a_warning_and_recorded(mini_pack: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    runs = tmp_path / "runs"
+    proc = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "run", "--model", "m", "--agent", "oracle",
+                           "--sandbox", "local", "--tasks", str(mini_pack), "--run-dir", str(runs), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "--sandbox local: the model's commands run unconfined" in proc.stderr
+    (run_json,) = runs.glob("*/run.json")
+    assert json.loads(run_json.read_text())["sandbox"] == "local"
+    (record,) = read_trials(run_json.parent)[0]
+    assert record.sandbox == "local" and record.outcome == "pass"
+    bad = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "run", "--model", "m", "--sandbox", "docker"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "invalid choice: 'docker'" in bad.stderr
+
+
+def test_without_bwrap_the_default_falls_back_to_local_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from agentic_eval import confine
+    from agentic_eval.errors import AgenticEvalError
+
+    real_which = shutil.which
+    monkeypatch.setattr(confine.shutil, "which", lambda name, *a, **k: None if name == "bwrap" else real_which(name))
+    confine.bwrap_problem.cache_clear()
+    try:
+        backend, warning = resolve_backend(None)
+        assert backend.name == "local"
+        assert warning and "UNCONFINED" in warning and "apt-get install bubblewrap" in warning
+        with pytest.raises(AgenticEvalError, match="apt-get install bubblewrap"):
+            resolve_backend("bwrap")
+    finally:
+        monkeypatch.undo()
+        confine.bwrap_problem.cache_clear()
+    assert resolve_backend(None)[0].name == "bwrap"
