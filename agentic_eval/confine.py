@@ -226,7 +226,7 @@ def _identity_files(uid: int) -> tuple[Path, Path]:
         return passwd, group
 
 
-BACKENDS: dict[str, type[LocalBackend] | type[BwrapBackend]] = {"local": LocalBackend, "bwrap": BwrapBackend}
+BACKENDS: dict[str, type[LocalBackend | BwrapBackend]] = {"local": LocalBackend, "bwrap": BwrapBackend}
 """Sandbox backends by name."""
 LOCAL_WARNING = ("warning: --sandbox local: the model's commands run unconfined as this user: they can read your "
                  "files, reach your network and outlive the trial; use --sandbox bwrap for untrusted models")
@@ -244,7 +244,7 @@ def bwrap_problem() -> str | None:
     backend = BwrapBackend()
     try:
         proc = subprocess.run(backend.wrap(["true"], cwd=Path("/"), spec=Confinement()), capture_output=True,
-                              timeout=30, stdin=subprocess.DEVNULL)
+                              timeout=30, stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bwrap could not start: {exc}"
     if proc.returncode != 0:

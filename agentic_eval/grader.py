@@ -18,9 +18,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from collections.abc import Sequence
 from pathlib import Path
 
 from agentic_eval.builtin import graders_dir

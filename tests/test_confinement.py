@@ -130,7 +130,7 @@ def test_attacks_from_the_builtin_agent_fail(mini_pack: Path, tmp_path: Path, li
     fake = FakeEndpoint(responder=responder)
     fake.start()
     try:
-        code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+        _, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
                              "--run-dir", str(runs), "--json", "--agent-opt", "max_retries=0",
                              "--agent-opt", "bash_timeout_s=3")
     finally:
@@ -237,7 +237,7 @@ def test_local_is_chosen_explicitly_with_a_warning_and_recorded(mini_pack: Path,
     runs = tmp_path / "runs"
     proc = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "run", "--model", "m", "--agent", "oracle",
                            "--sandbox", "local", "--tasks", str(mini_pack), "--run-dir", str(runs), "--json"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "--sandbox local: the model's commands run unconfined" in proc.stderr
     (run_json,) = runs.glob("*/run.json")
@@ -245,7 +245,7 @@ def test_local_is_chosen_explicitly_with_a_warning_and_recorded(mini_pack: Path,
     (record,) = read_trials(run_json.parent)[0]
     assert record.sandbox == "local" and record.outcome == "pass"
     bad = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "run", "--model", "m", "--sandbox", "docker"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, check=False)
     assert bad.returncode != 0 and "invalid choice: 'docker'" in bad.stderr
 
 

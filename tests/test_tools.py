@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from pathlib import Path
@@ -179,7 +178,7 @@ def test_bash_background_processes_end_with_the_command(sandbox: Path) -> None:
 
     marker = unique_sleep(30)
     start = time.monotonic()
-    text, is_error = run(sandbox, "bash", {"command": f"sleep {marker} >/dev/null 2>&1 & echo child=$!"})
+    _, is_error = run(sandbox, "bash", {"command": f"sleep {marker} >/dev/null 2>&1 & echo child=$!"})
     assert not is_error and time.monotonic() - start < 5
     assert _gone_by_marker(marker)
 
