@@ -145,9 +145,11 @@ class BwrapBackend:
         """chown the tree to the sandbox's uid (root harness only; a tree whose top it owns already is left
         as is)."""
         uid = gid = sandbox_uid(path) if uid is None else uid
-        if not self.as_root or not path.is_dir() or path.stat().st_uid == uid:
+        if not self.as_root or not path.exists() or path.stat().st_uid == uid:
             return
-        os.chown(path, uid, gid)
+        os.chown(path, uid, gid, follow_symlinks=False)
+        if not path.is_dir():
+            return
         for dirpath, dirnames, filenames in os.walk(path):
             for name in (*dirnames, *filenames):
                 os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)

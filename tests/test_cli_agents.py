@@ -342,7 +342,8 @@ class ScriptAgent(CliAgent):
                    speaks="nothing")
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
-        return Invocation(argv=[executable, ctx.instruction], env={"TRIAL_DIR": str(ctx.trial_dir)})
+        return Invocation(argv=[executable, ctx.instruction], env={"TRIAL_DIR": str(ctx.trial_dir)},
+                          outputs=(ctx.trial_dir / "cli_output.txt",))
 
 
 def script_run(tmp_path: Path, pack: Path, body: str, *, timeout_s: float = 20.0,
@@ -437,6 +438,7 @@ def test_cli_runs_isolated_in_the_sandbox(pack: Path, tmp_path: Path, monkeypatc
 CONFINED_PROBE = """\
 id -u
 echo forged > "$TRIAL_DIR/forged.txt" 2>/dev/null || echo "trial folder: refused"
+echo "its transcript" > "$TRIAL_DIR/cli_output.txt"
 echo kept > "$HOME/note.txt" && echo "home: writable"
 python3 - "$BASE_URL" "$OTHER_PORT" <<'PY'
 import socket, sys, urllib.request
@@ -484,6 +486,7 @@ def test_a_confined_cli_reaches_the_recorder_and_nothing_else(pack: Path, tmp_pa
     assert "other port: refused" in out and not accepted
     assert "trial folder: refused" in out and not (ctx.trial_dir / "forged.txt").exists()
     assert "home: writable" in out
+    assert (ctx.trial_dir / "cli_output.txt").read_text() == "its transcript\n"  # the output it declared
     assert int(out.split()[0]) >= 1000 or os.geteuid() != 0
 
 
