@@ -46,11 +46,14 @@ def _handle(client: socket.socket, target: str) -> None:
 
 
 def _serve(listener: socket.socket, target: str) -> None:
+    import time
+
     while True:
         try:
             client, _ = listener.accept()
         except OSError:
-            return
+            time.sleep(0.05)  # transient (out of file descriptors): the relay lives as long as the CLI
+            continue
         threading.Thread(target=_handle, args=(client, target), daemon=True).start()
 
 

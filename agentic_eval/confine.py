@@ -307,7 +307,10 @@ class UnixRelay:
             try:
                 client, _ = self._listener.accept()
             except OSError:
-                return
+                if self._closed.is_set():
+                    return
+                time.sleep(0.05)  # a transient failure (out of file descriptors): keep serving
+                continue
             threading.Thread(target=self._handle, args=(client,), daemon=True).start()
 
     def _handle(self, client: Any) -> None:
