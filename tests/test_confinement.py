@@ -118,6 +118,8 @@ def test_attacks_from_the_builtin_agent_fail(mini_pack: Path, tmp_path: Path, li
         ("grep", {"pattern": "(a|aa)+$"}),
         ("bash", {"command": "id -u; cat /proc/self/status | grep CapEff; touch /usr/pwned /etc/pwned 2>&1; "
                              "ls / | tr '\\n' ' '"}),
+        ("bash", {"command": "python3 -c \"import urllib.request as u; u.urlopen(u.Request(ENDPOINT + '/injected', "
+                             "data=b'{}'), timeout=3); print('INJECTED')\" 2>&1 | tail -1"}),
     ]
 
     def responder(request: ReceivedRequest) -> ScriptedReply:
@@ -129,6 +131,8 @@ def test_attacks_from_the_builtin_agent_fail(mini_pack: Path, tmp_path: Path, li
 
     fake = FakeEndpoint(responder=responder)
     fake.start()
+    name, args = attacks[-1]
+    attacks[-1] = (name, {"command": args["command"].replace("ENDPOINT", repr(fake.base_url))})
     try:
         _, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
                              "--run-dir", str(runs), "--json", "--agent-opt", "max_retries=0",
@@ -156,6 +160,8 @@ def test_attacks_from_the_builtin_agent_fail(mini_pack: Path, tmp_path: Path, li
     assert int(results[10].split()[0]) >= 1000 or os.geteuid() != 0
     assert "CapEff:\t0000000000000000" in results[10]
     assert not Path("/usr/pwned").exists() and not Path("/etc/pwned").exists()
+    # the endpoint (and the wire recorder in front of it) is out of reach: nothing injected
+    assert "Connection refused" in results[11] and not any("injected" in r.path for r in fake.requests)
     # the setsid process did not outlive the trial: no leftovers, no forged records, no files in the run folder
     assert "started" in results[5]
     time.sleep(1.5)  # longer than the leftover would have slept before writing (bounded, not a speed check)
