@@ -138,6 +138,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
                                extra=_parse_agent_opts(args.agent_opt))
         agent_name, model, task_ids = args.agent, args.model, args.task or []
 
+    backend = _sandbox_backend(args.sandbox or (config.sandbox if args.resume else None) or None, console)
     agent = load_agent(agent_name)
     check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
     if callable(check_options):
@@ -167,7 +168,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         run_dir = claim_run_dir(Path(args.run_dir), new_run_id(model, agent_name))
         config = make_run_config(run_id=run_dir.name, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
                                  seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
-                                 task_paths=task_paths or [])
+                                 task_paths=task_paths or [], sandbox=backend.name)
         if server is not None:
             config = config.model_copy(update={"local": True, "local_ctx": args.ctx,
                                                "local_gguf": str(Path(args.gguf).resolve()) if args.gguf else None})
@@ -182,12 +183,12 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         + (f", {plan.skipped} already scored" if plan.skipped else "")
         + f"), agent {agent_name}, "
         + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
-        + f", -j {args.jobs}",
+        + f", -j {args.jobs}, sandbox {backend.name}",
         markup=False,
     )
     console.print(f"results: {run_dir}", markup=False)
     try:
-        _execute_with_progress(plan, agent, endpoint, options, args, console)
+        _execute_with_progress(plan, agent, endpoint, options, args, console, backend)
     except KeyboardInterrupt:
         console.print(f"interrupted: finished trials are kept in {run_dir}/trials.jsonl; "
                       f"resume with: {resume_command(run_dir, args)}", markup=False)
@@ -243,6 +244,7 @@ def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
         "--stream": (args.stream or None, config.stream),
         "--task": (sorted(args.task) if args.task else None, sorted(config.task_ids)),
         "--agent-opt": (_parse_agent_opts(args.agent_opt) if args.agent_opt else None, dict(config.agent_options)),
+        "--sandbox": (args.sandbox if config.sandbox else None, config.sandbox),
     }
     changed = [flag for flag, (value, kept) in given.items() if value is not None and value != kept]
     if changed:
@@ -250,8 +252,18 @@ def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
                                "a new run)")
 
 
+def _sandbox_backend(name: str | None, console: Any) -> Any:
+    """The run's sandbox backend; prints the warning that `local` (chosen or fallen back to) deserves."""
+    from agentic_eval.confine import resolve_backend
+
+    backend, warning = resolve_backend(name)
+    if warning:
+        console.print(warning, markup=False, style="bold red" if name is None else "yellow")
+    return backend
+
+
 def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, args: argparse.Namespace,
-                           console: Any) -> None:
+                           console: Any, backend: Any = None) -> None:
     from agentic_eval.runner import RunProgress, execute_plan
 
     state = RunProgress(total=len(plan.trials))
@@ -277,7 +289,7 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
 
     if not console.is_terminal:
         execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=line,
-                     on_start=started, keep_sandboxes=args.keep_sandboxes)
+                     on_start=started, keep_sandboxes=args.keep_sandboxes, backend=backend)
         return
     from agentic_eval.progress import ProgressDisplay
 
@@ -288,7 +300,7 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
                                           f"  running {state.running}")
 
         execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=on_result,
-                     on_start=started, keep_sandboxes=args.keep_sandboxes)
+                     on_start=started, keep_sandboxes=args.keep_sandboxes, backend=backend)
 
 
 def fail_reason(result: Any, run_dir: Path) -> str:

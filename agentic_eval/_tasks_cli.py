@@ -147,12 +147,16 @@ def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[
 
 
 def validate(args: argparse.Namespace) -> int:
+    from agentic_eval.confine import resolve_backend
     from agentic_eval.validate import validate_tasks
 
     tasks, errors = _task_list_for_validate(args)
     console = _console(stderr=True)
+    backend, warning = resolve_backend(args.sandbox)
+    if warning:
+        console.print(warning, markup=False)
     run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
-                           "load_errors": errors, "keep_output": bool(args.show)}
+                           "load_errors": errors, "keep_output": bool(args.show), "backend": backend}
     from agentic_eval.progress import ProgressDisplay
 
     with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:

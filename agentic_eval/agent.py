@@ -64,6 +64,8 @@ class AgentContext:
     options: AgentOptions = field(default_factory=AgentOptions)
     cancel: threading.Event = field(default_factory=threading.Event)
     """Set when the run is interrupted: stop as soon as possible and kill child processes."""
+    backend: Any = None
+    """The `SandboxBackend` every command the model controls runs through (None: the default one)."""
 
 
 @dataclass

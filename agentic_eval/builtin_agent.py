@@ -259,7 +259,7 @@ class _Loop:
                                     http_client=openai.DefaultHttpxClient(verify=shared_ssl_context()),
                                     max_retries=self.retries, timeout=ctx.timeout_s)
         self.limits = ToolLimits(bash_timeout_s=_option(ctx, "bash_timeout_s", float, 60.0),
-                                 deadline=self.deadline, cancel=ctx.cancel)
+                                 deadline=self.deadline, cancel=ctx.cancel, backend=ctx.backend)
         self.messages: list[ChatCompletionMessageParam] = []
 
     def append(self, message: ChatCompletionMessageParam, **extra: Any) -> None:

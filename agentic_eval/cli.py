@@ -21,6 +21,13 @@ from agentic_eval.errors import AgenticEvalError
 Handler = Callable[[argparse.Namespace], int]
 
 
+def _add_sandbox_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sandbox", choices=("bwrap", "local"), default=None, metavar="KIND",
+                        help="how the model's commands, the reference fix and the grader are confined: bwrap "
+                        "(bubblewrap: no network, read-only host, private /tmp and PIDs; the default where it works) "
+                        "or local (unconfined, as this user; a warning says so)")
+
+
 def _add_tasks_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tasks",
@@ -123,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument("--stream", action="store_true", help="builtin agent: request streamed completions")
     p_run.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
     p_run.add_argument("--keep-sandboxes", action="store_true", help="keep each trial's sandbox in its trial folder")
+    _add_sandbox_arg(p_run)
     p_run.add_argument("--json", action="store_true", help="print the run's summary as JSON at the end")
     p_run.add_argument("--local", action="store_true",
                        help="serve a small model on 127.0.0.1 with llama.cpp for this run (the [local] extra's "
@@ -181,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_tasks_arg(p_val)
     p_val.add_argument("--task", action="append", metavar="ID", help="only this task id; repeatable")
+    _add_sandbox_arg(p_val)
     p_val.add_argument("--repeat", type=positive_int, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
     p_val.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
     p_val.add_argument("--seeds", type=positive_int, default=1, metavar="N",

@@ -2,7 +2,7 @@
 
 `reference_fix_size(task)` materialises the task's sandbox for a seed, applies the reference
 fix exactly as `validate` does, and counts the change against the pristine commit with
-`git diff --numstat` (new files included). Results are cached per task digest and seed in
+`git diff --numstat` from the pristine store (new files included). Results are cached per task digest and seed in
 the cache folder (`AGENTIC_EVAL_CACHE`, else `$XDG_CACHE_HOME/agentic-eval`), because
 materialising every task takes about a second each.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from agentic_eval import gitsafe
 from agentic_eval.task import Task
 
 CACHE_VERSION = 1
@@ -58,10 +58,6 @@ def parse_numstat(text: str) -> FixSize:
     return FixSize(sorted(files), added, removed)
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True, timeout=60).stdout
-
-
 def measure_fix(task: Task, seed: int = 0) -> FixSize:
     """Apply the reference fix to a fresh sandbox and measure the change (no cache)."""
     from agentic_eval.grader import ScriptRunner
@@ -74,8 +70,8 @@ def measure_fix(task: Task, seed: int = 0) -> FixSize:
             fix = runner.apply_fix()
         if fix.exit_code != 0:
             return FixSize(error="the reference fix failed")
-        _git(sandbox.path, "add", "--all")  # .gitignore applies, as for an agent's change
-        numstat = _git(sandbox.path, "diff", "--cached", "--numstat", "-z", "--no-renames", sandbox.pristine_commit)
+        assert sandbox.pristine_store is not None
+        numstat = gitsafe.diff_numstat(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit)
         return parse_numstat(numstat)
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -195,6 +195,11 @@ class _Scratch:
     def git(self, args: list[str], stdin: bytes | None = None) -> bytes:
         return run_git(args, git_dir=self.store, work_tree=self.sandbox, extra_env=self.env, stdin=stdin)
 
+    def stage(self, paths: list[str]) -> None:
+        """Put the work tree's `paths` (new, changed or gone) into the scratch index."""
+        listing = b"".join(os.fsencode(rel) + b"\0" for rel in paths)
+        self.git(["update-index", "--add", "--remove", "-z", "--stdin"], stdin=listing)
+
     def untracked(self) -> list[str]:
         """Files (and nested repositories, as `dir/`) not in the pristine tree and not ignored by its rules:
         the sandbox's own .gitignore files, excludes and index are never read."""
@@ -289,8 +294,7 @@ def final_diff(sandbox: Path, store: Path, commit: str) -> bytes:
                 shown.append(rel)
         patch = b""
         if shown:
-            listing = b"".join(os.fsencode(rel) + b"\0" for rel in shown)
-            scratch.git(["update-index", "--add", "--remove", "-z", "--stdin"], stdin=listing)
+            scratch.stage(shown)
             patch = scratch.git(["diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames",
                                  commit, "--"])
     if len(patch) > DIFF_TOTAL_LIMIT:
@@ -298,6 +302,19 @@ def final_diff(sandbox: Path, store: Path, commit: str) -> bytes:
         patch = patch[:DIFF_TOTAL_LIMIT]
     header = ("\n".join(notes) + "\n").encode() if notes else b""
     return header + patch
+
+
+def diff_numstat(sandbox: Path, store: Path, commit: str) -> str:
+    """`git diff --numstat -z` of the work tree against the pristine commit (new files included; nested
+    repositories left out), from the pristine store: the size of a change."""
+    with tempfile.TemporaryDirectory(prefix="ae-diff-") as tmp:
+        scratch = _Scratch(sandbox, store, commit, Path(tmp))
+        changed = [p for p in _changed(scratch, commit) if not p.endswith("/") and ".git" not in p.split("/")]
+        if not changed:
+            return ""
+        scratch.stage(changed)
+        return scratch.git(["diff", "--cached", "--numstat", "-z", "--no-renames", commit, "--"]).decode(
+            "utf-8", "surrogateescape")
 
 
 # --------------------------------------------------------------------------- the model's own repository

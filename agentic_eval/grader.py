@@ -1,7 +1,10 @@
 """Run a task's grader or reference fix in a sandbox, and turn the exit into a verdict.
 
 Both run with the sandbox as working directory and the environment documented
-in docs/task-format.md. A timeout kills the script's whole process group.
+in docs/task-format.md, through the run's sandbox backend (`confine.py`): a
+fresh confined process tree per script, the sandbox its only writable path,
+the pack, gradelib and the variables file read-only, no network, nothing of
+the run folder. A timeout kills the script's whole process group.
 Grading never raises for a failing or crashing grader: the verdict says so.
 """
 
@@ -15,12 +18,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from agentic_eval import gitsafe
 from agentic_eval.builtin import graders_dir
+from agentic_eval.confine import Confinement, ResourceLimits, SandboxBackend, default_backend
 from agentic_eval.sandbox import Sandbox
 from agentic_eval.task import Task
 
@@ -129,13 +134,19 @@ def grader_import_path(task: Task) -> str:
 
 
 def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
-               cancel: threading.Event | None = None) -> ScriptResult:
-    """Run `script` in `cwd`; on timeout, or as soon as `cancel` is set, kill its whole process
-    group. Never raises."""
+               cancel: threading.Event | None = None, *, backend: SandboxBackend | None = None,
+               readable: Sequence[Path] = ()) -> ScriptResult:
+    """Run `script` in `cwd` through the sandbox backend (a fresh confined process tree: `cwd` the only
+    writable path, `readable` and the script's folder read-only, no network); on timeout, or as soon as
+    `cancel` is set, kill its whole process group. Never raises."""
     start = time.monotonic()
+    backend = backend or default_backend()
+    shown = [script.parent, *readable, *(Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    spec = Confinement(writable=(Path(cwd),), readable=tuple(shown),
+                       limits=ResourceLimits(cpu_s=int(timeout_s) + 1))
     try:
         proc = subprocess.Popen(
-            _command_for(script, env.get("PYTHONPATH", "")),
+            backend.wrap(_command_for(script, env.get("PYTHONPATH", "")), cwd=Path(cwd), spec=spec),
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -178,15 +189,22 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 class ScriptRunner:
     """Runs a task's grader and fix against one sandbox, with its variables file outside the sandbox."""
 
-    def __init__(self, task: Task, sandbox: Sandbox) -> None:
+    def __init__(self, task: Task, sandbox: Sandbox, backend: SandboxBackend | None = None) -> None:
         self.task = task
         self.sandbox = sandbox
+        self.backend = backend or default_backend()
         self._tmp = tempfile.TemporaryDirectory(prefix="agentic-eval-vars-")
+        os.chmod(self._tmp.name, 0o755)  # the confined script's uid reads it (the agent never sees it)
         vars_file = Path(self._tmp.name) / "vars.json"
         vars_file.write_text(json.dumps(sandbox.variables, sort_keys=True), encoding="utf-8")
         home = Path(self._tmp.name) / "home"
         home.mkdir()
         self.env = script_env(task, sandbox, vars_file, home)
+        # Read-only for the confined script: its variables and home, the task, the pack, gradelib, the
+        # pristine store it compares against, and agentic-eval's own package (gradelib imports gitsafe).
+        self._readable = (Path(self._tmp.name), task.dir, task.pack_dir, graders_dir(),
+                          *((sandbox.pristine_store,) if sandbox.pristine_store is not None else ()),
+                          Path(gitsafe.__file__).resolve().parent)
 
     def __enter__(self) -> ScriptRunner:
         return self
@@ -199,12 +217,13 @@ class ScriptRunner:
 
     def grade(self, cancel: threading.Event | None = None) -> GradeResult:
         result = run_script(self.task.grader_path, self.sandbox.path, self.env, self.task.meta.limits.grader_timeout_s,
-                            cancel)
+                            cancel, backend=self.backend, readable=self._readable)
         return GradeResult(verdict_for(result), result)
 
     def apply_fix(self, timeout_s: float | None = None, cancel: threading.Event | None = None) -> ScriptResult:
         timeout = timeout_s if timeout_s is not None else self.task.meta.limits.agent_timeout_s
-        return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout, cancel)
+        return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout, cancel, backend=self.backend,
+                          readable=self._readable)
 
 
 def verdict_for(result: ScriptResult) -> Verdict:

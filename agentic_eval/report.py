@@ -95,6 +95,7 @@ class RunSummary:
             "agent": self.config.agent,
             "lenient_text_calls": self.config.lenient_text_calls,
             "system_prompt_tokens": self.config.system_prompt_tokens,
+            "sandbox": self.config.sandbox,
             "tasks": len(self.task_ids),
             "passed": self.passed,
             "unscored": self.unscored,
@@ -144,6 +145,8 @@ def _run_label(summary: RunSummary) -> str:
         label += " [lenient]"
     if c.system_prompt_tokens:
         label += f" [sys {c.system_prompt_tokens}]"
+    if c.sandbox:
+        label += " [local: unconfined]" if c.sandbox == "local" else f" [{c.sandbox}]"
     return label
 
 

@@ -95,6 +95,8 @@ class TrialResult(BaseModel):
     completion_tokens: int = 0
     lenient_text_calls: bool = False
     system_prompt_tokens: int | None = None
+    sandbox: str = ""
+    """The sandbox backend the model's commands and the grader ran under (bwrap, local); '' in older records."""
     agent_version: str = ""
     """The agent CLI's own `--version` line (CLI agents), or agentic-eval's version (built-in agents)."""
     files: dict[str, str] = Field(default_factory=dict)
@@ -135,6 +137,8 @@ class RunConfig(BaseModel):
     lenient_text_calls: bool = False
     stream: bool = False
     agent_options: dict[str, Any] = Field(default_factory=dict)
+    sandbox: str = ""
+    """The sandbox backend (`--sandbox`): bwrap (confined) or local (unconfined); '' in older runs."""
     versions: dict[str, str] = Field(default_factory=dict)
     local: bool = False
     """Run with `--local`: the endpoint was a llama.cpp server started for the run, and `--resume`

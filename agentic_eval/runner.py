@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from agentic_eval import __version__, gitsafe
 from agentic_eval.agent import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
+from agentic_eval.confine import SandboxBackend, default_backend
 from agentic_eval.endpoint import Endpoint, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grader import ScriptRunner, Verdict
@@ -138,14 +139,14 @@ def pack_infos(tasks: Sequence[Task]) -> list[PackInfo]:
 
 def make_run_config(
     *, run_id: str, model: str, agent: str, endpoint: Endpoint, tasks: Sequence[Task], seed: int,
-    attempts: int, jobs: int, options: AgentOptions, task_paths: Sequence[str] = (),
+    attempts: int, jobs: int, options: AgentOptions, task_paths: Sequence[str] = (), sandbox: str = "",
 ) -> RunConfig:
     return RunConfig(
         run_id=run_id, created_at=utc_now(), model=model, agent=agent, base_url=endpoint.base_url,
         seed=seed, attempts=attempts, jobs=jobs, task_ids=[t.id for t in tasks], task_paths=list(task_paths),
         packs=pack_infos(tasks), system_prompt_tokens=options.system_prompt_tokens,
         lenient_text_calls=options.lenient_text_calls, stream=options.stream, agent_options=dict(options.extra),
-        versions=versions(),
+        sandbox=sandbox, versions=versions(),
     )
 
 
@@ -187,7 +188,9 @@ class TrialRunner:
     """Runs one trial end to end and returns its record. Never raises for a problem of the trial."""
 
     def __init__(self, *, run_dir: Path, config: RunConfig, agent: Agent, endpoint: Endpoint,
-                 options: AgentOptions, cancel: threading.Event, keep_sandboxes: bool = False) -> None:
+                 options: AgentOptions, cancel: threading.Event, keep_sandboxes: bool = False,
+                 backend: SandboxBackend | None = None) -> None:
+        self.backend = backend or default_backend()
         self.run_dir = run_dir
         self.config = config
         self.agent = agent
@@ -212,7 +215,7 @@ class TrialRunner:
             trial_id=spec.trial_id, run_id=self.config.run_id, task_id=task.id, task_digest=task.digest(),
             pack=task.pack, agent=self.config.agent, model=self.config.model, seed=self.config.seed,
             attempt=spec.attempt, started_at=started_at, lenient_text_calls=self.options.lenient_text_calls,
-            system_prompt_tokens=self.options.system_prompt_tokens,
+            system_prompt_tokens=self.options.system_prompt_tokens, sandbox=self.backend.name,
         )
 
         def finish(outcome: Outcome, detail: str, **extra: Any) -> TrialResult:
@@ -223,6 +226,7 @@ class TrialRunner:
         try:
             try:
                 sandbox = materialize_sandbox(task, self.config.seed, tmp / "sandbox")
+                self.backend.prepare(sandbox.path)
             except Exception as exc:  # a broken generator is the task's problem, unscored
                 return finish("agent_error", f"sandbox setup failed: {exc}")
             wire_path = trial_dir / "wire.jsonl"
@@ -245,7 +249,7 @@ class TrialRunner:
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
                                      if version_file.is_file() else f"agentic-eval {__version__}")
             g0 = time.monotonic()
-            with ScriptRunner(task, sandbox) as runner:
+            with ScriptRunner(task, sandbox, backend=self.backend) as runner:
                 grade = runner.grade(cancel=self.cancel)
             if grade.script.cancelled:
                 return None  # interrupted while grading: not an outcome, the trial runs again on resume
@@ -285,7 +289,7 @@ class TrialRunner:
             task=task, sandbox=sandbox, instruction=task.render_instruction(sandbox.variables),
             base_url=self.endpoint.shown_url, api_key=placeholder, model=self.config.model,
             timeout_s=task.meta.limits.agent_timeout_s, max_turns=task.meta.limits.max_turns,
-            trial_dir=trial_dir, options=self.options, cancel=self.cancel,
+            trial_dir=trial_dir, options=self.options, cancel=self.cancel, backend=self.backend,
         )
         a0 = time.monotonic()
         try:
@@ -313,7 +317,7 @@ class TrialRunner:
 def execute_plan(
     plan: RunPlan, *, agent: Agent, endpoint: Endpoint, options: AgentOptions, jobs: int,
     on_result: Callable[[TrialResult], None] | None = None, on_start: Callable[[TrialSpec], None] | None = None,
-    keep_sandboxes: bool = False, cancel: threading.Event | None = None,
+    keep_sandboxes: bool = False, cancel: threading.Event | None = None, backend: SandboxBackend | None = None,
 ) -> list[TrialResult]:
     """Run the plan's trials with `jobs` workers; each record is durable before `on_result` sees it.
 
@@ -323,7 +327,7 @@ def execute_plan(
     cancel = cancel or threading.Event()
     log = TrialLog(plan.run_dir)
     runner = TrialRunner(run_dir=plan.run_dir, config=plan.config, agent=agent, endpoint=endpoint,
-                         options=options, cancel=cancel, keep_sandboxes=keep_sandboxes)
+                         options=options, cancel=cancel, keep_sandboxes=keep_sandboxes, backend=backend)
     results: list[TrialResult] = []
 
     def one(spec: TrialSpec) -> TrialResult | None:

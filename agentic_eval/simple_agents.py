@@ -18,7 +18,7 @@ class OracleAgent:
 
     def run(self, ctx: AgentContext) -> AgentOutcome:
         transcript = ctx.trial_dir / "agent_output.txt"
-        with ScriptRunner(ctx.task, ctx.sandbox) as runner:
+        with ScriptRunner(ctx.task, ctx.sandbox, backend=ctx.backend) as runner:
             result = runner.apply_fix(timeout_s=ctx.timeout_s, cancel=ctx.cancel)
         transcript.write_text(result.output, encoding="utf-8")
         if result.cancelled:

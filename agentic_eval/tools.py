@@ -6,33 +6,39 @@ returns a `ToolResult` the model sees: a bad path, unknown tool, arguments that
 are not JSON or miss a field, a failing or hanging command are all results,
 never exceptions.
 
-Confinement: every file tool resolves its path (symlinks followed, `..`
-collapsed) and refuses anything that lands outside the sandbox. Relative paths
-are taken from the sandbox root; absolute paths are accepted when they resolve
-inside it (models often echo back absolute paths). `bash` is a real shell run
-with the sandbox as its working directory: it can `cd ..`, so it is not
-confined the way the file tools are. That is inherent to giving an agent a
-shell; isolation beyond that is the sandbox backend's job (e.g. a container).
+Confinement: every tool runs as a process of its own through the run's sandbox
+backend (`confine.py`; bwrap by default): `bash` as a shell, the file tools as
+`_filetools.py`. Confined, the process sees the sandbox writable, the system
+read-only, a private /tmp, no network and no other process, so neither a
+`cd ..` nor a symlink swapped in mid-call reaches the harness's files. The file
+tools also resolve each path and refuse anything outside the sandbox. Every
+call is bounded in time (grep included), CPU, memory, output and file size.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import contextlib
 import json
 import math
 import os
-import re
-import signal
-import subprocess
+import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import jsonschema
 from openai.types.chat import ChatCompletionToolParam
 from openai.types.shared_params import FunctionDefinition
+
+from agentic_eval._filetools import resolve_in_sandbox, truncate_middle
+from agentic_eval.confine import Confinement, ResourceLimits, default_backend, run_command
+
+__all__ = ["TOOL_NAMES", "TOOL_SCHEMAS", "ToolError", "ToolLimits", "ToolResult", "execute_tool", "parse_arguments",
+           "resolve_in_sandbox", "truncate_middle"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,14 @@ class ToolLimits:
     """`time.monotonic()` by which any command must be finished (the agent's own deadline)."""
     cancel: threading.Event | None = None
     """When set, a running command is killed at once."""
+    backend: Any = None
+    """The `SandboxBackend` every call runs through (None: the default, bwrap where it works)."""
+    max_file_bytes: int = 8_000_000
+    """Bytes of a file the file tools read at most (read_file notes the cut; edit_file refuses)."""
+    file_tool_timeout_s: float = 30.0
+    """Wall time of one file tool call, at most `bash_timeout_s` (a pathological grep pattern is killed by then)."""
+    memory_bytes: int = 4 * 1024 ** 3
+    """Address space of each process a call starts (RLIMIT_AS)."""
 
 
 @dataclass(frozen=True)
@@ -108,159 +122,58 @@ _SCHEMAS_BY_NAME = {t["function"]["name"]: t["function"].get("parameters", {}) f
 TOOL_NAMES = tuple(_SCHEMAS_BY_NAME)
 
 
-def truncate_middle(text: str, limit: int) -> str:
-    """`text` cut to about `limit` characters, keeping head and tail around a marker."""
-    if len(text) <= limit:
-        return text
-    head = text[: limit // 2]
-    tail = text[len(text) - limit // 2:]
-    return f"{head}\n[... {len(text) - len(head) - len(tail)} characters omitted ...]\n{tail}"
+def _file_tool(name: str, root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
+    """Run one file tool as its own process through the sandbox backend; its answer, or `ToolError`."""
+    from agentic_eval import _filetools
 
-
-def resolve_in_sandbox(root: Path, path: str) -> Path:
-    """The real path of `path` (relative to `root`, or absolute); `ToolError` if it is outside `root`."""
-    if not isinstance(path, str) or not path.strip():
-        raise ToolError("path must be a non-empty string")
-    root = root.resolve()
-    candidate = Path(path)
-    resolved = (candidate if candidate.is_absolute() else root / candidate).resolve()
-    if not resolved.is_relative_to(root):
-        raise ToolError(f"refused: {path!r} resolves outside the repository ({root}); "
-                        "file tools only work inside it")
-    return resolved
-
-
-MAX_FILE_BYTES = 32_000_000
-"""Largest file read_file and edit_file load (bash can still look at parts of bigger ones)."""
-
-
-def _display(root: Path, path: Path) -> str:
-    rel = path.relative_to(root.resolve()).as_posix()
-    return rel if rel != "." else "."
-
-
-def _read_text(root: Path, path: Path) -> str:
-    shown = _display(root, path)
-    if not path.exists():
-        raise ToolError(f"{shown}: no such file")
-    if path.is_dir():
-        raise ToolError(f"{shown}: is a directory (use list_dir)")
-    if not path.is_file():  # a FIFO would block the agent for good, a device never end
-        raise ToolError(f"{shown}: not a regular file")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise ToolError(f"{shown}: {path.stat().st_size} bytes, too large for the file tools (limit "
-                        f"{MAX_FILE_BYTES}); look at parts of it with bash (head, sed -n, grep)")
-    data = path.read_bytes()
-    if b"\0" in data[:8192]:
-        raise ToolError(f"{shown}: binary file, not shown")
-    return data.decode("utf-8", errors="replace")
+    backend = limits.backend or default_backend()
+    timeout = _time_left(limits, min(limits.file_tool_timeout_s, limits.bash_timeout_s))
+    request = {"tool": name, "root": str(root), "args": args,
+               "limits": {"max_output_bytes": limits.max_output_bytes, "max_read_lines": limits.max_read_lines,
+                          "grep_max_matches": limits.grep_max_matches, "max_file_bytes": limits.max_file_bytes}}
+    script = Path(_filetools.__file__).resolve()
+    spec = Confinement(writable=(root,), readable=(script,), hidden=_hidden_from_model(),
+                       limits=ResourceLimits(cpu_s=math.ceil(timeout) + 1, memory_bytes=limits.memory_bytes))
+    with _private_home(backend) as home:
+        result = run_command(backend, [sys.executable, "-I", "-S", str(script)], cwd=root, env=_command_env(home),
+                             spec=spec, timeout_s=timeout, cancel=limits.cancel, stdin=json.dumps(request).encode(),
+                             output_limit=12 * limits.max_output_bytes + 65536)
+    if result.stopped_by:
+        raise ToolError(f"{name} {result.stopped_by} and was killed" +
+                        (" (simplify the pattern or narrow the path)" if name == "grep" else ""))
+    try:
+        answer = json.loads(result.output)
+    except ValueError:
+        tail = result.output.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {result.returncode}"]
+        raise ToolError(f"{name} failed: {tail[0][:300]}") from None
+    if answer["error"]:
+        raise ToolError(answer["text"])
+    return str(answer["text"])
 
 
 def read_file(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
-    path = resolve_in_sandbox(root, args["path"])
-    lines = _read_text(root, path).splitlines(keepends=True)
-    start = int(args.get("offset", 1)) - 1
-    count = int(args.get("limit", limits.max_read_lines))
-    if not lines:
-        return "(empty file)"
-    if start >= len(lines):
-        raise ToolError(f"offset {start + 1} is past the end of the file ({len(lines)} lines)")
-    chunk = "".join(lines[start:start + count])
-    if start + count < len(lines):
-        chunk += f"\n[... file has {len(lines)} lines; read more with offset={start + count + 1} ...]"
-    return truncate_middle(chunk, limits.max_output_bytes)
+    return _file_tool("read_file", root, args, limits)
 
 
 def write_file(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
-    path = resolve_in_sandbox(root, args["path"])
-    if path.is_dir():
-        raise ToolError(f"{args['path']}: is a directory")
-    if path.exists() and not path.is_file():
-        raise ToolError(f"{args['path']}: not a regular file")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(args["content"], encoding="utf-8")
-    return f"wrote {len(args['content'].encode())} bytes to {_display(root, path)}"
+    return _file_tool("write_file", root, args, limits)
 
 
 def edit_file(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
-    path = resolve_in_sandbox(root, args["path"])
-    old, new = args["old_string"], args["new_string"]
-    if not old:
-        raise ToolError("old_string is empty; use write_file to create or overwrite a file")
-    if old == new:
-        raise ToolError("old_string and new_string are the same; nothing to do")
-    text = _read_text(root, path)
-    count = text.count(old)
-    if count == 0:
-        raise ToolError(f"old_string not found in {_display(root, path)} "
-                        "(it must match exactly, whitespace included)")
-    if count > 1 and not args.get("replace_all", False):
-        raise ToolError(f"old_string occurs {count} times in {_display(root, path)}; add context to make it "
-                        "unique or set replace_all")
-    path.write_text(text.replace(old, new), encoding="utf-8")
-    return f"replaced {count} occurrence{'s' if count > 1 else ''} in {_display(root, path)}"
+    return _file_tool("edit_file", root, args, limits)
 
 
 def list_dir(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
-    path = resolve_in_sandbox(root, args.get("path") or ".")
-    if not path.is_dir():
-        raise ToolError(f"{args.get('path')}: not a directory")
-    entries = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
-    return truncate_middle("\n".join(entries), limits.max_output_bytes) if entries else "(empty directory)"
-
-
-def _files_under(top: Path) -> list[Path]:
-    if top.is_file():
-        return [top]
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(d for d in dirnames if d != ".git")
-        found.extend(Path(dirpath) / f for f in sorted(filenames))
-    return found
+    return _file_tool("list_dir", root, args, limits)
 
 
 def grep(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
-    # The `regex` package, in its re-compatible mode, because its searches take a time limit: a pattern
-    # that backtracks catastrophically ("(a+)+$") is the model's error, not a hung trial.
-    import regex as re_with_timeout
-
-    try:
-        compiled = re_with_timeout.compile(args["pattern"], re_with_timeout.IGNORECASE if args.get("ignore_case") else 0)
-    except (re_with_timeout.error, re.error) as exc:
-        raise ToolError(f"invalid regular expression: {exc}") from None
-    end = time.monotonic() + limits.bash_timeout_s
-    if limits.deadline is not None:
-        end = min(end, limits.deadline)
-    top = resolve_in_sandbox(root, args.get("path") or ".")
-    real_root = root.resolve()
-    matches: list[str] = []
-    for file in _files_under(top):
-        if args.get("glob") and not fnmatch.fnmatch(file.name, args["glob"]):
-            continue
-        real = file.resolve()
-        if not real.is_relative_to(real_root) or not real.is_file() or real.stat().st_size > 4_000_000:
-            continue
-        data = real.read_bytes()
-        if b"\0" in data[:8192]:
-            continue
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-            left = end - time.monotonic()
-            try:
-                if left <= 0:
-                    raise TimeoutError
-                found = compiled.search(line, timeout=left)
-            except TimeoutError:
-                raise ToolError(f"grep took longer than {limits.bash_timeout_s:g}s (a pattern that backtracks "
-                                "without end?); simplify the pattern or narrow path/glob") from None
-            if found:
-                matches.append(f"{_display(root, file)}:{number}:{line[:300]}")
-                if len(matches) >= limits.grep_max_matches:
-                    matches.append(f"[... stopped after {limits.grep_max_matches} matches ...]")
-                    return truncate_middle("\n".join(matches), limits.max_output_bytes)
-    return truncate_middle("\n".join(matches), limits.max_output_bytes) if matches else "no matches"
+    return _file_tool("grep", root, args, limits)
 
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+PASSED_ENV = ("LANG", "LANGUAGE", "TZ")
+"""Variables taken from the harness's environment (with every LC_*); nothing else of it passes."""
+COMMAND_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 NO_EGRESS_ENV: dict[str, str] = {
@@ -276,79 +189,59 @@ NO_EGRESS_ENV: dict[str, str] = {
 program that ignores proxy variables still reaches the network; run untrusted models in a VM)."""
 
 
-def _command_env() -> dict[str, str]:
-    """The harness's environment minus anything that looks like a secret, made non-interactive and
-    cut off from the network as far as environment variables can."""
-    env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
-    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0", TERM="dumb")
+def _command_env(home: str) -> dict[str, str]:
+    """An allow-listed environment: locale and time zone from the harness, a PATH of the system and the
+    harness's Python, HOME at `home`, non-interactive, cut off from the network as far as variables can."""
+    env = {k: v for k, v in os.environ.items() if k in PASSED_ENV or k.startswith("LC_")}
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(PATH=os.path.dirname(sys.executable) + os.pathsep + COMMAND_PATH, HOME=home, TMPDIR="/tmp",
+               USER="agent", LOGNAME="agent", SHELL="/bin/bash", PAGER="cat", GIT_PAGER="cat",
+               GIT_TERMINAL_PROMPT="0", TERM="dumb")
     env.update(NO_EGRESS_ENV)
     return env
 
 
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+def _hidden_from_model() -> tuple[Path, ...]:
+    """The built-in packs and grader helpers: covered if they lie under a path the sandbox sees (a wheel
+    installed in the harness's Python)."""
+    from agentic_eval.builtin import builtin_root
+
+    root = builtin_root()
+    return tuple(root / name for name in ("tasks", "graders", "sandboxes"))
 
 
-class _HeadAndTail:
-    """Collects a stream's bytes keeping at most `limit` of its head and `limit` of its tail."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit, self.total = limit, 0
-        self.head, self.tail = bytearray(), bytearray()
-
-    def add(self, block: bytes) -> None:
-        self.total += len(block)
-        room = self.limit - len(self.head)
-        if room > 0:
-            self.head += block[:room]
-            block = block[room:]
-        self.tail += block
-        del self.tail[: -self.limit]
-
-    def read_all(self, stream: IO[bytes]) -> None:
-        while block := os.read(stream.fileno(), 65536):
-            self.add(block)
-
-    def text(self) -> str:
-        omitted = self.total - len(self.head) - len(self.tail)
-        marker = f"\n[... {omitted} bytes of output omitted ...]\n" if omitted else ""
-        return self.head.decode(errors="replace") + marker + self.tail.decode(errors="replace")
+@contextlib.contextmanager
+def _private_home(backend: Any) -> Iterator[str]:
+    """HOME for one command: the confined command's private /tmp, or a fresh folder removed afterwards."""
+    if backend.confined:
+        yield "/tmp"
+        return
+    with tempfile.TemporaryDirectory(prefix="ae-home-") as home:
+        yield home
 
 
-def bash(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
-    timeout = float(args.get("timeout") or limits.bash_timeout_s)
+def _time_left(limits: ToolLimits, wanted: float) -> float:
+    timeout = wanted
     if limits.deadline is not None:
         timeout = min(timeout, limits.deadline - time.monotonic())
     if timeout <= 0:
         raise ToolError("no time left to run a command")
-    proc = subprocess.Popen(["bash", "-c", args["command"]], cwd=root, env=_command_env(),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    output = _HeadAndTail(limits.max_output_bytes // 2)
-    reader = threading.Thread(target=output.read_all, args=(proc.stdout,), daemon=True)
-    reader.start()
-    stopped_by = ""
-    end = time.monotonic() + timeout
-    # Wait without reaping, so the group id cannot be reused before the group is killed.
-    while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-        if limits.cancel is not None and limits.cancel.is_set():
-            stopped_by = "was cancelled"
-            break
-        if time.monotonic() >= end:
-            stopped_by = f"timed out after {timeout:g}s"
-            break
-        time.sleep(0.02)
-    _kill_group(proc.pid)  # also ends whatever the command left running in the background
-    proc.wait()
-    reader.join(timeout=5)
-    text = output.text()
+    return timeout
+
+
+def bash(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
+    timeout = _time_left(limits, float(args.get("timeout") or limits.bash_timeout_s))
+    backend = limits.backend or default_backend()
+    spec = Confinement(writable=(root,), hidden=_hidden_from_model(),
+                       limits=ResourceLimits(cpu_s=math.ceil(timeout) + 1, memory_bytes=limits.memory_bytes))
+    with _private_home(backend) as home:
+        result = run_command(backend, ["bash", "-c", args["command"]], cwd=root, env=_command_env(home), spec=spec,
+                             timeout_s=timeout, cancel=limits.cancel, output_limit=limits.max_output_bytes // 2)
+    text = result.output.decode(errors="replace")
     sep = "\n" if text and not text.endswith("\n") else ""
-    if stopped_by:
-        raise ToolError(f"{text}{sep}[command {stopped_by}; its process group was killed]")
-    return f"{text}{sep}[exit code: {proc.returncode}]"
+    if result.stopped_by:
+        raise ToolError(f"{text}{sep}[command {result.stopped_by}; its process group was killed]")
+    return f"{text}{sep}[exit code: {result.returncode}]"
 
 
 _TOOLS = {"read_file": read_file, "write_file": write_file, "edit_file": edit_file,

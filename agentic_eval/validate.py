@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentic_eval.confine import SandboxBackend, default_backend
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grader import GradeResult, ScriptResult, ScriptRunner, Verdict, check_grader_requirements
 from agentic_eval.leaks import scan_sandbox, task_needles
@@ -176,19 +177,21 @@ def explain(checks: Sequence[CheckRun], seeds: Sequence[int], repeat: int) -> li
 
 
 def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path | None = None,
-                  seeds: int = 1, keep_output: bool = False) -> TaskValidation:
+                  seeds: int = 1, keep_output: bool = False,
+                  backend: SandboxBackend | None = None) -> TaskValidation:
     """Validate one task with `seeds` seeds from `seed` on, `repeat` fresh sandboxes per check and
     seed; never raises for a problem of the task itself. `keep_output` keeps each run's grader and
     fix output (for `validate --show`)."""
     start = time.monotonic()
+    backend = backend or default_backend()
     seed_list = [seed + i for i in range(max(1, seeds))]
     report = TaskValidation(id=task.id, repeat=repeat, seeds=seed_list)
     base = Path(tempfile.mkdtemp(prefix=f"ae-validate-{task.id}-", dir=workdir))
     try:
         for s in seed_list:
             for i in range(repeat):
-                report.checks.append(_check_pristine(task, s, i, base, report))
-                report.checks.append(_check_fixed(task, s, i, base))
+                report.checks.append(_check_pristine(task, s, i, base, report, backend))
+                report.checks.append(_check_fixed(task, s, i, base, backend))
     except TaskLoadError as exc:  # e.g. an answer's {{placeholder}} the generator does not provide
         report.reasons.append(str(exc))
     except (AgenticEvalError, OSError, RuntimeError) as exc:
@@ -206,7 +209,8 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
     return report
 
 
-def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValidation) -> CheckRun:
+def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValidation,
+                    backend: SandboxBackend) -> CheckRun:
     """The grader on the untouched repo must say "fail"; the first run of each seed also scans for leaks."""
     sandbox = materialize_sandbox(task, seed, base / f"pristine-{seed}-{i}")
     try:
@@ -218,7 +222,8 @@ def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValid
             needles = task_needles(task, task.render_answers(sandbox.variables))
             forbidden = {task.grader_path.name, task.solution_path.name}
             report.reasons.extend(str(leak) for leak in scan_sandbox(sandbox.path, needles, forbidden))
-        with ScriptRunner(task, sandbox) as runner:
+        backend.prepare(sandbox.path)  # after the leak scan: the harness's git reads it as its owner
+        with ScriptRunner(task, sandbox, backend=backend) as runner:
             result = runner.grade()
         return CheckRun("pristine", seed, i + 1, result.verdict.value,
                         _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
@@ -227,11 +232,12 @@ def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValid
         shutil.rmtree(sandbox.path, ignore_errors=True)
 
 
-def _check_fixed(task: Task, seed: int, i: int, base: Path) -> CheckRun:
+def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBackend) -> CheckRun:
     """After the reference fix (under limits.agent_timeout_s) the grader must say "pass"."""
     sandbox = materialize_sandbox(task, seed, base / f"fixed-{seed}-{i}")
     try:
-        with ScriptRunner(task, sandbox) as runner:
+        backend.prepare(sandbox.path)
+        with ScriptRunner(task, sandbox, backend=backend) as runner:
             fix = runner.apply_fix()
             if fix.exit_code != 0:
                 return CheckRun("fixed", seed, i + 1, "fix_failed", _fix_problem(fix, task), fix.duration_s,
@@ -254,6 +260,7 @@ def validate_tasks(
     on_done: Callable[[TaskValidation], None] | None = None,
     seeds: int = 1,
     keep_output: bool = False,
+    backend: SandboxBackend | None = None,
 ) -> ValidationReport:
     """Validate many tasks in parallel; tasks that failed to load are reported bad with their error."""
     if repeat < 1:
@@ -269,7 +276,8 @@ def validate_tasks(
 
     def one(task: Task) -> TaskValidation:
         try:
-            result = validate_task(task, repeat=repeat, seed=seed, seeds=seeds, keep_output=keep_output)
+            result = validate_task(task, repeat=repeat, seed=seed, seeds=seeds, keep_output=keep_output,
+                                   backend=backend)
         except Exception as exc:  # one task's trouble never stops the others
             result = TaskValidation(id=task.id, repeat=repeat, reasons=[f"internal error: {type(exc).__name__}: {exc}"])
         if on_done is not None:

@@ -102,6 +102,16 @@ fi
 # The agent CLIs the tests drive, pinned, into the project's tools folder
 # (~/.cache/agentic-eval/tools, or $AGENTIC_EVAL_TOOLS): never the global environment.
 agentic-eval agents install opencode codex qwen-code
+# bubblewrap: the default sandbox backend (`--sandbox bwrap`) and what tests/test_confinement.py attacks;
+# setpriv and prlimit (util-linux) drop to an unprivileged uid and set the rlimits. Debian/Ubuntu packages.
+if ! command -v bwrap >/dev/null 2>&1 || ! command -v setpriv >/dev/null 2>&1 || ! command -v prlimit >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && apt-get install -y -qq bubblewrap util-linux >/dev/null
+    else
+        echo "install.sh: install bubblewrap and util-linux (as root: apt-get install bubblewrap util-linux)" >&2
+        exit 1
+    fi
+fi
 # Debian's Chromium, which renders `report --html` headless in the tests (tests/test_html_report.py).
 if ! command -v chromium >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

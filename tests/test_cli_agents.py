@@ -27,6 +27,7 @@ from agentic_eval.agent import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.cli import main
 from agentic_eval.cli_agents import CLI_TOOLS, CliAgent, CliTool, Invocation, tools_dir
 from agentic_eval.cli_agents.wirelog import wire_facts
+from agentic_eval.confine import BwrapBackend, LocalBackend, bwrap_problem
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.sandbox import materialize_sandbox
 from agentic_eval.task import load_task
@@ -341,21 +342,25 @@ class ScriptAgent(CliAgent):
                    speaks="nothing")
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
-        return Invocation(argv=[executable, ctx.instruction], env={"TRIAL_DIR": str(ctx.trial_dir)})
+        return Invocation(argv=[executable, ctx.instruction], env={"TRIAL_DIR": str(ctx.trial_dir)},
+                          outputs=(ctx.trial_dir / "cli_output.txt",))
 
 
 def script_run(tmp_path: Path, pack: Path, body: str, *, timeout_s: float = 20.0,
-               cancel_after_s: float | None = None) -> tuple[AgentOutcome, AgentContext]:
+               cancel_after_s: float | None = None, backend: Any = None,
+               base_url: str = "http://127.0.0.1:9/v1") -> tuple[AgentOutcome, AgentContext]:
+    """Run the stand-in CLI; unconfined (`local`) unless a backend is given, so that the script can write
+    its findings into the trial folder."""
     script = tmp_path / "fake-cli.sh"
     script.write_text('#!/usr/bin/env bash\n[ "$1" = --version ] && { echo "script-cli 1.2.3"; exit 0; }\n' + body)
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     task = load_task(pack / "answer-file")
     sandbox = materialize_sandbox(task, 0, tmp_path / "sandbox")
     trial = tmp_path / "trial"
     trial.mkdir()
-    ctx = AgentContext(task=task, sandbox=sandbox, instruction="do it", base_url="http://127.0.0.1:9/v1",
+    ctx = AgentContext(task=task, sandbox=sandbox, instruction="do it", base_url=base_url,
                        api_key="sk-secret", model=MODEL, timeout_s=timeout_s, max_turns=5, trial_dir=trial,
-                       options=AgentOptions(extra={"bin": str(script)}))
+                       options=AgentOptions(extra={"bin": str(script)}), backend=backend or LocalBackend())
     if cancel_after_s is not None:
         threading.Timer(cancel_after_s, ctx.cancel.set).start()
     return ScriptAgent().run(ctx), ctx
@@ -428,6 +433,61 @@ def test_cli_runs_isolated_in_the_sandbox(pack: Path, tmp_path: Path, monkeypatc
     assert Path((ctx.trial_dir / "cwd.txt").read_text().strip()) == ctx.sandbox.path
     assert (ctx.trial_dir / "agent_stdout.txt").read_text() == "ok\n"
     assert (ctx.trial_dir / "agent_version.txt").read_text() == "script-cli 1.2.3\n"
+
+
+CONFINED_PROBE = """\
+id -u
+echo forged > "$TRIAL_DIR/forged.txt" 2>/dev/null || echo "trial folder: refused"
+echo "its transcript" > "$TRIAL_DIR/cli_output.txt"
+echo kept > "$HOME/note.txt" && echo "home: writable"
+python3 - "$BASE_URL" "$OTHER_PORT" <<'PY'
+import socket, sys, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1] + "/models", timeout=5)
+    print("recorder: reached")
+except urllib.error.HTTPError:
+    print("recorder: reached")
+except OSError as exc:
+    print("recorder: NOT reached", exc)
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=2)
+    print("other port: CONNECTED")
+except OSError:
+    print("other port: refused")
+PY
+"""
+
+
+def test_a_confined_cli_reaches_the_recorder_and_nothing_else(pack: Path, tmp_path: Path) -> None:
+    if bwrap_problem() is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"bubblewrap must work in CI: {bwrap_problem()}")
+        pytest.skip(f"bubblewrap cannot run here: {bwrap_problem()}")
+    import socket
+
+    tmp_path.chmod(0o755)  # the stand-in CLI lives here, and the confined uid runs it
+    other = socket.socket()
+    other.bind(("127.0.0.1", 0))
+    other.listen(4)
+    other.settimeout(0.1)
+    with FakeEndpoint() as fake:
+        body = (f"export BASE_URL={fake.base_url} OTHER_PORT={other.getsockname()[1]}\n" + CONFINED_PROBE)
+        outcome, ctx = script_run(tmp_path, pack, body, backend=BwrapBackend(), base_url=fake.base_url)
+        asked = [r.path for r in fake.requests]
+    try:
+        other.accept()
+        accepted = True
+    except OSError:
+        accepted = False
+    other.close()
+    out = (ctx.trial_dir / "agent_stdout.txt").read_text()
+    assert outcome.status == "completed", (out, (ctx.trial_dir / "agent_stderr.txt").read_text())
+    assert "recorder: reached" in out and "/v1/models" in asked
+    assert "other port: refused" in out and not accepted
+    assert "trial folder: refused" in out and not (ctx.trial_dir / "forged.txt").exists()
+    assert "home: writable" in out
+    assert (ctx.trial_dir / "cli_output.txt").read_text() == "its transcript\n"  # the output it declared
+    assert int(out.split()[0]) >= 1000 or os.geteuid() != 0
 
 
 def test_missing_cli_names_the_install_command(pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

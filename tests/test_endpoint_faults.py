@@ -331,6 +331,7 @@ def test_only_dead_runs_folders_are_cleaned_and_their_processes_killed(tmp_path:
 
 
 def test_kill_9_leftovers_are_cleaned_by_the_resume(mini_pack: Path, tmp_path: Path) -> None:
+    """Under --sandbox local (bwrap's commands die with the run: nothing is left to find)."""
     marker = unique_sleep(7)
     healthy = tmp_path / "healthy"
 
@@ -345,7 +346,8 @@ def test_kill_9_leftovers_are_cleaned_by_the_resume(mini_pack: Path, tmp_path: P
     env = {**os.environ, "TMPDIR": str(temp_root)}
     runs = tmp_path / "runs"
     command = [sys.executable, "-m", "agentic_eval.cli", "run", "--model", "fake-model", "--tasks",
-               str(make_pack(mini_pack, 1)), "--run-dir", str(runs), "--agent-opt", "max_retries=0"]
+               str(make_pack(mini_pack, 1)), "--run-dir", str(runs), "--agent-opt", "max_retries=0",
+               "--sandbox", "local"]
     with FakeEndpoint(responder=responder) as fake:
         proc = subprocess.Popen([*command, "--base-url", fake.base_url], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)

@@ -40,8 +40,9 @@ def unique_sleep(lead: int) -> str:
 
 
 def running(pattern: str) -> list[str]:
-    """Pids of live processes whose command line matches `pattern`."""
-    return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True, check=False).stdout.split()
+    """Pids of live processes whose command line starts with `pattern` (not a confining wrapper such as bwrap,
+    whose own command line holds the command it runs)."""
+    return subprocess.run(["pgrep", "-f", f"^{pattern}"], capture_output=True, text=True, check=False).stdout.split()
 
 
 def run_cli(*args: str) -> tuple[int, dict]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from pathlib import Path
@@ -151,43 +150,37 @@ def test_arguments_may_be_a_json_string(sandbox: Path) -> None:
     assert run(sandbox, "read_file", json.dumps({"path": "notes.txt"})) == ("one\ntwo\nthree\n", False)
 
 
-def _alive(pid: int) -> bool:
-    """True while `pid` runs. A killed orphan may stay a zombie until PID 1 reaps it (slow in some
-    containers); a zombie runs nothing, so it counts as gone."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state not in ("Z", "X")
+def _gone_by_marker(marker: str, within_s: float = 2.0) -> bool:
+    """No process runs `sleep MARKER` any more (pids inside a confined command are its own namespace's)."""
+    from tests.test_run import running
 
-
-def _wait_gone(pid: int, within_s: float = 2.0) -> bool:
     end = time.monotonic() + within_s
     while time.monotonic() < end:
-        if not _alive(pid):
+        if not running(f"sleep {marker}"):
             return True
         time.sleep(0.02)
     return False
 
 
 def test_bash_timeout_kills_the_process_group(sandbox: Path) -> None:
+    from tests.test_run import unique_sleep
+
+    marker = unique_sleep(30)
     start = time.monotonic()
-    text, is_error = run(sandbox, "bash", {"command": "sleep 30 & echo child=$!; wait", "timeout": 0.5})
+    text, is_error = run(sandbox, "bash", {"command": f"sleep {marker} & echo child=$!; wait", "timeout": 0.5})
     assert time.monotonic() - start < 5
     assert is_error and "timed out after 0.5s" in text and "process group was killed" in text
-    pid = int(text.split("child=")[1].split()[0])
-    assert _wait_gone(pid)
+    assert _gone_by_marker(marker)
 
 
 def test_bash_background_processes_end_with_the_command(sandbox: Path) -> None:
+    from tests.test_run import unique_sleep
+
+    marker = unique_sleep(30)
     start = time.monotonic()
-    text, is_error = run(sandbox, "bash", {"command": "sleep 30 >/dev/null 2>&1 & echo child=$!"})
+    _, is_error = run(sandbox, "bash", {"command": f"sleep {marker} >/dev/null 2>&1 & echo child=$!"})
     assert not is_error and time.monotonic() - start < 5
-    assert _wait_gone(int(text.split("child=")[1].split()[0]))
+    assert _gone_by_marker(marker)
 
 
 def test_bash_timeout_is_capped_by_the_deadline(sandbox: Path) -> None:

@@ -21,13 +21,12 @@ GRADER_ALWAYS_PASS = "import sys\nsys.exit(0)\n"
 GRADER_CRASH = "raise RuntimeError('grader bug')\n"  # exit 1 from Python would be a fail: use gradelib's hook
 GRADER_EXIT_3 = "import sys\nprint('cannot grade')\nsys.exit(3)\n"
 GRADER_HANG = "import time\ntime.sleep(30)\n"
-# Passes after the fix only on every other call: a flaky grader.
+# Fails after the fix in the second of three sandboxes only: a flaky grader. (It cannot keep a counter
+# between calls: graders run confined, the task folder read-only; the sandbox's folder name tells the call.)
 GRADER_FLAKY = """\
 import json, os, sys
 from pathlib import Path
-counter = Path(os.environ["AGENTIC_EVAL_TASK_DIR"]) / "calls"
-n = int(counter.read_text()) if counter.exists() else 0
-counter.write_text(str(n + 1))
+n = int(Path.cwd().name.rsplit("-", 1)[1])
 v = json.loads(Path(os.environ["AGENTIC_EVAL_VARS"]).read_text())
 ok = Path("answer.txt").is_file() and f"port is {v['port']}" in Path("answer.txt").read_text()
 sys.exit(0 if ok and n != 1 else 1)

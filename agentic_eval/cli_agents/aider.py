@@ -52,7 +52,8 @@ class AiderAgent(CliAgent):
             "AIDER_ANALYTICS_DISABLE": "true",
             "PYTHONUNBUFFERED": "1",
         }
-        return Invocation(argv=argv, env=env, transcript=history)
+        outputs = (history, ctx.trial_dir / "aider_input.history", ctx.trial_dir / "aider_llm.log")
+        return Invocation(argv=argv, env=env, transcript=history, outputs=outputs)
 
     def completed(self, run: CliRun) -> AgentOutcome:
         failure = run.wire.last_model_failure

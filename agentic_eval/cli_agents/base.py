@@ -11,6 +11,8 @@ for every CLI:
   inherited proxy or API variables;
 - the CLI run headless in the sandbox with stdin from /dev/null and the task's
   time limit; its whole process group killed on expiry or on `ctx.cancel`;
+- confined by the sandbox backend (bwrap): only the sandbox and its HOME
+  writable, no network but a relay to the wire recorder (`confined`);
 - stdout/stderr kept in the trial folder (`agent_stdout.txt`, `agent_stderr.txt`),
   the command line (key redacted) in `agent_command.txt`, the CLI's version in
   `agent_version.txt`;
@@ -21,20 +23,26 @@ for every CLI:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import sys
+import tempfile
 import threading
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import urlsplit
 
 from agentic_eval.agent import AGENT_VERSION_FILE, AgentContext, AgentOutcome
 from agentic_eval.cli_agents.install import CliTool, version_from_output
 from agentic_eval.cli_agents.process import ProcessResult, last_line, run_headless
 from agentic_eval.cli_agents.wirelog import WireFacts, wire_facts
+from agentic_eval.confine import Confinement, ResourceLimits, UnixRelay, default_backend
 from agentic_eval.sandbox import AGENT_IDENTITY
 
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME")
@@ -74,6 +82,9 @@ class Invocation:
     """The CLI's own transcript file, if it writes one (else stdout is the transcript)."""
     secrets: tuple[str, ...] = ()
     """Strings to redact from the recorded command line."""
+    outputs: tuple[Path, ...] = ()
+    """Files the CLI writes outside the sandbox and HOME (its transcript in the trial folder): confined,
+    each is made beforehand and is all of the trial folder the CLI can write."""
 
 
 @dataclass
@@ -196,10 +207,51 @@ class CliAgent:
                 command = command.replace(secret, "REDACTED")
         (ctx.trial_dir / "agent_command.txt").write_text(command + "\n", encoding="utf-8")
         stdout, stderr = ctx.trial_dir / "agent_stdout.txt", ctx.trial_dir / "agent_stderr.txt"
-        process = run_headless(inv.argv, cwd=ctx.sandbox.path, env=env, stdout=stdout, stderr=stderr,
-                               timeout_s=ctx.timeout_s, cancel=ctx.cancel, token=uuid.uuid4().hex)
+        with self.confined(ctx, home, executable, inv.argv, inv.outputs) as argv:
+            process = run_headless(argv, cwd=ctx.sandbox.path, env=env, stdout=stdout, stderr=stderr,
+                                   timeout_s=ctx.timeout_s, cancel=ctx.cancel, token=uuid.uuid4().hex)
         run = CliRun(ctx, home, stdout, stderr, process, wire_facts(ctx.trial_dir / "wire.jsonl"), inv)
         return self._outcome(run)
+
+    @contextlib.contextmanager
+    def confined(self, ctx: AgentContext, home: Path, executable: str, argv: list[str],
+                 outputs: tuple[Path, ...] = ()) -> Iterator[list[str]]:
+        """The command line that runs the CLI through the sandbox backend. Confined, the CLI sees the
+        sandbox and its HOME writable, its own install read-only, no network: its base URL's port on the
+        sandbox's own loopback is a relay to a unix socket that the harness pipes to the wire recorder."""
+        backend = ctx.backend or default_backend()
+        if not backend.confined:
+            yield list(argv)
+            return
+        from agentic_eval import _relay
+        from agentic_eval.builtin import builtin_root
+
+        url = urlsplit(ctx.base_url)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        folder = Path(tempfile.mkdtemp(prefix="ae-wire-"))
+        os.chmod(folder, 0o755)
+        relay = UnixRelay(folder, url.hostname or "127.0.0.1", port)
+        made = [p for p in outputs if not p.exists()]
+        for path in made:
+            path.touch()
+        try:
+            relay_py = Path(_relay.__file__).resolve()
+            installed = self.tool.home if executable == str(self.tool.executable) else Path(executable).parent
+            readable = [folder, relay_py, installed, Path(os.path.realpath(executable)).parent]
+            node = shutil.which("node")
+            if node:
+                readable.append(Path(os.path.realpath(node)).parent.parent)
+            hidden = (*(builtin_root() / n for n in ("tasks", "graders", "sandboxes")), ctx.task.pack_dir)
+            spec = Confinement(writable=(ctx.sandbox.path, home, *outputs), readable=tuple(readable), hidden=hidden,
+                               limits=ResourceLimits(memory_bytes=None))  # node reserves more address space
+            inner = [sys.executable, "-I", "-S", str(relay_py), str(port), str(relay.path), "--", *argv]
+            yield backend.wrap(inner, cwd=ctx.sandbox.path, spec=spec)
+        finally:
+            relay.close()
+            shutil.rmtree(folder, ignore_errors=True)
+            for path in made:  # made for the CLI, never written: as if it had not been there
+                if path.is_file() and path.stat().st_size == 0:
+                    path.unlink()
 
     def _outcome(self, run: CliRun) -> AgentOutcome:
         p = run.process

@@ -44,7 +44,7 @@ class MiniSweAgent(CliAgent):
             "LITELLM_TELEMETRY": "False",
             "PYTHONUNBUFFERED": "1",
         }
-        return Invocation(argv=argv, env=env, transcript=traj)
+        return Invocation(argv=argv, env=env, transcript=traj, outputs=(traj,))
 
     def completed(self, run: CliRun) -> AgentOutcome:
         status = _exit_status(run.invocation.transcript)
