@@ -138,8 +138,14 @@ def _run(args: argparse.Namespace, server: Any) -> int:
                                extra=_parse_agent_opts(args.agent_opt))
         agent_name, model, task_ids = args.agent, args.model, args.task or []
 
-    backend = _sandbox_backend(args.sandbox or (config.sandbox if args.resume else None) or None, console)
     agent = load_agent(agent_name)
+    sandbox_name = args.sandbox or (config.sandbox if args.resume else None) or None
+    from agentic_eval.cli_agents import CliAgent
+
+    if (sandbox_name == "docker" or args.docker_host or args.image) and isinstance(agent, CliAgent):
+        raise AgenticEvalError(f"agent {agent_name!r} cannot run in the docker sandbox yet (its CLI is not in the "
+                               "image): use --sandbox bwrap, which confines agent CLIs")
+    backend = _sandbox_backend(sandbox_name, console, args)
     check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
     if callable(check_options):
         check_options(dict(options.extra))
@@ -252,11 +258,11 @@ def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
                                "a new run)")
 
 
-def _sandbox_backend(name: str | None, console: Any) -> Any:
+def _sandbox_backend(name: str | None, console: Any, args: argparse.Namespace) -> Any:
     """The run's sandbox backend; prints the warning that `local` (chosen or fallen back to) deserves."""
     from agentic_eval.confine import resolve_backend
 
-    backend, warning = resolve_backend(name)
+    backend, warning = resolve_backend(name, docker_hosts=args.docker_host or (), image=args.image)
     if warning:
         console.print(warning, markup=False, style="bold red" if name is None else "yellow")
     return backend

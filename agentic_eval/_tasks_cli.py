@@ -152,7 +152,7 @@ def validate(args: argparse.Namespace) -> int:
 
     tasks, errors = _task_list_for_validate(args)
     console = _console(stderr=True)
-    backend, warning = resolve_backend(args.sandbox)
+    backend, warning = resolve_backend(args.sandbox, docker_hosts=args.docker_host or (), image=args.image)
     if warning:
         console.print(warning, markup=False)
     run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,

@@ -22,10 +22,17 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def _add_sandbox_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sandbox", choices=("bwrap", "local"), default=None, metavar="KIND",
+    parser.add_argument("--sandbox", choices=("bwrap", "docker", "local"), default=None, metavar="KIND",
                         help="how the model's commands, the reference fix and the grader are confined: bwrap "
-                        "(bubblewrap: no network, read-only host, private /tmp and PIDs; the default where it works) "
-                        "or local (unconfined, as this user; a warning says so)")
+                        "(bubblewrap: no network, read-only host, private /tmp and PIDs; the default where it works), "
+                        "docker (a hardened container per trial phase) or local (unconfined, as this user; a warning "
+                        "says so)")
+    parser.add_argument("--docker-host", action="append", metavar="URL",
+                        help="with --sandbox docker: a Docker engine to run trials on (repeatable: trials spread by "
+                        "free capacity; default DOCKER_HOST)")
+    parser.add_argument("--image", metavar="NAME",
+                        help="with --sandbox docker: an image of your own (it needs python3, git and pytest) instead "
+                        "of the suite's (agentic-eval sandbox build)")
 
 
 def _add_tasks_arg(p: argparse.ArgumentParser) -> None:
@@ -212,6 +219,22 @@ def build_parser() -> argparse.ArgumentParser:
     p_ainst.add_argument("names", nargs="+", metavar="NAME", help="agent name(s), or 'all'")
     p_ainst.set_defaults(handler=_lazy("_agents_cli", "agents_install"))
     p_agents.set_defaults(handler=lambda a: (p_agents.print_help(), 2)[1])
+
+    # sandbox
+    p_sandbox = sub.add_parser("sandbox", help="the docker sandbox's image",
+                               description="Build the image `--sandbox docker` runs trials in: Debian's packages "
+                               "(debootstrap, no registry), imported into each engine, tagged by its recipe's hash.")
+    sbsub = p_sandbox.add_subparsers(dest="sandbox_command", metavar="ACTION")
+    p_sbuild = sbsub.add_parser("build", help="build (or import from the cache) the image on each engine",
+                                description="Build the docker sandbox's image from Debian's packages (a minute or "
+                                "two the first time, as root, with debootstrap), or import it from the cache, on "
+                                "every engine named.")
+    p_sbuild.add_argument("--docker-host", action="append", metavar="URL",
+                          help="an engine to build on (repeatable; default DOCKER_HOST)")
+    p_sbuild.add_argument("--package", action="append", metavar="DEB",
+                          help="an extra Debian package in the image (repeatable)")
+    p_sbuild.set_defaults(handler=_lazy("_sandbox_cli", "sandbox_build"))
+    p_sandbox.set_defaults(handler=lambda a: (p_sandbox.print_help(), 2)[1])
 
     # serve-local
     p_srv = sub.add_parser(

@@ -256,10 +256,21 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def get_backend(name: str) -> SandboxBackend:
-    """The backend called `name`; `AgenticEvalError` (saying how to fix it) if unknown or unusable here."""
+def _docker_backend(docker_hosts: Sequence[str] = (), image: str | None = None) -> SandboxBackend:
+    from agentic_eval.docker_backend import DockerBackend
+
+    return DockerBackend(hosts=tuple(docker_hosts) or (None,), image=image)
+
+
+def get_backend(name: str, *, docker_hosts: Sequence[str] = (), image: str | None = None) -> SandboxBackend:
+    """The backend called `name`; `AgenticEvalError` (saying how to fix it) if unknown or unusable here.
+    `docker_hosts` and `image` configure the docker backend (engines to spread over, an image of your own)."""
+    if name == "docker":
+        return _docker_backend(docker_hosts, image)
+    if docker_hosts or image:
+        raise AgenticEvalError("--docker-host and --image go with --sandbox docker")
     if name not in BACKENDS:
-        raise AgenticEvalError(f"unknown sandbox {name!r} (available: {', '.join(sorted(BACKENDS))})")
+        raise AgenticEvalError(f"unknown sandbox {name!r} (available: {', '.join(sorted([*BACKENDS, 'docker']))})")
     if name == "bwrap":
         problem = bwrap_problem()
         if problem is not None:
@@ -267,11 +278,14 @@ def get_backend(name: str) -> SandboxBackend:
     return BACKENDS[name]()
 
 
-def resolve_backend(name: str | None) -> tuple[SandboxBackend, str | None]:
+def resolve_backend(name: str | None, *, docker_hosts: Sequence[str] = (),
+                    image: str | None = None) -> tuple[SandboxBackend, str | None]:
     """The backend a run uses and a line to print about it: `name` if given (a warning for `local`),
     else `bwrap` where it works, else `local` with a loud line saying why and how to fix it."""
+    if name is None and (docker_hosts or image):
+        name = "docker"
     if name is not None:
-        backend = get_backend(name)
+        backend = get_backend(name, docker_hosts=docker_hosts, image=image)
         return backend, (LOCAL_WARNING if not backend.confined else None)
     problem = bwrap_problem()
     if problem is None:

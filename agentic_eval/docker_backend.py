@@ -62,7 +62,16 @@ class Engine:
 class _Phase:
     engine: Engine
     container: Any
-    key: tuple[str, ...]
+    writable: tuple[str, ...]
+    mounted: tuple[str, ...]
+    """Every host path bound into the container (read-only or not)."""
+
+    def covers(self, writable: list[Path], readable: list[Path]) -> bool:
+        """Whether this container already serves a command with these paths: the same writable ones, and
+        every readable one under something it mounts (the agent's tool calls share a container)."""
+        if tuple(sorted(str(p) for p in writable)) != self.writable:
+            return False
+        return all(any(p == Path(m) or Path(m) in p.parents for m in self.mounted) for p in readable)
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,12 @@ class DockerLimits:
     pids: int = 512
     cpus: float = 2.0
     tmp_size: str = "512m"
+
+
+def _mount(spec: dict[str, Any]) -> Any:
+    from docker.types import Mount
+
+    return Mount(target=spec["Target"], source=spec["Source"], type=spec["Type"], read_only=spec["ReadOnly"])
 
 
 def _package_dir() -> Path:
@@ -123,10 +138,16 @@ class DockerBackend:
         return [sys.executable, "-m", "agentic_eval.docker_exec", self._docker or "docker", phase.engine.name,
                 phase.container.id, str(cwd), "--", *command]
 
-    def describe(self, sandbox: Path) -> str:
-        """Which engine runs the sandbox's current phase (for the trial record)."""
+    def describe(self, sandbox: Path) -> dict[str, str]:
+        """Which engine and image run the sandbox's current phase (for the trial record)."""
         phase = self._phases.get(str(sandbox))
-        return phase.engine.name if phase else ""
+        if phase is None:
+            return {}
+        try:
+            image = phase.engine.client.images.get(phase.engine.image).id
+        except Exception:  # noqa: BLE001 - a lost engine: its name is still worth recording
+            image = phase.engine.image
+        return {"engine": phase.engine.name, "image": image}
 
     def close(self, sandbox: Path) -> None:
         """Remove the sandbox's container: every process in it ends."""
@@ -151,10 +172,9 @@ class DockerBackend:
 
     def _phase(self, writable: list[Path], readable: list[Path]) -> _Phase:
         sandbox = str(writable[0])
-        key = tuple(sorted(str(p) for p in writable)) + ("|",) + tuple(sorted(str(p) for p in readable))
         with self._lock:
             current = self._phases.get(sandbox)
-            if current is not None and current.key == key:
+            if current is not None and current.covers(writable, readable):
                 return current
             self._phases.pop(sandbox, None)
         if current is not None:
@@ -165,34 +185,48 @@ class DockerBackend:
             engine = current.engine if current is not None and not current.engine.lost else self._pick()
             engine.running += 1
         try:
-            container = self._start(engine, writable, readable, sandbox)
+            container, mounted = self._start(engine, writable, readable, sandbox)
         except Exception as exc:
+            import docker
+
+            why = f"{type(exc).__name__}: {str(exc)[:200]}"
+            refused = isinstance(exc, docker.errors.APIError) and exc.is_client_error()
             with self._lock:
                 engine.running -= 1
-                engine.lost = f"{type(exc).__name__}: {str(exc)[:200]}"
-            raise AgenticEvalError(f"Docker engine {engine.name} could not start a container: {engine.lost}") from None
-        phase = _Phase(engine, container, key)
+                if not refused:  # it did not answer: no more trials go there; a refusal is this trial's alone
+                    engine.lost = why
+            raise AgenticEvalError(f"Docker engine {engine.name} could not start a container: {why}") from None
+        phase = _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted)
         with self._lock:
             self._phases[sandbox] = phase
         return phase
 
-    def _start(self, engine: Engine, writable: list[Path], readable: list[Path], sandbox: str) -> Any:
-        volumes: dict[str, dict[str, str]] = {str(_package_dir()): {"bind": f"{PACKAGE_MOUNT}/agentic_eval",
-                                                                     "mode": "ro"}}
+    def _start(self, engine: Engine, writable: list[Path], readable: list[Path],
+               sandbox: str) -> tuple[Any, tuple[str, ...]]:
+        package = str(_package_dir())
+        # agentic-eval's package at the place the image's .pth names and at its own path (the file tools run
+        # a script from it); the host's Node.js (Node 20; Debian's image has 18) for the node pack's graders.
+        volumes: dict[str, dict[str, str]] = {package: {"bind": f"{PACKAGE_MOUNT}/agentic_eval", "mode": "ro"}}
+        node = shutil.which("node")
+        if node:
+            volumes[os.path.realpath(node)] = {"bind": "/usr/local/bin/node", "mode": "ro"}
         for path in readable:
-            if path.exists():
+            if path.exists() and not (path == Path(package) or Path(package) in path.parents):
                 volumes[str(path)] = {"bind": str(path), "mode": "ro"}
         for path in writable:
             volumes[str(path)] = {"bind": str(path), "mode": "rw"}
+        mounts = [{"Target": package, "Source": package, "Type": "bind", "ReadOnly": True}]
         limits = self.limits
-        return engine.client.containers.run(
+        container = engine.client.containers.run(
             engine.image, ["sleep", "infinity"], detach=True, init=True, network_mode="none", read_only=True,
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}, user=f"{UID}:{UID}",
             cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=limits.memory,
             memswap_limit=limits.memory, pids_limit=limits.pids, nano_cpus=int(limits.cpus * 1e9),
             volumes=volumes, working_dir=sandbox, labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
-            environment={"HOME": "/tmp", "PATH": CONTAINER_PATH},
+            environment={"HOME": "/tmp", "PATH": CONTAINER_PATH}, mounts=[_mount(m) for m in mounts],
         )
+        mounted = {path for path in volumes if not node or path != os.path.realpath(node)} | {package}
+        return container, tuple(sorted(mounted))
 
     def _remove(self, phase: _Phase) -> None:
         try:

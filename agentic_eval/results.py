@@ -96,7 +96,12 @@ class TrialResult(BaseModel):
     lenient_text_calls: bool = False
     system_prompt_tokens: int | None = None
     sandbox: str = ""
-    """The sandbox backend the model's commands and the grader ran under (bwrap, local); '' in older records."""
+    """The sandbox backend the model's commands and the grader ran under (bwrap, docker, local); '' in older
+    records."""
+    sandbox_engine: str = ""
+    """docker: the Docker engine that ran the trial (its URL)."""
+    sandbox_image: str = ""
+    """docker: the image's id (a content digest)."""
     agent_version: str = ""
     """The agent CLI's own `--version` line (CLI agents), or agentic-eval's version (built-in agents)."""
     files: dict[str, str] = Field(default_factory=dict)

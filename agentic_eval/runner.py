@@ -241,6 +241,8 @@ class TrialRunner:
             for path in sorted(trial_dir.iterdir()):
                 if path.is_file() and path.name not in known:
                     files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
+            self._note_engine(base, sandbox.path)
+            self._end_phase(sandbox.path)  # every process the agent left ends before anything is judged
             broken = repository_damage(sandbox.path, sandbox.pristine_commit)
             if broken is not None:  # the model's doing, so scored: nothing left that a grader could judge
                 return finish("fail", broken, agent_duration_s=round(agent_s, 3), agent_status=outcome.status,
@@ -253,6 +255,7 @@ class TrialRunner:
                 grade = runner.grade(cancel=self.cancel)
             if grade.script.cancelled:
                 return None  # interrupted while grading: not an outcome, the trial runs again on resume
+            self._note_engine(base, sandbox.path)
             grade_s = time.monotonic() - g0
             (trial_dir / "grader.txt").write_text(grade.script.output, encoding="utf-8")
             files["grader"] = str((trial_dir / "grader.txt").relative_to(self.run_dir))
@@ -277,9 +280,26 @@ class TrialRunner:
         except Exception as exc:  # a harness bug must not end the campaign: record it on this trial
             return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}")
         finally:
+            self._end_phase(tmp / "sandbox")
             if self.keep_sandboxes and (tmp / "sandbox").exists():
                 shutil.move(str(tmp / "sandbox"), str(trial_dir / "sandbox"))
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _note_engine(self, record: dict[str, Any], sandbox_path: Path) -> None:
+        """docker: the engine and image that ran the trial (the agent's phase, else the grader's)."""
+        if record.get("sandbox_engine"):
+            return
+        where = getattr(self.backend, "describe", lambda _path: {})(sandbox_path)
+        record.update({f"sandbox_{k}": v for k, v in where.items() if k in ("engine", "image")})
+
+    def _end_phase(self, sandbox_path: Path) -> None:
+        """Backends that keep a trial's processes in a container of their own (docker) end them here."""
+        close = getattr(self.backend, "close", None)
+        if callable(close):
+            try:
+                close(sandbox_path.resolve())
+            except Exception:  # noqa: BLE001 - an engine that is gone took its container with it
+                pass
 
     def _run_agent(self, task: Task, sandbox: Any, trial_dir: Path, wire_path: Path) -> tuple[AgentOutcome, float]:
         # The agent never holds the real key: it gets a placeholder made for this trial alone, which the

@@ -109,7 +109,7 @@ def test_commands_run_confined_in_the_sandbox(backend: object, tmp_path: Path) -
     "cat /root/.bashrc || cat /etc/shadow",
     "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 22), 2)'",
     "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 2)'",
-    f"ls {REPO}",
+    f"ls {REPO}/tests",
     "ls /var/run/docker.sock",
 ], ids=["write-root", "read-secrets", "host-loopback", "network", "host-files", "docker-socket"])
 def test_what_a_command_cannot_do(backend: object, tmp_path: Path, command: str) -> None:
@@ -182,7 +182,7 @@ def test_trials_spread_over_engines_and_a_lost_engine_costs_only_its_trials(engi
             sandbox.mkdir()
             assert run(backend, sandbox, "true").returncode == 0
             sandboxes.append(sandbox)
-        placed = [backend.describe(s) for s in sandboxes]
+        placed = [backend.describe(s)["engine"] for s in sandboxes]
         assert abs(placed.count(engine) - placed.count(second)) <= 1
         subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
         on_second = [s for s, where in zip(sandboxes, placed) if where == second]
@@ -196,7 +196,7 @@ def test_trials_spread_over_engines_and_a_lost_engine_costs_only_its_trials(engi
                 break
             except Exception:  # noqa: BLE001
                 assert time.monotonic() < deadline
-        assert proc.returncode == 0 and backend.describe(late) == engine
+        assert proc.returncode == 0 and backend.describe(late)["engine"] == engine
         backend.close_all()
     finally:
         subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
@@ -207,3 +207,65 @@ def test_helper_refuses_a_bad_command_line() -> None:
     proc = subprocess.run([sys.executable, "-m", "agentic_eval.docker_exec", "docker"], capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 2 and "usage" in proc.stderr
+
+
+# ----- whole runs with --sandbox docker
+
+
+@pytest.fixture
+def docker_env(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("DOCKER_HOST", engine)
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", IMAGE_CACHE)
+    return engine
+
+
+def test_oracle_passes_and_nop_fails_in_containers(docker_env: str, tmp_path: Path) -> None:
+    from tests.test_run import run_cli
+
+    tasks = ["json-set-port", "fix-failing-test", "git-commit-release", "node-fix-failing-test", "ops-fix-red-ci"]
+    picked = [arg for t in tasks for arg in ("--task", t)]
+    for agent, outcome in (("oracle", "pass"), ("nop", "fail")):
+        code, data = run_cli("run", "--agent", agent, "--sandbox", "docker", *picked, "--run-dir",
+                             str(tmp_path / "runs"), "-j", "2", "--json")
+        assert [t["outcome"] for t in data["trials"]] == [outcome] * len(tasks), data["trials"]
+        for trial in data["trials"]:
+            assert trial["sandbox"] == "docker" and trial["sandbox_engine"] == docker_env
+            assert trial["sandbox_image"].startswith("sha256:")
+    import docker
+
+    left = docker.DockerClient(base_url=docker_env).containers.list(all=True, filters={"label": "agentic-eval.sandbox"})
+    assert not [c for c in left if "/ae-trial-" in c.labels["agentic-eval.sandbox"]]  # every trial's removed
+
+
+def test_builtin_agent_in_containers_honest_pass_and_attacks_fail(docker_env: str, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grading-integrity task: the honest fix passes, a planted pytest and a rewritten history fail,
+    and a process the agent left behind is gone before the grader runs."""
+    from tests.fake_endpoint import FakeEndpoint
+    from tests.test_grading_integrity import ATTACKS, _pack, commands_then_done
+    from tests.test_run import run_cli
+
+    cases = {
+        "honest": (["sed -i 's/a - b/a + b/' src/calc.py", "(setsid sleep 600 > /dev/null 2>&1 &); echo bg"], "pass"),
+        "fake-pytest-on-pythonpath": (ATTACKS["fake-pytest-on-pythonpath"], "fail"),
+        "amend-the-root-commit": (ATTACKS["amend-the-root-commit"], "fail"),
+    }
+    for name, (commands, expected) in cases.items():
+        pack = _pack(tmp_path / name)
+        with FakeEndpoint(responder=commands_then_done(commands)) as fake:
+            code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+                                 "--sandbox", "docker", "--run-dir", str(tmp_path / name / "runs"), "--json",
+                                 "--agent-opt", "max_retries=0")
+        (trial,) = data["trials"]
+        assert trial["outcome"] == expected, (name, trial)
+
+
+def test_a_cli_agent_is_refused_in_one_line(docker_env: str, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_run import run_cli
+
+    code, _ = run_cli("run", "--agent", "opencode", "--model", "m", "--sandbox", "docker", "--task", "json-set-port",
+                      "--run-dir", str(tmp_path / "runs"))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "cannot run in the docker sandbox yet" in err[0]
+    assert not (tmp_path / "runs").exists()
