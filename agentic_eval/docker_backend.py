@@ -27,6 +27,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,13 @@ class DockerLimits:
     tmp_size: str = "512m"
 
 
+def _remove_quietly(container: Any) -> None:
+    try:
+        container.remove(force=True)
+    except Exception:  # noqa: BLE001 - gone already
+        pass
+
+
 def _mount(spec: dict[str, Any]) -> Any:
     from docker.types import Mount
 
@@ -106,6 +114,7 @@ class DockerBackend:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
         self._phases: dict[str, _Phase] = {}
         self.engines: list[Engine] = []
         for host in self.hosts or (None,):
@@ -157,10 +166,13 @@ class DockerBackend:
             self._remove(phase)
 
     def close_all(self) -> None:
+        """Remove every container this backend started, and wait until they are gone."""
         with self._lock:
             phases, self._phases = list(self._phases.values()), {}
         for phase in phases:
             self._remove(phase)
+        self._removals.shutdown(wait=True)
+        self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
 
     # ----- containers
 
@@ -229,9 +241,12 @@ class DockerBackend:
         return container, tuple(sorted(mounted))
 
     def _remove(self, phase: _Phase) -> None:
+        """Kill the container (every process in it ends: its PID namespace goes with its init) before
+        returning; its removal (unmounting, ~70 ms) goes on in the background."""
         try:
-            phase.container.remove(force=True)
-        except Exception:  # noqa: BLE001 - an engine that is gone took its container with it
+            phase.container.kill()
+        except Exception:  # noqa: BLE001 - already stopped, or an engine that is gone took it with it
             pass
         with self._lock:
             phase.engine.running = max(0, phase.engine.running - 1)
+        self._removals.submit(_remove_quietly, phase.container)

@@ -154,7 +154,11 @@ def test_close_removes_the_container(backend: object, tmp_path: Path, engine: st
     label = f"agentic-eval.sandbox={sandbox}"
     assert client.containers.list(all=True, filters={"label": label})
     backend.close(sandbox)  # type: ignore[attr-defined]
-    assert not client.containers.list(all=True, filters={"label": label})
+    assert not client.containers.list(filters={"label": label})  # killed at once: nothing of it runs
+    deadline = time.monotonic() + 30
+    while client.containers.list(all=True, filters={"label": label}):  # removed in the background
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
 
 
 def test_limits_hold(backend: object, tmp_path: Path) -> None:
