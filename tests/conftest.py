@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import shutil
 import signal
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply
 
 MINI_PACK = Path(__file__).parent / "packs" / "mini"
 
@@ -31,3 +34,19 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[[Callable[[ReceivedRequest], ScriptedReply]], FakeEndpoint]]:
+    """Start scripted endpoints on 127.0.0.1 (`scripted(responder)`), all stopped after the test."""
+    started: list[FakeEndpoint] = []
+
+    def start(responder: Callable[[ReceivedRequest], ScriptedReply]) -> FakeEndpoint:
+        fake = FakeEndpoint(responder=responder)
+        fake.start()
+        started.append(fake)
+        return fake
+
+    yield start
+    for fake in started:
+        fake.stop()

@@ -12,13 +12,13 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
+from tests.fake_endpoint import ReceivedRequest, ScriptedReply, chat_body, tool_call
 from tests.test_run import run_cli
 
 CANARY = "AE_CANARY_SECRET"
@@ -95,25 +95,10 @@ def commands_then_done(commands: list[str]) -> Callable[[ReceivedRequest], Scrip
     return respond
 
 
-@pytest.fixture
-def endpoint() -> Iterator[Callable[[Callable[[ReceivedRequest], ScriptedReply]], FakeEndpoint]]:
-    started: list[FakeEndpoint] = []
-
-    def start(responder: Callable[[ReceivedRequest], ScriptedReply]) -> FakeEndpoint:
-        fake = FakeEndpoint(responder=responder)
-        fake.start()
-        started.append(fake)
-        return fake
-
-    yield start
-    for fake in started:
-        fake.stop()
-
-
-def _attack(endpoint: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commands: list[str],
+def _attack(scripted: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commands: list[str],
             pack: Path | None = None) -> tuple[dict[str, Any], Path]:
     monkeypatch.setenv(CANARY, CANARY_VALUE)
-    fake = endpoint(commands_then_done(commands))
+    fake = scripted(commands_then_done(commands))
     runs = tmp_path / "runs"
     code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--api-key", KEY,
                          "--tasks", str(pack or _pack(tmp_path)), "--run-dir", str(runs), "--json",
@@ -170,19 +155,19 @@ ATTACKS = {
 
 
 @pytest.mark.parametrize("commands", list(ATTACKS.values()), ids=list(ATTACKS))
-def test_an_attack_leaves_the_grade_fail(endpoint: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_an_attack_leaves_the_grade_fail(scripted: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                          commands: list[str]) -> None:
     leaks = tmp_path / "leaks"  # where planted code writes the environment it ran with
     leaks.mkdir()
-    trial, run_dir = _attack(endpoint, tmp_path, monkeypatch, [c.replace("LEAKS", str(leaks)) for c in commands])
+    trial, run_dir = _attack(scripted, tmp_path, monkeypatch, [c.replace("LEAKS", str(leaks)) for c in commands])
     assert trial["outcome"] == "fail", (trial, (run_dir / trial["files"]["grader"]).read_text())
     ran_in_harness = [p.name for p in leaks.iterdir() if CANARY_VALUE in p.read_text(errors="replace")]
     assert not ran_in_harness  # planted code ran only in the model's own commands, if at all
 
 
-def test_ignored_and_excluded_files_are_in_the_diff(endpoint: Any, tmp_path: Path,
+def test_ignored_and_excluded_files_are_in_the_diff(scripted: Any, tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    trial, run_dir = _attack(endpoint, tmp_path, monkeypatch, [
+    trial, run_dir = _attack(scripted, tmp_path, monkeypatch, [
         "echo hidden1 > notes.txt && echo notes.txt >> .git/info/exclude",
         "echo 'secret/' >> .gitignore && mkdir secret && echo hidden2 > secret/plan.txt",
         "git config core.excludesFile /dev/null && head -c 3000000 /dev/zero > big.bin",
@@ -195,16 +180,16 @@ def test_ignored_and_excluded_files_are_in_the_diff(endpoint: Any, tmp_path: Pat
     assert "notes.txt" in grader or "secret/plan.txt" in grader  # named among the changes outside src/
 
 
-def test_deleting_the_repository_is_a_fail_not_unscored(endpoint: Any, tmp_path: Path,
+def test_deleting_the_repository_is_a_fail_not_unscored(scripted: Any, tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    trial, _ = _attack(endpoint, tmp_path, monkeypatch, ["rm -rf .git"])
+    trial, _ = _attack(scripted, tmp_path, monkeypatch, ["rm -rf .git"])
     assert trial["outcome"] == "fail"
 
 
-def test_the_honest_fix_still_passes_with_planted_git_config(endpoint: Any, tmp_path: Path,
+def test_the_honest_fix_still_passes_with_planted_git_config(scripted: Any, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The defences do not cost an honest model its pass: a fix in src/, plus tests run in the sandbox."""
-    trial, run_dir = _attack(endpoint, tmp_path, monkeypatch, [
+    trial, run_dir = _attack(scripted, tmp_path, monkeypatch, [
         "sed -i 's/a - b/a + b/' src/calc.py",
         "cd src && python -c 'import calc; assert calc.add(2, 3) == 5'",
     ])

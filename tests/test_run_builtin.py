@@ -10,7 +10,7 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,21 +68,6 @@ def xml_writer(request: ReceivedRequest) -> ScriptedReply:
 
 def prose_writer(request: ReceivedRequest) -> ScriptedReply:
     return _answer("The port is set in config/settings.ini; open it and copy the number into answer.txt.")
-
-
-@pytest.fixture
-def scripted() -> Iterator[Callable[[Responder], FakeEndpoint]]:
-    started: list[FakeEndpoint] = []
-
-    def start(responder: Responder) -> FakeEndpoint:
-        fake = FakeEndpoint(responder=responder)
-        fake.start()
-        started.append(fake)
-        return fake
-
-    yield start
-    for fake in started:
-        fake.stop()
 
 
 def _run(fake: FakeEndpoint, pack: Path, runs: Path, *extra: str, expect: int = 0) -> dict[str, Any]:

@@ -4,7 +4,6 @@ the model sees, and the trial goes on; an agent that deletes or corrupts its rep
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,21 +71,6 @@ def _bad_then_solve(request: ReceivedRequest) -> ScriptedReply:
         return _reply(request, None, [tool_call("write_file", {"path": "answer.txt", "content": f"port is {port}\n"},
                                                 "w")])
     return _reply(request, "Done.")
-
-
-@pytest.fixture
-def scripted() -> Iterator[Callable[[Callable[[ReceivedRequest], ScriptedReply]], FakeEndpoint]]:
-    started: list[FakeEndpoint] = []
-
-    def start(responder: Callable[[ReceivedRequest], ScriptedReply]) -> FakeEndpoint:
-        fake = FakeEndpoint(responder=responder)
-        fake.start()
-        started.append(fake)
-        return fake
-
-    yield start
-    for fake in started:
-        fake.stop()
 
 
 def _run(fake: FakeEndpoint, pack: Path, runs: Path, *extra: str) -> dict[str, Any]:
