@@ -264,10 +264,11 @@ def default_packs() -> list[tuple[str, Path]]:
     """
     from agentic_eval.builtin import builtin_packs
 
-    installed = entry_point_packs()
     builtin = builtin_packs()
-    replaced = {name for name, path in installed for b_name, b_path in builtin
-                if name == b_name and path.resolve() != b_path.resolve()}
+    builtin_paths = {path.resolve() for _, path in builtin}
+    # The built-ins are registered as entry points too (like a plugin would be): those are not third-party.
+    installed = [(name, path) for name, path in entry_point_packs() if path.resolve() not in builtin_paths]
+    replaced = {name for name, _ in installed} & {name for name, _ in builtin}
     seen: set[Path] = set()
     packs: list[tuple[str, Path]] = []
     for name, path in [*(b for b in builtin if b[0] not in replaced), *installed]:

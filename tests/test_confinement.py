@@ -250,9 +250,9 @@ def test_local_is_chosen_explicitly_with_a_warning_and_recorded(mini_pack: Path,
     assert json.loads(run_json.read_text())["sandbox"] == "local"
     (record,) = read_trials(run_json.parent)[0]
     assert record.sandbox == "local" and record.outcome == "pass"
-    bad = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "run", "--model", "m", "--sandbox", "docker"],
+    bad = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "run", "--model", "m", "--sandbox", "jail"],
                          capture_output=True, text=True, timeout=60, check=False)
-    assert bad.returncode != 0 and "invalid choice: 'docker'" in bad.stderr
+    assert bad.returncode != 0 and "invalid choice: 'jail'" in bad.stderr
 
 
 def test_without_bwrap_the_default_falls_back_to_local_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
