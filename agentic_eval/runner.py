@@ -289,7 +289,8 @@ class TrialRunner:
         """docker: the engine and image that ran the trial (the agent's phase, else the grader's)."""
         if record.get("sandbox_engine"):
             return
-        where = getattr(self.backend, "describe", lambda _path: {})(sandbox_path)
+        describe = getattr(self.backend, "describe", None)
+        where: dict[str, str] = describe(sandbox_path) if callable(describe) else {}
         record.update({f"sandbox_{k}": v for k, v in where.items() if k in ("engine", "image")})
 
     def _end_phase(self, sandbox_path: Path) -> None:
