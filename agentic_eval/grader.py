@@ -26,6 +26,7 @@ from pathlib import Path
 from agentic_eval import gitsafe
 from agentic_eval.builtin import graders_dir
 from agentic_eval.confine import Confinement, ResourceLimits, SandboxBackend, default_backend
+from agentic_eval.errors import AgenticEvalError
 from agentic_eval.sandbox import Sandbox
 from agentic_eval.task import Task
 
@@ -145,8 +146,12 @@ def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
     spec = Confinement(writable=(Path(cwd),), readable=tuple(shown),
                        limits=ResourceLimits(cpu_s=int(timeout_s) + 1))
     try:
+        argv = backend.wrap(_command_for(script, env.get("PYTHONPATH", "")), cwd=Path(cwd), spec=spec)
+    except AgenticEvalError as exc:  # the backend could not give it a place to run (a lost Docker engine)
+        return ScriptResult(None, "", time.monotonic() - start, start_error=str(exc))
+    try:
         proc = subprocess.Popen(
-            backend.wrap(_command_for(script, env.get("PYTHONPATH", "")), cwd=Path(cwd), spec=spec),
+            argv,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -282,8 +287,6 @@ def _missing(requirement: str) -> str | None:
 
 def check_grader_requirements(tasks: list[Task]) -> None:
     """Refuse, in one line, when a selected task's grader or fix needs what this environment lacks."""
-    from agentic_eval.errors import AgenticEvalError
-
     lacking: dict[str, list[str]] = {}
     for task in tasks:
         for requirement in grader_requirements(task):
