@@ -32,12 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.docker_image import PACKAGE_MOUNT, client_for, ensure_image, recipe
+from agentic_eval.docker_image import (
+    IMAGE_PATH,
+    IMAGE_PYTHON,
+    PACKAGE_MOUNT,
+    RUN_UID,
+    client_for,
+    ensure_image,
+    recipe,
+)
 from agentic_eval.errors import AgenticEvalError
 
-UID = 65534
-IMAGE_PYTHON = "/usr/bin/python3"
-CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 LABEL = "agentic-eval.sandbox"
 
 
@@ -130,12 +135,12 @@ class DockerBackend:
 
     def prepare(self, path: Path) -> None:
         """Hand the sandbox to uid 65534, the user commands run as in the container."""
-        if os.geteuid() != 0 or not path.is_dir() or path.stat().st_uid == UID:
+        if os.geteuid() != 0 or not path.is_dir() or path.stat().st_uid == RUN_UID:
             return
-        os.chown(path, UID, UID)
+        os.chown(path, RUN_UID, RUN_UID)
         for dirpath, dirnames, filenames in os.walk(path):
             for name in (*dirnames, *filenames):
-                os.chown(os.path.join(dirpath, name), UID, UID, follow_symlinks=False)
+                os.chown(os.path.join(dirpath, name), RUN_UID, RUN_UID, follow_symlinks=False)
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Any) -> list[str]:
         """`argv` run by `docker exec` in the container of this sandbox's current phase (started, and the
@@ -231,11 +236,11 @@ class DockerBackend:
         limits = self.limits
         container = engine.client.containers.run(
             engine.image, ["sleep", "infinity"], detach=True, init=True, network_mode="none", read_only=True,
-            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}, user=f"{UID}:{UID}",
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}, user=f"{RUN_UID}:{RUN_UID}",
             cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=limits.memory,
             memswap_limit=limits.memory, pids_limit=limits.pids, nano_cpus=int(limits.cpus * 1e9),
             volumes=volumes, working_dir=sandbox, labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
-            environment={"HOME": "/tmp", "PATH": CONTAINER_PATH}, mounts=[_mount(m) for m in mounts],
+            environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, mounts=[_mount(m) for m in mounts],
         )
         mounted = {path for path in volumes if not node or path != os.path.realpath(node)} | {package}
         return container, tuple(sorted(mounted))

@@ -34,6 +34,10 @@ BASE_PACKAGES = ("python3", "python3-pytest", "python3-yaml", "git", "bash", "co
                  "sed", "diffutils", "procps", "make", "patch", "less")
 SANDBOX_USER = ("agent", 1000)
 WORKDIR = "/sandbox"
+IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+IMAGE_PYTHON = "/usr/bin/python3"
+RUN_UID = 65534
+"""The user (and group) every command runs as in a sandbox container."""
 PACKAGE_MOUNT = "/opt/agentic-eval"
 """Where a container gets agentic-eval's own package (read-only): graders import gradelib's helpers from it.
 A .pth file in the image's dist-packages puts this folder on sys.path, also for `python3 -I`."""
@@ -169,7 +173,7 @@ def ensure_image(client: Any, rec: ImageRecipe, log: Callable[[str], None] = pri
             _tar(rootfs, cached)
         how = "built"
     log(f"importing {cached.name} into the engine as {rec.tag} ...")
-    changes = ["ENV LANG=C.UTF-8", "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    changes = ["ENV LANG=C.UTF-8", f"ENV PATH={IMAGE_PATH}",
                f"WORKDIR {WORKDIR}", 'CMD ["/bin/bash"]']
     repository, _, tag = rec.tag.partition(":")
     try:

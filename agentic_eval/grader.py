@@ -287,21 +287,19 @@ def _missing(requirement: str) -> str | None:
 
 def check_grader_requirements(tasks: list[Task]) -> None:
     """Refuse, in one line, when a selected task's grader or fix needs what this environment lacks."""
-    lacking: dict[str, list[str]] = {}
+    needed_by: dict[str, list[str]] = {}
     for task in tasks:
         for requirement in grader_requirements(task):
-            lacking.setdefault(requirement, [])
-            if _missing(requirement) is not None:
-                lacking[requirement].append(task.id)
+            needed_by.setdefault(requirement, []).append(task.id)
     problems = []
-    for requirement, ids in lacking.items():
-        if not ids:
+    for requirement, ids in needed_by.items():
+        fix = _missing(requirement)  # looked up once per requirement, not once per task
+        if fix is None:
             continue
         what = (f"the program {requirement.removeprefix('program:')!r}" if requirement.startswith("program:")
                 else f"the Python module {requirement!r} (in {sys.executable})")
         listed = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
-        problems.append(f"{listed} need{'s' if len(ids) == 1 else ''} {what}, which is missing: "
-                        f"{_missing(requirement)}")
+        problems.append(f"{listed} need{'s' if len(ids) == 1 else ''} {what}, which is missing: {fix}")
     if problems:
         raise AgenticEvalError("; ".join(problems))
 
