@@ -1,9 +1,78 @@
 """agentic-eval: will this model work as a coding agent's brain, and how fast?
 
-The public surface is small; see README.md. Heavy modules (gitpython, rich,
-openai, httpx) are imported lazily so that `agentic-eval --help` stays fast.
+The public face is the dozen names below (loaded on first use, so `agentic-eval --help` stays fast).
+
+    from agentic_eval import Endpoint as Endpoint
+    from agentic_eval import load_tasks as load_tasks
+    from agentic_eval import start_run as start_run
+    from agentic_eval import summarize_run as summarize_run
+
+The parts, one subpackage each (every `__init__` lists its modules):
+
+    packs        the task model, sandbox repos, grading, leak scan, grader validation, scaffolding
+    agents       the Agent contract, the built-in loop (builtin/), the agent CLI adapters (adapters/)
+    wire         the wire recorder and its log
+    classify     real versus text-written tool calls, per model turn
+    instruments  battery, form matrix, BFCL, probe, speed, think-check, cold start
+    confine      sandbox backends: local, bwrap, docker
+    local        a small model served on 127.0.0.1 by llama.cpp
+    report       reports from recorded runs: terminal, Markdown, JSON, HTML
+    cli          the command line, one module per command
+
+and beside them: `endpoint` (the model endpoint), `runner` (campaigns), `results` (what is written under
+runs/), `leftovers` (cleaning up after dead runs), `errors` (the exception tree), `plugins` (the
+entry-point groups), `testing` (a scripted endpoint for plugin authors' tests).
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentic_eval._lazy import lazy_face
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from agentic_eval.agents import Agent as Agent
+    from agentic_eval.agents import AgentContext as AgentContext
+    from agentic_eval.agents import AgentOutcome as AgentOutcome
+    from agentic_eval.agents import CliAgent as CliAgent
+    from agentic_eval.classify import classify_turn as classify_turn
+    from agentic_eval.endpoint import Endpoint as Endpoint
+    from agentic_eval.errors import AgenticEvalError as AgenticEvalError
+    from agentic_eval.local import LocalServer as LocalServer
+    from agentic_eval.packs import Task as Task
+    from agentic_eval.packs import load_tasks as load_tasks
+    from agentic_eval.packs import validate_tasks as validate_tasks
+    from agentic_eval.report import summarize_run as summarize_run
+
+_EXPORTS = {
+    "AgenticEvalError": "agentic_eval.errors",
+    "Endpoint": "agentic_eval.endpoint",
+    "Task": "agentic_eval.packs",
+    "load_tasks": "agentic_eval.packs",
+    "validate_tasks": "agentic_eval.packs",
+    "Agent": "agentic_eval.agents",
+    "AgentContext": "agentic_eval.agents",
+    "AgentOutcome": "agentic_eval.agents",
+    "CliAgent": "agentic_eval.agents",
+    "summarize_run": "agentic_eval.report",
+    "classify_turn": "agentic_eval.classify",
+    "LocalServer": "agentic_eval.local",
+}
+__all__ = [  # the public face; tests/test_layout.py checks it against _EXPORTS
+    "Agent",
+    "AgentContext",
+    "AgentOutcome",
+    "AgenticEvalError",
+    "CliAgent",
+    "Endpoint",
+    "LocalServer",
+    "Task",
+    "__version__",
+    "classify_turn",
+    "load_tasks",
+    "summarize_run",
+    "validate_tasks",
+]
+__getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

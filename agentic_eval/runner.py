@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from agentic_eval import __version__, gitsafe
-from agentic_eval.agent import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
-from agentic_eval.confine import SandboxBackend, default_backend
+from agentic_eval import __version__
+from agentic_eval.packs import gitsafe
+from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
+from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.endpoint import Endpoint, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.grader import ScriptRunner, Verdict
+from agentic_eval.packs.grader import ScriptRunner, Verdict
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.results import (
     Outcome,
@@ -40,9 +41,9 @@ from agentic_eval.results import (
     versions,
     write_run_config,
 )
-from agentic_eval.sandbox import Sandbox, materialize_sandbox
-from agentic_eval.task import Task
-from agentic_eval.turns import summarize_wire_log
+from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
+from agentic_eval.packs.task import Task
+from agentic_eval.classify.summary import summarize_wire_log
 
 AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
     "timeout": "agent_timeout",
@@ -315,7 +316,7 @@ class TrialRunner:
         a0 = time.monotonic()
         try:
             if self.agent.uses_model:
-                from agentic_eval.wire import WireRecorder
+                from agentic_eval.wire.recorder import WireRecorder
 
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
                                         upstream_headers={"Authorization": f"Bearer {self.endpoint.api_key}"},

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from agentic_eval.toolcheck import check_calls
+from agentic_eval.instruments.toolcheck import check_calls
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
           "required": ["city", "days"]}
@@ -30,7 +30,7 @@ def bench_matching() -> None:
 
 def bench_bfcl() -> None:
     try:
-        from agentic_eval import bfcl
+        from agentic_eval.instruments import bfcl
 
         bfcl.package_dir()
     except Exception as exc:  # noqa: BLE001 - the benchmark reports and goes on

@@ -26,11 +26,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from agentic_eval.builtin import core_pack_dir
-from agentic_eval.grader import ScriptRunner, run_script
+from agentic_eval.packs.builtin import core_pack_dir
+from agentic_eval.packs.grader import ScriptRunner, run_script
 from agentic_eval.runner import _final_diff
-from agentic_eval.sandbox import materialize_sandbox
-from agentic_eval.task import Task, load_tasks
+from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.task import Task, load_tasks
 
 DEFAULT_BEFORE = "6f5e622"
 

@@ -23,12 +23,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agentic_eval.cli import main
-from agentic_eval.html_report import (
+from agentic_eval.report.html import (
     chart_bundle,
     locate_runs,
     render_html,
 )
-from agentic_eval.report import summarize_run
+from agentic_eval.report.summary import summarize_run
 
 
 def make_pack(dest: Path, n: int) -> Path:

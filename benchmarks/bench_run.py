@@ -33,10 +33,10 @@ sys.path.insert(0, str(REPO))  # the scripted endpoint lives with the tests
 
 from bench_validate import bare_sandbox
 
-from agentic_eval.builtin import core_pack_dir
-from agentic_eval.grader import run_script
+from agentic_eval.packs.builtin import core_pack_dir
+from agentic_eval.packs.grader import run_script
 from agentic_eval.results import read_trials
-from agentic_eval.task import Task, load_tasks
+from agentic_eval.packs.task import Task, load_tasks
 from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply
 from tests.test_run import make_pack
 from tests.test_run_builtin import solver

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from test_tooling_e2e import ResponderEndpoint, battery_model, forms_model
 
-from agentic_eval.battery import generate_cases, run_battery
+from agentic_eval.instruments.battery import generate_cases, run_battery
 from agentic_eval.endpoint import resolve_endpoint
-from agentic_eval.forms import run_forms
+from agentic_eval.instruments.forms import run_forms
 
 GOAL_S = 10.0
 

@@ -26,8 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentic_eval.grader import ScriptRunner, run_script, script_env
-from agentic_eval.sandbox import (
+from agentic_eval.packs.grader import ScriptRunner, run_script, script_env
+from agentic_eval.packs.sandbox import (
     PRISTINE_AUTHOR,
     PRISTINE_DATE,
     PRISTINE_MESSAGE,
@@ -35,7 +35,7 @@ from agentic_eval.sandbox import (
     find_generator,
     materialize_sandbox,
 )
-from agentic_eval.task import Task, load_tasks
+from agentic_eval.packs.task import Task, load_tasks
 
 CLI = [sys.executable, "-m", "agentic_eval.cli"]
 
@@ -112,7 +112,7 @@ def main() -> int:
             t_cli, proc = timed([*CLI, "validate", *tasks_args, "--task", first.id, "--json"])
             assert proc.returncode in (0, 1), proc.stderr
             start = time.perf_counter()
-            from agentic_eval.validate import validate_task
+            from agentic_eval.packs.validate import validate_task
 
             validate_task(first)
             first_task_t.append(max(0.0, t_cli - (time.perf_counter() - start)))

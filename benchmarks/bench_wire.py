@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_endpoint import FakeEndpoint, ScriptedReply, chat_stream
 
-from agentic_eval.classify import classify_turn
-from agentic_eval.wire import WireRecorder
+from agentic_eval.classify.turn import classify_turn
+from agentic_eval.wire.recorder import WireRecorder
 
 TOKENS = 500
 GOAL_PERCENT = 2.0

@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentic_eval.agent import AgentContext, AgentOptions
-from agentic_eval.builtin_agent import BuiltinAgent
-from agentic_eval.sandbox import materialize_sandbox
-from agentic_eval.task import load_task
-from agentic_eval.wire import WireRecorder, read_wire_log
+from agentic_eval.agents.base import AgentContext, AgentOptions
+from agentic_eval.agents.builtin.loop import BuiltinAgent
+from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.task import load_task
+from agentic_eval.wire.recorder import WireRecorder, read_wire_log
 from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
 
 

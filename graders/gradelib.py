@@ -25,7 +25,7 @@ AGENTIC_EVAL_PRISTINE_GIT; the working directory is the sandbox.
 What changed is judged against ground truth the agent cannot touch: the pristine
 commit id and a copy of its objects that the harness keeps outside the sandbox.
 Nothing is read from the sandbox's history, index or ignore rules, and git never
-runs with the sandbox's config or hooks (see agentic_eval/gitsafe.py).
+runs with the sandbox's config or hooks (see agentic_eval/packs/gitsafe.py).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
 
-from agentic_eval import gitsafe
-from agentic_eval.gitsafe import GitError
+from agentic_eval.packs import gitsafe
+from agentic_eval.packs.gitsafe import GitError
 
 __all__ = [
     "EXIT_FAIL",

@@ -7,9 +7,9 @@ import json
 import jsonschema
 import pytest
 
-from agentic_eval import _catalog as cat
-from agentic_eval.battery import CAMPAIGN_SIZES, PHASES, Case, case_key, generate_cases, phase_sizes
-from agentic_eval.toolcheck import check_call, check_calls
+from agentic_eval.instruments import catalog as cat
+from agentic_eval.instruments.battery import CAMPAIGN_SIZES, PHASES, Case, case_key, generate_cases, phase_sizes
+from agentic_eval.instruments.toolcheck import check_call, check_calls
 
 SEED = 45739
 
@@ -135,9 +135,9 @@ def test_generation_does_not_depend_on_hash_seed(cases: list[Case]) -> None:
     import subprocess
     import sys
 
-    from agentic_eval.battery import cases_digest
+    from agentic_eval.instruments.battery import cases_digest
 
-    code = "from agentic_eval.battery import cases_digest, generate_cases; print(cases_digest(generate_cases(45739)))"
+    code = "from agentic_eval.instruments.battery import cases_digest, generate_cases; print(cases_digest(generate_cases(45739)))"
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == cases_digest(cases)

@@ -15,9 +15,9 @@ from types import ModuleType
 
 import pytest
 
-from agentic_eval.builtin import builtin_packs, node_pack_dir, ops_pack_dir, sandboxes_dir
-from agentic_eval.fixsize import FixSize, parse_numstat, reference_fix_size
-from agentic_eval.task import load_tasks
+from agentic_eval.packs.builtin import builtin_packs, node_pack_dir, ops_pack_dir, sandboxes_dir
+from agentic_eval.packs.fixsize import FixSize, parse_numstat, reference_fix_size
+from agentic_eval.packs.task import load_tasks
 from tests.test_gradelib import Grader, _no_unfinished_graders, git, write  # noqa: F401 - the autouse fixture
 from tests.test_run import run_cli
 

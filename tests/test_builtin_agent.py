@@ -12,18 +12,18 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.agent import AgentContext, AgentOptions, AgentOutcome, load_agent
-from agentic_eval.builtin_agent import BuiltinAgent
-from agentic_eval.grader import Verdict, grade_sandbox
-from agentic_eval.prompts import (
+from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome, load_agent
+from agentic_eval.agents.builtin.loop import BuiltinAgent
+from agentic_eval.packs.grader import Verdict, grade_sandbox
+from agentic_eval.agents.builtin.prompts import (
     BASE_SYSTEM_PROMPT,
     GUIDANCE_SECTIONS,
     estimate_tokens,
     guidance_tokens,
     pad_system_prompt,
 )
-from agentic_eval.sandbox import Sandbox, materialize_sandbox
-from agentic_eval.task import Task, load_task
+from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
+from agentic_eval.packs.task import Task, load_task
 from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
 
 MINI_TASK = Path(__file__).parent / "packs" / "mini" / "answer-file"

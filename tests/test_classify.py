@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.classify import (
+from agentic_eval.classify.turn import (
     FAMILIES,
     NotAModelTurn,
     classify_turn,

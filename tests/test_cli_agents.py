@@ -23,14 +23,14 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.agent import AgentContext, AgentOptions, AgentOutcome
+from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.cli import main
-from agentic_eval.cli_agents import CLI_TOOLS, CliAgent, CliTool, Invocation, tools_dir
-from agentic_eval.cli_agents.wirelog import wire_facts
-from agentic_eval.confine import BwrapBackend, LocalBackend, bwrap_problem
+from agentic_eval.agents.adapters import CLI_TOOLS, CliAgent, CliTool, Invocation, tools_dir
+from agentic_eval.agents.adapters.wirelog import wire_facts
+from agentic_eval.confine.backend import BwrapBackend, LocalBackend, bwrap_problem
 from agentic_eval.results import TrialResult, read_trials
-from agentic_eval.sandbox import materialize_sandbox
-from agentic_eval.task import load_task
+from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.task import load_task
 from tests.fake_endpoint import (
     FakeEndpoint,
     ReceivedRequest,
@@ -314,7 +314,7 @@ def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, p
     if "real_model" not in (request.config.getoption("-m") or ""):
         pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model")
     require_cli("opencode", monkeypatch)
-    local_server = pytest.importorskip("agentic_eval.local_server")
+    local_server = pytest.importorskip("agentic_eval.local.server")
     monkeypatch.setenv("AGENTIC_EVAL_CACHE", str(MODEL_CACHE_AT_IMPORT))
     toml = pack / "answer-file" / "task.toml"
     toml.write_text(toml.read_text().replace("agent_timeout_s = 240", "agent_timeout_s = 2400"))

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentic_eval.cli import main
-from agentic_eval.coldstart import (
+from agentic_eval.instruments.coldstart import (
     ColdStartConfig,
     StartRun,
     measure_cold_start,
@@ -27,7 +27,7 @@ from agentic_eval.coldstart import (
 )
 from agentic_eval.endpoint import resolve_endpoint
 from agentic_eval.errors import EndpointError
-from agentic_eval.instruments import read_instrument_run
+from agentic_eval.results import read_instrument_run
 
 SLOW_SERVER = Path(__file__).parent / "data" / "slow_server.py"
 LISTEN, MODELS, TOKEN = 0.6, 0.5, 0.3

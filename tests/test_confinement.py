@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.builtin import graders_dir
-from agentic_eval.confine import BwrapBackend, LocalBackend, bwrap_problem, resolve_backend
+from agentic_eval.packs.builtin import graders_dir
+from agentic_eval.confine.backend import BwrapBackend, LocalBackend, bwrap_problem, resolve_backend
 from agentic_eval.results import read_trials
-from agentic_eval.tools import ToolLimits, execute_tool
+from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
 from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
 from tests.test_run import make_pack, run_cli, running, unique_sleep
 
@@ -217,7 +217,7 @@ def test_a_busy_command_cannot_lift_its_limits(tmp_path: Path) -> None:
 
 def test_the_grader_cannot_write_the_pack_or_reach_the_network(mini_pack: Path, tmp_path: Path,
                                                                listener: Listener) -> None:
-    from agentic_eval.grader import run_script
+    from agentic_eval.packs.grader import run_script
 
     script = mini_pack / "answer-file" / "probe.sh"
     script.write_text(f"echo hacked > {mini_pack}/answer-file/grade.py; "
@@ -258,7 +258,7 @@ def test_local_is_chosen_explicitly_with_a_warning_and_recorded(mini_pack: Path,
 def test_without_bwrap_the_default_falls_back_to_local_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from agentic_eval import confine
+    from agentic_eval.confine import backend as confine
     from agentic_eval.errors import AgenticEvalError
 
     real_which = shutil.which

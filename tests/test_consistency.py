@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from agentic_eval.consistency import check_consistency, extract_final_answer, format_number
+from agentic_eval.instruments.consistency import check_consistency, extract_final_answer, format_number
 
 SEED_THINK_OFF = ("15. ...doubled that amount to get 18, and then subtracted the 6 sold to leave him with 15.")
 SEED_THINK_ON = ("21. After keeping 9 sheep, he buys 18 more to reach 27, then subtracts the 6 sold for a final "

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.builtin import core_pack_dir
-from agentic_eval.task import load_tasks
+from agentic_eval.packs.builtin import core_pack_dir
+from agentic_eval.packs.task import load_tasks
 from tests.test_run import run_cli
 
 CORE = core_pack_dir()

@@ -71,7 +71,7 @@ class Spec:
 
 @pytest.fixture(scope="module")
 def backend(engine: str) -> Iterator[object]:
-    from agentic_eval.docker_backend import DockerBackend
+    from agentic_eval.confine.docker import DockerBackend
 
     b = DockerBackend(hosts=[engine])
     yield b
@@ -172,7 +172,7 @@ def test_limits_hold(backend: object, tmp_path: Path) -> None:
 def test_trials_spread_over_engines_and_a_lost_engine_costs_only_its_trials(engine: str, tmp_path: Path) -> None:
     """Two engines on this machine: sandboxes go by free capacity (within one of even); when one engine
     dies its running sandbox's commands fail, and new sandboxes go to the engine that is left."""
-    from agentic_eval.docker_backend import DockerBackend
+    from agentic_eval.confine.docker import DockerBackend
 
     if os.geteuid() != 0 or shutil.which("dockerd") is None:
         _no_engine("a second engine needs root and docker.io")
@@ -208,7 +208,7 @@ def test_trials_spread_over_engines_and_a_lost_engine_costs_only_its_trials(engi
 
 
 def test_helper_refuses_a_bad_command_line() -> None:
-    proc = subprocess.run([sys.executable, "-m", "agentic_eval.docker_exec", "docker"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "agentic_eval.confine.docker_exec", "docker"], capture_output=True, text=True,
                           check=False)
     assert proc.returncode == 2 and "usage" in proc.stderr
 

@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from agentic_eval._wire_refs import LONG_STRING, RequestResolver
-from agentic_eval.agent import AgentContext, AgentOptions, AgentOutcome
-from agentic_eval.builtin_agent import BuiltinAgent
+from agentic_eval.wire.refs import LONG_STRING, RequestResolver
+from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
+from agentic_eval.agents.builtin.loop import BuiltinAgent
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import (
     OWNER_FILE,
@@ -29,10 +29,10 @@ from agentic_eval.leftovers import (
     mark_trial_folder,
     process_start_token,
 )
-from agentic_eval.sandbox import materialize_sandbox
-from agentic_eval.task import load_task
-from agentic_eval.turns import summarize_wire_log
-from agentic_eval.wire import WireRecorder, read_wire_log
+from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.task import load_task
+from agentic_eval.classify.summary import summarize_wire_log
+from agentic_eval.wire.recorder import WireRecorder, read_wire_log
 from tests.fake_endpoint import (
     FakeEndpoint,
     ReceivedRequest,
@@ -381,7 +381,7 @@ def test_a_compressed_reply_that_inflates_too_far_is_not_inflated(
         fake: FakeEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gzip
 
-    from agentic_eval import wire
+    from agentic_eval.wire import recorder as wire
 
     monkeypatch.setattr(wire, "MAX_INFLATED_BYTES", 50_000)
     bomb = gzip.compress(json.dumps(chat_body("z" * 200_000)).encode())

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval import gitsafe
+from agentic_eval.packs import gitsafe
 
 
 def _repo(root: Path, files: dict[str, str]) -> tuple[Path, Path, str]:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from agentic_eval import gitsafe
-from agentic_eval.builtin import graders_dir
+from agentic_eval.packs import gitsafe
+from agentic_eval.packs.builtin import graders_dir
 
 
 def _import_gradelib() -> ModuleType:

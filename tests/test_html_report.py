@@ -190,14 +190,14 @@ def test_html_needs_a_path_it_can_write(report_page: tuple[Path, Any], tmp_path:
     ("c", {"a": 1.4, "c": 0.5}, "-30.0 pts"),
 ])
 def test_instrument_gaps_inside_the_spread_are_noise(model: str, spreads: dict[str, float], note: str) -> None:
-    from agentic_eval.html_sections import vs_best_note
+    from agentic_eval.report.html_sections import vs_best_note
 
     assert vs_best_note({"a": 95.0, "b": 93.8, "c": 65.0}, spreads, model) == note
 
 
 def test_instrument_spread_counts_runs_with_the_latest_settings_only() -> None:
-    from agentic_eval.html_sections import instrument_spread
-    from agentic_eval.instruments import InstrumentRun
+    from agentic_eval.report.html_sections import instrument_spread
+    from agentic_eval.results import InstrumentRun
 
     def run(score: float, cases: int, at: str) -> InstrumentRun:
         return InstrumentRun(kind="tooling", run_id=at, created_at=at, model="m", base_url="u",

@@ -31,12 +31,12 @@ def _run(code: str) -> str:
 
 
 def test_battery_cases_are_byte_identical() -> None:
-    assert _run("from agentic_eval.battery import cases_digest, generate_cases;"
+    assert _run("from agentic_eval.instruments.battery import cases_digest, generate_cases;"
                 "print(cases_digest(generate_cases(45739)))") == BATTERY_DIGEST
 
 
 def test_system_prompts_are_byte_identical() -> None:
-    from agentic_eval.prompts import build_system_prompt
+    from agentic_eval.agents.builtin.prompts import build_system_prompt
 
     for size, digest in PROMPT_DIGESTS.items():
         text = build_system_prompt(size)
@@ -44,7 +44,7 @@ def test_system_prompts_are_byte_identical() -> None:
 
 
 def test_form_catalog_is_byte_identical() -> None:
-    from agentic_eval.forms import form_catalog
+    from agentic_eval.instruments.forms import form_catalog
 
     blob = json.dumps([asdict(t) for t in form_catalog(500)], sort_keys=True).encode()
     assert hashlib.sha256(blob).hexdigest()[:16] == FORM_CATALOG_DIGEST

@@ -261,7 +261,7 @@ def _render(summaries: list, width: int) -> str:
 
     from rich.console import Console
 
-    from agentic_eval.report import print_report
+    from agentic_eval.report.summary import print_report
 
     out = io.StringIO()
     print_report(summaries, Console(file=out, width=width, highlight=False, color_system=None))
@@ -269,7 +269,7 @@ def _render(summaries: list, width: int) -> str:
 
 
 def _two_runs(mini_pack: Path, runs: Path) -> list:
-    from agentic_eval.report import summarize_run
+    from agentic_eval.report.summary import summarize_run
 
     pack = make_pack(mini_pack, 2)
     ids = []
@@ -349,9 +349,9 @@ def generate(root, seed, params):
 def test_a_generator_with_its_own_git_history(mini_pack: Path, leave_dirty: bool) -> None:
     """Its history is kept and the harness's pristine commit goes on top of it, also when the
     generator left nothing to commit (this used to fail with git's 'nothing to commit')."""
-    from agentic_eval.sandbox import materialize_sandbox
-    from agentic_eval.task import load_task
-    from agentic_eval.validate import validate_task
+    from agentic_eval.packs.sandbox import materialize_sandbox
+    from agentic_eval.packs.task import load_task
+    from agentic_eval.packs.validate import validate_task
 
     (mini_pack / "sandboxes" / "history.py").write_text(HISTORY_GENERATOR)
     task_dir = mini_pack / "answer-file"

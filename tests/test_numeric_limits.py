@@ -9,7 +9,7 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.errors import TaskLoadError
-from agentic_eval.task import load_task
+from agentic_eval.packs.task import load_task
 
 
 @pytest.mark.parametrize("argv", [

@@ -19,7 +19,7 @@ from fake_endpoint import (
 from agentic_eval.cli import main
 from agentic_eval.endpoint import resolve_endpoint
 from agentic_eval.errors import EndpointError
-from agentic_eval.probe import SHAPES, run_probe, verdict
+from agentic_eval.instruments.probe import SHAPES, run_probe, verdict
 
 HERMES = '<tool_call>\n{"name": "read_file", "arguments": {"path": "src/main.py"}}\n</tool_call>'
 VLLM_METRICS = (
@@ -133,7 +133,7 @@ def test_cli_unreachable_endpoint_is_one_line(capsys: pytest.CaptureFixture[str]
 
 
 def test_a_streamed_reply_cut_at_the_token_limit_is_a_truncated_row_not_an_error() -> None:
-    from agentic_eval.probe import probe_shape
+    from agentic_eval.instruments.probe import probe_shape
 
     cut = '```json\n{"name": "read_file", "arguments": {"path": "src/ma'
     shape = next(s for s in SHAPES if s.name == "chat auto stream")

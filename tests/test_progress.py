@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from agentic_eval.progress import ProgressDisplay, clock, eta_s, progress_line
+from agentic_eval.cli.progress import ProgressDisplay, clock, eta_s, progress_line
 
 
 @pytest.mark.parametrize(("done", "total", "elapsed", "eta"), [

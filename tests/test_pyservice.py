@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.builtin import sandboxes_dir
+from agentic_eval.packs.builtin import sandboxes_dir
 
 
 def _load_generator() -> ModuleType:

@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
-from agentic_eval import local_server
+from agentic_eval.local import server as local_server
 from agentic_eval.cli import main
-from agentic_eval.local_server import LocalServer, LocalServerError
+from agentic_eval.local.server import LocalServer, LocalServerError
 
 REPO = Path(__file__).resolve().parent.parent
 TASKS = ("json-set-port", "read-config-answer")
@@ -187,9 +187,9 @@ def test_serve_local_prints_where_and_stops_on_ctrl_c(real_server: LocalServer) 
 @pytest.mark.real_model
 @pytest.mark.timeout(900)
 def test_probe_the_real_model(real_server: LocalServer) -> None:
-    from agentic_eval.classify import LABELS
+    from agentic_eval.classify.turn import LABELS
     from agentic_eval.endpoint import resolve_endpoint
-    from agentic_eval.probe import SHAPES, run_probe
+    from agentic_eval.instruments.probe import SHAPES, run_probe
 
     report = run_probe(resolve_endpoint(real_server.base_url), real_server.model, max_tokens=PROBE_MAX_TOKENS)
     print(json.dumps([{k: r.__dict__[k] for k in ("shape", "status", "label", "family", "tool", "arguments_ok",
@@ -290,8 +290,8 @@ def _check_trials(server: LocalServer, run_dir: Path, lenient: bool) -> list[dic
 
 def _check_trial(server: LocalServer, run_dir: Path, trial: Any, lenient: bool) -> dict[str, Any]:
     from agentic_eval.results import UNSCORED_OUTCOMES
-    from agentic_eval.turns import is_model_call
-    from agentic_eval.wire import read_wire_log
+    from agentic_eval.classify.summary import is_model_call
+    from agentic_eval.wire.recorder import read_wire_log
 
     assert trial.model == server.model and trial.lenient_text_calls is lenient
     assert trial.outcome in ("pass", "fail", *UNSCORED_OUTCOMES)

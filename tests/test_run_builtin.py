@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentic_eval.results import read_trials
-from agentic_eval.wire import read_wire_log
+from agentic_eval.wire.recorder import read_wire_log
 from tests.fake_endpoint import (
     FakeEndpoint,
     ReceivedRequest,

@@ -8,8 +8,8 @@ import git
 import pytest
 
 from agentic_eval.errors import SandboxError
-from agentic_eval.sandbox import PRISTINE_MESSAGE, find_generator, materialize_sandbox
-from agentic_eval.task import load_task
+from agentic_eval.packs.sandbox import PRISTINE_MESSAGE, find_generator, materialize_sandbox
+from agentic_eval.packs.task import load_task
 
 
 def _tree_bytes(root: Path) -> dict[str, bytes]:

@@ -17,10 +17,10 @@ import httpx
 import pytest
 from fake_vllm import FakeVllm, FakeVllmConfig
 
-from agentic_eval import metrics as m
+from agentic_eval.instruments import metrics as m
 from agentic_eval.cli import main
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.speed import (
+from agentic_eval.instruments.speed import (
     RequestSample,
     SpeedConfig,
     SpeedReport,
@@ -29,7 +29,7 @@ from agentic_eval.speed import (
     unique_prefix,
     workload_prompt,
 )
-from agentic_eval.speedstats import (
+from agentic_eval.instruments.speedstats import (
     acceptance,
     check_bandwidth,
     checkpoint_bytes,
@@ -498,7 +498,7 @@ def test_cli_checkpoint_and_bad_workload(tmp_path: Path, capsys: pytest.CaptureF
 def test_a_stream_that_cannot_be_timed_is_a_failed_sample(reply: str, message: str) -> None:
     import httpx
 
-    from agentic_eval.speed import RequestSample, SpeedConfig, SpeedError, stream_chat
+    from agentic_eval.instruments.speed import RequestSample, SpeedConfig, SpeedError, stream_chat
     from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, sse_bytes
 
     usage = {"prompt_tokens": 10, "completion_tokens": 40, "total_tokens": 50}

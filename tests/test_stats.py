@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentic_eval.stats import (
+from agentic_eval.report.stats import (
     Spread,
     compare_tasks,
     exact_interval,

@@ -11,7 +11,7 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.errors import PackNotFoundError, TaskLoadError
-from agentic_eval.task import load_pack, load_task, load_tasks, render_template, select_tasks
+from agentic_eval.packs.task import load_pack, load_task, load_tasks, render_template, select_tasks
 
 GOOD_TOML = (Path(__file__).parent / "packs" / "mini" / "answer-file" / "task.toml").read_text()
 

@@ -18,9 +18,9 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.endpoint import resolve_endpoint
-from agentic_eval.instruments import is_instrument_run, read_instrument_run
-from agentic_eval.thinkcheck import ThinkCheckConfig, run_think_check, score_attempt, split_think
-from agentic_eval.wordproblems import WordProblem, generate_problems
+from agentic_eval.results import is_instrument_run, read_instrument_run
+from agentic_eval.instruments.thinkcheck import ThinkCheckConfig, run_think_check, score_attempt, split_think
+from agentic_eval.instruments.wordproblems import WordProblem, generate_problems
 
 USER_CACHE = os.environ.get("AGENTIC_EVAL_CACHE") or str(Path.home() / ".cache" / "agentic-eval")
 """Read before the tests isolate HOME: where the real local model is assembled."""
@@ -272,7 +272,7 @@ def test_real_local_model(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
     model, so both modes must answer, nothing may crash, and the switch must read as honoured."""
     if "real_model" not in (request.config.getoption("-m") or ""):
         pytest.skip("runs the real local model (minutes on a CPU): select with -m real_model")
-    local_server = pytest.importorskip("agentic_eval.local_server")
+    local_server = pytest.importorskip("agentic_eval.local.server")
     monkeypatch.setenv("AGENTIC_EVAL_CACHE", USER_CACHE)  # assemble the model once, not in every tmp HOME
     with local_server.LocalServer(threads=2, ctx=4096) as server:
         result = run_think_check(resolve_endpoint(server.base_url, "sk-local"),

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agentic_eval.results import TrialResult, read_trials
-from agentic_eval.tools import ToolLimits, execute_tool
-from agentic_eval.wire import read_wire_log
+from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
+from agentic_eval.wire.recorder import read_wire_log
 from tests.fake_endpoint import (
     FakeEndpoint,
     ReceivedRequest,

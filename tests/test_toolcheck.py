@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.classify import classify_turn
-from agentic_eval.toolcheck import (
+from agentic_eval.classify.turn import classify_turn
+from agentic_eval.instruments.toolcheck import (
     check_call,
     check_calls,
     judge_turn,

@@ -28,7 +28,7 @@ from fake_endpoint import (
     tool_call,
 )
 
-from agentic_eval.battery import Case, case_key, generate_cases
+from agentic_eval.instruments.battery import Case, case_key, generate_cases
 from agentic_eval.cli import main
 
 Responder = Callable[[str, dict[str, Any]], ScriptedReply | None]
@@ -266,7 +266,7 @@ def test_ctrl_c_does_not_wait_for_requests_in_flight(tmp_path: Path) -> None:
 
 
 def _exchange(body: Any, status: int | None = 200, error: str | None = None) -> Any:
-    from agentic_eval.battery import Exchange
+    from agentic_eval.instruments.battery import Exchange
 
     return Exchange(status, body, error, 0.1)
 
@@ -296,8 +296,8 @@ FORECAST_CALL = tool_call("get_forecast", WITNESS, "call_1")
     ("responses-auto", chat_body(None, tool_calls=[FORECAST_CALL]), True, "wrong_api"),
 ])
 def test_judge_shape(shape_name: str, body: Any, done: bool, reason: str) -> None:
-    from agentic_eval.classify import classify_turn
-    from agentic_eval.forms import SHAPES, build_request, form_catalog, judge_shape
+    from agentic_eval.classify.turn import classify_turn
+    from agentic_eval.instruments.forms import SHAPES, build_request, form_catalog, judge_shape
 
     shape = next(s for s in SHAPES if s.name == shape_name)
     request = build_request(shape, "m", form_catalog(50))
@@ -309,7 +309,7 @@ def test_judge_shape(shape_name: str, body: Any, done: bool, reason: str) -> Non
 
 
 def test_judge_shape_http_error_and_timeout() -> None:
-    from agentic_eval.forms import SHAPES, judge_shape
+    from agentic_eval.instruments.forms import SHAPES, judge_shape
 
     assert judge_shape(SHAPES[0], {}, _exchange("Not Found", 404, "HTTP 404: Not Found")).reason == "http_error status=404"
     assert judge_shape(SHAPES[0], {}, _exchange(None, None, "timeout after 600 s")).reason == "timeout"
@@ -318,7 +318,7 @@ def test_judge_shape_http_error_and_timeout() -> None:
 def test_strict_schemas_require_every_key_and_allow_null_for_optional_ones() -> None:
     import jsonschema
 
-    from agentic_eval.forms import form_catalog, strict_schema
+    from agentic_eval.instruments.forms import form_catalog, strict_schema
 
     for tool in form_catalog(500):
         schema = strict_schema(tool.parameters)
@@ -331,9 +331,9 @@ def test_strict_schemas_require_every_key_and_allow_null_for_optional_ones() -> 
 
 
 def test_a_connection_dropped_at_once_is_retried_once(tmp_path: Path) -> None:
-    from agentic_eval.battery import make_client, post_json
+    from agentic_eval.instruments.battery import make_client, post_json
     from agentic_eval.endpoint import resolve_endpoint
-    from agentic_eval.forms import stream_json
+    from agentic_eval.instruments.forms import stream_json
 
     hang_ups = iter([True, False, True, False, True, True])
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.tools import TOOL_NAMES, TOOL_SCHEMAS, ToolLimits, execute_tool
+from agentic_eval.agents.builtin.tools import TOOL_NAMES, TOOL_SCHEMAS, ToolLimits, execute_tool
 
 FAST = ToolLimits(bash_timeout_s=10)
 

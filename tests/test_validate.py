@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agentic_eval.cli import main
-from agentic_eval.task import load_task
-from agentic_eval.validate import validate_task
+from agentic_eval.packs.task import load_task
+from agentic_eval.packs.validate import validate_task
 
 
 def _write(path: Path, text: str) -> None:
@@ -139,7 +139,7 @@ def test_unknown_placeholder_in_the_instruction_is_bad(mini_pack: Path) -> None:
 
 # A fix that hard-codes seed 0's port: right for seed 0 only.
 def _fix_for_seed_0_only(task_dir: Path) -> None:
-    from agentic_eval.sandbox import materialize_sandbox
+    from agentic_eval.packs.sandbox import materialize_sandbox
 
     task = load_task(task_dir)
     sandbox = materialize_sandbox(task, 0, task_dir.parent.parent / "probe-sandbox")

@@ -24,9 +24,9 @@ from fake_endpoint import (
     tool_call,
 )
 
-from agentic_eval._assemble import decode_sse
-from agentic_eval.classify import classify_turn
-from agentic_eval.wire import WireRecord, WireRecorder, read_wire_log
+from agentic_eval.wire.sse import decode_sse
+from agentic_eval.classify.turn import classify_turn
+from agentic_eval.wire.recorder import WireRecord, WireRecorder, read_wire_log
 
 pytestmark = pytest.mark.timeout(60)
 

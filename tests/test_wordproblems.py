@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from agentic_eval.wordproblems import PROMPT_TEMPLATE, generate_problems
+from agentic_eval.instruments.wordproblems import PROMPT_TEMPLATE, generate_problems
 
 
 def test_same_seed_same_problems_and_prefix_stable() -> None:

@@ -1,0 +1,62 @@
+"""qwen-code (npm `@qwen-code/qwen-code`): `qwen -p TASK -o stream-json --yolo` with OpenAI auth.
+
+It speaks streamed chat completions. Telemetry, usage statistics and auto-update
+are off in its settings file (`~/.qwen/settings.json` of the trial's HOME), and
+so is its background memory extraction (a second model session after the task);
+`web_fetch` is excluded (repeat `--exclude-tools` per tool). The turn limit is
+the task's. stdout is stream-json: `system`, `assistant`, `user`, then a
+`result` event whose `subtype` says how it ended.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentic_eval.agents.base import AgentContext, AgentOutcome
+from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, json_events
+from agentic_eval.agents.adapters.install import CliTool
+
+EXCLUDED_TOOLS = ("web_fetch", "web_search")
+SETTINGS = {
+    "general": {"enableAutoUpdate": False, "disableUpdateNag": True},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False, "logPrompts": False},
+    "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False, "enableAutoSkill": False},
+    "$version": 4,
+}
+
+TOOL = CliTool(agent="qwen-code", kind="npm", package="@qwen-code/qwen-code", version="0.15.10", binary="qwen",
+               speaks="chat completions, streamed")
+
+
+class QwenCodeAgent(CliAgent):
+    """qwen-code in headless prompt mode, auto-approving every tool."""
+
+    name = "qwen-code"
+    tool = TOOL
+    home_dirs = (".qwen",)
+
+    def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
+        (home / ".qwen" / "settings.json").write_text(json.dumps(SETTINGS, indent=2), encoding="utf-8")
+        argv = [executable, "--auth-type", "openai", "--openai-base-url", ctx.base_url, "-m", ctx.model, "--yolo",
+                "-o", "stream-json", "--max-session-turns", str(ctx.max_turns)]
+        for tool in EXCLUDED_TOOLS:
+            argv += ["--exclude-tools", tool]
+        argv += ["-p", ctx.instruction]
+        # The key goes by environment, not argv: OPENAI_API_KEY is what its OpenAI auth reads.
+        return Invocation(argv=argv, env={"OPENAI_API_KEY": ctx.api_key, "OPENAI_BASE_URL": ctx.base_url,
+                                          "OPENAI_MODEL": ctx.model})
+
+    def completed(self, run: CliRun) -> AgentOutcome:
+        results = [e for e in json_events(run.stdout) if e.get("type") == "result"]
+        if not results:
+            return self.outcome(run, "completed", stop_reason="exited")
+        last = results[-1]
+        subtype = str(last.get("subtype", ""))
+        if last.get("is_error") and subtype != "error_max_turns":
+            message = str(last.get("error") or last.get("result") or subtype)[:300]
+            if run.wire.last_model_failure is not None:
+                return self.outcome(run, "endpoint_error", detail=f"qwen-code: {run.wire.last_model_failure}")
+            return self.outcome(run, "agent_error", detail=f"qwen-code ended with {subtype}: {message}")
+        return self.outcome(run, "completed", stop_reason=subtype or "exited")

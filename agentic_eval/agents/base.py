@@ -1,0 +1,114 @@
+"""What an agent is: the contract every agent (built-in loop, CLI adapter, oracle, nop) meets.
+
+An agent gets an `AgentContext` (the sandbox, the instruction, the endpoint as
+seen through the wire recorder, its limits) and returns an `AgentOutcome`. It
+never raises for a problem of the model, the endpoint or the CLI it drives:
+those are outcomes. Agents are found by name in one registry, the
+`agentic_eval.agents` entry-point group, built-ins included.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from agentic_eval.errors import AgenticEvalError
+from agentic_eval.packs.sandbox import Sandbox
+from agentic_eval.packs.task import Task
+
+AGENT_ENTRY_POINT_GROUP = "agentic_eval.agents"
+
+AgentStatus = Literal["completed", "timeout", "agent_error", "endpoint_error", "cancelled"]
+
+
+AGENT_VERSION_FILE = "agent_version.txt"
+"""An agent that drives a versioned program writes its version line here, in the trial folder."""
+
+NO_TOOL_CALLS_BY_DESIGN = "no_tool_calls_by_design"
+"""Stop reason of an agent that never uses API tool calls (aider): the report shows n/a, not 0."""
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Options of a run that agents may read (each agent uses what applies to it)."""
+
+    system_prompt_tokens: int | None = None
+    """Built-in agent: pad the system prompt with realistic agent guidance to about this many tokens."""
+    lenient_text_calls: bool = False
+    """Built-in agent: also execute tool calls the model wrote as text."""
+    stream: bool = False
+    """Built-in agent: request streamed completions."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Agent-specific settings (`--agent-opt KEY=VALUE`)."""
+
+
+@dataclass
+class AgentContext:
+    """Everything one trial's agent needs."""
+
+    task: Task
+    sandbox: Sandbox
+    instruction: str
+    """The task's instruction rendered for this sandbox's seed, exactly as the agent is told it."""
+    base_url: str
+    """The OpenAI-compatible base URL to call (the wire recorder's, ending in /v1)."""
+    api_key: str
+    model: str
+    timeout_s: float
+    """Wall time for the whole agent run; the agent must stop (and kill what it started) by then."""
+    max_turns: int
+    trial_dir: Path
+    """A folder for the agent's own files (transcript, CLI output); outside the sandbox."""
+    options: AgentOptions = field(default_factory=AgentOptions)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    """Set when the run is interrupted: stop as soon as possible and kill child processes."""
+    backend: Any = None
+    """The `SandboxBackend` every command the model controls runs through (None: the default one)."""
+
+
+@dataclass
+class AgentOutcome:
+    """How the agent's run ended. `completed` means it stopped by itself (not that it succeeded)."""
+
+    status: AgentStatus
+    turns: int = 0
+    """Model turns taken (requests the agent made), as far as the agent knows."""
+    detail: str = ""
+    """Why it ended, for anything but `completed`: one line."""
+    transcript: Path | None = None
+    """The agent's transcript or output file in the trial folder, if any."""
+    stop_reason: str = ""
+    """For `completed`: e.g. 'no_tool_call', 'max_turns'."""
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """An agent: `run` drives the model (or not) in the sandbox and returns how it ended."""
+
+    name: str
+    uses_model: bool
+    """False for agents that never call the endpoint (oracle, nop): no preflight, no wire log."""
+
+    def run(self, ctx: AgentContext) -> AgentOutcome: ...
+
+
+def available_agents() -> dict[str, Any]:
+    """Name -> entry point of every registered agent."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=AGENT_ENTRY_POINT_GROUP)}
+
+
+def load_agent(name: str) -> Agent:
+    """Instantiate the agent registered as `name`."""
+    eps = available_agents()
+    if name not in eps:
+        known = ", ".join(sorted(eps)) or "none"
+        raise AgenticEvalError(f"unknown agent {name!r} (available: {known})")
+    factory = eps[name].load()
+    agent = factory()
+    if not isinstance(agent, Agent):
+        raise AgenticEvalError(f"agent {name!r} ({eps[name].value}) does not implement the Agent protocol")
+    return agent

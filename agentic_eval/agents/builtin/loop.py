@@ -1,0 +1,472 @@
+"""The built-in agent: one linear chat history, the model's tool calls executed in the sandbox.
+
+Each turn sends the whole history with the tools (`tool_choice="auto"`), streamed or not. A
+reply with structured tool calls gets one `tool` message per call and the loop goes on; a reply
+without any ends the run (`completed`, `no_tool_call`). With `lenient_text_calls`, calls the model
+wrote as text are found by the turn classifier, executed, and their results fed back in a user
+message. Endpoint problems are outcomes (`endpoint_error`), never exceptions.
+
+Settings in `ctx.options.extra` (strings from `--agent-opt` are accepted): `max_retries` (client
+retries of connection errors and HTTP 5xx/429, default 2), `bash_timeout_s` (default 60),
+`temperature`, `max_tokens` (sent only when given).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+import openai
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.types.chat import (
+    ChatCompletionChunk,
+    ChatCompletionMessage,
+    ChatCompletionMessageParam,
+    ChatCompletionMessageToolCallParam,
+)
+from pydantic import ValidationError
+
+from agentic_eval.wire.sse import SSEDecoder, stream_error
+from agentic_eval.agents.base import AgentContext, AgentOutcome
+from agentic_eval.classify.turn import find_text_tool_calls
+from agentic_eval.endpoint import not_an_event_stream, shared_ssl_context
+from agentic_eval.errors import AgenticEvalError
+from agentic_eval.agents.builtin.prompts import build_system_prompt
+from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS, ToolLimits, execute_tool
+
+DEFAULT_MAX_RETRIES = 2
+_CONTEXT_LENGTH_HINTS = ("context length", "context_length", "maximum context", "too many tokens",
+                         "prompt is too long")
+T = TypeVar("T")
+
+
+class EndpointFailure(Exception):
+    """The endpoint could not give a usable reply; the message is the outcome's one-line detail."""
+
+
+class _Stopped(Exception):
+    """The deadline passed or the run was cancelled while waiting for the model."""
+
+
+class Transcript:
+    """`transcript.jsonl`: one JSON line per step, flushed as it is written. Every line has `kind`,
+    `turn` and `t` (seconds since the start); kinds: `message` (each message added to the history,
+    tool results with `name`, `is_error`, `duration_s`), `reply` (latency, finish_reason, usage,
+    reasoning of each model reply), `text_call` (lenient mode), `end` (the outcome)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.start = time.monotonic()
+        self._file: IO[str] = path.open("w", encoding="utf-8")
+
+    def write(self, kind: str, turn: int, **fields: Any) -> None:
+        entry = {"kind": kind, "turn": turn, "t": round(time.monotonic() - self.start, 3), **fields}
+        line = json.dumps(entry, ensure_ascii=False, default=str)
+        self._file.write(line.encode("utf-8", "replace").decode("utf-8") + "\n")  # a model's lone surrogates
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _turns(n: int) -> str:
+    return f"{n} turn" if n == 1 else f"{n} turns"
+
+
+def _option(ctx: AgentContext, key: str, kind: Callable[[Any], T], default: T) -> T:
+    value = ctx.options.extra.get(key)
+    return default if value is None else kind(value)
+
+
+def _describe_status_error(exc: openai.APIStatusError, retries: int) -> str:
+    body = exc.body if isinstance(exc.body, dict) else {}
+    message = str(body.get("message") or exc.message).splitlines()[0][:300]
+    if exc.status_code >= 500:
+        return f"HTTP {exc.status_code} from the endpoint (after {retries} retries): {message}"
+    if any(hint in message.lower() for hint in _CONTEXT_LENGTH_HINTS):
+        return f"context length exceeded (HTTP {exc.status_code}): {message}"
+    return f"HTTP {exc.status_code} from the endpoint: {message}"
+
+
+def _shown(value: Any, size: int = 120) -> str:
+    """A short one-line rendering of what the endpoint sent, for an outcome's detail."""
+    try:
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text[:size].replace("\n", " ")
+
+
+def read_reply(data: Any) -> tuple[ChatCompletionMessage, str | None, Any]:
+    """(message, finish_reason, usage) of a chat completion body; `EndpointFailure` if it is none."""
+    if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+        raise EndpointFailure(f"reply is not a chat completion: {_shown(data)}")
+    if not data["choices"] or not isinstance(data["choices"][0], dict):
+        raise EndpointFailure("reply is not a chat completion: it has no choices")
+    choice = data["choices"][0]
+    if not isinstance(choice.get("message") or {}, dict):
+        raise EndpointFailure(f"reply is not a valid chat completion: message is not an object: "
+                              f"{_shown(choice['message'])}")
+    message = dict(choice.get("message") or {})
+    message.setdefault("role", "assistant")
+    if not isinstance(message.get("tool_calls") or [], list):
+        raise EndpointFailure(f"reply is not a valid chat completion: message.tool_calls is not a list: "
+                              f"{_shown(message['tool_calls'])}")
+    if not isinstance(choice.get("finish_reason"), str | None):
+        raise EndpointFailure(f"reply is not a valid chat completion: finish_reason is not a string: "
+                              f"{_shown(choice['finish_reason'])}")
+    for number, call in enumerate(message.get("tool_calls") or []):
+        if isinstance(call, dict):  # some servers leave these out
+            call.setdefault("type", "function")
+            call["id"] = call.get("id") or f"call_{number}"
+    try:
+        parsed = ChatCompletionMessage.model_validate(message)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise EndpointFailure(f"reply is not a valid chat completion: message.{where}: {first['msg']}"
+                              ) from None
+    usage = data.get("usage")
+    return parsed, choice.get("finish_reason"), usage if isinstance(usage, dict) else None
+
+
+def _reasoning(message: ChatCompletionMessage) -> str:
+    """The reasoning text servers put beside the content (`reasoning_content` or `reasoning`)."""
+    extra = message.model_extra or {}
+    value = extra.get("reasoning_content") or extra.get("reasoning")
+    return value if isinstance(value, str) else ""
+
+
+_noted: set[str] = set()
+_noted_lock = threading.Lock()
+
+
+def _note_once(line: str) -> None:
+    """Print a note on stderr once per process (every trial of a run would say the same)."""
+    with _noted_lock:
+        if line in _noted:
+            return
+        _noted.add(line)
+    print(f"agentic-eval: {line}", file=sys.stderr, flush=True)
+
+
+def _accumulate(state: ChatCompletionStreamState, data: str, event: str | None) -> None:
+    """Add one stream event to the reply being accumulated."""
+    chunk = _parse_chunk(data, event)
+    try:
+        state.handle_chunk(chunk)
+    except Exception as exc:  # noqa: BLE001 - the SDK's accumulator asserts on sequences it does not expect
+        raise EndpointFailure(f"malformed stream chunk ({type(exc).__name__}"
+                              f"{': ' + str(exc).splitlines()[0] if str(exc) else ''}): {data[:120]}") from None
+
+
+def _parse_chunk(data: str, event: str | None) -> ChatCompletionChunk:
+    """One stream event as a checked `chat.completion.chunk`; `EndpointFailure` saying what is wrong."""
+    try:
+        payload = json.loads(data)
+    except (ValueError, RecursionError):
+        raise EndpointFailure(f"broken reply from the endpoint: a stream event is not JSON: {data[:120]!r}") from None
+    if not isinstance(payload, dict):
+        raise EndpointFailure(f"malformed stream chunk: not a JSON object: {_shown(payload)}")
+    if event == "error" or stream_error(payload):
+        raise EndpointFailure(f"the endpoint sent an error in the stream: {stream_error(payload) or _shown(payload)}")
+    for key, default in (("id", ""), ("created", 0), ("model", ""), ("object", "chat.completion.chunk")):
+        payload.setdefault(key, default)  # header fields some servers leave out; the agent reads none
+    try:
+        return ChatCompletionChunk.model_validate(payload)
+    except ValidationError as exc:
+        errors = exc.errors()
+        if all(error["type"] == "literal_error" and isinstance(error["input"], str) for error in errors):
+            # a value this SDK's enums do not list yet (e.g. a new finish_reason): kept, like the SDK does
+            return ChatCompletionChunk.construct(**payload)
+        first = errors[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise EndpointFailure(f"malformed stream chunk: {where}: {first['msg']}: {_shown(payload)}") from None
+
+
+OPTIONS: dict[str, Callable[[Any], Any]] = {"max_retries": int, "bash_timeout_s": float, "temperature": float,
+                                            "max_tokens": int}
+"""The `--agent-opt` keys the built-in agent reads, with their types."""
+OPTION_MINIMUM: dict[str, int] = {"max_tokens": 1}
+OPTION_ABOVE_ZERO = frozenset({"bash_timeout_s"})
+"""Options where 0 means nothing (a command with no time to run); the others may be 0 (no retries)."""
+
+
+def _valid_text(text: str) -> str:
+    """`text` as valid Unicode (lone surrogates a model sent become '?'), so that the history can be
+    sent back and written down: what the model sends must not crash its own agent."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+class BuiltinAgent:
+    """The suite's own agent loop over chat completions with tools."""
+
+    name = "builtin"
+    uses_model = True
+
+    @staticmethod
+    def check_options(extra: dict[str, Any]) -> None:
+        """Before any trial: an unknown key or a value of the wrong type is one line, not N agent errors."""
+        for key, value in extra.items():
+            if key not in OPTIONS:
+                raise AgenticEvalError(f"--agent-opt {key}: the builtin agent has no such option "
+                                       f"(it has: {', '.join(OPTIONS)})")
+            least = OPTION_MINIMUM.get(key, 0)
+            try:
+                number = OPTIONS[key](value)
+                if not math.isfinite(number) or number < least or (key in OPTION_ABOVE_ZERO and number == 0):
+                    raise ValueError
+            except (TypeError, ValueError, OverflowError):
+                kind = "whole number" if OPTIONS[key] is int else "number"
+                wanted = (f"a finite {kind} above 0" if key in OPTION_ABOVE_ZERO else f"a {kind} of at least {least}"
+                          if least else f"a non-negative {kind}" + ("" if OPTIONS[key] is int else " (finite)"))
+                raise AgenticEvalError(f"--agent-opt {key}={value}: expected {wanted}") from None
+
+    def run(self, ctx: AgentContext) -> AgentOutcome:
+        try:
+            ctx.trial_dir.mkdir(parents=True, exist_ok=True)
+            transcript = Transcript(ctx.trial_dir / "transcript.jsonl")
+            loop = _Loop(ctx, transcript)
+        except Exception as exc:
+            return AgentOutcome("agent_error", detail=f"cannot start: {type(exc).__name__}: {exc}")
+        try:
+            outcome = loop.run()
+        except Exception as exc:  # a bug of ours: recorded on the trial, never raised to the runner
+            outcome = AgentOutcome("agent_error", detail=f"{type(exc).__name__}: {exc}")
+        finally:
+            loop.client.close()
+        outcome.turns, outcome.transcript = loop.turns, transcript.path
+        transcript.write("end", loop.turns, status=outcome.status, stop_reason=outcome.stop_reason,
+                         detail=outcome.detail)
+        transcript.close()
+        return outcome
+
+
+class _Loop:
+    """One run's state: history, client, deadline, turn count."""
+
+    def __init__(self, ctx: AgentContext, transcript: Transcript) -> None:
+        self.ctx, self.transcript, self.turns = ctx, transcript, 0
+        self.deadline = time.monotonic() + ctx.timeout_s
+        self.retries = _option(ctx, "max_retries", int, DEFAULT_MAX_RETRIES)
+        self.client = openai.OpenAI(base_url=ctx.base_url, api_key=ctx.api_key or "none",
+                                    http_client=openai.DefaultHttpxClient(verify=shared_ssl_context()),
+                                    max_retries=self.retries, timeout=ctx.timeout_s)
+        self.limits = ToolLimits(bash_timeout_s=_option(ctx, "bash_timeout_s", float, 60.0),
+                                 deadline=self.deadline, cancel=ctx.cancel, backend=ctx.backend)
+        self.messages: list[ChatCompletionMessageParam] = []
+
+    def append(self, message: ChatCompletionMessageParam, **extra: Any) -> None:
+        self.messages.append(message)
+        self.transcript.write("message", self.turns, message=message, **extra)
+
+    def run(self) -> AgentOutcome:
+        ctx = self.ctx
+        self.append({"role": "system", "content": build_system_prompt(ctx.options.system_prompt_tokens)})
+        self.append({"role": "user", "content": ctx.instruction})
+        while True:
+            if ctx.cancel.is_set():
+                return AgentOutcome("cancelled", detail=f"cancelled after {_turns(self.turns)}")
+            if time.monotonic() >= self.deadline:
+                return AgentOutcome("timeout", detail=f"agent time limit of {ctx.timeout_s:g}s reached "
+                                                      f"after {_turns(self.turns)}")
+            if self.turns >= ctx.max_turns:
+                return AgentOutcome("completed", stop_reason="max_turns")
+            self.turns += 1
+            try:
+                message = self._ask_model()
+            except EndpointFailure as exc:
+                return AgentOutcome("endpoint_error", detail=str(exc))
+            except _Stopped:
+                continue  # the checks above say which
+            if message.tool_calls:
+                self._run_structured_calls(message)
+            elif not (ctx.options.lenient_text_calls and self._run_text_calls(message)):
+                return AgentOutcome("completed", stop_reason="no_tool_call")
+
+    def _wait(self, request: Callable[[], T]) -> T:
+        """Run `request` in a thread; stop waiting at once on cancel or past the deadline."""
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = request()
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=target, daemon=True)  # left behind on stop: its timeout ends it
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+            if self.ctx.cancel.is_set() or time.monotonic() >= self.deadline:
+                raise _Stopped
+        if "error" in box:
+            raise box["error"]
+        return box["value"]  # type: ignore[no-any-return]
+
+    def _ask_model(self) -> ChatCompletionMessage:
+        ctx = self.ctx
+        params: dict[str, Any] = {"model": ctx.model, "messages": list(self.messages), "tools": TOOL_SCHEMAS,
+                                  "tool_choice": "auto"}
+        for key, kind in (("temperature", float), ("max_tokens", int)):
+            if ctx.options.extra.get(key) is not None:
+                params[key] = kind(ctx.options.extra[key])
+        timeout = max(self.deadline - time.monotonic(), 0.1)
+
+        def request() -> Any:
+            if not ctx.options.stream:
+                raw = self.client.chat.completions.with_raw_response.create(**params, timeout=timeout)
+                try:
+                    return raw.http_response.json()
+                except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
+                    raise EndpointFailure(f"reply is not JSON: {raw.http_response.text[:120]!r}") from None
+            raw = self.client.chat.completions.with_raw_response.create(**params, stream=True, timeout=timeout)
+            if why := not_an_event_stream(raw.http_response.headers.get("content-type", "")):
+                return self._unstreamed_reply(raw.http_response, why)
+            return self._read_stream(raw.http_response)
+
+        started = time.monotonic()
+        try:
+            data = self._wait(request)
+        except openai.APIStatusError as exc:
+            raise EndpointFailure(_describe_status_error(exc, self.retries)) from None
+        except openai.APITimeoutError:
+            if time.monotonic() >= self.deadline:
+                raise _Stopped from None
+            raise EndpointFailure(f"request to {ctx.base_url} timed out") from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            # Matched by name: openai builds may vendor their own httpx.
+            if type(cause).__name__ in ("RemoteProtocolError", "ReadError"):
+                raise EndpointFailure(f"the endpoint dropped the connection mid-reply: {cause}") from None
+            raise EndpointFailure(f"cannot reach the endpoint at {ctx.base_url} (after {self.retries} "
+                                  f"retries): {type(cause).__name__}: {cause}") from None
+        except (openai.OpenAIError, ValueError) as exc:  # e.g. a stream event that is not JSON
+            raise EndpointFailure(f"broken reply from the endpoint: {type(exc).__name__}: {exc}") from None
+        message, finish_reason, usage = read_reply(data)
+        self.transcript.write("reply", self.turns, latency_s=round(time.monotonic() - started, 3),
+                              finish_reason=finish_reason, usage=usage, reasoning=_reasoning(message))
+        return message
+
+    def _unstreamed_reply(self, response: Any, why: str) -> Any:
+        """A whole completion where a stream was asked for (some servers and proxies ignore
+        `stream: true`) is accepted, and noted; anything else is the endpoint's fault."""
+        text = response.read()
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise EndpointFailure(f"{why}; the body is not JSON either: {text[:120]!r}") from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not (isinstance(choices, list) and choices and isinstance(choices[0], dict) and "message" in choices[0]):
+            raise EndpointFailure(f"{why}; it sent: {_shown(data)}")
+        self.transcript.write("note", self.turns, note=why + "; accepted as a whole completion")
+        _note_once(f"note: {why}; the built-in agent accepts the whole completions it sends instead")
+        return data
+
+    def _read_stream(self, response: Any) -> Any:
+        """The chat completion a stream of chunks adds up to. Each event is parsed and checked
+        against the chunk type here (the SDK's own stream reader asserts on shapes it does not
+        expect), so a chunk of the wrong shape is the endpoint's fault, named in one line."""
+        state = ChatCompletionStreamState()
+        decoder, chunks = SSEDecoder(), 0
+        pieces, done = response.iter_bytes(), False
+        try:
+            for piece in pieces:
+                for event in decoder.feed(piece):
+                    done = event.data.strip() == "[DONE]"
+                    if done:
+                        break
+                    _accumulate(state, event.data, event.event)
+                    chunks += 1
+                if done:
+                    break
+                if self.ctx.cancel.is_set() or time.monotonic() >= self.deadline:
+                    raise _Stopped
+            if done:
+                self._drain(pieces)
+            else:
+                for event in decoder.close():
+                    if event.data.strip() != "[DONE]":
+                        _accumulate(state, event.data, event.event)
+                        chunks += 1
+        except (EndpointFailure, _Stopped):
+            raise
+        except Exception as exc:  # httpx's, matched by name: openai builds may vendor their own httpx
+            if "Timeout" in type(exc).__name__:
+                if time.monotonic() >= self.deadline:
+                    raise _Stopped from None
+                raise EndpointFailure(f"request to {self.ctx.base_url} timed out mid-stream") from None
+            if type(exc).__name__ in ("RemoteProtocolError", "ReadError"):
+                raise EndpointFailure(f"the endpoint dropped the connection mid-reply: {exc}") from None
+            raise
+        finally:
+            response.close()
+        if not chunks:
+            raise EndpointFailure("stream ended without any completion chunk")
+        # The snapshot, not get_final_completion(): that one raises on finish_reason "length" or
+        # "content_filter", and a reply cut at the token limit is a turn like any other.
+        completion = state.current_completion_snapshot
+        if completion.choices and completion.choices[0].finish_reason is None:
+            raise EndpointFailure("stream ended without a finish_reason (cut short)")
+        return completion.model_dump(exclude_none=True, warnings=False)
+
+    def _drain(self, pieces: Any, limit: int = 1 << 20) -> None:
+        """Read what follows `[DONE]` (the stream's end), so the server sees the reply taken whole;
+        at most `limit` bytes, never past the deadline, and whatever goes wrong there is moot."""
+        try:
+            for piece in pieces:
+                limit -= len(piece)
+                if limit < 0 or self.ctx.cancel.is_set() or time.monotonic() >= self.deadline:
+                    return
+        except Exception:  # noqa: BLE001, S110 - the reply is complete; a broken tail changes nothing
+            pass
+
+    def _run_structured_calls(self, message: ChatCompletionMessage) -> None:
+        calls: list[ChatCompletionMessageToolCallParam] = []
+        executed: list[tuple[str, str]] = []  # as the model sent them; the history gets them as valid text
+        for reply_call in message.tool_calls or []:
+            function = getattr(reply_call, "function", None)  # only function tools are offered
+            name, arguments = (function.name, function.arguments) if function else ("?", "")
+            executed.append((name, arguments))
+            calls.append({"id": _valid_text(reply_call.id), "type": "function",
+                          "function": {"name": _valid_text(name), "arguments": _valid_text(arguments)}})
+        content = None if message.content is None else _valid_text(message.content)
+        self.append({"role": "assistant", "content": content, "tool_calls": calls})
+        for call, (name, arguments) in zip(calls, executed, strict=True):
+            started = time.monotonic()
+            result = execute_tool(self.ctx.sandbox.path, name, arguments, self.limits)
+            name = call["function"]["name"]
+            self.append({"role": "tool", "tool_call_id": call["id"], "content": result.text},
+                        name=name, is_error=result.is_error, duration_s=round(time.monotonic() - started, 3))
+
+    def _run_text_calls(self, message: ChatCompletionMessage) -> bool:
+        """Lenient mode: execute the tool calls written in the reply's text (its content, else its
+        reasoning) and feed the results back. False when the text holds none."""
+        request = {"tools": TOOL_SCHEMAS}
+        text_calls = (find_text_tool_calls(message.content or "", request)
+                      or find_text_tool_calls(_reasoning(message), request))
+        if not text_calls:
+            return False
+        self.append({"role": "assistant", "content": _valid_text(message.content or "")})
+        parts = [f"You wrote {len(text_calls)} tool call(s) as text in your reply instead of calling the "
+                 "tools through the API. They were executed; here are their results, in order. Prefer "
+                 "structured tool calls."]
+        for number, call in enumerate(text_calls, 1):
+            shown = _valid_text(f"{call.name or '?'}({json.dumps(call.arguments, ensure_ascii=False)})")
+            if call.truncated or call.arguments is None or not call.offered or not call.name:
+                why = ("cut short" if call.truncated else "unknown tool" if not call.offered
+                       else "unreadable arguments")
+                text = f"error: not executed ({why})"
+            else:
+                text = execute_tool(self.ctx.sandbox.path, call.name, call.arguments, self.limits).text
+            self.transcript.write("text_call", self.turns, family=call.family, name=_valid_text(call.name or ""),
+                                  arguments=json.loads(_valid_text(json.dumps(call.arguments))), result=text)
+            parts.append(f"Result of text tool call {number}, {shown}:\n{text}")
+        self.append({"role": "user", "content": "\n\n".join(parts)})
+        return True

@@ -1,0 +1,42 @@
+"""The two agents that never call a model: `oracle` runs the task's reference fix, `nop` does nothing.
+
+Both serve validation (oracle must pass every task, nop none) and the
+harness's own benchmarks.
+"""
+
+from __future__ import annotations
+
+from agentic_eval.agents.base import AgentContext, AgentOutcome
+from agentic_eval.packs.grader import ScriptRunner
+
+
+class OracleAgent:
+    """Runs the task's reference fix in the sandbox, under the agent's time limit."""
+
+    name = "oracle"
+    uses_model = False
+
+    def run(self, ctx: AgentContext) -> AgentOutcome:
+        transcript = ctx.trial_dir / "agent_output.txt"
+        with ScriptRunner(ctx.task, ctx.sandbox, backend=ctx.backend) as runner:
+            result = runner.apply_fix(timeout_s=ctx.timeout_s, cancel=ctx.cancel)
+        transcript.write_text(result.output, encoding="utf-8")
+        if result.cancelled:
+            return AgentOutcome("cancelled", detail="the run was interrupted", transcript=transcript)
+        if result.timed_out:
+            return AgentOutcome("timeout", detail=f"reference fix still running after {ctx.timeout_s:g}s",
+                                transcript=transcript)
+        if result.exit_code != 0:
+            why = result.start_error or f"exit {result.exit_code}"
+            return AgentOutcome("agent_error", detail=f"reference fix failed: {why}", transcript=transcript)
+        return AgentOutcome("completed", transcript=transcript, stop_reason="fix_applied")
+
+
+class NopAgent:
+    """Does nothing: the sandbox stays pristine, so every valid grader must fail."""
+
+    name = "nop"
+    uses_model = False
+
+    def run(self, ctx: AgentContext) -> AgentOutcome:
+        return AgentOutcome("completed", stop_reason="nop")

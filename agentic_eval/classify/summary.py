@@ -1,0 +1,85 @@
+"""From a trial's wire log to its turn statistics: every model response classified, then counted."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.results import TurnCounts
+
+MODEL_CALL_SUFFIXES = ("/chat/completions", "/responses")
+
+
+@dataclass
+class WireSummary:
+    turns: TurnCounts
+    families: dict[str, int] = field(default_factory=dict)
+    flags: dict[str, int] = field(default_factory=dict)
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+    """Exchanges that failed (upstream status >= 400, unreachable, cut short), one line each."""
+
+
+def is_model_call(method: str, path: str) -> bool:
+    return method.upper() == "POST" and path.split("?", 1)[0].rstrip("/").endswith(MODEL_CALL_SUFFIXES)
+
+
+def _usage_tokens(usage: dict[str, Any] | None) -> tuple[int, int]:
+    if not isinstance(usage, dict):
+        return 0, 0
+    prompt = usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0
+    completion = usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0
+    try:
+        return int(prompt), int(completion)
+    except (TypeError, ValueError):
+        return 0, 0
+
+
+def summarize_wire_log(path: Path) -> WireSummary:
+    """Classify every model turn of a wire log and count labels, families and flags."""
+    from agentic_eval.classify.turn import classify_turn, is_model_turn
+    from agentic_eval.wire.recorder import read_wire_log
+
+    counts: Counter[str] = Counter()
+    families: Counter[str] = Counter()
+    flags: Counter[str] = Counter()
+    summary = WireSummary(turns=TurnCounts())
+    try:
+        records = read_wire_log(path, summary.errors)  # a torn or foreign line is named there and skipped
+    except (OSError, ValueError) as exc:
+        summary.errors.append(f"unreadable wire log: {exc}")
+        return summary
+    for rec in records:
+        if not is_model_call(rec.method, rec.path):
+            continue
+        summary.requests += 1
+        p, c = _usage_tokens(rec.usage)
+        summary.prompt_tokens += p
+        summary.completion_tokens += c
+        if rec.error or rec.status is None or rec.status >= 400 or not isinstance(rec.response, dict):
+            counts["unclassified"] += 1
+            summary.errors.append(rec.error or (f"HTTP {rec.status}" if rec.status is None or rec.status >= 400
+                                                else f"HTTP {rec.status} with a reply that is not a JSON object"))
+            continue
+        if not is_model_turn(rec.response):
+            counts["unclassified"] += 1
+            summary.errors.append("response is not a model turn (no choices or output)")
+            continue
+        try:
+            result = classify_turn(rec.request if isinstance(rec.request, dict) else None, rec.response)
+        except Exception as exc:  # a response the classifier cannot read is data, not a crash
+            counts["unclassified"] += 1
+            summary.errors.append(f"unclassifiable response: {exc}")
+            continue
+        counts[result.label] += 1
+        if result.family:
+            families[result.family] += 1
+        flags.update(result.flags)
+    summary.turns = TurnCounts(**{k: counts.get(k, 0) for k in TurnCounts.model_fields})
+    summary.families = dict(families)
+    summary.flags = dict(flags)
+    return summary

@@ -1,0 +1,106 @@
+"""CLI commands `agents list` and `agents install`: printing only; the work is in agentic_eval.agents.adapters."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agentic_eval.errors import AgenticEvalError
+
+
+@dataclass
+class AgentRow:
+    """One line of `agents list`."""
+
+    name: str
+    kind: str
+    """'cli' for an adapter that drives a CLI, 'builtin' otherwise, 'broken' if it cannot be loaded."""
+    installed: bool | None
+    """Whether its CLI is installed (None: it needs none)."""
+    version: str | None
+    pinned: str | None
+    install: str | None
+    """The command that installs its CLI."""
+    speaks: str | None
+    target: str
+    """Its entry point (module:object)."""
+
+
+def agent_rows() -> list[AgentRow]:
+    """Every registered agent, with its CLI's install state."""
+    from agentic_eval.agents.base import available_agents
+    from agentic_eval.agents.adapters import CliAgent
+
+    rows = []
+    for name, ep in sorted(available_agents().items()):
+        try:
+            factory: Any = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is listed, not fatal
+            rows.append(AgentRow(name, "broken", None, None, None, None, f"{type(exc).__name__}: {exc}", ep.value))
+            continue
+        tool = getattr(factory, "tool", None) if isinstance(factory, type) and issubclass(factory, CliAgent) else None
+        if tool is None:
+            rows.append(AgentRow(name, "builtin", None, None, None, None, None, ep.value))
+            continue
+        installed = tool.installed()
+        rows.append(AgentRow(name, "cli", installed, tool.installed_version() if installed else None,
+                             f"{tool.package} {tool.version}", tool.install_command, tool.speaks, ep.value))
+    return rows
+
+
+def agents_list(args: argparse.Namespace) -> int:
+    from agentic_eval.agents.adapters import tools_dir
+
+    rows = agent_rows()
+    if args.json:
+        print(json.dumps({"tools_dir": str(tools_dir()), "agents": [asdict(r) for r in rows]}, indent=2))
+        return 0
+    table = [("agent", "CLI (pinned)", "installed", "version", "install with")]
+    for r in rows:
+        if r.kind == "cli":
+            pin = (r.pinned or "").rsplit(" ", 1)[-1]
+            version = r.version or "-"
+            if r.version and pin and pin not in r.version:  # installed by hand, or an older install
+                version += f" (not the pinned {pin}: reinstall with the command on the right)"
+            table.append((r.name, r.pinned or "", "yes" if r.installed else "no", version, r.install or ""))
+        elif r.kind == "broken":
+            table.append((r.name, "cannot load", "-", "-", (r.speaks or "")[:60]))
+        else:
+            table.append((r.name, "none needed", "-", "-", ""))
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    for row in table:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    print(f"tools folder: {tools_dir()} (AGENTIC_EVAL_TOOLS moves it)")
+    for r in rows:
+        if r.kind == "cli":
+            print(f"  {r.name} speaks {r.speaks}")
+    return 0
+
+
+def agents_install(args: argparse.Namespace) -> int:
+    from agentic_eval.agents.adapters import CLI_TOOLS, install_tool, tools_dir
+
+    names = list(CLI_TOOLS) if "all" in args.names else list(dict.fromkeys(args.names))
+    unknown = [n for n in names if n not in CLI_TOOLS]
+    if unknown:
+        raise AgenticEvalError(f"no CLI to install for {', '.join(unknown)} (CLI agents: {', '.join(CLI_TOOLS)}, "
+                               "or 'all')")
+    folder = tools_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / "install.log"
+    failed = 0
+    for name in names:
+        tool = CLI_TOOLS[name]
+        if not (tool.installed() and tool.installed_version() == tool.version):
+            print(f"{name}: installing {tool.spec} ({tool.kind}) into {tool.home} ...", file=sys.stderr, flush=True)
+        result = install_tool(tool, log=log)
+        if result.ok:
+            how = result.message or f"done in {result.seconds:.0f}s"
+            print(f"{name}: {tool.package} {result.version} ({how})", flush=True)
+        else:
+            failed += 1
+            print(f"{name}: FAILED after {result.seconds:.0f}s: {result.message} (full output: {log})", flush=True)
+    return 1 if failed else 0

@@ -1,0 +1,120 @@
+"""`agentic-eval classify WIRE.jsonl`: label every model turn of a wire log.
+
+Each input line is an object with `request` and `response` (a wire recorder record has both).
+Lines whose response is not a model turn (a model list, an error, no response) are reported as
+skipped. A bad line is reported on stderr with its number; the others are still classified, and
+the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.wire.refs import RequestResolver
+from agentic_eval.classify.turn import LABELS, NotAModelTurn, classify_turn, is_model_turn
+from agentic_eval.errors import AgenticEvalError
+
+
+def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[str, Any]:
+    """The JSON output for one input line: `{id, label, flags, family}`, or with `error` (a bad line)
+    or `skipped` (not a model turn). With `resolver` (one per file, lines in order), a request the
+    wire recorder stored by reference to an earlier line is made whole first."""
+    try:
+        record = json.loads(line)
+    except RecursionError:
+        return {"id": None, "error": "not readable: JSON nested too deep"}
+    except ValueError as exc:
+        return {"id": None, "error": f"not JSON: {exc}"}
+    if not isinstance(record, dict):
+        return {"id": None, "error": f"expected a JSON object, got {type(record).__name__}"}
+    line_id = record.get("id") if isinstance(record.get("id"), str | int) else None
+    missing = [key for key in ("request", "response") if key not in record]
+    if missing:
+        return {"id": line_id, "error": f"missing key(s): {', '.join(missing)}"}
+    request, response = record["request"], record["response"]
+    if resolver is not None:
+        request, problem = resolver.resolve(line_id, request, record.get("request_ref"), response)
+        if problem:
+            return {"id": line_id, "error": problem}
+    try:
+        if not is_model_turn(response):
+            reason = record.get("error") or f"not a model turn ({record.get('method', '')} {record.get('path', '')})"
+            return {"id": line_id, "label": None, "flags": [], "family": None, "skipped": str(reason).strip()}
+        result = classify_turn(request if isinstance(request, dict) else None, response)
+    except NotAModelTurn as exc:  # a reply of the wrong shape
+        return {"id": line_id, "error": str(exc)}
+    except RecursionError:
+        return {"id": line_id, "error": "cannot classify: the record nests too deep"}
+    except Exception as exc:  # noqa: BLE001 - a record of any shape is one bad line, never a traceback
+        return {"id": line_id, "error": f"cannot classify: {type(exc).__name__}: {exc}"}
+    return {"id": line_id, "label": result.label, "flags": list(result.flags), "family": result.family}
+
+
+def classify(args: argparse.Namespace) -> int:
+    """Run the command: `args.wire` is the file, `args.json` picks JSON lines over tables."""
+    path = Path(args.wire)
+    if not path.is_file():
+        raise AgenticEvalError(
+            f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}; give a wire log (the runner's "
+            "wire.jsonl) or a JSONL file of "
+            '{"request": ..., "response": ...} objects'
+        )
+    outputs: list[dict[str, Any]] = []
+    bad_lines = 0
+    resolver = RequestResolver()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                output = classify_line(line, resolver)
+                if "error" in output:
+                    bad_lines += 1
+                    output["error"] = (str(output["error"]).splitlines() or [""])[0][:300]
+                    output["line"] = number
+                    print(f"agentic-eval: {path}:{number}: {output['error']}", file=sys.stderr)
+                outputs.append(output)
+                if args.json:
+                    print(json.dumps(output))
+        if not args.json:
+            _print_tables(path, outputs, bad_lines)
+    except BrokenPipeError:  # the reader stopped early (`| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1 if bad_lines else 0
+
+
+def _print_tables(path: Path, outputs: list[dict[str, Any]], bad_lines: int) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    labels = Counter(output["label"] for output in outputs if output.get("label"))
+    families = Counter(output["family"] for output in outputs if output.get("family"))
+    flags = Counter(flag for output in outputs for flag in output.get("flags", ()))
+    turns = sum(labels.values())
+    skipped = sum(1 for output in outputs if "skipped" in output)
+
+    by_label = Table()
+    by_label.add_column("label")
+    by_label.add_column("turns", justify="right")
+    by_label.add_column("share", justify="right")
+    for label in LABELS:
+        share = f"{100 * labels[label] / turns:.0f} %" if turns else "-"
+        by_label.add_row(label, str(labels[label]), share)
+    console = Console()
+    console.print(f"{path.name}: {turns} model turns, {skipped} lines skipped (no model turn), {bad_lines} bad lines")
+    console.print(by_label)
+    if families:
+        by_family = Table()
+        by_family.add_column("text tool call family")
+        by_family.add_column("turns", justify="right")
+        for family, count in families.most_common():
+            by_family.add_row(family, str(count))
+        console.print(by_family)
+    if flags:
+        console.print("flags: " + ", ".join(f"{flag} {count}" for flag, count in flags.most_common()))

@@ -1,0 +1,421 @@
+"""CLI commands `run` and `report`: argument handling and display; the work is in runner.py and report/."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.errors import AgenticEvalError
+
+
+def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
+    opts: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise AgenticEvalError(f"--agent-opt {pair!r}: use KEY=VALUE")
+        opts[key] = value
+    return opts
+
+
+def _stdout_console() -> Any:
+    """Rich on stdout: the terminal's width, or piped, the tables' natural width (agentic_eval.report.tables)."""
+    from agentic_eval.report.tables import stdout_console
+
+    return stdout_console()
+
+
+def run(args: argparse.Namespace) -> int:
+    """`run`, against the endpoint given or, with --local, a llama.cpp server started for it (SIGTERM is
+    handled like Ctrl-C by the CLI's main)."""
+    if args.gguf and not args.local:
+        args.local = True
+    if args.resume and not args.local and not args.base_url:
+        _local_from_record(args)
+    if args.ctx is None:
+        args.ctx = DEFAULT_LOCAL_CTX
+    if not args.local:
+        return _run(args, None)
+    if args.base_url:
+        raise AgenticEvalError("--local serves its own model on 127.0.0.1: drop --base-url (or drop --local)")
+    from agentic_eval.local.server import LocalServer
+
+    t0 = time.monotonic()
+    print(f"starting llama.cpp on 127.0.0.1 for this run (ctx {args.ctx}) ...", file=sys.stderr, flush=True)
+    with LocalServer(gguf=args.gguf, ctx=args.ctx, log=lambda m: print(m, file=sys.stderr, flush=True)) as server:
+        print(f"serving {server.model} at {server.base_url}, ready in {time.monotonic() - t0:.1f}s; "
+              "on a CPU a trial takes from seconds to minutes", file=sys.stderr, flush=True)
+        return _run(args, server)
+
+
+DEFAULT_LOCAL_CTX = 16384
+
+
+def _local_from_record(args: argparse.Namespace) -> None:
+    """A `--local` run resumes with a local server of its own again: its recorded endpoint died with it."""
+    from agentic_eval.results import read_run_config, resolve_run_dir
+
+    config = read_run_config(resolve_run_dir(args.resume, Path(args.run_dir)))
+    if config.local:
+        args.local = True
+        args.gguf = args.gguf or config.local_gguf
+        args.ctx = args.ctx or config.local_ctx
+
+
+def resume_command(run_dir: Path, args: argparse.Namespace) -> str:
+    """The command that resumes `run_dir`, exactly as it must be typed (the endpoint, a `--local`
+    server and the settings come from run.json; a key is never stored, so it says to pass it again)."""
+    import shlex
+
+    line = f"agentic-eval run --resume {shlex.quote(str(run_dir))}"
+    if getattr(args, "api_key", None):
+        line += "; give --api-key again (keys are never stored)"
+    return line
+
+
+def _model_free(agent_name: str) -> bool:
+    """Whether the agent never calls a model (oracle, nop), so --model means nothing to it."""
+    from agentic_eval.agents.base import load_agent
+
+    return not getattr(load_agent(agent_name), "uses_model", True)
+
+
+MODEL_FREE_RUN_MODEL = "none"
+"""The model a run of a model-free agent records when no --model was given."""
+
+
+def _run(args: argparse.Namespace, server: Any) -> int:
+    from rich.console import Console
+
+    from agentic_eval.agents.base import AgentOptions, load_agent
+    from agentic_eval.endpoint import preflight, resolve_endpoint
+    from agentic_eval.leftovers import clean_dead_runs
+    from agentic_eval.report.summary import print_report, summarize_run
+    from agentic_eval.results import claim_run_dir, new_run_id, read_run_config, read_trials, resolve_run_dir
+    from agentic_eval.runner import changed_tasks, make_run_config, prepare_run
+    from agentic_eval.packs.task import load_tasks, select_tasks
+
+    console = Console(stderr=True, highlight=False, soft_wrap=True)  # a log keeps each line whole
+    started = time.monotonic()
+    given_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else None
+    if args.resume:
+        run_dir = resolve_run_dir(args.resume, Path(args.run_dir))
+        config = read_run_config(run_dir)
+        if args.model and args.model != config.model:
+            raise AgenticEvalError(f"--resume: run {config.run_id} is for model {config.model!r}, not {args.model!r}")
+        _check_resume_flags(args, config)
+        # --tasks may point at the packs' new place; the trials' identities (task digests) must still match
+        task_paths = given_paths or config.task_paths or None
+        options = AgentOptions(system_prompt_tokens=config.system_prompt_tokens,
+                               lenient_text_calls=config.lenient_text_calls, stream=config.stream,
+                               extra=dict(config.agent_options))
+        agent_name, model, task_ids = config.agent, config.model, config.task_ids
+    else:
+        if server is not None and not args.model:
+            args.model = server.model
+        args.agent = args.agent or "builtin"
+        if not args.model and _model_free(args.agent):
+            args.model = MODEL_FREE_RUN_MODEL
+        if not args.model:
+            raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN, "
+                                   "or --local")
+        args.seed = 0 if args.seed is None else args.seed
+        args.attempts = args.attempts or 1
+        builtin_only = [flag for flag, given in (("--system-prompt-tokens", args.system_prompt_tokens),
+                                                 ("--lenient-text-calls", args.lenient_text_calls),
+                                                 ("--stream", args.stream)) if given]
+        if builtin_only and args.agent != "builtin":
+            raise AgenticEvalError(f"{', '.join(builtin_only)}: only the builtin agent has "
+                                   f"{'this option' if len(builtin_only) == 1 else 'these options'}; "
+                                   f"drop {'it' if len(builtin_only) == 1 else 'them'} or use --agent builtin")
+        task_paths = given_paths
+        options = AgentOptions(system_prompt_tokens=args.system_prompt_tokens,
+                               lenient_text_calls=args.lenient_text_calls, stream=args.stream,
+                               extra=_parse_agent_opts(args.agent_opt))
+        agent_name, model, task_ids = args.agent, args.model, args.task or []
+
+    agent = load_agent(agent_name)
+    sandbox_name = args.sandbox or (config.sandbox if args.resume else None) or None
+    from agentic_eval.agents.adapters import CliAgent
+
+    if (sandbox_name == "docker" or args.docker_host or args.image) and isinstance(agent, CliAgent):
+        raise AgenticEvalError(f"agent {agent_name!r} cannot run in the docker sandbox yet (its CLI is not in the "
+                               "image): use --sandbox bwrap, which confines agent CLIs")
+    backend = _sandbox_backend(sandbox_name, console, args)
+    check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
+    if callable(check_options):
+        check_options(dict(options.extra))
+    loaded = load_tasks(task_paths)
+    for err in loaded.errors:
+        console.print(f"skipped task: {err}", markup=False)
+    tasks = select_tasks(loaded.tasks, task_ids)
+    if not tasks:
+        raise AgenticEvalError("no tasks to run (check --tasks and --task)")
+    from agentic_eval.packs.grader import check_grader_requirements
+
+    check_grader_requirements(tasks)  # before any trial: a grader that cannot run would grade every trial wrong
+    # A resumed run goes back to the endpoint it recorded, unless --base-url (or --local) says otherwise.
+    recorded_url = config.base_url if args.resume and not config.local else None
+    endpoint = resolve_endpoint(server.base_url if server is not None else (args.base_url or recorded_url),
+                                args.api_key)
+    if agent.uses_model:
+        preflight(endpoint, model)
+
+    if args.resume:
+        config = config.model_copy(update={"base_url": endpoint.shown_url})
+        for task_id in changed_tasks(run_dir, tasks):
+            console.print(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
+                          "trials run again, and the report counts the new ones", markup=False)
+    else:
+        run_dir = claim_run_dir(Path(args.run_dir), new_run_id(model, agent_name))
+        config = make_run_config(run_id=run_dir.name, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
+                                 seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
+                                 task_paths=task_paths or [], sandbox=backend.name)
+        if server is not None:
+            config = config.model_copy(update={"local": True, "local_ctx": args.ctx,
+                                               "local_gguf": str(Path(args.gguf).resolve()) if args.gguf else None})
+    plan = prepare_run(run_dir, config, tasks, resume=bool(args.resume))
+    if args.resume:
+        for w in read_trials(run_dir)[1]:  # torn records: their trials are in the plan again
+            console.print(f"warning: {w}", markup=False)
+    if cleaned := clean_dead_runs().describe():  # sandboxes and processes a killed run left behind
+        console.print(cleaned, markup=False)
+    console.print(
+        f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
+        + (f", {plan.skipped} already scored" if plan.skipped else "")
+        + f"), agent {agent_name}, "
+        + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
+        + f", -j {args.jobs}, sandbox {backend.name}",
+        markup=False,
+    )
+    console.print(f"results: {run_dir}", markup=False)
+    try:
+        _execute_with_progress(plan, agent, endpoint, options, args, console, backend)
+    except KeyboardInterrupt:
+        console.print(f"interrupted: finished trials are kept in {run_dir}/trials.jsonl; "
+                      f"resume with: {resume_command(run_dir, args)}", markup=False)
+        return 130
+    summary = summarize_run(run_dir)
+    if args.json:
+        for w in summary.warnings:
+            console.print(f"warning: {w}", markup=False)
+        print(json.dumps(summary.to_json(), indent=2))
+    else:
+        print_report([summary], _stdout_console())
+        print(f"done in {time.monotonic() - started:.1f}s; report again with: agentic-eval report {run_dir}")
+    if summary.trials and not summary.scored_trials:
+        console.print(f"no trial was scored ({', '.join(f'{k} {v}' for k, v in summary.outcome_counts.items() if v)}):"
+                      f" fix the cause above, then: {resume_command(run_dir, args)}", markup=False)
+        return 1
+    broken = broken_pack_message(summary)
+    if broken:
+        console.print(broken, markup=False)
+        return 1
+    return 0
+
+
+def broken_pack_message(summary: Any) -> str | None:
+    """The oracle must pass every task and nop none: otherwise the pack (not a model) is broken, and
+    the run says so loudly and exits 1."""
+    agent = summary.config.agent
+    if agent == "oracle":
+        bad = sorted({t.task_id for t in summary.trials if t.outcome == "fail" or
+                      (t.outcome == "agent_error" and t.detail.startswith("reference fix failed"))})
+        what = "its reference fix does not pass its grader"
+    elif agent == "nop":
+        bad = sorted({t.task_id for t in summary.trials if t.outcome == "pass"})
+        what = "its grader passes the untouched repo"
+    else:
+        return None
+    if not bad:
+        return None
+    paths = " ".join(f"--tasks {p}" for p in summary.config.task_paths)
+    return (f"BROKEN PACK: {agent} {'failed' if agent == 'oracle' else 'passed'} {len(bad)} of "
+            f"{len(summary.task_ids)} tasks ({', '.join(bad)}): {what}. No model result from this pack means "
+            f"anything until it is fixed; see why with: agentic-eval validate {paths + ' ' if paths else ''}"
+            f"--task {bad[0]}")
+
+
+def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
+    """A resumed run keeps its settings: a flag that would change them is an error, not ignored."""
+    given = {  # flag: (its value, None when not given; the run's own)
+        "--agent": (args.agent, config.agent), "--seed": (args.seed, config.seed),
+        "--attempts": (args.attempts, config.attempts),
+        "--system-prompt-tokens": (args.system_prompt_tokens, config.system_prompt_tokens),
+        "--lenient-text-calls": (args.lenient_text_calls or None, config.lenient_text_calls),
+        "--stream": (args.stream or None, config.stream),
+        "--task": (sorted(args.task) if args.task else None, sorted(config.task_ids)),
+        "--agent-opt": (_parse_agent_opts(args.agent_opt) if args.agent_opt else None, dict(config.agent_options)),
+        "--sandbox": (args.sandbox if config.sandbox else None, config.sandbox),
+    }
+    changed = [flag for flag, (value, kept) in given.items() if value is not None and value != kept]
+    if changed:
+        raise AgenticEvalError(f"--resume keeps the run's settings; drop {', '.join(changed)} (to change them, start "
+                               "a new run)")
+
+
+def _sandbox_backend(name: str | None, console: Any, args: argparse.Namespace) -> Any:
+    """The run's sandbox backend; prints the warning that `local` (chosen or fallen back to) deserves."""
+    from agentic_eval.confine.backend import resolve_backend
+
+    backend, warning = resolve_backend(name, docker_hosts=args.docker_host or (), image=args.image)
+    if warning:
+        console.print(warning, markup=False, style="bold red" if name is None else "yellow")
+    return backend
+
+
+def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, args: argparse.Namespace,
+                           console: Any, backend: Any = None) -> None:
+    from agentic_eval.runner import RunProgress, execute_plan
+
+    state = RunProgress(total=len(plan.trials))
+    run_dir = plan.run_dir
+
+    def line(result: Any) -> None:
+        state.record(result)
+        msg = f"{result.task_id} a{result.attempt}: {result.outcome}"
+        if result.outcome not in ("pass", "fail") or result.turns.text_tool_call:
+            extra = result.detail or ""
+            if result.turns.text_tool_call:
+                n = result.turns.text_tool_call
+                extra = f"{n} text tool call turn{'' if n == 1 else 's'}" + (f"; {extra}" if extra else "")
+            msg += f" ({extra})"
+        elif result.outcome == "fail":
+            msg += f" ({fail_reason(result, run_dir)})"
+        msg += f" in {result.duration_s:.1f}s"
+        console.print(msg, markup=False)
+
+    def started(_: Any) -> None:
+        with state.lock:
+            state.running += 1
+
+    if not console.is_terminal:
+        execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=line,
+                     on_start=started, keep_sandboxes=args.keep_sandboxes, backend=backend)
+        return
+    from agentic_eval.cli.progress import ProgressDisplay
+
+    with ProgressDisplay("trials", len(plan.trials), console=console, live=True, transient=False) as progress:
+        def on_result(result: Any) -> None:
+            line(result)
+            progress.set(state.done, note=f"passed {state.passed}  failed {state.failed}  unscored {state.unscored}"
+                                          f"  running {state.running}")
+
+        execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=on_result,
+                     on_start=started, keep_sandboxes=args.keep_sandboxes, backend=backend)
+
+
+def fail_reason(result: Any, run_dir: Path) -> str:
+    """Why a scored trial failed, in a few words: no tool call (prose, empty replies), or the first
+    check the grader said no to (a wrong or missing edit)."""
+    t = result.turns
+    if result.requests and not t.tool_call:
+        kinds = [f"{n} {label} repl{'y' if n == 1 else 'ies'}" for label, n in (("prose", t.prose), ("empty", t.empty))
+                 if n]
+        return "no tool call: " + (", ".join(kinds) if kinds else "no model turn") + \
+            (f"; {result.detail}" if result.detail else "")
+    grader = result.files.get("grader")
+    first = ""
+    if grader:
+        try:
+            lines = (run_dir / grader).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        failing = [ln for ln in lines if ln.startswith("✗")] or [ln for ln in lines if ln.strip()][-1:]
+        first = failing[0].lstrip("✗ ").strip()[:100] if failing else ""
+    why = f"grader: {first}" if first else "the grader said no"
+    return why + (f"; {result.detail}" if result.detail else "")
+
+
+def report(args: argparse.Namespace) -> int:
+    from agentic_eval.results import is_instrument_run, read_instrument_run
+    from agentic_eval.report.summary import print_report, render_markdown, summarize_run
+    from agentic_eval.results import resolve_run_dir
+
+    runs_root = Path(args.run_dir)
+    if args.runs:
+        dirs = [resolve_run_dir(r, runs_root) for r in args.runs]
+    else:
+        dirs = sorted(p.parent for p in [*runs_root.glob("*/run.json"), *runs_root.glob("*/instrument.json")])
+        if not dirs:
+            raise AgenticEvalError(f"no runs in {runs_root}/ (start one with: agentic-eval run --model NAME)")
+    instruments, summaries = [], []
+    for d in dirs:
+        try:
+            if is_instrument_run(d):
+                instruments.append(read_instrument_run(d))
+            else:
+                summaries.append(summarize_run(d))
+        except AgenticEvalError as exc:
+            if args.runs:  # a run asked for by name: its problem is the answer
+                raise
+            print(f"skipped {d}: {exc}", file=sys.stderr)
+    if not instruments and not summaries:
+        raise AgenticEvalError(f"no readable runs in {runs_root}/")
+    if args.json or args.format == "md" or args.compare:  # stdout stays machine-readable (the table prints them)
+        for s in summaries:
+            for w in s.warnings:
+                print(f"warning: {w}", file=sys.stderr)
+    if args.compare:
+        return _compare(summaries, runs_root, args, dirs)
+    if args.html:
+        _write_html(summaries, instruments, args.html, dirs)
+    if args.json:
+        from agentic_eval.report.run_stats import run_statistics, spreads
+
+        spread_of = spreads(summaries)
+        for s in summaries:
+            print(json.dumps({**s.to_json(), "stats": run_statistics(s, spread_of[s.config.run_id])}))
+        for i in instruments:
+            print(json.dumps(i.model_dump(mode="json")))
+    elif args.format == "md":
+        sys.stdout.write(render_markdown(summaries, instruments))
+    else:
+        print_report(summaries, _stdout_console(), instruments)
+    return 0
+
+
+def _write_html(summaries: list[Any], instruments: list[Any], path: str, dirs: list[Path]) -> None:
+    from agentic_eval.report.html import write_html_report
+
+    out = write_html_report(summaries, instruments, Path(path), dirs)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr)
+
+
+def _compare(summaries: list[Any], runs_root: Path, args: argparse.Namespace, dirs: list[Path]) -> int:
+    """`report A B --compare`: the paired comparison; repeats of either configuration under --run-dir give
+    the run-to-run spread the gap is held against."""
+    from agentic_eval.report.summary import summarize_run
+    from agentic_eval.report.run_stats import compare_json, compare_runs, compare_text, config_key
+
+    if len(summaries) != 2:
+        raise AgenticEvalError(f"--compare takes exactly two agent runs, A and B (got {len(summaries)}): "
+                               "agentic-eval report RUN_A RUN_B --compare")
+    a, b = summaries
+    keys = {config_key(a), config_key(b)}
+    ids = {a.config.run_id, b.config.run_id}
+    repeats = []
+    for run_json in sorted(runs_root.glob("*/run.json")) if runs_root.is_dir() else []:
+        if run_json.parent.name in ids:
+            continue
+        try:
+            other = summarize_run(run_json.parent)
+        except AgenticEvalError:
+            continue
+        if config_key(other) in keys:
+            repeats.append(other)
+    cmp = compare_runs(a, b, repeats)
+    if args.json:
+        print(json.dumps(compare_json(a, b, cmp)))
+    elif args.format == "md":
+        sys.stdout.write("## Comparison\n\n" + "".join(f"- {line}\n" for line in compare_text(a, b, cmp)))
+    else:
+        for line in compare_text(a, b, cmp):
+            print(line)
+    if args.html:
+        _write_html(summaries, [], args.html, dirs)
+    return 0

@@ -1,0 +1,37 @@
+"""Sandbox backends: how a command the model controls is started, and what it can reach.
+
+    backend       The backend contract, Confinement, and the local and bwrap backends.
+    docker        The docker backend: every trial phase in a fresh, hardened container.
+    docker_image  The docker sandbox image, built from Debian's packages, tagged by recipe hash.
+    docker_exec   A command run in a sandbox container (a helper process).
+    relay         Inside a confined CLI agent: its one way out, a relay to the wire recorder.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentic_eval._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from .backend import CommandResult as CommandResult
+    from .backend import Confinement as Confinement
+    from .backend import ResourceLimits as ResourceLimits
+    from .backend import SandboxBackend as SandboxBackend
+    from .backend import default_backend as default_backend
+    from .backend import get_backend as get_backend
+    from .backend import resolve_backend as resolve_backend
+    from .backend import run_command as run_command
+
+_EXPORTS = {
+    "SandboxBackend": ".backend",
+    "Confinement": ".backend",
+    "ResourceLimits": ".backend",
+    "resolve_backend": ".backend",
+    "get_backend": ".backend",
+    "default_backend": ".backend",
+    "run_command": ".backend",
+    "CommandResult": ".backend",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

@@ -1,0 +1,450 @@
+"""Sandbox backends: how a command the model controls is started, and what it can reach.
+
+Everything that runs code the model wrote or chose (the built-in agent's bash and
+file tools, a CLI agent, the reference fix, the grader, which runs the model's
+tests) is started through a `SandboxBackend`. Backends are found by name in
+`BACKENDS`:
+
+- `bwrap` (bubblewrap): the default on Linux where it works. A fresh mount, PID,
+  network, IPC and UTS namespace per command: the root is built from an
+  allow-list (the system's `/usr`, `/etc`, the harness's Python, read-only), only
+  the paths a `Confinement` names writable (the sandbox), a private `/tmp`, no
+  network (an own loopback only), `/proc` of its own PID namespace (nothing
+  outside is visible; everything dies with the command, `setsid` or not), no
+  capabilities, and (where the harness runs as root) a uid of the sandbox's own, unprivileged and
+  without a passwd entry, so that concurrent trials cannot signal, read or starve each other.
+- `local`: today's unconfined behaviour, chosen explicitly; the model can reach
+  the machine as the harness's user.
+
+Both apply the `ResourceLimits` as rlimits (`prlimit`): the command cannot lift them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import IO, Any, Protocol, runtime_checkable
+
+from agentic_eval.errors import AgenticEvalError
+
+UNPRIVILEGED_UID = 65534
+"""The uid (and gid) of confined commands with no writable path, when the harness is root ('nobody')."""
+SANDBOX_UIDS = (200_000, 60_000)
+"""A root harness runs each sandbox's commands as uid (and gid) first + hash(sandbox path) % count."""
+
+
+def sandbox_uid(path: Path) -> int:
+    """The unprivileged uid of the sandbox at `path` (a root harness's confined commands run as it)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(Path(os.path.abspath(path))).encode()).digest()
+    first, count = SANDBOX_UIDS
+    return first + int.from_bytes(digest[:8], "big") % count
+GiB = 1024 ** 3
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """rlimits set on a confined command (and inherited by all it starts); None leaves one unset."""
+
+    cpu_s: int | None = None
+    """CPU seconds per process (RLIMIT_CPU): a busy loop is killed even where wall time is not checked."""
+    memory_bytes: int | None = 4 * GiB
+    """Address space per process (RLIMIT_AS)."""
+    file_bytes: int | None = 2 * GiB
+    """Largest file a process may write (RLIMIT_FSIZE)."""
+    processes: int | None = 1024
+    """Processes of the confined uid (RLIMIT_NPROC); applied only where that uid is the sandbox's own (root
+    harness)."""
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What one confined command may see and do (paths are bound at the same path inside)."""
+
+    writable: tuple[Path, ...] = ()
+    """Bound read-write: the sandbox."""
+    readable: tuple[Path, ...] = ()
+    """Bound read-only, besides the system allow-list."""
+    hidden: tuple[Path, ...] = ()
+    """Covered by an empty tmpfs where they fall under a bound path (e.g. packs inside the Python prefix)."""
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+
+
+@runtime_checkable
+class SandboxBackend(Protocol):
+    """Turns a command into one that runs confined; callers start and kill it as a process group."""
+
+    name: str
+    confined: bool
+    """False for `local`: the command can reach the machine."""
+
+    def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
+        """The command line that runs `argv` in `cwd` under `spec` (the environment passes through)."""
+        ...
+
+    def prepare(self, path: Path) -> None:
+        """Hand a fresh tree (the sandbox) to the user confined commands run as."""
+        ...
+
+
+def _prlimit(limits: ResourceLimits, dedicated_uid: bool) -> list[str]:
+    tool = shutil.which("prlimit")
+    if tool is None:
+        return []
+    opts = [f"--{name}={value}" for name, value in (("cpu", limits.cpu_s), ("as", limits.memory_bytes),
+                                                    ("fsize", limits.file_bytes)) if value is not None]
+    if limits.processes is not None and dedicated_uid:
+        opts.append(f"--nproc={limits.processes}")
+    return [tool, *opts, "--core=0", "--"] if opts else []
+
+
+class LocalBackend:
+    """No confinement: the command runs as the harness's user on the host (rlimits only)."""
+
+    name = "local"
+    confined = False
+
+    def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
+        return [*_prlimit(spec.limits, dedicated_uid=False), *argv]
+
+    def prepare(self, path: Path) -> None:
+        return None
+
+
+def _python_roots() -> list[Path]:
+    """Where the harness's Python lives (its prefix, base prefix, the interpreter's real folder)."""
+    roots = {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent}
+    return sorted(p for p in roots if p.is_dir() and not _under(p, Path("/usr")))
+
+
+def _under(path: Path, top: Path) -> bool:
+    return path == top or top in path.parents
+
+
+class BwrapBackend:
+    """bubblewrap: namespaces, an allow-listed read-only root, a private /tmp, no network, no capabilities."""
+
+    name = "bwrap"
+    confined = True
+
+    def __init__(self, executable: str | None = None) -> None:
+        self.executable = executable or shutil.which("bwrap") or "bwrap"
+        self.as_root = os.geteuid() == 0
+        self.setpriv = shutil.which("setpriv") or "setpriv"
+
+    def prepare(self, path: Path, uid: int | None = None) -> None:
+        """chown the tree to the sandbox's uid (root harness only; a tree whose top it owns already is left
+        as is)."""
+        uid = gid = sandbox_uid(path) if uid is None else uid
+        if not self.as_root or not path.exists() or path.stat().st_uid == uid:
+            return
+        os.chown(path, uid, gid, follow_symlinks=False)
+        if not path.is_dir():
+            return
+        for dirpath, dirnames, filenames in os.walk(path):
+            for name in (*dirnames, *filenames):
+                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+
+    def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
+        uid = sandbox_uid(spec.writable[0]) if spec.writable else UNPRIVILEGED_UID
+        for path in spec.writable:  # a tree nobody prepared (a library caller's) is handed over on first use
+            self.prepare(Path(path), uid)
+        args = [self.executable, "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid",
+                "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        if not self.as_root:
+            args += ["--unshare-user", "--cap-drop", "ALL"]
+        args += ["--ro-bind", "/usr", "/usr"]
+        for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+            if os.path.islink(top):
+                args += ["--symlink", os.readlink(top), top]
+            elif os.path.isdir(top):
+                args += ["--ro-bind", top, top]
+        args += ["--ro-bind", "/etc", "/etc"]
+        if self.as_root:  # programs ask who they are (node's os.userInfo): name the sandbox's uid
+            passwd, group = _identity_files(uid)
+            args += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
+        args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+        mounts: list[tuple[Path, str]] = [(p, "--ro-bind") for p in [*_python_roots(), *spec.readable]]
+        mounts += [(p, "--bind") for p in spec.writable]
+        made: set[Path] = {Path("/"), Path("/usr"), Path("/etc"), Path("/tmp"), Path("/dev"), Path("/proc")}
+        for path, how in sorted(((Path(os.path.abspath(p)), h) for p, h in mounts), key=lambda m: len(m[0].parts)):
+            if not path.exists() or any(_under(path, Path(t)) for t in ("/usr", "/etc", "/proc", "/dev")):
+                continue
+            for parent in reversed(path.parents):
+                if parent not in made:
+                    args += ["--perms", "0755", "--dir", str(parent)]
+                    made.add(parent)
+            args += [how, str(path), str(path)]
+            made.add(path)
+        for hidden in spec.hidden:
+            hidden = Path(os.path.abspath(hidden))
+            if hidden.is_dir() and any(_under(hidden, m) and hidden != m for m in made if m != Path("/")):
+                args += ["--tmpfs", str(hidden)]
+        args += ["--chdir", str(cwd), "--"]
+        if self.as_root:
+            args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                     "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
+        return [*args, *_prlimit(spec.limits, dedicated_uid=self.as_root), *argv]
+
+
+_identity_lock = threading.Lock()
+_identity_dir: list[Path] = []
+
+
+def _identity_files(uid: int) -> tuple[Path, Path]:
+    """/etc/passwd and /etc/group with a line for `uid` ('agent', HOME /tmp), made once per uid in a
+    folder of this process's own (removed at exit)."""
+    with _identity_lock:
+        if not _identity_dir:
+            import atexit
+            import tempfile
+
+            folder = Path(tempfile.mkdtemp(prefix="ae-identity-"))
+            atexit.register(shutil.rmtree, folder, True)
+            _identity_dir.append(folder)
+        folder = _identity_dir[0] / str(uid)
+        passwd, group = folder / "passwd", folder / "group"
+        if not group.exists():
+            folder.mkdir(exist_ok=True)
+            for path, source, line in ((passwd, "/etc/passwd", f"agent:x:{uid}:{uid}:agent:/tmp:/bin/bash\n"),
+                                       (group, "/etc/group", f"agent:x:{uid}:\n")):
+                try:
+                    text = Path(source).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = ""
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(text + ("" if not text or text.endswith("\n") else "\n") + line, encoding="utf-8")
+                tmp.chmod(0o644)
+                os.replace(tmp, path)
+        return passwd, group
+
+
+BACKENDS: dict[str, type[LocalBackend | BwrapBackend]] = {"local": LocalBackend, "bwrap": BwrapBackend}
+"""Sandbox backends by name."""
+LOCAL_WARNING = ("warning: --sandbox local: the model's commands run unconfined as this user: they can read your "
+                 "files, reach your network and outlive the trial; use --sandbox bwrap for untrusted models")
+
+
+@cache
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot confine commands here (None when it can): probed once by running `true` in it."""
+    if not sys.platform.startswith("linux"):
+        return "bubblewrap needs Linux"
+    if shutil.which("bwrap") is None:
+        return "bwrap is not installed (install it: apt-get install bubblewrap)"
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        return "setpriv is missing (install it: apt-get install util-linux)"
+    backend = BwrapBackend()
+    try:
+        proc = subprocess.run(backend.wrap(["true"], cwd=Path("/"), spec=Confinement()), capture_output=True,
+                              timeout=30, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bwrap could not start: {exc}"
+    if proc.returncode != 0:
+        why = proc.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        return (f"bwrap cannot run here ({why[0]}); enable unprivileged user namespaces "
+                "(sysctl kernel.unprivileged_userns_clone=1) or run as root")
+    return None
+
+
+def _docker_backend(docker_hosts: Sequence[str] = (), image: str | None = None) -> SandboxBackend:
+    from agentic_eval.confine.docker import DockerBackend
+
+    return DockerBackend(hosts=tuple(docker_hosts) or (None,), image=image)
+
+
+def get_backend(name: str, *, docker_hosts: Sequence[str] = (), image: str | None = None) -> SandboxBackend:
+    """The backend called `name`; `AgenticEvalError` (saying how to fix it) if unknown or unusable here.
+    `docker_hosts` and `image` configure the docker backend (engines to spread over, an image of your own)."""
+    if name == "docker":
+        return _docker_backend(docker_hosts, image)
+    if docker_hosts or image:
+        raise AgenticEvalError("--docker-host and --image go with --sandbox docker")
+    if name not in BACKENDS:
+        raise AgenticEvalError(f"unknown sandbox {name!r} (available: {', '.join(sorted([*BACKENDS, 'docker']))})")
+    if name == "bwrap":
+        problem = bwrap_problem()
+        if problem is not None:
+            raise AgenticEvalError(f"--sandbox bwrap: {problem}; or accept an unconfined run with --sandbox local")
+    return BACKENDS[name]()
+
+
+def resolve_backend(name: str | None, *, docker_hosts: Sequence[str] = (),
+                    image: str | None = None) -> tuple[SandboxBackend, str | None]:
+    """The backend a run uses and a line to print about it: `name` if given (a warning for `local`),
+    else `bwrap` where it works, else `local` with a loud line saying why and how to fix it."""
+    if name is None and (docker_hosts or image):
+        name = "docker"
+    if name is not None:
+        backend = get_backend(name, docker_hosts=docker_hosts, image=image)
+        return backend, (LOCAL_WARNING if not backend.confined else None)
+    problem = bwrap_problem()
+    if problem is None:
+        return BwrapBackend(), None
+    return LocalBackend(), (f"WARNING: commands the model writes will run UNCONFINED (--sandbox local): {problem}. "
+                            "Fix that to confine them, or pass --sandbox local to accept it")
+
+
+@cache
+def default_backend() -> SandboxBackend:
+    """`bwrap` where it works, else `local` (library callers that pick no backend)."""
+    return BwrapBackend() if bwrap_problem() is None else LocalBackend()
+
+
+class UnixRelay:
+    """The harness's end of a confined CLI's one way out: a unix socket (in a folder of its own, bound
+    into the sandbox) whose connections are piped to `host:port` (the trial's wire recorder)."""
+
+    def __init__(self, folder: Path, host: str, port: int) -> None:
+        import socket
+
+        self.folder, self.host, self.port = folder, host, port
+        self.path = folder / "wire.sock"
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self.path))
+        os.chmod(self.path, 0o666)  # the confined uid connects
+        self._listener.listen(64)
+        self._closed = threading.Event()
+        threading.Thread(target=self._serve, daemon=True, name="wire-relay").start()
+
+    def _serve(self) -> None:
+        while not self._closed.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                if self._closed.is_set():
+                    return
+                time.sleep(0.05)  # a transient failure (out of file descriptors): keep serving
+                continue
+            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
+
+    def _handle(self, client: Any) -> None:
+        import socket
+
+        try:
+            upstream = socket.create_connection((self.host, self.port), timeout=10)
+            upstream.settimeout(None)
+        except OSError:
+            client.close()
+            return
+        back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+        back.start()
+        _pump(client, upstream)
+        back.join()
+        client.close()
+        upstream.close()
+
+    def close(self) -> None:
+        self._closed.set()
+        self._listener.close()
+
+
+def _pump(src: Any, dst: Any) -> None:
+    import socket
+
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """A finished confined command: its output (head and tail kept), exit code, and why it was stopped."""
+
+    output: bytes
+    returncode: int | None
+    stopped_by: str = ""
+    """'' when it exited by itself; else 'timed out after Ns' or 'was cancelled'."""
+
+
+class HeadAndTail:
+    """Collects a stream's bytes keeping at most `limit` of its head and `limit` of its tail."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.total = limit, 0
+        self.head, self.tail = bytearray(), bytearray()
+
+    def add(self, block: bytes) -> None:
+        self.total += len(block)
+        room = self.limit - len(self.head)
+        if room > 0:
+            self.head += block[:room]
+            block = block[room:]
+        self.tail += block
+        del self.tail[: -self.limit]
+
+    def read_all(self, stream: IO[bytes]) -> None:
+        while block := os.read(stream.fileno(), 65536):
+            self.add(block)
+
+    @property
+    def omitted(self) -> int:
+        return self.total - len(self.head) - len(self.tail)
+
+    def data(self, marker: bytes = b"") -> bytes:
+        return bytes(self.head) + (marker if self.omitted else b"") + bytes(self.tail)
+
+
+def _kill_group(pid: int) -> None:
+    import signal
+
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_command(backend: SandboxBackend, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
+                spec: Confinement, timeout_s: float, cancel: threading.Event | None = None,
+                stdin: bytes | None = None, output_limit: int = 16_000) -> CommandResult:
+    """Run `argv` through `backend` with stdout and stderr merged, until it exits, `timeout_s` passes or
+    `cancel` is set; its whole process group (and, confined, its PID namespace) is killed before this
+    returns. Keeps `output_limit` bytes of the output's head and as many of its tail."""
+    proc = subprocess.Popen(backend.wrap(argv, cwd=cwd, spec=spec), cwd=cwd, env=dict(env),
+                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    output = HeadAndTail(output_limit)
+    assert proc.stdout is not None
+    reader = threading.Thread(target=output.read_all, args=(proc.stdout,), daemon=True)
+    reader.start()
+    if stdin is not None:
+        def feed() -> None:
+            try:
+                assert proc.stdin is not None
+                proc.stdin.write(stdin)
+                proc.stdin.close()
+            except OSError:
+                pass
+        threading.Thread(target=feed, daemon=True).start()
+    stopped_by = ""
+    end = time.monotonic() + timeout_s
+    # Wait without reaping, so the group id cannot be reused before the group is killed.
+    while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        if cancel is not None and cancel.is_set():
+            stopped_by = "was cancelled"
+            break
+        if time.monotonic() >= end:
+            stopped_by = f"timed out after {timeout_s:g}s"
+            break
+        time.sleep(0.01)
+    _kill_group(proc.pid)  # also ends whatever the command left running in the background
+    proc.wait()
+    reader.join(timeout=5)
+    return CommandResult(output.data(f"\n[... {output.omitted} bytes of output omitted ...]\n".encode()),
+                         None if stopped_by else proc.returncode, stopped_by)

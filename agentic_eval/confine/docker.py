@@ -1,0 +1,257 @@
+"""The `docker` sandbox backend: every phase of a trial in a fresh, hardened container.
+
+A trial's commands run in containers of the suite's image (see `docker_image`), on one Docker engine
+or spread over several (`hosts`: `DOCKER_HOST` as usual, or `--docker-host URL`, repeatable): no
+network, a read-only root, a private `/tmp`, memory, process and CPU limits, user 65534, every
+capability dropped, no new privileges, an init process. The sandbox is bind-mounted at its own path,
+so what the harness reads afterwards (the final tree, the diff, the grade) is the same tree; anything
+else a command needs is mounted read-only at its own path, and agentic-eval's package read-only at
+`/opt/agentic-eval` (a .pth file in the image puts it on sys.path).
+
+A container serves one *phase* of one sandbox: the agent's commands share one; the reference fix and
+the grader each get a fresh one, and the previous phase's container (with every process the agent
+left) is removed before the next starts, so the grader runs after all of the agent's processes are
+gone. `close(sandbox)` removes the last one at the end of the trial.
+
+Commands are started with `docker exec` through a small helper (`python -m agentic_eval.confine.docker_exec`)
+that passes the caller's environment by name (`-e NAME`, so no value is on a command line) and swaps
+the harness's Python for the image's. The containers are local to each engine, and bind mounts need
+the engine on this machine: engines on other hosts are the next step (see docs/scale-out.md).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.confine.docker_image import (
+    IMAGE_PATH,
+    IMAGE_PYTHON,
+    PACKAGE_MOUNT,
+    RUN_UID,
+    client_for,
+    ensure_image,
+    recipe,
+)
+from agentic_eval.errors import AgenticEvalError
+
+LABEL = "agentic-eval.sandbox"
+
+
+@dataclass
+class Engine:
+    """One Docker engine and how many trial containers it may run at once."""
+
+    host: str | None
+    """Its URL (None: DOCKER_HOST or the default socket)."""
+    client: Any
+    image: str
+    slots: int
+    running: int = 0
+    lost: str = ""
+    """Why the engine is no longer used (empty while it is)."""
+
+    @property
+    def name(self) -> str:
+        return self.host or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
+@dataclass
+class _Phase:
+    engine: Engine
+    container: Any
+    writable: tuple[str, ...]
+    mounted: tuple[str, ...]
+    """Every host path bound into the container (read-only or not)."""
+
+    def covers(self, writable: list[Path], readable: list[Path]) -> bool:
+        """Whether this container already serves a command with these paths: the same writable ones, and
+        every readable one under something it mounts (the agent's tool calls share a container)."""
+        if tuple(sorted(str(p) for p in writable)) != self.writable:
+            return False
+        return all(any(p == Path(m) or Path(m) in p.parents for m in self.mounted) for p in readable)
+
+
+@dataclass(frozen=True)
+class DockerLimits:
+    memory: str = "4g"
+    pids: int = 512
+    cpus: float = 2.0
+    tmp_size: str = "512m"
+
+
+def _remove_quietly(container: Any) -> None:
+    try:
+        container.remove(force=True)
+    except Exception:  # noqa: BLE001 - gone already
+        pass
+
+
+def _mount(spec: dict[str, Any]) -> Any:
+    from docker.types import Mount
+
+    return Mount(target=spec["Target"], source=spec["Source"], type=spec["Type"], read_only=spec["ReadOnly"])
+
+
+def _package_dir() -> Path:
+    return Path(__file__).resolve().parents[1]  # the agentic_eval package
+
+
+@dataclass
+class DockerBackend:
+    """Trials in containers, spread over `hosts` by free capacity."""
+
+    hosts: Sequence[str | None] = (None,)
+    image: str | None = None
+    """An image to use instead of building the suite's (it needs python3, git and pytest)."""
+    slots_per_engine: int = 8
+    limits: DockerLimits = field(default_factory=DockerLimits)
+    name: str = "docker"
+    confined: bool = True
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
+        self._phases: dict[str, _Phase] = {}
+        self.engines: list[Engine] = []
+        for host in self.hosts or (None,):
+            client = client_for(host)
+            image = self.image or ensure_image(client, recipe(), log=lambda line: print(line, file=sys.stderr))[0]
+            self.engines.append(Engine(host, client, image, self.slots_per_engine))
+        self._docker = shutil.which("docker")
+        if self._docker is None:
+            raise AgenticEvalError("the docker sandbox runs commands with the docker CLI: apt-get install docker.io")
+        atexit.register(self.close_all)
+
+    # ----- the backend contract
+
+    def prepare(self, path: Path) -> None:
+        """Hand the sandbox to uid 65534, the user commands run as in the container."""
+        if os.geteuid() != 0 or not path.is_dir() or path.stat().st_uid == RUN_UID:
+            return
+        os.chown(path, RUN_UID, RUN_UID)
+        for dirpath, dirnames, filenames in os.walk(path):
+            for name in (*dirnames, *filenames):
+                os.chown(os.path.join(dirpath, name), RUN_UID, RUN_UID, follow_symlinks=False)
+
+    def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Any) -> list[str]:
+        """`argv` run by `docker exec` in the container of this sandbox's current phase (started, and the
+        previous phase's removed, when the mounts differ)."""
+        writable = [Path(p) for p in getattr(spec, "writable", ())] or [cwd]
+        readable = [Path(p) for p in getattr(spec, "readable", ())]
+        phase = self._phase(writable, readable)
+        command = [IMAGE_PYTHON if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
+        return [sys.executable, "-m", "agentic_eval.confine.docker_exec", self._docker or "docker", phase.engine.name,
+                phase.container.id, str(cwd), "--", *command]
+
+    def describe(self, sandbox: Path) -> dict[str, str]:
+        """Which engine and image run the sandbox's current phase (for the trial record)."""
+        phase = self._phases.get(str(sandbox))
+        if phase is None:
+            return {}
+        try:
+            image = phase.engine.client.images.get(phase.engine.image).id
+        except Exception:  # noqa: BLE001 - a lost engine: its name is still worth recording
+            image = phase.engine.image
+        return {"engine": phase.engine.name, "image": image}
+
+    def close(self, sandbox: Path) -> None:
+        """Remove the sandbox's container: every process in it ends."""
+        with self._lock:
+            phase = self._phases.pop(str(sandbox), None)
+        if phase is not None:
+            self._remove(phase)
+
+    def close_all(self) -> None:
+        """Remove every container this backend started, and wait until they are gone."""
+        with self._lock:
+            phases, self._phases = list(self._phases.values()), {}
+        for phase in phases:
+            self._remove(phase)
+        self._removals.shutdown(wait=True)
+        self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
+
+    # ----- containers
+
+    def _pick(self) -> Engine:
+        live = [e for e in self.engines if not e.lost]
+        if not live:
+            raise AgenticEvalError("no Docker engine is left: " + "; ".join(f"{e.name}: {e.lost}" for e in self.engines))
+        return max(live, key=lambda e: (e.slots - e.running, -self.engines.index(e)))
+
+    def _phase(self, writable: list[Path], readable: list[Path]) -> _Phase:
+        sandbox = str(writable[0])
+        with self._lock:
+            current = self._phases.get(sandbox)
+            if current is not None and current.covers(writable, readable):
+                return current
+            self._phases.pop(sandbox, None)
+        if current is not None:
+            self._remove(current)  # the previous phase ends with every process it left
+        for path in writable:
+            self.prepare(path)
+        with self._lock:
+            engine = current.engine if current is not None and not current.engine.lost else self._pick()
+            engine.running += 1
+        try:
+            container, mounted = self._start(engine, writable, readable, sandbox)
+        except Exception as exc:
+            import docker
+
+            why = f"{type(exc).__name__}: {str(exc)[:200]}"
+            refused = isinstance(exc, docker.errors.APIError) and exc.is_client_error()
+            with self._lock:
+                engine.running -= 1
+                if not refused:  # it did not answer: no more trials go there; a refusal is this trial's alone
+                    engine.lost = why
+            raise AgenticEvalError(f"Docker engine {engine.name} could not start a container: {why}") from None
+        phase = _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted)
+        with self._lock:
+            self._phases[sandbox] = phase
+        return phase
+
+    def _start(self, engine: Engine, writable: list[Path], readable: list[Path],
+               sandbox: str) -> tuple[Any, tuple[str, ...]]:
+        package = str(_package_dir())
+        # agentic-eval's package at the place the image's .pth names and at its own path (the file tools run
+        # a script from it); the host's Node.js (Node 20; Debian's image has 18) for the node pack's graders.
+        volumes: dict[str, dict[str, str]] = {package: {"bind": f"{PACKAGE_MOUNT}/agentic_eval", "mode": "ro"}}
+        node = shutil.which("node")
+        if node:
+            volumes[os.path.realpath(node)] = {"bind": "/usr/local/bin/node", "mode": "ro"}
+        for path in readable:
+            if path.exists() and not (path == Path(package) or Path(package) in path.parents):
+                volumes[str(path)] = {"bind": str(path), "mode": "ro"}
+        for path in writable:
+            volumes[str(path)] = {"bind": str(path), "mode": "rw"}
+        mounts = [{"Target": package, "Source": package, "Type": "bind", "ReadOnly": True}]
+        limits = self.limits
+        container = engine.client.containers.run(
+            engine.image, ["sleep", "infinity"], detach=True, init=True, network_mode="none", read_only=True,
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}, user=f"{RUN_UID}:{RUN_UID}",
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=limits.memory,
+            memswap_limit=limits.memory, pids_limit=limits.pids, nano_cpus=int(limits.cpus * 1e9),
+            volumes=volumes, working_dir=sandbox, labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
+            environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, mounts=[_mount(m) for m in mounts],
+        )
+        mounted = {path for path in volumes if not node or path != os.path.realpath(node)} | {package}
+        return container, tuple(sorted(mounted))
+
+    def _remove(self, phase: _Phase) -> None:
+        """Kill the container (every process in it ends: its PID namespace goes with its init) before
+        returning; its removal (unmounting, ~70 ms) goes on in the background."""
+        try:
+            phase.container.kill()
+        except Exception:  # noqa: BLE001 - already stopped, or an engine that is gone took it with it
+            pass
+        with self._lock:
+            phase.engine.running = max(0, phase.engine.running - 1)
+        self._removals.submit(_remove_quietly, phase.container)

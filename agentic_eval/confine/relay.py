@@ -1,0 +1,83 @@
+"""Inside a confined CLI agent: the one way out, a relay from the sandbox's own loopback to a unix socket.
+
+`python -I -S relay.py PORT SOCKET -- CLI ARGS...` listens on the sandbox's
+127.0.0.1:PORT (its own network namespace: nothing else is there), then starts
+the CLI as its child. Each connection is piped to the unix socket, which the
+harness bound into the sandbox and relays to its wire recorder. The relay exits
+with the CLI's exit status; everything else dies with the sandbox's PID
+namespace. Standard library only: it runs on the harness's interpreter with -S.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import threading
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def _handle(client: socket.socket, target: str) -> None:
+    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        upstream.connect(target)
+    except OSError:
+        client.close()
+        upstream.close()
+        return
+    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+    back.start()
+    _pump(client, upstream)
+    back.join()
+    client.close()
+    upstream.close()
+
+
+def _serve(listener: socket.socket, target: str) -> None:
+    import time
+
+    while True:
+        try:
+            client, _ = listener.accept()
+        except OSError:
+            time.sleep(0.05)  # transient (out of file descriptors): the relay lives as long as the CLI
+            continue
+        threading.Thread(target=_handle, args=(client, target), daemon=True).start()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 4 or argv[2] != "--":
+        print("usage: relay.py PORT SOCKET -- COMMAND...", file=sys.stderr)
+        return 2
+    port, target, command = int(argv[0]), argv[1], argv[3:]
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(64)
+    pid = os.fork()
+    if pid == 0:
+        listener.close()
+        try:
+            os.execvp(command[0], command)
+        except OSError as exc:
+            print(f"cannot start {command[0]}: {exc}", file=sys.stderr)
+            os._exit(127)
+    threading.Thread(target=_serve, args=(listener, target), daemon=True).start()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

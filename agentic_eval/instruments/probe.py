@@ -1,0 +1,277 @@
+"""`probe`: what does this server and model do with tools? One small tool-call request per API shape.
+
+The same tiny request (one `read_file` tool, "show me src/main.py") is sent in each shape a coding
+agent might use: chat completions with tool_choice auto / required / named function, streamed and
+not, and the Responses API, streamed and not. Each answer is labelled by the turn classifier
+(structured call, call written as text and its family, prose, empty), and its call checked: the
+right tool with `{"path": "src/main.py"}`. A shape that fails (HTTP error, timeout, a body that is
+not a model turn) is a row saying so, never a crash. Streams are assembled with the openai
+package's stream helpers. Finally `/metrics` is read, if the server has one, to name the metric
+families it exports (`vllm:`, `llamacpp:`, `sglang:` ...).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from agentic_eval.endpoint import Endpoint, list_models
+from agentic_eval.errors import EndpointError
+
+REQUEST_TIMEOUT_S = 180.0
+"""Per request. A 1.5B model on two CPU cores answers these in ~10-60 s; a GPU server in well under 1."""
+MAX_TOKENS = 512
+"""Room for a short reasoning before the call. A model that does not stop after its call runs to it
+(flag `truncated`): ~50 s on two CPU cores, well inside REQUEST_TIMEOUT_S unless the CPU is shared."""
+TOOL_NAME = "read_file"
+EXPECTED_PATH = "src/main.py"
+SYSTEM = "You are a coding agent. Act through the tools you are given instead of describing what you would do."
+USER = f"Show me what is in {EXPECTED_PATH}."
+_PARAMETERS = {
+    "type": "object",
+    "properties": {"path": {"type": "string", "description": "file path relative to the repository root"}},
+    "required": ["path"],
+}
+_DESCRIPTION = "Read a text file of the repository and return its contents."
+CHAT_TOOL = {"type": "function", "function": {"name": TOOL_NAME, "description": _DESCRIPTION,
+                                              "parameters": _PARAMETERS}}
+RESPONSES_TOOL = {"type": "function", "name": TOOL_NAME, "description": _DESCRIPTION, "parameters": _PARAMETERS}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One request shape: which API, tool_choice, and whether streamed."""
+
+    name: str
+    api: str  # "chat" | "responses"
+    tool_choice: Any
+    stream: bool
+
+    def body(self, model: str, max_tokens: int = MAX_TOKENS) -> dict[str, Any]:
+        if self.api == "chat":
+            return {"model": model, "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER}],
+                    "tools": [CHAT_TOOL], "tool_choice": self.tool_choice, "max_tokens": max_tokens,
+                    "temperature": 0}
+        return {"model": model, "instructions": SYSTEM, "input": USER, "tools": [RESPONSES_TOOL],
+                "tool_choice": self.tool_choice, "max_output_tokens": max_tokens, "temperature": 0}
+
+
+SHAPES: tuple[Shape, ...] = (
+    Shape("chat auto", "chat", "auto", False),
+    Shape("chat required", "chat", "required", False),
+    Shape("chat named", "chat", {"type": "function", "function": {"name": TOOL_NAME}}, False),
+    Shape("chat auto stream", "chat", "auto", True),
+    Shape("responses auto", "responses", "auto", False),
+    Shape("responses auto stream", "responses", "auto", True),
+)
+
+
+@dataclass
+class ShapeResult:
+    """One row of the probe: what came back for one shape."""
+
+    shape: str
+    status: int | None = None
+    """HTTP status (None when no answer came: timeout, connection refused)."""
+    label: str = "error"
+    """The classifier's label, or `error` when there was no model turn to classify."""
+    family: str | None = None
+    tool: str | None = None
+    """The tool called first (structured, else written as text)."""
+    arguments_ok: bool | None = None
+    """The call is `read_file` with path src/main.py (None: no call)."""
+    latency_s: float = 0.0
+    flags: list[str] = field(default_factory=list)
+    error: str | None = None
+    usage: dict[str, Any] | None = None
+
+
+@dataclass
+class MetricsInfo:
+    """What `/metrics` showed: whether it answered, how many families, their name prefixes."""
+
+    url: str
+    status: int | None = None
+    families: list[str] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class ProbeReport:
+    base_url: str
+    model: str
+    models: list[str] | None
+    shapes: list[ShapeResult]
+    metrics: MetricsInfo
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def _call_ok(name: str | None, arguments: Any) -> bool:
+    if name != TOOL_NAME:
+        return False
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return False
+    if not isinstance(arguments, dict) or set(arguments) - {"path"}:
+        return False
+    path = str(arguments.get("path", "")).strip()
+    return path.removeprefix("./") == EXPECTED_PATH
+
+
+def classify_answer(row: ShapeResult, request: dict[str, Any], response: Any) -> None:
+    """Fill the row's label, family, flags, tool and argument check from one answer body."""
+    from agentic_eval.classify.turn import NotAModelTurn, classify_turn, read_turn
+
+    try:
+        result = classify_turn(request, response)
+        turn = read_turn(response)
+    except (NotAModelTurn, AttributeError, TypeError, KeyError, IndexError) as exc:
+        row.label, row.error = "error", f"not a model turn: {_short(exc)}"
+        return
+    row.label, row.family, row.flags = result.label, result.family, list(result.flags)
+    if turn.structured_calls:
+        row.tool, arguments = turn.structured_calls[0]
+        row.arguments_ok = _call_ok(row.tool, arguments)
+    elif result.text_calls:
+        row.tool = result.text_calls[0].name
+        row.arguments_ok = _call_ok(row.tool, result.text_calls[0].arguments)
+    if isinstance(response, dict) and isinstance(response.get("usage"), dict):
+        row.usage = response["usage"]
+
+
+def _plain(endpoint: Endpoint, shape: Shape, body: dict[str, Any], timeout_s: float) -> tuple[int, Any]:
+    import httpx
+
+    path = "/chat/completions" if shape.api == "chat" else "/responses"
+    resp = httpx.post(endpoint.base_url + path, json=body, timeout=timeout_s,
+                      headers={"Authorization": f"Bearer {endpoint.api_key}"})
+    try:
+        data = resp.json()
+    except ValueError:
+        data = resp.text
+    return resp.status_code, data
+
+
+def _streamed(endpoint: Endpoint, shape: Shape, body: dict[str, Any], timeout_s: float) -> tuple[int, Any]:
+    import openai
+
+    client = openai.OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0, timeout=timeout_s)
+    try:
+        if shape.api == "chat":
+            with client.chat.completions.stream(**body) as stream:
+                for _ in stream:
+                    pass
+                return 200, stream.current_completion_snapshot.model_dump(mode="json")  # also when cut at the limit
+        with client.responses.stream(**body) as rstream:
+            for _ in rstream:
+                pass
+            return 200, rstream.get_final_response().model_dump(mode="json")
+    finally:
+        client.close()
+
+
+def probe_shape(endpoint: Endpoint, model: str, shape: Shape, timeout_s: float = REQUEST_TIMEOUT_S,
+                max_tokens: int = MAX_TOKENS) -> ShapeResult:
+    """Send one shape's request and describe the answer. Never raises for the endpoint's behaviour."""
+    import httpx
+    import openai
+
+    row = ShapeResult(shape=shape.name)
+    body = shape.body(model, max_tokens)
+    t0 = time.monotonic()
+    try:
+        status, data = (_streamed if shape.stream else _plain)(endpoint, shape, body, timeout_s)
+    except (openai.APITimeoutError, httpx.TimeoutException):
+        row.error = f"no answer within {timeout_s:.0f}s"
+    except openai.APIStatusError as exc:
+        row.status, row.error = exc.status_code, f"HTTP {exc.status_code}: {_short(exc)}"
+    except (openai.APIConnectionError, httpx.TransportError) as exc:
+        row.error = f"connection failed: {_short(exc)}"
+    except Exception as exc:  # noqa: BLE001 - a stream cut short, garbage the helper cannot read: a row
+        row.error = ("the openai SDK's stream helper could not read the stream: " if shape.stream else "") + _short(exc)
+    else:
+        row.status = status
+        if status >= 400:
+            message = data if isinstance(data, str) else json.dumps(data)
+            row.error = f"HTTP {status}: {' '.join(message.split())[:200]}"
+        else:
+            classify_answer(row, body, data)
+    row.latency_s = round(time.monotonic() - t0, 2)
+    return row
+
+
+def read_metrics(endpoint: Endpoint, timeout_s: float = 15.0) -> MetricsInfo:
+    """The metric families at the server root's /metrics (beside /v1), if it has one."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    root = endpoint.base_url.removesuffix("/v1")
+    info = MetricsInfo(url=root + "/metrics")
+    try:
+        resp = httpx.get(info.url, timeout=timeout_s, headers={"Authorization": f"Bearer {endpoint.api_key}"})
+        info.status = resp.status_code
+        if resp.status_code >= 400:
+            info.error = f"HTTP {resp.status_code}"
+            return info
+        info.families = sorted({f.name for f in text_string_to_metric_families(resp.text)})
+    except Exception as exc:  # noqa: BLE001 - unreachable, or not the Prometheus text format
+        info.error = _short(exc)
+        return info
+    if not info.families:
+        info.error = "no metric families in the answer"
+    info.prefixes = sorted({name.split(":", 1)[0] + ":" for name in info.families if ":" in name})
+    return info
+
+
+def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHAPES,
+              timeout_s: float = REQUEST_TIMEOUT_S, max_tokens: int = MAX_TOKENS,
+              on_row: Callable[[ShapeResult], None] | None = None) -> ProbeReport:
+    """List the models, probe every shape in order, then read /metrics.
+
+    Raises EndpointError only when the endpoint is unreachable or does not list `model`.
+    """
+    models = list_models(endpoint)
+    if models is not None and model not in models:
+        listed = ", ".join(models) if models else "none"
+        raise EndpointError(f"model {model!r} is not served by {endpoint.shown_url}; it lists: {listed}")
+    rows = []
+    for shape in shapes:
+        row = probe_shape(endpoint, model, shape, timeout_s, max_tokens)
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return ProbeReport(base_url=endpoint.shown_url, model=model, models=models, shapes=rows,
+                       metrics=read_metrics(endpoint))
+
+
+def verdict(report: ProbeReport) -> str:
+    """One sentence on what the server and model do with tools."""
+    answered = [r for r in report.shapes if r.label != "error"]
+    structured = [r for r in answered if r.label == "tool_call"]
+    text = [r for r in answered if r.label == "text_tool_call"]
+    parts = [f"{len(structured)} of {len(report.shapes)} shapes got a structured tool call"]
+    wrong = [r for r in structured if r.tool != TOOL_NAME or r.arguments_ok is False]
+    if wrong:
+        parts[0] += (f", {len(wrong)} of them to the wrong tool or with wrong arguments"
+                     if len(wrong) < len(structured) else ", but none to the right tool with the right arguments")
+    if text:
+        families = sorted({r.family or "?" for r in text})
+        parts.append(f"{len(text)} a tool call written as text ({', '.join(families)}): the server did not parse "
+                     "the model's format; `run --lenient-text-calls` shows what the model could do")
+    errors = len(report.shapes) - len(answered)
+    if errors:
+        parts.append(f"{errors} failed")
+    return "; ".join(parts) + "."

@@ -1,0 +1,305 @@
+"""Run a task's grader or reference fix in a sandbox, and turn the exit into a verdict.
+
+Both run with the sandbox as working directory and the environment documented
+in docs/task-format.md, through the run's sandbox backend (`confine/backend.py`): a
+fresh confined process tree per script, the sandbox its only writable path,
+the pack, gradelib and the variables file read-only, no network, nothing of
+the run folder. A timeout kills the script's whole process group.
+Grading never raises for a failing or crashing grader: the verdict says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from agentic_eval.packs import gitsafe
+from agentic_eval.packs.builtin import graders_dir
+from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend
+from agentic_eval.errors import AgenticEvalError
+from agentic_eval.packs.sandbox import Sandbox
+from agentic_eval.packs.task import Task
+
+OUTPUT_LIMIT = 64 * 1024
+"""Characters of a script's output kept (the end is kept: that is where verdicts are)."""
+
+
+class Verdict(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "grader_error"
+
+
+@dataclass(frozen=True)
+class ScriptResult:
+    """What running one script produced. Never raised: a crash is data."""
+
+    exit_code: int | None
+    """None when the script timed out or could not start."""
+    output: str
+    """stdout and stderr interleaved, cut to the last OUTPUT_LIMIT characters."""
+    duration_s: float
+    timed_out: bool = False
+    start_error: str | None = None
+    cancelled: bool = False
+    """Stopped because the run was interrupted (Ctrl-C, SIGTERM): not an outcome of the script."""
+
+
+@dataclass(frozen=True)
+class GradeResult:
+    verdict: Verdict
+    script: ScriptResult
+
+    @property
+    def reason(self) -> str:
+        """Why the grader errored ('timeout', 'exit 3', ...); empty for pass and fail."""
+        s = self.script
+        if self.verdict is not Verdict.ERROR:
+            return ""
+        if s.start_error:
+            return f"could not start: {s.start_error}"
+        if s.timed_out:
+            return "timeout"
+        return f"exit {s.exit_code}"
+
+
+# A Python grader or fix runs isolated (-I: nothing from the working directory — the sandbox — nor from
+# PYTHONPATH or the user site is importable or run at start-up), with its own folder, gradelib's and the
+# pack's graders folder first on sys.path, and an uncaught exception exiting 3 (a grader error), also
+# for a grader that does not import gradelib: a crash must never read as exit 1, a fail.
+_SCRIPT_BOOT = """\
+import os, runpy, sys, traceback
+script = sys.argv[1]
+sys.path[0:0] = [os.path.dirname(script), *[p for p in sys.argv[2].split(os.pathsep) if p]]
+sys.argv = [script]
+def _crash(kind, exc, tb):
+    traceback.print_exception(kind, exc, tb)
+    print(f"grader error: uncaught {kind.__name__}", file=sys.stderr)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(3)
+sys.excepthook = _crash
+runpy.run_path(script, run_name="__main__")
+"""
+
+ENV_ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SYSTEMROOT")
+"""The only variables of the harness's environment a grader or fix sees (no API keys, no credentials)."""
+
+
+def _command_for(script: Path, import_path: str) -> list[str]:
+    if script.suffix == ".py":
+        return [sys.executable, "-I", "-B", "-c", _SCRIPT_BOOT, str(script), import_path]
+    if script.suffix == ".sh":
+        return ["bash", "--noprofile", "--norc", str(script)]
+    return [str(script)]
+
+
+def script_env(task: Task, sandbox: Sandbox, vars_file: Path, home: Path) -> dict[str, str]:
+    """The environment a grader or fix runs with (see docs/task-format.md): an allow-list, never the
+    harness's own environment, plus the task's variables and the ground truth of the pristine state."""
+    env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
+    python_dir = str(Path(sys.executable).parent)
+    env.update(gitsafe.git_env())
+    env.update(
+        HOME=str(home),
+        AGENTIC_EVAL_VARS=str(vars_file),
+        AGENTIC_EVAL_TASK_DIR=str(task.dir),
+        AGENTIC_EVAL_PACK_GRADERS=str(task.pack_dir / "graders"),
+        AGENTIC_EVAL_SANDBOX=str(sandbox.path),
+        AGENTIC_EVAL_PYTHON=sys.executable,
+        AGENTIC_EVAL_SEED=str(sandbox.seed),
+        PYTHONPATH=grader_import_path(task),  # for .sh graders that start Python themselves
+        PATH=python_dir + os.pathsep + os.environ.get("PATH", os.defpath),
+        PYTHONDONTWRITEBYTECODE="1",
+        LC_ALL=os.environ.get("LC_ALL", "C.UTF-8"),
+    )
+    env[gitsafe.COMMIT_ENV] = sandbox.pristine_commit
+    if sandbox.pristine_store is not None:
+        env[gitsafe.STORE_ENV] = str(sandbox.pristine_store)
+    return env
+
+
+def grader_import_path(task: Task) -> str:
+    """gradelib's folder, then the pack's own graders folder."""
+    return os.pathsep.join([str(graders_dir()), str(task.pack_dir / "graders")])
+
+
+def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
+               cancel: threading.Event | None = None, *, backend: SandboxBackend | None = None,
+               readable: Sequence[Path] = ()) -> ScriptResult:
+    """Run `script` in `cwd` through the sandbox backend (a fresh confined process tree: `cwd` the only
+    writable path, `readable` and the script's folder read-only, no network); on timeout, or as soon as
+    `cancel` is set, kill its whole process group. Never raises."""
+    start = time.monotonic()
+    backend = backend or default_backend()
+    shown = [script.parent, *readable, *(Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
+    spec = Confinement(writable=(Path(cwd),), readable=tuple(shown),
+                       limits=ResourceLimits(cpu_s=int(timeout_s) + 1))
+    try:
+        argv = backend.wrap(_command_for(script, env.get("PYTHONPATH", "")), cwd=Path(cwd), spec=spec)
+    except AgenticEvalError as exc:  # the backend could not give it a place to run (a lost Docker engine)
+        return ScriptResult(None, "", time.monotonic() - start, start_error=str(exc))
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return ScriptResult(None, "", time.monotonic() - start, start_error=str(exc))
+    timed_out = cancelled = False
+    deadline = start + timeout_s
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                out, _ = proc.communicate(timeout=max(0.0, min(left, 0.2) if cancel is not None else left))
+                break
+            except subprocess.TimeoutExpired:
+                cancelled = cancel is not None and cancel.is_set()
+                timed_out = not cancelled and time.monotonic() >= deadline
+                if cancelled or timed_out:
+                    _kill_group(proc)
+                    out, _ = proc.communicate()
+                    break
+    finally:
+        # Whatever the script left running in its group goes too.
+        _kill_group(proc)
+    text = out.decode("utf-8", errors="replace")[-OUTPUT_LIMIT:]
+    code = None if timed_out or cancelled else proc.returncode
+    return ScriptResult(code, text, time.monotonic() - start, timed_out=timed_out, cancelled=cancelled)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class ScriptRunner:
+    """Runs a task's grader and fix against one sandbox, with its variables file outside the sandbox."""
+
+    def __init__(self, task: Task, sandbox: Sandbox, backend: SandboxBackend | None = None) -> None:
+        self.task = task
+        self.sandbox = sandbox
+        self.backend = backend or default_backend()
+        self._tmp = tempfile.TemporaryDirectory(prefix="agentic-eval-vars-")
+        os.chmod(self._tmp.name, 0o755)  # the confined script's uid reads it (the agent never sees it)
+        vars_file = Path(self._tmp.name) / "vars.json"
+        vars_file.write_text(json.dumps(sandbox.variables, sort_keys=True), encoding="utf-8")
+        home = Path(self._tmp.name) / "home"
+        home.mkdir()
+        self.env = script_env(task, sandbox, vars_file, home)
+        # Read-only for the confined script: its variables and home, the task, the pack, gradelib, the
+        # pristine store it compares against, and agentic-eval's own package (gradelib imports gitsafe).
+        self._readable = (Path(self._tmp.name), task.dir, task.pack_dir, graders_dir(),
+                          *((sandbox.pristine_store,) if sandbox.pristine_store is not None else ()),
+                          Path(gitsafe.__file__).resolve().parents[1])
+
+    def __enter__(self) -> ScriptRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def grade(self, cancel: threading.Event | None = None) -> GradeResult:
+        result = run_script(self.task.grader_path, self.sandbox.path, self.env, self.task.meta.limits.grader_timeout_s,
+                            cancel, backend=self.backend, readable=self._readable)
+        return GradeResult(verdict_for(result), result)
+
+    def apply_fix(self, timeout_s: float | None = None, cancel: threading.Event | None = None) -> ScriptResult:
+        timeout = timeout_s if timeout_s is not None else self.task.meta.limits.agent_timeout_s
+        return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout, cancel, backend=self.backend,
+                          readable=self._readable)
+
+
+def verdict_for(result: ScriptResult) -> Verdict:
+    """Exit 0 is a pass, exit 1 a fail; anything else (a crash, a timeout) is a grader error."""
+    if result.exit_code == 0:
+        return Verdict.PASS
+    if result.exit_code == 1:
+        return Verdict.FAIL
+    return Verdict.ERROR
+
+
+def grade_sandbox(task: Task, sandbox: Sandbox) -> GradeResult:
+    """Grade a finished sandbox once."""
+    with ScriptRunner(task, sandbox) as runner:
+        return runner.grade()
+
+
+# --------------------------------------------------------------------------- what graders need
+
+_PIP_NAMES = {"yaml": "pyyaml"}
+_PROGRAM_HINTS = {"node": "install Node.js (apt-get install nodejs)", "npm": "apt-get install npm"}
+
+
+def grader_requirements(task: Task) -> list[str]:
+    """What the task's grader and fix need: `requires` from task.toml, plus what they evidently use
+    (gradelib's pytest check needs pytest, a YAML check PyYAML, a .sh script bash)."""
+    needs = list(task.meta.requires)
+    for script in (task.grader_path, task.solution_path):
+        if script.suffix == ".sh":
+            needs.append("program:bash")
+        try:
+            text = script.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "pytest_passes" in text or "import pytest" in text:
+            needs.append("pytest")
+        if "yaml" in text:
+            needs.append("yaml")
+    return list(dict.fromkeys(needs))
+
+
+def _missing(requirement: str) -> str | None:
+    """How to install `requirement`, or None when the grader's environment has it."""
+    import importlib.util
+    import shutil
+
+    if requirement.startswith("program:"):
+        name = requirement.removeprefix("program:")
+        return None if shutil.which(name) else _PROGRAM_HINTS.get(name, f"put {name} on PATH")
+    try:
+        found = importlib.util.find_spec(requirement) is not None
+    except (ImportError, ValueError):
+        found = False
+    return None if found else f"pip install {_PIP_NAMES.get(requirement, requirement)}"
+
+
+def check_grader_requirements(tasks: list[Task]) -> None:
+    """Refuse, in one line, when a selected task's grader or fix needs what this environment lacks."""
+    needed_by: dict[str, list[str]] = {}
+    for task in tasks:
+        for requirement in grader_requirements(task):
+            needed_by.setdefault(requirement, []).append(task.id)
+    problems = []
+    for requirement, ids in needed_by.items():
+        fix = _missing(requirement)  # looked up once per requirement, not once per task
+        if fix is None:
+            continue
+        what = (f"the program {requirement.removeprefix('program:')!r}" if requirement.startswith("program:")
+                else f"the Python module {requirement!r} (in {sys.executable})")
+        listed = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+        problems.append(f"{listed} need{'s' if len(ids) == 1 else ''} {what}, which is missing: {fix}")
+    if problems:
+        raise AgenticEvalError("; ".join(problems))
+

@@ -1,0 +1,166 @@
+"""Sandboxes: deterministic git repos built by a generator from a seed.
+
+`materialize_sandbox(task, seed, dest)` runs the task's generator into an
+empty folder, makes it a git repository and commits everything as the
+pristine state with a fixed author, committer and date, so the same seed gives
+the same tree and the same commit id.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from agentic_eval.packs import gitsafe
+from agentic_eval.errors import SandboxError
+from agentic_eval.packs.task import Task
+
+GENERATOR_ENTRY_POINT_GROUP = "agentic_eval.sandboxes"
+PRISTINE_MESSAGE = "Initial commit"
+PRISTINE_BRANCH = "main"
+# Fixed identity and date: the pristine commit id depends only on the tree.
+PRISTINE_AUTHOR = ("Sandbox Author", "author@sandbox.invalid")
+PRISTINE_DATE = "2024-01-02T03:04:05+0000"
+# Identity for commits made inside the sandbox (by an agent or a fix).
+AGENT_IDENTITY = ("Coding Agent", "agent@sandbox.invalid")
+
+Generator = Callable[[Path, int, dict[str, Any]], dict[str, Any]]
+
+_module_cache: dict[Path, ModuleType] = {}
+_module_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A materialised sandbox: the repo folder, the seed's variables and the pristine commit."""
+
+    path: Path
+    seed: int
+    variables: dict[str, Any]
+    """The generator's variables for this seed, plus `seed`."""
+    pristine_commit: str
+    pristine_store: Path | None = None
+    """The harness's copy of the pristine objects, outside the sandbox: what graders compare against."""
+
+
+def _load_module(path: Path) -> ModuleType:
+    path = path.resolve()
+    with _module_lock:
+        module = _module_cache.get(path)
+        if module is not None:
+            return module
+        spec = importlib.util.spec_from_file_location(f"agentic_eval_sandbox_{path.stem}_{len(_module_cache)}", path)
+        if spec is None or spec.loader is None:
+            raise SandboxError(f"{path}: cannot be imported as a sandbox generator")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # dataclasses and pickling look their module up there
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # a broken generator file is the pack author's to fix
+            sys.modules.pop(spec.name, None)
+            raise SandboxError(f"{path}: generator failed to import: {type(exc).__name__}: {exc}") from exc
+        _module_cache[path] = module
+        return module
+
+
+def find_generator(name: str, pack_dir: Path | None = None) -> Generator:
+    """Find generator `name`: the pack's `sandboxes/NAME.py`, a built-in, or an entry point."""
+    from agentic_eval.packs.builtin import sandboxes_dir
+
+    searched: list[str] = []
+    for folder in ([pack_dir / "sandboxes"] if pack_dir else []) + [sandboxes_dir()]:
+        candidate = folder / f"{name}.py"
+        searched.append(str(folder))
+        if candidate.is_file():
+            module = _load_module(candidate)
+            generate = getattr(module, "generate", None)
+            if not callable(generate):
+                raise SandboxError(f"{candidate}: has no generate(root, seed, params) function")
+            return generate  # type: ignore[no-any-return]
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=GENERATOR_ENTRY_POINT_GROUP):
+        if ep.name == name:
+            return ep.load()  # type: ignore[no-any-return]
+    raise SandboxError(
+        f"unknown sandbox generator {name!r} (looked in {', '.join(searched)} and the "
+        f"'{GENERATOR_ENTRY_POINT_GROUP}' entry points)"
+    )
+
+
+def commit_pristine(root: Path) -> str:
+    """Make `root` a git repo and commit its whole tree deterministically; returns the commit id."""
+    import git  # gitpython: imported here, it is slow to import
+
+    repo = git.Repo.init(root, initial_branch=PRISTINE_BRANCH)
+    with repo.config_writer() as cfg:
+        cfg.set_value("user", "name", AGENT_IDENTITY[0])
+        cfg.set_value("user", "email", AGENT_IDENTITY[1])
+        cfg.set_value("core", "autocrlf", "false")
+        cfg.set_value("commit", "gpgsign", "false")
+    if not any(p.name != ".git" for p in root.iterdir()):
+        raise SandboxError(f"{root}: the generator wrote no files")
+    # Through git itself, not IndexFile.add: that one chdirs the whole process, unsafe beside other threads.
+    name, email = PRISTINE_AUTHOR
+    env = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_AUTHOR_DATE": PRISTINE_DATE,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+        "GIT_COMMITTER_DATE": PRISTINE_DATE,
+        "GIT_CONFIG_GLOBAL": os.devnull,  # the user's hooks, signing or templates must not change the commit
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    repo.git.add("--all", "--force", env=env)
+    repo.git.commit("--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m", PRISTINE_MESSAGE, env=env)
+    commit = repo.head.commit
+    return str(commit.hexsha)
+
+
+def generate_tree(task: Task, seed: int, dest: Path) -> dict[str, Any]:
+    """Run the task's generator into the empty folder `dest`; returns its variables plus `seed`."""
+    dest.mkdir(parents=True, exist_ok=True)
+    if any(dest.iterdir()):
+        raise SandboxError(f"{dest}: sandbox folder is not empty")
+    spec = task.meta.sandbox
+    generate = find_generator(spec.generator, task.pack_dir)
+    try:
+        variables = generate(dest, seed, dict(spec.params))
+    except Exception as exc:
+        raise SandboxError(
+            f"task {task.id}: generator {spec.generator!r} failed for seed {seed}: {type(exc).__name__}: {exc}"
+        ) from exc
+    variables = dict(variables or {})
+    variables.setdefault("seed", seed)
+    try:
+        json.dumps(variables)
+    except TypeError as exc:
+        raise SandboxError(f"generator {spec.generator!r} returned variables that are not JSON: {exc}") from exc
+    return variables
+
+
+def pristine_store_for(dest: Path) -> Path:
+    """Where the pristine store of the sandbox at `dest` lives: beside it, never inside it."""
+    return dest.parent / f"{dest.name}.pristine.git"
+
+
+def materialize_sandbox(task: Task, seed: int, dest: Path) -> Sandbox:
+    """Build the task's sandbox for `seed` in the empty folder `dest`, committed as pristine, and keep a
+    copy of the pristine objects beside it (`pristine_store_for(dest)`) for grading."""
+    variables = generate_tree(task, seed, dest)
+    commit = commit_pristine(dest)
+    store = pristine_store_for(dest)
+    if store.exists():
+        raise SandboxError(f"{store}: a pristine store is already there")
+    gitsafe.save_pristine(dest, store)
+    return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
+                   pristine_store=store.resolve())

@@ -1,0 +1,322 @@
+"""Tasks and task packs: the metadata model, loading, and discovery.
+
+A pack is a folder; a task is a folder inside it holding `task.toml`. See
+docs/task-format.md. Loading validates with pydantic; a broken task becomes a
+`TaskLoadError` naming the file and the field, and the pack's other tasks
+still load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from agentic_eval.errors import PackNotFoundError, TaskLoadError
+
+TASK_FILE = "task.toml"
+PACK_ENTRY_POINT_GROUP = "agentic_eval.packs"
+_ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_PLACEHOLDER_RE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+class SandboxSpec(BaseModel):
+    """Which generator builds the task's repo, and with what parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    generator: str = Field(min_length=1)
+    """Name of a sandbox generator: the pack's `sandboxes/NAME.py`, a built-in, or an entry point."""
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Passed to the generator unchanged (e.g. `{scenario = "failing_test"}`)."""
+
+
+MAX_LIMIT_S = 7 * 24 * 3600.0
+"""The longest time limit a task may set: beyond it a limit means nothing (inf, 1e300) and never ends a trial."""
+
+
+class Limits(BaseModel):
+    """Time and turn limits for one trial of the task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent_timeout_s: float = Field(default=600, gt=0, le=MAX_LIMIT_S, allow_inf_nan=False)
+    """Wall time the agent gets before it is killed (`agent_timeout`); at most a week."""
+    grader_timeout_s: float = Field(default=60, gt=0, le=MAX_LIMIT_S, allow_inf_nan=False)
+    """Wall time the grader gets; exceeding it is a grader error, never a fail."""
+    max_turns: int = Field(default=40, gt=0, le=100_000)
+    """Model turns the built-in agent may take."""
+
+
+class TaskMeta(BaseModel):
+    """The contents of a task's `task.toml`. Field names are a file-format contract."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    """Unique id: lowercase letters, digits, '-', '_', '.'."""
+    title: str = Field(min_length=1)
+    tags: list[str] = Field(default_factory=list)
+    """Skills the task exercises."""
+    difficulty: Literal["easy", "medium", "hard"] = "medium"
+    instruction: str = "instruction.md"
+    """File holding the instruction, exactly as the agent is told it ({{var}} templated)."""
+    grader: str | None = None
+    """The grader file; default: the one file named `grade` or `grade.*`."""
+    solution: str | None = None
+    """The reference fix; default: the one file named `solve` or `solve.*`."""
+    answers: list[str] = Field(default_factory=list)
+    """Strings that must never appear in the pristine sandbox or its .git ({{var}} templated)."""
+    sandbox: SandboxSpec
+    limits: Limits = Field(default_factory=Limits)
+    requires: list[str] = Field(default_factory=list)
+    """What the grader and the reference fix need beyond agentic-eval's own dependencies, checked before
+    any trial: a Python module the grader's Python must import (`"numpy"`), or `"program:NAME"` for a
+    program on PATH (`"program:node"`)."""
+
+    @field_validator("id")
+    @classmethod
+    def _check_id(cls, value: str) -> str:
+        if not _ID_RE.fullmatch(value):
+            raise ValueError("must be lowercase letters, digits, '-', '_' or '.', starting with a letter or digit")
+        return value
+
+
+@dataclass(frozen=True)
+class Task:
+    """A loaded, validated task."""
+
+    meta: TaskMeta
+    dir: Path
+    pack: str
+    """Name of the pack it came from (the pack folder's name or its entry-point name)."""
+    instruction_template: str
+    grader_path: Path
+    solution_path: Path
+    pack_dir: Path
+
+    @property
+    def id(self) -> str:
+        return self.meta.id
+
+    def render_instruction(self, variables: Mapping[str, Any]) -> str:
+        """The instruction with `{{var}}` filled in from the generator's variables."""
+        return render_template(self.instruction_template, variables, where=self.dir / self.meta.instruction)
+
+    def render_answers(self, variables: Mapping[str, Any]) -> list[str]:
+        return [render_template(a, variables, where=self.dir / TASK_FILE) for a in self.meta.answers]
+
+    def digest(self) -> str:
+        """A content hash of every file of the task (and its generator's name and params).
+
+        Part of a trial's identity: editing the task's instruction, grader or fix
+        changes it, moving the pack to another folder does not.
+        """
+        h = hashlib.sha256()
+        for path in sorted(p for p in self.dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            h.update(path.relative_to(self.dir).as_posix().encode())
+            h.update(b"\0")
+            h.update(path.read_bytes())
+            h.update(b"\0")
+        return h.hexdigest()[:16]
+
+
+@dataclass
+class LoadResult:
+    """Tasks that loaded, and one error per task that did not."""
+
+    tasks: list[Task] = field(default_factory=list)
+    errors: list[TaskLoadError] = field(default_factory=list)
+
+    def extend(self, other: LoadResult) -> None:
+        self.tasks.extend(other.tasks)
+        self.errors.extend(other.errors)
+
+
+def render_template(text: str, variables: Mapping[str, Any], *, where: Path | str) -> str:
+    """Replace `{{name}}` placeholders; an unknown name is a `TaskLoadError` naming `where`."""
+
+    def sub(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in variables:
+            known = ", ".join(sorted(variables)) or "none"
+            raise TaskLoadError(where, f"unknown placeholder {{{{{name}}}}} (the generator provides: {known})")
+        return str(variables[name])
+
+    return _PLACEHOLDER_RE.sub(sub, text)
+
+
+def _format_validation_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    msg = first["msg"]
+    if first["type"] == "extra_forbidden":
+        msg = "unknown field (check the spelling; see docs/task-format.md)"
+    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{loc}: {msg}{more}"
+
+
+def _find_script(task_dir: Path, explicit: str | None, stem: str, field_name: str) -> Path:
+    toml_path = task_dir / TASK_FILE
+    if explicit is not None:
+        path = task_dir / explicit
+        if not path.is_file():
+            raise TaskLoadError(toml_path, f"{field_name}: file {explicit!r} does not exist in {task_dir}")
+        return path
+    candidates = sorted(p for p in task_dir.iterdir() if p.is_file() and (p.name == stem or p.stem == stem))
+    if not candidates:
+        raise TaskLoadError(
+            toml_path, f"{field_name}: no {stem} file (add {stem}.py or {stem}.sh, or set {field_name} = \"FILE\")"
+        )
+    if len(candidates) > 1:
+        names = ", ".join(p.name for p in candidates)
+        raise TaskLoadError(toml_path, f"{field_name}: several candidates ({names}); set {field_name} = \"FILE\"")
+    return candidates[0]
+
+
+def load_task(task_dir: Path, pack: str | None = None) -> Task:
+    """Load and validate one task folder; raises `TaskLoadError` naming the file and field."""
+    task_dir = Path(task_dir).resolve()
+    toml_path = task_dir / TASK_FILE
+    try:
+        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TaskLoadError(toml_path, "missing (every task folder needs a task.toml)") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise TaskLoadError(toml_path, f"not valid TOML: {exc}") from None
+    try:
+        meta = TaskMeta.model_validate(raw)
+    except ValidationError as exc:
+        raise TaskLoadError(toml_path, _format_validation_error(exc)) from None
+    instruction_path = task_dir / meta.instruction
+    try:
+        instruction = instruction_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TaskLoadError(toml_path, f"instruction: file {meta.instruction!r} does not exist") from None
+    if not instruction.strip():
+        raise TaskLoadError(instruction_path, "instruction is empty")
+    grader = _find_script(task_dir, meta.grader, "grade", "grader")
+    solution = _find_script(task_dir, meta.solution, "solve", "solution")
+    return Task(
+        meta=meta,
+        dir=task_dir,
+        pack=pack or task_dir.parent.name,
+        instruction_template=instruction,
+        grader_path=grader,
+        solution_path=solution,
+        pack_dir=task_dir.parent,
+    )
+
+
+def load_pack(pack_dir: Path, name: str | None = None) -> LoadResult:
+    """Load every task of a pack folder. A folder holding task.toml itself is a one-task pack."""
+    pack_dir = Path(pack_dir).expanduser()
+    if not pack_dir.is_dir():
+        raise PackNotFoundError(f"{pack_dir}: no such folder (--tasks takes a pack folder or a task folder)")
+    pack_dir = pack_dir.resolve()
+    result = LoadResult()
+    if (pack_dir / TASK_FILE).is_file():
+        task_dirs = [pack_dir]
+        name = name or pack_dir.parent.name
+    else:
+        task_dirs = sorted(p for p in pack_dir.iterdir() if p.is_dir() and (p / TASK_FILE).exists())
+        stray = sorted(
+            p
+            for p in pack_dir.iterdir()
+            if p.is_dir() and not (p / TASK_FILE).exists() and p.name not in ("sandboxes", "__pycache__")
+            and not p.name.startswith(".")
+        )
+        for p in stray:
+            result.errors.append(TaskLoadError(p / TASK_FILE, "missing (every task folder needs a task.toml)"))
+        if not task_dirs and not stray:
+            raise PackNotFoundError(f"{pack_dir}: no tasks found (a pack holds task folders, each with a task.toml)")
+    for task_dir in task_dirs:
+        try:
+            result.tasks.append(load_task(task_dir, pack=name or pack_dir.name))
+        except TaskLoadError as exc:
+            result.errors.append(exc)
+    return result
+
+
+def entry_point_packs() -> list[tuple[str, Path]]:
+    """Packs registered under the `agentic_eval.packs` entry-point group (built-ins included)."""
+    from importlib.metadata import entry_points
+
+    packs: list[tuple[str, Path]] = []
+    for ep in sorted(entry_points(group=PACK_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        target = ep.load()
+        path = target() if callable(target) else target
+        packs.append((ep.name, Path(path)))
+    return packs
+
+
+def default_packs() -> list[tuple[str, Path]]:
+    """The built-in packs plus every installed entry-point pack (deduplicated by folder).
+
+    An installed pack named like a built-in one (a newer release of that pack published on its
+    own, e.g. examples/ops-pack) replaces the built-in one, so their task ids do not clash.
+    """
+    from agentic_eval.packs.builtin import builtin_packs
+
+    builtin = builtin_packs()
+    builtin_paths = {path.resolve() for _, path in builtin}
+    # The built-ins are registered as entry points too (like a plugin would be): those are not third-party.
+    installed = [(name, path) for name, path in entry_point_packs() if path.resolve() not in builtin_paths]
+    replaced = {name for name, _ in installed} & {name for name, _ in builtin}
+    seen: set[Path] = set()
+    packs: list[tuple[str, Path]] = []
+    for name, path in [*(b for b in builtin if b[0] not in replaced), *installed]:
+        resolved = path.resolve()
+        if resolved in seen or not resolved.is_dir():
+            continue
+        seen.add(resolved)
+        packs.append((name, resolved))
+    return packs
+
+
+def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
+    """Load the packs named by `--tasks` paths, or the default packs when none are given.
+
+    Duplicate task ids across packs are errors (the second one is dropped).
+    """
+    result = LoadResult()
+    if paths:
+        for path in paths:
+            result.extend(load_pack(Path(path)))
+    else:
+        for name, path in default_packs():
+            try:
+                result.extend(load_pack(path, name=name))
+            except PackNotFoundError as exc:  # an installed pack that is empty: say so, keep the rest
+                result.errors.append(TaskLoadError(path, str(exc).split(": ", 1)[-1]))
+    seen: dict[str, Task] = {}
+    unique: list[Task] = []
+    for task in result.tasks:
+        if task.id in seen:
+            result.errors.append(
+                TaskLoadError(task.dir / TASK_FILE, f"id: {task.id!r} is already used by {seen[task.id].dir}")
+            )
+            continue
+        seen[task.id] = task
+        unique.append(task)
+    result.tasks = unique
+    return result
+
+
+def select_tasks(tasks: list[Task], ids: Iterable[str] | None) -> list[Task]:
+    """The tasks whose id is in `ids` (all when `ids` is empty); an unknown id is an error."""
+    wanted = list(ids or [])
+    if not wanted:
+        return tasks
+    by_id = {t.id: t for t in tasks}
+    missing = [i for i in wanted if i not in by_id]
+    if missing:
+        known = ", ".join(sorted(by_id)) or "none"
+        raise PackNotFoundError(f"unknown task id {', '.join(missing)} (known: {known})")
+    return [by_id[i] for i in wanted]

@@ -1,0 +1,296 @@
+"""Reports: read trials.jsonl files only, never rerun anything.
+
+The headline table is the one the published campaign ended on: per run,
+tasks passed, tasks where the model wrote tool calls as text, tasks where it
+produced a real tool call, and median latency. Unscored trials are shown
+apart and never counted as fails.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.agents.base import NO_TOOL_CALLS_BY_DESIGN
+from agentic_eval.results import InstrumentRun
+from agentic_eval.results import (
+    UNSCORED_OUTCOMES,
+    RunConfig,
+    TrialResult,
+    latest_by_trial,
+    read_run_config,
+    read_trials,
+)
+
+
+@dataclass
+class RunSummary:
+    """One run's numbers. Pure data: built by `summarize_run`, rendered elsewhere."""
+
+    config: RunConfig
+    trials: list[TrialResult]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def task_ids(self) -> list[str]:
+        return sorted({t.task_id for t in self.trials})
+
+    def _tasks_where(self, pred: Any) -> int:
+        return len({t.task_id for t in self.trials if pred(t)})
+
+    @property
+    def passed(self) -> int:
+        """Tasks with at least one passing attempt."""
+        return self._tasks_where(lambda t: t.outcome == "pass")
+
+    @property
+    def scored_trials(self) -> int:
+        return sum(1 for t in self.trials if t.scored)
+
+    @property
+    def passed_trials(self) -> int:
+        return sum(1 for t in self.trials if t.outcome == "pass")
+
+    @property
+    def unscored(self) -> int:
+        return sum(1 for t in self.trials if not t.scored)
+
+    @property
+    def outcome_counts(self) -> dict[str, int]:
+        counts: Counter[str] = Counter(t.outcome for t in self.trials)
+        return {k: counts.get(k, 0) for k in ("pass", "fail", *UNSCORED_OUTCOMES)}
+
+    @property
+    def text_tool_call_tasks(self) -> int:
+        return self._tasks_where(lambda t: t.turns.text_tool_call > 0)
+
+    @property
+    def tool_call_tasks(self) -> int:
+        return self._tasks_where(lambda t: t.turns.tool_call > 0)
+
+    @property
+    def tool_calls_by_design(self) -> bool:
+        """False for an agent that never uses API tool calls (aider edits through its reply text)."""
+        return not any(t.stop_reason == NO_TOOL_CALLS_BY_DESIGN for t in self.trials)
+
+    @property
+    def median_latency_s(self) -> float | None:
+        values = [t.agent_duration_s for t in self.trials if t.outcome != "agent_error"]
+        return round(statistics.median(values), 2) if values else None
+
+    @property
+    def families(self) -> dict[str, int]:
+        c: Counter[str] = Counter()
+        for t in self.trials:
+            c.update(t.text_call_families)
+        return dict(c.most_common())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.config.run_id,
+            "model": self.config.model,
+            "agent": self.config.agent,
+            "lenient_text_calls": self.config.lenient_text_calls,
+            "system_prompt_tokens": self.config.system_prompt_tokens,
+            "sandbox": self.config.sandbox,
+            "tasks": len(self.task_ids),
+            "passed": self.passed,
+            "unscored": self.unscored,
+            "text_tool_call_tasks": self.text_tool_call_tasks,
+            "tool_call_tasks": self.tool_call_tasks if self.tool_calls_by_design else None,
+            "median_latency_s": self.median_latency_s,
+            "outcomes": self.outcome_counts,
+            "text_call_families": self.families,
+            "stats": _run_statistics(self),
+            "trials": [t.model_dump(mode="json") for t in self.trials],
+            "warnings": self.warnings,
+        }
+
+
+def _run_statistics(summary: RunSummary) -> dict[str, Any]:
+    from agentic_eval.report.run_stats import run_statistics
+
+    return run_statistics(summary)
+
+
+def summarize_run(run_dir: Path) -> RunSummary:
+    config = read_run_config(run_dir)
+    records, warnings = read_trials(run_dir)
+    latest = sorted(latest_by_trial(records).values(), key=lambda t: (t.task_id, t.attempt))
+    return RunSummary(config=config, trials=latest, warnings=warnings)
+
+
+def task_cell(summary: RunSummary, task_id: str) -> str:
+    """One cell of the per-task matrix: the outcome, or passes/attempts when there are several."""
+    trials = [t for t in summary.trials if t.task_id == task_id]
+    if not trials:
+        return "-"
+    if len(trials) == 1:
+        t = trials[0]
+        marks = "*" if t.turns.text_tool_call else ""
+        return t.outcome + marks
+    passed = sum(1 for t in trials if t.outcome == "pass")
+    unscored = sum(1 for t in trials if not t.scored)
+    marks = "*" if any(t.turns.text_tool_call for t in trials) else ""
+    return f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "")
+
+
+def _run_label(summary: RunSummary) -> str:
+    c = summary.config
+    label = f"{c.model} / {c.agent}"
+    if c.lenient_text_calls:
+        label += " [lenient]"
+    if c.system_prompt_tokens:
+        label += f" [sys {c.system_prompt_tokens}]"
+    if c.sandbox:
+        label += " [local: unconfined]" if c.sandbox == "local" else f" [{c.sandbox}]"
+    return label
+
+
+def headline_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
+    header = ["run", "model / agent", "tasks passed", "text tool calls", "real tool calls", "median latency",
+              "unscored"]
+    rows = []
+    for s in summaries:
+        n = len(s.task_ids)
+        lat = s.median_latency_s
+        rows.append([
+            s.config.run_id, _run_label(s), f"{s.passed}/{n}", f"{s.text_tool_call_tasks}/{n}",
+            f"{s.tool_call_tasks}/{n}" if s.tool_calls_by_design else "n/a (by design)",
+            "-" if lat is None else f"{lat:.1f} s",
+            ", ".join(f"{k} {v}" for k, v in s.outcome_counts.items() if k in UNSCORED_OUTCOMES and v) or "0",
+        ])
+    return header, rows
+
+
+def matrix_rows(summaries: list[RunSummary], *, short_labels: bool = False) -> tuple[list[str], list[list[str]]]:
+    """Task by run; `short_labels` heads the run columns #1, #2, ... (see `run_legend`) for a narrow screen."""
+    task_ids = sorted({tid for s in summaries for tid in s.task_ids})
+    labels = [f"#{i}" for i in range(1, len(summaries) + 1)] if short_labels else [s.config.run_id for s in summaries]
+    header = ["task", *labels]
+    return header, [[tid, *[task_cell(s, tid) for s in summaries]] for tid in task_ids]
+
+
+def run_legend(summaries: list[RunSummary]) -> list[str]:
+    """What the short run labels of `matrix_rows(short_labels=True)` stand for."""
+    return [f"#{i} = {s.config.run_id}" for i, s in enumerate(summaries, 1)]
+
+
+def text_call_marks_used(summaries: list[RunSummary]) -> bool:
+    """Whether any per-task cell carries the `*` (a trial with tool calls written as text)."""
+    return any(t.turns.text_tool_call for s in summaries for t in s.trials)
+
+
+STAR_NOTE = "`*` after an outcome: the model wrote tool calls as text in that trial."
+UNSCORED_NOTE = "Unscored trials (agent_timeout, endpoint_error, agent_error, grader_error) are never counted as fails."
+
+
+INSTRUMENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("tooling", "tool-call battery"), ("forms", "form matrix"), ("speed", "speed"),
+    ("think_check", "think-check"), ("cold_start", "cold start"),
+    ("bfcl", "BFCL"),
+)
+
+
+def _instrument_cell(runs: list[InstrumentRun]) -> str:
+    """Each run's headline; with two or more percentage scores, their spread (gaps inside it are noise)."""
+    if not runs:
+        return "-"
+    runs = sorted(runs, key=lambda r: r.created_at)
+    cell = " | ".join(r.headline_text or r.run_id for r in runs[-3:])
+    # Runs compare only with the same settings against the same server: the latest run's peers.
+    latest = runs[-1]
+    peers = [r for r in runs if r.settings == latest.settings and r.base_url == latest.base_url]
+    scores = [float(s) for r in peers if isinstance(s := r.headline.get("score_pct"), (int, float))]
+    if len(scores) >= 2:
+        cell += f" (spread {max(scores) - min(scores):.1f} pts over {len(scores)} runs with the latest's settings)"
+    return cell
+
+
+MODEL_FREE_AGENTS = frozenset({"oracle", "nop"})
+"""Agents whose results say nothing about the model (they never call it)."""
+
+
+def overview_rows(summaries: list[RunSummary], instruments: list[InstrumentRun]) -> tuple[list[str], list[list[str]]]:
+    """One row per model: its agent runs and every instrument, side by side."""
+    models = sorted({s.config.model for s in summaries} | {i.model for i in instruments})
+    header = ["model", "agent runs", *[label for _, label in INSTRUMENT_COLUMNS]]
+    rows = []
+    for model in models:
+        agent_cells = [f"{s.config.agent}{' [lenient]' if s.config.lenient_text_calls else ''} "
+                       f"{s.passed}/{len(s.task_ids)}" for s in summaries
+                       if s.config.model == model and s.config.agent not in MODEL_FREE_AGENTS]
+        row = [model, ", ".join(agent_cells) or "-"]
+        for kind, _ in INSTRUMENT_COLUMNS:
+            row.append(_instrument_cell([i for i in instruments if i.model == model and i.kind == kind]))
+        rows.append(row)
+    return header, rows
+
+
+def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun] | None = None) -> str:
+    from tabulate import tabulate
+
+    parts = []
+    from agentic_eval.report.run_stats import STATISTICS_NOTE, statistics_rows
+
+    tables = [("Headline", headline_rows(summaries)), ("Per task", matrix_rows(summaries))] if summaries else []
+    if summaries:
+        tables.insert(1, ("Statistics", statistics_rows(summaries)))
+    if instruments:
+        tables.insert(0, ("By model", overview_rows(summaries, instruments)))
+    for title, (header, rows) in tables:
+        cells = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]  # a | would split the cell
+        parts.append(f"## {title}\n\n" + tabulate(cells, headers=header, tablefmt="github"))
+    notes = ([STAR_NOTE] if text_call_marks_used(summaries) else []) + [STATISTICS_NOTE, UNSCORED_NOTE]
+    return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+
+
+def _print_statistics(summaries: list[RunSummary], console: Any) -> None:
+    """The statistics table (stacked when it does not fit the terminal) and what its columns mean."""
+    from rich.text import Text
+
+    from agentic_eval.report.run_stats import STATISTICS_NOTE, statistics_rows
+    from agentic_eval.report.tables import print_table
+
+    header, rows = statistics_rows(summaries)
+    print_table(console, "statistics", header, rows, right=range(1, len(header)))
+    console.print(Text(STATISTICS_NOTE, style="dim"))
+
+
+def print_report(summaries: list[RunSummary], console: Any, instruments: list[InstrumentRun] | None = None) -> None:
+    """Render the by-model overview, the headline table, the per-task matrix and the notes to a rich
+    console: tables where they fit its width, one block per row where they do not (agentic_eval.report.tables)."""
+    from agentic_eval.report.tables import fits, print_table
+
+    if instruments:
+        header, rows = overview_rows(summaries, instruments)
+        print_table(console, "by model", header, rows, wrap=range(1, len(header)))
+    if not summaries:
+        return
+
+    header, rows = headline_rows(summaries)
+    print_table(console, "agentic-eval: will it work as an agent's brain?", header, rows, right=range(2, 6))
+    _print_statistics(summaries, console)
+    header, rows = matrix_rows(summaries)
+    if rows:
+        legend: list[str] = []
+        if not fits(console, header, rows):  # long run ids as column heads: number the runs instead
+            header, rows = matrix_rows(summaries, short_labels=True)
+            legend = run_legend(summaries)
+        print_table(console, "per task", header, rows)
+        for line in legend:
+            console.print(line, markup=False, overflow="fold")
+    for s in summaries:
+        if s.families:
+            fams = ", ".join(f"{k} {v}" for k, v in s.families.items())
+            console.print(f"{s.config.run_id}: text tool-call families seen (turns): {fams}", markup=False)
+        if s.config.lenient_text_calls:
+            console.print(f"{s.config.run_id}: lenient run: tool calls written as text were executed too",
+                          markup=False)
+        for w in s.warnings:
+            console.print(f"warning: {w}", markup=False)
+    console.print("* = the model wrote tool calls as text in that trial; unscored trials are not fails."
+                  if text_call_marks_used(summaries) else "Unscored trials are not fails.", markup=False)

@@ -1,0 +1,33 @@
+"""The wire: a recorder between agent and endpoint that logs every exchange, and reading its log.
+
+    recorder  WireRecorder, the local reverse proxy, and the wire log's records.
+    sse       Server-sent events: decoding a stream and rebuilding the whole message from it.
+    refs      Requests stored by reference: what a request repeats from an earlier one is not stored twice.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentic_eval._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from .recorder import WIRE_FORMAT_VERSION as WIRE_FORMAT_VERSION
+    from .recorder import WireRecord as WireRecord
+    from .recorder import WireRecorder as WireRecorder
+    from .recorder import WireTimings as WireTimings
+    from .recorder import read_wire_log as read_wire_log
+    from .sse import SSEDecoder as SSEDecoder
+    from .sse import assemble_stream as assemble_stream
+
+_EXPORTS = {
+    "WireRecorder": ".recorder",
+    "WireRecord": ".recorder",
+    "WireTimings": ".recorder",
+    "read_wire_log": ".recorder",
+    "WIRE_FORMAT_VERSION": ".recorder",
+    "SSEDecoder": ".sse",
+    "assemble_stream": ".sse",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

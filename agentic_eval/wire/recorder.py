@@ -1,0 +1,637 @@
+"""The wire recorder: a local reverse proxy that logs every exchange with the model endpoint.
+
+Agents are pointed at `WireRecorder.base_url` instead of the endpoint. Every request under `/v1`
+(any method, any path: chat completions, the Responses API, models, ...) is forwarded to the
+upstream, and the response is passed back unchanged and unbuffered: a stream reaches the client
+chunk by chunk, as the upstream sends it. Each exchange becomes one `WireRecord` line in a JSONL
+wire log, written and flushed when the exchange ends. Request headers are forwarded but never
+written anywhere, so no Authorization header or API key reaches the log.
+
+    with WireRecorder("http://gpu-box:8000/v1", "runs/x/wire.jsonl") as recorder:
+        agent.run(base_url=recorder.base_url)   # http://127.0.0.1:PORT/v1
+
+The proxy runs in a background thread with its own event loop (uvicorn + an httpx upstream client);
+`async with WireRecorder(...)` starts and stops it without blocking the caller's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import parse_qsl, urlencode
+
+import httpx
+import uvicorn
+from pydantic import BaseModel, Field
+
+from agentic_eval.wire.sse import summarize_stream
+from agentic_eval.wire.refs import RequestResolver, bounded_recent, deeper_than, share_base, shorten_request
+from agentic_eval.endpoint import shared_ssl_context
+from agentic_eval.errors import AgenticEvalError
+
+__all__ = ["WIRE_FORMAT_VERSION", "WireRecord", "WireRecorder", "WireTimings", "read_wire_log"]
+
+WIRE_FORMAT_VERSION = 2
+"""1: every request whole. 2: a request may be stored by reference to an earlier one (`request_ref`),
+and a reply the recorder could not reassemble is kept raw (`raw_reply`). Version 1 logs still load."""
+MAX_JSON_DEPTH = 64
+"""A body nested deeper than this is kept as text: no reader of the log has to recurse that far."""
+MAX_INFLATED_BYTES = 256 * 1024 * 1024
+"""A compressed reply that inflates past this is kept compressed (undecoded), not inflated."""
+
+# Headers that describe one hop, not the message; never forwarded. Accept-Encoding is replaced by
+# "identity" so the recorder can read the body it passes through byte for byte.
+_REQUEST_HOP_HEADERS = frozenset(
+    {"host", "connection", "keep-alive", "proxy-authorization", "proxy-connection", "te", "trailer",
+     "transfer-encoding", "upgrade", "content-length", "accept-encoding", "expect"}
+)
+_RESPONSE_HOP_HEADERS = frozenset(
+    {"connection", "keep-alive", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade"}
+)
+_SECRET_QUERY_WORDS = ("key", "token", "secret", "auth", "password")
+
+
+class WireTimings(BaseModel):
+    """When the exchange happened. Offsets are seconds after `started_at`, on a monotonic clock."""
+
+    started_at: float = Field(description="Unix time at which the proxy received the request.")
+    headers_s: float | None = Field(default=None, description="Upstream response headers received.")
+    first_byte_s: float | None = Field(default=None, description="First byte of the upstream response body.")
+    first_token_s: float | None = Field(
+        default=None, description="First stream event carrying generated output; None for a non-streamed body."
+    )
+    end_s: float = Field(description="The exchange ended (last byte relayed, or the error).")
+
+
+class WireRecord(BaseModel):
+    """One request/response exchange, one line of a wire log. The field names are a file format."""
+
+    format_version: int = Field(default=WIRE_FORMAT_VERSION, description="Version of this record's layout.")
+    id: str = Field(description="Unique id of the exchange.")
+    seq: int = Field(description="Order in which the proxy received the requests (0, 1, ...).")
+    method: str = Field(description="HTTP method, e.g. POST.")
+    path: str = Field(description="Request path with query, as the client sent it; secrets in the query redacted.")
+    request: Any = Field(description="Request body: parsed JSON, else text, else None when empty.")
+    status: int | None = Field(description="HTTP status the client got (502 when the upstream was unreachable).")
+    response: Any = Field(
+        description="Response body: parsed JSON, else text. For a stream, the whole message reassembled "
+        "from its events, shaped like the non-streamed body (chat.completion or Response)."
+    )
+    stream: bool = Field(description="True when the response was a server-sent event stream.")
+    events: list[str] = Field(default_factory=list, description="Raw `data:` payloads of the stream, in order.")
+    error: str | None = Field(default=None, description="What went wrong, if the exchange did not end cleanly.")
+    timings: WireTimings
+    usage: dict[str, Any] | None = Field(default=None, description="Token usage the upstream reported.")
+    request_ref: dict[str, Any] | None = Field(
+        default=None, description="Set when `request` holds only what the request added to an earlier record's: "
+        "{base: that record's id, key: 'messages' or 'input', prefix: how many of the base's items come first, "
+        "same: top-level keys whose values are the base's, from_response: [[path in the stored items, path in "
+        "the base's response], ...] for long strings the base's reply holds}. read_wire_log puts the whole "
+        "request back."
+    )
+    raw_reply: bool = Field(
+        default=False, description="True when the recorder could not reassemble or parse the reply: `response` "
+        "holds its body as text, as received, and `error` says why."
+    )
+
+
+def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[WireRecord]:
+    """Load every record of a wire log, each request whole (see `WireRecord.request_ref`).
+
+    With `errors`, a line that is not a record (a torn last line, a foreign line) is described
+    there and skipped; without, it raises ValueError."""
+    records: list[WireRecord] = []
+    resolver = RequestResolver()
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = WireRecord.model_validate_json(line)
+            except ValueError as exc:
+                if errors is None:
+                    raise ValueError(f"{path}:{number}: not a wire record: {str(exc).splitlines()[0]}") from None
+                errors.append(f"line {number}: not a wire record: {str(exc).splitlines()[0][:200]}")
+                continue
+            record.request, problem = resolver.resolve(record.id, record.request, record.request_ref, record.response)
+            if problem is not None:
+                record.error = f"{record.error}; {problem}" if record.error else problem
+            else:
+                record.request_ref = None
+            records.append(record)
+    return records
+
+
+class _UpstreamBrokeOff(Exception):
+    """Raised out of the ASGI app so that uvicorn drops the client connection mid-body, as the upstream did."""
+
+
+def _drop_expected_breakoff(record: logging.LogRecord) -> bool:
+    """uvicorn's log, less what the recorder does on purpose: break off a client connection as the
+    upstream did, and cut short an exchange its agent abandoned (recorded as such in the wire log)."""
+    exc = record.exc_info[1] if record.exc_info else None
+    if isinstance(exc, (_UpstreamBrokeOff, asyncio.CancelledError)):
+        return False
+    return "timeout graceful shutdown exceeded" not in record.getMessage()
+
+
+def _redact_query(query: str) -> str:
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(word in name.lower() for name, _ in pairs for word in _SECRET_QUERY_WORDS):
+        return query
+    return urlencode(
+        [(name, "REDACTED" if any(w in name.lower() for w in _SECRET_QUERY_WORDS) else value) for name, value in pairs]
+    )
+
+
+def _parse_body(body: bytes) -> Any:
+    if not body:
+        return None
+    text = body.decode("utf-8", "replace")
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return text if deeper_than(value, MAX_JSON_DEPTH) else value
+
+
+@dataclass
+class _Exchange:
+    """What the proxy saw of one exchange, turned into a `WireRecord` when it ends."""
+
+    seq: int
+    method: str
+    path: str
+    request_body: bytes
+    started_at: float = field(default_factory=time.time)
+    t0: float = field(default_factory=time.perf_counter)
+    status: int | None = None
+    headers_at: float | None = None
+    content_type: str = ""
+    content_encoding: str = ""
+    chunks: list[bytes] = field(default_factory=list)
+    chunk_times: list[float] = field(default_factory=list)
+    error: str | None = None
+    error_body: Any = None
+
+    def _decoded_chunks(self) -> list[bytes] | None:
+        encoding = self.content_encoding.lower().strip()
+        if encoding in ("", "identity"):
+            return self.chunks
+        if encoding not in ("gzip", "deflate", "x-gzip"):
+            return None
+        inflater = zlib.decompressobj(wbits=zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+        out: list[bytes] = []
+        room = MAX_INFLATED_BYTES
+        try:
+            for chunk in self.chunks:
+                out.append(b"")
+                while chunk:  # bounded: a small compressed reply can inflate to gigabytes
+                    piece = inflater.decompress(chunk, room + 1)
+                    out[-1] += piece
+                    room -= len(piece)
+                    if room < 0:
+                        return None
+                    chunk = inflater.unconsumed_tail
+        except zlib.error:
+            return None
+        return out
+
+    def safe_record(self) -> WireRecord:
+        """`to_record`, or, for a reply it cannot reassemble, the body as received, marked `raw_reply`:
+        an exchange is never lost to a reply of a shape nobody foresaw."""
+        try:
+            return self.to_record()
+        except Exception as exc:  # noqa: BLE001 - whatever the reply was, it is recorded
+            return self.raw_record(f"the recorder could not reassemble the reply ({type(exc).__name__}: {exc}); "
+                                   "its body is kept as received")
+
+    def raw_record(self, why: str) -> WireRecord:
+        """The exchange with its reply body as text, unparsed."""
+        body = b"".join(self.chunks).decode("utf-8", "replace")
+        request = _parse_body(self.request_body)
+        return WireRecord(
+            id=uuid.uuid4().hex, seq=self.seq, method=self.method, path=self.path, status=self.status,
+            request=request, response=body, stream=self.content_type.lower().startswith("text/event-stream"),
+            error=f"{self.error}; {why}" if self.error else why, raw_reply=True,
+            timings=WireTimings(started_at=self.started_at, end_s=time.perf_counter() - self.t0),
+        )
+
+    def to_record(self) -> WireRecord:
+        end_s = time.perf_counter() - self.t0
+        stream = self.content_type.lower().startswith("text/event-stream")
+        chunks = self._decoded_chunks()
+        error = self.error
+        events: list[str] = []
+        first_token_s: float | None = None
+        response: Any = self.error_body
+        if chunks is None:
+            error = error or (f"response body not decoded: content-encoding {self.content_encoding!r} unknown, "
+                              f"broken, or inflating past {MAX_INFLATED_BYTES} bytes")
+        elif stream:
+            summary = summarize_stream(chunks)
+            events, response, error = summary.events, summary.response, error or summary.error
+            if summary.first_token_chunk is not None:
+                first_token_s = self.chunk_times[summary.first_token_chunk] - self.t0
+        elif self.chunks:
+            response = _parse_body(b"".join(chunks))
+        if stream and response is not None and deeper_than(response, MAX_JSON_DEPTH):
+            return self.raw_record(f"the reassembled reply nests deeper than {MAX_JSON_DEPTH} levels; its body "
+                                   "is kept as received")
+        usage = response.get("usage") if isinstance(response, dict) else None
+        return WireRecord(
+            id=uuid.uuid4().hex,
+            seq=self.seq,
+            method=self.method,
+            path=self.path,
+            request=_parse_body(self.request_body),
+            status=self.status,
+            response=response,
+            stream=stream,
+            events=events,
+            error=error,
+            timings=WireTimings(
+                started_at=self.started_at,
+                headers_s=None if self.headers_at is None else self.headers_at - self.t0,
+                first_byte_s=self.chunk_times[0] - self.t0 if self.chunk_times else None,
+                first_token_s=first_token_s,
+                end_s=end_s,
+            ),
+            usage=usage if isinstance(usage, dict) else None,
+        )
+
+
+class _WireLog:
+    """Appends records to the JSONL file, one whole line each (a write that fails is taken back, so
+    a full disk never leaves half a line). A request is stored by reference to an earlier one."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._lock = threading.Lock()
+        self._recent = bounded_recent()
+        self.count = 0
+        self.lost = 0
+        """Exchanges that could not be written (a full disk): said once on stderr."""
+
+    def write(self, record: WireRecord) -> None:
+        whole = record.request
+        with self._lock:  # the bases are records already written, so the line may be made outside the lock
+            stored, ref = shorten_request(whole, list(self._recent))
+        line = _serialized(record.model_copy(update={"request": stored, "request_ref": ref}))
+        with self._lock:
+            if self._fd is None:  # an exchange outlived stop()'s wait; nothing to write to
+                return
+            if not self._append(line.encode("utf-8")):
+                return
+            self.count += 1
+            if isinstance(whole, dict):  # kept sharing its base's items: memory grows with what was said
+                base = next((request for base_id, request, _ in self._recent if ref and base_id == ref["base"]), None)
+                shared = share_base(whole, ref, base) if ref and base is not None else whole
+                self._recent.append((record.id, shared, record.response))
+
+    def _append(self, data: bytes) -> bool:
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+            return True
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, size)  # no half line for the next record to be glued to
+            except OSError:
+                pass
+            self.lost += 1
+            if self.lost == 1:
+                print(f"agentic-eval: wire recorder: cannot write {self.path}: {exc.strerror or exc}; exchanges "
+                      "of this trial are missing from its wire log (free space, then resume)",
+                      file=sys.stderr, flush=True)
+            return False
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+def _serialized(record: WireRecord) -> str:
+    """The record's line; a body that cannot be written as JSON is written as text, marked."""
+    try:
+        return record.model_dump_json() + "\n"
+    except ValueError as exc:  # pydantic's serialization error is a ValueError
+        try:  # text that is not valid Unicode (a lone surrogate the model sent): made valid, nothing lost else
+            text = json.dumps(record.model_dump(mode="json"), ensure_ascii=False)
+            return text.encode("utf-8", "replace").decode("utf-8") + "\n"
+        except (ValueError, RecursionError, TypeError):
+            pass
+        why = f"the recorder could not write the reply as JSON ({str(exc).splitlines()[0]}); kept as text"
+        kept: str | None
+        try:
+            kept = json.dumps(record.response, default=str)
+        except (ValueError, RecursionError, TypeError):
+            kept = None
+        fallback = record.model_copy(update={
+            "response": kept, "events": [], "raw_reply": True, "error": f"{record.error}; {why}" if record.error else why})
+        return fallback.model_dump_json() + "\n"
+
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+class _ProxyApp:
+    """The ASGI application: forward `/v1/...` upstream, relay the answer, log the exchange."""
+
+    def __init__(self, upstream_base_url: str, log: _WireLog, extra_headers: Mapping[str, str],
+                 client_key: str | None = None) -> None:
+        self.upstream = httpx.URL(upstream_base_url.rstrip("/"))
+        self.log = log
+        self.extra_headers = dict(extra_headers)
+        self.client_key = client_key
+        self.client: httpx.AsyncClient | None = None
+        self._seq = itertools.count()
+
+    def _shown_upstream(self) -> str:
+        return str(self.upstream.copy_with(username=None, password=None, query=None))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        path: str = scope["path"]
+        if path != "/v1" and not path.startswith("/v1/"):
+            await _send_json(send, 404, _error_body(f"the wire recorder only forwards /v1/...; got {path}", "not_found"))
+            return
+        if self.client_key is not None and not _carries_key(scope["headers"], self.client_key):
+            await _send_json(send, 401, _error_body("this trial's key is required (Authorization: Bearer KEY)",
+                                                    "invalid_api_key"))
+            return
+        body = await _read_body(receive)
+        query = scope.get("query_string", b"").decode("latin-1")
+        shown_path = path + ("?" + _redact_query(query) if query else "")
+        exchange = _Exchange(seq=next(self._seq), method=scope["method"], path=shown_path, request_body=body)
+        try:
+            await self._forward(scope, receive, send, exchange, path.removeprefix("/v1"), query)
+        except asyncio.CancelledError:
+            exchange.error = exchange.error or "the recorder stopped before the exchange ended"
+            raise
+        finally:
+            self.log.write(exchange.safe_record())
+
+    async def _forward(
+        self, scope: Scope, receive: Receive, send: Send, exchange: _Exchange, sub_path: str, query: str
+    ) -> None:
+        assert self.client is not None
+        # A header the harness sets (the real API key) replaces the agent's own (often a placeholder).
+        replaced = _REQUEST_HOP_HEADERS | {name.lower() for name in self.extra_headers} | {"accept-encoding"}
+        headers = [
+            (name.decode("latin-1"), value.decode("latin-1"))
+            for name, value in scope["headers"]
+            if name.decode("latin-1").lower() not in replaced
+        ]
+        headers += list(self.extra_headers.items()) + [("accept-encoding", "identity")]
+        url = self.upstream.copy_with(path=self.upstream.path + sub_path, query=query.encode("latin-1") or None)
+        request = self.client.build_request(exchange.method, url, headers=headers, content=exchange.request_body)
+        try:
+            upstream = await self.client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            reason = "unreachable" if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) else "failed"
+            exchange.error = f"upstream {reason}: {type(exc).__name__}: {exc or 'no detail'} ({self._shown_upstream()})"
+            exchange.status, exchange.error_body = 502, _error_body(exchange.error, f"upstream_{reason}")
+            await _send_json(send, 502, exchange.error_body)
+            return
+        exchange.headers_at = time.perf_counter()
+        exchange.status = upstream.status_code
+        exchange.content_type = upstream.headers.get("content-type", "")
+        exchange.content_encoding = upstream.headers.get("content-encoding", "")
+        raw_headers = [
+            (name, value) for name, value in upstream.headers.raw if name.decode("latin-1").lower() not in _RESPONSE_HOP_HEADERS
+        ]
+        try:
+            await send({"type": "http.response.start", "status": upstream.status_code, "headers": raw_headers})
+            await _relay_until_done_or_disconnect(upstream, receive, send, exchange)
+        finally:
+            await upstream.aclose()
+
+
+async def _relay_until_done_or_disconnect(
+    upstream: httpx.Response, receive: Receive, send: Send, exchange: _Exchange
+) -> None:
+    """Pass the body through chunk by chunk; stop early if the client goes away."""
+
+    async def pump() -> None:
+        try:
+            async for chunk in upstream.aiter_raw():
+                exchange.chunks.append(chunk)
+                exchange.chunk_times.append(time.perf_counter())
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except httpx.HTTPError as exc:
+            exchange.error = f"upstream closed the response early: {type(exc).__name__}: {exc}"
+            raise _UpstreamBrokeOff(exchange.error) from exc
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def client_gone() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    relay, watch = asyncio.ensure_future(pump()), asyncio.ensure_future(client_gone())
+    try:
+        await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not relay.done():
+            relay.cancel()
+            exchange.error = exchange.error or "client disconnected before the response ended"
+            await asyncio.gather(relay, return_exceptions=True)
+    relay.result()  # re-raises _UpstreamBrokeOff
+
+
+def _carries_key(headers: list[tuple[bytes, bytes]], key: str) -> bool:
+    """True when a request presents `key` the way OpenAI-compatible clients do (Bearer, or an api-key header)."""
+    import hmac
+
+    for name, value in headers:
+        name_text = name.decode("latin-1").lower()
+        text = value.decode("latin-1").strip()
+        if name_text == "authorization" and text[:7].lower() == "bearer ":
+            text = text[7:].strip()
+        elif name_text not in ("api-key", "x-api-key"):
+            continue
+        if hmac.compare_digest(text.encode("latin-1"), key.encode("latin-1")):
+            return True
+    return False
+
+
+async def _read_body(receive: Receive) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(parts)
+
+
+def _error_body(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": f"agentic-eval wire recorder: {message}", "type": kind, "code": kind}}
+
+
+async def _send_json(send: Send, status: int, payload: Any) -> None:
+    body = json.dumps(payload).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class WireRecorder:
+    """A recording reverse proxy on 127.0.0.1, in a background thread.
+
+    Use as a context manager (`with` or `async with`), or call `start()` and `stop()`.
+
+    Args:
+        upstream_base_url: the endpoint's base URL, as given to an OpenAI client (e.g. `http://host:8000/v1`).
+            A request to `{base_url}/chat/completions` goes to `{upstream_base_url}/chat/completions`.
+        log_path: the JSONL wire log; created with its folders, appended to.
+        upstream_headers: headers added to every upstream request (e.g. an Authorization the agent
+            does not send). Never logged.
+        client_key: when given, only requests presenting this key (a trial's placeholder, as
+            `Authorization: Bearer KEY` or an `api-key` header) are forwarded; others get 401, unlogged.
+        connect_timeout_s: give up on connecting to the upstream after this long (502 to the client).
+        read_timeout_s: longest silence allowed from the upstream; None waits as long as the client does.
+        port: port to listen on; 0 picks a free one.
+    """
+
+    def __init__(
+        self,
+        upstream_base_url: str,
+        log_path: str | Path,
+        *,
+        upstream_headers: Mapping[str, str] | None = None,
+        client_key: str | None = None,
+        connect_timeout_s: float = 10.0,
+        read_timeout_s: float | None = None,
+        port: int = 0,
+    ) -> None:
+        self.upstream_base_url = upstream_base_url
+        self.log_path = Path(log_path)
+        self._headers = dict(upstream_headers or {})
+        self._client_key = client_key
+        self._timeout = httpx.Timeout(None, connect=connect_timeout_s, read=read_timeout_s)
+        self._requested_port = port
+        self._port: int | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._log: _WireLog | None = None
+        self._failure: BaseException | None = None
+        self._written = 0
+
+    @property
+    def base_url(self) -> str:
+        """The URL to give the agent instead of the endpoint's: `http://127.0.0.1:PORT/v1`."""
+        if self._port is None:
+            raise AgenticEvalError("the wire recorder is not running: call start() or use it as a context manager")
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    @property
+    def records_written(self) -> int:
+        """How many exchanges have been written to the log so far."""
+        return self._log.count if self._log else self._written
+
+    def start(self, timeout_s: float = 10.0) -> None:
+        """Bind a port, start the proxy thread, return once it accepts connections."""
+        if self._thread is not None:
+            return
+        logging.getLogger("uvicorn.error").addFilter(_drop_expected_breakoff)
+        # proto given explicitly: asyncio only sets TCP_NODELAY on sockets whose proto says TCP, and
+        # without it a response's headers and body wait for the client's delayed ACK (40 ms).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", self._requested_port))
+        except OSError as exc:
+            sock.close()
+            raise AgenticEvalError(f"wire recorder: cannot listen on 127.0.0.1:{self._requested_port}: {exc}") from exc
+        self._log = _WireLog(self.log_path)
+        app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key)
+        config = uvicorn.Config(
+            app, interface="asgi3", http="h11", loop="asyncio", lifespan="off", log_config=None,
+            access_log=False, proxy_headers=False, server_header=False, date_header=False, timeout_graceful_shutdown=5,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._run, args=(app, sock), name=f"wire-recorder-{sock.getsockname()[1]}", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if not self._server.started:
+            self.stop()
+            raise AgenticEvalError(f"wire recorder did not start within {timeout_s} s: {self._failure or 'no detail'}")
+        self._port = sock.getsockname()[1]
+
+    def _run(self, app: _ProxyApp, sock: socket.socket) -> None:
+        async def serve() -> None:
+            async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False,
+                                         verify=shared_ssl_context()) as client:
+                app.client = client
+                assert self._server is not None
+                await self._server.serve(sockets=[sock])
+
+        try:
+            asyncio.run(serve())
+        except BaseException as exc:  # noqa: BLE001 - reported by start()
+            self._failure = exc
+        finally:
+            sock.close()
+
+    def stop(self, timeout_s: float = 10.0, grace_s: float = 5.0) -> None:
+        """Stop accepting, let exchanges in flight end (`grace_s` at most; one cut short is still
+        recorded, with the error saying so), close the log."""
+        if self._server is not None:
+            # uvicorn annotates an int but hands it to asyncio.timeout, which takes fractions of a second too
+            self._server.config.timeout_graceful_shutdown = grace_s  # type: ignore[assignment]
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        if self._log is not None:
+            self._log.close()
+            self._written = self._log.count
+        self._server = self._thread = self._log = None
+        self._port = None
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Self:
+        await asyncio.to_thread(self.start)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await asyncio.to_thread(self.stop)
