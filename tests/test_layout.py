@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 BATTERY_DIGEST = "4e49b3585fd413ef"  # cases_digest(generate_cases(45739))
 PROMPT_DIGESTS = {  # sha256 prefix of build_system_prompt(size)
@@ -55,3 +56,75 @@ def test_help_imports_nothing_heavy() -> None:
     code = ("import sys; from agentic_eval.cli import build_parser; build_parser(); import agentic_eval;"
             f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
     assert _run(code) == ""
+
+
+PACKAGE = Path(__file__).resolve().parents[1] / "agentic_eval"
+
+
+def _packages() -> list[Path]:
+    return sorted(p.parent for p in PACKAGE.rglob("__init__.py") if "__pycache__" not in p.parts)
+
+
+def _dotted(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def test_every_public_name_resolves() -> None:
+    import importlib
+
+    for pkg in _packages():
+        module = importlib.import_module(_dotted(pkg / "__init__.py"))
+        names = getattr(module, "__all__", None)
+        assert names, f"{module.__name__} has no __all__"
+        for name in names:
+            assert getattr(module, name) is not None, f"{module.__name__}.{name}"
+
+
+def test_top_level_face_is_small_and_consistent() -> None:
+    import agentic_eval
+
+    assert agentic_eval.__all__ == sorted(["__version__", *agentic_eval._EXPORTS])
+    assert 10 <= len(agentic_eval.__all__) <= 20
+
+
+def test_each_package_docstring_lists_its_modules() -> None:
+    import ast
+
+    for pkg in _packages():
+        first = ast.parse((pkg / "__init__.py").read_text()).body[0]
+        assert isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant), f"{pkg}: no docstring"
+        doc = str(first.value.value)  # raw: get_docstring would strip the list's indentation
+        listed = {line.split()[0].rstrip("/") for line in doc.splitlines() if line.startswith("    ") and line.split()}
+        present = {p.stem for p in pkg.glob("*.py") if p.stem not in ("__init__", "__main__")}
+        present |= {p.name for p in pkg.iterdir() if (p / "__init__.py").is_file()}
+        if pkg == PACKAGE:  # the top level lists its subpackages; its modules are named in prose
+            present = {p.name for p in pkg.iterdir() if (p / "__init__.py").is_file()}
+        assert present <= listed, f"{_dotted(pkg / '__init__.py')}: not listed in its docstring: {present - listed}"
+
+
+def test_private_modules_stay_inside_their_package() -> None:
+    """A `_module` is imported only from inside its own subpackage (tests and benchmarks included)."""
+    import ast
+
+    root = PACKAGE.parent
+    files = [*PACKAGE.rglob("*.py"), *(root / "tests").glob("*.py"), *(root / "benchmarks").glob("*.py")]
+    for path in files:
+        here = _dotted(path) if PACKAGE in path.parents else ""
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("agentic_eval"):
+                targets = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name.startswith("agentic_eval")]
+            else:
+                continue
+            for target in targets:
+                parts = target.split(".")
+                as_path = root.joinpath(*parts)
+                if not (as_path.with_suffix(".py").is_file() or as_path.is_dir()):
+                    parts = parts[:-1]  # a name imported from a module, not a module
+                for i, part in enumerate(parts):
+                    if part.startswith("_") and not part.startswith("__") and part != "_lazy":
+                        owner = ".".join(parts[:i])
+                        assert here.startswith(owner + "."), f"{path.relative_to(root)} imports {target}"
