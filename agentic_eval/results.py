@@ -1,9 +1,11 @@
-"""Durable results: the run's configuration and one versioned record per trial.
+"""Durable results: everything written under runs/, one folder per run.
 
-`runs/<run-id>/run.json` holds the configuration (no secrets);
+A campaign: `runs/<run-id>/run.json` holds the configuration (no secrets);
 `runs/<run-id>/trials.jsonl` holds one `TrialResult` per line, appended and
 fsynced the moment a trial ends, so a run killed at any point keeps every
-finished trial. Field names are a file-format contract: add fields with
+finished trial. An instrument run (battery, form matrix, speed, think-check,
+cold start, BFCL): `runs/<run-id>/instrument.json` (an `InstrumentRun`) and
+`result.json` (the instrument's whole `--json` output). Field names are a file-format contract: add fields with
 defaults, never rename, and bump `format_version` on a breaking change.
 """
 
