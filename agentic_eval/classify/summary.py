@@ -71,7 +71,7 @@ def summarize_wire_log(path: Path) -> WireSummary:
             continue
         try:
             result = classify_turn(rec.request if isinstance(rec.request, dict) else None, rec.response)
-        except Exception as exc:  # a response the classifier cannot read is data, not a crash
+        except Exception as exc:  # noqa: BLE001 - a response the classifier cannot read is data, not a crash
             counts["unclassified"] += 1
             summary.errors.append(f"unclassifiable response: {exc}")
             continue

@@ -278,7 +278,7 @@ def validate_tasks(
         try:
             result = validate_task(task, repeat=repeat, seed=seed, seeds=seeds, keep_output=keep_output,
                                    backend=backend)
-        except Exception as exc:  # one task's trouble never stops the others
+        except Exception as exc:  # noqa: BLE001 - one task's trouble never stops the others
             result = TaskValidation(id=task.id, repeat=repeat, reasons=[f"internal error: {type(exc).__name__}: {exc}"])
         if on_done is not None:
             on_done(result)

@@ -233,11 +233,11 @@ class BuiltinAgent:
             ctx.trial_dir.mkdir(parents=True, exist_ok=True)
             transcript = Transcript(ctx.trial_dir / "transcript.jsonl")
             loop = _Loop(ctx, transcript)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure to set up is the trial's agent_error
             return AgentOutcome("agent_error", detail=f"cannot start: {type(exc).__name__}: {exc}")
         try:
             outcome = loop.run()
-        except Exception as exc:  # a bug of ours: recorded on the trial, never raised to the runner
+        except Exception as exc:  # noqa: BLE001 - a bug of ours: recorded on the trial, never raised to the runner
             outcome = AgentOutcome("agent_error", detail=f"{type(exc).__name__}: {exc}")
         finally:
             loop.client.close()
@@ -297,7 +297,7 @@ class _Loop:
         def target() -> None:
             try:
                 box["value"] = request()
-            except BaseException as exc:  # handed to the waiting thread
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
                 box["error"] = exc
 
         worker = threading.Thread(target=target, daemon=True)  # left behind on stop: its timeout ends it
@@ -424,7 +424,7 @@ class _Loop:
                 limit -= len(piece)
                 if limit < 0 or self.ctx.cancel.is_set() or time.monotonic() >= self.deadline:
                     return
-        except Exception:  # noqa: BLE001, S110 - the reply is complete; a broken tail changes nothing
+        except Exception:  # noqa: BLE001 - the reply is complete; a broken tail changes nothing
             pass
 
     def _run_structured_calls(self, message: ChatCompletionMessage) -> None:
