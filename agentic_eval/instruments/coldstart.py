@@ -18,7 +18,6 @@ show load_duration near zero (proof the model was resident).
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import statistics
@@ -34,6 +33,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, Field
 
+from agentic_eval.confine.backend import signal_group
 from agentic_eval.endpoint import Endpoint, auth_headers, http_client
 from agentic_eval.errors import EndpointError
 from agentic_eval.instruments.exchange import stream_chat
@@ -131,18 +131,12 @@ def _port_open(host: str, port: int) -> bool:
 def stop_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
     """SIGTERM the process group, wait up to `grace_s` for its leader, then SIGKILL whatever is left."""
     for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        signal_group(proc.pid, sig)
         try:
             proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
             continue
-    try:  # the leader is gone; anything left in its group goes too
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    signal_group(proc.pid)  # the leader is gone; anything left in its group goes too
 
 
 class _Failed(Exception):
