@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_eval.endpoint import http_client, not_an_event_stream
-
 SYSTEM_PROMPT = (
     "You are an assistant that can call tools. When one of the offered tools can do what the user asks, "
     "call it, passing the values exactly as the user gives them. When no offered tool fits, or the request "
@@ -75,6 +73,8 @@ def make_client(endpoint: Any, jobs: int = 4) -> Any:
     """An httpx client for the endpoint, sized for `jobs` parallel requests."""
     import httpx
 
+    from agentic_eval.endpoint import http_client
+
     limits = httpx.Limits(max_connections=max(jobs, 1) * 2, max_keepalive_connections=max(jobs, 1))
     return http_client(endpoint, limits=limits, timeout=httpx.Timeout(60.0, connect=10.0))
 
@@ -121,6 +121,8 @@ def stream_chat(client: Any, url: str, body: dict[str, Any], headers: dict[str, 
                 timeout_s: float, on_first_token: Callable[[float], None] | None = None) -> StreamedReply:
     """POST a streamed chat completion and read it to the end. Raises httpx errors and RuntimeError
     (an HTTP error answer, or a reply that is not an event stream), ValueError (an event that is not JSON)."""
+    from agentic_eval.endpoint import not_an_event_stream
+
     reply = StreamedReply()
     with client.stream("POST", url, json={**body, "stream": True}, headers=headers, timeout=timeout_s) as resp:
         if resp.status_code >= 400:
