@@ -28,14 +28,14 @@ from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_stream, sse_by
 
 
 def old_chunks(resp: Any) -> Any:
-    """The loop speed.py had: each `data:` line parsed as it is read, stopping at [DONE]."""
+    """The loop speed.py had: each `data:` line parsed as it is read."""
     for line in resp.iter_lines():
         if not line.startswith("data:"):
             continue
         data = line[5:].strip()
         if data == "[DONE]":
             yield time.perf_counter(), None
-            return
+            continue
         now = time.perf_counter()
         yield now, json.loads(data)
 
@@ -49,8 +49,8 @@ def read(reader: Any, resp: Any) -> tuple[float | None, float | None, int]:
     first = last = None
     n = 0
     for now, chunk in reader(resp):
-        if chunk is None:
-            break
+        if chunk is None:  # [DONE]: read on to the end, so the connection goes back to the pool
+            continue
         n += 1
         if any((c.get("delta") or {}).get("content") for c in chunk.get("choices") or ()):
             first = first if first is not None else now
