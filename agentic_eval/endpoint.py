@@ -6,8 +6,12 @@ import functools
 import os
 import ssl
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.errors import EndpointError
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
 PREFLIGHT_TIMEOUT_S = 15.0
@@ -31,6 +35,19 @@ class Endpoint:
 SECRET_QUERY_WORDS = ("key", "token", "secret", "auth", "password", "sig", "credential")
 """A query parameter whose name contains one of these holds a credential."""
 REDACTED = "REDACTED"
+
+
+def auth_headers(api_key: str) -> dict[str, str]:
+    """The headers that present `api_key` to an OpenAI-compatible server (Bearer authorization)."""
+    return {"Authorization": f"Bearer {api_key}"}
+
+
+def http_client(endpoint: Endpoint, **kwargs: Any) -> httpx.Client:
+    """An httpx client for `endpoint`: its base URL and its key on every request. `kwargs` go to
+    httpx.Client (limits, timeout, ...) and may override either."""
+    import httpx
+
+    return httpx.Client(**{"base_url": endpoint.base_url, "headers": auth_headers(endpoint.api_key), **kwargs})
 
 
 def url_secrets(url: str) -> list[str]:
@@ -93,7 +110,7 @@ def list_models(endpoint: Endpoint, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> l
     url = f"{endpoint.base_url}/models"
     shown = f"{endpoint.shown_url}/models"
     try:
-        resp = httpx.get(url, headers={"Authorization": f"Bearer {endpoint.api_key}"}, timeout=timeout_s)
+        resp = httpx.get(url, headers=auth_headers(endpoint.api_key), timeout=timeout_s)
     except httpx.HTTPError as exc:
         if (hint := plain_http_hint(endpoint, exc, timeout_s)) is not None:
             raise EndpointError(hint) from None
@@ -123,7 +140,7 @@ def _answers_model_list(url: str, api_key: str, timeout_s: float) -> bool:
     import httpx
 
     try:
-        resp = httpx.get(url, headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout_s)
+        resp = httpx.get(url, headers=auth_headers(api_key), timeout=timeout_s)
         return resp.status_code == 200 and isinstance(resp.json().get("data"), list)
     except (httpx.HTTPError, ValueError, AttributeError):
         return False

@@ -18,6 +18,7 @@ import pytest
 from fake_vllm import FakeVllm, FakeVllmConfig
 
 from agentic_eval.instruments import metrics as m
+from agentic_eval.instruments.servers import detect_kind
 from agentic_eval.cli import main
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.instruments.speed import (
@@ -25,7 +26,7 @@ from agentic_eval.instruments.speed import (
     SpeedConfig,
     SpeedReport,
     measure_speed,
-    stream_chat,
+    timed_chat,
     unique_prefix,
     workload_prompt,
 )
@@ -232,7 +233,7 @@ def test_malformed_metrics_raise_one_clear_error() -> None:
     ("process_cpu_seconds_total 3", "unknown"),
 ])
 def test_detect_kind_from_metric_names(sample: str, kind: str) -> None:
-    assert m.detect_kind(m.parse_metrics(sample + "\n")) == kind
+    assert detect_kind(m.parse_metrics(sample + "\n")) == kind
 
 
 def scrape(running: float = 0, waiting: float = 0, gen: float | None = 0, prompt: float | None = 0,
@@ -387,7 +388,7 @@ def test_reused_prompts_would_hit_the_cache_and_this_harness_does_not() -> None:
         naive = [RequestSample(workload="long_ctx", prefix="same") for _ in range(2)]
         with httpx.Client() as client:
             for sample in naive:  # what a harness that repeats one prompt would measure
-                stream_chat(client, cfg, body, 16, sample)
+                timed_chat(client, cfg, body, 16, sample)
         assert (naive[1].cached_tokens or 0) >= 0.9 * (naive[1].prompt_tokens or 1)
         assert (naive[1].ttft_s or 0) < 0.5 * (naive[0].ttft_s or 0)
         hits_before = fake.state.cache_hits
@@ -498,7 +499,7 @@ def test_cli_checkpoint_and_bad_workload(tmp_path: Path, capsys: pytest.CaptureF
 def test_a_stream_that_cannot_be_timed_is_a_failed_sample(reply: str, message: str) -> None:
     import httpx
 
-    from agentic_eval.instruments.speed import RequestSample, SpeedConfig, SpeedError, stream_chat
+    from agentic_eval.instruments.speed import RequestSample, SpeedConfig, SpeedError, timed_chat
     from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, sse_bytes
 
     usage = {"prompt_tokens": 10, "completion_tokens": 40, "total_tokens": 50}
@@ -507,5 +508,5 @@ def test_a_stream_that_cannot_be_timed_is_a_failed_sample(reply: str, message: s
                 if reply == "buffered" else ScriptedReply(body=chat_body("hello", usage=usage)))
     with FakeEndpoint([scripted]) as fake, httpx.Client() as client:
         with pytest.raises(SpeedError, match=message):
-            stream_chat(client, SpeedConfig(base_url=fake.base_url, model="fake-model"), "hi", 40,
+            timed_chat(client, SpeedConfig(base_url=fake.base_url, model="fake-model"), "hi", 40,
                         RequestSample(workload="free_gen", prefix="p", warmup=False))

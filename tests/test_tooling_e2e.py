@@ -266,7 +266,7 @@ def test_ctrl_c_does_not_wait_for_requests_in_flight(tmp_path: Path) -> None:
 
 
 def _exchange(body: Any, status: int | None = 200, error: str | None = None) -> Any:
-    from agentic_eval.instruments.battery import Exchange
+    from agentic_eval.instruments.exchange import Exchange
 
     return Exchange(status, body, error, 0.1)
 
@@ -331,7 +331,7 @@ def test_strict_schemas_require_every_key_and_allow_null_for_optional_ones() -> 
 
 
 def test_a_connection_dropped_at_once_is_retried_once(tmp_path: Path) -> None:
-    from agentic_eval.instruments.battery import make_client, post_json
+    from agentic_eval.instruments.exchange import make_client, post_json
     from agentic_eval.endpoint import resolve_endpoint
     from agentic_eval.instruments.forms import stream_json
 

@@ -401,11 +401,13 @@ class HeadAndTail:
         return bytes(self.head) + (marker if self.omitted else b"") + bytes(self.tail)
 
 
-def _kill_group(pid: int) -> None:
+def signal_group(pgid: int, sig: int | None = None) -> None:
+    """Send `sig` (default SIGKILL) to the process group `pgid`; a group already gone, or not ours,
+    is left alone. The one process-group kill: graders, CLI agents and cold-start use it too."""
     import signal
 
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pgid, signal.SIGKILL if sig is None else sig)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -443,7 +445,7 @@ def run_command(backend: SandboxBackend, argv: Sequence[str], *, cwd: Path, env:
             stopped_by = f"timed out after {timeout_s:g}s"
             break
         time.sleep(0.01)
-    _kill_group(proc.pid)  # also ends whatever the command left running in the background
+    signal_group(proc.pid)  # also ends whatever the command left running in the background
     proc.wait()
     reader.join(timeout=5)
     return CommandResult(output.data(f"\n[... {output.omitted} bytes of output omitted ...]\n".encode()),

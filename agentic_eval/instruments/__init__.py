@@ -1,19 +1,32 @@
 """The instruments that are not agent runs: tool-call battery, form matrix, BFCL, probe, speed,
-think-check and cold start. No instrument imports another; what they share lives in `exchange` and `servers`.
+think-check and cold start, and the helpers they share.
+
+The rule (guarded by tests/test_instrument_layout.py): an instrument module (battery, forms, bfcl,
+probe, speed, thinkcheck, coldstart) imports no other instrument module; a helper module (exchange,
+servers, cases, catalog, toolcheck, metrics, speedstats, consistency, wordproblems) imports no
+instrument module. What two instruments share lives in a helper.
+
+Instruments:
 
     battery       The synthetic tool-calling battery: deterministic cases from a seed, in six phases.
-    catalog       The battery's tool catalog: 42 realistic tools in 18 domains.
-    toolcheck     Argument checkers for the battery, the form matrix and BFCL.
     forms         The form matrix: one tool-call request in 10 API shapes.
-    bfcl          BFCL's single-turn cases played through the wire.
+    bfcl          BFCL's single-turn cases played through the wire (as battery cases).
     probe         `probe`: what a server and model do with tools, one request per API shape.
     speed         The speed instrument's measurement loop, gated on an otherwise idle server.
-    metrics       Server metrics: Prometheus scraping, metric names per server kind.
-    speedstats    Pure statistics for the speed instrument.
     thinkcheck    think-check: does switching reasoning off make answers wrong?
+    coldstart     cold-start: from nothing to the first token.
+
+Helpers:
+
+    exchange      Talking to the endpoint: Exchange, post_json, make_client, stream_chat over SSEDecoder.
+    servers       Which server it is (one ServerKind, detect_server) and Ollama's native /api/chat stream.
+    cases         A tool-call case and its result: what the battery generates and BFCL's cases become.
+    catalog       The battery's tool catalog: 42 realistic tools in 18 domains.
+    toolcheck     Argument checkers for the battery, the form matrix and BFCL.
+    metrics       Server metrics: Prometheus scraping, metric names per server kind, the contention gate.
+    speedstats    Pure statistics for the speed instrument.
     consistency   Does an answer's own arithmetic hold? A pure checker.
     wordproblems  Deterministic arithmetic word problems with exact answers.
-    coldstart     cold-start: from nothing to the first token.
 """
 
 from __future__ import annotations
@@ -26,8 +39,19 @@ if TYPE_CHECKING:
     from .battery import generate_cases as generate_cases
     from .battery import run_battery as run_battery
     from .coldstart import measure_cold_start as measure_cold_start
+    from .coldstart import measure_ollama_unload as measure_ollama_unload
+    from .consistency import check_consistency as check_consistency
+    from .exchange import Exchange as Exchange
+    from .exchange import StreamedReply as StreamedReply
+    from .exchange import make_client as make_client
+    from .exchange import post_json as post_json
+    from .exchange import stream_chat as stream_chat
     from .forms import run_forms as run_forms
     from .probe import run_probe as run_probe
+    from .servers import ServerInfo as ServerInfo
+    from .servers import ServerKind as ServerKind
+    from .servers import detect_server as detect_server
+    from .servers import stream_ollama_chat as stream_ollama_chat
     from .speed import measure_speed as measure_speed
     from .thinkcheck import run_think_check as run_think_check
 
@@ -39,6 +63,17 @@ _EXPORTS = {
     "measure_speed": ".speed",
     "run_think_check": ".thinkcheck",
     "measure_cold_start": ".coldstart",
+    "measure_ollama_unload": ".coldstart",
+    "check_consistency": ".consistency",
+    "Exchange": ".exchange",
+    "post_json": ".exchange",
+    "make_client": ".exchange",
+    "stream_chat": ".exchange",
+    "StreamedReply": ".exchange",
+    "ServerKind": ".servers",
+    "ServerInfo": ".servers",
+    "detect_server": ".servers",
+    "stream_ollama_chat": ".servers",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

@@ -17,23 +17,20 @@ tools are dealt round-robin from a seeded shuffle, so `--cases N` yields a prefi
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from random import Random
 from typing import Any
 
 from agentic_eval.instruments import catalog as cat
+from agentic_eval.instruments.cases import Case, CaseResult, Step
 from agentic_eval.instruments.catalog import JSON, TOOLS, TOOLS_BY_NAME, Intent
+from agentic_eval.instruments.exchange import SYSTEM_PROMPT, make_client, post_json
 
 PHASES: tuple[str, ...] = ("decisions", "functional", "structured", "freeform", "chains", "negative")
 CAMPAIGN_SIZES: dict[str, int] = {"decisions": 200, "functional": 50, "structured": 20, "freeform": 10,
                                   "chains": 50, "negative": 40}
 CAMPAIGN_SEED = 45739
 MAX_DRAWS = 50
-SYSTEM_PROMPT = (
-    "You are an assistant that can call tools. When one of the offered tools can do what the user asks, "
-    "call it, passing the values exactly as the user gives them. When no offered tool fits, or the request "
-    "needs no tool, answer in plain text without calling any tool."
-)
 FREEFORM_TOOLS = ("git_commit", "write_file", "send_email", "add_comment", "post_message")
 NO_TOOL_REQUESTS = (
     "Explain the difference between a process and a thread in two sentences.",
@@ -47,30 +44,6 @@ NO_TOOL_REQUESTS = (
     "Which is larger, 2 to the power 10 or 10 cubed?",
     "Suggest a name for a command-line tool that renames photos by date.",
 )
-
-
-@dataclass(frozen=True)
-class Step:
-    """One model turn of a case: the calls expected ([] = none), and the tool results then returned."""
-
-    expected: list[JSON]
-    results: list[Any] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Case:
-    """One battery case: the conversation's opening messages, the offered tools, and its steps."""
-
-    id: str
-    phase: str
-    messages: list[JSON]
-    tools: list[JSON]
-    steps: list[Step]
-    note: str = ""
-    """What the case is about: the target tool(s), the chain template, or the negative kind."""
-
-    def to_json(self) -> JSON:
-        return asdict(self)
 
 
 # ---------------------------------------------------------------- expectations
@@ -360,79 +333,6 @@ def cases_digest(cases: list[Case]) -> str:
 
 
 # ---------------------------------------------------------------- running against an endpoint
-
-
-@dataclass
-class Exchange:
-    """One HTTP request to the endpoint and what came back (body: the decoded JSON, when it was)."""
-
-    status: int | None
-    body: Any
-    error: str | None
-    elapsed_s: float
-
-
-def is_stale_connection(start: float) -> bool:
-    """A disconnect within a second of sending: the server had closed the kept-alive connection
-    (after an earlier request timed out, say). Worth one retry on a fresh connection; a disconnect
-    later than that is the server's answer."""
-    import time
-
-    return time.perf_counter() - start < 1.0
-
-
-def post_json(client: Any, path: str, payload: JSON, timeout_s: float) -> Exchange:
-    """POST `payload` with an httpx client; never raises: failures come back in `error`."""
-    import time
-
-    import httpx
-
-    start = time.perf_counter()
-    for attempt in range(2):
-        try:
-            resp = client.post(path, json=payload, timeout=timeout_s)
-            break
-        except httpx.RemoteProtocolError as exc:
-            if attempt == 0 and is_stale_connection(start):
-                time.sleep(0.5)
-                continue
-            return Exchange(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-        except httpx.TimeoutException:
-            return Exchange(None, None, f"timeout after {timeout_s:g} s", time.perf_counter() - start)
-        except httpx.HTTPError as exc:
-            return Exchange(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
-    elapsed = time.perf_counter() - start
-    try:
-        body = resp.json()
-    except ValueError:
-        return Exchange(resp.status_code, resp.text[:2000], "the body is not JSON", elapsed)
-    error = None if resp.status_code < 400 else f"HTTP {resp.status_code}: {json.dumps(body)[:200]}"
-    return Exchange(resp.status_code, body, error, elapsed)
-
-
-def make_client(endpoint: Any, jobs: int = 4) -> Any:
-    """An httpx client for the endpoint, sized for `jobs` parallel requests."""
-    import httpx
-
-    limits = httpx.Limits(max_connections=max(jobs, 1) * 2, max_keepalive_connections=max(jobs, 1))
-    return httpx.Client(base_url=endpoint.base_url, headers={"Authorization": f"Bearer {endpoint.api_key}"},
-                        limits=limits, timeout=httpx.Timeout(60.0, connect=10.0))
-
-
-@dataclass
-class CaseResult:
-    """The verdict on one case and every turn that led to it."""
-
-    id: str
-    phase: str
-    passed: bool
-    reason: str
-    detail: str
-    turns: list[JSON]
-    note: str = ""
-
-    def to_json(self) -> JSON:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.instruments.catalog import JSON
-from agentic_eval.instruments.battery import Case, CaseResult, Step
+from agentic_eval.instruments.cases import Case, CaseResult, Step
 from agentic_eval.errors import AgenticEvalError
 
 CATEGORIES: tuple[str, ...] = (

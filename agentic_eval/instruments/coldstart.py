@@ -18,8 +18,6 @@ show load_duration near zero (proof the model was resident).
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import socket
 import statistics
@@ -35,9 +33,11 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, Field
 
-from agentic_eval.endpoint import Endpoint
+from agentic_eval.confine.backend import signal_group
+from agentic_eval.endpoint import Endpoint, auth_headers, http_client
 from agentic_eval.errors import EndpointError
-from agentic_eval.instruments.thinkcheck import stream_chat
+from agentic_eval.instruments.exchange import stream_chat
+from agentic_eval.instruments.servers import root_url, stream_ollama_chat
 
 __all__ = [
     "ColdStartConfig",
@@ -131,18 +131,12 @@ def _port_open(host: str, port: int) -> bool:
 def stop_group(proc: subprocess.Popen[bytes], grace_s: float) -> None:
     """SIGTERM the process group, wait up to `grace_s` for its leader, then SIGKILL whatever is left."""
     for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        signal_group(proc.pid, sig)
         try:
             proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
             continue
-    try:  # the leader is gone; anything left in its group goes too
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    signal_group(proc.pid)  # the leader is gone; anything left in its group goes too
 
 
 class _Failed(Exception):
@@ -153,7 +147,7 @@ def _one_start(config: ColdStartConfig, endpoint: Endpoint, index: int, log_path
                on_phase: Callable[[int, str, float], None] | None) -> StartRun:
     host, port = _host_port(endpoint)
     run = StartRun(index=index, phases={"port_open_s": None, "models_ok_s": None, "first_token_s": None})
-    headers = {"Authorization": f"Bearer {endpoint.api_key}"}
+    headers = auth_headers(endpoint.api_key)
     with open(log_path, "wb") as log:
         start = time.monotonic()
         proc = subprocess.Popen(config.cmd, shell=True, start_new_session=True, stdin=subprocess.DEVNULL,
@@ -174,7 +168,7 @@ def _one_start(config: ColdStartConfig, endpoint: Endpoint, index: int, log_path
 
     model = config.model
     try:
-        with httpx.Client(headers=headers) as client:
+        with http_client(endpoint) as client:
             while not _port_open(host, port):
                 tick("the port accepted connections")
             reached("port_open_s", time.monotonic())
@@ -239,7 +233,7 @@ def measure_cold_start(endpoint: Endpoint, config: ColdStartConfig,
 def measure_ollama_unload(endpoint: Endpoint, model: str, repeat: int = 1, timeout_s: float = 1800.0,
                           on_phase: Callable[[int, str, float], None] | None = None) -> ColdStartResult:
     """For a running Ollama: unload `model`, time a request from cold, then the same request warm."""
-    root = endpoint.base_url.removesuffix("/v1")
+    root = root_url(endpoint.base_url)
     runs = []
     with httpx.Client(timeout=timeout_s) as client:
         for index in range(repeat):
@@ -273,19 +267,11 @@ def _ollama_ask(client: httpx.Client, root: str, model: str) -> tuple[float, dic
     """Seconds to the first streamed token, and the final line (with load_duration)."""
     body = {"model": model, "stream": True, "messages": [{"role": "user", "content": PROMPT}],
             "options": {"num_predict": 8}}
-    start, first = time.monotonic(), None
-    done: dict[str, int] = {}
-    with client.stream("POST", f"{root}/api/chat", json=body) as resp:
-        if resp.status_code >= 400:
-            raise _Failed(f"/api/chat answered HTTP {resp.status_code}: {resp.read()[:200]!r}")
-        for line in resp.iter_lines():
-            data = json.loads(line) if line.strip() else {}
-            message = data.get("message") or {}
-            if first is None and (message.get("content") or message.get("thinking")):
-                first = time.monotonic() - start
-            if data.get("done"):
-                done = data
-    return (first if first is not None else time.monotonic() - start), done
+    reply = stream_ollama_chat(client, root, body, clock=time.monotonic)
+    if (resp := reply.error) is not None:
+        raise _Failed(f"/api/chat answered HTTP {resp.status_code}: {resp.content[:200]!r}")
+    first = reply.first_token if reply.first_token is not None else reply.ended
+    return first - reply.started, reply.final
 
 
 def _verdict(result: ColdStartResult) -> str:

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from agentic_eval.instruments.catalog import JSON, TOOLS, TOOLS_BY_NAME, Tool, a, b, e, i, o, s
-from agentic_eval.instruments.battery import SYSTEM_PROMPT, Exchange, is_stale_connection, make_client, post_json
+from agentic_eval.instruments.exchange import SYSTEM_PROMPT, Exchange, is_stale_connection, make_client, post_json
 from agentic_eval.instruments.toolcheck import Verdict, check_calls
 
 TARGET = "get_forecast"

@@ -1,8 +1,8 @@
 """Server metrics for the speed instrument: Prometheus scraping, exact metric names per server, and the
 contention gate.
 
-The server kind (vLLM, SGLang, llama.cpp) is detected from the metric names it exposes. Every figure
-is looked up by its exact sample name, never by prefix (`..._num_accepted_tokens` is a prefix of
+`servers.detect_kind` names the server (vLLM, SGLang, llama.cpp) from the metric names it exposes.
+Every figure is looked up by its exact sample name, never by prefix (`..._num_accepted_tokens` is a prefix of
 `..._num_accepted_tokens_per_pos`); a metric the server does not expose is None ("unsupported"),
 never zero.
 
@@ -16,12 +16,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.instruments.speedstats import acceptance
-
-ServerKind = Literal["vllm", "sglang", "llamacpp", "ollama", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -111,14 +109,6 @@ def parse_metrics(text: str, t: float = 0.0) -> Scrape:
     except (ValueError, TypeError, IndexError) as exc:
         raise MetricsError(f"the /metrics page is not valid Prometheus text: {exc}") from None
     return scrape
-
-
-def detect_kind(scrape: Scrape) -> ServerKind:
-    """The server kind from the names its metrics carry: vllm:, sglang: or llamacpp: samples."""
-    for kind, names in SERVER_METRICS.items():
-        if any(name.startswith(names.prefix) for name in scrape.values):
-            return kind  # type: ignore[return-value]
-    return "unknown"
 
 
 def support(scrape: Scrape, names: MetricNames) -> dict[str, bool]:
@@ -286,27 +276,6 @@ def acceptance_from_deltas(deltas: list[dict[str, float | None]], names: MetricN
     return result.rate, result.mean_length, f"counter deltas over {len(deltas)} kept samples"
 
 
-def root_url(base_url: str) -> str:
-    """The server root (where /metrics and the native APIs live) of an OpenAI-compatible base URL."""
-    base = base_url.rstrip("/")
-    return base.removesuffix("/v1")
-
-
-def probe_native(client: Any, root: str) -> ServerKind:
-    """Without Prometheus metrics: Ollama (/api/version) or llama.cpp without --metrics (/props)."""
-    import httpx
-
-    probes = (("/api/version", "ollama", "version"), ("/props", "llamacpp", "default_generation_settings"))
-    for path, kind, key in probes:
-        try:
-            resp = client.get(root + path, timeout=5.0)
-            if resp.status_code == 200 and key in resp.json():
-                return kind  # type: ignore[return-value]
-        except (httpx.HTTPError, ValueError, TypeError):
-            continue
-    return "unknown"
-
-
 class MetricsReader:
     """Scrapes `<server root>/metrics` over an httpx client."""
 
@@ -331,36 +300,3 @@ class MetricsReader:
         if scrape is None:
             raise MetricsError(f"{self.url} stopped answering during the measurement")
         return scrape
-
-
-def server_details(client: Any, root_url: str, kind: ServerKind, scrape: Scrape | None) -> dict[str, Any]:
-    """Version and flags the server exposes, best effort: vLLM /version and its *_info metric labels,
-    SGLang /get_server_info, llama.cpp /props, Ollama /api/version."""
-    import httpx
-
-    root = root_url.rstrip("/")
-    paths = {"vllm": "/version", "sglang": "/get_server_info", "llamacpp": "/props", "ollama": "/api/version"}
-    details: dict[str, Any] = {"version": None, "flags": {}}
-    if scrape is not None:
-        for name, labels in scrape.info.items():
-            details["flags"].update({f"{name.split(':')[-1]}.{k}": v for k, v in labels.items()})
-    if kind not in paths:
-        return details
-    try:
-        resp = client.get(root + paths[kind], timeout=5.0)
-        data = resp.json() if resp.status_code == 200 else {}
-    except (httpx.HTTPError, ValueError):
-        data = {}
-    if not isinstance(data, dict):
-        return details
-    details["version"] = data.get("version") or data.get("build_info")
-    if kind == "sglang":
-        keep = ("speculative", "disable_radix_cache", "chunked_prefill_size", "tp_size", "quantization",
-                "kv_cache_dtype", "attention_backend", "enable_metrics", "context_length")
-        details["flags"].update({k: v for k, v in data.items() if any(k.startswith(p) for p in keep)
-                                 and isinstance(v, (str, int, float, bool, type(None)))})
-    elif kind == "llamacpp":
-        settings = data.get("default_generation_settings") or {}
-        details["flags"].update({k: v for k, v in (("total_slots", data.get("total_slots")),
-                                                     ("n_ctx", settings.get("n_ctx"))) if v is not None})
-    return details

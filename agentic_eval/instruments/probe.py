@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from agentic_eval.endpoint import Endpoint, list_models
+from agentic_eval.endpoint import Endpoint, auth_headers, list_models
 from agentic_eval.errors import EndpointError
 
 REQUEST_TIMEOUT_S = 180.0
@@ -157,7 +157,7 @@ def _plain(endpoint: Endpoint, shape: Shape, body: dict[str, Any], timeout_s: fl
 
     path = "/chat/completions" if shape.api == "chat" else "/responses"
     resp = httpx.post(endpoint.base_url + path, json=body, timeout=timeout_s,
-                      headers={"Authorization": f"Bearer {endpoint.api_key}"})
+                      headers=auth_headers(endpoint.api_key))
     try:
         data = resp.json()
     except ValueError:
@@ -221,7 +221,7 @@ def read_metrics(endpoint: Endpoint, timeout_s: float = 15.0) -> MetricsInfo:
     root = endpoint.base_url.removesuffix("/v1")
     info = MetricsInfo(url=root + "/metrics")
     try:
-        resp = httpx.get(info.url, timeout=timeout_s, headers={"Authorization": f"Bearer {endpoint.api_key}"})
+        resp = httpx.get(info.url, timeout=timeout_s, headers=auth_headers(endpoint.api_key))
         info.status = resp.status_code
         if resp.status_code >= 400:
             info.error = f"HTTP {resp.status_code}"

@@ -12,7 +12,6 @@ Ollama is measured through its native /api/chat and gated client-side (load time
 
 from __future__ import annotations
 
-import json
 import random
 import time
 import uuid
@@ -22,9 +21,11 @@ from typing import Any
 
 import httpx
 
-from agentic_eval.instruments import metrics as m
-from agentic_eval.endpoint import not_an_event_stream, redact_url
+from agentic_eval.endpoint import auth_headers, not_an_event_stream, redact_url
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.instruments import metrics as m
+from agentic_eval.instruments import servers
+from agentic_eval.instruments.exchange import sse_chunks
 from agentic_eval.instruments.speedstats import Spread, decode_rate, prefill_rate, server_decode_rate, spread
 
 WORKLOADS = ("code_edit", "free_gen", "long_ctx")
@@ -107,7 +108,7 @@ class WorkloadResult:
 @dataclass
 class SpeedReport:
     model: str
-    server_kind: m.ServerKind
+    server_kind: servers.ServerKind
     server: dict[str, Any]
     """version, flags, gate ("metrics", "client-side" or "none"), unsupported metric names."""
     workloads: dict[str, WorkloadResult]
@@ -212,12 +213,12 @@ BUFFERED_SPAN_S = 0.005
 """16 or more tokens inside 5 ms (over 3,000 tok/s single-stream): a stream delivered in one piece."""
 
 
-def stream_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sample: RequestSample,
-                extra: dict[str, Any] | None = None) -> None:
+def timed_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sample: RequestSample,
+               extra: dict[str, Any] | None = None) -> None:
     """One streamed chat completion with usage; fills the sample's counts and timings."""
     body = {"model": cfg.model, "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
             "temperature": 0, "stream": True, "stream_options": {"include_usage": True}, **(extra or {})}
-    headers = {"Authorization": f"Bearer {cfg.api_key}"}
+    headers = auth_headers(cfg.api_key)
     usage: dict[str, Any] = {}
     timings: dict[str, Any] = {}
     t_first = t_last = None
@@ -229,14 +230,9 @@ def stream_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sam
             raise SpeedError(f"{redact_url(cfg.base_url)}/chat/completions answered HTTP {resp.status_code}: {resp.text[:200]!r}")
         if problem := not_an_event_stream(resp.headers.get("content-type", "")):
             raise SpeedError(f"{problem}, so tokens cannot be timed")
-        for line in resp.iter_lines():
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
+        for now, chunk in sse_chunks(resp, time.perf_counter):
+            if chunk is None:  # [DONE]
                 break
-            now = time.perf_counter()
-            chunk = json.loads(data)
             usage = chunk.get("usage") or usage
             timings = chunk.get("timings") or timings
             if any(_chunk_has_tokens(c.get("delta") or {}) for c in chunk.get("choices") or ()):
@@ -259,31 +255,17 @@ def stream_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sam
         sample.server_decode_tok_s = server_decode_rate(timings["predicted_n"], int(timings["predicted_ms"] * 1e6))
 
 
-def stream_ollama(client: Any, root: str, cfg: SpeedConfig, prompt: str, max_tokens: int, num_ctx: int,
-                  sample: RequestSample) -> None:
+def timed_ollama(client: Any, root: str, cfg: SpeedConfig, prompt: str, max_tokens: int, num_ctx: int,
+                 sample: RequestSample) -> None:
     """One streamed request on Ollama's native /api/chat; the decode rate is the server's own
     (eval_count - 1) / eval_duration, gated client-side on load time and queueing."""
     body = {"model": cfg.model, "messages": [{"role": "user", "content": prompt}], "stream": True,
             "keep_alive": "10m", "options": {"num_predict": max_tokens, "temperature": 0, "num_ctx": num_ctx}}
-    final: dict[str, Any] = {}
-    t_first = t_last = None
-    t0 = time.perf_counter()
-    with client.stream("POST", f"{root}/api/chat", json=body, timeout=cfg.request_timeout_s) as resp:
-        if resp.status_code >= 400:
-            resp.read()
-            raise SpeedError(f"{root}/api/chat answered HTTP {resp.status_code}: {resp.text[:200]!r}")
-        for line in resp.iter_lines():
-            if not line.strip():
-                continue
-            now = time.perf_counter()
-            chunk = json.loads(line)
-            msg = chunk.get("message") or {}
-            if msg.get("content") or msg.get("thinking") or msg.get("tool_calls"):
-                t_first = t_first if t_first is not None else now
-                t_last = now
-            if chunk.get("done"):
-                final = chunk
-    sample.e2e_s = time.perf_counter() - t0
+    reply = servers.stream_ollama_chat(client, root, body, timeout=cfg.request_timeout_s, clock=time.perf_counter)
+    if (resp := reply.error) is not None:
+        raise SpeedError(f"{root}/api/chat answered HTTP {resp.status_code}: {resp.text[:200]!r}")
+    final, t0, t_first, t_last = reply.final, reply.started, reply.first_token, reply.last_token
+    sample.e2e_s = reply.ended - t0
     sample.ttft_s = None if t_first is None else t_first - t0
     sample.prompt_tokens, sample.completion_tokens = final.get("prompt_eval_count"), final.get("eval_count")
     sample.server_decode_tok_s = server_decode_rate(final.get("eval_count"), final.get("eval_duration"))
@@ -306,20 +288,18 @@ class _Session:
     """One measurement against one server: its kind, its metrics, and the gated attempt."""
 
     def __init__(self, cfg: SpeedConfig, client: Any) -> None:
-        self.cfg, self.client, self.root = cfg, client, m.root_url(cfg.base_url)
+        self.cfg, self.client, self.root = cfg, client, servers.root_url(cfg.base_url)
         self.reader = m.MetricsReader(client, self.root)
-        try:
-            first = self.reader.try_scrape()
-        except m.MetricsError:
-            first = None  # a page that is not Prometheus text: measured ungated, and said so
-        kind = m.detect_kind(first) if first is not None else "unknown"
-        self.kind: m.ServerKind = kind if kind != "unknown" else m.probe_native(client, self.root)
-        self.names = m.SERVER_METRICS.get(self.kind) if first is not None and kind != "unknown" else None
+        # A /metrics page that is not Prometheus text reads as none: measured ungated, and said so.
+        found = servers.detect_server(client, cfg.base_url, ask_model_list=False)
+        first = found.scrape
+        self.kind: servers.ServerKind = found.kind
+        self.names = m.SERVER_METRICS.get(self.kind) if found.from_metrics else None
         self.gated = self.names is not None and first is not None and m.is_idle(first, self.names) is not None
         unsupported = ([n for n in self.names.all().values() if first is not None and first.get(n) is None]
                        if self.names else [])
         gate = "metrics" if self.gated else "client-side" if self.kind == "ollama" else "none"
-        self.server = {**m.server_details(client, self.root, self.kind, first), "gate": gate,
+        self.server = {**servers.server_details(client, self.root, self.kind, first), "gate": gate,
                        "unsupported": unsupported}
         self.stale_seen = False
         longest = cfg.long_ctx_tokens if "long_ctx" in cfg.workloads or cfg.prefill_sweep else 4000
@@ -339,9 +319,9 @@ class _Session:
             return sample
         try:
             if self.kind == "ollama":
-                stream_ollama(self.client, self.root, self.cfg, prefix + body, max_tokens, self.num_ctx, sample)
+                timed_ollama(self.client, self.root, self.cfg, prefix + body, max_tokens, self.num_ctx, sample)
             else:
-                stream_chat(self.client, self.cfg, prefix + body, max_tokens, sample, extra)
+                timed_chat(self.client, self.cfg, prefix + body, max_tokens, sample, extra)
         except (SpeedError, httpx.HTTPError, ValueError) as exc:  # recorded on the sample; the run goes on
             sample.kept = False
             sample.reasons.append(f"{FAILED}: {exc}"[:300])

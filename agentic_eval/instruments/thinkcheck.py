@@ -16,34 +16,30 @@ then the comparison shows nothing. One problem's failure is recorded on that pro
 
 from __future__ import annotations
 
-import json
-import re
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel, Field
 
+from agentic_eval.endpoint import Endpoint, auth_headers, http_client
 from agentic_eval.instruments.consistency import check_consistency, extract_final_answer, format_number
-from agentic_eval.endpoint import Endpoint, not_an_event_stream
+from agentic_eval.instruments.exchange import stream_chat
+from agentic_eval.instruments.servers import ServerKind, detect_server, root_url
 from agentic_eval.instruments.wordproblems import WordProblem, generate_problems
 
 __all__ = [
     "SWITCHES",
     "Attempt",
     "ModeSummary",
-    "StreamedReply",
     "ThinkCheckConfig",
     "ThinkCheckResult",
-    "detect_server",
     "run_think_check",
-    "stream_chat",
 ]
 
-ServerKind = Literal["ollama", "vllm", "sglang", "llamacpp", "openai"]
 Mode = Literal["on", "off"]
 SWITCHES: dict[str, str] = {
     "ollama": 'think: true|false (native /api/chat)',
@@ -132,94 +128,13 @@ class ThinkCheckResult(BaseModel):
 
 # ------------------------------------------------------------------ the server
 
-def _root(endpoint: Endpoint) -> str:
-    return re.sub(r"/v1$", "", endpoint.base_url)
-
-
-def detect_server(client: httpx.Client, endpoint: Endpoint) -> tuple[ServerKind, str]:
-    """(kind, how it was recognised): Ollama's /api/version, then /metrics names, then owned_by."""
-    root = _root(endpoint)
-
-    def get(url: str) -> httpx.Response | None:
-        try:
-            return client.get(url, timeout=5.0)
-        except httpx.HTTPError:
-            return None
-
-    resp = get(f"{root}/api/version")
-    if resp is not None and resp.status_code == 200 and "version" in resp.text:
-        try:
-            return "ollama", f"Ollama {resp.json()['version']} (/api/version)"
-        except (ValueError, KeyError, TypeError):
-            pass
-    resp = get(f"{root}/metrics")
-    if resp is not None and resp.status_code == 200:
-        for kind in ("vllm", "sglang", "llamacpp"):
-            if f"{kind}:" in resp.text:
-                return kind, f"/metrics has {kind}: names"  # type: ignore[return-value]
-    resp = get(f"{endpoint.base_url}/models")
-    if resp is not None and resp.status_code == 200:
-        owners = re.findall(r'"owned_by"\s*:\s*"([^"]*)"', resp.text)
-        for kind in ("vllm", "sglang", "llamacpp"):
-            if kind in owners:
-                return kind, f"/models owned_by {kind}"  # type: ignore[return-value]
-    return "openai", "no server-specific route answered: assuming an OpenAI-style API"
-
-
-@dataclass
-class StreamedReply:
-    """A streamed chat completion put back together, with its token timings (time.monotonic)."""
-
-    content: str = ""
-    reasoning: str = ""
-    usage: dict[str, Any] = field(default_factory=dict)
-    token_times: list[float] = field(default_factory=list)
-    """When each chunk carrying content or reasoning arrived."""
-
-    @property
-    def decode_tok_s(self) -> float | None:
-        """(n - 1) / (t_last - t_first), n from usage, else the chunk count."""
-        n = self.usage.get("completion_tokens") or len(self.token_times)
-        span = self.token_times[-1] - self.token_times[0] if len(self.token_times) >= 2 else 0.0
-        return (n - 1) / span if n >= 2 and span > 0 else None
-
-
-def stream_chat(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str],
-                timeout_s: float, on_first_token: Callable[[float], None] | None = None) -> StreamedReply:
-    """POST a streamed chat completion and read it to the end. Raises httpx errors and RuntimeError."""
-    reply = StreamedReply()
-    with client.stream("POST", url, json={**body, "stream": True}, headers=headers, timeout=timeout_s) as resp:
-        if resp.status_code >= 400:
-            raise RuntimeError(f"HTTP {resp.status_code}: {resp.read().decode('utf-8', 'replace')[:300]}")
-        if problem := not_an_event_stream(resp.headers.get("content-type", "")):
-            raise RuntimeError(problem)
-        for line in resp.iter_lines():
-            if not line.startswith("data:") or line[5:].strip() == "[DONE]":
-                continue
-            chunk = json.loads(line[5:])
-            if isinstance(chunk.get("usage"), dict):
-                reply.usage = chunk["usage"]
-            for choice in chunk.get("choices") or []:
-                delta = choice.get("delta") or {}
-                thought = delta.get("reasoning_content") or delta.get("reasoning") or delta.get("thinking") or ""
-                text = delta.get("content") or ""
-                if thought or text:
-                    now = time.monotonic()
-                    if not reply.token_times and on_first_token is not None:
-                        on_first_token(now)
-                    reply.token_times.append(now)
-                reply.reasoning += thought
-                reply.content += text
-    return reply
-
-
 class _Asker:
     """Asks one problem in one mode with the switch for `kind`; remembers what the server refused."""
 
     def __init__(self, client: httpx.Client, endpoint: Endpoint, config: ThinkCheckConfig, kind: ServerKind):
         self.client, self.endpoint, self.config, self.kind = client, endpoint, config, kind
         self.effort_off = "none"
-        self.headers = {"Authorization": f"Bearer {endpoint.api_key}"}
+        self.headers = auth_headers(endpoint.api_key)
 
     def ask(self, prompt: str, mode: Mode) -> tuple[str, str, dict[str, Any], float | None]:
         """(content, reasoning, usage, decode tok/s). A server that drops a reused keep-alive connection
@@ -238,7 +153,8 @@ class _Asker:
                 options["temperature"] = self.config.temperature
             body = {"model": self.config.model, "messages": messages, "stream": False, "think": mode == "on",
                     "options": options}
-            resp = self.client.post(f"{_root(self.endpoint)}/api/chat", json=body, timeout=self.config.timeout_s)
+            root = root_url(self.endpoint.base_url)
+            resp = self.client.post(f"{root}/api/chat", json=body, timeout=self.config.timeout_s)
             if resp.status_code >= 400:
                 raise RuntimeError(f"HTTP {resp.status_code}: {resp.text[:300]}")
             data = resp.json()
@@ -350,9 +266,12 @@ def run_think_check(endpoint: Endpoint, config: ThinkCheckConfig,
     """Ask every problem in both modes, one request at a time, and score them."""
     problems = generate_problems(config.seed, config.problems)
     attempts: list[Attempt] = []
-    with httpx.Client(headers={"Authorization": f"Bearer {endpoint.api_key}"}) as client:
-        kind, detail = (config.server_kind, "chosen by the caller") if config.server_kind else \
-            detect_server(client, endpoint)
+    with http_client(endpoint) as client:
+        if config.server_kind:
+            kind, detail = config.server_kind, "chosen by the caller"
+        else:  # a server nothing names is asked the OpenAI way (reasoning_effort), recorded as "openai"
+            found = detect_server(client, endpoint.base_url)
+            kind, detail = ("openai" if found.kind == "unknown" else found.kind), found.detail
         asker = _Asker(client, endpoint, config, kind)
         for problem in problems:
             for mode in ("on", "off"):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
-from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend
+from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend, signal_group
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
@@ -173,22 +172,15 @@ def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
                 cancelled = cancel is not None and cancel.is_set()
                 timed_out = not cancelled and time.monotonic() >= deadline
                 if cancelled or timed_out:
-                    _kill_group(proc)
+                    signal_group(proc.pid)
                     out, _ = proc.communicate()
                     break
     finally:
         # Whatever the script left running in its group goes too.
-        _kill_group(proc)
+        signal_group(proc.pid)
     text = out.decode("utf-8", errors="replace")[-OUTPUT_LIMIT:]
     code = None if timed_out or cancelled else proc.returncode
     return ScriptResult(code, text, time.monotonic() - start, timed_out=timed_out, cancelled=cancelled)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class ScriptRunner:

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentic_eval.confine.backend import signal_group
+
 MARKER_VAR = "AGENTIC_EVAL_AGENT_RUN"
 """Environment variable set to a per-run token on every CLI process (and so on its children)."""
 POLL_S = 0.1
@@ -33,13 +35,6 @@ class ProcessResult:
     start_error: str | None = None
     leftovers_killed: int = 0
     """Processes of this run still alive after it ended (killed by marker)."""
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def kill_marked(token: str, rounds: int = 3) -> int:
@@ -105,13 +100,13 @@ def run_headless(
                 except subprocess.TimeoutExpired:
                     pass
             if timed_out or cancelled:
-                _signal_group(proc.pid, signal.SIGTERM)
+                signal_group(proc.pid, signal.SIGTERM)
                 try:
                     proc.wait(timeout=TERM_GRACE_S)
                 except subprocess.TimeoutExpired:
                     pass
         finally:
-            _signal_group(proc.pid, signal.SIGKILL)
+            signal_group(proc.pid, signal.SIGKILL)
             if proc.poll() is None:
                 proc.kill()
             proc.wait()

@@ -1,0 +1,83 @@
+"""Guards for the instruments' layout: no instrument imports another; what they share is a helper.
+
+The rule, as instruments/__init__.py states it: an instrument module imports no other instrument
+module, and a helper module imports no instrument module. Every module of the package is one or the
+other, so a new module has to be placed (and listed here) before it can be imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import agentic_eval.instruments as instruments
+
+HERE = Path(instruments.__file__).parent
+INSTRUMENTS = {"battery", "forms", "bfcl", "probe", "speed", "thinkcheck", "coldstart"}
+HELPERS = {"exchange", "servers", "cases", "catalog", "toolcheck", "metrics", "speedstats", "consistency",
+           "wordproblems"}
+PACKAGE = "agentic_eval.instruments"
+
+
+def imported_instrument_modules(source: str) -> set[str]:
+    """The modules of agentic_eval.instruments that `source` imports (at any depth, lazy imports too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(PACKAGE + "."):
+                    found.add(alias.name.split(".")[2])
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:  # relative: inside the package itself
+                module = PACKAGE + ("." + module if module else "") if node.level == 1 else ""
+            if module == PACKAGE:  # from agentic_eval.instruments import battery
+                found |= {alias.name for alias in node.names}
+            elif module.startswith(PACKAGE + "."):
+                found.add(module.split(".")[2])
+    return found
+
+
+def _modules() -> dict[str, str]:
+    return {p.stem: p.read_text() for p in HERE.glob("*.py") if p.stem != "__init__"}
+
+
+def test_every_module_is_an_instrument_or_a_helper() -> None:
+    assert set(_modules()) == INSTRUMENTS | HELPERS
+    assert not INSTRUMENTS & HELPERS
+
+
+@pytest.mark.parametrize("name", sorted(INSTRUMENTS | HELPERS))
+def test_no_module_imports_an_instrument(name: str) -> None:
+    imported = imported_instrument_modules(_modules()[name]) - {name}
+    assert not imported & INSTRUMENTS, f"{name} imports the instrument(s) {sorted(imported & INSTRUMENTS)}"
+    assert imported <= HELPERS, f"{name} imports {sorted(imported - HELPERS)}, neither instrument nor helper"
+
+
+def test_the_rule_is_stated_where_a_newcomer_reads() -> None:
+    doc = instruments.__doc__ or ""
+    for name in INSTRUMENTS | HELPERS:
+        assert f"\n    {name} " in doc, f"{name} is not listed in instruments/__init__.py's docstring"
+    rule = " ".join(doc.split())
+    assert "an instrument module (" in rule and ") imports no other instrument module" in rule
+    assert "a helper module (" in rule and ") imports no instrument module" in rule
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from agentic_eval.instruments.battery import run_case", {"battery"}),
+    ("from agentic_eval.instruments import battery, exchange as x", {"battery", "exchange"}),
+    ("import agentic_eval.instruments.speed", {"speed"}),
+    ("from .thinkcheck import stream_chat", {"thinkcheck"}),
+    ("from . import forms", {"forms"}),
+    ("def f():\n    from agentic_eval.instruments.probe import SHAPES", {"probe"}),
+    ("from agentic_eval.endpoint import Endpoint\nimport httpx", set()),
+])
+def test_the_scan_sees_every_import_form(source: str, expected: set[str]) -> None:
+    assert imported_instrument_modules(source) == expected
+
+
+def test_every_exported_name_resolves() -> None:
+    for name in instruments.__all__:
+        assert getattr(instruments, name) is not None, name
