@@ -261,6 +261,20 @@ def test_guidance_is_many_distinct_sections() -> None:
     assert pad_system_prompt("x" * 4000, 500) == "x" * 4000  # never shortens the base
 
 
+def test_prompt_prose_is_package_data() -> None:
+    """The prose ships as Markdown inside the package (so in the wheel) and is read through importlib.resources,
+    one `## Title` section of guidance.md per guidance section."""
+    from importlib import resources
+
+    folder = resources.files("agentic_eval.agents.builtin") / "prompt_text"
+    base, guidance = (folder / "base.md").read_text("utf-8"), (folder / "guidance.md").read_text("utf-8")
+    assert base == BASE_SYSTEM_PROMPT + "\n"
+    headings = [line[3:] for line in guidance.split("\n") if line.startswith("## ")]
+    assert headings == [title for title, _ in GUIDANCE_SECTIONS]
+    for title, body in GUIDANCE_SECTIONS:
+        assert f"## {title}\n\n{body.strip(chr(10))}\n" in guidance
+
+
 def test_a_bug_of_ours_is_an_agent_error(run_agent: RunAgent, tmp_path: Path) -> None:
     (tmp_path / "trial").write_text("a file where the trial folder should be")
     outcome = run_agent()
