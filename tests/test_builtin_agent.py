@@ -24,7 +24,7 @@ from agentic_eval.agents.builtin.prompts import (
 )
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
 from agentic_eval.packs.task import Task, load_task
-from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
+from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
 
 MINI_TASK = Path(__file__).parent / "packs" / "mini" / "answer-file"
 
