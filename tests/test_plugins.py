@@ -20,7 +20,7 @@ from agentic_eval import plugins
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "plugins.md"
-FILE_BLOCK = re.compile(r"^```\w* file=(\S+)\n(.*?)^```$", re.M | re.S)
+FILE_BLOCK = re.compile(r"^```\w* file=(\S+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
 def test_the_groups_are_the_ones_pyproject_registers_in() -> None:
@@ -75,10 +75,11 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 def test_the_doc_pack_and_generator_are_found_and_valid(doc_plugin: tuple[Path, dict[str, str]]) -> None:
     """The pack comes from its entry point, its generator from the sandboxes group (the pack has no
     sandboxes/ folder), and `validate` finds the grader failing on the pristine repo and passing after the fix."""
-    project, env = doc_plugin
+    _, env = doc_plugin
     probe = ("from agentic_eval.packs.task import default_packs; from agentic_eval.packs.sandbox import "
-             "find_generator; import json, tempfile, pathlib; root = pathlib.Path(tempfile.mkdtemp());"
-             "print(json.dumps([dict(default_packs())['greetings'].name, find_generator('greeting-repo')(root, 7, {})]))")
+             "find_generator; import json, tempfile, pathlib; root = pathlib.Path(tempfile.mkdtemp()); "
+             "variables = find_generator('greeting-repo')(root, 7, {}); "
+             "print(json.dumps([dict(default_packs())['greetings'].name, variables]))")
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120,
                            check=False)
     assert found.returncode == 0, found.stderr
