@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # the scripted endpoint lives with the tests
+sys.path.insert(0, str(REPO))  # the shared test helpers live in tests/
 
 from bench_validate import bare_sandbox
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # the scripted endpoint lives with the tests
+sys.path.insert(0, str(REPO))  # the shared test helpers live in tests/
 
 from agentic_eval.confine.backend import BwrapBackend, Confinement, LocalBackend, bwrap_problem, run_command
 from agentic_eval.results import read_trials
