@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call  # noqa: E402
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call  # noqa: E402
 
 TASKS = ["json-set-port", "fix-failing-test", "yaml-scale-deploy", "read-config-answer"]
 

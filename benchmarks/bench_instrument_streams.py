@@ -24,7 +24,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agentic_eval.instruments.exchange import sse_chunks
-from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_stream, sse_bytes
+from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_stream, sse_bytes
 
 
 def old_chunks(resp: Any) -> Any:

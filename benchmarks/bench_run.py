@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))  # the scripted endpoint lives with the tests
+sys.path.insert(0, str(REPO))  # the shared test helpers live in tests/
 
 from bench_validate import bare_sandbox
 
@@ -37,9 +37,8 @@ from agentic_eval.packs.builtin import core_pack_dir
 from agentic_eval.packs.grader import run_script
 from agentic_eval.results import read_trials
 from agentic_eval.packs.task import Task, load_tasks
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply
-from tests.test_run import make_pack
-from tests.test_run_builtin import solver
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply
+from tests.helpers import make_pack, solver
 
 CLI = [sys.executable, "-m", "agentic_eval.cli"]
 MINI = REPO / "tests" / "packs" / "mini"

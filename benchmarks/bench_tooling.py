@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the shared test helpers live in tests/
 
-from test_tooling_e2e import ResponderEndpoint, battery_model, forms_model
+from tests.helpers import ResponderEndpoint, battery_model, forms_model
 
 from agentic_eval.instruments.battery import generate_cases, run_battery
 from agentic_eval.endpoint import resolve_endpoint

@@ -26,7 +26,7 @@ from agentic_eval.agents.builtin.loop import BuiltinAgent
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
 from agentic_eval.wire.recorder import WireRecorder, read_wire_log
-from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
+from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""Shared fixtures: the harness's own mini pack, copied so tests can break it freely."""
+"""Shared fixtures: the harness's own mini pack, copied so tests can break it freely; scripted endpoints;
+gradelib's unfinished graders cleared. Shared plain helpers are in tests/helpers.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply
 
 MINI_PACK = Path(__file__).parent / "packs" / "mini"
 
@@ -50,3 +51,13 @@ def scripted() -> Iterator[Callable[[Callable[[ReceivedRequest], ScriptedReply]]
     yield start
     for fake in started:
         fake.stop()
+
+
+@pytest.fixture
+def unfinished_graders_cleared() -> Iterator[None]:
+    """For tests that make gradelib Graders and never finish them: gradelib would otherwise exit 3 at
+    interpreter exit (use with `pytestmark = pytest.mark.usefixtures("unfinished_graders_cleared")`)."""
+    yield
+    from tests.helpers import gradelib
+
+    gradelib._unfinished.clear()

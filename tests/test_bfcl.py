@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, tool_call
 
 from agentic_eval.instruments import bfcl
 from agentic_eval.cli import main
 from agentic_eval.instruments.toolcheck import check_calls
+from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, tool_call
 
 HAVE_BFCL = importlib.util.find_spec("bfcl_eval") is not None
 needs_bfcl = pytest.mark.skipif(not HAVE_BFCL and os.environ.get("CI") != "true",

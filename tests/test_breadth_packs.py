@@ -18,8 +18,9 @@ import pytest
 from agentic_eval.packs.builtin import builtin_packs, node_pack_dir, ops_pack_dir, sandboxes_dir
 from agentic_eval.packs.fixsize import FixSize, parse_numstat, reference_fix_size
 from agentic_eval.packs.task import load_tasks
-from tests.test_gradelib import Grader, _no_unfinished_graders, git, write  # noqa: F401 - the autouse fixture
-from tests.test_run import run_cli
+from tests.helpers import Grader, git, run_cli, write
+
+pytestmark = pytest.mark.usefixtures("unfinished_graders_cleared")
 
 NEW_PACKS = {"node": node_pack_dir(), "ops": ops_pack_dir()}
 NODE = shutil.which("node")

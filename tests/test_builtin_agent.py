@@ -24,7 +24,7 @@ from agentic_eval.agents.builtin.prompts import (
 )
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
 from agentic_eval.packs.task import Task, load_task
-from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
+from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
 
 MINI_TASK = Path(__file__).parent / "packs" / "mini" / "answer-file"
 
@@ -259,6 +259,20 @@ def test_guidance_is_many_distinct_sections() -> None:
     assert len(titles) == len(set(titles)) >= 30
     assert guidance_tokens() + estimate_tokens(BASE_SYSTEM_PROMPT) > 20_000
     assert pad_system_prompt("x" * 4000, 500) == "x" * 4000  # never shortens the base
+
+
+def test_prompt_prose_is_package_data() -> None:
+    """The prose ships as Markdown inside the package (so in the wheel) and is read through importlib.resources,
+    one `## Title` section of guidance.md per guidance section."""
+    from importlib import resources
+
+    folder = resources.files("agentic_eval.agents.builtin") / "prompt_text"
+    base, guidance = (folder / "base.md").read_text("utf-8"), (folder / "guidance.md").read_text("utf-8")
+    assert base == BASE_SYSTEM_PROMPT + "\n"
+    headings = [line[3:] for line in guidance.split("\n") if line.startswith("## ")]
+    assert headings == [title for title, _ in GUIDANCE_SECTIONS]
+    for title, body in GUIDANCE_SECTIONS:
+        assert f"## {title}\n\n{body.strip(chr(10))}\n" in guidance
 
 
 def test_a_bug_of_ours_is_an_agent_error(run_agent: RunAgent, tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from agentic_eval.confine.backend import BwrapBackend, LocalBackend, bwrap_probl
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
-from tests.fake_endpoint import (
+from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,
     ScriptedReply,

@@ -21,8 +21,8 @@ from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.confine.backend import BwrapBackend, LocalBackend, bwrap_problem, resolve_backend
 from agentic_eval.results import read_trials
 from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
-from tests.test_run import make_pack, run_cli, running, unique_sleep
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
+from tests.helpers import make_pack, run_cli, running, unique_sleep
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ import pytest
 
 from agentic_eval.packs.builtin import core_pack_dir
 from agentic_eval.packs.task import load_tasks
-from tests.test_run import run_cli
+from tests.helpers import run_cli
 
 CORE = core_pack_dir()
 

@@ -224,7 +224,7 @@ def docker_env(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_oracle_passes_and_nop_fails_in_containers(docker_env: str, tmp_path: Path) -> None:
-    from tests.test_run import run_cli
+    from tests.helpers import run_cli
 
     tasks = ["json-set-port", "fix-failing-test", "git-commit-release", "node-fix-failing-test", "ops-fix-red-ci"]
     picked = [arg for t in tasks for arg in ("--task", t)]
@@ -245,9 +245,9 @@ def test_builtin_agent_in_containers_honest_pass_and_attacks_fail(docker_env: st
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """The grading-integrity task: the honest fix passes, a planted pytest and a rewritten history fail,
     and a process the agent left behind is gone before the grader runs."""
-    from tests.fake_endpoint import FakeEndpoint
-    from tests.test_grading_integrity import ATTACKS, _pack, commands_then_done
-    from tests.test_run import run_cli
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import ATTACKS, commands_then_done, integrity_pack
+    from tests.helpers import run_cli
 
     cases = {
         "honest": (["sed -i 's/a - b/a + b/' src/calc.py", "(setsid sleep 600 > /dev/null 2>&1 &); echo bg"], "pass"),
@@ -255,7 +255,7 @@ def test_builtin_agent_in_containers_honest_pass_and_attacks_fail(docker_env: st
         "amend-the-root-commit": (ATTACKS["amend-the-root-commit"], "fail"),
     }
     for name, (commands, expected) in cases.items():
-        pack = _pack(tmp_path / name)
+        pack = integrity_pack(tmp_path / name)
         with FakeEndpoint(responder=commands_then_done(commands)) as fake:
             code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
                                  "--sandbox", "docker", "--run-dir", str(tmp_path / name / "runs"), "--json",
@@ -266,7 +266,7 @@ def test_builtin_agent_in_containers_honest_pass_and_attacks_fail(docker_env: st
 
 def test_a_cli_agent_is_refused_in_one_line(docker_env: str, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.test_run import run_cli
+    from tests.helpers import run_cli
 
     code, _ = run_cli("run", "--agent", "opencode", "--model", "m", "--sandbox", "docker", "--task", "json-set-port",
                       "--run-dir", str(tmp_path / "runs"))

@@ -33,7 +33,7 @@ from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
 from agentic_eval.classify.summary import summarize_wire_log
 from agentic_eval.wire.recorder import WireRecorder, read_wire_log
-from tests.fake_endpoint import (
+from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,
     ScriptedReply,
@@ -41,7 +41,7 @@ from tests.fake_endpoint import (
     chat_stream,
     tool_call,
 )
-from tests.test_run import make_pack, running, unique_sleep
+from tests.helpers import make_pack, running, unique_sleep
 
 MINI_TASK = Path(__file__).parent / "packs" / "mini" / "answer-file"
 

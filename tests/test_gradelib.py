@@ -2,35 +2,24 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
+from tests.helpers import Grader, git, gradelib, write
 
+pytestmark = pytest.mark.usefixtures("unfinished_graders_cleared")
 
-def _import_gradelib() -> ModuleType:
-    """Import graders/gradelib.py as graders do, minus its exit-3 hook (meant for grader processes)."""
-    sys.path.insert(0, str(graders_dir()))
-    previous_hook = sys.excepthook
-    module = importlib.import_module("gradelib")
-    sys.excepthook = previous_hook
-    return module
-
-
-gradelib = _import_gradelib()
-Grader = gradelib.Grader
 
 PRISTINE = {
     ".gitignore": "ignored/\n",
@@ -41,23 +30,6 @@ PRISTINE = {
     "src/calc.py": "def add(a, b):\n    return a + b\n",
     "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
 }
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=Test", "-c", "user.email=test@example.invalid", *args],
-        cwd=repo, capture_output=True, text=True, check=True,
-    ).stdout
-
-
-def write(repo: Path, files: dict[str, str | bytes]) -> None:
-    for rel, content in files.items():
-        path = repo / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
 
 
 @pytest.fixture(scope="session")
@@ -90,13 +62,6 @@ def repo(template_repo: Path, template_store: tuple[Path, str], tmp_path: Path,
     monkeypatch.setenv(gitsafe.STORE_ENV, str(store))
     monkeypatch.setenv(gitsafe.COMMIT_ENV, commit)
     return root
-
-
-@pytest.fixture(autouse=True)
-def _no_unfinished_graders() -> Iterator[None]:
-    # Graders made here are never finished; gradelib would otherwise exit 3 at interpreter exit.
-    yield
-    gradelib._unfinished.clear()
 
 
 @pytest.fixture

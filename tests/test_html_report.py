@@ -18,9 +18,8 @@ from typing import Any, Self
 import pytest
 
 from agentic_eval.cli import main
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body
-from tests.test_run import make_pack, run_cli
-from tests.test_run_builtin import SEED_XML
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body
+from tests.helpers import SEED_XML, make_pack, run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 INJECTED = '<img src="http://external.invalid/pixel.png"><script>document.title="owned"</script>'

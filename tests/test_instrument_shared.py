@@ -12,7 +12,7 @@ import pytest
 from agentic_eval.endpoint import auth_headers, http_client, resolve_endpoint
 from agentic_eval.instruments.exchange import sse_chunks, stream_chat
 from agentic_eval.instruments.servers import detect_server, root_url, stream_ollama_chat
-from tests.fake_endpoint import DONE, FakeEndpoint, ScriptedReply, chat_stream
+from agentic_eval.testing import DONE, FakeEndpoint, ScriptedReply, chat_stream
 from tests.fake_vllm import FakeVllm, FakeVllmConfig
 
 

@@ -19,8 +19,8 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.results import read_run_config, read_trials
-from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body
-from tests.test_run import make_pack, run_cli
+from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body
+from tests.helpers import make_pack, run_cli
 
 CLI = [sys.executable, "-m", "agentic_eval.cli"]
 

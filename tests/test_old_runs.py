@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
 
 OLD = Path(__file__).parent / "data" / "runs-before-layout"
 BUILTIN = "20261203-134225-fake-model-builtin"

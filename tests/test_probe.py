@@ -6,7 +6,12 @@ import json
 import socket
 
 import pytest
-from fake_endpoint import (
+
+from agentic_eval.cli import main
+from agentic_eval.endpoint import resolve_endpoint
+from agentic_eval.errors import EndpointError
+from agentic_eval.instruments.probe import SHAPES, run_probe, verdict
+from agentic_eval.testing import (
     FakeEndpoint,
     ScriptedReply,
     chat_body,
@@ -15,11 +20,6 @@ from fake_endpoint import (
     responses_stream,
     tool_call,
 )
-
-from agentic_eval.cli import main
-from agentic_eval.endpoint import resolve_endpoint
-from agentic_eval.errors import EndpointError
-from agentic_eval.instruments.probe import SHAPES, run_probe, verdict
 
 HERMES = '<tool_call>\n{"name": "read_file", "arguments": {"path": "src/main.py"}}\n</tool_call>'
 VLLM_METRICS = (

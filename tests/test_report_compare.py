@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentic_eval.cli import main
-from tests.test_run import make_pack, run_cli
+from tests.helpers import make_pack, run_cli
 
 
 def _runs(mini_pack: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:

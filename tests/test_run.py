@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,44 +14,7 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.results import read_trials
-
-
-def make_pack(mini_pack: Path, n: int, fix_sleep: float = 0.0, dest: Path | None = None) -> Path:
-    """A pack of n copies of the mini task (ids t0..t{n-1}), beside the mini pack unless `dest` says
-    where; the fix sleeps first if asked."""
-    pack = dest or mini_pack.parent / f"pack{n}"
-    pack.mkdir()
-    shutil.copytree(mini_pack / "sandboxes", pack / "sandboxes")
-    for i in range(n):
-        dest = pack / f"t{i}"
-        shutil.copytree(mini_pack / "answer-file", dest)
-        toml = dest / "task.toml"
-        toml.write_text(toml.read_text().replace('id = "answer-file"', f'id = "t{i}"'))
-        if fix_sleep:
-            solve = dest / "solve.sh"
-            solve.write_text(solve.read_text().replace("set -euo pipefail", f"set -euo pipefail\nsleep {fix_sleep}"))
-    return pack
-
-
-def unique_sleep(lead: int) -> str:
-    """A `sleep` duration no other process on the machine runs, to find this test's leftovers by."""
-    return f"{lead}{os.getpid() % 1000}.{int(time.time() * 1000) % 100000}"
-
-
-def running(pattern: str) -> list[str]:
-    """Pids of live processes whose command line starts with `pattern` (not a confining wrapper such as bwrap,
-    whose own command line holds the command it runs)."""
-    return subprocess.run(["pgrep", "-f", f"^{pattern}"], capture_output=True, text=True, check=False).stdout.split()
-
-
-def run_cli(*args: str) -> tuple[int, dict]:
-    import contextlib
-    import io
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(list(args))
-    return code, json.loads(out.getvalue()) if "--json" in args else {}
+from tests.helpers import make_pack, run_cli, running, unique_sleep
 
 
 def test_oracle_passes_and_nop_fails(mini_pack: Path, tmp_path: Path) -> None:

@@ -18,56 +18,25 @@ import pytest
 
 from agentic_eval.results import read_trials
 from agentic_eval.wire.recorder import read_wire_log
-from tests.fake_endpoint import (
+from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,
     ScriptedReply,
     chat_body,
-    chat_stream,
     tool_call,
 )
-from tests.test_run import make_pack, run_cli, running, unique_sleep
+from tests.helpers import SEED_XML, answer, make_pack, run_cli, running, solver, tool_results, unique_sleep
 
 Responder = Callable[[ReceivedRequest], ScriptedReply]
 FAST = ("--agent-opt", "max_retries=0")
 
 
-def _answer(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None, *,
-            stream: bool = False) -> ScriptedReply:
-    if stream:
-        return ScriptedReply(events=chat_stream(content, tool_calls=tool_calls or []))
-    return ScriptedReply(body=chat_body(content, tool_calls=tool_calls or []))
-
-
-def _tool_results(request: ReceivedRequest) -> list[str]:
-    return [str(m.get("content")) for m in request.body["messages"] if m["role"] == "tool"]
-
-
-def solver(request: ReceivedRequest) -> ScriptedReply:
-    """Reads the config, writes the answer from what it read, then says it is done."""
-    stream = bool(request.body.get("stream"))
-    results = _tool_results(request)
-    if not results:
-        return _answer(tool_calls=[tool_call("read_file", {"path": "config/settings.ini"}, "c1")], stream=stream)
-    if len(results) == 1:
-        port = re.search(r"port = (\d+)", results[0])
-        assert port, results[0]
-        return _answer(tool_calls=[tool_call("write_file", {"path": "answer.txt", "content": f"port is {port[1]}\n"},
-                                             "c2")], stream=stream)
-    return _answer("Done: answer.txt holds the port.", stream=stream)
-
-
-SEED_XML = ("<think>\nI need to read the config file first.\n"
-            '<read filePath="config/settings.ini"/>\n<Grep><pattern>port</pattern></Grep>')
-"""The shape the published campaign saw under a large agent prompt: an unterminated think, then invented tags."""
-
-
 def xml_writer(request: ReceivedRequest) -> ScriptedReply:
-    return _answer(SEED_XML)
+    return answer(SEED_XML)
 
 
 def prose_writer(request: ReceivedRequest) -> ScriptedReply:
-    return _answer("The port is set in config/settings.ini; open it and copy the number into answer.txt.")
+    return answer("The port is set in config/settings.ini; open it and copy the number into answer.txt.")
 
 
 def _run(fake: FakeEndpoint, pack: Path, runs: Path, *extra: str, expect: int = 0) -> dict[str, Any]:
@@ -106,7 +75,7 @@ def test_invented_xml_passes_nothing_and_counts_as_text_calls(scripted: Any, min
 def test_lenient_mode_executes_the_invented_xml(scripted: Any, mini_pack: Path, tmp_path: Path) -> None:
     def xml_then_done(request: ReceivedRequest) -> ScriptedReply:
         fed_back = [m for m in request.body["messages"] if m["role"] == "user" and "as text" in str(m["content"])]
-        return _answer("All done." if fed_back else SEED_XML)
+        return answer("All done." if fed_back else SEED_XML)
 
     fake = scripted(xml_then_done)
     data = _run(fake, make_pack(mini_pack, 1), tmp_path / "runs", *FAST, "--lenient-text-calls")
@@ -211,7 +180,7 @@ def test_a_hanging_command_is_agent_timeout_and_leaves_no_process(scripted: Any,
     marker = unique_sleep(5)
 
     def hangs(request: ReceivedRequest) -> ScriptedReply:
-        return _answer(tool_calls=[tool_call("bash", {"command": f"sleep {marker} & sleep {marker}"}, "c1")])
+        return answer(tool_calls=[tool_call("bash", {"command": f"sleep {marker} & sleep {marker}"}, "c1")])
 
     fake = scripted(hangs)
     pack = make_pack(mini_pack, 1)
@@ -245,12 +214,12 @@ def test_escape_attempts_through_every_path_tool_are_refused(scripted: Any, mini
     ]
 
     def escaper(request: ReceivedRequest) -> ScriptedReply:
-        return _answer("done") if _tool_results(request) else _answer(tool_calls=attempts)
+        return answer("done") if tool_results(request) else answer(tool_calls=attempts)
 
     fake = scripted(escaper)
     data = _run(fake, make_pack(mini_pack, 1), tmp_path / "runs", *FAST)
     assert data["trials"][0]["outcome"] == "fail"
-    results = _tool_results([r for r in fake.requests if r.method == "POST"][-1])
+    results = tool_results([r for r in fake.requests if r.method == "POST"][-1])
     assert len(results) == len(attempts)
     for call, result in zip(attempts[1:], results[1:], strict=True):
         assert "outside the sandbox" in result or "refused" in result.lower(), (call, result)
@@ -288,9 +257,9 @@ def test_ctrl_c_kills_running_agents_keeps_finished_trials_and_resumes(scripted:
     def hangs_until_healthy(request: ReceivedRequest) -> ScriptedReply:
         if healthy.exists() or request.body["messages"][1]["content"].find("t0") >= 0:
             return solver(request)
-        if _tool_results(request):
-            return _answer("waited")
-        return _answer(tool_calls=[tool_call("bash", {"command": f"sleep {marker}"}, "c1")])
+        if tool_results(request):
+            return answer("waited")
+        return answer(tool_calls=[tool_call("bash", {"command": f"sleep {marker}"}, "c1")])
 
     fake = scripted(hangs_until_healthy)
     pack = make_pack(mini_pack, 3)

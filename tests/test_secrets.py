@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from agentic_eval.endpoint import redact_url, url_secrets
-from tests.fake_endpoint import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
-from tests.test_run import make_pack
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
+from tests.helpers import make_pack
 
 KEY = "sk-real-key-8c1f4e7a"
 URL_USER, URL_PASS = "alice", "pw-9d2b7c55"

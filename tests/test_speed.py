@@ -500,7 +500,7 @@ def test_a_stream_that_cannot_be_timed_is_a_failed_sample(reply: str, message: s
     import httpx
 
     from agentic_eval.instruments.speed import RequestSample, SpeedConfig, SpeedError, timed_chat
-    from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body, chat_stream, sse_bytes
+    from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, chat_stream, sse_bytes
 
     usage = {"prompt_tokens": 10, "completion_tokens": 40, "total_tokens": 50}
     whole_stream = b"".join(sse_bytes(e) for e in chat_stream("x" * 160, piece_chars=4, usage=usage))

@@ -286,7 +286,7 @@ def test_real_local_model(request: pytest.FixtureRequest, monkeypatch: pytest.Mo
 
 
 def test_a_server_that_ignores_stream_true_gives_no_comparison() -> None:
-    from tests.fake_endpoint import FakeEndpoint, ScriptedReply, chat_body
+    from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body
 
     with FakeEndpoint(responder=lambda request: ScriptedReply(body=chat_body("The answer is 42."))) as fake:
         result = run_think_check(resolve_endpoint(fake.base_url, "k"),

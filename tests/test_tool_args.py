@@ -12,7 +12,7 @@ import pytest
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
 from agentic_eval.wire.recorder import read_wire_log
-from tests.fake_endpoint import (
+from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,
     ScriptedReply,
@@ -20,7 +20,7 @@ from tests.fake_endpoint import (
     chat_stream,
     tool_call,
 )
-from tests.test_run import make_pack, run_cli
+from tests.helpers import make_pack, run_cli
 
 DEEP = "[" * 3000 + "]" * 3000  # deeper than the JSON reader recurses
 HUGE = "1" + "0" * 5000

@@ -1,9 +1,9 @@
 """The battery and the form matrix end to end, against scripted endpoints on 127.0.0.1.
 
-The scripted models here compute each reply from the request (a *responder*), which the
-queue-replaying fake in fake_endpoint.py cannot do: the battery runs cases in parallel, so
+The scripted models (tests/helpers.py) compute each reply from the request (a *responder*), which
+the queue-replaying fake in agentic_eval.testing cannot do: the battery runs cases in parallel, so
 replies cannot be queued in order. The server is the same standard-library approach, and the
-replies are built with fake_endpoint's own builders.
+replies are built with agentic_eval.testing's own builders.
 """
 
 from __future__ import annotations
@@ -12,113 +12,21 @@ import contextlib
 import io
 import json
 import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import pytest
-from fake_endpoint import (
+
+from agentic_eval.instruments.battery import Case, generate_cases
+from agentic_eval.cli import main
+from agentic_eval.testing import (
     ScriptedReply,
     chat_body,
     chat_stream,
     responses_body,
-    responses_stream,
-    sse_bytes,
     tool_call,
 )
-
-from agentic_eval.instruments.battery import Case, case_key, generate_cases
-from agentic_eval.cli import main
-
-Responder = Callable[[str, dict[str, Any]], ScriptedReply | None]
-
-
-class ResponderEndpoint:
-    """An OpenAI-compatible server on 127.0.0.1 whose every reply is `respond(path, request_body)`
-    (None: hang up without answering)."""
-
-    def __init__(self, respond: Responder, model: str = "fake-model") -> None:
-        self.respond, self.model = respond, model
-        self.requests: list[tuple[str, dict[str, Any]]] = []
-        self._lock = threading.Lock()
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                self._send(ScriptedReply(body={"object": "list", "data": [{"id": endpoint.model, "object": "model"}]}))
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-                with endpoint._lock:
-                    endpoint.requests.append((self.path, body))
-                self._send(endpoint.respond(self.path, body))
-
-            def _send(self, reply: ScriptedReply | None) -> None:
-                if reply is None:
-                    self.close_connection = True
-                    return
-                stream = reply.events is not None
-                data = b"".join(sse_bytes(ev, reply.named_events) for ev in reply.events or ()) if stream else (
-                    reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode())
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "text/event-stream" if stream else "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
-
-
-# ---------------------------------------------------------------- scripted battery models
-
-
-def _case_and_step(cases: dict[Any, Case], body: dict[str, Any]) -> tuple[Case, int]:
-    """Which case a request belongs to (by its user message and tools) and which step it is at."""
-    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    key = (user, tuple(t["function"]["name"] for t in body["tools"]))
-    return cases[key], sum(1 for m in body["messages"] if m["role"] == "assistant")
-
-
-def battery_model(cases: list[Case], style: str) -> Responder:
-    """A scripted model: `oracle` calls exactly the expected tools, `never` only ever talks,
-    `text` writes every expected call into its reply text (Hermes style)."""
-    by_user = {case_key(c): c for c in cases}
-
-    def respond(path: str, body: dict[str, Any]) -> ScriptedReply:
-        case, step = _case_and_step(by_user, body)
-        expected = case.steps[step].expected
-        if style == "never" or not expected:
-            return ScriptedReply(body=chat_body("I can answer that without any tool."))
-        if style == "text":
-            text = "\n".join(f"<tool_call>\n{json.dumps({'name': e['name'], 'arguments': e['witness']})}\n</tool_call>"
-                             for e in expected)
-            return ScriptedReply(body=chat_body(text))
-        calls = [tool_call(e["name"], e["witness"], f"call_{step}_{k}") for k, e in enumerate(expected)]
-        return ScriptedReply(body=chat_body(None, tool_calls=calls))
-
-    return respond
+from tests.helpers import WITNESS, ResponderEndpoint, battery_model, forms_model
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -160,37 +68,6 @@ def test_battery_scores(style: str, cases: int, expect_passed: int, campaign_cas
 
 
 # ---------------------------------------------------------------- the form matrix
-
-WITNESS = {"city": "Lisbon", "days": 3, "units": "metric"}
-
-
-def forms_model(quirk: str = "") -> Responder:
-    """A scripted server answering every shape with the right call, except for one quirk:
-    `ignore_required` (prose when tool_choice is required), `no_responses` (404 on /responses),
-    `stream_duplicates` (the call's arguments also streamed as content), `empty_tool_calls`
-    (finish_reason tool_calls with no call, non-streamed chat with tool_choice auto)."""
-
-    def respond(path: str, body: dict[str, Any]) -> ScriptedReply:
-        responses, stream, choice = path.endswith("/responses"), bool(body.get("stream")), body.get("tool_choice")
-        if quirk == "no_responses" and responses:
-            return ScriptedReply(status=404, body={"error": {"message": "Not Found"}})
-        if quirk == "ignore_required" and choice == "required":
-            return ScriptedReply(body=responses_body("It will be sunny.") if responses else chat_body("It will be sunny."))
-        if responses:
-            calls = [("get_forecast", WITNESS)]
-            if stream:
-                return ScriptedReply(events=responses_stream(function_calls=calls), named_events=True)
-            return ScriptedReply(body=responses_body(function_calls=calls))
-        call = tool_call("get_forecast", WITNESS, "call_1")
-        if quirk == "empty_tool_calls" and choice == "auto" and not stream:
-            return ScriptedReply(body=chat_body("", finish_reason="tool_calls"))
-        if stream:
-            content = json.dumps(WITNESS) if quirk == "stream_duplicates" else None
-            return ScriptedReply(events=chat_stream(content, tool_calls=[call]))
-        return ScriptedReply(body=chat_body(None, tool_calls=[call]))
-
-    return respond
-
 
 @pytest.mark.parametrize("quirk, failing", [
     ("", {}),  # with the default 500 tools

@@ -152,7 +152,7 @@ def test_arguments_may_be_a_json_string(sandbox: Path) -> None:
 
 def _gone_by_marker(marker: str, within_s: float = 2.0) -> bool:
     """No process runs `sleep MARKER` any more (pids inside a confined command are its own namespace's)."""
-    from tests.test_run import running
+    from tests.helpers import running
 
     end = time.monotonic() + within_s
     while time.monotonic() < end:
@@ -163,7 +163,7 @@ def _gone_by_marker(marker: str, within_s: float = 2.0) -> bool:
 
 
 def test_bash_timeout_kills_the_process_group(sandbox: Path) -> None:
-    from tests.test_run import unique_sleep
+    from tests.helpers import unique_sleep
 
     marker = unique_sleep(30)
     start = time.monotonic()
@@ -174,7 +174,7 @@ def test_bash_timeout_kills_the_process_group(sandbox: Path) -> None:
 
 
 def test_bash_background_processes_end_with_the_command(sandbox: Path) -> None:
-    from tests.test_run import unique_sleep
+    from tests.helpers import unique_sleep
 
     marker = unique_sleep(30)
     start = time.monotonic()

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from agentic_eval.results import UNREADABLE_FILE, read_trials
-from tests.test_run import make_pack, run_cli
+from tests.helpers import make_pack, run_cli
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

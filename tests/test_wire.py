@@ -13,7 +13,11 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from fake_endpoint import (
+
+from agentic_eval.wire.sse import decode_sse
+from agentic_eval.classify.turn import classify_turn
+from agentic_eval.wire.recorder import WireRecord, WireRecorder, read_wire_log
+from agentic_eval.testing import (
     DONE,
     FakeEndpoint,
     ScriptedReply,
@@ -23,10 +27,6 @@ from fake_endpoint import (
     responses_stream,
     tool_call,
 )
-
-from agentic_eval.wire.sse import decode_sse
-from agentic_eval.classify.turn import classify_turn
-from agentic_eval.wire.recorder import WireRecord, WireRecorder, read_wire_log
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -17,8 +17,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
+from agentic_eval.plugins import AGENTS_GROUP
 
-AGENT_ENTRY_POINT_GROUP = "agentic_eval.agents"
+AGENT_ENTRY_POINT_GROUP = AGENTS_GROUP  # the group is named in agentic_eval.plugins
 
 AgentStatus = Literal["completed", "timeout", "agent_error", "endpoint_error", "cancelled"]
 
@@ -95,10 +96,10 @@ class Agent(Protocol):
 
 
 def available_agents() -> dict[str, Any]:
-    """Name -> entry point of every registered agent."""
-    from importlib.metadata import entry_points
+    """Name -> entry point of every registered agent (read in agentic_eval.plugins)."""
+    from agentic_eval.plugins import agent_entry_points
 
-    return {ep.name: ep for ep in entry_points(group=AGENT_ENTRY_POINT_GROUP)}
+    return agent_entry_points()
 
 
 def load_agent(name: str) -> Agent:

@@ -22,8 +22,9 @@ from typing import Any
 from agentic_eval.packs import gitsafe
 from agentic_eval.errors import SandboxError
 from agentic_eval.packs.task import Task
+from agentic_eval.plugins import SANDBOXES_GROUP
 
-GENERATOR_ENTRY_POINT_GROUP = "agentic_eval.sandboxes"
+GENERATOR_ENTRY_POINT_GROUP = SANDBOXES_GROUP  # the group is named in agentic_eval.plugins
 PRISTINE_MESSAGE = "Initial commit"
 PRISTINE_BRANCH = "main"
 # Fixed identity and date: the pristine commit id depends only on the tree.
@@ -85,11 +86,11 @@ def find_generator(name: str, pack_dir: Path | None = None) -> Generator:
             if not callable(generate):
                 raise SandboxError(f"{candidate}: has no generate(root, seed, params) function")
             return generate  # type: ignore[no-any-return]
-    from importlib.metadata import entry_points
+    from agentic_eval.plugins import sandbox_generator
 
-    for ep in entry_points(group=GENERATOR_ENTRY_POINT_GROUP):
-        if ep.name == name:
-            return ep.load()  # type: ignore[no-any-return]
+    registered = sandbox_generator(name)
+    if registered is not None:
+        return registered
     raise SandboxError(
         f"unknown sandbox generator {name!r} (looked in {', '.join(searched)} and the "
         f"'{GENERATOR_ENTRY_POINT_GROUP}' entry points)"

@@ -19,9 +19,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentic_eval.errors import PackNotFoundError, TaskLoadError
+from agentic_eval.plugins import PACKS_GROUP
 
 TASK_FILE = "task.toml"
-PACK_ENTRY_POINT_GROUP = "agentic_eval.packs"
+PACK_ENTRY_POINT_GROUP = PACKS_GROUP  # the group is named in agentic_eval.plugins
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _PLACEHOLDER_RE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
@@ -246,14 +247,9 @@ def load_pack(pack_dir: Path, name: str | None = None) -> LoadResult:
 
 def entry_point_packs() -> list[tuple[str, Path]]:
     """Packs registered under the `agentic_eval.packs` entry-point group (built-ins included)."""
-    from importlib.metadata import entry_points
+    from agentic_eval.plugins import pack_dirs
 
-    packs: list[tuple[str, Path]] = []
-    for ep in sorted(entry_points(group=PACK_ENTRY_POINT_GROUP), key=lambda e: e.name):
-        target = ep.load()
-        path = target() if callable(target) else target
-        packs.append((ep.name, Path(path)))
-    return packs
+    return pack_dirs()
 
 
 def default_packs() -> list[tuple[str, Path]]:

@@ -1,9 +1,31 @@
 """A scripted OpenAI-compatible endpoint for tests: real HTTP on 127.0.0.1, replaying a queue of replies.
 
-    with FakeEndpoint([ScriptedReply(events=chat_stream("Hello"))]) as fake:
-        client = openai.OpenAI(base_url=fake.base_url, api_key="x")
-        ...
-        fake.requests[0].body["messages"]
+The public test kit, for agentic-eval's own tests and for plugin authors (standard library only):
+code that talks to a model endpoint (an agent, an adapter's CLI, an instrument) is tested against
+`FakeEndpoint` with scripted replies, and the test reads back what was sent in `fake.requests`.
+
+    import json
+    import urllib.request
+
+    from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, tool_call
+
+    def test_the_reply_carries_the_tool_call():
+        call = tool_call("read_file", {"path": "README.md"})
+        with FakeEndpoint([ScriptedReply(body=chat_body(None, tool_calls=[call]))]) as fake:
+            request = urllib.request.Request(
+                fake.base_url + "/chat/completions",
+                data=json.dumps({"model": fake.model, "messages": [{"role": "user", "content": "hi"}]}).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                reply = json.load(response)
+        assert reply["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "read_file"
+        assert fake.requests[0].body["messages"][0]["content"] == "hi"
+
+`fake.base_url` is what an OpenAI client or `run --base-url` takes. A `responder=` function computes
+each reply from the request instead, for a scripted "model" that reads the conversation (how a whole
+trial of an agent is tested: docs/plugins.md). Builders: `chat_body`, `chat_stream` (the events of a
+streamed reply), `tool_call`, `responses_body`, `responses_stream`, `sse_bytes`.
 
 Each request under any path takes the next reply from the queue, whatever the path, except
 `GET .../models`, which always answers a list with the fake's model (agent CLIs probe it first).
@@ -26,7 +48,21 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+__all__ = [
+    "DONE",
+    "FakeEndpoint",
+    "ReceivedRequest",
+    "ScriptedReply",
+    "chat_body",
+    "chat_stream",
+    "responses_body",
+    "responses_stream",
+    "sse_bytes",
+    "tool_call",
+]
+
 DONE = "[DONE]"
+"""The data of the event that ends a chat stream."""
 
 
 @dataclass
@@ -183,7 +219,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             return
         if reply is None:
-            self._send_whole(ScriptedReply(status=500, body={"error": {"message": "fake endpoint: no scripted reply left"}}))
+            message = "fake endpoint: no scripted reply left"
+            self._send_whole(ScriptedReply(status=500, body={"error": {"message": message}}))
         elif reply.events is not None:
             self._send_stream(reply, received)
         else:
@@ -312,7 +349,8 @@ def chat_stream(
         events += [chunk({"content": piece}) for piece in _pieces(content, piece_chars)]
     for index, call in enumerate(tool_calls):
         function = call["function"]
-        head = {"index": index, "id": call["id"], "type": "function", "function": {"name": function["name"], "arguments": ""}}
+        head = {"index": index, "id": call["id"], "type": "function",
+                "function": {"name": function["name"], "arguments": ""}}
         events.append(chunk({"tool_calls": [head]}))
         events += [
             chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})

@@ -1,0 +1,81 @@
+"""Where plugins register: the three entry-point groups, their contracts, and reading them.
+
+agentic-eval has no plugin framework of its own: the registry is Python's entry points, and the
+built-in agents and packs are registered in our own pyproject.toml exactly the way a third-party
+package registers its own. So `agentic-eval agents list` and `tasks list` show an installed plugin
+next to the built-ins, and a plugin's module is imported only when it is used (listing reads
+names, not code). docs/plugins.md shows a minimal working plugin of each kind.
+
+`agentic_eval.agents` (AGENTS_GROUP)
+    name = "package.module:Factory". `Factory()` (no arguments, usually the class itself) returns an
+    object meeting the `agentic_eval.agents.Agent` protocol: attributes `name` and `uses_model`,
+    and `run(ctx: AgentContext) -> AgentOutcome`, which never raises for a problem of the model,
+    the endpoint or a program it drives (those are outcomes). Optional hooks are documented on
+    the protocol. An agent that drives a command-line program subclasses
+    `agentic_eval.agents.CliAgent` instead. The name is what `run --agent NAME` takes, and
+    recorded runs hold it, so keep it stable.
+
+`agentic_eval.packs` (PACKS_GROUP)
+    name = "package.module:pack_dir": a callable returning the pack folder (a str or Path), or a
+    str path itself. A pack folder holds task folders, each with a task.toml (docs/task-format.md).
+    The pack is among the default packs that `run` and `tasks list` use. A pack registered under
+    a built-in's name (core, node, ops) replaces that built-in.
+
+`agentic_eval.sandboxes` (SANDBOXES_GROUP)
+    name = "package.module:generate": a sandbox generator, `generate(root: Path, seed: int,
+    params: dict) -> dict`, which writes a repository's files into the empty folder `root`,
+    deterministically from `seed` and the task's `[sandbox.params]`, and returns the variables
+    graders and instructions may use (`agentic_eval.packs.sandbox.Generator`). A task names it
+    with `[sandbox] generator = "name"`. A pack's own `sandboxes/NAME.py` and the built-in
+    generators come first; the group is looked up last.
+
+This module imports nothing heavy: the metadata library loads inside the functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+AGENTS_GROUP = "agentic_eval.agents"
+"""Agents, found by name: `run --agent NAME`, `agents list`."""
+PACKS_GROUP = "agentic_eval.packs"
+"""Task packs: each entry point gives a pack folder."""
+SANDBOXES_GROUP = "agentic_eval.sandboxes"
+"""Sandbox generators, found by the name a task's `[sandbox] generator` gives."""
+
+GROUPS = (AGENTS_GROUP, PACKS_GROUP, SANDBOXES_GROUP)
+
+
+def entry_points_in(group: str) -> list[EntryPoint]:
+    """Everything registered in `group`, in the metadata's order (nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=group))
+
+
+def agent_entry_points() -> dict[str, EntryPoint]:
+    """Name -> entry point of every registered agent, built-ins included."""
+    return {ep.name: ep for ep in entry_points_in(AGENTS_GROUP)}
+
+
+def pack_dirs() -> list[tuple[str, Path]]:
+    """(name, folder) of every registered pack, built-ins included, sorted by name."""
+    packs: list[tuple[str, Path]] = []
+    for ep in sorted(entry_points_in(PACKS_GROUP), key=lambda e: e.name):
+        target = ep.load()
+        path = target() if callable(target) else target
+        packs.append((ep.name, Path(path)))
+    return packs
+
+
+def sandbox_generator(name: str) -> Callable[[Path, int, dict[str, Any]], dict[str, Any]] | None:
+    """The generator registered as `name` (the first, if two packages claim it), or None."""
+    for ep in entry_points_in(SANDBOXES_GROUP):
+        if ep.name == name:
+            return ep.load()  # type: ignore[no-any-return]
+    return None

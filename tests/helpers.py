@@ -1,0 +1,388 @@
+"""Helpers that several test modules (and the benchmarks) share, so that no test module imports another.
+
+    make_pack, running, unique_sleep, run_cli   copies of the mini task; finding leftover processes; the CLI
+    answer, tool_results, solver, SEED_XML      scripted models for the built-in agent
+    integrity_pack, commands_then_done, ATTACKS the grading-integrity task and the attacks on it
+    gradelib, Grader, git, write                graders/gradelib.py imported as graders do; tiny git repos
+    ResponderEndpoint, battery_model, forms_model
+                                                a server that computes each reply from its request (the
+                                                battery runs cases in parallel, so replies cannot be queued)
+
+The scripted endpoint is public, for plugin authors too: agentic_eval.testing. Fixtures: conftest.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Self
+
+from agentic_eval.cli import main
+from agentic_eval.instruments.battery import Case, case_key
+from agentic_eval.packs.builtin import graders_dir
+from agentic_eval.testing import (
+    ReceivedRequest,
+    ScriptedReply,
+    chat_body,
+    chat_stream,
+    responses_body,
+    responses_stream,
+    sse_bytes,
+    tool_call,
+)
+
+# ---- the CLI and the mini pack (was in test_run.py)
+
+
+def make_pack(mini_pack: Path, n: int, fix_sleep: float = 0.0, dest: Path | None = None) -> Path:
+    """A pack of n copies of the mini task (ids t0..t{n-1}), beside the mini pack unless `dest` says
+    where; the fix sleeps first if asked."""
+    pack = dest or mini_pack.parent / f"pack{n}"
+    pack.mkdir()
+    shutil.copytree(mini_pack / "sandboxes", pack / "sandboxes")
+    for i in range(n):
+        dest = pack / f"t{i}"
+        shutil.copytree(mini_pack / "answer-file", dest)
+        toml = dest / "task.toml"
+        toml.write_text(toml.read_text().replace('id = "answer-file"', f'id = "t{i}"'))
+        if fix_sleep:
+            solve = dest / "solve.sh"
+            solve.write_text(solve.read_text().replace("set -euo pipefail", f"set -euo pipefail\nsleep {fix_sleep}"))
+    return pack
+
+
+def unique_sleep(lead: int) -> str:
+    """A `sleep` duration no other process on the machine runs, to find this test's leftovers by."""
+    return f"{lead}{os.getpid() % 1000}.{int(time.time() * 1000) % 100000}"
+
+
+def running(pattern: str) -> list[str]:
+    """Pids of live processes whose command line starts with `pattern` (not a confining wrapper such as bwrap,
+    whose own command line holds the command it runs)."""
+    return subprocess.run(["pgrep", "-f", f"^{pattern}"], capture_output=True, text=True, check=False).stdout.split()
+
+
+def run_cli(*args: str) -> tuple[int, dict]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(args))
+    return code, json.loads(out.getvalue()) if "--json" in args else {}
+
+
+# ---- scripted models for the built-in agent (was in test_run_builtin.py)
+
+
+def answer(content: str | None = None, tool_calls: list[dict[str, Any]] | None = None, *,
+           stream: bool = False) -> ScriptedReply:
+    if stream:
+        return ScriptedReply(events=chat_stream(content, tool_calls=tool_calls or []))
+    return ScriptedReply(body=chat_body(content, tool_calls=tool_calls or []))
+
+
+def tool_results(request: ReceivedRequest) -> list[str]:
+    """The tool results the conversation holds so far, oldest first."""
+    return [str(m.get("content")) for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def solver(request: ReceivedRequest) -> ScriptedReply:
+    """Reads the config, writes the answer from what it read, then says it is done."""
+    stream = bool(request.body.get("stream"))
+    results = tool_results(request)
+    if not results:
+        return answer(tool_calls=[tool_call("read_file", {"path": "config/settings.ini"}, "c1")], stream=stream)
+    if len(results) == 1:
+        port = re.search(r"port = (\d+)", results[0])
+        assert port, results[0]
+        return answer(tool_calls=[tool_call("write_file", {"path": "answer.txt", "content": f"port is {port[1]}\n"},
+                                             "c2")], stream=stream)
+    return answer("Done: answer.txt holds the port.", stream=stream)
+
+
+SEED_XML = ("<think>\nI need to read the config file first.\n"
+            '<read filePath="config/settings.ini"/>\n<Grep><pattern>port</pattern></Grep>')
+"""The shape the published campaign saw under a large agent prompt: an unterminated think, then invented tags."""
+
+
+# ---- the grading-integrity task and the attacks on it (was in test_grading_integrity.py)
+
+
+GENERATOR = '''
+from pathlib import Path
+
+def generate(root: Path, seed: int, params: dict) -> dict:
+    (root / "src").mkdir()
+    (root / "tests").mkdir()
+    (root / "src" / "calc.py").write_text("def add(a, b):\\n    return a - b\\n")
+    (root / "tests" / "test_calc.py").write_text(
+        "from calc import add\\n\\n\\ndef test_add():\\n    assert add(2, 3) == 5\\n")
+    (root / ".gitignore").write_text("__pycache__/\\n")
+    (root / "README.md").write_text("calc\\n")
+    return {"answer": 5}
+'''
+
+GRADER = '''
+from gradelib import Grader
+
+g = Grader()
+g.unchanged_except(["src/**"])
+g.pytest_passes(["tests"], pythonpath=["src"])
+g.finish()
+'''
+
+# A stand-in for pytest that writes a passing JUnit report wherever it is asked to, and exits 0.
+FAKE_PYTEST = textwrap.dedent('''
+    import sys
+    args = sys.argv[1:]
+    path = args[args.index("--junitxml") + 1] if "--junitxml" in args else None
+    if path:
+        open(path, "w").write('<testsuite><testcase classname="tests.test_calc" file="tests/test_calc.py" '
+                              'name="test_add"/></testsuite>')
+    sys.exit(0)
+''')
+
+
+def integrity_pack(root: Path, grader: str = GRADER, fix: str = "sed -i 's/a - b/a + b/' src/calc.py\n") -> Path:
+    """The grading-integrity pack under `root`: one task, `calc.add` broken, a grader that wants its test to pass."""
+    pack = root / "integrity"
+    task = pack / "calc"
+    (pack / "sandboxes").mkdir(parents=True)
+    task.mkdir()
+    (pack / "sandboxes" / "calcgen.py").write_text(GENERATOR)
+    (task / "task.toml").write_text(textwrap.dedent('''
+        id = "calc"
+        title = "Fix add"
+        [sandbox]
+        generator = "calcgen"
+        [limits]
+        agent_timeout_s = 60
+        grader_timeout_s = 30
+        max_turns = 20
+    '''))
+    (task / "instruction.md").write_text("Make the tests pass.")
+    (task / "grade.py").write_text(grader)
+    (task / "solve.sh").write_text("#!/usr/bin/env bash\nset -euo pipefail\n" + fix)
+    return pack
+
+
+def commands_then_done(commands: list[str]) -> Callable[[ReceivedRequest], ScriptedReply]:
+    """A "model" that runs `commands` through the bash tool, one per turn, then says it is done."""
+
+    def respond(request: ReceivedRequest) -> ScriptedReply:
+        done = sum(1 for m in request.body["messages"] if m["role"] == "tool")
+        if done < len(commands):
+            return ScriptedReply(body=chat_body(None, tool_calls=[
+                tool_call("bash", {"command": commands[done]}, f"c{done}")]))
+        return ScriptedReply(body=chat_body("Done."))
+
+    return respond
+
+
+ATTACKS = {
+    # The test runner replaced by a sandbox file that Python would find first.
+    "fake-pytest-at-root": [f"cat > pytest.py <<'EOF'\n{FAKE_PYTEST}\nEOF", "echo pytest.py >> .git/info/exclude"],
+    "fake-pytest-on-pythonpath": [f"cat > src/pytest.py <<'EOF'\n{FAKE_PYTEST}\nEOF"],
+    "fake-pytest-package": [f"mkdir -p src/pytest && cat > src/pytest/__init__.py <<'EOF'\n{FAKE_PYTEST}\nEOF"],
+    "sitecustomize": [f"cat > sitecustomize.py <<'EOF'\n{FAKE_PYTEST}\nEOF",
+                      f"cat > src/sitecustomize.py <<'EOF'\n{FAKE_PYTEST}\nEOF"],
+    "shadow-stdlib-module": ["printf 'import os\\nos._exit(0)\\n' > src/json.py && cp src/json.py src/xml.py"],
+    "conftest": [("printf 'import os\\nos._exit(0)\\n' > tests/conftest.py && git add -A && "
+                  "git commit -qm c && git commit -q --amend -m init")],
+    # The history gradelib used to read "pristine" from, rewritten.
+    "amend-the-root-commit": ["sed -i 's/== 5/== -1/' tests/test_calc.py",
+                              "git add -A && git commit -q --amend -m init"],
+    "new-orphan-root": ["sed -i 's/== 5/== -1/' tests/test_calc.py",
+                        ("git checkout -q --orphan fresh && git add -A && git commit -qm init && git branch -D main "
+                         "&& git branch -m main")],
+    "replace-refs": ["sed -i 's/== 5/== -1/' tests/test_calc.py",
+                     "git add -A && git commit -qm x && git replace $(git rev-list --max-parents=0 HEAD) HEAD"],
+    # Changes hidden through the repository's own ignore rules.
+    "ignored-test-edit": [("sed -i 's/== 5/== -1/' tests/test_calc.py && git rm -q --cached tests/test_calc.py && "
+                           "echo 'tests/' >> .gitignore && git add -A && git commit -qm x && "
+                           "git commit -q --amend -m init")],
+    "assume-unchanged": [("sed -i 's/== 5/== -1/' tests/test_calc.py && "
+                          "git update-index --assume-unchanged tests/test_calc.py")],
+    # Code planted in .git for the harness's own git calls to run, with the harness's environment.
+    "planted-git-config": [(
+        "git config core.fsmonitor 'sh -c \"env > LEAKS/fsmonitor.txt\"; true' && "
+        "git config filter.evil.clean 'sh -c \"env > LEAKS/filter.txt; cat\"' && "
+        "git config filter.evil.required true && echo '* filter=evil' > .gitattributes && "
+        "git config diff.external 'sh -c \"env > LEAKS/diff.txt\"' && git config core.pager 'env > LEAKS/pager.txt' && "
+        "printf '#!/bin/sh\\nenv > LEAKS/hook-$$.txt\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit && "
+        "cp .git/hooks/pre-commit .git/hooks/post-index-change && "
+        "cp .git/hooks/pre-commit .git/hooks/reference-transaction"
+    )],
+}
+
+
+# ---- gradelib and tiny git repos (was in test_gradelib.py)
+
+
+def _import_gradelib() -> ModuleType:
+    """Import graders/gradelib.py as graders do, minus its exit-3 hook (meant for grader processes)."""
+    sys.path.insert(0, str(graders_dir()))
+    previous_hook = sys.excepthook
+    module = importlib.import_module("gradelib")
+    sys.excepthook = previous_hook
+    return module
+
+
+gradelib = _import_gradelib()
+Grader = gradelib.Grader
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in `repo` with a fixed identity; its stdout."""
+    return subprocess.run(
+        ["git", "-c", "user.name=Test", "-c", "user.email=test@example.invalid", *args],
+        cwd=repo, capture_output=True, text=True, check=True,
+    ).stdout
+
+
+def write(repo: Path, files: dict[str, str | bytes]) -> None:
+    """Write `files` (relative path -> text or bytes) under `repo`, making folders as needed."""
+    for rel, content in files.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+
+# ---- an endpoint computing each reply from the request (was in test_tooling_e2e.py)
+
+
+PathResponder = Callable[[str, dict[str, Any]], ScriptedReply | None]
+
+
+class ResponderEndpoint:
+    """An OpenAI-compatible server on 127.0.0.1 whose every reply is `respond(path, request_body)`
+    (None: hang up without answering)."""
+
+    def __init__(self, respond: PathResponder, model: str = "fake-model") -> None:
+        self.respond, self.model = respond, model
+        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._send(ScriptedReply(body={"object": "list", "data": [{"id": endpoint.model, "object": "model"}]}))
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+                with endpoint._lock:
+                    endpoint.requests.append((self.path, body))
+                self._send(endpoint.respond(self.path, body))
+
+            def _send(self, reply: ScriptedReply | None) -> None:
+                if reply is None:
+                    self.close_connection = True
+                    return
+                stream = reply.events is not None
+                data = b"".join(sse_bytes(ev, reply.named_events) for ev in reply.events or ()) if stream else (
+                    reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode())
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "text/event-stream" if stream else "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+
+# ---- scripted battery models
+
+
+def _case_and_step(cases: dict[Any, Case], body: dict[str, Any]) -> tuple[Case, int]:
+    """Which case a request belongs to (by its user message and tools) and which step it is at."""
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    key = (user, tuple(t["function"]["name"] for t in body["tools"]))
+    return cases[key], sum(1 for m in body["messages"] if m["role"] == "assistant")
+
+
+def battery_model(cases: list[Case], style: str) -> PathResponder:
+    """A scripted model: `oracle` calls exactly the expected tools, `never` only ever talks,
+    `text` writes every expected call into its reply text (Hermes style)."""
+    by_user = {case_key(c): c for c in cases}
+
+    def respond(path: str, body: dict[str, Any]) -> ScriptedReply:
+        case, step = _case_and_step(by_user, body)
+        expected = case.steps[step].expected
+        if style == "never" or not expected:
+            return ScriptedReply(body=chat_body("I can answer that without any tool."))
+        if style == "text":
+            text = "\n".join(f"<tool_call>\n{json.dumps({'name': e['name'], 'arguments': e['witness']})}\n</tool_call>"
+                             for e in expected)
+            return ScriptedReply(body=chat_body(text))
+        calls = [tool_call(e["name"], e["witness"], f"call_{step}_{k}") for k, e in enumerate(expected)]
+        return ScriptedReply(body=chat_body(None, tool_calls=calls))
+
+    return respond
+
+
+WITNESS = {"city": "Lisbon", "days": 3, "units": "metric"}
+
+
+def forms_model(quirk: str = "") -> PathResponder:
+    """A scripted server answering every shape with the right call, except for one quirk:
+    `ignore_required` (prose when tool_choice is required), `no_responses` (404 on /responses),
+    `stream_duplicates` (the call's arguments also streamed as content), `empty_tool_calls`
+    (finish_reason tool_calls with no call, non-streamed chat with tool_choice auto)."""
+
+    def respond(path: str, body: dict[str, Any]) -> ScriptedReply:
+        responses, stream, choice = path.endswith("/responses"), bool(body.get("stream")), body.get("tool_choice")
+        if quirk == "no_responses" and responses:
+            return ScriptedReply(status=404, body={"error": {"message": "Not Found"}})
+        if quirk == "ignore_required" and choice == "required":
+            sunny = "It will be sunny."
+            return ScriptedReply(body=responses_body(sunny) if responses else chat_body(sunny))
+        if responses:
+            calls = [("get_forecast", WITNESS)]
+            if stream:
+                return ScriptedReply(events=responses_stream(function_calls=calls), named_events=True)
+            return ScriptedReply(body=responses_body(function_calls=calls))
+        call = tool_call("get_forecast", WITNESS, "call_1")
+        if quirk == "empty_tool_calls" and choice == "auto" and not stream:
+            return ScriptedReply(body=chat_body("", finish_reason="tool_calls"))
+        if stream:
+            content = json.dumps(WITNESS) if quirk == "stream_duplicates" else None
+            return ScriptedReply(events=chat_stream(content, tool_calls=[call]))
+        return ScriptedReply(body=chat_body(None, tool_calls=[call]))
+
+    return respond
