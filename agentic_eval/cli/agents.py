@@ -8,7 +8,24 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from agentic_eval.cli.args import needs_action, print_help_of
 from agentic_eval.errors import AgenticEvalError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("agents", help="list agents, install the agent CLIs they drive")
+    actions = needs_action(p, "agents_command")
+    p_list = actions.add_parser("list", help="each agent, whether its CLI is installed, and its version")
+    p_list.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p_install = actions.add_parser("install", help="install an agent CLI (pinned) into the project's tools folder")
+    p_install.add_argument("names", nargs="+", metavar="NAME", help="agent name(s), or 'all'")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """`agents list | install`; `agents` alone prints its help."""
+    action = {"list": agents_list, "install": agents_install}.get(args.agents_command or "")
+    return action(args) if action else print_help_of(args)
 
 
 @dataclass
@@ -31,8 +48,8 @@ class AgentRow:
 
 def agent_rows() -> list[AgentRow]:
     """Every registered agent, with its CLI's install state."""
-    from agentic_eval.agents.base import available_agents
     from agentic_eval.agents.adapters import CliAgent
+    from agentic_eval.agents.base import available_agents
 
     rows = []
     for name, ep in sorted(available_agents().items()):

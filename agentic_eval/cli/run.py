@@ -1,4 +1,4 @@
-"""CLI commands `run` and `report`: argument handling and display; the work is in runner.py and report/."""
+"""CLI command `run`: argument handling and display; the work is in runner.py (`start_run`, `resume_run`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,54 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentic_eval.cli.args import (
+    add_key_args,
+    add_run_dir_arg,
+    add_sandbox_args,
+    add_task_arg,
+    add_tasks_arg,
+    positive_int,
+)
 from agentic_eval.errors import AgenticEvalError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run the task pack against a model with an agent, grade every trial, print the table",
+        description="Run the task pack against an OpenAI-compatible endpoint. The endpoint comes from "
+        "--base-url/--api-key, else OPENAI_BASE_URL/OPENAI_API_KEY, else http://localhost:8000/v1.",
+    )
+    p.add_argument("--model", help="model name the endpoint serves (not needed with --resume, --local, "
+                   "or the model-free agents oracle and nop)")
+    p.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1")
+    add_key_args(p)
+    p.add_argument("--agent", default=None, help="agent: builtin (default), oracle, nop, or a plugin")
+    add_tasks_arg(p)
+    add_task_arg(p)
+    p.add_argument("--seed", type=int, default=None, metavar="S", help="sandbox seed (default 0)")
+    p.add_argument("--attempts", type=positive_int, default=None, metavar="K", help="attempts per task (default 1)")
+    p.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N", help="trials run in parallel (default 1)")
+    add_run_dir_arg(p)
+    p.add_argument("--resume", metavar="RUN", help="resume a run (its folder or id): rerun unscored and missing "
+                   "trials, keep scored ones; against the endpoint it recorded (a --local run: a new local "
+                   "server) unless --base-url says otherwise")
+    p.add_argument("--system-prompt-tokens", type=positive_int, metavar="N",
+                   help="builtin agent: pad the system prompt with realistic agent guidance to about N tokens")
+    p.add_argument("--lenient-text-calls", action="store_true",
+                   help="builtin agent: also execute tool calls the model wrote as text (marked in the report)")
+    p.add_argument("--stream", action="store_true", help="builtin agent: request streamed completions")
+    p.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
+    p.add_argument("--keep-sandboxes", action="store_true", help="keep each trial's sandbox in its trial folder")
+    add_sandbox_args(p)
+    p.add_argument("--json", action="store_true", help="print the run's summary as JSON at the end")
+    p.add_argument("--local", action="store_true",
+                   help="serve a small model on 127.0.0.1 with llama.cpp for this run (the [local] extra's "
+                   "Qwen2.5-Coder-1.5B unless --gguf; CPU only, slow) and run against it")
+    p.add_argument("--gguf", metavar="PATH", help="with --local: serve this GGUF file instead")
+    p.add_argument("--ctx", type=positive_int, default=None, metavar="N",
+                   help="with --local: context size (default 16384, or the resumed run's)")
+    p.set_defaults(handler=handle)
 
 
 def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
@@ -29,7 +76,7 @@ def _stdout_console() -> Any:
     return stdout_console()
 
 
-def run(args: argparse.Namespace) -> int:
+def handle(args: argparse.Namespace) -> int:
     """`run`, against the endpoint given or, with --local, a llama.cpp server started for it (SIGTERM is
     handled like Ctrl-C by the CLI's main)."""
     if args.gguf and not args.local:
@@ -94,10 +141,10 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     from agentic_eval.agents.base import AgentOptions, load_agent
     from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.leftovers import clean_dead_runs
+    from agentic_eval.packs.task import load_tasks, select_tasks
     from agentic_eval.report.summary import print_report, summarize_run
     from agentic_eval.results import claim_run_dir, new_run_id, read_run_config, read_trials, resolve_run_dir
     from agentic_eval.runner import changed_tasks, make_run_config, prepare_run
-    from agentic_eval.packs.task import load_tasks, select_tasks
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # a log keeps each line whole
     started = time.monotonic()
@@ -329,93 +376,3 @@ def fail_reason(result: Any, run_dir: Path) -> str:
         first = failing[0].lstrip("✗ ").strip()[:100] if failing else ""
     why = f"grader: {first}" if first else "the grader said no"
     return why + (f"; {result.detail}" if result.detail else "")
-
-
-def report(args: argparse.Namespace) -> int:
-    from agentic_eval.results import is_instrument_run, read_instrument_run
-    from agentic_eval.report.summary import print_report, render_markdown, summarize_run
-    from agentic_eval.results import resolve_run_dir
-
-    runs_root = Path(args.run_dir)
-    if args.runs:
-        dirs = [resolve_run_dir(r, runs_root) for r in args.runs]
-    else:
-        dirs = sorted(p.parent for p in [*runs_root.glob("*/run.json"), *runs_root.glob("*/instrument.json")])
-        if not dirs:
-            raise AgenticEvalError(f"no runs in {runs_root}/ (start one with: agentic-eval run --model NAME)")
-    instruments, summaries = [], []
-    for d in dirs:
-        try:
-            if is_instrument_run(d):
-                instruments.append(read_instrument_run(d))
-            else:
-                summaries.append(summarize_run(d))
-        except AgenticEvalError as exc:
-            if args.runs:  # a run asked for by name: its problem is the answer
-                raise
-            print(f"skipped {d}: {exc}", file=sys.stderr)
-    if not instruments and not summaries:
-        raise AgenticEvalError(f"no readable runs in {runs_root}/")
-    if args.json or args.format == "md" or args.compare:  # stdout stays machine-readable (the table prints them)
-        for s in summaries:
-            for w in s.warnings:
-                print(f"warning: {w}", file=sys.stderr)
-    if args.compare:
-        return _compare(summaries, runs_root, args, dirs)
-    if args.html:
-        _write_html(summaries, instruments, args.html, dirs)
-    if args.json:
-        from agentic_eval.report.run_stats import run_statistics, spreads
-
-        spread_of = spreads(summaries)
-        for s in summaries:
-            print(json.dumps({**s.to_json(), "stats": run_statistics(s, spread_of[s.config.run_id])}))
-        for i in instruments:
-            print(json.dumps(i.model_dump(mode="json")))
-    elif args.format == "md":
-        sys.stdout.write(render_markdown(summaries, instruments))
-    else:
-        print_report(summaries, _stdout_console(), instruments)
-    return 0
-
-
-def _write_html(summaries: list[Any], instruments: list[Any], path: str, dirs: list[Path]) -> None:
-    from agentic_eval.report.html import write_html_report
-
-    out = write_html_report(summaries, instruments, Path(path), dirs)
-    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr)
-
-
-def _compare(summaries: list[Any], runs_root: Path, args: argparse.Namespace, dirs: list[Path]) -> int:
-    """`report A B --compare`: the paired comparison; repeats of either configuration under --run-dir give
-    the run-to-run spread the gap is held against."""
-    from agentic_eval.report.summary import summarize_run
-    from agentic_eval.report.run_stats import compare_json, compare_runs, compare_text, config_key
-
-    if len(summaries) != 2:
-        raise AgenticEvalError(f"--compare takes exactly two agent runs, A and B (got {len(summaries)}): "
-                               "agentic-eval report RUN_A RUN_B --compare")
-    a, b = summaries
-    keys = {config_key(a), config_key(b)}
-    ids = {a.config.run_id, b.config.run_id}
-    repeats = []
-    for run_json in sorted(runs_root.glob("*/run.json")) if runs_root.is_dir() else []:
-        if run_json.parent.name in ids:
-            continue
-        try:
-            other = summarize_run(run_json.parent)
-        except AgenticEvalError:
-            continue
-        if config_key(other) in keys:
-            repeats.append(other)
-    cmp = compare_runs(a, b, repeats)
-    if args.json:
-        print(json.dumps(compare_json(a, b, cmp)))
-    elif args.format == "md":
-        sys.stdout.write("## Comparison\n\n" + "".join(f"- {line}\n" for line in compare_text(a, b, cmp)))
-    else:
-        for line in compare_text(a, b, cmp):
-            print(line)
-    if args.html:
-        _write_html(summaries, [], args.html, dirs)
-    return 0
