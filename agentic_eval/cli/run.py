@@ -124,124 +124,38 @@ def resume_command(run_dir: Path, args: argparse.Namespace) -> str:
     return line
 
 
-def _model_free(agent_name: str) -> bool:
-    """Whether the agent never calls a model (oracle, nop), so --model means nothing to it."""
-    from agentic_eval.agents.base import load_agent
-
-    return not getattr(load_agent(agent_name), "uses_model", True)
-
-
-MODEL_FREE_RUN_MODEL = "none"
-"""The model a run of a model-free agent records when no --model was given."""
-
-
 def _run(args: argparse.Namespace, server: Any) -> int:
+    """Parse the flags into `runner.plan_start` / `plan_resume` (which hold the rules), run the trials
+    with a progress display, print the summary."""
     from rich.console import Console
 
-    from agentic_eval.agents.base import AgentOptions, load_agent
-    from agentic_eval.endpoint import preflight, resolve_endpoint
-    from agentic_eval.leftovers import clean_dead_runs
-    from agentic_eval.packs.task import load_tasks, select_tasks
     from agentic_eval.report.summary import print_report, summarize_run
-    from agentic_eval.results import claim_run_dir, new_run_id, read_run_config, read_trials, resolve_run_dir
-    from agentic_eval.runner import changed_tasks, make_run_config, prepare_run
+    from agentic_eval.runner import plan_resume, plan_start
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # a log keeps each line whole
     started = time.monotonic()
-    given_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else None
+
+    def log(text: str, style: str | None = None) -> None:
+        console.print(text, markup=False, style=style)
+
+    where = {"runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key,
+             "tasks": args.tasks, "jobs": args.jobs, "sandbox": args.sandbox, "docker_hosts": args.docker_host or (),
+             "image": args.image, "keep_sandboxes": args.keep_sandboxes, "local_server": server, "log": log}
     if args.resume:
-        run_dir = resolve_run_dir(args.resume, Path(args.run_dir))
-        config = read_run_config(run_dir)
-        if args.model and args.model != config.model:
-            raise AgenticEvalError(f"--resume: run {config.run_id} is for model {config.model!r}, not {args.model!r}")
-        _check_resume_flags(args, config)
-        # --tasks may point at the packs' new place; the trials' identities (task digests) must still match
-        task_paths = given_paths or config.task_paths or None
-        options = AgentOptions(system_prompt_tokens=config.system_prompt_tokens,
-                               lenient_text_calls=config.lenient_text_calls, stream=config.stream,
-                               extra=dict(config.agent_options))
-        agent_name, model, task_ids = config.agent, config.model, config.task_ids
+        campaign = plan_resume(
+            args.resume, model=args.model, agent=args.agent, seed=args.seed, attempts=args.attempts,
+            system_prompt_tokens=args.system_prompt_tokens, lenient_text_calls=args.lenient_text_calls,
+            stream=args.stream, task_ids=args.task, agent_options=_parse_agent_opts(args.agent_opt) or None,
+            **where)
     else:
-        if server is not None and not args.model:
-            args.model = server.model
-        args.agent = args.agent or "builtin"
-        if not args.model and _model_free(args.agent):
-            args.model = MODEL_FREE_RUN_MODEL
-        if not args.model:
-            raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN, "
-                                   "or --local")
-        args.seed = 0 if args.seed is None else args.seed
-        args.attempts = args.attempts or 1
-        builtin_only = [flag for flag, given in (("--system-prompt-tokens", args.system_prompt_tokens),
-                                                 ("--lenient-text-calls", args.lenient_text_calls),
-                                                 ("--stream", args.stream)) if given]
-        if builtin_only and args.agent != "builtin":
-            raise AgenticEvalError(f"{', '.join(builtin_only)}: only the builtin agent has "
-                                   f"{'this option' if len(builtin_only) == 1 else 'these options'}; "
-                                   f"drop {'it' if len(builtin_only) == 1 else 'them'} or use --agent builtin")
-        task_paths = given_paths
-        options = AgentOptions(system_prompt_tokens=args.system_prompt_tokens,
-                               lenient_text_calls=args.lenient_text_calls, stream=args.stream,
-                               extra=_parse_agent_opts(args.agent_opt))
-        agent_name, model, task_ids = args.agent, args.model, args.task or []
-
-    agent = load_agent(agent_name)
-    sandbox_name = args.sandbox or (config.sandbox if args.resume else None) or None
-    from agentic_eval.agents.adapters import CliAgent
-
-    if (sandbox_name == "docker" or args.docker_host or args.image) and isinstance(agent, CliAgent):
-        raise AgenticEvalError(f"agent {agent_name!r} cannot run in the docker sandbox yet (its CLI is not in the "
-                               "image): use --sandbox bwrap, which confines agent CLIs")
-    backend = _sandbox_backend(sandbox_name, console, args)
-    check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
-    if callable(check_options):
-        check_options(dict(options.extra))
-    loaded = load_tasks(task_paths)
-    for err in loaded.errors:
-        console.print(f"skipped task: {err}", markup=False)
-    tasks = select_tasks(loaded.tasks, task_ids)
-    if not tasks:
-        raise AgenticEvalError("no tasks to run (check --tasks and --task)")
-    from agentic_eval.packs.grader import check_grader_requirements
-
-    check_grader_requirements(tasks)  # before any trial: a grader that cannot run would grade every trial wrong
-    # A resumed run goes back to the endpoint it recorded, unless --base-url (or --local) says otherwise.
-    recorded_url = config.base_url if args.resume and not config.local else None
-    endpoint = resolve_endpoint(server.base_url if server is not None else (args.base_url or recorded_url),
-                                args.api_key)
-    if agent.uses_model:
-        preflight(endpoint, model)
-
-    if args.resume:
-        config = config.model_copy(update={"base_url": endpoint.shown_url})
-        for task_id in changed_tasks(run_dir, tasks):
-            console.print(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
-                          "trials run again, and the report counts the new ones", markup=False)
-    else:
-        run_dir = claim_run_dir(Path(args.run_dir), new_run_id(model, agent_name))
-        config = make_run_config(run_id=run_dir.name, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
-                                 seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
-                                 task_paths=task_paths or [], sandbox=backend.name)
-        if server is not None:
-            config = config.model_copy(update={"local": True, "local_ctx": args.ctx,
-                                               "local_gguf": str(Path(args.gguf).resolve()) if args.gguf else None})
-    plan = prepare_run(run_dir, config, tasks, resume=bool(args.resume))
-    if args.resume:
-        for w in read_trials(run_dir)[1]:  # torn records: their trials are in the plan again
-            console.print(f"warning: {w}", markup=False)
-    if cleaned := clean_dead_runs().describe():  # sandboxes and processes a killed run left behind
-        console.print(cleaned, markup=False)
-    console.print(
-        f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
-        + (f", {plan.skipped} already scored" if plan.skipped else "")
-        + f"), agent {agent_name}, "
-        + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
-        + f", -j {args.jobs}, sandbox {backend.name}",
-        markup=False,
-    )
-    console.print(f"results: {run_dir}", markup=False)
+        campaign = plan_start(
+            model=args.model, agent=args.agent or "builtin", task_ids=args.task or [],
+            seed=0 if args.seed is None else args.seed, attempts=args.attempts or 1,
+            system_prompt_tokens=args.system_prompt_tokens, lenient_text_calls=args.lenient_text_calls,
+            stream=args.stream, agent_options=_parse_agent_opts(args.agent_opt), **where)
+    run_dir = campaign.run_dir
     try:
-        _execute_with_progress(plan, agent, endpoint, options, args, console, backend)
+        _execute_with_progress(campaign, console)
     except KeyboardInterrupt:
         console.print(f"interrupted: finished trials are kept in {run_dir}/trials.jsonl; "
                       f"resume with: {resume_command(run_dir, args)}", markup=False)
@@ -287,38 +201,10 @@ def broken_pack_message(summary: Any) -> str | None:
             f"--task {bad[0]}")
 
 
-def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
-    """A resumed run keeps its settings: a flag that would change them is an error, not ignored."""
-    given = {  # flag: (its value, None when not given; the run's own)
-        "--agent": (args.agent, config.agent), "--seed": (args.seed, config.seed),
-        "--attempts": (args.attempts, config.attempts),
-        "--system-prompt-tokens": (args.system_prompt_tokens, config.system_prompt_tokens),
-        "--lenient-text-calls": (args.lenient_text_calls or None, config.lenient_text_calls),
-        "--stream": (args.stream or None, config.stream),
-        "--task": (sorted(args.task) if args.task else None, sorted(config.task_ids)),
-        "--agent-opt": (_parse_agent_opts(args.agent_opt) if args.agent_opt else None, dict(config.agent_options)),
-        "--sandbox": (args.sandbox if config.sandbox else None, config.sandbox),
-    }
-    changed = [flag for flag, (value, kept) in given.items() if value is not None and value != kept]
-    if changed:
-        raise AgenticEvalError(f"--resume keeps the run's settings; drop {', '.join(changed)} (to change them, start "
-                               "a new run)")
+def _execute_with_progress(campaign: Any, console: Any) -> None:
+    from agentic_eval.runner import RunProgress
 
-
-def _sandbox_backend(name: str | None, console: Any, args: argparse.Namespace) -> Any:
-    """The run's sandbox backend; prints the warning that `local` (chosen or fallen back to) deserves."""
-    from agentic_eval.confine.backend import resolve_backend
-
-    backend, warning = resolve_backend(name, docker_hosts=args.docker_host or (), image=args.image)
-    if warning:
-        console.print(warning, markup=False, style="bold red" if name is None else "yellow")
-    return backend
-
-
-def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, args: argparse.Namespace,
-                           console: Any, backend: Any = None) -> None:
-    from agentic_eval.runner import RunProgress, execute_plan
-
+    plan = campaign.plan
     state = RunProgress(total=len(plan.trials))
     run_dir = plan.run_dir
 
@@ -341,8 +227,7 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
             state.running += 1
 
     if not console.is_terminal:
-        execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=line,
-                     on_start=started, keep_sandboxes=args.keep_sandboxes, backend=backend)
+        campaign.execute(on_result=line, on_start=started)
         return
     from agentic_eval.cli.progress import ProgressDisplay
 
@@ -352,8 +237,7 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
             progress.set(state.done, note=f"passed {state.passed}  failed {state.failed}  unscored {state.unscored}"
                                           f"  running {state.running}")
 
-        execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=on_result,
-                     on_start=started, keep_sandboxes=args.keep_sandboxes, backend=backend)
+        campaign.execute(on_result=on_result, on_start=started)
 
 
 def fail_reason(result: Any, run_dir: Path) -> str:
