@@ -9,10 +9,8 @@ the exit status is 1.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +31,8 @@ def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[st
     """The JSON output for one input line: `{id, label, flags, family}`, or with `error` (a bad line)
     or `skipped` (not a model turn). With `resolver` (one per file, lines in order), a request the
     wire recorder stored by reference to an earlier line is made whole first."""
+    import json
+
     from agentic_eval.classify.turn import NotAModelTurn, classify_turn, is_model_turn
 
     try:
@@ -68,6 +68,8 @@ def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[st
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command: `args.wire` is the file, `args.json` picks JSON lines over tables."""
+    import json
+
     from agentic_eval.wire.refs import RequestResolver
 
     path = Path(args.wire)
@@ -102,6 +104,8 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _print_tables(path: Path, outputs: list[dict[str, Any]], bad_lines: int) -> None:
+    from collections import Counter
+
     from rich.console import Console
     from rich.table import Table
 

@@ -4,7 +4,6 @@ to its first token. Arguments, tables, saving; the work is in instruments/coldst
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,8 @@ def register(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Start a server command N times (or unload a running Ollama's model) and time it to its first token."""
+    import json
+
     from rich.console import Console
     from rich.table import Table
 

@@ -4,7 +4,6 @@ in instruments/forms.py."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,8 @@ def register(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """The 10 API shapes with N tools exposed: print pass/fail with reasons, save the run."""
+    import json
+
     from agentic_eval.instruments.forms import NARROWED_SIZE, SHAPES, exchanges_json, forms_json, run_forms
     from agentic_eval.results import save_instrument_run
 

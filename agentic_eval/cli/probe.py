@@ -4,7 +4,6 @@ API shape; the work is in instruments/probe.py."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -32,6 +31,8 @@ def _cell(value: Any) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     """Probe the endpoint's tool-call behaviour in every API shape and print the table (or JSON)."""
+    import json
+
     from rich.console import Console
     from rich.table import Table
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,8 @@ def _stdout_console() -> Any:
 
 def handle(args: argparse.Namespace) -> int:
     """The report of the runs named (or every run under --run-dir)."""
+    import json
+
     from agentic_eval.report.summary import print_report, render_markdown, summarize_run
     from agentic_eval.results import is_instrument_run, read_instrument_run, resolve_run_dir
 
@@ -95,6 +96,8 @@ def _write_html(summaries: list[Any], instruments: list[Any], path: str, dirs: l
 def _compare(summaries: list[Any], runs_root: Path, args: argparse.Namespace, dirs: list[Path]) -> int:
     """`report A B --compare`: the paired comparison; repeats of either configuration under --run-dir give
     the run-to-run spread the gap is held against."""
+    import json
+
     from agentic_eval.report.run_stats import compare_json, compare_runs, compare_text, config_key
     from agentic_eval.report.summary import summarize_run
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -127,6 +126,8 @@ def resume_command(run_dir: Path, args: argparse.Namespace) -> str:
 def _run(args: argparse.Namespace, server: Any) -> int:
     """Parse the flags into `runner.plan_start` / `plan_resume` (which hold the rules), run the trials
     with a progress display, print the summary."""
+    import json
+
     from rich.console import Console
 
     from agentic_eval.report.summary import print_report, summarize_run

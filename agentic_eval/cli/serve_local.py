@@ -4,7 +4,6 @@ local/server.py (its child process is local/child.py)."""
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import time
 from typing import Any
@@ -26,6 +25,8 @@ def register(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Start llama.cpp's server on 127.0.0.1, print where it is, serve until Ctrl-C."""
+    import signal
+
     from agentic_eval.local.server import LocalServer
 
     def say(message: str) -> None:

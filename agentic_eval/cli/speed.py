@@ -7,7 +7,6 @@ beside the agent runs (so `agentic-eval report` shows it), and prints a table or
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,6 +91,8 @@ def _bandwidth_checks(report: SpeedReport, gb_per_token: float | None, bandwidth
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command; exit 1 when a workload kept no sample at all."""
+    import json
+
     from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.instruments.speed import SpeedConfig
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -72,6 +71,8 @@ def _fix_sizes(tasks: Sequence[Task], wanted: bool) -> dict[str, object]:
 
 
 def tasks_list(args: argparse.Namespace) -> int:
+    import json
+
     result = _load(args)
     sizes = _fix_sizes(result.tasks, getattr(args, "fix_size", False))
     if args.json:
@@ -106,6 +107,7 @@ def tasks_list(args: argparse.Namespace) -> int:
 
 
 def tasks_show(args: argparse.Namespace) -> int:
+    import json
     import tempfile
     from pathlib import Path
 

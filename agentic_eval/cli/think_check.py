@@ -4,7 +4,6 @@ tables, saving; the work is in instruments/thinkcheck.py."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,8 @@ def _fmt(value: Any, suffix: str = "") -> str:
 
 def handle(args: argparse.Namespace) -> int:
     """Ask the generated problems with reasoning on and off; print the per-mode table and the verdict."""
+    import json
+
     from rich.console import Console
     from rich.table import Table
 

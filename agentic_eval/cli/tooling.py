@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +58,8 @@ def _pct(passed: int, cases: int) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     """Generate the battery from the seed, run it against the endpoint, print and save the scores."""
+    import json
+
     from agentic_eval.instruments.battery import PHASES, generate_cases, run_battery, summarize
     from agentic_eval.results import save_instrument_run
 
@@ -97,6 +97,8 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
+    from collections import Counter
+
     from rich.console import Console
     from rich.table import Table
 
@@ -131,6 +133,8 @@ def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
 
 def bfcl_suite(args: argparse.Namespace) -> int:
     """`tooling --suite bfcl`: BFCL's single-turn cases through the wire, per category, failures classified."""
+    import json
+
     from agentic_eval.instruments import bfcl
     from agentic_eval.instruments.battery import run_battery
     from agentic_eval.results import save_instrument_run

@@ -4,7 +4,6 @@ leaks nothing. Printing only; the work is in packs/validate.py."""
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +51,8 @@ def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[
 
 
 def handle(args: argparse.Namespace) -> int:
+    import json
+
     from agentic_eval.confine.backend import resolve_backend
     from agentic_eval.packs.validate import validate_tasks
 
