@@ -2,7 +2,8 @@
 
 One module per command (`COMMANDS`): `register(subparsers)` owns the command's flags, `handle(args)`
 runs it; the flags several commands share are defined once in `args.py`. Kept thin and quick to
-start: every heavy import happens inside the handler of the command that needs it. Expected errors (`AgenticEvalError`) print as one line; set
+start: every heavy import happens inside the handler of the command that needs it. Expected errors
+(`AgenticEvalError`) print as one line; set
 `--debug` or AGENTIC_EVAL_DEBUG=1 for the traceback.
 """
 

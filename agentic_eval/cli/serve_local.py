@@ -18,7 +18,8 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--gguf", metavar="PATH", help="GGUF model file (default: the registry-packaged small model)")
     p.add_argument("--port", type=port_number, default=8080, metavar="P", help="port on 127.0.0.1 (default 8080)")
-    p.add_argument("--ctx", type=positive_int, default=16384, metavar="N", help="context size in tokens (default 16384)")
+    p.add_argument("--ctx", type=positive_int, default=16384, metavar="N",
+                   help="context size in tokens (default 16384)")
     p.add_argument("--threads", type=positive_int, default=None, metavar="N", help="CPU threads (default: all cores)")
     p.set_defaults(handler=handle)
 

@@ -30,9 +30,12 @@ def register(sub: Any) -> None:
     add_endpoint_args(p)
     p.add_argument("--workload", default="code_edit,free_gen,long_ctx", metavar="W[,W]",
                    help="workloads: code_edit, free_gen, long_ctx (default all three)")
-    p.add_argument("--reps", type=positive_int, default=5, metavar="N", help="measured requests per workload (default 5)")
-    p.add_argument("--warmup", type=non_negative_int, default=1, metavar="N", help="warm-up requests per workload (default 1)")
-    p.add_argument("--max-tokens", type=positive_int, default=256, metavar="N", help="output tokens per request (default 256)")
+    p.add_argument("--reps", type=positive_int, default=5, metavar="N",
+                   help="measured requests per workload (default 5)")
+    p.add_argument("--warmup", type=non_negative_int, default=1, metavar="N",
+                   help="warm-up requests per workload (default 1)")
+    p.add_argument("--max-tokens", type=positive_int, default=256, metavar="N",
+                   help="output tokens per request (default 256)")
     p.add_argument("--long-ctx-tokens", type=positive_int, default=50000, metavar="N",
                    help="long_ctx prompt size in tokens (default 50000)")
     p.add_argument("--prefill-sweep", action="store_true", help="fit the prefill rate over prompt lengths")

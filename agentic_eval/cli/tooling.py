@@ -110,7 +110,8 @@ def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
     for phase, row in summary["phases"].items():
         table.add_row(phase, str(row["passed"]), str(row["cases"]), _pct(row["passed"], row["cases"]))
     total = summary["total"]
-    table.add_row("TOTAL", str(total["passed"]), str(total["cases"]), _pct(total["passed"], total["cases"]), style="bold")
+    table.add_row("TOTAL", str(total["passed"]), str(total["cases"]), _pct(total["passed"], total["cases"]),
+                  style="bold")
     console.print(table)
     failed = [c for c in summary["cases"] if not c["passed"]]
     if failed:
@@ -203,7 +204,8 @@ def _print_bfcl(summary: dict[str, Any], model: str, run_dir: Path) -> None:
     if differ:
         shown = ", ".join(f"{c['id']} (ours: {c['reason'].split(' ', 1)[0]}, BFCL: {c.get('bfcl_error') or 'ok'})"
                           for c in differ[:5])
-        console.print(f"{len(differ)} case(s) judged differently by BFCL's checker (why: README, BFCL through the wire), "
+        console.print(f"{len(differ)} case(s) judged differently by BFCL's checker "
+                      "(why: README, BFCL through the wire), "
                       f"e.g. {shown}", markup=False)
     console.print("errors (endpoint or harness) are not scored; BFCL counts a call written as text as no call",
                   markup=False)

@@ -99,7 +99,8 @@ def _print_check_outputs(results: Sequence[TaskValidation], out: Any) -> None:
         for c in t.checks:
             what = "pristine repo" if c.phase == "pristine" else "after the reference fix"
             verdict = "reference fix failed" if c.verdict == "fix_failed" else f"grader {c.verdict}"
-            head = f"== {t.id}: {what}, seed {c.seed}, run {c.run}: {verdict}" + (f" ({c.problem})" if c.problem else "")
+            head = (f"== {t.id}: {what}, seed {c.seed}, run {c.run}: {verdict}"
+                    + (f" ({c.problem})" if c.problem else ""))
             out.print(head + f", {c.duration_s:.2f}s ==", markup=False)
             if c.phase == "fixed":
                 out.print("-- reference fix output:", markup=False)

