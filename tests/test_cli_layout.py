@@ -39,3 +39,16 @@ def test_a_command_without_its_action_prints_its_help(capsys) -> None:  # type: 
     for command in ("tasks", "agents", "sandbox"):
         assert cli.main([command]) == 2
         assert "ACTION" in capsys.readouterr().out
+
+
+def test_the_local_servers_child_is_its_own_module() -> None:
+    """LocalServer starts `python -m agentic_eval.local.child`: that module parses its arguments without the
+    CLI (and without xllamacpp until it serves)."""
+    from pathlib import Path
+
+    from agentic_eval.local import server
+
+    assert '"-m", "agentic_eval.local.child"' in Path(server.__file__).read_text(encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "agentic_eval.local.child", "--help"], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert "--gguf" in out.stdout and "--parent" in out.stdout
