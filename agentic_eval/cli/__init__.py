@@ -5,6 +5,23 @@ runs it; the flags several commands share are defined once in `args.py`. Kept th
 start: every heavy import happens inside the handler of the command that needs it. Expected errors
 (`AgenticEvalError`) print as one line; set
 `--debug` or AGENTIC_EVAL_DEBUG=1 for the traceback.
+
+    args         the flags several commands share, and the argparse types
+    run          run: a campaign, through runner.plan_start / plan_resume
+    report       report: runs and instrument results side by side
+    tasks        tasks list | show | new
+    validate     validate: every grader against the pristine repo and the reference fix
+    agents       agents list | install
+    sandbox      sandbox build: the docker sandbox's image
+    serve_local  serve-local: a small GGUF model on 127.0.0.1
+    probe        probe: one tool-call request in each API shape
+    tooling      tooling: the synthetic tool-calling battery, or BFCL (--suite bfcl)
+    forms        forms: the form matrix
+    speed        speed: decode, TTFT, prefill, speculative acceptance
+    think_check  think-check: does turning reasoning off make answers wrong?
+    cold_start   cold-start: time from a server's start to its first token
+    classify     classify: label each model turn of a wire log
+    progress     the progress bar (a terminal) or log lines the long commands show
 """
 
 from __future__ import annotations
@@ -28,6 +45,8 @@ COMMANDS = ("run", "report", "tasks", "validate", "agents", "sandbox", "serve_lo
 """The command modules, `agentic_eval.cli.<name>`, in the order `--help` lists them. Each has
 `register(subparsers)`, which adds its command and flags (and imports nothing heavy), and
 `handle(args) -> int`, which imports the library it needs and does the work."""
+
+__all__ = ["COMMANDS", "build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
