@@ -18,7 +18,7 @@ try:  # the layout after the test kit's move: agentic_eval.testing, helpers in t
     from agentic_eval.testing import ReceivedRequest, ScriptedReply
     from tests.helpers import make_pack, solver
 except ImportError:  # before it (drop this branch once both are merged)
-    from tests.fake_endpoint import ReceivedRequest, ScriptedReply  # type: ignore[no-redef]
+    from tests.fake_endpoint import ReceivedRequest, ScriptedReply  # type: ignore[assignment,no-redef]
     from tests.test_run import make_pack  # type: ignore[no-redef]
     from tests.test_run_builtin import solver  # type: ignore[no-redef]
 
