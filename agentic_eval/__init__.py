@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from agentic_eval.packs import load_tasks as load_tasks
     from agentic_eval.packs import validate_tasks as validate_tasks
     from agentic_eval.report import summarize_run as summarize_run
+    from agentic_eval.runner import resume_run as resume_run
+    from agentic_eval.runner import start_run as start_run
 
 _EXPORTS = {
     "AgenticEvalError": "agentic_eval.errors",
@@ -56,6 +58,8 @@ _EXPORTS = {
     "AgentContext": "agentic_eval.agents",
     "AgentOutcome": "agentic_eval.agents",
     "CliAgent": "agentic_eval.agents",
+    "start_run": "agentic_eval.runner",
+    "resume_run": "agentic_eval.runner",
     "summarize_run": "agentic_eval.report",
     "classify_turn": "agentic_eval.classify",
     "LocalServer": "agentic_eval.local",
@@ -72,6 +76,8 @@ __all__ = [  # the public face; tests/test_layout.py checks it against _EXPORTS
     "__version__",
     "classify_turn",
     "load_tasks",
+    "resume_run",
+    "start_run",
     "summarize_run",
     "validate_tasks",
 ]

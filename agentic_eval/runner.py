@@ -5,6 +5,21 @@ grader -> turn classification of the wire log -> final diff -> one record
 appended to trials.jsonl. Trials run concurrently (`jobs`), each in its own
 sandbox. One trial's failure never ends the campaign; Ctrl-C cancels running
 agents, keeps finished trials, and leaves the run resumable.
+
+From Python, a campaign starts and resumes with the same rules `agentic-eval run` follows (resume
+keeps the run's settings, builtin-only options, the agent's `check_options`, grader requirements,
+the endpoint's preflight, a fresh run folder claimed atomically); bad input raises AgenticEvalError:
+
+    from agentic_eval.runner import resume_run, start_run
+
+    done = start_run(model="qwen3-coder", base_url="http://localhost:8000/v1", tasks=["packs/mine"],
+                     attempts=3, jobs=4)
+    print(done.run_dir, done.passed, done.scored, done.outcomes)   # a RunOutcome
+    if done.interrupted or done.scored < sum(done.outcomes.values()):
+        resume_run(done.run_dir, base_url="http://localhost:8001/v1")  # unscored trials again
+
+`plan_start` / `plan_resume` do the checks and claim the run without running it (a `Campaign`,
+whose `execute` runs the trials with callbacks: what the CLI's progress display uses).
 """
 
 from __future__ import annotations
@@ -409,3 +424,283 @@ def _lock_run(run_dir: Path) -> IO[str]:
         raise AgenticEvalError(f"run {run_dir.name} is in progress in another process: wait for it to end, or stop "
                                "it (Ctrl-C), then resume") from None
     return handle
+
+
+# ---------------------------------------------------------------------------------------------------
+# The Python API: start or resume a campaign with the rules the `run` command follows.
+
+Log = Callable[..., None]
+"""`log(text, style=None)`: where a campaign's messages go (skipped tasks, warnings, the header); the
+style is a hint for a terminal ("bold red" for an unconfined sandbox nobody asked for)."""
+
+MODEL_FREE_RUN_MODEL = "none"
+"""The model a run of a model-free agent (oracle, nop) records when no model was given."""
+
+
+@dataclass
+class Campaign:
+    """A run ready to execute: its plan (folder, config, trials still to run, the run's lock held) and
+    what runs it. `execute` runs the trials; `start_run` and `resume_run` do both steps."""
+
+    plan: RunPlan
+    agent: Agent
+    endpoint: Endpoint
+    options: AgentOptions
+    tasks: list[Task]
+    backend: SandboxBackend
+    jobs: int = 1
+    keep_sandboxes: bool = False
+
+    @property
+    def run_dir(self) -> Path:
+        return self.plan.run_dir
+
+    @property
+    def config(self) -> RunConfig:
+        return self.plan.config
+
+    def execute(self, *, on_result: Callable[[TrialResult], None] | None = None,
+                on_start: Callable[[TrialSpec], None] | None = None,
+                cancel: threading.Event | None = None) -> list[TrialResult]:
+        """Run the planned trials (see `execute_plan`; KeyboardInterrupt propagates, finished trials kept)."""
+        return execute_plan(self.plan, agent=self.agent, endpoint=self.endpoint, options=self.options,
+                            jobs=self.jobs, on_result=on_result, on_start=on_start, cancel=cancel,
+                            keep_sandboxes=self.keep_sandboxes, backend=self.backend)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """Where a run is and how it ended: `outcomes` counts every trial of the run (its latest record),
+    not only those of this session; `interrupted` when Ctrl-C stopped it (resume it with `resume_run`)."""
+
+    run_dir: Path
+    run_id: str
+    trials_run: list[TrialResult]
+    skipped: int
+    interrupted: bool
+    outcomes: dict[str, int]
+
+    @property
+    def scored(self) -> int:
+        return self.outcomes.get("pass", 0) + self.outcomes.get("fail", 0)
+
+    @property
+    def passed(self) -> int:
+        return self.outcomes.get("pass", 0)
+
+
+def _quiet(text: str, style: str | None = None) -> None:
+    return None
+
+
+def _builtin_only_check(agent: str, system_prompt_tokens: int | None, lenient_text_calls: bool, stream: bool) -> None:
+    """The builtin agent's options given to another agent are an error, not ignored."""
+    given = [flag for flag, value in (("--system-prompt-tokens", system_prompt_tokens),
+                                      ("--lenient-text-calls", lenient_text_calls), ("--stream", stream)) if value]
+    if given and agent != "builtin":
+        raise AgenticEvalError(f"{', '.join(given)}: only the builtin agent has "
+                               f"{'this option' if len(given) == 1 else 'these options'}; "
+                               f"drop {'it' if len(given) == 1 else 'them'} or use --agent builtin")
+
+
+def _check_resume_settings(config: RunConfig, given: dict[str, tuple[Any, Any]]) -> None:
+    """A resumed run keeps its settings: one that would change them is an error, not ignored."""
+    changed = [flag for flag, (value, kept) in given.items() if value is not None and value != kept]
+    if changed:
+        raise AgenticEvalError(f"--resume keeps the run's settings; drop {', '.join(changed)} (to change them, start "
+                               "a new run)")
+
+
+def plan_start(
+    *, model: str | None = None, agent: str = "builtin", base_url: str | None = None, api_key: str | None = None,
+    tasks: Sequence[str | Path] | None = None, task_ids: Sequence[str] = (), seed: int = 0, attempts: int = 1,
+    jobs: int = 1, runs_root: str | Path = "runs", system_prompt_tokens: int | None = None,
+    lenient_text_calls: bool = False, stream: bool = False, agent_options: dict[str, str] | None = None,
+    sandbox: str | None = None, docker_hosts: Sequence[str] = (), image: str | None = None,
+    keep_sandboxes: bool = False, local_server: Any = None, log: Log | None = None,
+) -> Campaign:
+    """Check everything and claim a new run folder under `runs_root`; nothing runs yet (see `start_run`)."""
+    from agentic_eval.agents.base import load_agent
+
+    if local_server is not None and not model:
+        model = local_server.model
+    agent = agent or "builtin"
+    if not model and not getattr(load_agent(agent), "uses_model", True):
+        model = MODEL_FREE_RUN_MODEL
+    if not model:
+        raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN, "
+                               "or --local")
+    _builtin_only_check(agent, system_prompt_tokens, lenient_text_calls, stream)
+    options = AgentOptions(system_prompt_tokens=system_prompt_tokens, lenient_text_calls=lenient_text_calls,
+                           stream=stream, extra=dict(agent_options or {}))
+    task_paths = [str(Path(p).resolve()) for p in tasks] if tasks else None
+    return _campaign(None, None, agent_name=agent, model=model, task_ids=list(task_ids), task_paths=task_paths,
+                     options=options, seed=seed, attempts=attempts, jobs=jobs, runs_root=Path(runs_root),
+                     base_url=base_url, api_key=api_key, sandbox=sandbox, docker_hosts=docker_hosts, image=image,
+                     keep_sandboxes=keep_sandboxes, local_server=local_server, log=log or _quiet)
+
+
+def plan_resume(
+    run: str | Path, *, runs_root: str | Path = "runs", base_url: str | None = None, api_key: str | None = None,
+    tasks: Sequence[str | Path] | None = None, jobs: int = 1, sandbox: str | None = None,
+    docker_hosts: Sequence[str] = (), image: str | None = None, keep_sandboxes: bool = False,
+    local_server: Any = None, log: Log | None = None, model: str | None = None, agent: str | None = None,
+    seed: int | None = None, attempts: int | None = None, system_prompt_tokens: int | None = None,
+    lenient_text_calls: bool | None = None, stream: bool | None = None, task_ids: Sequence[str] | None = None,
+    agent_options: dict[str, str] | None = None,
+) -> Campaign:
+    """Reopen a run (its folder, or its id under `runs_root`) to rerun its unscored and missing trials.
+
+    Its settings come from its run.json; any of `model` ... `agent_options` given must equal them (a
+    resumed run never changes what it measures). `tasks` may point at the packs' new place (the tasks'
+    digests still decide which trials stand). It goes back to the endpoint it recorded unless
+    `base_url` (or `local_server`) says otherwise; a key is never stored, so pass `api_key` again."""
+    from agentic_eval.results import read_run_config, resolve_run_dir
+
+    run_dir = resolve_run_dir(run, Path(runs_root))
+    config = read_run_config(run_dir)
+    if model and model != config.model:
+        raise AgenticEvalError(f"--resume: run {config.run_id} is for model {config.model!r}, not {model!r}")
+    _check_resume_settings(config, {  # flag: (the value given, None when not given; the run's own)
+        "--agent": (agent, config.agent), "--seed": (seed, config.seed), "--attempts": (attempts, config.attempts),
+        "--system-prompt-tokens": (system_prompt_tokens, config.system_prompt_tokens),
+        "--lenient-text-calls": (lenient_text_calls or None, config.lenient_text_calls),
+        "--stream": (stream or None, config.stream),
+        "--task": (sorted(task_ids) if task_ids else None, sorted(config.task_ids)),
+        "--agent-opt": (dict(agent_options) if agent_options else None, dict(config.agent_options)),
+        "--sandbox": (sandbox if config.sandbox else None, config.sandbox),
+    })
+    options = AgentOptions(system_prompt_tokens=config.system_prompt_tokens,
+                           lenient_text_calls=config.lenient_text_calls, stream=config.stream,
+                           extra=dict(config.agent_options))
+    task_paths = [str(Path(p).resolve()) for p in tasks] if tasks else (config.task_paths or None)
+    return _campaign(run_dir, config, agent_name=config.agent, model=config.model, task_ids=config.task_ids,
+                     task_paths=task_paths, options=options, seed=config.seed, attempts=config.attempts, jobs=jobs,
+                     runs_root=Path(runs_root), base_url=base_url, api_key=api_key,
+                     sandbox=sandbox or config.sandbox or None, docker_hosts=docker_hosts, image=image,
+                     keep_sandboxes=keep_sandboxes, local_server=local_server, log=log or _quiet)
+
+
+def _campaign(
+    run_dir: Path | None, config: RunConfig | None, *, agent_name: str, model: str, task_ids: Sequence[str],
+    task_paths: list[str] | None, options: AgentOptions, seed: int, attempts: int, jobs: int, runs_root: Path,
+    base_url: str | None, api_key: str | None, sandbox: str | None, docker_hosts: Sequence[str], image: str | None,
+    keep_sandboxes: bool, local_server: Any, log: Log,
+) -> Campaign:
+    """The checks and preparation a new run and a resumed one share (`config` None: a new run)."""
+    from agentic_eval.agents.adapters import CliAgent
+    from agentic_eval.agents.base import load_agent
+    from agentic_eval.confine.backend import resolve_backend
+    from agentic_eval.endpoint import preflight, resolve_endpoint
+    from agentic_eval.leftovers import clean_dead_runs
+    from agentic_eval.packs.grader import check_grader_requirements
+    from agentic_eval.packs.task import load_tasks, select_tasks
+    from agentic_eval.results import claim_run_dir, new_run_id
+
+    agent = load_agent(agent_name)
+    if (sandbox == "docker" or docker_hosts or image) and isinstance(agent, CliAgent):
+        raise AgenticEvalError(f"agent {agent_name!r} cannot run in the docker sandbox yet (its CLI is not in the "
+                               "image): use --sandbox bwrap, which confines agent CLIs")
+    backend, warning = resolve_backend(sandbox, docker_hosts=docker_hosts, image=image)
+    if warning:
+        log(warning, style="bold red" if sandbox is None else "yellow")
+    check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
+    if callable(check_options):
+        check_options(dict(options.extra))
+    loaded = load_tasks(task_paths)
+    for err in loaded.errors:
+        log(f"skipped task: {err}")
+    tasks = select_tasks(loaded.tasks, list(task_ids))
+    if not tasks:
+        raise AgenticEvalError("no tasks to run (check --tasks and --task)")
+    check_grader_requirements(tasks)  # before any trial: a grader that cannot run would grade every trial wrong
+    # A resumed run goes back to the endpoint it recorded, unless base_url (or a local server) says otherwise.
+    recorded_url = config.base_url if config is not None and not config.local else None
+    endpoint = resolve_endpoint(local_server.base_url if local_server is not None else (base_url or recorded_url),
+                                api_key)
+    if agent.uses_model:
+        preflight(endpoint, model)
+    if config is not None and run_dir is not None:
+        config = config.model_copy(update={"base_url": endpoint.shown_url})
+        for task_id in changed_tasks(run_dir, tasks):
+            log(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
+                "trials run again, and the report counts the new ones")
+        resume = True
+    else:
+        run_dir = claim_run_dir(runs_root, new_run_id(model, agent_name))
+        config = make_run_config(run_id=run_dir.name, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
+                                 seed=seed, attempts=attempts, jobs=jobs, options=options,
+                                 task_paths=task_paths or [], sandbox=backend.name)
+        if local_server is not None:
+            gguf = getattr(local_server, "gguf", None)
+            config = config.model_copy(update={"local": True, "local_ctx": getattr(local_server, "ctx", None),
+                                               "local_gguf": str(Path(gguf).resolve()) if gguf else None})
+        resume = False
+    plan = prepare_run(run_dir, config, tasks, resume=resume)
+    if resume:
+        for w in read_trials(run_dir)[1]:  # torn records: their trials are in the plan again
+            log(f"warning: {w}")
+    if cleaned := clean_dead_runs().describe():  # sandboxes and processes a killed run left behind
+        log(cleaned)
+    log(f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
+        + (f", {plan.skipped} already scored" if plan.skipped else "")
+        + f"), agent {agent_name}, "
+        + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
+        + f", -j {jobs}, sandbox {backend.name}")
+    log(f"results: {run_dir}")
+    return Campaign(plan=plan, agent=agent, endpoint=endpoint, options=options, tasks=list(tasks), backend=backend,
+                    jobs=jobs, keep_sandboxes=keep_sandboxes)
+
+
+def _finish(campaign: Campaign, on_result: Callable[[TrialResult], None] | None) -> RunOutcome:
+    """Execute the campaign; Ctrl-C ends it as an interrupted outcome (finished trials are kept)."""
+    from collections import Counter
+
+    results: list[TrialResult] = []
+
+    def collect(result: TrialResult) -> None:
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    interrupted = False
+    try:
+        campaign.execute(on_result=collect)
+    except KeyboardInterrupt:
+        interrupted = True
+    latest = latest_by_trial(read_trials(campaign.run_dir)[0])
+    return RunOutcome(run_dir=campaign.run_dir, run_id=campaign.config.run_id, trials_run=results,
+                      skipped=campaign.plan.skipped, interrupted=interrupted,
+                      outcomes=dict(Counter(r.outcome for r in latest.values())))
+
+
+def start_run(
+    *, model: str | None = None, agent: str = "builtin", base_url: str | None = None, api_key: str | None = None,
+    tasks: Sequence[str | Path] | None = None, task_ids: Sequence[str] = (), seed: int = 0, attempts: int = 1,
+    jobs: int = 1, runs_root: str | Path = "runs", system_prompt_tokens: int | None = None,
+    lenient_text_calls: bool = False, stream: bool = False, agent_options: dict[str, str] | None = None,
+    sandbox: str | None = None, docker_hosts: Sequence[str] = (), image: str | None = None,
+    keep_sandboxes: bool = False, local_server: Any = None, log: Log | None = None,
+    on_result: Callable[[TrialResult], None] | None = None,
+) -> RunOutcome:
+    """Start a new run and run all its trials (`plan_start` then `Campaign.execute`); `on_result` sees
+    each trial's record once it is on disk. Ctrl-C ends it early: `interrupted`, resumable."""
+    settings = dict(locals())
+    del settings["on_result"]
+    return _finish(plan_start(**settings), on_result)
+
+
+def resume_run(
+    run: str | Path, *, runs_root: str | Path = "runs", base_url: str | None = None, api_key: str | None = None,
+    tasks: Sequence[str | Path] | None = None, jobs: int = 1, sandbox: str | None = None,
+    docker_hosts: Sequence[str] = (), image: str | None = None, keep_sandboxes: bool = False,
+    local_server: Any = None, log: Log | None = None, model: str | None = None, agent: str | None = None,
+    seed: int | None = None, attempts: int | None = None, system_prompt_tokens: int | None = None,
+    lenient_text_calls: bool | None = None, stream: bool | None = None, task_ids: Sequence[str] | None = None,
+    agent_options: dict[str, str] | None = None, on_result: Callable[[TrialResult], None] | None = None,
+) -> RunOutcome:
+    """Resume a run (its folder, or its id under `runs_root`): rerun its unscored and missing trials,
+    keep its scored ones (`plan_resume` then `Campaign.execute`)."""
+    settings = dict(locals())
+    del settings["run"], settings["on_result"]
+    return _finish(plan_resume(run, **settings), on_result)

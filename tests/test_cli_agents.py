@@ -25,7 +25,7 @@ import pytest
 
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.cli import main
-from agentic_eval.agents.adapters import CLI_TOOLS, CliAgent, CliTool, Invocation, tools_dir
+from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation, installable_tools, tools_dir
 from agentic_eval.agents.adapters.wirelog import wire_facts
 from agentic_eval.confine.backend import BwrapBackend, LocalBackend, bwrap_problem
 from agentic_eval.results import TrialResult, read_trials
@@ -42,6 +42,8 @@ from agentic_eval.testing import (
     tool_call,
 )
 
+CLI_TOOLS = installable_tools()
+"""The registered CLI agents' tools (the agent registry), in the order `agents install all` takes them."""
 TOOLS_AT_IMPORT = tools_dir()
 """The tools folder of the real HOME: read before the autouse fixture swaps HOME for a temporary one."""
 MODEL_CACHE_AT_IMPORT = Path(os.environ.get("AGENTIC_EVAL_CACHE")
@@ -527,6 +529,56 @@ def test_agents_list_and_install_commands(tmp_path: Path, monkeypatch: pytest.Mo
     assert "agentic-eval agents install qwen-code" in capsys.readouterr().out
     assert main(["agents", "install", "no-such-cli"]) == 2
     assert "no CLI to install for no-such-cli" in capsys.readouterr().err
+
+
+THIRD_PARTY = '''"""A third-party CLI adapter, as a plugin would ship it."""
+from agentic_eval.agents.adapters import CliAgent, CliTool
+
+TOOL = CliTool(agent="toy-cli", kind="pypi", package="toy-cli", version="1.2.3", binary="toy",
+               speaks="chat completions (a test's toy)")
+
+
+class ToyAgent(CliAgent):
+    name = "toy-cli"
+    tool = TOOL
+'''
+
+
+def _register_third_party(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Install the toy adapter the way pip would: its module and a dist-info whose entry point joins
+    the `agentic_eval.agents` group, on sys.path."""
+    site.mkdir()
+    (site / "toy_cli_adapter.py").write_text(THIRD_PARTY, encoding="utf-8")
+    info = site / "toy_cli_adapter-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-cli-adapter\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text("[agentic_eval.agents]\ntoy-cli = toy_cli_adapter:ToyAgent\n",
+                                           encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+
+
+def test_a_third_party_cli_agent_is_listed_and_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """One registry: an adapter registered through an entry point shows in `agents list` and is accepted
+    by `agents install` (here already at its pinned version in the tools folder, so nothing is fetched)."""
+    _register_third_party(tmp_path / "site", monkeypatch)
+    monkeypatch.setenv("AGENTIC_EVAL_TOOLS", str(tmp_path / "tools"))
+    tools = installable_tools()
+    assert "toy-cli" in tools and list(tools)[-1] == "toy-cli"  # PyPI after npm, then by name
+    assert main(["agents", "list", "--json"]) == 0
+    row = next(r for r in json.loads(capsys.readouterr().out)["agents"] if r["name"] == "toy-cli")
+    assert (row["kind"], row["installed"], row["install"]) == ("cli", False, "agentic-eval agents install toy-cli")
+    assert row["target"] == "toy_cli_adapter:ToyAgent"
+    home = tmp_path / "tools" / "toy-cli"  # what its install leaves: the venv's executable and dist-info
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "toy").write_text("#!/bin/sh\n", encoding="utf-8")
+    (home / "bin" / "toy").chmod(0o755)
+    (home / "lib" / "python3" / "site-packages" / "toy_cli-1.2.3.dist-info").mkdir(parents=True)
+    assert main(["agents", "install", "toy-cli"]) == 0
+    assert capsys.readouterr().out.strip() == "toy-cli: toy-cli 1.2.3 (already installed)"
+    assert main(["agents", "list", "--json"]) == 0
+    row = next(r for r in json.loads(capsys.readouterr().out)["agents"] if r["name"] == "toy-cli")
+    assert (row["installed"], row["version"]) == (True, "1.2.3")
 
 
 def test_ci_installs_the_fast_clis() -> None:

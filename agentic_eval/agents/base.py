@@ -86,7 +86,15 @@ class AgentOutcome:
 
 @runtime_checkable
 class Agent(Protocol):
-    """An agent: `run` drives the model (or not) in the sandbox and returns how it ended."""
+    """An agent: `run` drives the model (or not) in the sandbox and returns how it ended.
+
+    Optional hook (looked up with getattr, so an agent without it still meets the protocol):
+
+        def check_options(self, extra: dict[str, object]) -> None
+
+    called once before any trial with the run's `--agent-opt` values (`AgentOptions.extra`); raise
+    AgenticEvalError with one line saying how to fix a bad value, rather than failing every trial.
+    """
 
     name: str
     uses_model: bool

@@ -1,58 +1,37 @@
-"""CLI commands `agents list` and `agents install`: printing only; the work is in agentic_eval.agents.adapters."""
+"""CLI command `agents list | install`: printing only; the registry and the installs are in
+agentic_eval.agents.adapters.install."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from dataclasses import asdict, dataclass
 from typing import Any
 
+from agentic_eval.cli.args import needs_action, print_help_of
 from agentic_eval.errors import AgenticEvalError
 
 
-@dataclass
-class AgentRow:
-    """One line of `agents list`."""
-
-    name: str
-    kind: str
-    """'cli' for an adapter that drives a CLI, 'builtin' otherwise, 'broken' if it cannot be loaded."""
-    installed: bool | None
-    """Whether its CLI is installed (None: it needs none)."""
-    version: str | None
-    pinned: str | None
-    install: str | None
-    """The command that installs its CLI."""
-    speaks: str | None
-    target: str
-    """Its entry point (module:object)."""
+def register(sub: Any) -> None:
+    p = sub.add_parser("agents", help="list agents, install the agent CLIs they drive")
+    actions = needs_action(p, "agents_command")
+    p_list = actions.add_parser("list", help="each agent, whether its CLI is installed, and its version")
+    p_list.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p_install = actions.add_parser("install", help="install an agent CLI (pinned) into the project's tools folder")
+    p_install.add_argument("names", nargs="+", metavar="NAME", help="agent name(s), or 'all'")
+    p.set_defaults(handler=handle)
 
 
-def agent_rows() -> list[AgentRow]:
-    """Every registered agent, with its CLI's install state."""
-    from agentic_eval.agents.base import available_agents
-    from agentic_eval.agents.adapters import CliAgent
-
-    rows = []
-    for name, ep in sorted(available_agents().items()):
-        try:
-            factory: Any = ep.load()
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is listed, not fatal
-            rows.append(AgentRow(name, "broken", None, None, None, None, f"{type(exc).__name__}: {exc}", ep.value))
-            continue
-        tool = getattr(factory, "tool", None) if isinstance(factory, type) and issubclass(factory, CliAgent) else None
-        if tool is None:
-            rows.append(AgentRow(name, "builtin", None, None, None, None, None, ep.value))
-            continue
-        installed = tool.installed()
-        rows.append(AgentRow(name, "cli", installed, tool.installed_version() if installed else None,
-                             f"{tool.package} {tool.version}", tool.install_command, tool.speaks, ep.value))
-    return rows
+def handle(args: argparse.Namespace) -> int:
+    """`agents list | install`; `agents` alone prints its help."""
+    action = {"list": agents_list, "install": agents_install}.get(args.agents_command or "")
+    return action(args) if action else print_help_of(args)
 
 
 def agents_list(args: argparse.Namespace) -> int:
-    from agentic_eval.agents.adapters import tools_dir
+    import json
+    from dataclasses import asdict
+
+    from agentic_eval.agents.adapters.install import agent_rows, tools_dir
 
     rows = agent_rows()
     if args.json:
@@ -81,22 +60,23 @@ def agents_list(args: argparse.Namespace) -> int:
 
 
 def agents_install(args: argparse.Namespace) -> int:
-    from agentic_eval.agents.adapters import CLI_TOOLS, install_tool, tools_dir
+    from agentic_eval.agents.adapters import install
 
-    names = list(CLI_TOOLS) if "all" in args.names else list(dict.fromkeys(args.names))
-    unknown = [n for n in names if n not in CLI_TOOLS]
+    tools = install.installable_tools()
+    names = list(tools) if "all" in args.names else list(dict.fromkeys(args.names))
+    unknown = [n for n in names if n not in tools]
     if unknown:
-        raise AgenticEvalError(f"no CLI to install for {', '.join(unknown)} (CLI agents: {', '.join(CLI_TOOLS)}, "
+        raise AgenticEvalError(f"no CLI to install for {', '.join(unknown)} (CLI agents: {', '.join(tools)}, "
                                "or 'all')")
-    folder = tools_dir()
+    folder = install.tools_dir()
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "install.log"
     failed = 0
     for name in names:
-        tool = CLI_TOOLS[name]
+        tool = tools[name]
         if not (tool.installed() and tool.installed_version() == tool.version):
             print(f"{name}: installing {tool.spec} ({tool.kind}) into {tool.home} ...", file=sys.stderr, flush=True)
-        result = install_tool(tool, log=log)
+        result = install.install_tool(tool, log=log)
         if result.ok:
             how = result.message or f"done in {result.seconds:.0f}s"
             print(f"{name}: {tool.package} {result.version} ({how})", flush=True)

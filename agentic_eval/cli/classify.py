@@ -9,22 +9,32 @@ the exit status is 1.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentic_eval.wire.refs import RequestResolver
-from agentic_eval.classify.turn import LABELS, NotAModelTurn, classify_turn, is_model_turn
 from agentic_eval.errors import AgenticEvalError
+
+if TYPE_CHECKING:
+    from agentic_eval.wire.refs import RequestResolver
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("classify", help="label each model turn of a wire log (real vs text-written tool calls)")
+    p.add_argument("wire", metavar="WIRE.jsonl", help="a wire log, or JSONL of {request, response} objects")
+    p.add_argument("--json", action="store_true", help="one JSON object per input line")
+    p.set_defaults(handler=handle)
 
 
 def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[str, Any]:
     """The JSON output for one input line: `{id, label, flags, family}`, or with `error` (a bad line)
     or `skipped` (not a model turn). With `resolver` (one per file, lines in order), a request the
     wire recorder stored by reference to an earlier line is made whole first."""
+    import json
+
+    from agentic_eval.classify.turn import NotAModelTurn, classify_turn, is_model_turn
+
     try:
         record = json.loads(line)
     except RecursionError:
@@ -56,8 +66,12 @@ def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[st
     return {"id": line_id, "label": result.label, "flags": list(result.flags), "family": result.family}
 
 
-def classify(args: argparse.Namespace) -> int:
+def handle(args: argparse.Namespace) -> int:
     """Run the command: `args.wire` is the file, `args.json` picks JSON lines over tables."""
+    import json
+
+    from agentic_eval.wire.refs import RequestResolver
+
     path = Path(args.wire)
     if not path.is_file():
         raise AgenticEvalError(
@@ -90,8 +104,12 @@ def classify(args: argparse.Namespace) -> int:
 
 
 def _print_tables(path: Path, outputs: list[dict[str, Any]], bad_lines: int) -> None:
+    from collections import Counter
+
     from rich.console import Console
     from rich.table import Table
+
+    from agentic_eval.classify.turn import LABELS
 
     labels = Counter(output["label"] for output in outputs if output.get("label"))
     families = Counter(output["family"] for output in outputs if output.get("family"))

@@ -1,15 +1,61 @@
-"""CLI commands `run` and `report`: argument handling and display; the work is in runner.py and report/."""
+"""CLI command `run`: argument handling and display; the work is in runner.py (`start_run`, `resume_run`)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from agentic_eval.cli.args import (
+    add_key_args,
+    add_run_dir_arg,
+    add_sandbox_args,
+    add_task_arg,
+    add_tasks_arg,
+    positive_int,
+)
 from agentic_eval.errors import AgenticEvalError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run the task pack against a model with an agent, grade every trial, print the table",
+        description="Run the task pack against an OpenAI-compatible endpoint. The endpoint comes from "
+        "--base-url/--api-key, else OPENAI_BASE_URL/OPENAI_API_KEY, else http://localhost:8000/v1.",
+    )
+    p.add_argument("--model", help="model name the endpoint serves (not needed with --resume, --local, "
+                   "or the model-free agents oracle and nop)")
+    p.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1")
+    add_key_args(p)
+    p.add_argument("--agent", default=None, help="agent: builtin (default), oracle, nop, or a plugin")
+    add_tasks_arg(p)
+    add_task_arg(p)
+    p.add_argument("--seed", type=int, default=None, metavar="S", help="sandbox seed (default 0)")
+    p.add_argument("--attempts", type=positive_int, default=None, metavar="K", help="attempts per task (default 1)")
+    p.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N", help="trials run in parallel (default 1)")
+    add_run_dir_arg(p)
+    p.add_argument("--resume", metavar="RUN", help="resume a run (its folder or id): rerun unscored and missing "
+                   "trials, keep scored ones; against the endpoint it recorded (a --local run: a new local "
+                   "server) unless --base-url says otherwise")
+    p.add_argument("--system-prompt-tokens", type=positive_int, metavar="N",
+                   help="builtin agent: pad the system prompt with realistic agent guidance to about N tokens")
+    p.add_argument("--lenient-text-calls", action="store_true",
+                   help="builtin agent: also execute tool calls the model wrote as text (marked in the report)")
+    p.add_argument("--stream", action="store_true", help="builtin agent: request streamed completions")
+    p.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
+    p.add_argument("--keep-sandboxes", action="store_true", help="keep each trial's sandbox in its trial folder")
+    add_sandbox_args(p)
+    p.add_argument("--json", action="store_true", help="print the run's summary as JSON at the end")
+    p.add_argument("--local", action="store_true",
+                   help="serve a small model on 127.0.0.1 with llama.cpp for this run (the [local] extra's "
+                   "Qwen2.5-Coder-1.5B unless --gguf; CPU only, slow) and run against it")
+    p.add_argument("--gguf", metavar="PATH", help="with --local: serve this GGUF file instead")
+    p.add_argument("--ctx", type=positive_int, default=None, metavar="N",
+                   help="with --local: context size (default 16384, or the resumed run's)")
+    p.set_defaults(handler=handle)
 
 
 def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
@@ -29,7 +75,7 @@ def _stdout_console() -> Any:
     return stdout_console()
 
 
-def run(args: argparse.Namespace) -> int:
+def handle(args: argparse.Namespace) -> int:
     """`run`, against the endpoint given or, with --local, a llama.cpp server started for it (SIGTERM is
     handled like Ctrl-C by the CLI's main)."""
     if args.gguf and not args.local:
@@ -77,124 +123,40 @@ def resume_command(run_dir: Path, args: argparse.Namespace) -> str:
     return line
 
 
-def _model_free(agent_name: str) -> bool:
-    """Whether the agent never calls a model (oracle, nop), so --model means nothing to it."""
-    from agentic_eval.agents.base import load_agent
-
-    return not getattr(load_agent(agent_name), "uses_model", True)
-
-
-MODEL_FREE_RUN_MODEL = "none"
-"""The model a run of a model-free agent records when no --model was given."""
-
-
 def _run(args: argparse.Namespace, server: Any) -> int:
+    """Parse the flags into `runner.plan_start` / `plan_resume` (which hold the rules), run the trials
+    with a progress display, print the summary."""
+    import json
+
     from rich.console import Console
 
-    from agentic_eval.agents.base import AgentOptions, load_agent
-    from agentic_eval.endpoint import preflight, resolve_endpoint
-    from agentic_eval.leftovers import clean_dead_runs
     from agentic_eval.report.summary import print_report, summarize_run
-    from agentic_eval.results import claim_run_dir, new_run_id, read_run_config, read_trials, resolve_run_dir
-    from agentic_eval.runner import changed_tasks, make_run_config, prepare_run
-    from agentic_eval.packs.task import load_tasks, select_tasks
+    from agentic_eval.runner import plan_resume, plan_start
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # a log keeps each line whole
     started = time.monotonic()
-    given_paths = [str(Path(p).resolve()) for p in args.tasks] if args.tasks else None
+
+    def log(text: str, style: str | None = None) -> None:
+        console.print(text, markup=False, style=style)
+
+    where = {"runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key,
+             "tasks": args.tasks, "jobs": args.jobs, "sandbox": args.sandbox, "docker_hosts": args.docker_host or (),
+             "image": args.image, "keep_sandboxes": args.keep_sandboxes, "local_server": server, "log": log}
     if args.resume:
-        run_dir = resolve_run_dir(args.resume, Path(args.run_dir))
-        config = read_run_config(run_dir)
-        if args.model and args.model != config.model:
-            raise AgenticEvalError(f"--resume: run {config.run_id} is for model {config.model!r}, not {args.model!r}")
-        _check_resume_flags(args, config)
-        # --tasks may point at the packs' new place; the trials' identities (task digests) must still match
-        task_paths = given_paths or config.task_paths or None
-        options = AgentOptions(system_prompt_tokens=config.system_prompt_tokens,
-                               lenient_text_calls=config.lenient_text_calls, stream=config.stream,
-                               extra=dict(config.agent_options))
-        agent_name, model, task_ids = config.agent, config.model, config.task_ids
+        campaign = plan_resume(
+            args.resume, model=args.model, agent=args.agent, seed=args.seed, attempts=args.attempts,
+            system_prompt_tokens=args.system_prompt_tokens, lenient_text_calls=args.lenient_text_calls,
+            stream=args.stream, task_ids=args.task, agent_options=_parse_agent_opts(args.agent_opt) or None,
+            **where)
     else:
-        if server is not None and not args.model:
-            args.model = server.model
-        args.agent = args.agent or "builtin"
-        if not args.model and _model_free(args.agent):
-            args.model = MODEL_FREE_RUN_MODEL
-        if not args.model:
-            raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN, "
-                                   "or --local")
-        args.seed = 0 if args.seed is None else args.seed
-        args.attempts = args.attempts or 1
-        builtin_only = [flag for flag, given in (("--system-prompt-tokens", args.system_prompt_tokens),
-                                                 ("--lenient-text-calls", args.lenient_text_calls),
-                                                 ("--stream", args.stream)) if given]
-        if builtin_only and args.agent != "builtin":
-            raise AgenticEvalError(f"{', '.join(builtin_only)}: only the builtin agent has "
-                                   f"{'this option' if len(builtin_only) == 1 else 'these options'}; "
-                                   f"drop {'it' if len(builtin_only) == 1 else 'them'} or use --agent builtin")
-        task_paths = given_paths
-        options = AgentOptions(system_prompt_tokens=args.system_prompt_tokens,
-                               lenient_text_calls=args.lenient_text_calls, stream=args.stream,
-                               extra=_parse_agent_opts(args.agent_opt))
-        agent_name, model, task_ids = args.agent, args.model, args.task or []
-
-    agent = load_agent(agent_name)
-    sandbox_name = args.sandbox or (config.sandbox if args.resume else None) or None
-    from agentic_eval.agents.adapters import CliAgent
-
-    if (sandbox_name == "docker" or args.docker_host or args.image) and isinstance(agent, CliAgent):
-        raise AgenticEvalError(f"agent {agent_name!r} cannot run in the docker sandbox yet (its CLI is not in the "
-                               "image): use --sandbox bwrap, which confines agent CLIs")
-    backend = _sandbox_backend(sandbox_name, console, args)
-    check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
-    if callable(check_options):
-        check_options(dict(options.extra))
-    loaded = load_tasks(task_paths)
-    for err in loaded.errors:
-        console.print(f"skipped task: {err}", markup=False)
-    tasks = select_tasks(loaded.tasks, task_ids)
-    if not tasks:
-        raise AgenticEvalError("no tasks to run (check --tasks and --task)")
-    from agentic_eval.packs.grader import check_grader_requirements
-
-    check_grader_requirements(tasks)  # before any trial: a grader that cannot run would grade every trial wrong
-    # A resumed run goes back to the endpoint it recorded, unless --base-url (or --local) says otherwise.
-    recorded_url = config.base_url if args.resume and not config.local else None
-    endpoint = resolve_endpoint(server.base_url if server is not None else (args.base_url or recorded_url),
-                                args.api_key)
-    if agent.uses_model:
-        preflight(endpoint, model)
-
-    if args.resume:
-        config = config.model_copy(update={"base_url": endpoint.shown_url})
-        for task_id in changed_tasks(run_dir, tasks):
-            console.print(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
-                          "trials run again, and the report counts the new ones", markup=False)
-    else:
-        run_dir = claim_run_dir(Path(args.run_dir), new_run_id(model, agent_name))
-        config = make_run_config(run_id=run_dir.name, model=model, agent=agent_name, endpoint=endpoint, tasks=tasks,
-                                 seed=args.seed, attempts=args.attempts, jobs=args.jobs, options=options,
-                                 task_paths=task_paths or [], sandbox=backend.name)
-        if server is not None:
-            config = config.model_copy(update={"local": True, "local_ctx": args.ctx,
-                                               "local_gguf": str(Path(args.gguf).resolve()) if args.gguf else None})
-    plan = prepare_run(run_dir, config, tasks, resume=bool(args.resume))
-    if args.resume:
-        for w in read_trials(run_dir)[1]:  # torn records: their trials are in the plan again
-            console.print(f"warning: {w}", markup=False)
-    if cleaned := clean_dead_runs().describe():  # sandboxes and processes a killed run left behind
-        console.print(cleaned, markup=False)
-    console.print(
-        f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
-        + (f", {plan.skipped} already scored" if plan.skipped else "")
-        + f"), agent {agent_name}, "
-        + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
-        + f", -j {args.jobs}, sandbox {backend.name}",
-        markup=False,
-    )
-    console.print(f"results: {run_dir}", markup=False)
+        campaign = plan_start(
+            model=args.model, agent=args.agent or "builtin", task_ids=args.task or [],
+            seed=0 if args.seed is None else args.seed, attempts=args.attempts or 1,
+            system_prompt_tokens=args.system_prompt_tokens, lenient_text_calls=args.lenient_text_calls,
+            stream=args.stream, agent_options=_parse_agent_opts(args.agent_opt), **where)
+    run_dir = campaign.run_dir
     try:
-        _execute_with_progress(plan, agent, endpoint, options, args, console, backend)
+        _execute_with_progress(campaign, console)
     except KeyboardInterrupt:
         console.print(f"interrupted: finished trials are kept in {run_dir}/trials.jsonl; "
                       f"resume with: {resume_command(run_dir, args)}", markup=False)
@@ -240,38 +202,10 @@ def broken_pack_message(summary: Any) -> str | None:
             f"--task {bad[0]}")
 
 
-def _check_resume_flags(args: argparse.Namespace, config: Any) -> None:
-    """A resumed run keeps its settings: a flag that would change them is an error, not ignored."""
-    given = {  # flag: (its value, None when not given; the run's own)
-        "--agent": (args.agent, config.agent), "--seed": (args.seed, config.seed),
-        "--attempts": (args.attempts, config.attempts),
-        "--system-prompt-tokens": (args.system_prompt_tokens, config.system_prompt_tokens),
-        "--lenient-text-calls": (args.lenient_text_calls or None, config.lenient_text_calls),
-        "--stream": (args.stream or None, config.stream),
-        "--task": (sorted(args.task) if args.task else None, sorted(config.task_ids)),
-        "--agent-opt": (_parse_agent_opts(args.agent_opt) if args.agent_opt else None, dict(config.agent_options)),
-        "--sandbox": (args.sandbox if config.sandbox else None, config.sandbox),
-    }
-    changed = [flag for flag, (value, kept) in given.items() if value is not None and value != kept]
-    if changed:
-        raise AgenticEvalError(f"--resume keeps the run's settings; drop {', '.join(changed)} (to change them, start "
-                               "a new run)")
+def _execute_with_progress(campaign: Any, console: Any) -> None:
+    from agentic_eval.runner import RunProgress
 
-
-def _sandbox_backend(name: str | None, console: Any, args: argparse.Namespace) -> Any:
-    """The run's sandbox backend; prints the warning that `local` (chosen or fallen back to) deserves."""
-    from agentic_eval.confine.backend import resolve_backend
-
-    backend, warning = resolve_backend(name, docker_hosts=args.docker_host or (), image=args.image)
-    if warning:
-        console.print(warning, markup=False, style="bold red" if name is None else "yellow")
-    return backend
-
-
-def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, args: argparse.Namespace,
-                           console: Any, backend: Any = None) -> None:
-    from agentic_eval.runner import RunProgress, execute_plan
-
+    plan = campaign.plan
     state = RunProgress(total=len(plan.trials))
     run_dir = plan.run_dir
 
@@ -294,8 +228,7 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
             state.running += 1
 
     if not console.is_terminal:
-        execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=line,
-                     on_start=started, keep_sandboxes=args.keep_sandboxes, backend=backend)
+        campaign.execute(on_result=line, on_start=started)
         return
     from agentic_eval.cli.progress import ProgressDisplay
 
@@ -305,8 +238,7 @@ def _execute_with_progress(plan: Any, agent: Any, endpoint: Any, options: Any, a
             progress.set(state.done, note=f"passed {state.passed}  failed {state.failed}  unscored {state.unscored}"
                                           f"  running {state.running}")
 
-        execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=args.jobs, on_result=on_result,
-                     on_start=started, keep_sandboxes=args.keep_sandboxes, backend=backend)
+        campaign.execute(on_result=on_result, on_start=started)
 
 
 def fail_reason(result: Any, run_dir: Path) -> str:
@@ -329,93 +261,3 @@ def fail_reason(result: Any, run_dir: Path) -> str:
         first = failing[0].lstrip("✗ ").strip()[:100] if failing else ""
     why = f"grader: {first}" if first else "the grader said no"
     return why + (f"; {result.detail}" if result.detail else "")
-
-
-def report(args: argparse.Namespace) -> int:
-    from agentic_eval.results import is_instrument_run, read_instrument_run
-    from agentic_eval.report.summary import print_report, render_markdown, summarize_run
-    from agentic_eval.results import resolve_run_dir
-
-    runs_root = Path(args.run_dir)
-    if args.runs:
-        dirs = [resolve_run_dir(r, runs_root) for r in args.runs]
-    else:
-        dirs = sorted(p.parent for p in [*runs_root.glob("*/run.json"), *runs_root.glob("*/instrument.json")])
-        if not dirs:
-            raise AgenticEvalError(f"no runs in {runs_root}/ (start one with: agentic-eval run --model NAME)")
-    instruments, summaries = [], []
-    for d in dirs:
-        try:
-            if is_instrument_run(d):
-                instruments.append(read_instrument_run(d))
-            else:
-                summaries.append(summarize_run(d))
-        except AgenticEvalError as exc:
-            if args.runs:  # a run asked for by name: its problem is the answer
-                raise
-            print(f"skipped {d}: {exc}", file=sys.stderr)
-    if not instruments and not summaries:
-        raise AgenticEvalError(f"no readable runs in {runs_root}/")
-    if args.json or args.format == "md" or args.compare:  # stdout stays machine-readable (the table prints them)
-        for s in summaries:
-            for w in s.warnings:
-                print(f"warning: {w}", file=sys.stderr)
-    if args.compare:
-        return _compare(summaries, runs_root, args, dirs)
-    if args.html:
-        _write_html(summaries, instruments, args.html, dirs)
-    if args.json:
-        from agentic_eval.report.run_stats import run_statistics, spreads
-
-        spread_of = spreads(summaries)
-        for s in summaries:
-            print(json.dumps({**s.to_json(), "stats": run_statistics(s, spread_of[s.config.run_id])}))
-        for i in instruments:
-            print(json.dumps(i.model_dump(mode="json")))
-    elif args.format == "md":
-        sys.stdout.write(render_markdown(summaries, instruments))
-    else:
-        print_report(summaries, _stdout_console(), instruments)
-    return 0
-
-
-def _write_html(summaries: list[Any], instruments: list[Any], path: str, dirs: list[Path]) -> None:
-    from agentic_eval.report.html import write_html_report
-
-    out = write_html_report(summaries, instruments, Path(path), dirs)
-    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr)
-
-
-def _compare(summaries: list[Any], runs_root: Path, args: argparse.Namespace, dirs: list[Path]) -> int:
-    """`report A B --compare`: the paired comparison; repeats of either configuration under --run-dir give
-    the run-to-run spread the gap is held against."""
-    from agentic_eval.report.summary import summarize_run
-    from agentic_eval.report.run_stats import compare_json, compare_runs, compare_text, config_key
-
-    if len(summaries) != 2:
-        raise AgenticEvalError(f"--compare takes exactly two agent runs, A and B (got {len(summaries)}): "
-                               "agentic-eval report RUN_A RUN_B --compare")
-    a, b = summaries
-    keys = {config_key(a), config_key(b)}
-    ids = {a.config.run_id, b.config.run_id}
-    repeats = []
-    for run_json in sorted(runs_root.glob("*/run.json")) if runs_root.is_dir() else []:
-        if run_json.parent.name in ids:
-            continue
-        try:
-            other = summarize_run(run_json.parent)
-        except AgenticEvalError:
-            continue
-        if config_key(other) in keys:
-            repeats.append(other)
-    cmp = compare_runs(a, b, repeats)
-    if args.json:
-        print(json.dumps(compare_json(a, b, cmp)))
-    elif args.format == "md":
-        sys.stdout.write("## Comparison\n\n" + "".join(f"- {line}\n" for line in compare_text(a, b, cmp)))
-    else:
-        for line in compare_text(a, b, cmp):
-            print(line)
-    if args.html:
-        _write_html(summaries, [], args.html, dirs)
-    return 0

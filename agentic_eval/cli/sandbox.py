@@ -5,6 +5,30 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
+
+from agentic_eval.cli.args import needs_action, print_help_of
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("sandbox", help="the docker sandbox's image",
+                       description="Build the image `--sandbox docker` runs trials in: Debian's packages "
+                       "(debootstrap, no registry), imported into each engine, tagged by its recipe's hash.")
+    actions = needs_action(p, "sandbox_command")
+    p_build = actions.add_parser("build", help="build (or import from the cache) the image on each engine",
+                                 description="Build the docker sandbox's image from Debian's packages (a minute or "
+                                 "two the first time, as root, with debootstrap), or import it from the cache, on "
+                                 "every engine named.")
+    p_build.add_argument("--docker-host", action="append", metavar="URL",
+                         help="an engine to build on (repeatable; default DOCKER_HOST)")
+    p_build.add_argument("--package", action="append", metavar="DEB",
+                         help="an extra Debian package in the image (repeatable)")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """`sandbox build`; `sandbox` alone prints its help."""
+    return sandbox_build(args) if args.sandbox_command == "build" else print_help_of(args)
 
 
 def sandbox_build(args: argparse.Namespace) -> int:

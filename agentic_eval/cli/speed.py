@@ -7,17 +7,51 @@ beside the agent runs (so `agentic-eval report` shows it), and prints a table or
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from agentic_eval.endpoint import preflight, resolve_endpoint
+from agentic_eval.cli.args import (
+    add_endpoint_args,
+    add_run_dir_arg,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.instruments.speed import WORKLOADS, SpeedConfig, SpeedReport, measure_speed
-from agentic_eval.instruments.speedstats import BandwidthCheck, check_bandwidth, checkpoint_bytes
+
+if TYPE_CHECKING:
+    from agentic_eval.instruments.speed import SpeedConfig, SpeedReport
+    from agentic_eval.instruments.speedstats import BandwidthCheck
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("speed", help="contention-gated decode, TTFT, prefill and speculative acceptance")
+    add_endpoint_args(p)
+    p.add_argument("--workload", default="code_edit,free_gen,long_ctx", metavar="W[,W]",
+                   help="workloads: code_edit, free_gen, long_ctx (default all three)")
+    p.add_argument("--reps", type=positive_int, default=5, metavar="N",
+                   help="measured requests per workload (default 5)")
+    p.add_argument("--warmup", type=non_negative_int, default=1, metavar="N",
+                   help="warm-up requests per workload (default 1)")
+    p.add_argument("--max-tokens", type=positive_int, default=256, metavar="N",
+                   help="output tokens per request (default 256)")
+    p.add_argument("--long-ctx-tokens", type=positive_int, default=50000, metavar="N",
+                   help="long_ctx prompt size in tokens (default 50000)")
+    p.add_argument("--prefill-sweep", action="store_true", help="fit the prefill rate over prompt lengths")
+    p.add_argument("--bytes-per-token", type=positive_float, metavar="GB",
+                   help="GB read per decoded token, for the bandwidth sanity check")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="safetensors checkpoint folder (with config.json) to derive bytes per token")
+    p.add_argument("--bandwidth", type=positive_float, metavar="GB/s", help="the hardware's memory bandwidth")
+    add_run_dir_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.set_defaults(handler=handle)
 
 
 def _workloads(text: str) -> tuple[str, ...]:
+    from agentic_eval.instruments.speed import WORKLOADS
+
     names = tuple(w.strip() for w in text.split(",") if w.strip())
     bad = [w for w in names if w not in WORKLOADS]
     if bad or not names:
@@ -32,6 +66,8 @@ def _bytes_per_token(args: argparse.Namespace) -> tuple[float | None, str]:
             raise AgenticEvalError("--bytes-per-token must be positive (GB read per decoded token)")
         return args.bytes_per_token, "--bytes-per-token"
     if args.checkpoint:
+        from agentic_eval.instruments.speedstats import checkpoint_bytes
+
         folder = Path(args.checkpoint)
         if not folder.is_dir():
             raise AgenticEvalError(f"--checkpoint {folder}: not a folder; give the safetensors checkpoint folder")
@@ -50,12 +86,19 @@ def _bandwidth_checks(report: SpeedReport, gb_per_token: float | None, bandwidth
         return {}
     if bandwidth <= 0:
         raise AgenticEvalError("--bandwidth must be positive (the hardware's memory bandwidth in GB/s)")
+    from agentic_eval.instruments.speedstats import check_bandwidth
+
     return {w.name: check_bandwidth(w.decode.median, gb_per_token, bandwidth, w.mean_acceptance_length)
             for w in report.workloads.values() if w.decode}
 
 
-def speed(args: argparse.Namespace) -> int:
+def handle(args: argparse.Namespace) -> int:
     """Run the command; exit 1 when a workload kept no sample at all."""
+    import json
+
+    from agentic_eval.endpoint import preflight, resolve_endpoint
+    from agentic_eval.instruments.speed import SpeedConfig
+
     endpoint = resolve_endpoint(args.base_url, args.api_key)
     workloads = _workloads(args.workload)
     if args.reps < 1 or args.warmup < 0 or args.max_tokens < 2 or args.long_ctx_tokens < 256:
@@ -102,6 +145,7 @@ def speed(args: argparse.Namespace) -> int:
 def _run_with_progress(cfg: SpeedConfig, quiet: bool) -> SpeedReport:
     """Measured requests kept so far over those wanted, every workload in one bar (a prefill sweep adds its own)."""
     from agentic_eval.cli.progress import ProgressDisplay
+    from agentic_eval.instruments.speed import measure_speed
 
     kept_by_label: dict[str, int] = {}
     with ProgressDisplay("speed", cfg.reps * len(cfg.workloads), quiet=quiet) as bar:

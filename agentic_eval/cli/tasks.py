@@ -1,18 +1,47 @@
-"""CLI commands for tasks: `tasks list | show | new` and `validate`. Printing only; the work is in the library."""
+"""CLI command `tasks list | show | new`. Printing only; the work is in packs/."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.errors import TaskLoadError
-from agentic_eval.packs.task import LoadResult, Task, load_tasks, select_tasks
+from agentic_eval.cli.args import add_tasks_arg, needs_action, print_help_of
 
 if TYPE_CHECKING:
-    from agentic_eval.packs.validate import TaskValidation
+    from agentic_eval.errors import TaskLoadError
+    from agentic_eval.packs.task import LoadResult, Task
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("tasks", help="list, show or scaffold tasks")
+    actions = needs_action(p, "tasks_command")
+    p_list = actions.add_parser("list", help="list the tasks of every pack found")
+    add_tasks_arg(p_list)
+    p_list.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p_list.add_argument(
+        "--fix-size", action="store_true",
+        help="also show what each reference fix changes (files, lines added/removed; seed 0): "
+        "applies every fix once, then cached",
+    )
+    p_show = actions.add_parser("show", help="show one task: metadata, instruction, files")
+    add_tasks_arg(p_show)
+    p_show.add_argument("task_id", metavar="ID")
+    p_show.add_argument("--seed", type=int, default=0, help="seed used to render the instruction (default 0)")
+    p_new = actions.add_parser("new", help="scaffold a new task folder (its grader and fix are placeholders)")
+    p_new.add_argument("task_id", metavar="ID")
+    p_new.add_argument(
+        "--pack", metavar="DIR", default=".", help="pack folder to create the task in (default: current folder)"
+    )
+    p_new.add_argument("--generator", default="pyservice", help="sandbox generator to use (default pyservice)")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """`tasks ACTION`; `tasks` alone prints its help."""
+    action = {"list": tasks_list, "show": tasks_show, "new": tasks_new}.get(args.tasks_command or "")
+    return action(args) if action else print_help_of(args)
 
 
 def _console(stderr: bool = False):  # type: ignore[no-untyped-def]
@@ -27,6 +56,8 @@ def _print_load_errors(errors: Sequence[TaskLoadError]) -> None:
 
 
 def _load(args: argparse.Namespace) -> LoadResult:
+    from agentic_eval.packs.task import load_tasks
+
     return load_tasks(getattr(args, "tasks", None))
 
 
@@ -40,6 +71,8 @@ def _fix_sizes(tasks: Sequence[Task], wanted: bool) -> dict[str, object]:
 
 
 def tasks_list(args: argparse.Namespace) -> int:
+    import json
+
     result = _load(args)
     sizes = _fix_sizes(result.tasks, getattr(args, "fix_size", False))
     if args.json:
@@ -74,10 +107,12 @@ def tasks_list(args: argparse.Namespace) -> int:
 
 
 def tasks_show(args: argparse.Namespace) -> int:
+    import json
     import tempfile
     from pathlib import Path
 
     from agentic_eval.packs.sandbox import generate_tree
+    from agentic_eval.packs.task import select_tasks
 
     result = _load(args)
     _print_load_errors(result.errors)
@@ -133,72 +168,3 @@ def tasks_new(args: argparse.Namespace) -> int:
     print("next: write instruction.md, grade.py and solve.sh, then run:")
     print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id} --repeat 3")
     return 0
-
-
-def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[TaskLoadError]]:
-    result = _load(args)
-    wanted = [args.show] if getattr(args, "show", None) else args.task
-    if wanted:
-        tasks = select_tasks(result.tasks, wanted)
-        errors = [e for e in result.errors if any(i in e.path for i in wanted)]
-    else:
-        tasks, errors = result.tasks, result.errors
-    return tasks, errors
-
-
-def validate(args: argparse.Namespace) -> int:
-    from agentic_eval.confine.backend import resolve_backend
-    from agentic_eval.packs.validate import validate_tasks
-
-    tasks, errors = _task_list_for_validate(args)
-    console = _console(stderr=True)
-    backend, warning = resolve_backend(args.sandbox, docker_hosts=args.docker_host or (), image=args.image)
-    if warning:
-        console.print(warning, markup=False)
-    run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
-                           "load_errors": errors, "keep_output": bool(args.show), "backend": backend}
-    from agentic_eval.cli.progress import ProgressDisplay
-
-    with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
-        def on_done(t: TaskValidation) -> None:
-            progress.advance(note=f"{t.id} {t.status}")
-
-        report = validate_tasks(tasks, on_done=on_done, **run)
-
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2))
-        return 0 if report.bad == 0 else 1
-    from agentic_eval.report.tables import print_table, stdout_console
-
-    out = stdout_console()
-    if args.show:
-        _print_check_outputs(report.tasks, out)
-    runs = args.repeat * args.seeds
-    header = ["task", "status", f"pristine fails /{runs}", f"fixed passes /{runs}", "time"]
-    rows = [[t.id, t.status, str(t.pristine_fails) if t.repeat else "-", str(t.fixed_passes) if t.repeat else "-",
-             f"{t.duration_s:.2f}s" if t.repeat else "-"] for t in report.tasks]
-    print_table(out, None, header, rows, right=(2, 3, 4), styles={1: "bold"})
-    for t in report.tasks:
-        if t.reasons:
-            out.print(f"bad: {t.id}: {'; '.join(t.reasons)}", markup=False, overflow="fold")
-    seeds = f"seed {args.seed}" if args.seeds == 1 else f"seeds {args.seed}-{args.seed + args.seeds - 1}"
-    out.print(f"{report.ok} ok, {report.bad} bad ({seeds}, {args.repeat} run{'s' if args.repeat != 1 else ''} of "
-              f"each check per seed, {report.duration_s:.1f}s)", markup=False)
-    return 0 if report.bad == 0 else 1
-
-
-def _print_check_outputs(results: Sequence[TaskValidation], out: Any) -> None:
-    """`validate --show`: every check run's verdict, then the fix's and the grader's own output."""
-    for t in results:
-        for c in t.checks:
-            what = "pristine repo" if c.phase == "pristine" else "after the reference fix"
-            verdict = "reference fix failed" if c.verdict == "fix_failed" else f"grader {c.verdict}"
-            head = f"== {t.id}: {what}, seed {c.seed}, run {c.run}: {verdict}" + (f" ({c.problem})" if c.problem else "")
-            out.print(head + f", {c.duration_s:.2f}s ==", markup=False)
-            if c.phase == "fixed":
-                out.print("-- reference fix output:", markup=False)
-                out.print(c.fix_output.rstrip() or "(none)", markup=False)
-                if c.verdict == "fix_failed":
-                    continue
-                out.print("-- grader output:", markup=False)
-            out.print(c.output.rstrip() or "(none)", markup=False)

@@ -1,16 +1,40 @@
-"""`agentic-eval tooling` and `agentic-eval forms`: parse, run the library, print rich tables, save the run."""
+"""CLI command `tooling`: the synthetic tool-calling battery, or BFCL's cases through the wire
+(`--suite bfcl`); parse, run the library, print rich tables, save the run."""
 
 from __future__ import annotations
 
 import argparse
-import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, positive_int
 from agentic_eval.errors import AgenticEvalError
 
-MAX_TOOLS = 5000
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default), "
+                       "or BFCL's cases through the wire (--suite bfcl)")
+    add_endpoint_args(p)
+    p.add_argument("--seed", type=int, default=45739, metavar="S", help="case generation seed (default 45739)")
+    p.add_argument("--cases", type=positive_int, default=None, metavar="N",
+                   help="total cases, every phase scaled in proportion (default 370)")
+    p.add_argument("--phase", action="append", metavar="P",
+                   help="only this phase (decisions, functional, structured, freeform, chains, negative)")
+    p.add_argument("-j", "--jobs", type=positive_int, default=4, metavar="N", help="requests in parallel (default 4)")
+    add_run_dir_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    # BFCL through the wire (issue 21)
+    p.add_argument("--suite", choices=("battery", "bfcl"), default="battery",
+                   help="battery: the synthetic battery (default); bfcl: BFCL v4's single-turn cases from the "
+                   "bfcl-eval package (pip install --no-deps bfcl-eval), each failure classified, BFCL's own "
+                   "checker's score beside ours. Multi-turn, web-search, memory and Java/JavaScript come later")
+    p.add_argument("--category", default="all", metavar="C[,C]",
+                   help="with --suite bfcl: simple_python, multiple, parallel, parallel_multiple, irrelevance, "
+                   "live_simple, live_multiple, live_parallel, live_parallel_multiple, live_irrelevance, "
+                   "live_relevance; globs like live_* (default all)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="with --suite bfcl: at most N cases per category, evenly spread (default every case)")
+    p.set_defaults(handler=handle)
 
 
 def _endpoint(args: argparse.Namespace) -> Any:
@@ -32,8 +56,10 @@ def _pct(passed: int, cases: int) -> str:
     return f"{100 * passed / cases:.1f} %" if cases else "-"
 
 
-def tooling(args: argparse.Namespace) -> int:
+def handle(args: argparse.Namespace) -> int:
     """Generate the battery from the seed, run it against the endpoint, print and save the scores."""
+    import json
+
     from agentic_eval.instruments.battery import PHASES, generate_cases, run_battery, summarize
     from agentic_eval.results import save_instrument_run
 
@@ -71,6 +97,8 @@ def tooling(args: argparse.Namespace) -> int:
 
 
 def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
+    from collections import Counter
+
     from rich.console import Console
     from rich.table import Table
 
@@ -82,7 +110,8 @@ def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
     for phase, row in summary["phases"].items():
         table.add_row(phase, str(row["passed"]), str(row["cases"]), _pct(row["passed"], row["cases"]))
     total = summary["total"]
-    table.add_row("TOTAL", str(total["passed"]), str(total["cases"]), _pct(total["passed"], total["cases"]), style="bold")
+    table.add_row("TOTAL", str(total["passed"]), str(total["cases"]), _pct(total["passed"], total["cases"]),
+                  style="bold")
     console.print(table)
     failed = [c for c in summary["cases"] if not c["passed"]]
     if failed:
@@ -103,47 +132,10 @@ def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
     console.print(f"saved: {run_dir}", markup=False)
 
 
-def forms(args: argparse.Namespace) -> int:
-    """The 10 API shapes with N tools exposed: print pass/fail with reasons, save the run."""
-    from agentic_eval.instruments.forms import NARROWED_SIZE, SHAPES, exchanges_json, forms_json, run_forms
-    from agentic_eval.results import save_instrument_run
-
-    if not 1 <= args.tools <= MAX_TOOLS:
-        raise AgenticEvalError(f"--tools must be between 1 and {MAX_TOOLS} (got {args.tools})")
-    endpoint = _endpoint(args)
-    progress = _progress(len(SHAPES), "form matrix", args.json)
-    with progress:
-        results = run_forms(endpoint, args.model, args.tools, on_result=lambda _r: progress.advance())
-    output = forms_json(results, args.tools)
-    passed = sum(r.passed for r in results)
-    pct = round(100 * passed / len(results), 1)
-    run_dir = save_instrument_run(
-        "forms", model=args.model, base_url=endpoint.base_url, result=output,
-        headline={"passed": passed, "cases": len(results), "score_pct": pct},
-        headline_text=f"{passed}/{len(results)} shapes", settings={"tools": args.tools}, runs_root=Path(args.run_dir))
-    (run_dir / "exchanges.json").write_text(json.dumps(exchanges_json(results), indent=2, default=str) + "\n",
-                                            encoding="utf-8")
-    if args.json:
-        print(json.dumps(output))
-        return 0
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(highlight=False)
-    table = Table(title=f"form matrix · {args.model} · {args.tools} tools exposed (narrowed: "
-                  f"{min(NARROWED_SIZE, args.tools)})", title_justify="left")
-    for name in ("shape", "result", "reason", "s"):
-        table.add_column(name, justify="right" if name == "s" else "left")
-    for r in results:
-        reason = r.reason if r.passed and not r.detail else f"{r.reason}: {r.detail}"[:100]
-        table.add_row(r.name, "[green]pass[/]" if r.passed else "[red]FAIL[/]", reason, f"{r.elapsed_s:.1f}")
-    console.print(table)
-    console.print(f"{passed}/{len(results)} shapes passed; saved: {run_dir}", markup=False)
-    return 0
-
-
 def bfcl_suite(args: argparse.Namespace) -> int:
     """`tooling --suite bfcl`: BFCL's single-turn cases through the wire, per category, failures classified."""
+    import json
+
     from agentic_eval.instruments import bfcl
     from agentic_eval.instruments.battery import run_battery
     from agentic_eval.results import save_instrument_run
@@ -212,7 +204,8 @@ def _print_bfcl(summary: dict[str, Any], model: str, run_dir: Path) -> None:
     if differ:
         shown = ", ".join(f"{c['id']} (ours: {c['reason'].split(' ', 1)[0]}, BFCL: {c.get('bfcl_error') or 'ok'})"
                           for c in differ[:5])
-        console.print(f"{len(differ)} case(s) judged differently by BFCL's checker (why: README, BFCL through the wire), "
+        console.print(f"{len(differ)} case(s) judged differently by BFCL's checker "
+                      "(why: README, BFCL through the wire), "
                       f"e.g. {shown}", markup=False)
     console.print("errors (endpoint or harness) are not scored; BFCL counts a call written as text as no call",
                   markup=False)

@@ -1,6 +1,7 @@
 """A small model served on 127.0.0.1 by llama.cpp's server, for `run --local` and the tests.
 
     server  LocalServer: start, wait for, and stop the server; the packaged model.
+    child   the server's child process (`python -m agentic_eval.local.child`), which LocalServer starts.
 """
 
 from __future__ import annotations

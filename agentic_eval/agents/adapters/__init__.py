@@ -4,31 +4,64 @@ Each adapter runs its CLI headless in the sandbox against the wire recorder, so
 its turns are recorded and classified exactly like the built-in agent's. The
 CLIs are installed at pinned versions into the project's tools folder by
 `agentic-eval agents install NAME|all` (see `install.py`); the adapters are
-registered in the `agentic_eval.agents` entry-point group like any plugin.
+registered in the `agentic_eval.agents` entry-point group like any plugin, and
+that registry is the only list of them: `agents list` and `agents install` read it.
 
 A third-party adapter can subclass `CliAgent`, give it a `CliTool`, and
-register it under the same entry-point group.
+register it under the same entry-point group; `agents install` installs it too.
+
+    base            CliAgent: isolation, the headless run, its end turned into an outcome
+    install         CliTool, the tools folder, installs; the registry's CLI agents (installable_tools, agent_rows)
+    process         run a CLI headless in its own process group, with a time limit
+    wirelog         what the wire log says about a CLI's run (model calls, failures)
+    opencode        the opencode adapter
+    codex           the codex adapter
+    qwen_code       the qwen-code adapter
+    mini_swe_agent  the mini-swe-agent adapter
+    aider           the aider adapter
 """
 
 from __future__ import annotations
 
-from agentic_eval.agents.adapters.aider import TOOL as AIDER_TOOL
-from agentic_eval.agents.adapters.aider import AiderAgent
-from agentic_eval.agents.adapters.base import VERSION_FILE, CliAgent, CliRun, Invocation
-from agentic_eval.agents.adapters.codex import TOOL as CODEX_TOOL
-from agentic_eval.agents.adapters.codex import CodexAgent
-from agentic_eval.agents.adapters.install import CliTool, InstallResult, install_tool, tools_dir
-from agentic_eval.agents.adapters.mini_swe_agent import TOOL as MINI_TOOL
-from agentic_eval.agents.adapters.mini_swe_agent import MiniSweAgent
-from agentic_eval.agents.adapters.opencode import TOOL as OPENCODE_TOOL
-from agentic_eval.agents.adapters.opencode import OpencodeAgent
-from agentic_eval.agents.adapters.qwen_code import TOOL as QWEN_TOOL
-from agentic_eval.agents.adapters.qwen_code import QwenCodeAgent
+from typing import TYPE_CHECKING
 
-CLI_TOOLS: dict[str, CliTool] = {t.agent: t for t in (OPENCODE_TOOL, CODEX_TOOL, QWEN_TOOL, MINI_TOOL, AIDER_TOOL)}
-"""The CLIs this project installs, by agent name, in the order `all` installs them (fast npm ones first)."""
+from agentic_eval._lazy import lazy_face
 
-__all__ = [
-    "CLI_TOOLS", "VERSION_FILE", "AiderAgent", "CliAgent", "CliRun", "CliTool", "CodexAgent", "InstallResult",
-    "Invocation", "MiniSweAgent", "OpencodeAgent", "QwenCodeAgent", "install_tool", "tools_dir",
-]
+if TYPE_CHECKING:
+    from .aider import AiderAgent as AiderAgent
+    from .base import VERSION_FILE as VERSION_FILE
+    from .base import CliAgent as CliAgent
+    from .base import CliRun as CliRun
+    from .base import Invocation as Invocation
+    from .codex import CodexAgent as CodexAgent
+    from .install import AgentRow as AgentRow
+    from .install import CliTool as CliTool
+    from .install import InstallResult as InstallResult
+    from .install import agent_rows as agent_rows
+    from .install import install_tool as install_tool
+    from .install import installable_tools as installable_tools
+    from .install import tools_dir as tools_dir
+    from .mini_swe_agent import MiniSweAgent as MiniSweAgent
+    from .opencode import OpencodeAgent as OpencodeAgent
+    from .qwen_code import QwenCodeAgent as QwenCodeAgent
+
+_EXPORTS = {
+    "VERSION_FILE": ".base",
+    "CliAgent": ".base",
+    "CliRun": ".base",
+    "Invocation": ".base",
+    "AgentRow": ".install",
+    "CliTool": ".install",
+    "InstallResult": ".install",
+    "agent_rows": ".install",
+    "install_tool": ".install",
+    "installable_tools": ".install",
+    "tools_dir": ".install",
+    "AiderAgent": ".aider",
+    "CodexAgent": ".codex",
+    "MiniSweAgent": ".mini_swe_agent",
+    "OpencodeAgent": ".opencode",
+    "QwenCodeAgent": ".qwen_code",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

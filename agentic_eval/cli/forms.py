@@ -1,0 +1,64 @@
+"""CLI command `forms`: the form matrix, one request in 10 API shapes with N tools exposed; the work is
+in instruments/forms.py."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, positive_int
+from agentic_eval.cli.tooling import _endpoint, _progress
+from agentic_eval.errors import AgenticEvalError
+
+MAX_TOOLS = 5000
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("forms", help="the form matrix: one request in 10 API shapes with N tools exposed")
+    add_endpoint_args(p)
+    p.add_argument("--tools", type=positive_int, default=500, metavar="N", help="tool schemas exposed (default 500)")
+    add_run_dir_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """The 10 API shapes with N tools exposed: print pass/fail with reasons, save the run."""
+    import json
+
+    from agentic_eval.instruments.forms import NARROWED_SIZE, SHAPES, exchanges_json, forms_json, run_forms
+    from agentic_eval.results import save_instrument_run
+
+    if not 1 <= args.tools <= MAX_TOOLS:
+        raise AgenticEvalError(f"--tools must be between 1 and {MAX_TOOLS} (got {args.tools})")
+    endpoint = _endpoint(args)
+    progress = _progress(len(SHAPES), "form matrix", args.json)
+    with progress:
+        results = run_forms(endpoint, args.model, args.tools, on_result=lambda _r: progress.advance())
+    output = forms_json(results, args.tools)
+    passed = sum(r.passed for r in results)
+    pct = round(100 * passed / len(results), 1)
+    run_dir = save_instrument_run(
+        "forms", model=args.model, base_url=endpoint.base_url, result=output,
+        headline={"passed": passed, "cases": len(results), "score_pct": pct},
+        headline_text=f"{passed}/{len(results)} shapes", settings={"tools": args.tools}, runs_root=Path(args.run_dir))
+    (run_dir / "exchanges.json").write_text(json.dumps(exchanges_json(results), indent=2, default=str) + "\n",
+                                            encoding="utf-8")
+    if args.json:
+        print(json.dumps(output))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    table = Table(title=f"form matrix · {args.model} · {args.tools} tools exposed (narrowed: "
+                  f"{min(NARROWED_SIZE, args.tools)})", title_justify="left")
+    for name in ("shape", "result", "reason", "s"):
+        table.add_column(name, justify="right" if name == "s" else "left")
+    for r in results:
+        reason = r.reason if r.passed and not r.detail else f"{r.reason}: {r.detail}"[:100]
+        table.add_row(r.name, "[green]pass[/]" if r.passed else "[red]FAIL[/]", reason, f"{r.elapsed_s:.1f}")
+    console.print(table)
+    console.print(f"{passed}/{len(results)} shapes passed; saved: {run_dir}", markup=False)
+    return 0

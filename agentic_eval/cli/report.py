@@ -1,0 +1,130 @@
+"""CLI command `report`: agent runs and instrument results side by side (tables, Markdown, JSON, HTML,
+`--compare`); the work is in report/."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.cli.args import add_run_dir_arg
+from agentic_eval.errors import AgenticEvalError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "report", help="agent runs and instrument results side by side: headline table, per-task matrix, by model"
+    )
+    p.add_argument("runs", nargs="*", metavar="RUN",
+                   help="run folder, or run id under --run-dir (default: every run there)")
+    add_run_dir_arg(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per run")
+    p.add_argument("--format", choices=["table", "md"], default="table", help="table (default) or md")
+    p.add_argument("--compare", action="store_true",
+                   help="two agent runs A B on the same tasks: which tasks flipped, and an exact test of "
+                   "whether the difference could be noise")
+    p.add_argument("--html", metavar="FILE",
+                   help="also write one self-contained HTML page (charts, per-trial details; no network to view)")
+    p.set_defaults(handler=handle)
+
+
+def _stdout_console() -> Any:
+    """Rich on stdout: the terminal's width, or piped, the tables' natural width (agentic_eval.report.tables)."""
+    from agentic_eval.report.tables import stdout_console
+
+    return stdout_console()
+
+
+def handle(args: argparse.Namespace) -> int:
+    """The report of the runs named (or every run under --run-dir)."""
+    import json
+
+    from agentic_eval.report.summary import print_report, render_markdown, summarize_run
+    from agentic_eval.results import is_instrument_run, read_instrument_run, resolve_run_dir
+
+    runs_root = Path(args.run_dir)
+    if args.runs:
+        dirs = [resolve_run_dir(r, runs_root) for r in args.runs]
+    else:
+        dirs = sorted(p.parent for p in [*runs_root.glob("*/run.json"), *runs_root.glob("*/instrument.json")])
+        if not dirs:
+            raise AgenticEvalError(f"no runs in {runs_root}/ (start one with: agentic-eval run --model NAME)")
+    instruments, summaries = [], []
+    for d in dirs:
+        try:
+            if is_instrument_run(d):
+                instruments.append(read_instrument_run(d))
+            else:
+                summaries.append(summarize_run(d))
+        except AgenticEvalError as exc:
+            if args.runs:  # a run asked for by name: its problem is the answer
+                raise
+            print(f"skipped {d}: {exc}", file=sys.stderr)
+    if not instruments and not summaries:
+        raise AgenticEvalError(f"no readable runs in {runs_root}/")
+    if args.json or args.format == "md" or args.compare:  # stdout stays machine-readable (the table prints them)
+        for s in summaries:
+            for w in s.warnings:
+                print(f"warning: {w}", file=sys.stderr)
+    if args.compare:
+        return _compare(summaries, runs_root, args, dirs)
+    if args.html:
+        _write_html(summaries, instruments, args.html, dirs)
+    if args.json:
+        from agentic_eval.report.run_stats import run_statistics, spreads
+
+        spread_of = spreads(summaries)
+        for s in summaries:
+            print(json.dumps({**s.to_json(), "stats": run_statistics(s, spread_of[s.config.run_id])}))
+        for i in instruments:
+            print(json.dumps(i.model_dump(mode="json")))
+    elif args.format == "md":
+        sys.stdout.write(render_markdown(summaries, instruments))
+    else:
+        print_report(summaries, _stdout_console(), instruments)
+    return 0
+
+
+def _write_html(summaries: list[Any], instruments: list[Any], path: str, dirs: list[Path]) -> None:
+    from agentic_eval.report.html import write_html_report
+
+    out = write_html_report(summaries, instruments, Path(path), dirs)
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, self-contained)", file=sys.stderr)
+
+
+def _compare(summaries: list[Any], runs_root: Path, args: argparse.Namespace, dirs: list[Path]) -> int:
+    """`report A B --compare`: the paired comparison; repeats of either configuration under --run-dir give
+    the run-to-run spread the gap is held against."""
+    import json
+
+    from agentic_eval.report.run_stats import compare_json, compare_runs, compare_text, config_key
+    from agentic_eval.report.summary import summarize_run
+
+    if len(summaries) != 2:
+        raise AgenticEvalError(f"--compare takes exactly two agent runs, A and B (got {len(summaries)}): "
+                               "agentic-eval report RUN_A RUN_B --compare")
+    a, b = summaries
+    keys = {config_key(a), config_key(b)}
+    ids = {a.config.run_id, b.config.run_id}
+    repeats = []
+    for run_json in sorted(runs_root.glob("*/run.json")) if runs_root.is_dir() else []:
+        if run_json.parent.name in ids:
+            continue
+        try:
+            other = summarize_run(run_json.parent)
+        except AgenticEvalError:
+            continue
+        if config_key(other) in keys:
+            repeats.append(other)
+    cmp = compare_runs(a, b, repeats)
+    if args.json:
+        print(json.dumps(compare_json(a, b, cmp)))
+    elif args.format == "md":
+        sys.stdout.write("## Comparison\n\n" + "".join(f"- {line}\n" for line in compare_text(a, b, cmp)))
+    else:
+        for line in compare_text(a, b, cmp):
+            print(line)
+    if args.html:
+        _write_html(summaries, [], args.html, dirs)
+    return 0

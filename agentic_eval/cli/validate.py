@@ -1,0 +1,111 @@
+"""CLI command `validate`: every grader fails on the pristine sandbox, passes after the reference fix,
+leaks nothing. Printing only; the work is in packs/validate.py."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentic_eval.cli.args import add_sandbox_args, add_task_arg, add_tasks_arg, positive_int
+from agentic_eval.cli.tasks import _console, _load
+
+if TYPE_CHECKING:
+    from agentic_eval.errors import TaskLoadError
+    from agentic_eval.packs.task import Task
+    from agentic_eval.packs.validate import TaskValidation
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="check every grader: fails on the pristine sandbox, passes after the reference fix, no leaks",
+    )
+    add_tasks_arg(p)
+    add_task_arg(p)
+    add_sandbox_args(p)
+    p.add_argument("--repeat", type=positive_int, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
+    p.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+                   help="check N seeds, S to S+N-1, each --repeat times: catches a generator or grader that only "
+                   "works for one seed (default 1)")
+    p.add_argument("--show", metavar="ID",
+                   help="validate only this task and print the grader's output of every pristine and fixed run")
+    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="tasks validated in parallel")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table: each "
+                   "task's reasons, counts, time and every check run")
+    p.set_defaults(handler=handle)
+
+
+def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[TaskLoadError]]:
+    from agentic_eval.packs.task import select_tasks
+
+    result = _load(args)
+    wanted = [args.show] if getattr(args, "show", None) else args.task
+    if wanted:
+        tasks = select_tasks(result.tasks, wanted)
+        errors = [e for e in result.errors if any(i in e.path for i in wanted)]
+    else:
+        tasks, errors = result.tasks, result.errors
+    return tasks, errors
+
+
+def handle(args: argparse.Namespace) -> int:
+    import json
+
+    from agentic_eval.confine.backend import resolve_backend
+    from agentic_eval.packs.validate import validate_tasks
+
+    tasks, errors = _task_list_for_validate(args)
+    console = _console(stderr=True)
+    backend, warning = resolve_backend(args.sandbox, docker_hosts=args.docker_host or (), image=args.image)
+    if warning:
+        console.print(warning, markup=False)
+    run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
+                           "load_errors": errors, "keep_output": bool(args.show), "backend": backend}
+    from agentic_eval.cli.progress import ProgressDisplay
+
+    with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
+        def on_done(t: TaskValidation) -> None:
+            progress.advance(note=f"{t.id} {t.status}")
+
+        report = validate_tasks(tasks, on_done=on_done, **run)
+
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+        return 0 if report.bad == 0 else 1
+    from agentic_eval.report.tables import print_table, stdout_console
+
+    out = stdout_console()
+    if args.show:
+        _print_check_outputs(report.tasks, out)
+    runs = args.repeat * args.seeds
+    header = ["task", "status", f"pristine fails /{runs}", f"fixed passes /{runs}", "time"]
+    rows = [[t.id, t.status, str(t.pristine_fails) if t.repeat else "-", str(t.fixed_passes) if t.repeat else "-",
+             f"{t.duration_s:.2f}s" if t.repeat else "-"] for t in report.tasks]
+    print_table(out, None, header, rows, right=(2, 3, 4), styles={1: "bold"})
+    for t in report.tasks:
+        if t.reasons:
+            out.print(f"bad: {t.id}: {'; '.join(t.reasons)}", markup=False, overflow="fold")
+    seeds = f"seed {args.seed}" if args.seeds == 1 else f"seeds {args.seed}-{args.seed + args.seeds - 1}"
+    out.print(f"{report.ok} ok, {report.bad} bad ({seeds}, {args.repeat} run{'s' if args.repeat != 1 else ''} of "
+              f"each check per seed, {report.duration_s:.1f}s)", markup=False)
+    return 0 if report.bad == 0 else 1
+
+
+def _print_check_outputs(results: Sequence[TaskValidation], out: Any) -> None:
+    """`validate --show`: every check run's verdict, then the fix's and the grader's own output."""
+    for t in results:
+        for c in t.checks:
+            what = "pristine repo" if c.phase == "pristine" else "after the reference fix"
+            verdict = "reference fix failed" if c.verdict == "fix_failed" else f"grader {c.verdict}"
+            head = (f"== {t.id}: {what}, seed {c.seed}, run {c.run}: {verdict}"
+                    + (f" ({c.problem})" if c.problem else ""))
+            out.print(head + f", {c.duration_s:.2f}s ==", markup=False)
+            if c.phase == "fixed":
+                out.print("-- reference fix output:", markup=False)
+                out.print(c.fix_output.rstrip() or "(none)", markup=False)
+                if c.verdict == "fix_failed":
+                    continue
+                out.print("-- grader output:", markup=False)
+            out.print(c.output.rstrip() or "(none)", markup=False)
