@@ -99,7 +99,8 @@ def resolve_endpoint(base_url: str | None = None, api_key: str | None = None) ->
     url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
     key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
     if not url.startswith(("http://", "https://")):
-        raise EndpointError(f"base URL {redact_url(url)!r} must start with http:// or https:// (e.g. {DEFAULT_BASE_URL})")
+        raise EndpointError(f"base URL {redact_url(url)!r} must start with http:// or https:// "
+                            f"(e.g. {DEFAULT_BASE_URL})")
     return Endpoint(base_url=url.rstrip("/"), api_key=key)
 
 

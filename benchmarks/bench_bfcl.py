@@ -58,7 +58,8 @@ def bench_bfcl() -> None:
         agree += ours == theirs
     elapsed = time.perf_counter() - start
     print(f"both checkers on {judged} correct answers: {elapsed:.2f} s; verdicts agree on {agree} "
-          f"({100 * agree / judged:.1f} %; the rest: BFCL answers that break their own schemas, or its greedy parallel matching; see tests/test_bfcl.py)")
+          f"({100 * agree / judged:.1f} %; the rest: BFCL answers that break their own schemas, "
+          "or its greedy parallel matching; see tests/test_bfcl.py)")
 
 
 if __name__ == "__main__":

@@ -103,7 +103,8 @@ def main() -> None:
         print(f"grading + diff per trial, {len(prepared)} tasks x {args.rounds} rounds (median of rounds):")
         print(f"  before ({args.before}): {med_before * 1000:7.1f} ms  (rounds: "
               + ", ".join(f"{x * 1000:.0f}" for x in before) + ")")
-        print(f"  now:              {med_now * 1000:7.1f} ms  (rounds: " + ", ".join(f"{x * 1000:.0f}" for x in now) + ")")
+        print(f"  now:              {med_now * 1000:7.1f} ms  (rounds: "
+              + ", ".join(f"{x * 1000:.0f}" for x in now) + ")")
         print(f"  ratio now/before: {med_now / med_before:.2f}x (goal: at most 1.10x)")
     finally:
         shutil.rmtree(work, ignore_errors=True)

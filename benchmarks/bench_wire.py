@@ -121,11 +121,13 @@ def _mixed_exchanges() -> list[tuple[dict[str, Any] | None, dict[str, Any]]]:
     request = examples[0]["request"]
 
     def chat(content: str) -> dict[str, Any]:
-        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                             "finish_reason": "stop"}]}
 
     prose = ("The failing test expects the rate limiter to read its token from settings. I changed `load()` so "
              "it falls back to the environment, and added a test. " * 40)
-    code = "Here is the fix:\n```python\ndef load(path):\n    with open(path) as f:\n        return json.load(f)\n```\n" * 20
+    code = ("Here is the fix:\n```python\ndef load(path):\n    with open(path) as f:\n"
+            "        return json.load(f)\n```\n" * 20)
     extra = [(request, chat(prose)), (request, chat(code)), (request, chat(prose + examples[0]["response"]["choices"][0]
                                                                           ["message"]["content"]))]
     return [(e["request"], e["response"]) for e in examples] + extra

@@ -193,7 +193,8 @@ class FakeVllm:
         accepted + 1 per step under speculation."""
         sizes, left, step = [1], n - 1, 0
         while left > 0:
-            size = 1 if not self.config.spec_k else self.config.spec_accept_cycle[step % len(self.config.spec_accept_cycle)] + 1
+            size = (1 if not self.config.spec_k
+                    else self.config.spec_accept_cycle[step % len(self.config.spec_accept_cycle)] + 1)
             sizes.append(min(size, left))
             left -= sizes[-1]
             step += 1
@@ -355,7 +356,8 @@ class _Handler(BaseHTTPRequestHandler):
 
         sse({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})  # role only
         n_prompt, cached, n, _, _ = self._generate(
-            prompt, max_tokens, lambda size: sse({**base, "choices": [{"index": 0, "delta": {"content": "tok " * size}}]}))
+            prompt, max_tokens,
+            lambda size: sse({**base, "choices": [{"index": 0, "delta": {"content": "tok " * size}}]}))
         sse({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]})
         if (body.get("stream_options") or {}).get("include_usage"):
             sse({**base, "choices": [], "usage": {"prompt_tokens": n_prompt, "completion_tokens": n,

@@ -137,7 +137,8 @@ def test_generation_does_not_depend_on_hash_seed(cases: list[Case]) -> None:
 
     from agentic_eval.instruments.battery import cases_digest
 
-    code = "from agentic_eval.instruments.battery import cases_digest, generate_cases; print(cases_digest(generate_cases(45739)))"
+    code = ("from agentic_eval.instruments.battery import cases_digest, generate_cases; "
+            "print(cases_digest(generate_cases(45739)))")
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == cases_digest(cases)

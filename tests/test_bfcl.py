@@ -85,7 +85,8 @@ GROUND_TRUTH = [{"math.hypot": {"x": [4], "y": [5.0, 5.5], "point": [[1.0, 2.0],
 def test_possible_answers_become_expectations(args: dict[str, Any], reason: str) -> None:
     (tool,) = bfcl.to_tools([HYPOT])
     expected = bfcl.expected_calls(GROUND_TRUTH)
-    assert expected[0]["witness"] == {"x": 4, "y": 5.0, "point": [1.0, 2.0], "flag": True, "opts": {"mode": "a", "tags": [{"k": "v"}]}}
+    assert expected[0]["witness"] == {"x": 4, "y": 5.0, "point": [1.0, 2.0], "flag": True,
+                                      "opts": {"mode": "a", "tags": [{"k": "v"}]}}
     verdict = check_calls([("math_hypot", args)], expected, {"math_hypot": tool["function"]["parameters"]})
     assert verdict.reason == reason, verdict.detail
 
@@ -231,7 +232,8 @@ CROSS_CATEGORIES = ["simple_python", "multiple", "parallel", "parallel_multiple"
 SAMPLE_EVERY = 5
 """Every 5th case of each category (BFCL's files are grouped by topic, so this spans them), plus the
 named cases below that show each pattern."""
-NAMED = ("parallel_178", "parallel_multiple_12", "parallel_multiple_26", "parallel_multiple_94", "live_multiple_862-181-3")
+NAMED = ("parallel_178", "parallel_multiple_12", "parallel_multiple_26", "parallel_multiple_94",
+         "live_multiple_862-181-3")
 
 DEPARTURES = {  # perturbation -> does toolcheck pass it (BFCL's checker does the opposite)
     "int_as_float": True,  # integer-valued floats accepted for integers
@@ -317,7 +319,8 @@ def answer_quirk(case: Any, answer: dict[str, Any]) -> str | None:
                     return "answer_outside_enum"
                 items = props[key].get("items")
                 if isinstance(option, list) and isinstance(items, dict) and any(
-                        x is None or not _fits(x, items) or ("enum" in items and x not in items["enum"]) for x in option):
+                        x is None or not _fits(x, items) or ("enum" in items and x not in items["enum"])
+                        for x in option):
                     return "answer_item_not_schema"
     return None
 
@@ -333,7 +336,8 @@ def perturbations(case: Any, entry: dict[str, Any]) -> dict[str, list[tuple[str,
     exp = case.steps[0].expected
     calls = [(e["name"], dict(e["witness"])) for e in exp]
     out: dict[str, list[tuple[str, Any]]] = {"correct": calls}
-    out["minimal"] = [(n, {k: v for k, v in a.items() if not e["args"][k].get("optional")}) for (n, a), e in zip(calls, exp)]
+    out["minimal"] = [(n, {k: v for k, v in a.items() if not e["args"][k].get("optional")})
+                      for (n, a), e in zip(calls, exp)]
     if len(calls) > 1:
         out["reordered"], out["drop_call"] = calls[::-1], calls[1:]
     name, args = calls[0]
@@ -342,11 +346,14 @@ def perturbations(case: Any, entry: dict[str, Any]) -> dict[str, list[tuple[str,
     if args:
         key, value = next(iter(args.items()))
         if isinstance(value, bool):
-            out["wrong_value"], out["wrong_type"] = [(name, {**args, key: not value}), *rest], [(name, {**args, key: "true"}), *rest]
+            out["wrong_value"], out["wrong_type"] = ([(name, {**args, key: not value}), *rest],
+                                                     [(name, {**args, key: "true"}), *rest])
         elif isinstance(value, (int, float)):
-            out["wrong_value"], out["wrong_type"] = [(name, {**args, key: value + 1000}), *rest], [(name, {**args, key: str(value)}), *rest]
+            out["wrong_value"], out["wrong_type"] = ([(name, {**args, key: value + 1000}), *rest],
+                                                     [(name, {**args, key: str(value)}), *rest])
         elif isinstance(value, str):
-            out["wrong_value"], out["wrong_type"] = [(name, {**args, key: "zzz-wrong"}), *rest], [(name, {**args, key: 12345}), *rest]
+            out["wrong_value"], out["wrong_type"] = ([(name, {**args, key: "zzz-wrong"}), *rest],
+                                                     [(name, {**args, key: 12345}), *rest])
     function = next(f for f in entry["function"] if bfcl.tool_name(f["name"]) == name)
     required = [k for k in function["parameters"].get("required", []) if k in args]
     if required:
@@ -356,7 +363,8 @@ def perturbations(case: Any, entry: dict[str, Any]) -> dict[str, list[tuple[str,
     ints = [k for k, v in args.items() if props.get(k, {}).get("type") == "integer" and type(v) is int]
     if ints:
         out["int_as_float"] = [(name, {**args, ints[0]: float(args[ints[0]])}), *rest]
-    enums = [k for k, v in args.items() if isinstance(v, str) and v in (props.get(k, {}).get("enum") or ()) and v.upper() != v]
+    enums = [k for k, v in args.items()
+             if isinstance(v, str) and v in (props.get(k, {}).get("enum") or ()) and v.upper() != v]
     if enums:
         out["enum_case"] = [(name, {**args, enums[0]: args[enums[0]].upper()}), *rest]
     unlisted = [k for k, s in props.items() if k not in exp[0]["args"] and _valid_scalar(s) is not None]

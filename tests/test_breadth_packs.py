@@ -181,7 +181,8 @@ def test_ini_and_toml_readers(node_repo: tuple[Path, Path]) -> None:
     [
         ("", FixSize()),
         ("3\t1\tsrc/a.js\0", FixSize(["src/a.js"], 3, 1)),
-        ("0\t9\told.py\0" + "12\t0\tnew dir/new.py\0" + "-\t-\tlogo.png\0", FixSize(["logo.png", "new dir/new.py", "old.py"], 12, 9)),
+        ("0\t9\told.py\0" + "12\t0\tnew dir/new.py\0" + "-\t-\tlogo.png\0",
+         FixSize(["logo.png", "new dir/new.py", "old.py"], 12, 9)),
     ],
 )
 def test_parse_numstat(numstat: str, expected: FixSize) -> None:
@@ -249,7 +250,7 @@ def test_oracle_passes_every_new_task_and_nop_none(pack: str, tmp_path: Path) ->
     assert code == 0 and not passed and nop["outcomes"]["fail"] == nop["tasks"]
 
 
-# --------------------------------------------------------------------------- examples/ops-pack: a pack as its own package
+# --------------------------------------------------------------------- examples/ops-pack: a pack as its own package
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "ops-pack"
 
@@ -268,7 +269,8 @@ def _install_example(site: Path) -> Path:
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: agentic-eval-ops-pack\nVersion: 0.1.0\n")
     points = project["project"]["entry-points"]["agentic_eval.packs"]
-    (dist / "entry_points.txt").write_text("[agentic_eval.packs]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()))
+    (dist / "entry_points.txt").write_text("[agentic_eval.packs]\n"
+                                           + "".join(f"{k} = {v}\n" for k, v in points.items()))
     return site / "agentic_eval_ops_pack" / "pack"
 
 

@@ -76,7 +76,8 @@ TEXT_CALLS = [
      "</parameter>\n</function>\n</tool_call>"), "qwen3_xml", ["read"], []),
     ("seed_oss", ("<seed:tool_call>\n<function=read>\n<parameter=filePath>/x</parameter>\n</function>\n"
      "</seed:tool_call>"), "seed_oss", ["read"], []),
-    ("glm", "<tool_call>grep\n<arg_key>pattern</arg_key>\n<arg_value>TODO</arg_value>\n</tool_call>", "glm", ["grep"], []),
+    ("glm", "<tool_call>grep\n<arg_key>pattern</arg_key>\n<arg_value>TODO</arg_value>\n</tool_call>", "glm",
+     ["grep"], []),
     ("glm_no_arguments", "<tool_call>list_mailboxes</tool_call>", "glm", ["list_mailboxes"], []),
     ("minimax", ('<minimax:tool_call>\n<invoke name="read">\n<parameter name="filePath">/x</parameter>\n</invoke>\n'
      "</minimax:tool_call>"), "minimax", ["read"], []),
@@ -89,9 +90,11 @@ TEXT_CALLS = [
     ("invented_xml_body", "<bash>ls -la</bash>", "invented_xml", ["bash"], []),
     ("invented_xml_children", "<write_file>\n<path>a.py</path>\n<content>print(1)</content>\n</write_file>",
      "invented_xml", ["write_file"], []),
-    ("deepseek_v3", ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read\n```json\n{"filePath": "/x"}\n'
+    ("deepseek_v3", ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read\n'
+                     '```json\n{"filePath": "/x"}\n'
      "```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"), "deepseek", ["read"], []),
-    ("deepseek_v31", ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read<｜tool▁sep｜>{"filePath": "/x"}<｜tool▁call▁end｜>'
+    ("deepseek_v31", ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read<｜tool▁sep｜>{"filePath": "/x"}'
+                      '<｜tool▁call▁end｜>'
      "<｜tool▁calls▁end｜>"), "deepseek", ["read"], []),
     ("deepseek_underscores", ('<｜tool_calls_begin｜><｜tool_call_begin｜>read<｜tool_sep｜>{"filePath": "/x"}'
      "<｜tool_call_end｜><｜tool_calls_end｜>"), "deepseek", ["read"], []),
@@ -278,7 +281,8 @@ REASONING_ITEM = {"type": "reasoning", "summary": [], "content": [{"type": "reas
     [
         (_response(REASONING_ITEM, {"type": "function_call", "call_id": "c1", "name": "read",
                                     "arguments": '{"filePath": "/x"}'}), "tool_call", None, []),
-        (_response({"type": "function_call", "name": "deploy", "arguments": "{}"}), "tool_call", None, ["unknown_tool"]),
+        (_response({"type": "function_call", "name": "deploy", "arguments": "{}"}), "tool_call", None,
+         ["unknown_tool"]),
         (_response({"type": "function_call", "name": "grep", "arguments": "{}"}), "tool_call", None, ["bad_arguments"]),
         (_response(_message(f"<tool_call>\n{READ_JSON}\n</tool_call>")), "text_tool_call", "hermes", []),
         (_response(_message("The bug is in config.py.")), "prose", None, []),

@@ -221,7 +221,8 @@ def test_the_grader_cannot_write_the_pack_or_reach_the_network(mini_pack: Path, 
 
     script = mini_pack / "answer-file" / "probe.sh"
     script.write_text(f"echo hacked > {mini_pack}/answer-file/grade.py; "
-                      f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {listener.port}), timeout=2)\""
+                      f"python3 -c \"import socket; "
+                      f"socket.create_connection(('127.0.0.1', {listener.port}), timeout=2)\""
                       "; exit 0\n")
     sandbox = tmp_path / "sandbox"
     sandbox.mkdir()

@@ -412,4 +412,5 @@ def test_a_reference_into_the_reply_that_does_not_fit_is_named(from_response: An
     assert problem is not None and "from_response" in problem
     fitting = {**ref, "from_response": [[[0, "content"], ["choices", 0, "message", "content"]]]}
     whole, problem = resolver.resolve("c", {"messages": [{"role": "assistant", "content": ""}]}, fitting, None)
-    assert problem is None and whole["messages"] == [*base["messages"], {"role": "assistant", "content": "z" * LONG_STRING}]
+    assert problem is None and whole["messages"] == [*base["messages"],
+                                                     {"role": "assistant", "content": "z" * LONG_STRING}]

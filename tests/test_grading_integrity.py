@@ -112,8 +112,9 @@ def test_the_grader_gets_no_secret_from_the_harness(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("GITHUB_PAT", "ghp_canary123")
     monkeypatch.setenv("DATABASE_URL", "postgres://u:canarypw@db/x")
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    pack = integrity_pack(tmp_path, grader="import os, sys\nprint(sorted(os.environ))\nprint(os.environ)\nsys.exit(1)\n",
-                 fix="env > env.txt\n")
+    pack = integrity_pack(tmp_path,
+                          grader="import os, sys\nprint(sorted(os.environ))\nprint(os.environ)\nsys.exit(1)\n",
+                          fix="env > env.txt\n")
     runs = tmp_path / "runs"
     for agent in ("nop", "oracle"):
         _, data = run_cli("run", "--agent", agent, "--model", "m", "--tasks", str(pack), "--run-dir",

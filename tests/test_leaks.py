@@ -102,7 +102,8 @@ def test_answer_planted_by_generator_fails_validation(mini_pack: Path) -> None:
     from agentic_eval.packs.validate import validate_task
 
     toml = mini_pack / "answer-file" / "task.toml"
-    toml.write_text(toml.read_text().replace('generator = "tiny"', 'generator = "tiny"\nparams = { plant = "port is PORT" }'))
+    toml.write_text(toml.read_text().replace('generator = "tiny"',
+                                             'generator = "tiny"\nparams = { plant = "port is PORT" }'))
     result = validate_task(load_task(mini_pack / "answer-file"))
     assert result.status == "bad"
     assert any(r.startswith("leak: answer string") and "working tree (NOTES.md)" in r for r in result.reasons)

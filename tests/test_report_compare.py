@@ -74,7 +74,8 @@ def test_statistics_in_json_markdown_and_the_terminal(campaign: tuple[Path, dict
     assert main(["report", "--run-dir", str(runs), "--json"]) == 0
     by_id = {x["run_id"]: x for x in map(json.loads, capsys.readouterr().out.splitlines())}
     stats = by_id[ids["a"]]["stats"]
-    assert stats["tasks_passed"]["method"] == "exact" and stats["tasks_passed"]["low"] == pytest.approx(0.5407, abs=1e-4)
+    assert (stats["tasks_passed"]["method"] == "exact"
+            and stats["tasks_passed"]["low"] == pytest.approx(0.5407, abs=1e-4))
     assert stats["pass_at_1"] == 1.0 and stats["spread"]["range_pts"] == 100.0 and stats["spread"]["runs"] == 2
     assert "spread" not in by_id[ids["b"]]["stats"]  # nop ran once
     assert main(["report", "--run-dir", str(runs), "--format", "md"]) == 0

@@ -57,7 +57,8 @@ def test_unknown_generator(mini_pack: Path) -> None:
 
 
 def test_generator_failure_is_a_sandbox_error(mini_pack: Path, tmp_path: Path) -> None:
-    (mini_pack / "sandboxes" / "broken.py").write_text("def generate(root, seed, params):\n    raise ValueError('boom')\n")
+    (mini_pack / "sandboxes" / "broken.py").write_text("def generate(root, seed, params):\n"
+                                                       "    raise ValueError('boom')\n")
     toml = mini_pack / "answer-file" / "task.toml"
     toml.write_text(toml.read_text().replace('generator = "tiny"', 'generator = "broken"'))
     task = load_task(mini_pack / "answer-file")

@@ -135,7 +135,8 @@ def test_cli_agents_get_a_per_trial_placeholder_that_the_recorder_swaps(mini_pac
     env = dict(os.environ, OPENAI_API_KEY=KEY)
     with FakeEndpoint(responder=watcher) as fake:
         proc = _cli("run", "--agent", "qwen-code", "--agent-opt", f"bin={_fake_cli(tmp_path)}", "--model",
-                    "fake-model", "--base-url", fake.base_url, "--tasks", str(make_pack(mini_pack, 1)), "--attempts", "2",
+                    "fake-model", "--base-url", fake.base_url, "--tasks", str(make_pack(mini_pack, 1)),
+                    "--attempts", "2",
                     "--run-dir", str(runs), "--keep-sandboxes", "--json", "--sandbox", "local", env=env)
     # (local: the stand-in lives in this test's private temp folder, which a confined uid cannot enter;
     # tests/test_confinement.py drives a CLI confined)

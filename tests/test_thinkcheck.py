@@ -204,7 +204,8 @@ def test_ollama_native_think(serve: Any) -> None:
     assert [r["body"]["think"] for r in reasoner.requests] == [True, False] * 6
     assert result.switch_status == "honoured" and result.off.inconsistent == len(SLIPPED)
     assert result.on.decode_tok_s_median == 30.0  # eval_count / eval_duration
-    assert result.on.reasoning_tokens_mean and all(a.reasoning_tokens_estimated for a in result.attempts if a.mode == "on")
+    assert result.on.reasoning_tokens_mean and all(a.reasoning_tokens_estimated
+                                                   for a in result.attempts if a.mode == "on")
 
 
 def test_openai_reasoning_effort_falls_back_to_minimal(serve: Any) -> None:
@@ -232,7 +233,8 @@ def test_dropped_connection_is_asked_once_more(serve: Any) -> None:
 
 def test_score_attempt_pure() -> None:
     problem = PROBLEMS[0]
-    seed_like = f"{problem.answer}. ...doubled that amount to get 18, and then subtracted the 6 sold to leave him with 15."
+    seed_like = (f"{problem.answer}. ...doubled that amount to get 18, "
+                 "and then subtracted the 6 sold to leave him with 15.")
     attempt = score_attempt(problem, "off", seed_like, "", {"completion_tokens": 40}, None, 1.0)
     assert attempt.correct and attempt.false_claims and not attempt.reasoning_seen
     assert split_think("<think>hmm</think>\nAnswer: 3") == ("Answer: 3", "hmm")

@@ -73,7 +73,8 @@ CASES: list[tuple[str, str, dict[str, Any], dict[str, Any], str]] = [
      SHIP_EXP, "missing_param path=address.country"),
     ("nested unexpected key", "ship_order", {"order_id": "ORD-1", "address": {"city": "Lisbon", "country": "PT",
                                                                               "zip": "1100"},
-                                             "labels": ["gift", "fragile"]}, SHIP_EXP, "unexpected_param path=address.zip"),
+                                             "labels": ["gift", "fragile"]},
+     SHIP_EXP, "unexpected_param path=address.zip"),
     ("array too short", "ship_order", {"order_id": "ORD-1", "address": {"city": "Lisbon", "country": "PT"},
                                        "labels": ["gift"]}, SHIP_EXP, "wrong_value path=labels"),
     ("array wrong item", "ship_order", {"order_id": "ORD-1", "address": {"city": "Lisbon", "country": "PT"},
@@ -125,7 +126,8 @@ def test_check_calls(calls: list[tuple[str, Any]], expected: list[dict[str, Any]
 
 
 def test_same_tool_twice_pairs_each_call_once() -> None:
-    expected = [{"name": "get_forecast", "args": {"city": {"values": [c]}, "days": {"values": [3]}}} for c in ("Oslo", "Rome")]
+    expected = [{"name": "get_forecast", "args": {"city": {"values": [c]}, "days": {"values": [3]}}}
+                for c in ("Oslo", "Rome")]
     calls = [("get_forecast", {"city": "Rome", "days": 3}), ("get_forecast", {"city": "Oslo", "days": 3})]
     assert check_calls(calls, expected, SCHEMAS).passed
     twice = [("get_forecast", {"city": "Rome", "days": 3})] * 2
@@ -217,7 +219,8 @@ def test_wrong_type_on_an_enum_parameter_is_a_type_error() -> None:
 @pytest.mark.parametrize("value, passed", [({"a": "X", "b": 1}, True), ({"a": "Y"}, True), ({"a": "Y", "b": 1}, False),
                                            ({"a": "Z"}, False)])
 def test_one_of_spec(value: dict[str, Any], passed: bool) -> None:
-    spec = {"one_of": [{"object": {"a": {"values": ["x"]}, "b": {"values": [1]}}}, {"object": {"a": {"values": ["y"]}}}]}
+    spec = {"one_of": [{"object": {"a": {"values": ["x"]}, "b": {"values": [1]}}},
+                       {"object": {"a": {"values": ["y"]}}}]}
     schema = {"type": "object", "properties": {"p": {"type": "object"}}}
     verdict = check_call("f", {"p": value}, {"name": "f", "args": {"p": spec}}, {"f": schema})
     assert verdict.passed is passed

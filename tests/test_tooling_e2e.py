@@ -72,7 +72,8 @@ def test_battery_scores(style: str, cases: int, expect_passed: int, campaign_cas
 @pytest.mark.parametrize("quirk, failing", [
     ("", {}),  # with the default 500 tools
     ("ignore_required", {"chat-required": "ignored_required", "responses-required": "ignored_required"}),
-    ("no_responses", {s: "http_error status=404" for s in ("responses-auto", "responses-required", "responses-auto-stream")}),
+    ("no_responses", {s: "http_error status=404"
+                      for s in ("responses-auto", "responses-required", "responses-auto-stream")}),
     ("stream_duplicates", {s: "arguments_duplicated_into_content" for s in ("chat-auto-stream", "chat-named-stream")}),
     ("empty_tool_calls", {s: "finish_reason_mismatch" for s in ("chat-auto", "chat-strict", "chat-narrowed")}),
 ])
@@ -123,8 +124,8 @@ def test_ctrl_c_does_not_wait_for_requests_in_flight(tmp_path: Path) -> None:
         return ScriptedReply(body=chat_body("done"))
 
     with ResponderEndpoint(slow) as fake:
-        cli = [sys.executable, "-m", "agentic_eval.cli", "tooling", "--model", "fake-model", "--base-url", fake.base_url,
-               "--cases", "10", "-j", "2", "--run-dir", str(tmp_path)]
+        cli = [sys.executable, "-m", "agentic_eval.cli", "tooling", "--model", "fake-model",
+               "--base-url", fake.base_url, "--cases", "10", "-j", "2", "--run-dir", str(tmp_path)]
         proc = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 20
@@ -188,7 +189,8 @@ def test_judge_shape(shape_name: str, body: Any, done: bool, reason: str) -> Non
 def test_judge_shape_http_error_and_timeout() -> None:
     from agentic_eval.instruments.forms import SHAPES, judge_shape
 
-    assert judge_shape(SHAPES[0], {}, _exchange("Not Found", 404, "HTTP 404: Not Found")).reason == "http_error status=404"
+    assert (judge_shape(SHAPES[0], {}, _exchange("Not Found", 404, "HTTP 404: Not Found")).reason
+            == "http_error status=404")
     assert judge_shape(SHAPES[0], {}, _exchange(None, None, "timeout after 600 s")).reason == "timeout"
 
 

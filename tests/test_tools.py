@@ -227,6 +227,7 @@ def test_read_file_output_is_bounded(sandbox: Path) -> None:
 
 def test_bash_commands_get_no_git_network_transport(sandbox: Path) -> None:
     # refused by git before any connection is attempted, so nothing leaves this machine
-    text, _ = run(sandbox, "bash", {"command": "git ls-remote https://git.invalid/x.git; env | grep -i '^https_proxy='"})
+    text, _ = run(sandbox, "bash",
+                  {"command": "git ls-remote https://git.invalid/x.git; env | grep -i '^https_proxy='"})
     assert "transport 'https' not allowed" in text
     assert "https_proxy=http://127.0.0.1:9" in text

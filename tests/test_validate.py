@@ -41,7 +41,8 @@ CASES = [
      ["passes on pristine: 3 of 3 runs, seed 0 (deterministic)"]),
     ("fix does not fix", "solve.sh", FIX_WRONG,
      [f"fails after reference fix: 3 of 3 runs, seed 0 (deterministic): {NO_REASON}"]),
-    ("fix crashes", "solve.sh", FIX_CRASH, ["reference fix failed: exit 7 (no idea): 3 of 3 runs, seed 0 (deterministic)"]),
+    ("fix crashes", "solve.sh", FIX_CRASH,
+     ["reference fix failed: exit 7 (no idea): 3 of 3 runs, seed 0 (deterministic)"]),
     ("grader errors", "grade.py", GRADER_EXIT_3,
      ["grader error on pristine: exit 3 (cannot grade): 3 of 3 runs, seed 0 (deterministic)",
       "grader error after reference fix: exit 3 (cannot grade): 3 of 3 runs, seed 0 (deterministic)"]),
@@ -113,7 +114,8 @@ def test_cli_json(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert [(c["phase"], c["verdict"]) for c in ok["checks"]] == [("pristine", "fail"), ("fixed", "pass")]
     assert ok["duration_s"] > 0 and data["duration_s"] > 0
     assert by_id["broken"]["status"] == "bad"
-    assert "load error" in by_id["broken"]["reasons"][0] and "id: Input should be a valid string" in by_id["broken"]["reasons"][0]
+    assert ("load error" in by_id["broken"]["reasons"][0]
+            and "id: Input should be a valid string" in by_id["broken"]["reasons"][0])
 
 
 def test_scaffolded_task_is_bad_until_filled_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -183,7 +185,8 @@ def test_a_slow_fix_names_the_limit_it_exceeded(mini_pack: Path) -> None:
 
 def test_show_prints_the_graders_output_of_each_run(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
     task_dir = mini_pack / "answer-file"
-    _write(task_dir / "grade.py", "from gradelib import Grader\ng = Grader()\ng.file_exists('answer.txt')\ng.finish()\n")
+    _write(task_dir / "grade.py",
+           "from gradelib import Grader\ng = Grader()\ng.file_exists('answer.txt')\ng.finish()\n")
     assert main(["validate", "--tasks", str(mini_pack), "--show", "answer-file", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
     for seed in (0, 1):

@@ -258,7 +258,8 @@ def _tool_call_tag(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
             body = text[glm.end() : body_end]
             arguments = {
                 key.strip(): typed_value(value, tools.parameter_schema(tools.canonical(glm.group(1)), key.strip()))
-                for key, value in re.findall(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|$)", body, _FLAGS)
+                for key, value in re.findall(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)(?:</arg_value>|$)", body,
+                                             _FLAGS)
             }
             yield FoundCall("glm", glm.group(1), arguments, opener.start(), span_end, truncated=close is None)
 

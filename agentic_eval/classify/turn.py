@@ -57,7 +57,8 @@ __all__ = [
 ]
 
 Label = Literal["tool_call", "text_tool_call", "prose", "empty"]
-Flag = Literal["unterminated_think", "reasoning_only", "truncated", "unknown_tool", "bad_arguments", "call_in_reasoning"]
+Flag = Literal["unterminated_think", "reasoning_only", "truncated", "unknown_tool", "bad_arguments",
+               "call_in_reasoning"]
 LABELS: tuple[Label, ...] = ("tool_call", "text_tool_call", "prose", "empty")
 FLAGS: tuple[Flag, ...] = (
     "unterminated_think", "reasoning_only", "truncated", "unknown_tool", "bad_arguments", "call_in_reasoning"
@@ -122,7 +123,8 @@ def _text_of(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(str(part.get("text") or part.get("refusal") or "") for part in content if isinstance(part, Mapping))
+        return "".join(str(part.get("text") or part.get("refusal") or "")
+                       for part in content if isinstance(part, Mapping))
     return ""
 
 

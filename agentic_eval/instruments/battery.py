@@ -80,7 +80,8 @@ def call(tool: str, witness: JSON, **specs: JSON) -> JSON:
 
 def _tools_for(r: Random, targets: list[str], extra: int, *, avoid_groups: frozenset[str] = frozenset()) -> list[JSON]:
     """The targets plus `extra` distractors (never a generic tool, never from `avoid_groups`), shuffled."""
-    pool = [t.name for t in TOOLS if not t.generic and t.name not in targets and cat.group_of(t.name) not in avoid_groups]
+    pool = [t.name for t in TOOLS
+            if not t.generic and t.name not in targets and cat.group_of(t.name) not in avoid_groups]
     names = [*targets, *r.sample(pool, min(extra, len(pool)))]
     r.shuffle(names)
     return [TOOLS_BY_NAME[name].chat_tool() for name in names]
@@ -129,7 +130,8 @@ def _freeform(r: Random, tool: str) -> Case:
     say, body = f"it must say that {fact} and mention {ref}", f"Update: {fact}. See {ref}."
     wit: JSON
     if tool == "git_commit":
-        text, wit, key = f"Commit the staged changes. Write the commit message yourself; {say}.", {"message": body}, "message"
+        text, wit, key = (f"Commit the staged changes. Write the commit message yourself; {say}.",
+                          {"message": body}, "message")
     elif tool == "write_file":
         path = f"docs/changes/{ref.lower()}.md"
         text, wit, key = f"Write a short changelog note to {path}; {say}.", {"path": path, "content": body}, "content"
@@ -138,9 +140,11 @@ def _freeform(r: Random, tool: str) -> Case:
         text = f"Email {to} with the subject \"Status {ref}\". Write the body yourself; {say}."
         wit, key = {"to": [to], "subject": f"Status {ref}", "body": body}, "body"
     elif tool == "add_comment":
-        text, wit, key = f"Add a comment to ticket {ref}, in your own words; {say}.", {"ticket_id": ref, "body": body}, "body"
+        text, wit, key = (f"Add a comment to ticket {ref}, in your own words; {say}.",
+                          {"ticket_id": ref, "body": body}, "body")
     else:
-        text, wit, key = f"Post a message in #deploys, in your own words; {say}.", {"channel": "#deploys", "text": body}, "text"
+        text, wit, key = (f"Post a message in #deploys, in your own words; {say}.",
+                          {"channel": "#deploys", "text": body}, "text")
     intent = Intent(tool, text, wit, texts={key: [ref, str(num), word]})
     return Case("", "", _opening(text), _tools_for(r, [tool], r.randint(2, 4)), [Step([expect(intent)])], tool)
 
@@ -151,7 +155,8 @@ def _negative(r: Random, kind: str) -> Case:
         intent = cat.MAKERS[tool](r)
         tools = _tools_for(r, [], r.randint(3, 5), avoid_groups=frozenset({cat.group_of(tool)}))
         return Case("", "", _opening(intent.text), tools, [Step([])], f"no_fit:{tool}")
-    return Case("", "", _opening(r.choice(NO_TOOL_REQUESTS)), _tools_for(r, [], r.randint(3, 5)), [Step([])], "no_tool_needed")
+    return Case("", "", _opening(r.choice(NO_TOOL_REQUESTS)), _tools_for(r, [], r.randint(3, 5)), [Step([])],
+                "no_tool_needed")
 
 
 FLAT_TOOLS = [t.name for t in TOOLS if t.name not in cat.NESTED_TOOLS]
@@ -168,7 +173,8 @@ def _words(*needles: str) -> JSON:
 
 
 def _chain_ticket_assign(r: Random) -> Chain:
-    q, tid, user = r.choice(["webhook timeout", "stale search", "export job"]), f"{r.choice(cat.PROJECTS)}-{r.randint(1000, 9999)}", r.choice(cat.USERS)
+    q, tid, user = (r.choice(["webhook timeout", "stale search", "export job"]),
+                    f"{r.choice(cat.PROJECTS)}-{r.randint(1000, 9999)}", r.choice(cat.USERS))
     found = {"tickets": [{"id": tid, "title": f"{q.capitalize()} in production", "status": "open", "assignee": None}]}
     return (f"Find the open ticket about \"{q}\" and assign it to {user}.",
             [Step([call("search_tickets", {"query": q}, query=_words(q.split()[0]))], [found]),
@@ -199,13 +205,15 @@ def _chain_order_ship(r: Random) -> Chain:
     addr = {"street": f"{r.randint(1, 250)} Harbour Road", "city": city, "postal_code": str(r.randint(10000, 99999)),
             "country": country}
     return (f"Ship order {oid} with DHL to the shipping address on the order.",
-            [Step([call("get_order", {"order_id": oid})], [{"order_id": oid, "status": "paid", "shipping_address": addr}]),
+            [Step([call("get_order", {"order_id": oid})],
+                  [{"order_id": oid, "status": "paid", "shipping_address": addr}]),
              Step([call("ship_order", {"order_id": oid, "carrier": "dhl", "address": addr})],
                   [{"tracking": cat.ident(r, "JD", 10)}])])
 
 
 def _chain_dir_read(r: Random) -> Chain:
-    d, name = r.choice(["config", "deploy", "ops/env"]), f"{r.choice(['app', 'service', 'worker'])}-{r.randint(2, 9)}.yaml"
+    d, name = (r.choice(["config", "deploy", "ops/env"]),
+               f"{r.choice(['app', 'service', 'worker'])}-{r.randint(2, 9)}.yaml")
     entries = sorted([name, "README.md", f"notes-{r.randint(1, 9)}.txt", "Makefile"])
     return (f"In the {d} directory there is exactly one YAML file. Find it and show me its contents.",
             [Step([call("list_directory", {"path": d})], [{"path": d, "entries": entries}]),
@@ -214,7 +222,8 @@ def _chain_dir_read(r: Random) -> Chain:
 
 
 def _chain_grep_read(r: Random) -> Chain:
-    sym, path, line = r.choice(["LEGACY_RATE_TOKEN", "RETRY_LIMIT", "MAX_BATCH"]), r.choice(cat.FILES[:3] + cat.FILES[6:7]), r.randint(12, 400)
+    sym, path, line = (r.choice(["LEGACY_RATE_TOKEN", "RETRY_LIMIT", "MAX_BATCH"]),
+                       r.choice(cat.FILES[:3] + cat.FILES[6:7]), r.randint(12, 400))
     return (f"Find where {sym} is defined and show me that file starting at the matching line.",
             [Step([call("grep_code", {"pattern": sym}, pattern=_words(sym))],
                   [{"matches": [{"file": path, "line": line, "text": f"{sym} = 5"}]}]),
@@ -222,9 +231,11 @@ def _chain_grep_read(r: Random) -> Chain:
 
 
 def _chain_balance_transfer(r: Random) -> Chain:
-    src, dst, amt, cur = cat.ident(r, "acc_"), cat.ident(r, "acc_"), cat.money(r, 50, 5000), r.choice(["EUR", "USD", "GBP"])
+    src, dst, amt, cur = (cat.ident(r, "acc_"), cat.ident(r, "acc_"), cat.money(r, 50, 5000),
+                          r.choice(["EUR", "USD", "GBP"]))
     return (f"Move the whole available balance of account {src} to account {dst}.",
-            [Step([call("get_account_balance", {"account_id": src})], [{"account_id": src, "available": amt, "currency": cur}]),
+            [Step([call("get_account_balance", {"account_id": src})],
+                  [{"account_id": src, "available": amt, "currency": cur}]),
              Step([call("transfer_funds", {"from_account": src, "to_account": dst, "amount": amt, "currency": cur})],
                   [{"transfer_id": cat.ident(r, "tr_"), "status": "completed"}])])
 
@@ -234,12 +245,14 @@ def _chain_event_cancel(r: Random) -> Chain:
     events = [{"id": cat.ident(r, "evt_"), "title": t, "start": cat.hhmm(r)} for t in ["Standup", title, "Lunch"]]
     return (f"Cancel my \"{title}\" meeting on {d} and notify the attendees.",
             [Step([call("list_events", {"date": d})], [{"date": d, "events": events}]),
-             Step([call("cancel_event", {"event_id": events[1]["id"], "notify_attendees": True})], [{"cancelled": True}])])
+             Step([call("cancel_event", {"event_id": events[1]["id"], "notify_attendees": True})],
+                  [{"cancelled": True}])])
 
 
 def _chain_pod_logs_file(r: Random) -> Chain:
     ns, app = r.choice(cat.NAMESPACES), r.choice(cat.DEPLOYMENTS)
-    pods = [{"name": f"{app}-{cat.ident(r, '', 5).lower()}", "status": s} for s in ("Running", "CrashLoopBackOff", "Running")]
+    pods = [{"name": f"{app}-{cat.ident(r, '', 5).lower()}", "status": s}
+            for s in ("Running", "CrashLoopBackOff", "Running")]
     cfg = f"config/{app}-{r.randint(2, 9)}.yaml"
     logs = f"INFO starting {app}\nERROR missing key 'db_url' in {cfg}\n"
     text = (f"One pod of app={app} in the {ns} namespace keeps crashing. Find it, read its logs, then open the "
@@ -252,14 +265,17 @@ def _chain_pod_logs_file(r: Random) -> Chain:
 
 
 def _chain_ticket_order_refund(r: Random) -> Chain:
-    tid, oid, pay, total = f"PAY-{r.randint(1000, 9999)}", f"ORD-{r.randint(1000, 99999)}", cat.ident(r, "pay_"), cat.money(r)
-    ticket = {"tickets": [{"id": tid, "title": "Charged twice", "status": "open", "description": f"Customer says order {oid} was charged twice."}]}
+    tid, oid, pay, total = (f"PAY-{r.randint(1000, 9999)}", f"ORD-{r.randint(1000, 99999)}", cat.ident(r, "pay_"),
+                            cat.money(r))
+    ticket = {"tickets": [{"id": tid, "title": "Charged twice", "status": "open",
+                           "description": f"Customer says order {oid} was charged twice."}]}
     text = (f"Find the open ticket from {r.choice(cat.PEOPLE)} titled \"Charged twice\", look up the order it "
             "mentions, and refund that order's total as a duplicate charge.")
     return (text,
             [Step([call("search_tickets", {"query": "Charged twice"}, query=_words("charged"))], [ticket]),
              Step([call("get_order", {"order_id": oid})], [{"order_id": oid, "payment_id": pay, "total": total}]),
-             Step([call("refund_payment", {"payment_id": pay, "amount": total, "reason": "duplicate"})], [{"ok": True}])])
+             Step([call("refund_payment", {"payment_id": pay, "amount": total, "reason": "duplicate"})],
+                  [{"ok": True}])])
 
 
 CHAINS = (_chain_ticket_assign, _chain_contact_email, _chain_order_refund, _chain_order_ship, _chain_dir_read,
@@ -404,7 +420,8 @@ def run_battery(cases: list[Case], endpoint: Any, model: str, *, jobs: int = 4,
         try:
             result = run_case(client, model, case, options)
         except Exception as exc:  # noqa: BLE001 - a harness bug on one case must not sink the others
-            result = CaseResult(case.id, case.phase, False, "harness_error", f"{type(exc).__name__}: {exc}", [], case.note)
+            result = CaseResult(case.id, case.phase, False, "harness_error", f"{type(exc).__name__}: {exc}", [],
+                                case.note)
         if on_result is not None:
             on_result(result)
         return result

@@ -85,7 +85,8 @@ TOOLS: tuple[Tool, ...] = (
     _T("list_directory", "files", "List the entries of a directory in the workspace.", o({
         "path": s("Directory path relative to the workspace root."), "recursive": b("Descend into subdirectories."),
         "include_hidden": b("Include entries whose name starts with a dot.")}, ["path"])),
-    _T("delete_file", "files", "Delete a file from the workspace.", o({"path": s("Path of the file to delete.")}, ["path"])),
+    _T("delete_file", "files", "Delete a file from the workspace.",
+       o({"path": s("Path of the file to delete.")}, ["path"])),
     _T("move_file", "files", "Move or rename a file in the workspace.", o({
         "source": s("Current path."), "destination": s("New path."),
         "overwrite": b("Replace the destination if it exists.")}, ["source", "destination"])),
@@ -189,7 +190,8 @@ TOOLS: tuple[Tool, ...] = (
         "method": e("HTTP method.", ["GET", "POST", "PUT", "PATCH", "DELETE"]), "url": s("Absolute URL."),
         "headers": {"type": "object", "description": "Request headers.", "additionalProperties": {"type": "string"}},
         "json_body": {"type": "object", "description": "JSON request body."},
-        "timeout_seconds": n("Give up after this many seconds.", exclusiveMinimum=0)}, ["method", "url"]), generic=True),
+        "timeout_seconds": n("Give up after this many seconds.", exclusiveMinimum=0)},
+        ["method", "url"]), generic=True),
     _T("get_directions", "maps", "Route between two places.", o({
         "origin": s("Start address or place."), "destination": s("End address or place."),
         "mode": e("Travel mode.", ["driving", "walking", "bicycling", "transit"]),
@@ -380,7 +382,8 @@ def _attendees(r: Random) -> list[JSON]:
 
 
 def _create_event(r: Random) -> Intent:
-    title, d, t, mins = r.choice(["Design review", "Sprint planning", "1:1", "Incident retro"]), date(r), hhmm(r), r.choice([30, 45, 60, 90])
+    title, d, t, mins = (r.choice(["Design review", "Sprint planning", "1:1", "Incident retro"]), date(r), hhmm(r),
+                         r.choice([30, 45, 60, 90]))
     who, count = _attendees(r), r.randint(3, 10)
     text = (f"Schedule \"{title}\" on {d} at {t} for {mins} minutes. Invite {who[0]['email']} (required) and "
             f"{who[1]['email']} (optional). It repeats weekly, {count} times in total.")
@@ -406,7 +409,8 @@ def _set_reminder(r: Random) -> Intent:
 
 
 def _create_ticket(r: Random) -> Intent:
-    p, title, prio, labels = r.choice(PROJECTS), r.choice(TITLES), r.choice(["low", "medium", "high", "urgent"]), r.sample(LABELS, 2)
+    p, title, prio, labels = (r.choice(PROJECTS), r.choice(TITLES), r.choice(["low", "medium", "high", "urgent"]),
+                              r.sample(LABELS, 2))
     return Intent("create_ticket", f"Open a {prio}-priority ticket in project {p} titled \"{title}\" with the labels "
                   f"{labels[0]} and {labels[1]}.", {"project": p, "title": title, "priority": prio, "labels": labels})
 
@@ -474,7 +478,8 @@ def _get_forecast(r: Random) -> Intent:
 
 
 def _send_email(r: Random) -> Intent:
-    to, cc, subj = r.sample([f"{u}@{DOMAINS[1]}" for u in USERS], 2), f"{r.choice(USERS)}@{DOMAINS[0]}", r.choice(TITLES)
+    to, cc, subj = (r.sample([f"{u}@{DOMAINS[1]}" for u in USERS], 2), f"{r.choice(USERS)}@{DOMAINS[0]}",
+                    r.choice(TITLES))
     note = r.choice(PHRASES)
     return Intent("send_email", f"Email {to[0]} and {to[1]}, copying {cc}, with the subject \"{subj}\" and the body "
                   f"\"{note}\"", {"to": to, "cc": [cc], "subject": subj, "body": note}, texts={"body": [note]})
@@ -498,7 +503,8 @@ def _lookup_contact(r: Random) -> Intent:
 
 
 def _run_sql_query(r: Random) -> Intent:
-    db, table, k = r.choice(["analytics", "billing", "inventory"]), r.choice(["orders", "events", "customers"]), r.choice([10, 100, 500])
+    db, table, k = (r.choice(["analytics", "billing", "inventory"]), r.choice(["orders", "events", "customers"]),
+                    r.choice([10, 100, 500]))
     q = f"SELECT count(*) FROM {table}"
     return Intent("run_sql_query", f"On the {db} database, run the query `{q}` with at most {k} rows.",
                   {"database": db, "query": q, "max_rows": k}, texts={"query": [q]})
@@ -517,7 +523,8 @@ def _get_directions(r: Random) -> Intent:
     o_, d_ = r.sample(["Central Station", "City Airport", "Harbour Bridge", "Old Town Square", "Tech Park"], 2)
     mode, avoid = r.choice(["driving", "bicycling"]), r.sample(["tolls", "highways", "ferries"], 2)
     return Intent("get_directions", f"Directions from {o_} to {d_} by {'car' if mode == 'driving' else 'bike'}, "
-                  f"avoiding {avoid[0]} and {avoid[1]}.", {"origin": o_, "destination": d_, "mode": mode, "avoid": avoid})
+                  f"avoiding {avoid[0]} and {avoid[1]}.",
+                  {"origin": o_, "destination": d_, "mode": mode, "avoid": avoid})
 
 
 def _convert_currency(r: Random) -> Intent:

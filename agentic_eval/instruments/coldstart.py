@@ -243,7 +243,8 @@ def measure_ollama_unload(endpoint: Endpoint, model: str, repeat: int = 1, timeo
                 if resp.status_code >= 400:
                     raise _Failed(f"unloading answered HTTP {resp.status_code}: {resp.text[:200]}")
                 for _ in range(int(60 / POLL_S)):
-                    names = [m.get("name") or m.get("model") for m in client.get(f"{root}/api/ps").json().get("models", [])]
+                    names = [m.get("name") or m.get("model")
+                             for m in client.get(f"{root}/api/ps").json().get("models", [])]
                     if model not in names and f"{model}:latest" not in names:
                         break
                     time.sleep(POLL_S)

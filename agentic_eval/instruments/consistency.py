@@ -70,8 +70,11 @@ def format_number(value: Fraction) -> str:
 
 # ------------------------------------------------------------------ normalization
 
-_UNITS = {w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
-_TENS = {w: 10 * i for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], start=2)}
+_UNITS = {w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                      "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                      "seventeen", "eighteen", "nineteen"])}
+_TENS = {w: 10 * i for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"],
+                                         start=2)}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
 _NUMWORD = "|".join(sorted([*_UNITS, *_TENS, *_SCALES], key=len, reverse=True))
 _NUMWORDS = re.compile(rf"\b(?:{_NUMWORD})(?:(?:\s+|-)(?:{_NUMWORD}))*\b", re.IGNORECASE)
@@ -97,10 +100,12 @@ _WORD_OPS = [
     (re.compile(r"\b(?:twice|double)\s+(?=\d)", re.IGNORECASE), "2 * "),
     (re.compile(r"\btriple\s+(?=\d)", re.IGNORECASE), "3 * "),
     (re.compile(r"\bhalf of\s+(\d+(?:\.\d+)?)", re.IGNORECASE), r"\1 / 2"),
-    (re.compile(r"(?<=[\d)])\s+(?:equals|is equal to|is|are|makes|gives(?: us)?|yields|comes to)\s+(?=-?\d)", re.IGNORECASE),
+    (re.compile(r"(?<=[\d)])\s+(?:equals|is equal to|is|are|makes|gives(?: us)?|yields|comes to)\s+(?=-?\d)",
+                re.IGNORECASE),
      " = "),
 ]
-_UNIT_WORD = re.compile(r"(?<=\d)\s+(?!(?:is|are|of|by|and|or|to|per|times|plus|minus|equals)\b)[a-z]+(?=\s*[-+*/=]\s*\d)")
+_UNIT_WORD = re.compile(r"(?<=\d)\s+(?!(?:is|are|of|by|and|or|to|per|times|plus|minus|equals)\b)"
+                        r"[a-z]+(?=\s*[-+*/=]\s*\d)")
 
 
 def _numbers_from_words(match: re.Match[str]) -> str:
@@ -152,7 +157,8 @@ def normalize(text: str, list_markers: bool = False) -> str:
 
 # ------------------------------------------------------------------ symbolic statements
 
-_TOKEN = re.compile(r"(?P<num>\d+(?:\.\d+)?)|(?P<op>[-+*/])|(?P<lp>\()|(?P<rp>\))|(?P<eq>=|≈)|(?P<ws>[ \t]+)|(?P<other>.)",
+_TOKEN = re.compile(r"(?P<num>\d+(?:\.\d+)?)|(?P<op>[-+*/])|(?P<lp>\()|(?P<rp>\))|(?P<eq>=|≈)|(?P<ws>[ \t]+)"
+                    r"|(?P<other>.)",
                     re.DOTALL)
 _HEDGE_AFTER = re.compile(r"^\s*(?:\?|[(,]?\s*(?:wait|no\b|not\b|nope|oops|actually|correction|mistake|typo|"
                           r"is (?:wrong|incorrect|not)|which is (?:wrong|incorrect)|incorrect|wrong))", re.IGNORECASE)
@@ -258,7 +264,8 @@ _VERBS: list[tuple[str, re.Pattern[str]]] = [
     ("mul3", re.compile(r"tripl(?:e|es|ed|ing)$")),
     ("mul4", re.compile(r"quadrupl(?:e|es|ed|ing)$")),
     ("div2", re.compile(r"(?:halv(?:e|es|ed|ing)|half)$")),
-    ("add", re.compile(r"(?:add(?:s|ed|ing)?|buy(?:s|ing)?|bought|receiv(?:e|es|ed|ing)|gain(?:s|ed|ing)?|more|plus)$")),
+    ("add", re.compile(r"(?:add(?:s|ed|ing)?|buy(?:s|ing)?|bought|receiv(?:e|es|ed|ing)|gain(?:s|ed|ing)?|"
+                       r"more|plus)$")),
     ("sub", re.compile(r"(?:subtract(?:s|ed|ing)?|sell(?:s|ing)?|sold|los(?:e|es|ing|t)|remov(?:e|es|ed|ing)|"
                        r"minus|fewer|away|discard(?:s|ed|ing)?|donat(?:e|es|ed|ing))$")),
 ]

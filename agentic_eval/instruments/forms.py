@@ -93,9 +93,12 @@ def _filler(area: str, noun: str, verb: str, suffix: str) -> Tool:
                      "until": s("To date, YYYY-MM-DD.")}, ["format"]),
         "search": o({"query": s("Words to search for."), "limit": i("Maximum results.", 1, 100)}, ["query"]),
     }[verb]
-    what = {"get": f"Get one {label} from the {area} system by its id.", "list": f"List the {label}s in the {area} system.",
-            "create": f"Create a {label} in the {area} system.", "update": f"Update a {label} in the {area} system.",
-            "delete": f"Delete a {label} from the {area} system.", "archive": f"Archive a {label} in the {area} system.",
+    what = {"get": f"Get one {label} from the {area} system by its id.",
+            "list": f"List the {label}s in the {area} system.",
+            "create": f"Create a {label} in the {area} system.",
+            "update": f"Update a {label} in the {area} system.",
+            "delete": f"Delete a {label} from the {area} system.",
+            "archive": f"Archive a {label} in the {area} system.",
             "export": f"Export the {label}s of the {area} system to a file.",
             "search": f"Search the {label}s of the {area} system."}[verb]
     return Tool(f"{area}_{verb}_{noun}{suffix}", area, what, params)
@@ -154,13 +157,16 @@ def build_request(shape: Shape, model: str, tools: list[Tool], max_tokens: int =
     """The request body of one shape."""
     offered = narrowed_catalog(tools) if shape.narrowed else tools
     if shape.api == "chat":
-        specs: list[JSON] = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                   "parameters": strict_schema(t.parameters) if shape.strict else t.parameters,
-                                                   **({"strict": True} if shape.strict else {})}} for t in offered]
-        choice: Any = {"type": "function", "function": {"name": TARGET}} if shape.tool_choice == "named" else shape.tool_choice
+        specs: list[JSON] = [{"type": "function", "function": {
+            "name": t.name, "description": t.description,
+            "parameters": strict_schema(t.parameters) if shape.strict else t.parameters,
+            **({"strict": True} if shape.strict else {})}} for t in offered]
+        choice: Any = ({"type": "function", "function": {"name": TARGET}} if shape.tool_choice == "named"
+                       else shape.tool_choice)
         return {"model": model, "messages": [{"role": "system", "content": SYSTEM_PROMPT},
                                              {"role": "user", "content": REQUEST}],
-                "tools": specs, "tool_choice": choice, "temperature": 0, "max_tokens": max_tokens, "stream": shape.stream}
+                "tools": specs, "tool_choice": choice, "temperature": 0, "max_tokens": max_tokens,
+                "stream": shape.stream}
     specs = [{"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters,
               "strict": False} for t in offered]
     choice = {"type": "function", "name": TARGET} if shape.tool_choice == "named" else shape.tool_choice
@@ -212,7 +218,8 @@ def stream_json(client: Any, path: str, payload: JSON, timeout_s: float) -> tupl
         except httpx.HTTPError as exc:
             return Exchange(None, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start), False
     body = assemble_stream(payloads)
-    return Exchange(200, body, f"error inside the stream: {error}" if error else None, time.perf_counter() - start), done
+    return (Exchange(200, body, f"error inside the stream: {error}" if error else None, time.perf_counter() - start),
+            done)
 
 
 # ---------------------------------------------------------------- judging one shape
@@ -293,7 +300,8 @@ def run_shape(client: Any, model: str, shape: Shape, tools: list[Tool], timeout_
 
     request = build_request(shape, model, tools)
     path = "/chat/completions" if shape.api == "chat" else "/responses"
-    ex, done = stream_json(client, path, request, timeout_s) if shape.stream else (post_json(client, path, request, timeout_s), True)
+    ex, done = (stream_json(client, path, request, timeout_s) if shape.stream
+                else (post_json(client, path, request, timeout_s), True))
     classification = None
     if ex.error is None:
         try:

@@ -52,7 +52,8 @@ class Shape:
 
     def body(self, model: str, max_tokens: int = MAX_TOKENS) -> dict[str, Any]:
         if self.api == "chat":
-            return {"model": model, "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER}],
+            return {"model": model,
+                    "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER}],
                     "tools": [CHAT_TOOL], "tool_choice": self.tool_choice, "max_tokens": max_tokens,
                     "temperature": 0}
         return {"model": model, "instructions": SYSTEM, "input": USER, "tools": [RESPONSES_TOOL],

@@ -227,7 +227,8 @@ def timed_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, samp
                        timeout=cfg.request_timeout_s) as resp:
         if resp.status_code >= 400:
             resp.read()
-            raise SpeedError(f"{redact_url(cfg.base_url)}/chat/completions answered HTTP {resp.status_code}: {resp.text[:200]!r}")
+            raise SpeedError(f"{redact_url(cfg.base_url)}/chat/completions answered HTTP {resp.status_code}: "
+                             f"{resp.text[:200]!r}")
         if problem := not_an_event_stream(resp.headers.get("content-type", "")):
             raise SpeedError(f"{problem}, so tokens cannot be timed")
         for now, chunk in sse_chunks(resp, time.perf_counter):

@@ -282,7 +282,8 @@ def run_think_check(endpoint: Endpoint, config: ThinkCheckConfig,
                                             time.monotonic() - start)
                 except (httpx.HTTPError, RuntimeError, ValueError, KeyError, TypeError) as exc:
                     attempt = Attempt(problem_id=problem.id, mode=mode, expected=problem.answer,  # type: ignore[arg-type]
-                                      wall_s=round(time.monotonic() - start, 3), error=f"{type(exc).__name__}: {exc}"[:400])
+                                      wall_s=round(time.monotonic() - start, 3),
+                                      error=f"{type(exc).__name__}: {exc}"[:400])
                 attempts.append(attempt)
                 if progress is not None:
                     progress(len(attempts), 2 * len(problems), attempt)

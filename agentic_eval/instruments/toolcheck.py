@@ -158,7 +158,8 @@ def schema_problem(arguments: dict[str, Any], schema: Mapping[str, Any] | None) 
     error = errors[0]
     where = list(error.absolute_path)
     if error.validator == "required":
-        missing = next((k for k in error.validator_value if isinstance(error.instance, dict) and k not in error.instance), "")
+        missing = next((k for k in error.validator_value
+                        if isinstance(error.instance, dict) and k not in error.instance), "")
         return Verdict(False, f"missing_param path={_path([*where, missing])}", error.message)
     if error.validator == "additionalProperties":
         extra = re.findall(r"'([^']+)'", error.message)
@@ -185,7 +186,8 @@ def _check_text(value: Any, rule: Mapping[str, Any], where: list[Any]) -> Verdic
         if " ".join(str(needle).lower().split()) not in folded:
             return Verdict(False, f"wrong_value path={_path(where)}", f"the text does not mention {needle!r}")
     if len(value.strip()) < int(rule.get("min_length", 1)):
-        return Verdict(False, f"wrong_value path={_path(where)}", f"the text is shorter than {rule.get('min_length', 1)}")
+        return Verdict(False, f"wrong_value path={_path(where)}",
+                       f"the text is shorter than {rule.get('min_length', 1)}")
     if "max_length" in rule and len(value) > int(rule["max_length"]):
         return Verdict(False, f"wrong_value path={_path(where)}", f"the text is longer than {rule['max_length']}")
     return OK
@@ -247,7 +249,8 @@ def _check_items(value: Any, spec: Mapping[str, Any], schema: Mapping[str, Any] 
     for number, want in enumerate(items):  # each expected item takes the first unmatched item that fits
         fit = next((i for i in unmatched if _check_value(value[i], want, item_schema, [*where, i]).passed), None)
         if fit is None:
-            return Verdict(False, f"wrong_value path={_path([*where, number])}", f"no item matches expected item {number}")
+            return Verdict(False, f"wrong_value path={_path([*where, number])}",
+                           f"no item matches expected item {number}")
         unmatched.remove(fit)
     return OK
 

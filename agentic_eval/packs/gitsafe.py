@@ -223,7 +223,8 @@ def _differs(sandbox: Path, rel: str, mode: str, oid: str, size: int) -> bool:
     symlinked folder differs."""
     path = sandbox / rel
     try:
-        if "/" in rel and os.path.realpath(path.parent) != os.path.join(os.path.realpath(sandbox), os.path.dirname(rel)):
+        if "/" in rel and (os.path.realpath(path.parent)
+                           != os.path.join(os.path.realpath(sandbox), os.path.dirname(rel))):
             return True
         st = path.lstat()
         if _mode(st) != mode:

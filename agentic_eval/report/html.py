@@ -42,7 +42,8 @@ text-align:left;vertical-align:top}th{background:#f5f5f5}td.num{text-align:right
 td.cell{text-align:center;white-space:nowrap;color:#fff}td.cell a{color:#fff;text-decoration:none;display:block}
 .o-pass{background:#2e7d32}.o-fail{background:#e0a030}.o-text{background:#c62828}.o-unscored{background:#9e9e9e}
 .o-mixed{background:#5c6bc0}.o-none{background:#fff;color:#999}
-.chart{width:100%;min-width:320px;min-height:120px;margin:.5rem 0}.noise{color:#666;font-style:italic}.diff{color:#1565c0}
+.chart{width:100%;min-width:320px;min-height:120px;margin:.5rem 0}\
+.noise{color:#666;font-style:italic}.diff{color:#1565c0}
 details{border:1px solid #ddd;border-radius:4px;margin:.3rem 0;padding:.3rem .6rem}summary{cursor:pointer}
 pre{white-space:pre-wrap;word-break:break-word;background:#fafafa;padding:.4rem;max-height:24rem;overflow:auto;
 font-size:.8rem}.legend span{display:inline-block;padding:.1rem .5rem;margin-right:.3rem;color:#fff;border-radius:3px}
@@ -144,7 +145,8 @@ def headline_section(rows: list[dict[str, Any]]) -> str:
         p1 = st["pass_at_1"]
         latency = "-" if r["latency"] is None else f"{r['latency']:.1f} s"
         body.append(
-            f"<tr><td>#{i}</td><td><small>{esc(r['run'])}</small></td><td>{esc(r['label'])}</td><td class=num data-rate='{r['rate']:.1f}'>"
+            f"<tr><td>#{i}</td><td><small>{esc(r['run'])}</small></td><td>{esc(r['label'])}</td>"
+            f"<td class=num data-rate='{r['rate']:.1f}'>"
             f"{esc(r['ci_text'])}</td><td class=num>{_pct(None if p1 is None else 100 * p1)}</td>"
             f"<td class=num>{esc(at_k)}</td><td>{esc(r['spread'])}</td><td class='{vs_cls}'>{esc(vs)}</td>"
             f"<td class=num>{_pct(r['text_share'])}</td>"
@@ -201,7 +203,8 @@ def outcome_chart(summaries: list[RunSummary]) -> dict[str, Any]:
 
 
 def chart_div(name: str, spec: dict[str, Any]) -> str:
-    return f"<div class=scroll><div class=chart id='chart-{esc(name)}' data-spec='{esc(script_json(spec))}'></div></div>"
+    return (f"<div class=scroll><div class=chart id='chart-{esc(name)}' data-spec='{esc(script_json(spec))}'>"
+            "</div></div>")
 
 
 EMBED = """

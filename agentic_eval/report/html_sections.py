@@ -81,7 +81,8 @@ def _latest(instruments: list[InstrumentRun], kind: str) -> dict[str, Instrument
 def instrument_sections(instruments: list[InstrumentRun], agent_rates: dict[str, float], chart_div: ChartDiv,
                         dirs: dict[str, Path]) -> str:
     """Synthetic scores beside agentic ones, the battery per phase, the form matrix per shape, speed."""
-    tooling, forms, speed = _latest(instruments, "tooling"), _latest(instruments, "forms"), _latest(instruments, "speed")
+    tooling, forms, speed = (_latest(instruments, "tooling"), _latest(instruments, "forms"),
+                             _latest(instruments, "speed"))
     parts = ["<h2 id=instruments>Synthetic tool calling vs agentic tasks</h2>"]
     glance = []
     for model in sorted(set(tooling) | set(forms) | set(agent_rates)):

@@ -116,7 +116,8 @@ def compare_runs(a: RunSummary, b: RunSummary, others: list[RunSummary] | None =
     """A vs B task by task; the noise floor is the larger spread measured for either configuration."""
     spread_of = spreads([a, b, *(others or [])])
     measured = [sp.range_pts for sp in (spread_of[a.config.run_id], spread_of[b.config.run_id]) if sp.runs >= 2]
-    return compare_tasks(labels[0], task_outcomes(a), labels[1], task_outcomes(b), noise_pts=max(measured) if measured else None)
+    return compare_tasks(labels[0], task_outcomes(a), labels[1], task_outcomes(b),
+                         noise_pts=max(measured) if measured else None)
 
 
 def compare_json(a: RunSummary, b: RunSummary, cmp: PairedComparison) -> dict[str, Any]:

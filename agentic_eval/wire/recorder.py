@@ -349,7 +349,8 @@ def _serialized(record: WireRecord) -> str:
         except (ValueError, RecursionError, TypeError):
             kept = None
         fallback = record.model_copy(update={
-            "response": kept, "events": [], "raw_reply": True, "error": f"{record.error}; {why}" if record.error else why})
+            "response": kept, "events": [], "raw_reply": True,
+            "error": f"{record.error}; {why}" if record.error else why})
         return fallback.model_dump_json() + "\n"
 
 
@@ -378,7 +379,8 @@ class _ProxyApp:
             return
         path: str = scope["path"]
         if path != "/v1" and not path.startswith("/v1/"):
-            await _send_json(send, 404, _error_body(f"the wire recorder only forwards /v1/...; got {path}", "not_found"))
+            await _send_json(send, 404,
+                             _error_body(f"the wire recorder only forwards /v1/...; got {path}", "not_found"))
             return
         if self.client_key is not None and not _carries_key(scope["headers"], self.client_key):
             await _send_json(send, 401, _error_body("this trial's key is required (Authorization: Bearer KEY)",
@@ -423,7 +425,8 @@ class _ProxyApp:
         exchange.content_type = upstream.headers.get("content-type", "")
         exchange.content_encoding = upstream.headers.get("content-encoding", "")
         raw_headers = [
-            (name, value) for name, value in upstream.headers.raw if name.decode("latin-1").lower() not in _RESPONSE_HOP_HEADERS
+            (name, value) for name, value in upstream.headers.raw
+            if name.decode("latin-1").lower() not in _RESPONSE_HOP_HEADERS
         ]
         try:
             await send({"type": "http.response.start", "status": upstream.status_code, "headers": raw_headers})

@@ -12,8 +12,9 @@ shares the longest history prefix with):
 reads as: `messages` is the base request's first 12 messages followed by the stored ones, and
 `tools` is the base request's. A long string of the new messages that the base's *reply* holds
 (the model's own tool call arguments, sent back in the history) is stored as "" and listed in
-`from_response`: [[path in the stored messages, path in the base record's response], ...]. `RequestResolver` puts whole requests back, line by line, in file
-order. Pure functions on plain data; the wire recorder and every reader of a log use them.
+`from_response`: [[path in the stored messages, path in the base record's response], ...].
+`RequestResolver` puts whole requests back, line by line, in file order. Pure functions on plain
+data; the wire recorder and every reader of a log use them.
 """
 
 from __future__ import annotations
@@ -168,7 +169,8 @@ class RequestResolver:
         base = self._requests.get(ref.get("base"))  # type: ignore[arg-type]
         key, prefix, same = ref.get("key"), ref.get("prefix"), ref.get("same") or []
         if not isinstance(base, dict):
-            return request, f"request stored by reference to record {ref.get('base')!r}, which is not earlier in the log"
+            return request, (f"request stored by reference to record {ref.get('base')!r}, "
+                             "which is not earlier in the log")
         if (key not in HISTORY_KEYS or not isinstance(prefix, int) or not isinstance(same, list)
                 or not isinstance(base.get(key), list) or not isinstance(request.get(key), list)
                 or not 0 <= prefix <= len(base[key]) or any(name not in base for name in same)):

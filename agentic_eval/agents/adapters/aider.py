@@ -62,7 +62,8 @@ class AiderAgent(CliAgent):
         if run.wire.present and run.wire.model_calls == 0:
             return self.outcome(run, "agent_error", detail="aider exited without calling the model: "
                                 + (last_line(run.stdout) or "no output"))
-        return self.outcome(run, "completed", stop_reason=NO_TOOL_CALLS_BY_DESIGN)  # text-only by design, not a model failure
+        # text-only by design, not a model failure
+        return self.outcome(run, "completed", stop_reason=NO_TOOL_CALLS_BY_DESIGN)
 
 
 

@@ -67,7 +67,8 @@ def wire_facts(path: Path) -> WireFacts:
             facts.not_found_paths.append(rec_path.split("?", 1)[0])
         if rec.get("error") or not isinstance(status, int) or status >= 400:
             message = _error_message(rec.get("response")) or str(rec.get("error") or "")
-            facts.last_model_failure = f"HTTP {status} on {method} {rec_path}" + (f": {message[:200]}" if message else "")
+            facts.last_model_failure = (f"HTTP {status} on {method} {rec_path}"
+                                        + (f": {message[:200]}" if message else ""))
         else:
             facts.last_model_failure = None
     return facts
