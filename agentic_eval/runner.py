@@ -243,7 +243,7 @@ class TrialRunner:
             try:
                 sandbox = materialize_sandbox(task, self.config.seed, tmp / "sandbox")
                 self.backend.prepare(sandbox.path)
-            except Exception as exc:  # a broken generator is the task's problem, unscored
+            except Exception as exc:  # noqa: BLE001 - a broken generator is the task's problem, unscored
                 return finish("agent_error", f"sandbox setup failed: {exc}")
             wire_path = trial_dir / "wire.jsonl"
             outcome, agent_s = self._run_agent(task, sandbox, trial_dir, wire_path)
@@ -293,7 +293,7 @@ class TrialRunner:
                 return finish("grader_error", f"grader error: {grade.reason}", **extra)
             detail = outcome.stop_reason or outcome.detail
             return finish("pass" if grade.verdict is Verdict.PASS else "fail", detail, **extra)
-        except Exception as exc:  # a harness bug must not end the campaign: record it on this trial
+        except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign: record it here
             return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}")
         finally:
             self._end_phase(tmp / "sandbox")
@@ -346,7 +346,7 @@ class TrialRunner:
                     recorder.stop(grace_s=5.0 if outcome.status in ("completed", "endpoint_error") else 0.5)
             else:
                 outcome = self.agent.run(ctx)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - an agent that crashes ends its own trial, not the campaign
             outcome = AgentOutcome("agent_error", detail=f"{type(exc).__name__}: {exc}")
         return outcome, time.monotonic() - a0
 

@@ -398,7 +398,7 @@ def test_cross_check_with_bfcls_own_checker() -> None:
                 verdicts.append((case, answer, kind, ours, theirs, error))
     assert len(verdicts) > 3000
     unexplained, disagreeing, departures_seen = [], set(), set()
-    for case, answer, kind, ours, theirs, error in verdicts:
+    for case, _answer, kind, ours, theirs, error in verdicts:
         if ours.passed == theirs:
             continue
         disagreeing.add(case.id)

