@@ -38,7 +38,7 @@ from agentic_eval import __version__
 from agentic_eval.packs import gitsafe
 from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.confine.backend import SandboxBackend, default_backend
-from agentic_eval.endpoint import Endpoint, scrub, url_secrets
+from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.grader import ScriptRunner, Verdict
 from agentic_eval.leftovers import mark_trial_folder
@@ -334,7 +334,7 @@ class TrialRunner:
                 from agentic_eval.wire.recorder import WireRecorder
 
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
-                                        upstream_headers={"Authorization": f"Bearer {self.endpoint.api_key}"},
+                                        upstream_headers=auth_headers(self.endpoint.api_key),
                                         client_key=placeholder)
                 recorder.start()
                 outcome = AgentOutcome("agent_error", detail="the agent did not return")
