@@ -13,10 +13,19 @@ the grader each get a fresh one, and the previous phase's container (with every 
 left) is removed before the next starts, so the grader runs after all of the agent's processes are
 gone. `close(sandbox)` removes the last one at the end of the trial.
 
-Commands are started with `docker exec` through a small helper (`python -m agentic_eval.docker_exec`)
-that passes the caller's environment by name (`-e NAME`, so no value is on a command line) and swaps
-the harness's Python for the image's. The containers are local to each engine, and bind mounts need
-the engine on this machine: engines on other hosts are the next step (see docs/scale-out.md).
+Warm start: when the harness hands the backend a new sandbox (`prepare`), its first container (the
+sandbox writable, nothing else mounted but what every container gets) is started in the background,
+so that it starts while the agent waits for its first model reply. It is created with the same
+hardening and is used only if the sandbox's first command needs no other mount (the built-in agent's
+tools); otherwise it is discarded unused. A campaign whose sandboxes never use theirs (the oracle's
+fix mounts the task's files) stops starting them after a few misses.
+
+Commands are started through a small helper (`agentic_eval/docker_exec.py`, run with `python -I -S`:
+standard library only) that calls the engine's exec API over its unix socket with the caller's
+environment in the request body (no value on a command line), forwards standard input, and swaps the
+harness's Python for the image's. Containers are created and started with the engine's API directly
+(one call each). The containers are local to each engine, and bind mounts need the engine on this
+machine: engines on other hosts are the next step (see docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,20 +130,33 @@ class DockerBackend:
         self._lock = threading.Lock()
         self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
         self._phases: dict[str, _Phase] = {}
+        self._warm: dict[str, Future[_Phase]] = {}
+        self._warm_used = self._warm_wasted = 0
+        self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
         self.engines: list[Engine] = []
         for host in self.hosts or (None,):
             client = client_for(host)
             image = self.image or ensure_image(client, recipe(), log=lambda line: print(line, file=sys.stderr))[0]
             self.engines.append(Engine(host, client, image, self.slots_per_engine))
-        self._docker = shutil.which("docker")
-        if self._docker is None:
-            raise AgenticEvalError("the docker sandbox runs commands with the docker CLI: apt-get install docker.io")
+        remote = [e.name for e in self.engines if not e.name.startswith("unix://")]
+        if remote and shutil.which("docker") is None:  # the exec helper talks to unix sockets itself
+            raise AgenticEvalError(f"the docker sandbox reaches {remote[0]} with the docker CLI: apt-get install docker.io")
         atexit.register(self.close_all)
 
     # ----- the backend contract
 
     def prepare(self, path: Path) -> None:
-        """Hand the sandbox to uid 65534, the user commands run as in the container."""
+        """Hand the sandbox to uid 65534, the user commands run as in the container, and start its first
+        container in the background (see Warm start above)."""
+        self._chown(path)
+        key = str(path.resolve()) if path.is_dir() else ""
+        with self._lock:
+            warm = (key and key not in self._phases and key not in self._warm
+                    and (self._warm_wasted < 3 or self._warm_used >= self._warm_wasted))
+            if warm:
+                self._warm[key] = self._warming.submit(self._start_phase, [Path(key)], [], None)
+
+    def _chown(self, path: Path) -> None:
         if os.geteuid() != 0 or not path.is_dir() or path.stat().st_uid == RUN_UID:
             return
         os.chown(path, RUN_UID, RUN_UID)
@@ -149,8 +171,8 @@ class DockerBackend:
         readable = [Path(p) for p in getattr(spec, "readable", ())]
         phase = self._phase(writable, readable)
         command = [IMAGE_PYTHON if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
-        return [sys.executable, "-m", "agentic_eval.docker_exec", self._docker or "docker", phase.engine.name,
-                phase.container.id, str(cwd), "--", *command]
+        return [sys.executable, "-I", "-S", str(_package_dir() / "docker_exec.py"), phase.engine.name,
+                phase.container.id, str(cwd), str(RUN_UID), IMAGE_PATH, IMAGE_PYTHON, "--", *command]
 
     def describe(self, sandbox: Path) -> dict[str, str]:
         """Which engine and image run the sandbox's current phase (for the trial record)."""
@@ -167,13 +189,17 @@ class DockerBackend:
         """Remove the sandbox's container: every process in it ends."""
         with self._lock:
             phase = self._phases.pop(str(sandbox), None)
-        if phase is not None:
-            self._remove(phase)
+            warm = self._warm.pop(str(sandbox), None)
+        for each in (phase, self._claim(warm)):
+            if each is not None:
+                self._remove(each)
 
     def close_all(self) -> None:
         """Remove every container this backend started, and wait until they are gone."""
         with self._lock:
             phases, self._phases = list(self._phases.values()), {}
+            warm, self._warm = list(self._warm.values()), {}
+        phases += [p for p in map(self._claim, warm) if p is not None]
         for phase in phases:
             self._remove(phase)
         self._removals.shutdown(wait=True)
@@ -194,12 +220,40 @@ class DockerBackend:
             if current is not None and current.covers(writable, readable):
                 return current
             self._phases.pop(sandbox, None)
+            warm = self._warm.pop(sandbox, None)
         if current is not None:
             self._remove(current)  # the previous phase ends with every process it left
-        for path in writable:
-            self.prepare(path)
+        ready = self._claim(warm)
+        if ready is not None:
+            used = ready.covers(writable, readable)
+            with self._lock:
+                self._warm_used += used
+                self._warm_wasted += not used
+                if used:
+                    self._phases[sandbox] = ready
+                    return ready
+            self._remove(ready)
+        phase = self._start_phase(writable, readable, current.engine if current is not None else None)
         with self._lock:
-            engine = current.engine if current is not None and not current.engine.lost else self._pick()
+            self._phases[sandbox] = phase
+        return phase
+
+    def _claim(self, warm: Future[_Phase] | None) -> _Phase | None:
+        """A warm container once it has started, or None (none, or its start failed)."""
+        if warm is None:
+            return None
+        try:
+            return warm.result()
+        except Exception:  # noqa: BLE001 - the phase's own start will say why, as one line
+            return None
+
+    def _start_phase(self, writable: list[Path], readable: list[Path], previous: Engine | None) -> _Phase:
+        """A started container for a phase: on the previous phase's engine while it lives, else the freest."""
+        sandbox = str(writable[0])
+        for path in writable:
+            self._chown(path)
+        with self._lock:
+            engine = previous if previous is not None and not previous.lost else self._pick()
             engine.running += 1
         try:
             container, mounted = self._start(engine, writable, readable, sandbox)
@@ -213,10 +267,7 @@ class DockerBackend:
                 if not refused:  # it did not answer: no more trials go there; a refusal is this trial's alone
                     engine.lost = why
             raise AgenticEvalError(f"Docker engine {engine.name} could not start a container: {why}") from None
-        phase = _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted)
-        with self._lock:
-            self._phases[sandbox] = phase
-        return phase
+        return _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted)
 
     def _start(self, engine: Engine, writable: list[Path], readable: list[Path],
                sandbox: str) -> tuple[Any, tuple[str, ...]]:
@@ -234,14 +285,25 @@ class DockerBackend:
             volumes[str(path)] = {"bind": str(path), "mode": "rw"}
         mounts = [{"Target": package, "Source": package, "Type": "bind", "ReadOnly": True}]
         limits = self.limits
-        container = engine.client.containers.run(
-            engine.image, ["sleep", "infinity"], detach=True, init=True, network_mode="none", read_only=True,
-            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}, user=f"{RUN_UID}:{RUN_UID}",
+        api = engine.client.api  # create and start: one API call each (the SDK's run() inspects it too)
+        host_config = api.create_host_config(
+            init=True, network_mode="none", read_only=True,
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"},
             cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=limits.memory,
             memswap_limit=limits.memory, pids_limit=limits.pids, nano_cpus=int(limits.cpus * 1e9),
-            volumes=volumes, working_dir=sandbox, labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
-            environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, mounts=[_mount(m) for m in mounts],
+            binds=[f"{src}:{v['bind']}:{v['mode']}" for src, v in volumes.items()], mounts=[_mount(m) for m in mounts],
         )
+        created = api.create_container(
+            engine.image, ["sleep", "infinity"], user=f"{RUN_UID}:{RUN_UID}", working_dir=sandbox,
+            labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
+            environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, host_config=host_config,
+        )
+        container = engine.client.containers.prepare_model({"Id": created["Id"]})
+        try:
+            api.start(created["Id"])
+        except Exception:
+            _remove_quietly(container)
+            raise
         mounted = {path for path in volumes if not node or path != os.path.realpath(node)} | {package}
         return container, tuple(sorted(mounted))
 
@@ -254,4 +316,7 @@ class DockerBackend:
             pass
         with self._lock:
             phase.engine.running = max(0, phase.engine.running - 1)
-        self._removals.submit(_remove_quietly, phase.container)
+        try:
+            self._removals.submit(_remove_quietly, phase.container)
+        except RuntimeError:  # at interpreter exit (atexit): no new threads, so remove it here
+            _remove_quietly(phase.container)

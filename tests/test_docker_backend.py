@@ -213,6 +213,61 @@ def test_helper_refuses_a_bad_command_line() -> None:
     assert proc.returncode == 2 and "usage" in proc.stderr
 
 
+def test_stdin_output_and_exit_status_pass_through(backend: object, tmp_path: Path) -> None:
+    sandbox = _sandbox(tmp_path)
+    argv = backend.wrap(["bash", "-c", "cat; echo to-err >&2; exit 3"], cwd=sandbox,  # type: ignore[attr-defined]
+                        spec=Spec(writable=(sandbox,)))
+    proc = subprocess.run(argv, input="from stdin\n" * 20000, capture_output=True, text=True, timeout=60,
+                          env={"PATH": os.environ["PATH"]}, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "from stdin\n" * 20000, "to-err\n")
+
+
+def test_the_file_tools_work_in_the_container(backend: object, tmp_path: Path) -> None:
+    """The file tools read their request on stdin: the helper forwards it."""
+    from agentic_eval.tools import ToolLimits, read_file, write_file
+
+    sandbox = _sandbox(tmp_path)
+    limits = ToolLimits(backend=backend)
+    write_file(sandbox, {"path": "new.txt", "content": "from a tool\n"}, limits)
+    assert (sandbox / "new.txt").read_text() == "from a tool\n"
+    assert "hello" in read_file(sandbox, {"path": "a.txt"}, limits)
+
+
+def test_a_warm_container_serves_the_first_command_or_is_discarded(engine: str, tmp_path: Path) -> None:
+    """prepare() starts the sandbox's first container ahead; a first command that needs other mounts gets a
+    fresh one, the warm one is removed, and after a few such misses no more are started."""
+    import docker
+
+    from agentic_eval.docker_backend import DockerBackend
+
+    backend = DockerBackend(hosts=[engine])
+    client = docker.DockerClient(base_url=engine)
+    try:
+        sandbox = _sandbox(tmp_path)
+        backend.prepare(sandbox)
+        label = f"agentic-eval.sandbox={sandbox}"
+        deadline = time.monotonic() + 60
+        while not client.containers.list(filters={"label": label}):  # started before any command
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert run(backend, sandbox, "true").returncode == 0
+        assert backend._warm_used == 1 and backend._warm_wasted == 0  # type: ignore[attr-defined]
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        task = tmp_path / "task"
+        task.mkdir()
+        for i in range(4):
+            other = tmp_path / f"o{i}"
+            other.mkdir()
+            backend.prepare(other)
+            assert run(backend, other, f"ls {task}", spec=Spec(writable=(other,), readable=(task,))).returncode == 0
+            running = client.containers.list(filters={"label": f"agentic-eval.sandbox={other}"})
+            assert len(running) == 1  # the warm one is gone: only the phase's own runs
+            backend.close(other)  # type: ignore[attr-defined]
+        assert backend._warm_wasted == 3 and not backend._warm  # type: ignore[attr-defined]
+    finally:
+        backend.close_all()
+
+
 # ----- whole runs with --sandbox docker
 
 
