@@ -13,12 +13,11 @@ the grader each get a fresh one, and the previous phase's container (with every 
 left) is removed before the next starts, so the grader runs after all of the agent's processes are
 gone. `close(sandbox)` removes the last one at the end of the trial.
 
-Warm start: when the harness hands the backend a new sandbox (`prepare`), its first container (the
-sandbox writable, nothing else mounted but what every container gets) is started in the background,
-so that it starts while the agent waits for its first model reply. It is created with the same
-hardening and is used only if the sandbox's first command needs no other mount (the built-in agent's
-tools); otherwise it is discarded unused. A campaign whose sandboxes never use theirs (the oracle's
-fix mounts the task's files) stops starting them after a few misses.
+Warm start: before an agent that calls a model starts, the runner calls `warm(sandbox)`, and the
+sandbox's first container (the sandbox writable, nothing else mounted but what every container gets)
+is started in the background while the agent waits for its first model reply. It is created with the
+same hardening and is used only if the sandbox's first command needs no other mount (the built-in
+agent's tools); otherwise it is discarded unused, and after a few such misses no more are started.
 
 Commands are started through a small helper (`agentic_eval/docker_exec.py`, run with `python -I -S`:
 standard library only) that calls the engine's exec API over its unix socket with the caller's
@@ -146,10 +145,12 @@ class DockerBackend:
     # ----- the backend contract
 
     def prepare(self, path: Path) -> None:
-        """Hand the sandbox to uid 65534, the user commands run as in the container, and start its first
-        container in the background (see Warm start above)."""
+        """Hand the sandbox to uid 65534, the user commands run as in the container."""
         self._chown(path)
-        key = str(path.resolve()) if path.is_dir() else ""
+
+    def warm(self, path: Path) -> None:
+        """Start the sandbox's first container in the background (see Warm start above)."""
+        key = str(path) if path.is_dir() else ""
         with self._lock:
             warm = (key and key not in self._phases and key not in self._warm
                     and (self._warm_wasted < 3 or self._warm_used >= self._warm_wasted))

@@ -293,6 +293,15 @@ class TrialRunner:
         where: dict[str, str] = describe(sandbox_path) if callable(describe) else {}
         record.update({f"sandbox_{k}": v for k, v in where.items() if k in ("engine", "image")})
 
+    def _warm(self, sandbox_path: Path) -> None:
+        """Backends that can start a sandbox's first container ahead of its first command (docker) do so."""
+        warm = getattr(self.backend, "warm", None)
+        if callable(warm):
+            try:
+                warm(sandbox_path.resolve())
+            except Exception:  # noqa: BLE001 - only a head start: the first command starts its own
+                pass
+
     def _end_phase(self, sandbox_path: Path) -> None:
         """Backends that keep a trial's processes in a container of their own (docker) end them here."""
         close = getattr(self.backend, "close", None)
@@ -315,6 +324,7 @@ class TrialRunner:
         a0 = time.monotonic()
         try:
             if self.agent.uses_model:
+                self._warm(sandbox.path)  # docker: its first container starts while the model answers
                 from agentic_eval.wire import WireRecorder
 
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,

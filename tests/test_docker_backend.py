@@ -234,7 +234,7 @@ def test_the_file_tools_work_in_the_container(backend: object, tmp_path: Path) -
 
 
 def test_a_warm_container_serves_the_first_command_or_is_discarded(engine: str, tmp_path: Path) -> None:
-    """prepare() starts the sandbox's first container ahead; a first command that needs other mounts gets a
+    """warm() starts the sandbox's first container ahead; a first command that needs other mounts gets a
     fresh one, the warm one is removed, and after a few such misses no more are started."""
     import docker
 
@@ -244,7 +244,7 @@ def test_a_warm_container_serves_the_first_command_or_is_discarded(engine: str, 
     client = docker.DockerClient(base_url=engine)
     try:
         sandbox = _sandbox(tmp_path)
-        backend.prepare(sandbox)
+        backend.warm(sandbox)  # type: ignore[attr-defined]
         label = f"agentic-eval.sandbox={sandbox}"
         deadline = time.monotonic() + 60
         while not client.containers.list(filters={"label": label}):  # started before any command
@@ -258,7 +258,7 @@ def test_a_warm_container_serves_the_first_command_or_is_discarded(engine: str, 
         for i in range(4):
             other = tmp_path / f"o{i}"
             other.mkdir()
-            backend.prepare(other)
+            backend.warm(other)  # type: ignore[attr-defined]
             assert run(backend, other, f"ls {task}", spec=Spec(writable=(other,), readable=(task,))).returncode == 0
             running = client.containers.list(filters={"label": f"agentic-eval.sandbox={other}"})
             assert len(running) == 1  # the warm one is gone: only the phase's own runs
