@@ -13,6 +13,14 @@ the grader each get a fresh one, and the previous phase's container (with every 
 left) is removed before the next starts, so the grader runs after all of the agent's processes are
 gone. `close(sandbox)` removes the last one at the end of the trial.
 
+The work dir on a size-capped volume: as root, `cap_disk(sandbox)` moves the sandbox onto a tmpfs of
+`limits.work_size` (1 GiB; `AGENTIC_EVAL_DOCKER_WORK_SIZE`) mounted at its own path on this machine, so
+the harness and every container see the same capped tree (a bind mount on overlay2 cannot be capped
+otherwise here: no project quotas on ext4). A model that fills it gets "No space left on device", and
+`disk_full(sandbox)` tells the runner, which ends the trial as a scored fail before grading.
+`release(sandbox)` unmounts it at the end of the trial (copying the tree out first when it is kept).
+Its pages are charged to the writer's memory limit.
+
 Warm start: before an agent that calls a model starts, the runner calls `warm(sandbox)`, and the
 sandbox's first container (the sandbox writable, nothing else mounted but what every container gets)
 is started in the background while the agent waits for its first model reply. It is created with the
@@ -32,6 +40,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import subprocess
 import sys
 import threading
 from collections.abc import Sequence
@@ -94,6 +103,8 @@ class DockerLimits:
     pids: int = 512
     cpus: float = 2.0
     tmp_size: str = "512m"
+    work_size: str = field(default_factory=lambda: os.environ.get("AGENTIC_EVAL_DOCKER_WORK_SIZE", "1g"))
+    """The sandbox's size cap (a tmpfs size: 1g, 512m)."""
 
 
 def _remove_quietly(container: Any) -> None:
@@ -131,6 +142,7 @@ class DockerBackend:
         self._phases: dict[str, _Phase] = {}
         self._warm: dict[str, Future[_Phase]] = {}
         self._warm_used = self._warm_wasted = 0
+        self._capped: set[str] = set()
         self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
         self.engines: list[Engine] = []
         for host in self.hosts or (None,):
@@ -156,6 +168,59 @@ class DockerBackend:
                     and (self._warm_wasted < 3 or self._warm_used >= self._warm_wasted))
             if warm:
                 self._warm[key] = self._warming.submit(self._start_phase, [Path(key)], [], None)
+
+    def cap_disk(self, path: Path) -> None:
+        """Move the sandbox onto a tmpfs of `limits.work_size` mounted at its own path (as root; else the
+        sandbox stays uncapped)."""
+        path = path.resolve()
+        if os.geteuid() != 0 or not path.is_dir() or os.path.ismount(path) or shutil.which("mount") is None:
+            return
+        staging = path.with_name(path.name + ".uncapped")
+        os.rename(path, staging)
+        path.mkdir()
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.limits.work_size},mode=0755,nosuid,nodev",
+                               "agentic-eval-work", str(path)], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            path.rmdir()
+            os.rename(staging, path)
+            raise AgenticEvalError(f"cannot mount the size-capped work dir ({self.limits.work_size}) at {path}: "
+                                   f"{proc.stderr.strip()[-200:]}")
+        with self._lock:
+            self._capped.add(str(path))
+        shutil.copytree(staging, path, symlinks=True, dirs_exist_ok=True)
+        shutil.rmtree(staging)
+
+    def disk_full(self, path: Path) -> str:
+        """Why the sandbox counts as full (under 16 MiB left of its cap), or an empty string."""
+        path = path.resolve()
+        if str(path) not in self._capped:
+            return ""
+        st = os.statvfs(path)
+        if st.f_bavail * st.f_frsize >= 16 << 20:
+            return ""
+        return f"the work dir filled its size cap ({self.limits.work_size}): no space left to grade in"
+
+    def release(self, path: Path, keep: bool = False) -> None:
+        """Unmount the sandbox's capped volume (its tree copied back to a plain folder first when `keep`).
+        Never raises."""
+        path = path.resolve()
+        with self._lock:
+            if str(path) not in self._capped:
+                return
+            self._capped.discard(str(path))
+        kept = path.with_name(path.name + ".kept")
+        try:
+            if keep:
+                shutil.copytree(path, kept, symlinks=True)
+        except OSError:  # the tree is lost with the mount, not the trial's record
+            keep = False
+        subprocess.run(["umount", "--lazy", str(path)], capture_output=True, check=False)
+        try:
+            path.rmdir()
+            if keep:
+                os.rename(kept, path)
+        except OSError:
+            pass
 
     def _chown(self, path: Path) -> None:
         if os.geteuid() != 0 or not path.is_dir() or path.stat().st_uid == RUN_UID:
@@ -203,6 +268,8 @@ class DockerBackend:
         phases += [p for p in map(self._claim, warm) if p is not None]
         for phase in phases:
             self._remove(phase)
+        for path in list(self._capped):
+            self.release(Path(path))
         self._removals.shutdown(wait=True)
         self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
 

@@ -328,3 +328,57 @@ def test_a_cli_agent_is_refused_in_one_line(docker_env: str, tmp_path: Path,
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "cannot run in the docker sandbox yet" in err[0]
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path: Path) -> None:
+    """As root the sandbox moves onto a tmpfs of the cap's size at its own path: writing past it fails with
+    no space left, the backend reports it full, and release() leaves a plain folder (kept when asked)."""
+    from agentic_eval.docker_backend import DockerBackend, DockerLimits
+
+    if os.geteuid() != 0:
+        pytest.skip("the capped work dir needs root (a tmpfs mount)")
+    backend = DockerBackend(hosts=[engine], limits=DockerLimits(work_size="48m"))
+    try:
+        sandbox = _sandbox(tmp_path)
+        backend.cap_disk(sandbox)
+        backend.prepare(sandbox)
+        assert os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
+        assert backend.disk_full(sandbox) == ""
+        proc = run(backend, sandbox, "dd if=/dev/zero of=big bs=1M count=100; cat a.txt")
+        assert "No space left on device" in proc.stderr and proc.stdout == "hello\n"
+        assert (sandbox / "big").stat().st_size < 48 << 20
+        assert "size cap (48m)" in backend.disk_full(sandbox)
+        backend.close(sandbox)
+        backend.release(sandbox, keep=True)
+        assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
+        other = tmp_path / "other"
+        other.mkdir()
+        backend.cap_disk(other)
+        backend.release(other)
+        assert not other.exists() and not os.path.ismount(other)
+    finally:
+        backend.close_all()
+
+
+def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.fake_endpoint import FakeEndpoint
+    from tests.test_grading_integrity import _pack, commands_then_done
+    from tests.test_run import run_cli
+
+    if os.geteuid() != 0:
+        pytest.skip("the capped work dir needs root (a tmpfs mount)")
+    def work_mounts() -> int:
+        return Path("/proc/mounts").read_text().count("agentic-eval-work ")
+
+    monkeypatch.setenv("AGENTIC_EVAL_DOCKER_WORK_SIZE", "40m")
+    before = work_mounts()
+    pack = _pack(tmp_path / "fill")
+    with FakeEndpoint(responder=commands_then_done(["sed -i 's/a - b/a + b/' src/calc.py",
+                                                    "dd if=/dev/zero of=fill bs=1M count=200"])) as fake:
+        code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+                             "--sandbox", "docker", "--run-dir", str(tmp_path / "runs"), "--json",
+                             "--agent-opt", "max_retries=0")
+    (trial,) = data["trials"]
+    assert trial["outcome"] == "fail" and "size cap (40m)" in trial["detail"], trial
+    assert work_mounts() == before  # released at the end of the trial
