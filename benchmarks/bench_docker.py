@@ -94,19 +94,21 @@ def main() -> None:
               f"bwrap - local: {statistics.median(per_trial['bwrap']) - base:+.3f} s")
 
         trials = 8
-        walls = {}
+        print(f"built-in agent, {trials} trials x 3 requests at {LATENCY:g} s (wall of the whole run):")
         with FakeEndpoint(responder=three_turns) as fake:
             pack = ["--tasks", str(REPO / "tests" / "packs" / "mini")]
-            for jobs in (1, 4):
-                t0 = time.monotonic()
-                data = run(["--model", "fake-model", "--base-url", fake.base_url, *pack, "--attempts", str(trials),
-                            "-j", str(jobs), "--sandbox", "docker", "--run-dir", str(work / f"j{jobs}"),
-                            "--agent-opt", "max_retries=0"], env)
-                walls[jobs] = time.monotonic() - t0
-                assert data["unscored"] == 0, data["outcomes"]
-        ideal = walls[1] / 4
-        print(f"built-in agent, {trials} trials x 3 requests at {LATENCY:g} s, one engine: -j 1 {walls[1]:.1f} s, "
-              f"-j 4 {walls[4]:.1f} s: {ideal / walls[4]:.2f} of ideal")
+            for kind in ("docker", "local"):  # local: how far the harness itself scales on these cores
+                walls = {}
+                for jobs in (1, 4):
+                    t0 = time.monotonic()
+                    data = run(["--model", "fake-model", "--base-url", fake.base_url, *pack, "--attempts",
+                                str(trials), "-j", str(jobs), "--sandbox", kind, "--run-dir",
+                                str(work / f"j{jobs}{kind}"), "--agent-opt", "max_retries=0"], env)
+                    walls[jobs] = time.monotonic() - t0
+                    assert data["unscored"] == 0, data["outcomes"]
+                ideal = walls[1] / 4
+                print(f"  {kind:6s} -j 1 {walls[1]:.1f} s, -j 4 {walls[4]:.1f} s: {ideal / walls[4]:.2f} of ideal"
+                      + (" (one engine)" if kind == "docker" else ""))
 
         second = start_engine(folders[1])
         data = run(["--agent", "oracle", "--sandbox", "docker", "--docker-host", first, "--docker-host", second,

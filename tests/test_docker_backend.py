@@ -376,7 +376,7 @@ def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Pat
     pack = _pack(tmp_path / "fill")
     with FakeEndpoint(responder=commands_then_done(["sed -i 's/a - b/a + b/' src/calc.py",
                                                     "dd if=/dev/zero of=fill bs=1M count=200"])) as fake:
-        code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+        _code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
                              "--sandbox", "docker", "--run-dir", str(tmp_path / "runs"), "--json",
                              "--agent-opt", "max_retries=0")
     (trial,) = data["trials"]
