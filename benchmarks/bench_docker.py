@@ -4,7 +4,8 @@ Starts private Docker engines (scripts/dockerd.sh, as root) unless DOCKER_HOST a
 - per trial, `run --agent oracle` over a few core tasks with each backend, interleaved rounds (median of
   each trial's recorded duration);
 - the built-in agent against a scripted endpoint with a fixed latency per request (three requests per
-  trial): wall time at -j 1 and -j 4 on one engine, and the speed-up against ideal;
+  trial): wall time at -j 1 and -j 4 on one engine, and the speed-up against ideal; the same with the
+  local backend, which shows how far the harness itself scales on this machine's cores;
 - two engines: how 8 trials spread over them.
 
 Goals (issue 17): at most 0.7 s per trial on overlay2 when idle; -j 4 at least 0.8 of ideal. Both
