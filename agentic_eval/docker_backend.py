@@ -21,11 +21,16 @@ otherwise here: no project quotas on ext4). A model that fills it gets "No space
 `release(sandbox)` unmounts it at the end of the trial (copying the tree out first when it is kept).
 Its pages are charged to the writer's memory limit.
 
-Warm start: before an agent that calls a model starts, the runner calls `warm(sandbox)`, and the
-sandbox's first container (the sandbox writable, nothing else mounted but what every container gets)
-is started in the background while the agent waits for its first model reply. It is created with the
-same hardening and is used only if the sandbox's first command needs no other mount (the built-in
-agent's tools); otherwise it is discarded unused, and after a few such misses no more are started.
+Warm start: before a trial's agent starts, the runner calls `warm(sandbox, first=...)`. For an agent
+that calls a model (`first`), the sandbox's first container (the sandbox writable, nothing else
+mounted but what every container gets) starts in the background while the agent waits for its first
+model reply. And once the trial's first phase has its container, the grader's is started beside it
+(same mounts, fresh, idle: no command runs in it before the first phase's container is killed), so
+grading does not wait for a container. The grader's per-run files that are not mounted in it (its
+variables folder, the pristine store: small folders under the temp dir) are copied into its private
+/tmp at the same paths, read-only, root-owned. Warm containers are created with the same hardening,
+used only if they serve the phase, else discarded; after a few misses no more are started.
+`AGENTIC_EVAL_DOCKER_WARM=0` turns warm starts off (to measure what they save).
 
 Commands are started through a small helper (`agentic_eval/docker_exec.py`, run with `python -I -S`:
 standard library only) that calls the engine's exec API over its unix socket with the caller's
@@ -92,9 +97,13 @@ class _Phase:
     def covers(self, writable: list[Path], readable: list[Path]) -> bool:
         """Whether this container already serves a command with these paths: the same writable ones, and
         every readable one under something it mounts (the agent's tool calls share a container)."""
+        return self.missing(writable, readable) == []
+
+    def missing(self, writable: list[Path], readable: list[Path]) -> list[Path] | None:
+        """The readable paths this container does not mount (None: its writable ones differ)."""
         if tuple(sorted(str(p) for p in writable)) != self.writable:
-            return False
-        return all(any(p == Path(m) or Path(m) in p.parents for m in self.mounted) for p in readable)
+            return None
+        return [p for p in readable if not any(p == Path(m) or Path(m) in p.parents for m in self.mounted)]
 
 
 @dataclass(frozen=True)
@@ -143,6 +152,9 @@ class DockerBackend:
         self._warm: dict[str, Future[_Phase]] = {}
         self._warm_used = self._warm_wasted = 0
         self._capped: set[str] = set()
+        self._trials: dict[str, int] = {}
+        self._grader_reads: dict[str, list[Path]] = {}
+        """Sandboxes of trials (warm() was called) and how many phases each has started."""
         self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
         self.engines: list[Engine] = []
         for host in self.hosts or (None,):
@@ -160,14 +172,20 @@ class DockerBackend:
         """Hand the sandbox to uid 65534, the user commands run as in the container."""
         self._chown(path)
 
-    def warm(self, path: Path) -> None:
-        """Start the sandbox's first container in the background (see Warm start above)."""
-        key = str(path) if path.is_dir() else ""
+    def warm(self, path: Path, first: bool = True, readable: Sequence[Path] = ()) -> None:
+        """A trial's sandbox: start its first container in the background (`first`), and its grader's
+        (which also mounts `readable`) once the first phase runs (see Warm start above)."""
+        key = str(path) if path.is_dir() and os.environ.get("AGENTIC_EVAL_DOCKER_WARM") != "0" else ""
         with self._lock:
-            warm = (key and key not in self._phases and key not in self._warm
-                    and (self._warm_wasted < 3 or self._warm_used >= self._warm_wasted))
-            if warm:
+            if not key:
+                return
+            self._trials.setdefault(key, 0)
+            self._grader_reads[key] = [Path(p) for p in readable]
+            if first and key not in self._phases and key not in self._warm and self._warming_pays():
                 self._warm[key] = self._warming.submit(self._start_phase, [Path(key)], [], None)
+
+    def _warming_pays(self) -> bool:
+        return self._warm_wasted < 3 or self._warm_used >= self._warm_wasted
 
     def cap_disk(self, path: Path) -> None:
         """Move the sandbox onto a tmpfs of `limits.work_size` mounted at its own path (as root; else the
@@ -205,9 +223,16 @@ class DockerBackend:
         Never raises."""
         path = path.resolve()
         with self._lock:
-            if str(path) not in self._capped:
-                return
+            self._trials.pop(str(path), None)
+            self._grader_reads.pop(str(path), None)
+            warm = self._warm.pop(str(path), None)
+            capped = str(path) in self._capped
             self._capped.discard(str(path))
+        ready = self._claim(warm)
+        if ready is not None:
+            self._remove(ready)
+        if not capped:
+            return
         kept = path.with_name(path.name + ".kept")
         try:
             if keep:
@@ -255,7 +280,9 @@ class DockerBackend:
         """Remove the sandbox's container: every process in it ends."""
         with self._lock:
             phase = self._phases.pop(str(sandbox), None)
-            warm = self._warm.pop(str(sandbox), None)
+            # after the trial's first phase, its grader's container stays ready for the next
+            keep = self._trials.get(str(sandbox)) == 1
+            warm = None if keep else self._warm.pop(str(sandbox), None)
         for each in (phase, self._claim(warm)):
             if each is not None:
                 self._remove(each)
@@ -270,6 +297,8 @@ class DockerBackend:
             self._remove(phase)
         for path in list(self._capped):
             self.release(Path(path))
+        self._trials.clear()
+        self._grader_reads.clear()
         self._removals.shutdown(wait=True)
         self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
 
@@ -293,18 +322,59 @@ class DockerBackend:
             self._remove(current)  # the previous phase ends with every process it left
         ready = self._claim(warm)
         if ready is not None:
-            used = ready.covers(writable, readable)
+            missing = ready.missing(writable, readable)
+            used = missing is not None and (not missing or self._copy_in(ready, missing))
             with self._lock:
                 self._warm_used += used
                 self._warm_wasted += not used
-                if used:
-                    self._phases[sandbox] = ready
-                    return ready
+            if used:
+                return self._begin(sandbox, ready, readable)
             self._remove(ready)
         phase = self._start_phase(writable, readable, current.engine if current is not None else None)
+        return self._begin(sandbox, phase, readable)
+
+    def _begin(self, sandbox: str, phase: _Phase, readable: list[Path]) -> _Phase:
+        """Make `phase` the sandbox's current one; after a trial's first, start its grader's container."""
         with self._lock:
             self._phases[sandbox] = phase
+            started = self._trials.get(sandbox)
+            if started is None:
+                return phase
+            self._trials[sandbox] = started + 1
+            if started == 0 and sandbox not in self._warm and self._warming_pays():
+                reads = [p for p in [*readable, *self._grader_reads.get(sandbox, [])] if p.exists()]
+                self._warm[sandbox] = self._warming.submit(self._start_phase, [Path(sandbox)], reads, phase.engine)
         return phase
+
+    def _copy_in(self, phase: _Phase, paths: list[Path]) -> bool:
+        """Copy small folders under the temp dir into the container's private /tmp at their own paths,
+        read-only and root-owned; False when they cannot be (too big, elsewhere, or the copy failed)."""
+        import io
+        import tarfile
+        import tempfile
+
+        tmp = Path(tempfile.gettempdir()).resolve()
+        if tmp != Path("/tmp") or any(tmp not in p.parents or not p.exists() for p in paths):
+            return False
+        total = sum(f.stat().st_size for p in paths for f in [p, *p.rglob("*")] if f.is_file())
+        if total > 16 << 20:
+            return False
+
+        def root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            info.uid = info.gid = 0
+            return info
+
+        data = io.BytesIO()
+        with tarfile.open(fileobj=data, mode="w") as tar:
+            for p in paths:
+                tar.add(p, arcname=str(p).lstrip("/"), filter=root_owned)
+        argv = [sys.executable, "-I", "-S", str(_package_dir() / "docker_exec.py"), phase.engine.name,
+                phase.container.id, "/", "0", IMAGE_PATH, IMAGE_PYTHON, "--", "sh", "-c", 'tar -x -C / -f - && chmod -R a-w "$@"', "sh", *map(str, paths)]
+        try:
+            proc = subprocess.run(argv, input=data.getvalue(), capture_output=True, timeout=60, env={}, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return proc.returncode == 0
 
     def _claim(self, warm: Future[_Phase] | None) -> _Phase | None:
         """A warm container once it has started, or None (none, or its start failed)."""

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from agentic_eval import __version__, gitsafe
 from agentic_eval.agent import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
+from agentic_eval.builtin import graders_dir
 from agentic_eval.confine import SandboxBackend, default_backend
 from agentic_eval.endpoint import Endpoint, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
@@ -306,12 +307,13 @@ class TrialRunner:
         full = getattr(self.backend, "disk_full", None)
         return (full(sandbox_path) or None) if callable(full) else None
 
-    def _warm(self, sandbox_path: Path) -> None:
-        """Backends that can start a sandbox's first container ahead of its first command (docker) do so."""
+    def _warm(self, sandbox_path: Path, first: bool, readable: tuple[Path, ...]) -> None:
+        """Backends that can start a trial's containers ahead of its commands (docker) do so; `readable`:
+        what its grader will read."""
         warm = getattr(self.backend, "warm", None)
         if callable(warm):
             try:
-                warm(sandbox_path.resolve())
+                warm(sandbox_path.resolve(), first=first, readable=readable)
             except Exception:  # noqa: BLE001 - only a head start: the first command starts its own
                 pass
 
@@ -336,8 +338,10 @@ class TrialRunner:
         )
         a0 = time.monotonic()
         try:
+            # docker: the grader's container starts during the agent; the first one while the model answers
+            reads = (task.dir, task.pack_dir, graders_dir(), *filter(None, [sandbox.pristine_store]))
+            self._warm(sandbox.path, first=self.agent.uses_model, readable=reads)
             if self.agent.uses_model:
-                self._warm(sandbox.path)  # docker: its first container starts while the model answers
                 from agentic_eval.wire import WireRecorder
 
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,

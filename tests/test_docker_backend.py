@@ -17,6 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DOCKERD = REPO / "scripts" / "dockerd.sh"
+LABEL = "agentic-eval.sandbox"
 IMAGE_CACHE = os.environ.get("AGENTIC_EVAL_CACHE") or str(
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentic-eval")
 """The user's cache, read before the tests isolate HOME: the image's root filesystem is built once, not per run."""
@@ -152,11 +153,11 @@ def test_close_removes_the_container(backend: object, tmp_path: Path, engine: st
     assert run(backend, sandbox, "true").returncode == 0
     client = docker.DockerClient(base_url=engine)
     label = f"agentic-eval.sandbox={sandbox}"
-    assert client.containers.list(all=True, filters={"label": label})
+    assert client.api.containers(all=True, filters={"label": label})
     backend.close(sandbox)  # type: ignore[attr-defined]
-    assert not client.containers.list(filters={"label": label})  # killed at once: nothing of it runs
+    assert not client.api.containers(filters={"label": label})  # killed at once: nothing of it runs
     deadline = time.monotonic() + 30
-    while client.containers.list(all=True, filters={"label": label}):  # removed in the background
+    while client.api.containers(all=True, filters={"label": label}):  # removed in the background
         assert time.monotonic() < deadline
         time.sleep(0.1)
 
@@ -247,22 +248,25 @@ def test_a_warm_container_serves_the_first_command_or_is_discarded(engine: str, 
         backend.warm(sandbox)  # type: ignore[attr-defined]
         label = f"agentic-eval.sandbox={sandbox}"
         deadline = time.monotonic() + 60
-        while not client.containers.list(filters={"label": label}):  # started before any command
+        while not client.api.containers(filters={"label": label}):  # started before any command
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert run(backend, sandbox, "true").returncode == 0
         assert backend._warm_used == 1 and backend._warm_wasted == 0  # type: ignore[attr-defined]
         backend.close(sandbox)  # type: ignore[attr-defined]
-        task = tmp_path / "task"
-        task.mkdir()
+        backend.release(sandbox)  # type: ignore[attr-defined]  # the trial's end: its grader's container goes
+        task = REPO / "tests"  # outside the temp dir: mounted, never copied in
         for i in range(4):
             other = tmp_path / f"o{i}"
             other.mkdir()
             backend.warm(other)  # type: ignore[attr-defined]
             assert run(backend, other, f"ls {task}", spec=Spec(writable=(other,), readable=(task,))).returncode == 0
-            running = client.containers.list(filters={"label": f"agentic-eval.sandbox={other}"})
-            assert len(running) == 1  # the warm one is gone: only the phase's own runs
             backend.close(other)  # type: ignore[attr-defined]
+            backend.release(other)  # type: ignore[attr-defined]
+            deadline = time.monotonic() + 30
+            while client.api.containers(filters={"label": f"agentic-eval.sandbox={other}"}):  # none left running
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
         assert backend._warm_wasted == 3 and not backend._warm  # type: ignore[attr-defined]
     finally:
         backend.close_all()
@@ -292,8 +296,14 @@ def test_oracle_passes_and_nop_fails_in_containers(docker_env: str, tmp_path: Pa
             assert trial["sandbox_image"].startswith("sha256:")
     import docker
 
-    left = docker.DockerClient(base_url=docker_env).containers.list(all=True, filters={"label": "agentic-eval.sandbox"})
-    assert not [c for c in left if "/ae-trial-" in c.labels["agentic-eval.sandbox"]]  # every trial's removed
+    def left() -> list[str]:
+        found = docker.DockerClient(base_url=docker_env).api.containers(all=True, filters={"label": LABEL})
+        return [c["Id"] for c in found if "/ae-trial-" in c["Labels"]["agentic-eval.sandbox"]]
+
+    deadline = time.monotonic() + 30
+    while left():  # every trial's removed (in the background, within moments)
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
 
 
 def test_builtin_agent_in_containers_honest_pass_and_attacks_fail(docker_env: str, tmp_path: Path,
@@ -382,3 +392,44 @@ def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Pat
     (trial,) = data["trials"]
     assert trial["outcome"] == "fail" and "size cap (40m)" in trial["detail"], trial
     assert work_mounts() == before  # released at the end of the trial
+
+
+def test_the_graders_container_is_started_during_the_first_phase(engine: str, tmp_path: Path) -> None:
+    """A trial's second phase gets a container started while its first ran (no command ran in it before the
+    first was killed); a small folder it does not mount is copied into its /tmp, read-only, root-owned."""
+    import tempfile
+
+    import docker
+
+    from agentic_eval.docker_backend import DockerBackend
+
+    backend = DockerBackend(hosts=[engine])
+    client = docker.DockerClient(base_url=engine)
+    try:
+        sandbox = _sandbox(tmp_path)
+        task = tmp_path / "task"
+        task.mkdir()
+        (task / "t.txt").write_text("task file\n")
+        backend.warm(sandbox, first=False, readable=[task])  # type: ignore[attr-defined]
+        assert run(backend, sandbox, "(setsid sleep 7777 > /dev/null 2>&1 &); echo first").returncode == 0
+        label = f"agentic-eval.sandbox={sandbox}"
+        deadline = time.monotonic() + 60
+        while len(client.api.containers(filters={"label": label})) < 2:  # the grader's, beside the first
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        with tempfile.TemporaryDirectory(prefix="ae-test-vars-") as folder:
+            (Path(folder) / "vars.json").write_text('{"x": 1}\n')
+            os.chmod(folder, 0o755)
+            spec = Spec(writable=(sandbox,), readable=(task, Path(folder)))
+            proc = run(backend, sandbox, f"ps ax -o args; cat {task}/t.txt {folder}/vars.json; stat -c '%u %A' "
+                                         f"{folder}/vars.json; touch {folder}/x || echo refused", spec=spec)
+        assert "sleep 7777" not in proc.stdout
+        assert "task file" in proc.stdout and '{"x": 1}' in proc.stdout
+        assert "0 -r--r--r--" in proc.stdout and "refused" in proc.stdout
+        assert backend._warm_used == 1 and backend._warm_wasted == 0  # type: ignore[attr-defined]
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        backend.release(sandbox)  # type: ignore[attr-defined]
+        assert not client.api.containers(filters={"label": label})
+    finally:
+        backend.close_all()
