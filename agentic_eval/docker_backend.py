@@ -10,8 +10,8 @@ else a command needs is mounted read-only at its own path, and agentic-eval's pa
 
 A container serves one *phase* of one sandbox: the agent's commands share one; the reference fix and
 the grader each get a fresh one, and the previous phase's container (with every process the agent
-left) is removed before the next starts, so the grader runs after all of the agent's processes are
-gone. `close(sandbox)` removes the last one at the end of the trial.
+left) is killed before the next runs its first command, so the grader runs after all of the agent's
+processes are gone. `close(sandbox)` kills the current one; `release(sandbox)` ends the trial.
 
 The work dir on a size-capped volume: as root, `cap_disk(sandbox)` moves the sandbox onto a tmpfs of
 `limits.work_size` (1 GiB; `AGENTIC_EVAL_DOCKER_WORK_SIZE`) mounted at its own path on this machine, so
