@@ -256,7 +256,7 @@ class DockerBackend:
                 os.chown(os.path.join(dirpath, name), RUN_UID, RUN_UID, follow_symlinks=False)
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Any) -> list[str]:
-        """`argv` run by `docker exec` in the container of this sandbox's current phase (started, and the
+        """`argv` run by the exec helper in the container of this sandbox's current phase (started, and the
         previous phase's removed, when the mounts differ)."""
         writable = [Path(p) for p in getattr(spec, "writable", ())] or [cwd]
         readable = [Path(p) for p in getattr(spec, "readable", ())]
