@@ -37,6 +37,7 @@ from typing import IO, Any
 from agentic_eval import __version__
 from agentic_eval.packs import gitsafe
 from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
+from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
@@ -242,6 +243,7 @@ class TrialRunner:
         try:
             try:
                 sandbox = materialize_sandbox(task, self.config.seed, tmp / "sandbox")
+                self._backend_hook("cap_disk", sandbox.path)  # docker: the work dir on a size-capped volume
                 self.backend.prepare(sandbox.path)
             except Exception as exc:  # noqa: BLE001 - a broken generator is the task's problem, unscored
                 return finish("agent_error", f"sandbox setup failed: {exc}")
@@ -259,7 +261,7 @@ class TrialRunner:
                     files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
             self._note_engine(base, sandbox.path)
             self._end_phase(sandbox.path)  # every process the agent left ends before anything is judged
-            broken = repository_damage(sandbox.path, sandbox.pristine_commit)
+            broken = repository_damage(sandbox.path, sandbox.pristine_commit) or self._disk_full(sandbox.path)
             if broken is not None:  # the model's doing, so scored: nothing left that a grader could judge
                 return finish("fail", broken, agent_duration_s=round(agent_s, 3), agent_status=outcome.status,
                               stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
@@ -297,6 +299,7 @@ class TrialRunner:
             return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}")
         finally:
             self._end_phase(tmp / "sandbox")
+            self._backend_hook("release", tmp / "sandbox", keep=self.keep_sandboxes)
             if self.keep_sandboxes and (tmp / "sandbox").exists():
                 shutil.move(str(tmp / "sandbox"), str(trial_dir / "sandbox"))
             shutil.rmtree(tmp, ignore_errors=True)
@@ -308,6 +311,27 @@ class TrialRunner:
         describe = getattr(self.backend, "describe", None)
         where: dict[str, str] = describe(sandbox_path) if callable(describe) else {}
         record.update({f"sandbox_{k}": v for k, v in where.items() if k in ("engine", "image")})
+
+    def _backend_hook(self, name: str, sandbox_path: Path, **kwargs: Any) -> None:
+        """Call a backend's optional per-sandbox step (docker's cap_disk, release) when it has one."""
+        hook = getattr(self.backend, name, None)
+        if callable(hook):
+            hook(sandbox_path, **kwargs)
+
+    def _disk_full(self, sandbox_path: Path) -> str | None:
+        """docker: why the model's work dir is full (a scored fail: it filled it), else None."""
+        full = getattr(self.backend, "disk_full", None)
+        return (full(sandbox_path) or None) if callable(full) else None
+
+    def _warm(self, sandbox_path: Path, first: bool, readable: tuple[Path, ...]) -> None:
+        """Backends that can start a trial's containers ahead of its commands (docker) do so; `readable`:
+        what its grader will read."""
+        warm = getattr(self.backend, "warm", None)
+        if callable(warm):
+            try:
+                warm(sandbox_path.resolve(), first=first, readable=readable)
+            except Exception:  # noqa: BLE001 - only a head start: the first command starts its own
+                pass
 
     def _end_phase(self, sandbox_path: Path) -> None:
         """Backends that keep a trial's processes in a container of their own (docker) end them here."""
@@ -330,6 +354,9 @@ class TrialRunner:
         )
         a0 = time.monotonic()
         try:
+            # docker: the grader's container starts during the agent; the first one while the model answers
+            reads = (task.dir, task.pack_dir, graders_dir(), *filter(None, [sandbox.pristine_store]))
+            self._warm(sandbox.path, first=self.agent.uses_model, readable=reads)
             if self.agent.uses_model:
                 from agentic_eval.wire.recorder import WireRecorder
 

@@ -4,7 +4,8 @@ Starts private Docker engines (scripts/dockerd.sh, as root) unless DOCKER_HOST a
 - per trial, `run --agent oracle` over a few core tasks with each backend, interleaved rounds (median of
   each trial's recorded duration);
 - the built-in agent against a scripted endpoint with a fixed latency per request (three requests per
-  trial): wall time at -j 1 and -j 4 on one engine, and the speed-up against ideal;
+  trial): wall time at -j 1 and -j 4 on one engine, and the speed-up against ideal; the same with the
+  local backend, which shows how far the harness itself scales on this machine's cores;
 - two engines: how 8 trials spread over them.
 
 Goals (issue 17): at most 0.7 s per trial on overlay2 when idle; -j 4 at least 0.8 of ideal. Both
@@ -28,7 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call  # noqa: E402
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
 
 TASKS = ["json-set-port", "fix-failing-test", "yaml-scale-deploy", "read-config-answer"]
 
@@ -94,19 +95,21 @@ def main() -> None:
               f"bwrap - local: {statistics.median(per_trial['bwrap']) - base:+.3f} s")
 
         trials = 8
-        walls = {}
+        print(f"built-in agent, {trials} trials x 3 requests at {LATENCY:g} s (wall of the whole run):")
         with FakeEndpoint(responder=three_turns) as fake:
             pack = ["--tasks", str(REPO / "tests" / "packs" / "mini")]
-            for jobs in (1, 4):
-                t0 = time.monotonic()
-                data = run(["--model", "fake-model", "--base-url", fake.base_url, *pack, "--attempts", str(trials),
-                            "-j", str(jobs), "--sandbox", "docker", "--run-dir", str(work / f"j{jobs}"),
-                            "--agent-opt", "max_retries=0"], env)
-                walls[jobs] = time.monotonic() - t0
-                assert data["unscored"] == 0, data["outcomes"]
-        ideal = walls[1] / 4
-        print(f"built-in agent, {trials} trials x 3 requests at {LATENCY:g} s, one engine: -j 1 {walls[1]:.1f} s, "
-              f"-j 4 {walls[4]:.1f} s: {ideal / walls[4]:.2f} of ideal")
+            for kind in ("docker", "local"):  # local: how far the harness itself scales on these cores
+                walls = {}
+                for jobs in (1, 4):
+                    t0 = time.monotonic()
+                    data = run(["--model", "fake-model", "--base-url", fake.base_url, *pack, "--attempts",
+                                str(trials), "-j", str(jobs), "--sandbox", kind, "--run-dir",
+                                str(work / f"j{jobs}{kind}"), "--agent-opt", "max_retries=0"], env)
+                    walls[jobs] = time.monotonic() - t0
+                    assert data["unscored"] == 0, data["outcomes"]
+                ideal = walls[1] / 4
+                print(f"  {kind:6s} -j 1 {walls[1]:.1f} s, -j 4 {walls[4]:.1f} s: {ideal / walls[4]:.2f} of ideal"
+                      + (" (one engine)" if kind == "docker" else ""))
 
         second = start_engine(folders[1])
         data = run(["--agent", "oracle", "--sandbox", "docker", "--docker-host", first, "--docker-host", second,

@@ -17,6 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DOCKERD = REPO / "scripts" / "dockerd.sh"
+LABEL = "agentic-eval.sandbox"
 IMAGE_CACHE = os.environ.get("AGENTIC_EVAL_CACHE") or str(
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentic-eval")
 """The user's cache, read before the tests isolate HOME: the image's root filesystem is built once, not per run."""
@@ -152,11 +153,11 @@ def test_close_removes_the_container(backend: object, tmp_path: Path, engine: st
     assert run(backend, sandbox, "true").returncode == 0
     client = docker.DockerClient(base_url=engine)
     label = f"agentic-eval.sandbox={sandbox}"
-    assert client.containers.list(all=True, filters={"label": label})
+    assert client.api.containers(all=True, filters={"label": label})
     backend.close(sandbox)  # type: ignore[attr-defined]
-    assert not client.containers.list(filters={"label": label})  # killed at once: nothing of it runs
+    assert not client.api.containers(filters={"label": label})  # killed at once: nothing of it runs
     deadline = time.monotonic() + 30
-    while client.containers.list(all=True, filters={"label": label}):  # removed in the background
+    while client.api.containers(all=True, filters={"label": label}):  # removed in the background
         assert time.monotonic() < deadline
         time.sleep(0.1)
 
@@ -208,9 +209,67 @@ def test_trials_spread_over_engines_and_a_lost_engine_costs_only_its_trials(engi
 
 
 def test_helper_refuses_a_bad_command_line() -> None:
-    proc = subprocess.run([sys.executable, "-m", "agentic_eval.confine.docker_exec", "docker"], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run([sys.executable, "-m", "agentic_eval.confine.docker_exec", "docker"], capture_output=True,
+                          text=True, check=False)
     assert proc.returncode == 2 and "usage" in proc.stderr
+
+
+def test_stdin_output_and_exit_status_pass_through(backend: object, tmp_path: Path) -> None:
+    sandbox = _sandbox(tmp_path)
+    argv = backend.wrap(["bash", "-c", "cat; echo to-err >&2; exit 3"], cwd=sandbox,  # type: ignore[attr-defined]
+                        spec=Spec(writable=(sandbox,)))
+    proc = subprocess.run(argv, input="from stdin\n" * 20000, capture_output=True, text=True, timeout=60,
+                          env={"PATH": os.environ["PATH"]}, check=False)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "from stdin\n" * 20000, "to-err\n")
+
+
+def test_the_file_tools_work_in_the_container(backend: object, tmp_path: Path) -> None:
+    """The file tools read their request on stdin: the helper forwards it."""
+    from agentic_eval.agents.builtin.tools import ToolLimits, read_file, write_file
+
+    sandbox = _sandbox(tmp_path)
+    limits = ToolLimits(backend=backend)
+    write_file(sandbox, {"path": "new.txt", "content": "from a tool\n"}, limits)
+    assert (sandbox / "new.txt").read_text() == "from a tool\n"
+    assert "hello" in read_file(sandbox, {"path": "a.txt"}, limits)
+
+
+def test_a_warm_container_serves_the_first_command_or_is_discarded(engine: str, tmp_path: Path) -> None:
+    """warm() starts the sandbox's first container ahead; a first command that needs other mounts gets a
+    fresh one, the warm one is removed, and after a few such misses no more are started."""
+    import docker
+
+    from agentic_eval.confine.docker import DockerBackend
+
+    backend = DockerBackend(hosts=[engine])
+    client = docker.DockerClient(base_url=engine)
+    try:
+        sandbox = _sandbox(tmp_path)
+        backend.warm(sandbox)  # type: ignore[attr-defined]
+        label = f"agentic-eval.sandbox={sandbox}"
+        deadline = time.monotonic() + 60
+        while not client.api.containers(filters={"label": label}):  # started before any command
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert run(backend, sandbox, "true").returncode == 0
+        assert backend._warm_used == 1 and backend._warm_wasted == 0  # type: ignore[attr-defined]
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        backend.release(sandbox)  # type: ignore[attr-defined]  # the trial's end: its grader's container goes
+        task = REPO / "tests"  # outside the temp dir: mounted, never copied in
+        for i in range(4):
+            other = tmp_path / f"o{i}"
+            other.mkdir()
+            backend.warm(other)  # type: ignore[attr-defined]
+            assert run(backend, other, f"ls {task}", spec=Spec(writable=(other,), readable=(task,))).returncode == 0
+            backend.close(other)  # type: ignore[attr-defined]
+            backend.release(other)  # type: ignore[attr-defined]
+            deadline = time.monotonic() + 30
+            while client.api.containers(filters={"label": f"agentic-eval.sandbox={other}"}):  # none left running
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        assert backend._warm_wasted == 3 and not backend._warm  # type: ignore[attr-defined]
+    finally:
+        backend.close_all()
 
 
 # ----- whole runs with --sandbox docker
@@ -237,8 +296,14 @@ def test_oracle_passes_and_nop_fails_in_containers(docker_env: str, tmp_path: Pa
             assert trial["sandbox_image"].startswith("sha256:")
     import docker
 
-    left = docker.DockerClient(base_url=docker_env).containers.list(all=True, filters={"label": "agentic-eval.sandbox"})
-    assert not [c for c in left if "/ae-trial-" in c.labels["agentic-eval.sandbox"]]  # every trial's removed
+    def left() -> list[str]:
+        found = docker.DockerClient(base_url=docker_env).api.containers(all=True, filters={"label": LABEL})
+        return [c["Id"] for c in found if "/ae-trial-" in c["Labels"]["agentic-eval.sandbox"]]
+
+    deadline = time.monotonic() + 30
+    while left():  # every trial's removed (in the background, within moments)
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
 
 
 def test_builtin_agent_in_containers_honest_pass_and_attacks_fail(docker_env: str, tmp_path: Path,
@@ -273,3 +338,97 @@ def test_a_cli_agent_is_refused_in_one_line(docker_env: str, tmp_path: Path,
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "cannot run in the docker sandbox yet" in err[0]
     assert not (tmp_path / "runs").exists()
+
+
+def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path: Path) -> None:
+    """As root the sandbox moves onto a tmpfs of the cap's size at its own path: writing past it fails with
+    no space left, the backend reports it full, and release() leaves a plain folder (kept when asked)."""
+    from agentic_eval.confine.docker import DockerBackend, DockerLimits
+
+    if os.geteuid() != 0:
+        pytest.skip("the capped work dir needs root (a tmpfs mount)")
+    backend = DockerBackend(hosts=[engine], limits=DockerLimits(work_size="48m"))
+    try:
+        sandbox = _sandbox(tmp_path)
+        backend.cap_disk(sandbox)
+        backend.prepare(sandbox)
+        assert os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
+        assert backend.disk_full(sandbox) == ""
+        proc = run(backend, sandbox, "dd if=/dev/zero of=big bs=1M count=100; cat a.txt")
+        assert "No space left on device" in proc.stderr and proc.stdout == "hello\n"
+        assert (sandbox / "big").stat().st_size < 48 << 20
+        assert "size cap (48m)" in backend.disk_full(sandbox)
+        backend.close(sandbox)
+        backend.release(sandbox, keep=True)
+        assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
+        other = tmp_path / "other"
+        other.mkdir()
+        backend.cap_disk(other)
+        backend.release(other)
+        assert not other.exists() and not os.path.ismount(other)
+    finally:
+        backend.close_all()
+
+
+def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import commands_then_done, integrity_pack, run_cli
+
+    if os.geteuid() != 0:
+        pytest.skip("the capped work dir needs root (a tmpfs mount)")
+    def work_mounts() -> int:
+        return Path("/proc/mounts").read_text().count("agentic-eval-work ")
+
+    monkeypatch.setenv("AGENTIC_EVAL_DOCKER_WORK_SIZE", "40m")
+    before = work_mounts()
+    pack = integrity_pack(tmp_path / "fill")
+    with FakeEndpoint(responder=commands_then_done(["sed -i 's/a - b/a + b/' src/calc.py",
+                                                    "dd if=/dev/zero of=fill bs=1M count=200"])) as fake:
+        _code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+                             "--sandbox", "docker", "--run-dir", str(tmp_path / "runs"), "--json",
+                             "--agent-opt", "max_retries=0")
+    (trial,) = data["trials"]
+    assert trial["outcome"] == "fail" and "size cap (40m)" in trial["detail"], trial
+    assert work_mounts() == before  # released at the end of the trial
+
+
+def test_the_graders_container_is_started_during_the_first_phase(engine: str, tmp_path: Path) -> None:
+    """A trial's second phase gets a container started while its first ran (no command ran in it before the
+    first was killed); a small folder it does not mount is copied into its /tmp, read-only, root-owned."""
+    import tempfile
+
+    import docker
+
+    from agentic_eval.confine.docker import DockerBackend
+
+    backend = DockerBackend(hosts=[engine])
+    client = docker.DockerClient(base_url=engine)
+    try:
+        sandbox = _sandbox(tmp_path)
+        task = tmp_path / "task"
+        task.mkdir()
+        (task / "t.txt").write_text("task file\n")
+        backend.warm(sandbox, first=False, readable=[task])  # type: ignore[attr-defined]
+        assert run(backend, sandbox, "(setsid sleep 7777 > /dev/null 2>&1 &); echo first").returncode == 0
+        label = f"agentic-eval.sandbox={sandbox}"
+        deadline = time.monotonic() + 60
+        while len(client.api.containers(filters={"label": label})) < 2:  # the grader's, beside the first
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        with tempfile.TemporaryDirectory(prefix="ae-test-vars-") as folder:
+            (Path(folder) / "vars.json").write_text('{"x": 1}\n')
+            os.chmod(folder, 0o755)
+            spec = Spec(writable=(sandbox,), readable=(task, Path(folder)))
+            proc = run(backend, sandbox, f"ps ax -o args; cat {task}/t.txt {folder}/vars.json; stat -c '%u %A' "
+                                         f"{folder}/vars.json; touch {folder}/x || echo refused", spec=spec)
+        assert "sleep 7777" not in proc.stdout
+        assert "task file" in proc.stdout and '{"x": 1}' in proc.stdout
+        assert "0 -r--r--r--" in proc.stdout and "refused" in proc.stdout
+        assert backend._warm_used == 1 and backend._warm_wasted == 0  # type: ignore[attr-defined]
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        backend.release(sandbox)  # type: ignore[attr-defined]
+        assert not client.api.containers(filters={"label": label})
+    finally:
+        backend.close_all()

@@ -10,13 +10,34 @@ else a command needs is mounted read-only at its own path, and agentic-eval's pa
 
 A container serves one *phase* of one sandbox: the agent's commands share one; the reference fix and
 the grader each get a fresh one, and the previous phase's container (with every process the agent
-left) is removed before the next starts, so the grader runs after all of the agent's processes are
-gone. `close(sandbox)` removes the last one at the end of the trial.
+left) is killed before the next runs its first command, so the grader runs after all of the agent's
+processes are gone. `close(sandbox)` kills the current one; `release(sandbox)` ends the trial.
 
-Commands are started with `docker exec` through a small helper (`python -m agentic_eval.confine.docker_exec`)
-that passes the caller's environment by name (`-e NAME`, so no value is on a command line) and swaps
-the harness's Python for the image's. The containers are local to each engine, and bind mounts need
-the engine on this machine: engines on other hosts are the next step (see docs/scale-out.md).
+The work dir on a size-capped volume: as root, `cap_disk(sandbox)` moves the sandbox onto a tmpfs of
+`limits.work_size` (1 GiB; `AGENTIC_EVAL_DOCKER_WORK_SIZE`) mounted at its own path on this machine, so
+the harness and every container see the same capped tree (a bind mount on overlay2 cannot be capped
+otherwise here: no project quotas on ext4). A model that fills it gets "No space left on device", and
+`disk_full(sandbox)` tells the runner, which ends the trial as a scored fail before grading.
+`release(sandbox)` unmounts it at the end of the trial (copying the tree out first when it is kept).
+Its pages are charged to the writer's memory limit.
+
+Warm start: before a trial's agent starts, the runner calls `warm(sandbox, first=...)`. For an agent
+that calls a model (`first`), the sandbox's first container (the sandbox writable, nothing else
+mounted but what every container gets) starts in the background while the agent waits for its first
+model reply. And once the trial's first phase has its container, the grader's is started beside it
+(same mounts, fresh, idle: no command runs in it before the first phase's container is killed), so
+grading does not wait for a container. The grader's per-run files that are not mounted in it (its
+variables folder, the pristine store: small folders under the temp dir) are copied into its private
+/tmp at the same paths, read-only, root-owned. Warm containers are created with the same hardening,
+used only if they serve the phase, else discarded; after a few misses no more are started.
+`AGENTIC_EVAL_DOCKER_WARM=0` turns warm starts off (to measure what they save).
+
+Commands are started through a small helper (`confine/docker_exec.py`, run with `python -I -S`:
+standard library only) that calls the engine's exec API over its unix socket with the caller's
+environment in the request body (no value on a command line), forwards standard input, and swaps the
+harness's Python for the image's. Containers are created and started with the engine's API directly
+(one call each). The containers are local to each engine, and bind mounts need the engine on this
+machine: engines on other hosts are the next step (see docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -24,10 +45,11 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import subprocess
 import sys
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,9 +97,13 @@ class _Phase:
     def covers(self, writable: list[Path], readable: list[Path]) -> bool:
         """Whether this container already serves a command with these paths: the same writable ones, and
         every readable one under something it mounts (the agent's tool calls share a container)."""
+        return self.missing(writable, readable) == []
+
+    def missing(self, writable: list[Path], readable: list[Path]) -> list[Path] | None:
+        """The readable paths this container does not mount (None: its writable ones differ)."""
         if tuple(sorted(str(p) for p in writable)) != self.writable:
-            return False
-        return all(any(p == Path(m) or Path(m) in p.parents for m in self.mounted) for p in readable)
+            return None
+        return [p for p in readable if not any(p == Path(m) or Path(m) in p.parents for m in self.mounted)]
 
 
 @dataclass(frozen=True)
@@ -86,6 +112,8 @@ class DockerLimits:
     pids: int = 512
     cpus: float = 2.0
     tmp_size: str = "512m"
+    work_size: str = field(default_factory=lambda: os.environ.get("AGENTIC_EVAL_DOCKER_WORK_SIZE", "1g"))
+    """The sandbox's size cap (a tmpfs size: 1g, 512m)."""
 
 
 def _remove_quietly(container: Any) -> None:
@@ -99,6 +127,10 @@ def _mount(spec: dict[str, Any]) -> Any:
     from docker.types import Mount
 
     return Mount(target=spec["Target"], source=spec["Source"], type=spec["Type"], read_only=spec["ReadOnly"])
+
+
+_EXEC_HELPER = Path(__file__).resolve().parent / "docker_exec.py"
+"""Run with `python -I -S`: standard library only, it starts in a few milliseconds."""
 
 
 def _package_dir() -> Path:
@@ -121,20 +153,106 @@ class DockerBackend:
         self._lock = threading.Lock()
         self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
         self._phases: dict[str, _Phase] = {}
+        self._warm: dict[str, Future[_Phase]] = {}
+        self._warm_used = self._warm_wasted = 0
+        self._capped: set[str] = set()
+        self._trials: dict[str, int] = {}
+        self._grader_reads: dict[str, list[Path]] = {}
+        """Sandboxes of trials (warm() was called) and how many phases each has started."""
+        self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
         self.engines: list[Engine] = []
         for host in self.hosts or (None,):
             client = client_for(host)
             image = self.image or ensure_image(client, recipe(), log=lambda line: print(line, file=sys.stderr))[0]
             self.engines.append(Engine(host, client, image, self.slots_per_engine))
-        self._docker = shutil.which("docker")
-        if self._docker is None:
-            raise AgenticEvalError("the docker sandbox runs commands with the docker CLI: apt-get install docker.io")
+        remote = [e.name for e in self.engines if not e.name.startswith("unix://")]
+        if remote and shutil.which("docker") is None:  # the exec helper talks to unix sockets itself
+            raise AgenticEvalError(
+                f"the docker sandbox reaches {remote[0]} with the docker CLI: apt-get install docker.io")
         atexit.register(self.close_all)
 
     # ----- the backend contract
 
     def prepare(self, path: Path) -> None:
         """Hand the sandbox to uid 65534, the user commands run as in the container."""
+        self._chown(path)
+
+    def warm(self, path: Path, first: bool = True, readable: Sequence[Path] = ()) -> None:
+        """A trial's sandbox: start its first container in the background (`first`), and its grader's
+        (which also mounts `readable`) once the first phase runs (see Warm start above)."""
+        key = str(path) if path.is_dir() and os.environ.get("AGENTIC_EVAL_DOCKER_WARM") != "0" else ""
+        with self._lock:
+            if not key:
+                return
+            self._trials.setdefault(key, 0)
+            self._grader_reads[key] = [Path(p) for p in readable]
+            if first and key not in self._phases and key not in self._warm and self._warming_pays():
+                self._warm[key] = self._warming.submit(self._start_phase, [Path(key)], [], None)
+
+    def _warming_pays(self) -> bool:
+        return self._warm_wasted < 3 or self._warm_used >= self._warm_wasted
+
+    def cap_disk(self, path: Path) -> None:
+        """Move the sandbox onto a tmpfs of `limits.work_size` mounted at its own path (as root; else the
+        sandbox stays uncapped)."""
+        path = path.resolve()
+        if os.geteuid() != 0 or not path.is_dir() or os.path.ismount(path) or shutil.which("mount") is None:
+            return
+        staging = path.with_name(path.name + ".uncapped")
+        os.rename(path, staging)
+        path.mkdir()
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.limits.work_size},mode=0755,nosuid,nodev",
+                               "agentic-eval-work", str(path)], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            path.rmdir()
+            os.rename(staging, path)
+            raise AgenticEvalError(f"cannot mount the size-capped work dir ({self.limits.work_size}) at {path}: "
+                                   f"{proc.stderr.strip()[-200:]}")
+        with self._lock:
+            self._capped.add(str(path))
+        shutil.copytree(staging, path, symlinks=True, dirs_exist_ok=True)
+        shutil.rmtree(staging)
+
+    def disk_full(self, path: Path) -> str:
+        """Why the sandbox counts as full (under 16 MiB left of its cap), or an empty string."""
+        path = path.resolve()
+        if str(path) not in self._capped:
+            return ""
+        st = os.statvfs(path)
+        if st.f_bavail * st.f_frsize >= 16 << 20:
+            return ""
+        return f"the work dir filled its size cap ({self.limits.work_size}): no space left to grade in"
+
+    def release(self, path: Path, keep: bool = False) -> None:
+        """Unmount the sandbox's capped volume (its tree copied back to a plain folder first when `keep`).
+        Never raises."""
+        path = path.resolve()
+        with self._lock:
+            self._trials.pop(str(path), None)
+            self._grader_reads.pop(str(path), None)
+            warm = self._warm.pop(str(path), None)
+            capped = str(path) in self._capped
+            self._capped.discard(str(path))
+        ready = self._claim(warm)
+        if ready is not None:
+            self._remove(ready)
+        if not capped:
+            return
+        kept = path.with_name(path.name + ".kept")
+        try:
+            if keep:
+                shutil.copytree(path, kept, symlinks=True)
+        except OSError:  # the tree is lost with the mount, not the trial's record
+            keep = False
+        subprocess.run(["umount", "--lazy", str(path)], capture_output=True, check=False)
+        try:
+            path.rmdir()
+            if keep:
+                os.rename(kept, path)
+        except OSError:
+            pass
+
+    def _chown(self, path: Path) -> None:
         if os.geteuid() != 0 or not path.is_dir() or path.stat().st_uid == RUN_UID:
             return
         os.chown(path, RUN_UID, RUN_UID)
@@ -143,14 +261,14 @@ class DockerBackend:
                 os.chown(os.path.join(dirpath, name), RUN_UID, RUN_UID, follow_symlinks=False)
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Any) -> list[str]:
-        """`argv` run by `docker exec` in the container of this sandbox's current phase (started, and the
+        """`argv` run by the exec helper in the container of this sandbox's current phase (started, and the
         previous phase's removed, when the mounts differ)."""
         writable = [Path(p) for p in getattr(spec, "writable", ())] or [cwd]
         readable = [Path(p) for p in getattr(spec, "readable", ())]
         phase = self._phase(writable, readable)
         command = [IMAGE_PYTHON if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
-        return [sys.executable, "-m", "agentic_eval.confine.docker_exec", self._docker or "docker", phase.engine.name,
-                phase.container.id, str(cwd), "--", *command]
+        return [sys.executable, "-I", "-S", str(_EXEC_HELPER), phase.engine.name,
+                phase.container.id, str(cwd), str(RUN_UID), IMAGE_PATH, IMAGE_PYTHON, "--", *command]
 
     def describe(self, sandbox: Path) -> dict[str, str]:
         """Which engine and image run the sandbox's current phase (for the trial record)."""
@@ -167,15 +285,25 @@ class DockerBackend:
         """Remove the sandbox's container: every process in it ends."""
         with self._lock:
             phase = self._phases.pop(str(sandbox), None)
-        if phase is not None:
-            self._remove(phase)
+            # after the trial's first phase, its grader's container stays ready for the next
+            keep = self._trials.get(str(sandbox)) == 1
+            warm = None if keep else self._warm.pop(str(sandbox), None)
+        for each in (phase, self._claim(warm)):
+            if each is not None:
+                self._remove(each)
 
     def close_all(self) -> None:
         """Remove every container this backend started, and wait until they are gone."""
         with self._lock:
             phases, self._phases = list(self._phases.values()), {}
+            warm, self._warm = list(self._warm.values()), {}
+        phases += [p for p in map(self._claim, warm) if p is not None]
         for phase in phases:
             self._remove(phase)
+        for path in list(self._capped):
+            self.release(Path(path))
+        self._trials.clear()
+        self._grader_reads.clear()
         self._removals.shutdown(wait=True)
         self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
 
@@ -184,7 +312,8 @@ class DockerBackend:
     def _pick(self) -> Engine:
         live = [e for e in self.engines if not e.lost]
         if not live:
-            raise AgenticEvalError("no Docker engine is left: " + "; ".join(f"{e.name}: {e.lost}" for e in self.engines))
+            lost = "; ".join(f"{e.name}: {e.lost}" for e in self.engines)
+            raise AgenticEvalError(f"no Docker engine is left: {lost}")
         return max(live, key=lambda e: (e.slots - e.running, -self.engines.index(e)))
 
     def _phase(self, writable: list[Path], readable: list[Path]) -> _Phase:
@@ -194,16 +323,86 @@ class DockerBackend:
             if current is not None and current.covers(writable, readable):
                 return current
             self._phases.pop(sandbox, None)
+            warm = self._warm.pop(sandbox, None)
         if current is not None:
             self._remove(current)  # the previous phase ends with every process it left
-        for path in writable:
-            self.prepare(path)
+        ready = self._claim(warm)
+        if ready is not None:
+            missing = ready.missing(writable, readable)
+            used = missing is not None and (not missing or self._copy_in(ready, missing))
+            with self._lock:
+                self._warm_used += used
+                self._warm_wasted += not used
+            if used:
+                return self._begin(sandbox, ready, readable)
+            self._remove(ready)
+        phase = self._start_phase(writable, readable, current.engine if current is not None else None)
+        return self._begin(sandbox, phase, readable)
+
+    def _begin(self, sandbox: str, phase: _Phase, readable: list[Path]) -> _Phase:
+        """Make `phase` the sandbox's current one; after a trial's first, start its grader's container."""
         with self._lock:
-            engine = current.engine if current is not None and not current.engine.lost else self._pick()
+            self._phases[sandbox] = phase
+            started = self._trials.get(sandbox)
+            if started is None:
+                return phase
+            self._trials[sandbox] = started + 1
+            if started == 0 and sandbox not in self._warm and self._warming_pays():
+                reads = [p for p in [*readable, *self._grader_reads.get(sandbox, [])] if p.exists()]
+                self._warm[sandbox] = self._warming.submit(self._start_phase, [Path(sandbox)], reads, phase.engine)
+        return phase
+
+    def _copy_in(self, phase: _Phase, paths: list[Path]) -> bool:
+        """Copy small folders under the temp dir into the container's private /tmp at their own paths,
+        read-only and root-owned; False when they cannot be (too big, elsewhere, or the copy failed)."""
+        import io
+        import tarfile
+        import tempfile
+
+        tmp = Path(tempfile.gettempdir()).resolve()
+        if tmp != Path("/tmp") or any(tmp not in p.parents or not p.exists() for p in paths):
+            return False
+        total = sum(f.stat().st_size for p in paths for f in [p, *p.rglob("*")] if f.is_file())
+        if total > 16 << 20:
+            return False
+
+        def root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            info.uid = info.gid = 0
+            return info
+
+        data = io.BytesIO()
+        with tarfile.open(fileobj=data, mode="w") as tar:
+            for p in paths:
+                tar.add(p, arcname=str(p).lstrip("/"), filter=root_owned)
+        argv = [sys.executable, "-I", "-S", str(_EXEC_HELPER), phase.engine.name, phase.container.id, "/", "0",
+                IMAGE_PATH, IMAGE_PYTHON, "--", "sh", "-c", 'tar -x -C / -f - && chmod -R a-w "$@"', "sh",
+                *map(str, paths)]
+        try:
+            proc = subprocess.run(argv, input=data.getvalue(), capture_output=True, timeout=60, env={}, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return proc.returncode == 0
+
+    def _claim(self, warm: Future[_Phase] | None) -> _Phase | None:
+        """A warm container once it has started, or None (none, or its start failed)."""
+        if warm is None:
+            return None
+        try:
+            return warm.result()
+        except Exception:  # noqa: BLE001 - the phase's own start will say why, as one line
+            return None
+
+    def _start_phase(self, writable: list[Path], readable: list[Path], previous: Engine | None) -> _Phase:
+        """A started container for a phase: on the previous phase's engine while it lives, else the freest."""
+        sandbox = str(writable[0])
+        for path in writable:
+            self._chown(path)
+        with self._lock:
+            engine = previous if previous is not None and not previous.lost else self._pick()
             engine.running += 1
         try:
             container, mounted = self._start(engine, writable, readable, sandbox)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever the engine did, the trial gets the cause
             import docker
 
             why = f"{type(exc).__name__}: {str(exc)[:200]}"
@@ -213,10 +412,7 @@ class DockerBackend:
                 if not refused:  # it did not answer: no more trials go there; a refusal is this trial's alone
                     engine.lost = why
             raise AgenticEvalError(f"Docker engine {engine.name} could not start a container: {why}") from None
-        phase = _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted)
-        with self._lock:
-            self._phases[sandbox] = phase
-        return phase
+        return _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted)
 
     def _start(self, engine: Engine, writable: list[Path], readable: list[Path],
                sandbox: str) -> tuple[Any, tuple[str, ...]]:
@@ -234,14 +430,25 @@ class DockerBackend:
             volumes[str(path)] = {"bind": str(path), "mode": "rw"}
         mounts = [{"Target": package, "Source": package, "Type": "bind", "ReadOnly": True}]
         limits = self.limits
-        container = engine.client.containers.run(
-            engine.image, ["sleep", "infinity"], detach=True, init=True, network_mode="none", read_only=True,
-            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}, user=f"{RUN_UID}:{RUN_UID}",
+        api = engine.client.api  # create and start: one API call each (the SDK's run() inspects it too)
+        host_config = api.create_host_config(
+            init=True, network_mode="none", read_only=True,
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"},
             cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=limits.memory,
             memswap_limit=limits.memory, pids_limit=limits.pids, nano_cpus=int(limits.cpus * 1e9),
-            volumes=volumes, working_dir=sandbox, labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
-            environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, mounts=[_mount(m) for m in mounts],
+            binds=[f"{src}:{v['bind']}:{v['mode']}" for src, v in volumes.items()], mounts=[_mount(m) for m in mounts],
         )
+        created = api.create_container(
+            engine.image, ["sleep", "infinity"], user=f"{RUN_UID}:{RUN_UID}", working_dir=sandbox,
+            labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
+            environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, host_config=host_config,
+        )
+        container = engine.client.containers.prepare_model({"Id": created["Id"]})
+        try:
+            api.start(created["Id"])
+        except Exception:
+            _remove_quietly(container)
+            raise
         mounted = {path for path in volumes if not node or path != os.path.realpath(node)} | {package}
         return container, tuple(sorted(mounted))
 
@@ -254,4 +461,7 @@ class DockerBackend:
             pass
         with self._lock:
             phase.engine.running = max(0, phase.engine.running - 1)
-        self._removals.submit(_remove_quietly, phase.container)
+        try:
+            self._removals.submit(_remove_quietly, phase.container)
+        except RuntimeError:  # at interpreter exit (atexit): no new threads, so remove it here
+            _remove_quietly(phase.container)
