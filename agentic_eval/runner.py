@@ -626,8 +626,10 @@ def _campaign(
 
     agent = load_agent(agent_name)
     if (sandbox == "docker" or docker_hosts or image) and isinstance(agent, CliAgent):
-        raise AgenticEvalError(f"agent {agent_name!r} cannot run in the docker sandbox yet (its CLI is not in the "
-                               "image): use --sandbox bwrap, which confines agent CLIs")
+        from agentic_eval.confine.docker import cli_refusal
+
+        if refusal := cli_refusal(agent):
+            raise AgenticEvalError(refusal)
     backend, warning = resolve_backend(sandbox, docker_hosts=docker_hosts, image=image)
     if warning:
         log(warning, style="bold red" if sandbox is None else "yellow")

@@ -133,6 +133,53 @@ _EXEC_HELPER = Path(__file__).resolve().parent / "docker_exec.py"
 """Run with `python -I -S`: standard library only, it starts in a few milliseconds."""
 
 
+def cli_refusal(agent: Any) -> str:
+    """Why a CLI agent cannot run in a sandbox container, in one line (empty: it can). The installer's kind
+    decides: an npm CLI runs from its tools folder, mounted read-only at its own path, on the host's Node.js
+    (mounted at /usr/local/bin/node) or as the native binary its package ships; a PyPI one runs on its
+    virtual environment's interpreter, a host Python the image does not hold."""
+    tool = getattr(agent, "tool", None)
+    kind = getattr(tool, "kind", "")
+    if kind == "npm":
+        return ""
+    what = f"a {kind} package in a virtual environment on this machine" if kind else "not an npm package"
+    return (f"agent {getattr(agent, 'name', '?')!r} cannot run in the docker sandbox: its CLI is {what}, whose "
+            "Python is not in the image; use --sandbox bwrap, which confines it")
+
+
+_SYSTEM_TOPS = tuple(Path(p) for p in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
+                                        "/dev", "/sys", "/run", "/var"))
+
+
+def _system_path(path: Path) -> bool:
+    """A path the image has its own of (a CLI's Node.js under /usr): never the host's mounted over it."""
+    return any(path == top or top in path.parents for top in _SYSTEM_TOPS) or path == Path("/")
+
+
+def _root_skeleton(volumes: dict[str, dict[str, str]]) -> str | None:
+    """For mounts under /root (a tools folder or a run folder in root's home): a folder of empty, root-owned,
+    world-readable mount points to stand in for the image's /root (0700, which uid 65534 cannot pass through,
+    and a tmpfs over it keeps that mode). None when nothing is mounted there; the caller removes it."""
+    import tempfile
+
+    root = Path("/root")
+    targets = [(Path(src), Path(v["bind"])) for src, v in volumes.items() if root in Path(v["bind"]).parents]
+    if not targets:
+        return None
+    skeleton = Path(tempfile.mkdtemp(prefix="ae-root-"))
+    os.chmod(skeleton, 0o755)
+    for source, target in targets:
+        point = skeleton / target.relative_to(root)
+        for folder in reversed(point.parents):
+            if skeleton in folder.parents and not folder.exists():
+                folder.mkdir(mode=0o755)
+        if source.is_dir():
+            point.mkdir(mode=0o755, exist_ok=True)
+        else:
+            point.touch()
+    return str(skeleton)
+
+
 def _package_dir() -> Path:
     return Path(__file__).resolve().parents[1]  # the agentic_eval package
 
@@ -156,6 +203,8 @@ class DockerBackend:
         self._warm: dict[str, Future[_Phase]] = {}
         self._warm_used = self._warm_wasted = 0
         self._capped: set[str] = set()
+        self._skeletons: dict[str, str] = {}
+        """Containers that mount a stand-in /root (see `_root_skeleton`), and its folder."""
         self._trials: dict[str, int] = {}
         self._grader_reads: dict[str, list[Path]] = {}
         """Sandboxes of trials (warm() was called) and how many phases each has started."""
@@ -264,7 +313,7 @@ class DockerBackend:
         """`argv` run by the exec helper in the container of this sandbox's current phase (started, and the
         previous phase's removed, when the mounts differ)."""
         writable = [Path(p) for p in getattr(spec, "writable", ())] or [cwd]
-        readable = [Path(p) for p in getattr(spec, "readable", ())]
+        readable = [Path(p) for p in getattr(spec, "readable", ()) if not _system_path(Path(p))]
         phase = self._phase(writable, readable)
         command = [IMAGE_PYTHON if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
         return [sys.executable, "-I", "-S", str(_EXEC_HELPER), phase.engine.name,
@@ -429,6 +478,10 @@ class DockerBackend:
         for path in writable:
             volumes[str(path)] = {"bind": str(path), "mode": "rw"}
         mounts = [{"Target": package, "Source": package, "Type": "bind", "ReadOnly": True}]
+        binds = [f"{src}:{v['bind']}:{v['mode']}" for src, v in volumes.items()]
+        skeleton = _root_skeleton({**volumes, package: {"bind": package, "mode": "ro"}})
+        if skeleton:
+            binds.append(f"{skeleton}:/root:ro")  # the engine mounts by depth: /root before what is under it
         limits = self.limits
         api = engine.client.api  # create and start: one API call each (the SDK's run() inspects it too)
         host_config = api.create_host_config(
@@ -436,18 +489,27 @@ class DockerBackend:
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"},
             cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=limits.memory,
             memswap_limit=limits.memory, pids_limit=limits.pids, nano_cpus=int(limits.cpus * 1e9),
-            binds=[f"{src}:{v['bind']}:{v['mode']}" for src, v in volumes.items()], mounts=[_mount(m) for m in mounts],
+            binds=binds, mounts=[_mount(m) for m in mounts],
         )
-        created = api.create_container(
-            engine.image, ["sleep", "infinity"], user=f"{RUN_UID}:{RUN_UID}", working_dir=sandbox,
-            labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
-            environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, host_config=host_config,
-        )
+        try:
+            created = api.create_container(
+                engine.image, ["sleep", "infinity"], user=f"{RUN_UID}:{RUN_UID}", working_dir=sandbox,
+                labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
+                environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, host_config=host_config,
+            )
+        except Exception:
+            if skeleton:
+                shutil.rmtree(skeleton, ignore_errors=True)
+            raise
         container = engine.client.containers.prepare_model({"Id": created["Id"]})
+        if skeleton:
+            with self._lock:
+                self._skeletons[container.id] = skeleton
         try:
             api.start(created["Id"])
         except Exception:
             _remove_quietly(container)
+            self._drop_skeleton(container)
             raise
         mounted = {path for path in volumes if not node or path != os.path.realpath(node)} | {package}
         return container, tuple(sorted(mounted))
@@ -461,7 +523,15 @@ class DockerBackend:
             pass
         with self._lock:
             phase.engine.running = max(0, phase.engine.running - 1)
+        self._drop_skeleton(phase.container)
         try:
             self._removals.submit(_remove_quietly, phase.container)
         except RuntimeError:  # at interpreter exit (atexit): no new threads, so remove it here
             _remove_quietly(phase.container)
+
+    def _drop_skeleton(self, container: Any) -> None:
+        """Remove the stand-in /root of a killed container (its mounts are gone with it)."""
+        with self._lock:
+            skeleton = self._skeletons.pop(container.id, None)
+        if skeleton:
+            shutil.rmtree(skeleton, ignore_errors=True)
