@@ -316,8 +316,8 @@ class DockerBackend:
         readable = [Path(p) for p in getattr(spec, "readable", ()) if not _system_path(Path(p))]
         phase = self._phase(writable, readable)
         command = [IMAGE_PYTHON if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
-        return [sys.executable, "-I", "-S", str(_EXEC_HELPER), phase.engine.name,
-                phase.container.id, str(cwd), str(RUN_UID), IMAGE_PATH, IMAGE_PYTHON, "--", *command]
+        return [sys.executable, "-I", "-S", str(_EXEC_HELPER), phase.engine.name, phase.container.id, str(cwd),
+                str(RUN_UID), IMAGE_PATH, IMAGE_PYTHON, *map(str, writable), "--", *command]
 
     def describe(self, sandbox: Path) -> dict[str, str]:
         """Which engine and image run the sandbox's current phase (for the trial record)."""

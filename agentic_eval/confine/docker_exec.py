@@ -1,11 +1,12 @@
-"""`python -I -S docker_exec.py HOST CONTAINER CWD UID PATH PYTHON -- ARGV...`: run ARGV in a sandbox container.
+"""`python -I -S docker_exec.py HOST CONTAINER CWD UID PATH PYTHON [WRITABLE...] -- ARGV...`: run ARGV in a container.
 
 The docker backend's command line for every confined command (the backend passes the image's facts,
 `docker_image`'s RUN_UID, IMAGE_PATH and IMAGE_PYTHON, so that this file imports nothing of agentic-eval
 and starts in a few milliseconds with `-I -S`). It runs ARGV as user UID in CWD through the engine's
 exec API over the engine's unix socket: the caller's environment (the allow-listed one it built), with
 the harness's own Python and PATH swapped for the image's, goes in the request body, so no value is on
-a command line. Its standard input is forwarded (the file tools send their request there), the
+a command line. HOME becomes the container's private /tmp unless it lies under one of the WRITABLE
+paths (mounted writable at their own paths: a CLI agent's own HOME). Its standard input is forwarded (the file tools send their request there), the
 command's output comes out on this process's stdout and stderr, and its exit status is the command's.
 An engine that is not a unix socket (tcp://, ssh://) is reached through the `docker exec` CLI instead.
 Exit 125 with one line on stderr when the engine or the container is not there.
@@ -21,7 +22,7 @@ import threading
 import time
 
 _DROP = frozenset({"PYTHONHOME", "LD_LIBRARY_PATH", "LD_PRELOAD", "DOCKER_HOST", "DOCKER_CONFIG"})
-USAGE = "usage: python -I -S docker_exec.py HOST CONTAINER CWD UID PATH PYTHON -- ARGV..."
+USAGE = "usage: python -I -S docker_exec.py HOST CONTAINER CWD UID PATH PYTHON [WRITABLE...] -- ARGV..."
 
 
 class EngineError(Exception):
@@ -163,13 +164,17 @@ def run_exec(sock_path: str, container: str, cwd: str, user: str, env: dict[str,
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 8 or argv[6] != "--":
+    end = argv.index("--") if "--" in argv else -1
+    if end < 6 or end == len(argv) - 1:
         print(USAGE, file=sys.stderr)
         return 2
-    host, container, cwd, uid, image_path, image_python, _, *command = argv
+    host, container, cwd, uid, image_path, image_python = argv[:6]
+    writable, command = argv[6:end], argv[end + 1:]
     env = {k: v for k, v in os.environ.items() if k not in _DROP}
     env["PATH"] = image_path
-    env["HOME"] = "/tmp"  # the caller's home is a host folder; the container's /tmp is its own
+    home = os.path.normpath(env.get("HOME") or "/")
+    if not any(home == w or home.startswith(w.rstrip("/") + "/") for w in map(os.path.normpath, writable)):
+        env["HOME"] = "/tmp"  # the caller's home is a host folder; the container's /tmp is its own
     if "AGENTIC_EVAL_PYTHON" in env:
         env["AGENTIC_EVAL_PYTHON"] = image_python
     if not host.startswith("unix://"):  # through the CLI: the environment by name (-e NAME), values not on argv
