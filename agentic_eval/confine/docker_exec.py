@@ -6,8 +6,9 @@ and starts in a few milliseconds with `-I -S`). It runs ARGV as user UID in CWD 
 exec API over the engine's unix socket: the caller's environment (the allow-listed one it built), with
 the harness's own Python and PATH swapped for the image's, goes in the request body, so no value is on
 a command line. HOME becomes the container's private /tmp unless it lies under one of the WRITABLE
-paths (mounted writable at their own paths: a CLI agent's own HOME). Its standard input is forwarded (the file tools send their request there), the
-command's output comes out on this process's stdout and stderr, and its exit status is the command's.
+paths (mounted writable at their own paths: a CLI agent's own HOME). Its standard input is forwarded
+(the file tools send their request there), the command's output comes out on this process's stdout
+and stderr, and its exit status is the command's.
 An engine that is not a unix socket (tcp://, ssh://) is reached through the `docker exec` CLI instead.
 Exit 125 with one line on stderr when the engine or the container is not there.
 """
