@@ -82,6 +82,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 class Spec:
     writable: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +131,23 @@ def test_commands_run_confined_in_the_sandbox(backend: object, tmp_path: Path) -
 def test_what_a_command_cannot_do(backend: object, tmp_path: Path, command: str) -> None:
     proc = run(backend, _sandbox(tmp_path), command)
     assert proc.returncode != 0, proc.stdout
+
+
+def test_hidden_folders_under_a_mount_are_covered(backend: object, tmp_path: Path) -> None:
+    """What an agent's command asks to have hidden (the built-in packs and graders, under the mounted package
+    when agentic-eval is a wheel) is an empty, read-only folder at both places the package appears."""
+    import agentic_eval
+
+    package = Path(agentic_eval.__file__).resolve().parent
+    hidden = package / "packs"
+    sandbox = _sandbox(tmp_path)
+    alias = f"/opt/agentic-eval/agentic_eval/{hidden.name}"
+    command = (f"ls -A {hidden} | wc -l; ls -A {alias} | wc -l; ls {package}/confine | grep -c docker; "
+               f"touch {hidden}/x 2>/dev/null || echo refused")
+    proc = run(backend, sandbox, command, spec=Spec(writable=(sandbox,), hidden=(hidden,)))
+    assert proc.stdout.split() == ["0", "0", "3", "refused"], proc.stderr
+    shown = run(backend, sandbox, f"ls {hidden}")  # a phase that hides nothing (the grader's) sees it
+    assert "task.py" in shown.stdout.split()
 
 
 def test_no_secret_value_on_any_command_line(backend: object, tmp_path: Path) -> None:

@@ -93,15 +93,18 @@ class _Phase:
     writable: tuple[str, ...]
     mounted: tuple[str, ...]
     """Every host path bound into the container (read-only or not)."""
+    hidden: tuple[str, ...] = ()
+    """The hidden paths it covers (those under a mounted path: an empty tmpfs over each)."""
 
-    def covers(self, writable: list[Path], readable: list[Path]) -> bool:
+    def covers(self, writable: list[Path], readable: list[Path], hidden: Sequence[Path] = ()) -> bool:
         """Whether this container already serves a command with these paths: the same writable ones, and
         every readable one under something it mounts (the agent's tool calls share a container)."""
-        return self.missing(writable, readable) == []
+        return self.missing(writable, readable, hidden) == []
 
-    def missing(self, writable: list[Path], readable: list[Path]) -> list[Path] | None:
-        """The readable paths this container does not mount (None: its writable ones differ)."""
-        if tuple(sorted(str(p) for p in writable)) != self.writable:
+    def missing(self, writable: list[Path], readable: list[Path],
+                hidden: Sequence[Path] = ()) -> list[Path] | None:
+        """The readable paths this container does not mount (None: its writable or hidden ones differ)."""
+        if tuple(sorted(str(p) for p in writable)) != self.writable or _under_any(hidden, self.mounted) != self.hidden:
             return None
         return [p for p in readable if not any(p == Path(m) or Path(m) in p.parents for m in self.mounted)]
 
@@ -180,6 +183,31 @@ def _root_skeleton(volumes: dict[str, dict[str, str]]) -> str | None:
     return str(skeleton)
 
 
+def _under_any(paths: Sequence[Path], mounted: Sequence[str]) -> tuple[str, ...]:
+    """The folders among `paths` that lie under one of the `mounted` host paths."""
+    found = {os.path.abspath(p) for p in paths if Path(p).is_dir()}
+    return tuple(sorted(p for p in found if any(Path(m) in Path(p).parents for m in mounted)))
+
+
+def _agent_hidden() -> list[Path]:
+    """What the built-in agent's commands ask to have hidden (the built-in packs and graders: under the
+    mounted package when agentic-eval is installed as a wheel), so its warm first container serves them."""
+    from agentic_eval.packs.builtin import builtin_root
+
+    return [builtin_root() / name for name in ("tasks", "graders", "sandboxes")]
+
+
+def _covered(hidden: Sequence[Path], binds: Sequence[tuple[str, str]]) -> list[str]:
+    """Where in the container each hidden folder appears under a mounted one (`binds`: host path, container
+    path), as the bwrap backend covers them: an empty tmpfs goes over each."""
+    targets = []
+    for path in map(Path, _under_any(hidden, [source for source, _ in binds])):
+        for source, target in binds:
+            if Path(source) in path.parents:
+                targets.append(str(Path(target) / path.relative_to(source)))
+    return sorted(set(targets))
+
+
 def _package_dir() -> Path:
     return Path(__file__).resolve().parents[1]  # the agentic_eval package
 
@@ -236,7 +264,7 @@ class DockerBackend:
             self._trials.setdefault(key, 0)
             self._grader_reads[key] = [Path(p) for p in readable]
             if first and key not in self._phases and key not in self._warm and self._warming_pays():
-                self._warm[key] = self._warming.submit(self._start_phase, [Path(key)], [], None)
+                self._warm[key] = self._warming.submit(self._start_phase, [Path(key)], [], None, _agent_hidden())
 
     def _warming_pays(self) -> bool:
         return self._warm_wasted < 3 or self._warm_used >= self._warm_wasted
@@ -314,7 +342,7 @@ class DockerBackend:
         previous phase's removed, when the mounts differ)."""
         writable = [Path(p) for p in getattr(spec, "writable", ())] or [cwd]
         readable = [Path(p) for p in getattr(spec, "readable", ()) if not _system_path(Path(p))]
-        phase = self._phase(writable, readable)
+        phase = self._phase(writable, readable, [Path(p) for p in getattr(spec, "hidden", ())])
         command = [IMAGE_PYTHON if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
         return [sys.executable, "-I", "-S", str(_EXEC_HELPER), phase.engine.name, phase.container.id, str(cwd),
                 str(RUN_UID), IMAGE_PATH, IMAGE_PYTHON, *map(str, writable), "--", *command]
@@ -365,11 +393,11 @@ class DockerBackend:
             raise AgenticEvalError(f"no Docker engine is left: {lost}")
         return max(live, key=lambda e: (e.slots - e.running, -self.engines.index(e)))
 
-    def _phase(self, writable: list[Path], readable: list[Path]) -> _Phase:
+    def _phase(self, writable: list[Path], readable: list[Path], hidden: Sequence[Path] = ()) -> _Phase:
         sandbox = str(writable[0])
         with self._lock:
             current = self._phases.get(sandbox)
-            if current is not None and current.covers(writable, readable):
+            if current is not None and current.covers(writable, readable, hidden):
                 return current
             self._phases.pop(sandbox, None)
             warm = self._warm.pop(sandbox, None)
@@ -377,7 +405,7 @@ class DockerBackend:
             self._remove(current)  # the previous phase ends with every process it left
         ready = self._claim(warm)
         if ready is not None:
-            missing = ready.missing(writable, readable)
+            missing = ready.missing(writable, readable, hidden)
             used = missing is not None and (not missing or self._copy_in(ready, missing))
             with self._lock:
                 self._warm_used += used
@@ -385,7 +413,7 @@ class DockerBackend:
             if used:
                 return self._begin(sandbox, ready, readable)
             self._remove(ready)
-        phase = self._start_phase(writable, readable, current.engine if current is not None else None)
+        phase = self._start_phase(writable, readable, current.engine if current is not None else None, hidden)
         return self._begin(sandbox, phase, readable)
 
     def _begin(self, sandbox: str, phase: _Phase, readable: list[Path]) -> _Phase:
@@ -441,7 +469,8 @@ class DockerBackend:
         except Exception:  # noqa: BLE001 - the phase's own start will say why, as one line
             return None
 
-    def _start_phase(self, writable: list[Path], readable: list[Path], previous: Engine | None) -> _Phase:
+    def _start_phase(self, writable: list[Path], readable: list[Path], previous: Engine | None,
+                     hidden: Sequence[Path] = ()) -> _Phase:
         """A started container for a phase: on the previous phase's engine while it lives, else the freest."""
         sandbox = str(writable[0])
         for path in writable:
@@ -450,7 +479,7 @@ class DockerBackend:
             engine = previous if previous is not None and not previous.lost else self._pick()
             engine.running += 1
         try:
-            container, mounted = self._start(engine, writable, readable, sandbox)
+            container, mounted = self._start(engine, writable, readable, sandbox, hidden)
         except Exception as exc:  # noqa: BLE001 - whatever the engine did, the trial gets the cause
             import docker
 
@@ -461,10 +490,10 @@ class DockerBackend:
                 if not refused:  # it did not answer: no more trials go there; a refusal is this trial's alone
                     engine.lost = why
             raise AgenticEvalError(f"Docker engine {engine.name} could not start a container: {why}") from None
-        return _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted)
+        return _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted, _under_any(hidden, mounted))
 
     def _start(self, engine: Engine, writable: list[Path], readable: list[Path],
-               sandbox: str) -> tuple[Any, tuple[str, ...]]:
+               sandbox: str, hidden: Sequence[Path] = ()) -> tuple[Any, tuple[str, ...]]:
         package = str(_package_dir())
         # agentic-eval's package at the place the image's .pth names and at its own path (the file tools run
         # a script from it); the host's Node.js (Node 20; Debian's image has 18) for the node pack's graders.
@@ -483,11 +512,13 @@ class DockerBackend:
         if skeleton:
             binds.append(f"{skeleton}:/root:ro")  # the engine mounts by depth: /root before what is under it
         limits = self.limits
+        tmpfs = {"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}
+        for target in _covered(hidden, [(src, v["bind"]) for src, v in volumes.items()] + [(package, package)]):
+            tmpfs[target] = "rw,noexec,nosuid,nodev,size=64k"  # empty, root-owned: uid 65534 cannot write
         api = engine.client.api  # create and start: one API call each (the SDK's run() inspects it too)
         host_config = api.create_host_config(
             init=True, network_mode="none", read_only=True,
-            tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"},
-            cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=limits.memory,
+            tmpfs=tmpfs, cap_drop=["ALL"], security_opt=["no-new-privileges"], mem_limit=limits.memory,
             memswap_limit=limits.memory, pids_limit=limits.pids, nano_cpus=int(limits.cpus * 1e9),
             binds=binds, mounts=[_mount(m) for m in mounts],
         )
