@@ -356,7 +356,10 @@ class TrialRunner:
         try:
             # docker: the grader's container starts during the agent; the first one while the model answers
             reads = (task.dir, task.pack_dir, graders_dir(), *filter(None, [sandbox.pristine_store]))
-            self._warm(sandbox.path, first=self.agent.uses_model, readable=reads)
+            from agentic_eval.agents.adapters import CliAgent  # its first container mounts its CLI and HOME
+
+            self._warm(sandbox.path, first=self.agent.uses_model and not isinstance(self.agent, CliAgent),
+                       readable=reads)
             if self.agent.uses_model:
                 from agentic_eval.wire.recorder import WireRecorder
 
