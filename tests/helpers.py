@@ -18,6 +18,7 @@ import importlib
 import io
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -31,10 +32,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Self
 
+import pytest
+
+from agentic_eval.agents.adapters import installable_tools, tools_dir
 from agentic_eval.cli import main
 from agentic_eval.instruments.battery import Case, case_key
 from agentic_eval.packs.builtin import graders_dir
+from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.testing import (
+    FakeEndpoint,
     ReceivedRequest,
     ScriptedReply,
     chat_body,
@@ -42,6 +48,7 @@ from agentic_eval.testing import (
     responses_body,
     responses_stream,
     sse_bytes,
+    _Handler,
     tool_call,
 )
 
@@ -111,6 +118,23 @@ def solver(request: ReceivedRequest) -> ScriptedReply:
                                              "c2")], stream=stream)
     return answer("Done: answer.txt holds the port.", stream=stream)
 
+
+
+class SolverThatDies:
+    """A scripted model that answers like `solver` for `turns` model turns, then stops its endpoint
+    (`self.fake`, set once the endpoint exists) and drops the connection: a server dying mid-run."""
+
+    def __init__(self, turns: int) -> None:
+        self.turns, self.calls, self.fake = turns, 0, None
+        self._lock = threading.Lock()
+
+    def __call__(self, request: ReceivedRequest) -> ScriptedReply:
+        with self._lock:
+            self.calls += 1
+            if self.calls > self.turns:
+                threading.Thread(target=self.fake.stop, daemon=True).start()  # type: ignore[union-attr]
+                return ScriptedReply(drop=True)
+        return solver(request)
 
 SEED_XML = ("<think>\nI need to read the config file first.\n"
             '<read filePath="config/settings.ini"/>\n<Grep><pattern>port</pattern></Grep>')
@@ -263,13 +287,37 @@ def write(repo: Path, files: dict[str, str | bytes]) -> None:
             path.write_text(content)
 
 
+
+class LoopbackServer:
+    """A threading HTTP server on 127.0.0.1 (a free port) around a handler class: started on enter,
+    shut down and joined on exit."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+
 # ---- an endpoint computing each reply from the request (was in test_tooling_e2e.py)
 
 
 PathResponder = Callable[[str, dict[str, Any]], ScriptedReply | None]
 
 
-class ResponderEndpoint:
+class ResponderEndpoint(LoopbackServer):
     """An OpenAI-compatible server on 127.0.0.1 whose every reply is `respond(path, request_body)`
     (None: hang up without answering)."""
 
@@ -308,22 +356,11 @@ class ResponderEndpoint:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        super().__init__(Handler)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        return f"http://{self.address}/v1"
 
 
 # ---- scripted battery models
@@ -386,3 +423,132 @@ def forms_model(quirk: str = "") -> PathResponder:
         return ScriptedReply(body=chat_body(None, tool_calls=[call]))
 
     return respond
+
+
+# ---- real agent CLIs against a policy endpoint (was in test_cli_agents.py; the docker tests share it)
+
+CLI_TOOLS = installable_tools()
+"""The registered CLI agents' tools (the agent registry), in the order `agents install all` takes them."""
+TOOLS_AT_IMPORT = tools_dir()
+"""The tools folder of the real HOME: read before the autouse fixture swaps HOME for a temporary one."""
+MODEL_CACHE_AT_IMPORT = Path(os.environ.get("AGENTIC_EVAL_CACHE")
+                             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentic-eval")
+"""Where serve-local keeps the assembled model, likewise (so a test does not assemble 1 GB again)."""
+MODEL = "fake-model"
+Policy = Callable[[ReceivedRequest], ScriptedReply]
+
+
+# ---------------------------------------------------------------- a fake endpoint that answers by policy
+
+
+class PolicyEndpoint(FakeEndpoint):
+    """The scripted fake, answering each request with `policy(request)` instead of from a queue: CLIs
+    send side requests (titles, retries) whose order is theirs to choose."""
+
+    def __init__(self, policy: Policy) -> None:
+        super().__init__(model=MODEL)
+        self.policy = policy
+
+    def start(self) -> None:
+        fake = self
+
+        class Handler(_Handler):
+            endpoint = fake
+
+            def _serve(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                received = ReceivedRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
+                                           self.rfile.read(length) if length else b"")
+                with fake._lock:
+                    fake.requests.append(received)
+                if self.command == "GET" and self.path.rstrip("/").endswith("/models"):
+                    self._send_whole(ScriptedReply(body={"object": "list", "data": [{"id": MODEL, "object": "model"}]}))
+                    return
+                reply = fake.policy(received)
+                if reply.events is not None:
+                    self._send_stream(reply, received)
+                else:
+                    self._send_whole(reply)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+
+
+def tiny_port(seed: int = 0) -> int:
+    """The port the mini pack's `tiny` generator writes for this seed (what the grader expects)."""
+    return random.Random(seed).randint(2000, 9000)
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    names = []
+    for tool in body.get("tools") or []:
+        fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        if isinstance(fn, dict) and fn.get("name"):
+            names.append(str(fn["name"]))
+    return names
+
+
+def shell_call(names: list[str], command: str) -> tuple[str, dict[str, Any]]:
+    """A call of the CLI's own shell tool that runs `command`."""
+    if "bash" in names:
+        return "bash", {"command": command, "description": "Write the answer file"}
+    if "run_shell_command" in names:
+        return "run_shell_command", {"command": command, "description": "Write the answer file"}
+    if "exec_command" in names:
+        return "exec_command", {"cmd": command}
+    if "shell" in names:
+        return "shell", {"command": ["bash", "-lc", command]}
+    raise AssertionError(f"no shell tool among {names}")
+
+
+def chat_reply(body: dict[str, Any], **kw: Any) -> ScriptedReply:
+    return ScriptedReply(events=chat_stream(**kw)) if body.get("stream") else ScriptedReply(body=chat_body(**kw))
+
+
+def ci_installed_clis() -> set[str]:
+    """The CLIs CI installs: the names on scripts/install.sh's `agentic-eval agents install` line(s)."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "install.sh"
+    names: set[str] = set()
+    for line in script.read_text(encoding="utf-8").splitlines():
+        words = line.split("#", 1)[0].split()
+        if words[:3] == ["agentic-eval", "agents", "install"]:
+            names.update(CLI_TOOLS if "all" in words[3:] else words[3:])
+    return names
+
+
+def require_cli(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point the adapters at the real tools folder. A CLI that is not installed is a skip, except under
+    CI (CI=true) for the CLIs scripts/install.sh installs: there it is a failure."""
+    monkeypatch.setenv("AGENTIC_EVAL_TOOLS", str(TOOLS_AT_IMPORT))
+    tool = CLI_TOOLS[name]
+    if tool.installed():
+        return
+    message = f"{name} CLI is not installed in {TOOLS_AT_IMPORT}; install it with: {tool.install_command}"
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes") and name in ci_installed_clis():
+        pytest.fail(message + " (scripts/install.sh should have)")
+    pytest.skip(message)
+
+
+def run_trial(agent: str, fake: FakeEndpoint, pack: Path, run_dir: Path, *extra: str) -> TrialResult:
+    """`agentic-eval run --agent AGENT` on answer-file; returns the trial's record."""
+    code = main(["run", "--agent", agent, "--model", MODEL, "--base-url", fake.base_url, "--api-key", "sk-test",
+                 "--tasks", str(pack), "--task", "answer-file", "--run-dir", str(run_dir), "--json", *extra])
+    (run,) = [p for p in run_dir.iterdir() if p.is_dir()]
+    records, _ = read_trials(run)
+    assert len(records) == 1
+    assert code == (0 if records[0].scored else 1)  # 1: no trial was scored
+    return records[0]
+
+
+def trial_dir(run_dir: Path, result: TrialResult) -> Path:
+    return run_dir / result.run_id / "trials" / f"{result.task_id}.a{result.attempt}"
+
+
+def wire_requests(run_dir: Path, result: TrialResult) -> list[dict[str, Any]]:
+    """The model calls recorded on the wire."""
+    lines = (trial_dir(run_dir, result) / "wire.jsonl").read_text().splitlines()
+    records = [json.loads(ln) for ln in lines if ln.strip()]
+    return [r for r in records
+            if r["method"] == "POST" and r["path"].split("?")[0].endswith(("/completions", "/responses"))]

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import stat
 import threading
 import time
-from collections.abc import Callable
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,102 +22,35 @@ import pytest
 
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.cli import main
-from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation, installable_tools, tools_dir
+from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation, installable_tools
 from agentic_eval.agents.adapters.wirelog import wire_facts
 from agentic_eval.confine.backend import BwrapBackend, LocalBackend, bwrap_problem
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
+from tests.helpers import (  # before the tests isolate HOME: it reads where the CLIs are installed
+    chat_reply,
+    ci_installed_clis,
+    CLI_TOOLS,
+    MODEL,
+    MODEL_CACHE_AT_IMPORT,
+    Policy,
+    PolicyEndpoint,
+    require_cli,
+    run_trial,
+    shell_call,
+    tiny_port,
+    tool_names,
+    trial_dir,
+    wire_requests,
+)
 from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,
     ScriptedReply,
-    _Handler,
-    chat_body,
-    chat_stream,
     responses_stream,
     tool_call,
 )
-
-CLI_TOOLS = installable_tools()
-"""The registered CLI agents' tools (the agent registry), in the order `agents install all` takes them."""
-TOOLS_AT_IMPORT = tools_dir()
-"""The tools folder of the real HOME: read before the autouse fixture swaps HOME for a temporary one."""
-MODEL_CACHE_AT_IMPORT = Path(os.environ.get("AGENTIC_EVAL_CACHE")
-                             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentic-eval")
-"""Where serve-local keeps the assembled model, likewise (so a test does not assemble 1 GB again)."""
-MODEL = "fake-model"
-Policy = Callable[[ReceivedRequest], ScriptedReply]
-
-
-# ---------------------------------------------------------------- a fake endpoint that answers by policy
-
-
-class PolicyEndpoint(FakeEndpoint):
-    """The scripted fake, answering each request with `policy(request)` instead of from a queue: CLIs
-    send side requests (titles, retries) whose order is theirs to choose."""
-
-    def __init__(self, policy: Policy) -> None:
-        super().__init__(model=MODEL)
-        self.policy = policy
-
-    def start(self) -> None:
-        fake = self
-
-        class Handler(_Handler):
-            endpoint = fake
-
-            def _serve(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                received = ReceivedRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                                           self.rfile.read(length) if length else b"")
-                with fake._lock:
-                    fake.requests.append(received)
-                if self.command == "GET" and self.path.rstrip("/").endswith("/models"):
-                    self._send_whole(ScriptedReply(body={"object": "list", "data": [{"id": MODEL, "object": "model"}]}))
-                    return
-                reply = fake.policy(received)
-                if reply.events is not None:
-                    self._send_stream(reply, received)
-                else:
-                    self._send_whole(reply)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-
-
-def _port(seed: int = 0) -> int:
-    """The port the mini pack's `tiny` generator writes for this seed (what the grader expects)."""
-    return random.Random(seed).randint(2000, 9000)
-
-
-def _tool_names(body: dict[str, Any]) -> list[str]:
-    names = []
-    for tool in body.get("tools") or []:
-        fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
-        if isinstance(fn, dict) and fn.get("name"):
-            names.append(str(fn["name"]))
-    return names
-
-
-def _shell_call(names: list[str], command: str) -> tuple[str, dict[str, Any]]:
-    """A call of the CLI's own shell tool that runs `command`."""
-    if "bash" in names:
-        return "bash", {"command": command, "description": "Write the answer file"}
-    if "run_shell_command" in names:
-        return "run_shell_command", {"command": command, "description": "Write the answer file"}
-    if "exec_command" in names:
-        return "exec_command", {"cmd": command}
-    if "shell" in names:
-        return "shell", {"command": ["bash", "-lc", command]}
-    raise AssertionError(f"no shell tool among {names}")
-
-
-def _chat_reply(body: dict[str, Any], **kw: Any) -> ScriptedReply:
-    return ScriptedReply(events=chat_stream(**kw)) if body.get("stream") else ScriptedReply(body=chat_body(**kw))
-
 
 def tool_call_policy(port: int) -> Policy:
     """Chat and Responses: one shell call writing the answer, then a final message (for mini-swe-agent,
@@ -129,22 +59,22 @@ def tool_call_policy(port: int) -> Policy:
 
     def policy(req: ReceivedRequest) -> ScriptedReply:
         body = req.body or {}
-        names = _tool_names(body)
+        names = tool_names(body)
         if req.path.rstrip("/").endswith("/responses"):
             done = any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in body.get("input", []))
             events = (responses_stream("Done.") if done
-                      else responses_stream(function_calls=[_shell_call(names, command)]))
+                      else responses_stream(function_calls=[shell_call(names, command)]))
             return ScriptedReply(events=events, named_events=True)
         if not names:
-            return _chat_reply(body, content=f"I will write it.\n\nanswer.txt\n```\nport is {port}\n```\n")
+            return chat_reply(body, content=f"I will write it.\n\nanswer.txt\n```\nport is {port}\n```\n")
         results = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
         if results == 0:
-            name, args = _shell_call(names, command)
-            return _chat_reply(body, content="Writing the answer.", tool_calls=[tool_call(name, args, "call_1")])
+            name, args = shell_call(names, command)
+            return chat_reply(body, content="Writing the answer.", tool_calls=[tool_call(name, args, "call_1")])
         if names == ["bash"]:  # mini-swe-agent: it ends when the model submits
             submit = tool_call("bash", {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}, f"call_{results + 1}")
-            return _chat_reply(body, content="Submitting.", tool_calls=[submit])
-        return _chat_reply(body, content="Done: answer.txt holds the port.")
+            return chat_reply(body, content="Submitting.", tool_calls=[submit])
+        return chat_reply(body, content="Done: answer.txt holds the port.")
 
     return policy
 
@@ -155,9 +85,9 @@ def invented_xml_policy(port: int) -> Policy:
 
     def policy(req: ReceivedRequest) -> ScriptedReply:
         body = req.body or {}
-        names = _tool_names(body)
+        names = tool_names(body)
         if names:
-            name, args = _shell_call(names, f"echo 'port is {port}' > answer.txt")
+            name, args = shell_call(names, f"echo 'port is {port}' > answer.txt")
             key, value = next((k, v) for k, v in args.items() if k in ("command", "cmd"))
             value = value[-1] if isinstance(value, list) else value
             text = f"I will write the file now.\n<{name}>\n<{key}>{value}</{key}>\n</{name}>"
@@ -166,7 +96,7 @@ def invented_xml_policy(port: int) -> Policy:
             text = f"I will write the file now.\n<tool_call>\n{json.dumps(call)}\n</tool_call>"
         if req.path.rstrip("/").endswith("/responses"):
             return ScriptedReply(events=responses_stream(text), named_events=True)
-        return _chat_reply(body, content=text)
+        return chat_reply(body, content=text)
 
     return policy
 
@@ -187,59 +117,12 @@ def pack(mini_pack: Path) -> Path:
     return mini_pack
 
 
-def ci_installed_clis() -> set[str]:
-    """The CLIs CI installs: the names on scripts/install.sh's `agentic-eval agents install` line(s)."""
-    script = Path(__file__).resolve().parent.parent / "scripts" / "install.sh"
-    names: set[str] = set()
-    for line in script.read_text(encoding="utf-8").splitlines():
-        words = line.split("#", 1)[0].split()
-        if words[:3] == ["agentic-eval", "agents", "install"]:
-            names.update(CLI_TOOLS if "all" in words[3:] else words[3:])
-    return names
-
-
-def require_cli(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Point the adapters at the real tools folder. A CLI that is not installed is a skip, except under
-    CI (CI=true) for the CLIs scripts/install.sh installs: there it is a failure."""
-    monkeypatch.setenv("AGENTIC_EVAL_TOOLS", str(TOOLS_AT_IMPORT))
-    tool = CLI_TOOLS[name]
-    if tool.installed():
-        return
-    message = f"{name} CLI is not installed in {TOOLS_AT_IMPORT}; install it with: {tool.install_command}"
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes") and name in ci_installed_clis():
-        pytest.fail(message + " (scripts/install.sh should have)")
-    pytest.skip(message)
-
-
-def run_trial(agent: str, fake: FakeEndpoint, pack: Path, run_dir: Path, *extra: str) -> TrialResult:
-    """`agentic-eval run --agent AGENT` on answer-file; returns the trial's record."""
-    code = main(["run", "--agent", agent, "--model", MODEL, "--base-url", fake.base_url, "--api-key", "sk-test",
-                 "--tasks", str(pack), "--task", "answer-file", "--run-dir", str(run_dir), "--json", *extra])
-    (run,) = [p for p in run_dir.iterdir() if p.is_dir()]
-    records, _ = read_trials(run)
-    assert len(records) == 1
-    assert code == (0 if records[0].scored else 1)  # 1: no trial was scored
-    return records[0]
-
-
-def trial_dir(run_dir: Path, result: TrialResult) -> Path:
-    return run_dir / result.run_id / "trials" / f"{result.task_id}.a{result.attempt}"
-
-
-def wire_requests(run_dir: Path, result: TrialResult) -> list[dict[str, Any]]:
-    """The model calls recorded on the wire."""
-    lines = (trial_dir(run_dir, result) / "wire.jsonl").read_text().splitlines()
-    records = [json.loads(ln) for ln in lines if ln.strip()]
-    return [r for r in records
-            if r["method"] == "POST" and r["path"].split("?")[0].endswith(("/completions", "/responses"))]
-
-
 def describe(run_dir: Path, result: TrialResult) -> str:
     """What went over the wire, for the test log: request sizes and tools offered."""
     parts = []
     for rec in wire_requests(run_dir, result):
         body = rec["request"] if isinstance(rec["request"], dict) else {}
-        parts.append(f"{rec['path']} {len(json.dumps(body))} B, tools {_tool_names(body)}, stream {body.get('stream')}")
+        parts.append(f"{rec['path']} {len(json.dumps(body))} B, tools {tool_names(body)}, stream {body.get('stream')}")
     return "; ".join(parts)
 
 
@@ -254,7 +137,7 @@ CLI_NAMES = list(CLI_TOOLS)
 def test_cli_carries_out_a_structured_tool_call(agent: str, pack: Path, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     require_cli(agent, monkeypatch)
-    with PolicyEndpoint(tool_call_policy(_port())) as fake:
+    with PolicyEndpoint(tool_call_policy(tiny_port())) as fake:
         result = run_trial(agent, fake, pack, tmp_path / "runs")
     print(f"{agent}: {result.outcome} in {result.agent_duration_s:.1f}s; {describe(tmp_path / 'runs', result)}")
     folder = trial_dir(tmp_path / "runs", result)
@@ -273,7 +156,7 @@ def test_cli_carries_out_a_structured_tool_call(agent: str, pack: Path, tmp_path
         assert "tools" not in requests[0]["request"]
     else:
         assert result.turns.tool_call >= 1 and result.turns.text_tool_call == 0
-        assert _tool_names(requests[0]["request"]), "the CLI offered no tools"
+        assert tool_names(requests[0]["request"]), "the CLI offered no tools"
     if agent == "codex":
         assert all(r["path"].endswith("/responses") for r in requests)
     else:
@@ -287,7 +170,7 @@ def test_cli_carries_out_a_structured_tool_call(agent: str, pack: Path, tmp_path
 def test_cli_trial_fails_on_invented_xml_and_counts_text_calls(agent: str, pack: Path, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     require_cli(agent, monkeypatch)
-    with PolicyEndpoint(invented_xml_policy(_port())) as fake:
+    with PolicyEndpoint(invented_xml_policy(tiny_port())) as fake:
         result = run_trial(agent, fake, pack, tmp_path / "runs")
     print(f"{agent}: {result.outcome} ({result.detail}); turns {result.turns}; families {result.text_call_families}")
     assert result.outcome == "fail", result.detail

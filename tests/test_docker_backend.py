@@ -16,13 +16,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.test_cli_agents import (  # before the tests isolate HOME: it reads where the CLIs are installed
+from tests.helpers import (  # before the tests isolate HOME: it reads where the CLIs are installed
     CLI_TOOLS,
     PolicyEndpoint,
-    _chat_reply,
-    _port,
-    _shell_call,
-    _tool_names,
+    chat_reply,
+    tiny_port,
+    shell_call,
+    tool_names,
     require_cli,
     run_trial,
     trial_dir,
@@ -390,13 +390,13 @@ def _escape_policy(port: int, probes: str) -> object:
 
     def policy(req: object) -> object:
         body = getattr(req, "body", None) or {}
-        names = _tool_names(body)
+        names = tool_names(body)
         if not names:
-            return _chat_reply(body, content="Answer file")
+            return chat_reply(body, content="Answer file")
         if not any(m.get("role") == "tool" for m in body.get("messages", [])):
-            name, args = _shell_call(names, f"echo 'port is {port}' > answer.txt; {probes}")
-            return _chat_reply(body, content="Writing the answer.", tool_calls=[tool_call(name, args, "call_1")])
-        return _chat_reply(body, content="Done: answer.txt holds the port.")
+            name, args = shell_call(names, f"echo 'port is {port}' > answer.txt; {probes}")
+            return chat_reply(body, content="Writing the answer.", tool_calls=[tool_call(name, args, "call_1")])
+        return chat_reply(body, content="Done: answer.txt holds the port.")
 
     return policy
 
@@ -420,14 +420,14 @@ def test_a_node_cli_agent_runs_in_a_container_and_reaches_only_the_wire(
     toml = mini_pack / "answer-file" / "task.toml"
     toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 240"))
     tools = CLI_TOOLS[agent].home
-    with PolicyEndpoint(_escape_policy(_port(), "")) as fake:  # the port to escape to: the endpoint's own
+    with PolicyEndpoint(_escape_policy(tiny_port(), "")) as fake:  # the port to escape to: the endpoint's own
         port = urlsplit(fake.base_url).port
         probes = (f"node -e \"fetch('http://127.0.0.1:{port}/v1/models').then(() => console.log('fetch-' + "
                   f"'reached'), () => console.log('fetch-' + 'refused'))\"; "
                   f"touch {tools}/owned 2>/dev/null && w=written || w=refused; echo \"write-$w\"; "
                   f"ls {REPO}/tests > /dev/null 2>&1 && r=listed || r=refused; echo \"read-$r\"; "
                   "echo \"uid-$(id -u) init-$(cat /proc/1/comm)\"")
-        fake.policy = _escape_policy(_port(), probes)
+        fake.policy = _escape_policy(tiny_port(), probes)
         result = run_trial(agent, fake, mini_pack, tmp_path / "runs", "--sandbox", "docker")
     folder = trial_dir(tmp_path / "runs", result)
     assert result.outcome == "pass", (result.detail, (folder / "agent_stderr.txt").read_text()[-2000:])

@@ -9,17 +9,16 @@ import os
 import re
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body
-from tests.helpers import SEED_XML, make_pack, run_cli
+from tests.helpers import SEED_XML, LoopbackServer, make_pack, run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 INJECTED = '<img src="http://external.invalid/pixel.png"><script>document.title="owned"</script>'
@@ -31,7 +30,7 @@ needs_chromium = pytest.mark.skipif(
 )
 
 
-class RecordingProxy:
+class RecordingProxy(LoopbackServer):
     """An HTTP proxy on 127.0.0.1 that answers 403 to everything and remembers what was asked."""
 
     def __init__(self) -> None:
@@ -50,22 +49,7 @@ class RecordingProxy:
 
             do_GET = do_POST = do_HEAD = do_CONNECT = do_PUT = do_OPTIONS = _refuse
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> Self:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        super().__init__(Handler)
 
 
 QUIET_BROWSER = ("--disable-features=NetworkTimeServiceQuerying,OptimizationHints,MediaRouter,Translate",

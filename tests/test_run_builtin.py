@@ -8,7 +8,6 @@ import json
 import os
 import re
 import subprocess
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +24,17 @@ from agentic_eval.testing import (
     chat_body,
     tool_call,
 )
-from tests.helpers import SEED_XML, answer, make_pack, run_cli, running, solver, tool_results, unique_sleep
+from tests.helpers import (
+    SEED_XML,
+    SolverThatDies,
+    answer,
+    make_pack,
+    run_cli,
+    running,
+    solver,
+    tool_results,
+    unique_sleep,
+)
 
 Responder = Callable[[ReceivedRequest], ScriptedReply]
 FAST = ("--agent-opt", "max_retries=0")
@@ -150,18 +159,8 @@ def test_wrong_model_names_the_listed_ones(scripted: Any, mini_pack: Path, tmp_p
 
 def test_endpoint_dying_mid_run_leaves_the_rest_unscored_then_resume_finishes(
         scripted: Any, mini_pack: Path, tmp_path: Path) -> None:
-    calls = {"n": 0}
-    lock = threading.Lock()
-
-    def solves_one_then_dies(request: ReceivedRequest) -> ScriptedReply:
-        with lock:
-            calls["n"] += 1
-            if calls["n"] > 3:  # the first trial's three turns, then the server is gone
-                threading.Thread(target=fake.stop, daemon=True).start()
-                return ScriptedReply(drop=True)
-        return solver(request)
-
-    fake = scripted(solves_one_then_dies)
+    dies = SolverThatDies(3)  # the first trial's three turns, then the server is gone
+    fake = dies.fake = scripted(dies)
     runs = tmp_path / "runs"
     first = _run(fake, make_pack(mini_pack, 3), runs, *FAST)
     assert (first["passed"], first["unscored"]) == (1, 2)

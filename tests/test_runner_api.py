@@ -4,7 +4,6 @@ campaign end to end against the scripted endpoint (oracle and the built-in agent
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,7 @@ from agentic_eval.errors import AgenticEvalError
 from agentic_eval.results import read_trials
 from agentic_eval.runner import RunOutcome, plan_start, resume_run, start_run
 
-from agentic_eval.testing import ReceivedRequest, ScriptedReply
-from tests.helpers import make_pack, solver
+from tests.helpers import SolverThatDies, make_pack, solver
 
 OPTS = {"max_retries": "0"}  # the built-in agent: a dead endpoint fails a trial at once
 
@@ -44,18 +42,8 @@ def test_start_run_refuses_what_the_cli_refuses(mini_pack: Path, tmp_path: Path)
 
 
 def test_builtin_agent_then_resume_from_python(scripted: Any, mini_pack: Path, tmp_path: Path) -> None:
-    calls = {"n": 0}
-    lock = threading.Lock()
-
-    def solves_one_then_dies(request: ReceivedRequest) -> ScriptedReply:
-        with lock:
-            calls["n"] += 1
-            if calls["n"] > 3:  # the first trial's three turns, then the server is gone
-                threading.Thread(target=fake.stop, daemon=True).start()
-                return ScriptedReply(drop=True)
-        return solver(request)
-
-    fake = scripted(solves_one_then_dies)
+    dies = SolverThatDies(3)  # the first trial's three turns, then the server is gone
+    fake = dies.fake = scripted(dies)
     runs = tmp_path / "runs"
     seen: list[str] = []
     first = start_run(model="fake-model", base_url=fake.base_url, api_key="sk-x", tasks=[make_pack(mini_pack, 3)],
