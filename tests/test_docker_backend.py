@@ -287,7 +287,10 @@ def test_a_warm_container_serves_the_first_command_or_is_discarded(engine: str, 
         assert backend._warm_used == 1 and backend._warm_wasted == 0  # type: ignore[attr-defined]
         backend.close(sandbox)  # type: ignore[attr-defined]
         backend.release(sandbox)  # type: ignore[attr-defined]  # the trial's end: its grader's container goes
-        task = REPO / "tests"  # outside the temp dir: mounted, never copied in
+        task = tmp_path / "task"  # too big to copy into a warm container (a sparse 17 MiB file): mounted, so a miss
+        task.mkdir()
+        with open(task / "big", "wb") as f:
+            f.truncate(17 << 20)
         for i in range(4):
             other = tmp_path / f"o{i}"
             other.mkdir()
