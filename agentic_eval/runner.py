@@ -505,7 +505,7 @@ class RunOutcome:
 
     run_dir: Path
     run_id: str
-    trials_run: list[TrialResult]
+    trials_run: list[TrialResult] = field(repr=False)  # every record in full: too long to print
     skipped: int
     interrupted: bool
     outcomes: dict[str, int]
