@@ -22,7 +22,7 @@ from agentic_eval.report.html_sections import (
     trial_details_section,
 )
 from agentic_eval.results import InstrumentRun
-from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary
+from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary, run_label
 from agentic_eval.report.run_stats import compare_runs, run_statistics, spreads, task_interval
 from agentic_eval.results import UNSCORED_OUTCOMES, utc_now
 
@@ -71,16 +71,6 @@ def chart_bundle() -> str:
     return str(vl_convert.javascript_bundle("window.vegaEmbed = vegaEmbed;")).replace("</script", "<\\/script")
 
 
-def run_label(s: RunSummary) -> str:
-    c = s.config
-    label = f"{c.model} / {c.agent}"
-    if c.lenient_text_calls:
-        label += " [lenient]"
-    if c.system_prompt_tokens:
-        label += f" [sys {c.system_prompt_tokens}]"
-    return label
-
-
 def outcome_class(trials: list[Any]) -> str:
     """The colour of a set of attempts: pass, fail, text-call fail, unscored, or mixed."""
     if not trials:
@@ -113,7 +103,8 @@ def headline_data(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             vs_best = f"{cmp.gap_pts:+.0f} pts: {cmp.verdict}"
         lat = s.median_latency_s
         out.append({
-            "run": s.config.run_id, "label": run_label(s), "model": s.config.model, "agent": s.config.agent,
+            "run": s.config.run_id, "label": run_label(s, sandbox=False), "model": s.config.model,
+            "agent": s.config.agent,
             "rate": 100 * (ci.rate or 0.0), "low": 100 * ci.low, "high": 100 * ci.high, "ci_text": ci.text(),
             "stats": run_statistics(s, spread_of.get(s.config.run_id)),
             "spread": spread_of[s.config.run_id].text(),
@@ -187,7 +178,7 @@ def outcome_chart(summaries: list[RunSummary]) -> dict[str, Any]:
             kind = "unscored" if not t.scored else "pass" if t.outcome == "pass" else \
                 "fail (text calls)" if t.turns.text_tool_call else "fail"
             counts[kind] += 1
-        data += [{"run": f"#{i} {run_label(s)}", "outcome": k, "trials": v}
+        data += [{"run": f"#{i} {run_label(s, sandbox=False)}", "outcome": k, "trials": v}
                  for k, v in counts.items()]
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json", "width": "container",

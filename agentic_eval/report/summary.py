@@ -138,14 +138,16 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
     return f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "")
 
 
-def _run_label(summary: RunSummary) -> str:
+def run_label(summary: RunSummary, *, sandbox: bool = True) -> str:
+    """Model / agent and what sets the run apart (lenient parsing, padded prompt, and its sandbox unless
+    `sandbox` is False, as in the HTML charts)."""
     c = summary.config
     label = f"{c.model} / {c.agent}"
     if c.lenient_text_calls:
         label += " [lenient]"
     if c.system_prompt_tokens:
         label += f" [sys {c.system_prompt_tokens}]"
-    if c.sandbox:
+    if sandbox and c.sandbox:
         label += " [local: unconfined]" if c.sandbox == "local" else f" [{c.sandbox}]"
     return label
 
@@ -158,7 +160,7 @@ def headline_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str
         n = len(s.task_ids)
         lat = s.median_latency_s
         rows.append([
-            s.config.run_id, _run_label(s), f"{s.passed}/{n}", f"{s.text_tool_call_tasks}/{n}",
+            s.config.run_id, run_label(s), f"{s.passed}/{n}", f"{s.text_tool_call_tasks}/{n}",
             f"{s.tool_call_tasks}/{n}" if s.tool_calls_by_design else "n/a (by design)",
             "-" if lat is None else f"{lat:.1f} s",
             ", ".join(f"{k} {v}" for k, v in s.outcome_counts.items() if k in UNSCORED_OUTCOMES and v) or "0",
