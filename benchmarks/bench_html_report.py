@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import shutil
 import statistics
 import sys
 import tempfile
@@ -29,18 +28,7 @@ from agentic_eval.report.html import (
     render_html,
 )
 from agentic_eval.report.summary import summarize_run
-
-
-def make_pack(dest: Path, n: int) -> Path:
-    mini = REPO / "tests" / "packs" / "mini"
-    dest.mkdir()
-    shutil.copytree(mini / "sandboxes", dest / "sandboxes")
-    for i in range(n):
-        task = dest / f"t{i:03d}"
-        shutil.copytree(mini / "answer-file", task)
-        toml = task / "task.toml"
-        toml.write_text(toml.read_text().replace('id = "answer-file"', f'id = "t{i:03d}"'))
-    return dest
+from tests.helpers import make_pack
 
 
 def main_bench() -> None:
@@ -52,7 +40,7 @@ def main_bench() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        pack = make_pack(root / "pack", args.tasks)
+        pack = make_pack(REPO / "tests" / "packs" / "mini", args.tasks, dest=root / "pack")
         runs = root / "runs"
         for r in range(args.runs):
             agent = "oracle" if r % 2 == 0 else "nop"
