@@ -330,37 +330,19 @@ class UnixRelay:
     def _handle(self, client: Any) -> None:
         import socket
 
+        from agentic_eval.confine.relay import splice  # standard library only: it also runs in the sandbox
+
         try:
             upstream = socket.create_connection((self.host, self.port), timeout=10)
             upstream.settimeout(None)
         except OSError:
             client.close()
             return
-        back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
-        back.start()
-        _pump(client, upstream)
-        back.join()
-        client.close()
-        upstream.close()
+        splice(client, upstream)
 
     def close(self) -> None:
         self._closed.set()
         self._listener.close()
-
-
-def _pump(src: Any, dst: Any) -> None:
-    import socket
-
-    try:
-        while data := src.recv(65536):
-            dst.sendall(data)
-    except OSError:
-        pass
-    finally:
-        try:
-            dst.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
 
 
 @dataclass(frozen=True)

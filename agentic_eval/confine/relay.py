@@ -16,6 +16,16 @@ import sys
 import threading
 
 
+def splice(client: socket.socket, upstream: socket.socket) -> None:
+    """Copy both ways until both sides are done, then close both (the harness's UnixRelay uses it too)."""
+    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+    back.start()
+    _pump(client, upstream)
+    back.join()
+    client.close()
+    upstream.close()
+
+
 def _pump(src: socket.socket, dst: socket.socket) -> None:
     try:
         while data := src.recv(65536):
@@ -37,12 +47,7 @@ def _handle(client: socket.socket, target: str) -> None:
         client.close()
         upstream.close()
         return
-    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
-    back.start()
-    _pump(client, upstream)
-    back.join()
-    client.close()
-    upstream.close()
+    splice(client, upstream)
 
 
 def _serve(listener: socket.socket, target: str) -> None:
