@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -74,8 +75,8 @@ def redact_url(url: str) -> str:
 
     try:
         parts = urlsplit(url)
-    except ValueError:
-        return scrub(url, url_secrets(url))
+    except ValueError:  # not parseable (url_secrets finds nothing either): hide whatever precedes an @
+        return re.sub(r"//[^/@]*@", f"//{REDACTED}@", url)
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{REDACTED}@{netloc.rpartition('@')[2]}"
@@ -114,14 +115,14 @@ def list_models(endpoint: Endpoint, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> l
         resp = httpx.get(url, headers=auth_headers(endpoint.api_key), timeout=timeout_s)
     except httpx.HTTPError as exc:
         if (hint := plain_http_hint(endpoint, exc, timeout_s)) is not None:
-            raise EndpointError(hint) from None
+            raise EndpointError(scrub(hint, url_secrets(endpoint.base_url))) from None
         raise EndpointError(
             scrub(f"cannot reach {endpoint.shown_url} ({type(exc).__name__}: {exc}); start the server or pass "
                   "--base-url", url_secrets(endpoint.base_url))
         ) from None
     if resp.status_code == 404:
         if (hint := missing_prefix_hint(endpoint, timeout_s)) is not None:
-            raise EndpointError(hint)
+            raise EndpointError(scrub(hint, url_secrets(endpoint.base_url)))
         return None
     if resp.status_code in (401, 403):
         raise EndpointError(f"{shown} answered {resp.status_code}: pass the right key with --api-key-file, "

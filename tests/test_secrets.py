@@ -178,12 +178,24 @@ def test_errors_never_print_url_credentials(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "REDACTED" in proc.stderr and URL_PASS not in proc.stderr
 
 
+def test_endpoint_hints_never_show_url_credentials() -> None:
+    """The https-against-plain-http hint, called from Python (no CLI scrubbing on top of it)."""
+    from agentic_eval.endpoint import Endpoint, EndpointError, list_models
+
+    with FakeEndpoint() as fake:
+        base = fake.base_url.replace("http://", f"https://{URL_USER}:{URL_PASS}@")
+        with pytest.raises(EndpointError) as err:
+            list_models(Endpoint(base, "sk-x"), timeout_s=10)
+    assert "TLS handshake" in str(err.value) and URL_PASS not in str(err.value)
+
+
 @pytest.mark.parametrize("url,shown,secrets", [
     ("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v1", []),
     ("https://u:p4ss@host/v1", "https://REDACTED@host/v1", ["u:p4ss", "p4ss"]),
     ("https://host/v1?api-key=abc123&api-version=2024", "https://host/v1?api-key=REDACTED&api-version=2024",
      ["abc123"]),
     ("https://host/v1?token=t0k3n", "https://host/v1?token=REDACTED", ["t0k3n"]),
+    ("http://u:p4ss@[bad/v1", "http://REDACTED@[bad/v1", []),  # not parseable: still hidden
 ])
 def test_redact_url(url: str, shown: str, secrets: list[str]) -> None:
     assert redact_url(url) == shown
