@@ -277,9 +277,7 @@ def latest_by_trial(results: list[TrialResult]) -> dict[str, TrialResult]:
 
 
 def write_run_config(run_dir: Path, config: RunConfig) -> None:
-    tmp = run_dir / (RUN_FILE + ".tmp")
-    tmp.write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, run_dir / RUN_FILE)
+    _write_atomic(run_dir / RUN_FILE, config.model_dump_json(indent=2) + "\n")
 
 
 def read_run_config(run_dir: Path) -> RunConfig:
@@ -294,7 +292,7 @@ def read_run_config(run_dir: Path) -> RunConfig:
 
 def resolve_run_dir(run: str | Path, runs_root: Path | None = None) -> Path:
     """A run given as a folder path, or as a run id under `runs_root` (default ./runs)."""
-    markers = (RUN_FILE, "instrument.json")
+    markers = (RUN_FILE, INSTRUMENT_FILE)
     path = Path(run)
     if any((path / m).exists() for m in markers):
         return path

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
+from agentic_eval.testing import FakeEndpoint
+from tests.helpers import solver
 
 OLD = Path(__file__).parent / "data" / "runs-before-layout"
 BUILTIN = "20261203-134225-fake-model-builtin"
@@ -39,19 +39,6 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=240, env=env)
 
 
-def _solver(request: ReceivedRequest) -> ScriptedReply:
-    """Reads the config, writes the answer, says it is done."""
-    results = [str(m.get("content")) for m in request.body["messages"] if m["role"] == "tool"]
-    if not results:
-        return ScriptedReply(body=chat_body(tool_calls=[tool_call("read_file", {"path": "config/settings.ini"}, "c1")]))
-    if len(results) == 1:
-        port = re.search(r"port = (\d+)", results[0])
-        assert port, results[0]
-        call = tool_call("write_file", {"path": "answer.txt", "content": f"port is {port[1]}\n"}, "c2")
-        return ScriptedReply(body=chat_body(tool_calls=[call]))
-    return ScriptedReply(body=chat_body("Done."))
-
-
 def test_old_runs_report(tmp_path: Path, mini_pack: Path) -> None:
     runs = _copy_runs(tmp_path, mini_pack)
     out = _cli("report", str(runs / BUILTIN), str(runs / ORACLE), "--json")
@@ -69,7 +56,7 @@ def test_old_runs_report(tmp_path: Path, mini_pack: Path) -> None:
 def test_old_run_resumes_only_its_unscored_trials(tmp_path: Path, mini_pack: Path) -> None:
     runs = _copy_runs(tmp_path, mini_pack)
     oracle_before = (runs / ORACLE / "trials.jsonl").read_text()
-    with FakeEndpoint(responder=_solver) as fake:
+    with FakeEndpoint(responder=solver) as fake:
         out = _cli("run", "--resume", str(runs / BUILTIN), "--base-url", fake.base_url, "--api-key", "sk-test",
                    "--json")
         assert out.returncode == 0, out.stderr

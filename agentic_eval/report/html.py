@@ -9,13 +9,13 @@ diffs, turns) is escaped, and a Content-Security-Policy forbids the page any net
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.report.html_sections import (
+    esc,
     config_section,
     instrument_sections,
     matrix_section,
@@ -50,10 +50,6 @@ font-size:.8rem}.legend span{display:inline-block;padding:.1rem .5rem;margin-rig
 :target{outline:3px solid #1565c0}
 @media (max-width:600px){body{font-size:14px;padding:0 .5rem}td,th{padding:.2rem .3rem}}
 """
-
-
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def script_json(value: Any) -> str:
