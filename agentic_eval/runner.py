@@ -265,6 +265,7 @@ class TrialRunner:
             if broken is not None:  # the model's doing, so scored: nothing left that a grader could judge
                 return finish("fail", broken, agent_duration_s=round(agent_s, 3), agent_status=outcome.status,
                               stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
+            self._backend_hook("make_room", sandbox.path)  # docker: the grader gets space the model never had
             version_file = trial_dir / AGENT_VERSION_FILE
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
                                      if version_file.is_file() else f"agentic-eval {__version__}")

@@ -462,6 +462,9 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert "No space left on device" in proc.stderr and proc.stdout == "hello\n"
         assert (sandbox / "big").stat().st_size < 48 << 20
         assert "size cap (48m)" in backend.disk_full(sandbox)
+        backend.make_room(sandbox)  # before grading: room the model never had
+        assert backend.disk_full(sandbox) == ""
+        assert run(backend, sandbox, "dd if=/dev/zero of=more bs=1M count=100 status=none").returncode == 0
         backend.close(sandbox)
         backend.release(sandbox, keep=True)
         assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"

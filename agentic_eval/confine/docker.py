@@ -132,6 +132,9 @@ def _mount(spec: dict[str, Any]) -> Any:
     return Mount(target=spec["Target"], source=spec["Source"], type=spec["Type"], read_only=spec["ReadOnly"])
 
 
+GRADING_ROOM = 256 << 20
+"""Room added to a capped work dir before the grader runs in it (the model never had it)."""
+
 _EXEC_HELPER = Path(__file__).resolve().parent / "docker_exec.py"
 """Run with `python -I -S`: standard library only, it starts in a few milliseconds."""
 
@@ -299,6 +302,19 @@ class DockerBackend:
         if st.f_bavail * st.f_frsize >= 16 << 20:
             return ""
         return f"the work dir filled its size cap ({self.limits.work_size}): no space left to grade in"
+
+    def make_room(self, path: Path) -> None:
+        """Before grading: grow the capped work dir by GRADING_ROOM, so a model that left it nearly full
+        cannot make the grader crash for want of space (an unscored grader_error instead of its fail)."""
+        path = path.resolve()
+        if str(path) not in self._capped:
+            return
+        st = os.statvfs(path)
+        size = st.f_blocks * st.f_frsize + GRADING_ROOM
+        proc = subprocess.run(["mount", "-o", f"remount,size={size}", str(path)], capture_output=True, text=True,
+                              check=False)
+        if proc.returncode != 0:
+            raise AgenticEvalError(f"cannot grow the work dir at {path} for grading: {proc.stderr.strip()[-200:]}")
 
     def release(self, path: Path, keep: bool = False) -> None:
         """Unmount the sandbox's capped volume (its tree copied back to a plain folder first when `keep`).
