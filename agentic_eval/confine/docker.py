@@ -416,7 +416,9 @@ class DockerBackend:
             if current is not None and current.covers(writable, readable, hidden):
                 return current
             self._phases.pop(sandbox, None)
-            warm = self._warm.pop(sandbox, None)
+            # a warm container serves only a phase's start: mid-phase it may be the grader's, which mounts the
+            # task (its fix and hidden tests) and must never run the agent's commands
+            warm = self._warm.pop(sandbox, None) if current is None else None
         if current is not None:
             self._remove(current)  # the previous phase ends with every process it left
         ready = self._claim(warm)
@@ -427,12 +429,12 @@ class DockerBackend:
                 self._warm_used += used
                 self._warm_wasted += not used
             if used:
-                return self._begin(sandbox, ready, readable)
+                return self._begin(sandbox, ready)
             self._remove(ready)
         phase = self._start_phase(writable, readable, current.engine if current is not None else None, hidden)
-        return self._begin(sandbox, phase, readable)
+        return self._begin(sandbox, phase)
 
-    def _begin(self, sandbox: str, phase: _Phase, readable: list[Path]) -> _Phase:
+    def _begin(self, sandbox: str, phase: _Phase) -> _Phase:
         """Make `phase` the sandbox's current one; after a trial's first, start its grader's container."""
         with self._lock:
             self._phases[sandbox] = phase
@@ -441,7 +443,7 @@ class DockerBackend:
                 return phase
             self._trials[sandbox] = started + 1
             if started == 0 and sandbox not in self._warm and self._warming_pays():
-                reads = [p for p in [*readable, *self._grader_reads.get(sandbox, [])] if p.exists()]
+                reads = [p for p in self._grader_reads.get(sandbox, []) if p.exists()]  # the grader's, not this phase's
                 self._warm[sandbox] = self._warming.submit(self._start_phase, [Path(sandbox)], reads, phase.engine)
         return phase
 
