@@ -64,6 +64,7 @@ from agentic_eval.confine.docker_image import (
     recipe,
 )
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.packs.builtin import hidden_from_model
 
 LABEL = "agentic-eval.sandbox"
 
@@ -192,14 +193,6 @@ def _under_any(paths: Sequence[Path], mounted: Sequence[str]) -> tuple[str, ...]
     return tuple(sorted(p for p in found if any(Path(m) in Path(p).parents for m in mounted)))
 
 
-def _agent_hidden() -> list[Path]:
-    """What the built-in agent's commands ask to have hidden (the built-in packs and graders: under the
-    mounted package when agentic-eval is installed as a wheel), so its warm first container serves them."""
-    from agentic_eval.packs.builtin import builtin_root
-
-    return [builtin_root() / name for name in ("tasks", "graders", "sandboxes")]
-
-
 def _covered(hidden: Sequence[Path], binds: Sequence[tuple[str, str]]) -> list[str]:
     """Where in the container each hidden folder appears under a mounted one (`binds`: host path, container
     path), as the bwrap backend covers them: an empty tmpfs goes over each."""
@@ -267,7 +260,8 @@ class DockerBackend:
             self._trials.setdefault(key, 0)
             self._grader_reads[key] = [Path(p) for p in readable]
             if first and key not in self._phases and key not in self._warm and self._warming_pays():
-                self._warm[key] = self._warming.submit(self._start_phase, [Path(key)], [], None, _agent_hidden())
+                self._warm[key] = self._warming.submit(self._start_phase, [Path(key)], [], None,
+                                                          hidden_from_model())  # what the built-in agent hides
 
     def _warming_pays(self) -> bool:
         return self._warm_wasted < 3 or self._warm_used >= self._warm_wasted

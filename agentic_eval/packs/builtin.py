@@ -46,3 +46,10 @@ def sandboxes_dir() -> Path:
 
 def graders_dir() -> Path:
     return builtin_root() / "graders"
+
+
+def hidden_from_model() -> tuple[Path, ...]:
+    """The built-in packs, generators and grader helpers: what a sandbox hides from the model when they lie
+    under a path it sees (a wheel installed in the harness's Python mounts them with the package)."""
+    root = builtin_root()
+    return tuple(root / name for name in ("tasks", "graders", "sandboxes"))

@@ -224,7 +224,7 @@ class CliAgent:
             yield list(argv)
             return
         from agentic_eval.confine import relay as _relay
-        from agentic_eval.packs.builtin import builtin_root
+        from agentic_eval.packs.builtin import hidden_from_model
 
         url = urlsplit(ctx.base_url)
         port = url.port or (443 if url.scheme == "https" else 80)
@@ -241,7 +241,7 @@ class CliAgent:
             node = shutil.which("node")
             if node:
                 readable.append(Path(os.path.realpath(node)).parent.parent)
-            hidden = (*(builtin_root() / n for n in ("tasks", "graders", "sandboxes")), ctx.task.pack_dir)
+            hidden = (*hidden_from_model(), ctx.task.pack_dir)
             spec = Confinement(writable=(ctx.sandbox.path, home, *outputs), readable=tuple(readable), hidden=hidden,
                                limits=ResourceLimits(memory_bytes=None))  # node reserves more address space
             inner = [sys.executable, "-I", "-S", str(relay_py), str(port), str(relay.path), "--", *argv]

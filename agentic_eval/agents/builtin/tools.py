@@ -36,6 +36,7 @@ from openai.types.shared_params import FunctionDefinition
 
 from agentic_eval.agents.builtin._filetools import resolve_in_sandbox, truncate_middle
 from agentic_eval.confine.backend import Confinement, ResourceLimits, default_backend, run_command
+from agentic_eval.packs.builtin import hidden_from_model
 
 __all__ = ["TOOL_NAMES", "TOOL_SCHEMAS", "ToolError", "ToolLimits", "ToolResult", "execute_tool", "parse_arguments",
            "resolve_in_sandbox", "truncate_middle"]
@@ -132,7 +133,7 @@ def _file_tool(name: str, root: Path, args: dict[str, Any], limits: ToolLimits) 
                "limits": {"max_output_bytes": limits.max_output_bytes, "max_read_lines": limits.max_read_lines,
                           "grep_max_matches": limits.grep_max_matches, "max_file_bytes": limits.max_file_bytes}}
     script = Path(_filetools.__file__).resolve()
-    spec = Confinement(writable=(root,), readable=(script,), hidden=_hidden_from_model(),
+    spec = Confinement(writable=(root,), readable=(script,), hidden=hidden_from_model(),
                        limits=ResourceLimits(cpu_s=math.ceil(timeout) + 1, memory_bytes=limits.memory_bytes))
     with _private_home(backend) as home:
         result = run_command(backend, [sys.executable, "-I", "-S", str(script)], cwd=root, env=_command_env(home),
@@ -201,15 +202,6 @@ def _command_env(home: str) -> dict[str, str]:
     return env
 
 
-def _hidden_from_model() -> tuple[Path, ...]:
-    """The built-in packs and grader helpers: covered if they lie under a path the sandbox sees (a wheel
-    installed in the harness's Python)."""
-    from agentic_eval.packs.builtin import builtin_root
-
-    root = builtin_root()
-    return tuple(root / name for name in ("tasks", "graders", "sandboxes"))
-
-
 @contextlib.contextmanager
 def _private_home(backend: Any) -> Iterator[str]:
     """HOME for one command: the confined command's private /tmp, or a fresh folder removed afterwards."""
@@ -232,7 +224,7 @@ def _time_left(limits: ToolLimits, wanted: float) -> float:
 def bash(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
     timeout = _time_left(limits, float(args.get("timeout") or limits.bash_timeout_s))
     backend = limits.backend or default_backend()
-    spec = Confinement(writable=(root,), hidden=_hidden_from_model(),
+    spec = Confinement(writable=(root,), hidden=hidden_from_model(),
                        limits=ResourceLimits(cpu_s=math.ceil(timeout) + 1, memory_bytes=limits.memory_bytes))
     with _private_home(backend) as home:
         result = run_command(backend, ["bash", "-c", args["command"]], cwd=root, env=_command_env(home), spec=spec,
