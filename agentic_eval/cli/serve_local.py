@@ -26,17 +26,11 @@ def register(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Start llama.cpp's server on 127.0.0.1, print where it is, serve until Ctrl-C."""
-    import signal
-
     from agentic_eval.local.server import LocalServer
 
     def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    def on_term(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt  # `kill PID` stops the server as cleanly as Ctrl-C
-
-    previous = signal.signal(signal.SIGTERM, on_term)
     t0 = time.monotonic()
     server = LocalServer(gguf=args.gguf, port=args.port, ctx=args.ctx, threads=args.threads, log=say)
     try:
@@ -52,8 +46,6 @@ def handle(args: argparse.Namespace) -> int:
                 time.sleep(0.5)
             say("the llama.cpp server exited on its own")
             return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Ctrl-C, or `kill PID`: main() makes SIGTERM one too
         say("stopped")
         return 0
-    finally:
-        signal.signal(signal.SIGTERM, previous)
