@@ -48,7 +48,6 @@ from agentic_eval.testing import (
     responses_body,
     responses_stream,
     sse_bytes,
-    _Handler,
     tool_call,
 )
 
@@ -441,39 +440,10 @@ Policy = Callable[[ReceivedRequest], ScriptedReply]
 # ---------------------------------------------------------------- a fake endpoint that answers by policy
 
 
-class PolicyEndpoint(FakeEndpoint):
-    """The scripted fake, answering each request with `policy(request)` instead of from a queue: CLIs
-    send side requests (titles, retries) whose order is theirs to choose."""
-
-    def __init__(self, policy: Policy) -> None:
-        super().__init__(model=MODEL)
-        self.policy = policy
-
-    def start(self) -> None:
-        fake = self
-
-        class Handler(_Handler):
-            endpoint = fake
-
-            def _serve(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                received = ReceivedRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                                           self.rfile.read(length) if length else b"")
-                with fake._lock:
-                    fake.requests.append(received)
-                if self.command == "GET" and self.path.rstrip("/").endswith("/models"):
-                    self._send_whole(ScriptedReply(body={"object": "list", "data": [{"id": MODEL, "object": "model"}]}))
-                    return
-                reply = fake.policy(received)
-                if reply.events is not None:
-                    self._send_stream(reply, received)
-                else:
-                    self._send_whole(reply)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+def PolicyEndpoint(policy: Policy) -> FakeEndpoint:
+    """The scripted fake answering every request with `policy(request)` (CLIs send side requests, such
+    as titles and retries, in an order of their own); `.responder` swaps the policy."""
+    return FakeEndpoint(model=MODEL, responder=policy)
 
 
 def tiny_port(seed: int = 0) -> int:

@@ -430,7 +430,7 @@ def test_a_node_cli_agent_runs_in_a_container_and_reaches_only_the_wire(
                   f"touch {tools}/owned 2>/dev/null && w=written || w=refused; echo \"write-$w\"; "
                   f"ls {REPO}/tests > /dev/null 2>&1 && r=listed || r=refused; echo \"read-$r\"; "
                   "echo \"uid-$(id -u) init-$(cat /proc/1/comm)\"")
-        fake.policy = _escape_policy(tiny_port(), probes)
+        fake.responder = _escape_policy(tiny_port(), probes)
         result = run_trial(agent, fake, mini_pack, tmp_path / "runs", "--sandbox", "docker")
     folder = trial_dir(tmp_path / "runs", result)
     assert result.outcome == "pass", (result.detail, (folder / "agent_stderr.txt").read_text()[-2000:])
