@@ -471,6 +471,15 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         other = tmp_path / "other"
         other.mkdir()
         backend.cap_disk(other)
+        backend.prepare(other)
+        # files are capped too (48m: 12288 inodes), so using them all up is no way out either
+        proc = run(backend, other, "mkdir many && cd many && seq 1 20000 | xargs touch")
+        assert "No space left on device" in proc.stderr
+        assert "used up its files" in backend.disk_full(other)
+        backend.make_room(other)
+        assert backend.disk_full(other) == ""
+        assert run(backend, other, "mkdir more && cd more && seq 1 5000 | xargs touch").returncode == 0
+        backend.close(other)
         backend.release(other)
         assert not other.exists() and not os.path.ismount(other)
     finally:

@@ -277,6 +277,13 @@ class DockerBackend:
         path.mkdir()
         proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.limits.work_size},mode=0755,nosuid,nodev",
                                "agentic-eval-work", str(path)], capture_output=True, text=True, check=False)
+        if proc.returncode == 0:  # files capped too (one per 4 KiB of the size), or inodes would be the way out
+            st = os.statvfs(path)
+            inodes = f"nr_inodes={max(st.f_blocks * st.f_frsize // 4096, 1024)}"
+            proc = subprocess.run(["mount", "-o", f"remount,{inodes}", str(path)], capture_output=True, text=True,
+                                  check=False)
+            if proc.returncode != 0:
+                subprocess.run(["umount", str(path)], capture_output=True, check=False)
         if proc.returncode != 0:
             path.rmdir()
             os.rename(staging, path)
@@ -293,22 +300,30 @@ class DockerBackend:
         if str(path) not in self._capped:
             return ""
         st = os.statvfs(path)
+        if st.f_files and st.f_favail < 1024:
+            return f"the work dir used up its files ({st.f_files} inodes): no room left to grade in"
         if st.f_bavail * st.f_frsize >= 16 << 20:
             return ""
         return f"the work dir filled its size cap ({self.limits.work_size}): no space left to grade in"
 
     def make_room(self, path: Path) -> None:
-        """Before grading: grow the capped work dir by GRADING_ROOM, so a model that left it nearly full
-        cannot make the grader crash for want of space (an unscored grader_error instead of its fail)."""
+        """Before grading: grow the capped work dir by GRADING_ROOM (and its files in proportion), so a model
+        that left it nearly full cannot make the grader crash for want of space (an unscored grader_error
+        instead of its fail)."""
         path = path.resolve()
         if str(path) not in self._capped:
             return
         st = os.statvfs(path)
-        size = st.f_blocks * st.f_frsize + GRADING_ROOM
-        proc = subprocess.run(["mount", "-o", f"remount,size={size}", str(path)], capture_output=True, text=True,
-                              check=False)
+        self._remount(path, f"size={st.f_blocks * st.f_frsize + GRADING_ROOM}",
+                      f"nr_inodes={st.f_files + GRADING_ROOM // 4096}")
+
+    @staticmethod
+    def _remount(path: Path, *options: str) -> None:
+        proc = subprocess.run(["mount", "-o", ",".join(["remount", *options]), str(path)], capture_output=True,
+                              text=True, check=False)
         if proc.returncode != 0:
-            raise AgenticEvalError(f"cannot grow the work dir at {path} for grading: {proc.stderr.strip()[-200:]}")
+            raise AgenticEvalError(f"cannot remount the work dir at {path} ({', '.join(options)}): "
+                                   f"{proc.stderr.strip()[-200:]}")
 
     def release(self, path: Path, keep: bool = False) -> None:
         """Unmount the sandbox's capped volume (its tree copied back to a plain folder first when `keep`).
