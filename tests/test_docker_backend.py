@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import sys
 import time
 from collections.abc import Iterator
@@ -493,8 +494,12 @@ def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Pat
 
     if os.geteuid() != 0:
         pytest.skip("the capped work dir needs root (a tmpfs mount)")
-    def work_mounts() -> int:
-        return Path("/proc/mounts").read_text().count("agentic-eval-work ")
+    def work_mounts() -> int:  # this test's own: another run on the machine may have capped work dirs too
+        return sum(1 for line in Path("/proc/mounts").read_text().splitlines()
+                   if line.startswith("agentic-eval-work ") and str(tmp_path) in line)
+
+    (tmp_path / "trials").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "trials"))  # the trial's sandbox, and its mount
 
     monkeypatch.setenv("AGENTIC_EVAL_DOCKER_WORK_SIZE", "40m")
     before = work_mounts()
