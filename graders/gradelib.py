@@ -34,8 +34,7 @@ import atexit
 import json
 import os
 import re
-import signal
-import subprocess
+import stat
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -48,19 +47,28 @@ from agentic_eval.packs import gitsafe
 from agentic_eval.packs.gitsafe import GitError
 
 __all__ = [
+    "Call",
+    "CallResult",
     "EXIT_FAIL",
     "EXIT_GRADER_ERROR",
     "EXIT_PASS",
     "Grader",
     "GraderEnvironmentError",
     "PytestRun",
+    "Raises",
+    "RunResult",
     "TestCase",
     "pristine_commit",
     "pristine_store",
+    "make_calls",
     "python_executable",
+    "ref",
+    "run_apart",
     "sandbox_dir",
+    "scratch_dir",
     "task_dir",
     "task_vars",
+    "work_dir",
 ]
 
 EXIT_PASS = 0
@@ -69,6 +77,8 @@ EXIT_GRADER_ERROR = 3
 
 MAX_LISTED = 5
 """Offending lines, files or tests named in one failure reason."""
+READ_LIMIT = 64 << 20
+"""Largest sandbox file a check reads."""
 
 
 # --------------------------------------------------------------------------- process-wide safety nets
@@ -186,6 +196,8 @@ class PytestRun:
     cases: list[TestCase] = field(default_factory=list)
     output: str = ""
     report_written: bool = False
+    tampered: str = ""
+    """Why the run's results cannot be believed (a planted test came out wrong), or ""."""
 
     def count(self, outcome: str = "passed", module: str | None = None) -> int:
         """Tests with `outcome`, optionally only those of module `module` (e.g. "test_billing")."""
@@ -207,11 +219,25 @@ def _in_module(case: TestCase, module: str) -> bool:
     return Path(case.file).stem == module or module in case.classname.split(".")
 
 
+JUNIT_LIMIT = 32 << 20
+"""Largest JUnit report read."""
+
+
 def _read_junit(path: Path) -> list[TestCase]:
+    return _read_junit_bytes(path.read_bytes()[: JUNIT_LIMIT + 1])
+
+
+def _read_junit_bytes(data: bytes) -> list[TestCase]:
+    """The test cases of a JUnit report written by a process that ran the model's code: size-capped, no
+    DTD (entity expansion) accepted."""
     import xml.etree.ElementTree as ET
 
+    if len(data) > JUNIT_LIMIT:
+        raise ValueError(f"the report is over {JUNIT_LIMIT} bytes")
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ValueError("the report declares a DTD")
     cases = []
-    for element in ET.parse(path).getroot().iter("testcase"):
+    for element in ET.fromstring(data).iter("testcase"):
         outcome, message = "passed", ""
         for tag, label in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
             child = element.find(tag)
@@ -286,29 +312,118 @@ def _same_value(actual: Any, expected: Any) -> bool:
     return type(actual) is type(expected) and actual == expected
 
 
-def _kill_group(proc: subprocess.Popen[Any]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+# --------------------------------------------------------------------------- the model's code, run apart
+
+_local_host: list[Any] = []
 
 
-def _run(argv: Sequence[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, str]:
-    """Run a command in its own process group; (exit code or None on timeout, stdout+stderr)."""
-    proc = subprocess.Popen(
-        list(argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+def _sealed(payload: dict[str, Any]) -> dict[str, Any]:
+    """Have the harness run a command of the model's code (see agentic_eval/packs/sealed.py): confined
+    apart from this grader, on a work copy of the sandbox. Outside agentic-eval (a grader run by hand),
+    the same happens unconfined, on a copy in a temporary folder."""
+    from agentic_eval.packs import sealed
+
+    if not os.environ.get(sealed.SOCKET_ENV):
+        return _standalone_host().run(payload)
     try:
-        out, _ = proc.communicate(timeout=timeout)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, _ = proc.communicate()
-        code = None
-    finally:
-        _kill_group(proc)
-    return code, out.decode("utf-8", errors="replace")
+        response = sealed.request(payload)
+    except sealed.SealedRunError as exc:
+        raise GraderEnvironmentError(str(exc)) from None
+    if response.get("error"):
+        raise GraderEnvironmentError(f"the harness could not run {payload['argv'][0]!r}: {response['error']}")
+    return response
+
+
+def _standalone_host() -> Any:
+    if not _local_host:
+        import shutil
+        import tempfile
+
+        from agentic_eval.confine.backend import LocalBackend
+        from agentic_eval.packs.sealed import CodeHost
+
+        folder = Path(tempfile.mkdtemp(prefix="gradelib-host-"))
+        host = CodeHost(sandbox_dir(), folder, LocalBackend())
+        atexit.register(shutil.rmtree, folder, True)
+        atexit.register(host.close)
+        _local_host.append(host)
+    return _local_host[0]
+
+
+def work_dir() -> Path:
+    """Where the model's code runs: the work copy of the sandbox (AGENTIC_EVAL_WORK; the same path for
+    the grader and the commands it has run). The grader never reads it: what it needs comes back as data."""
+    value = os.environ.get("AGENTIC_EVAL_WORK")
+    return Path(value) if value else _standalone_host().work
+
+
+def scratch_dir() -> Path:
+    """A folder beside the work copy for fixtures and outputs (AGENTIC_EVAL_SCRATCH): give files with
+    `files=`, get them back with `collect=`."""
+    value = os.environ.get("AGENTIC_EVAL_SCRATCH")
+    return Path(value) if value else _standalone_host().scratch
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A command of the model's code, run apart from the grader: its exit, output and collected files."""
+
+    exit_code: int | None
+    """None when it was stopped (timed out)."""
+    output: str
+    """stdout and stderr together (a long output keeps its head and tail)."""
+    stopped_by: str = ""
+    files: dict[str, bytes | None] = field(default_factory=dict)
+    """What `collect` asked for: the bytes of each regular file, None where there was none."""
+    why: dict[str, str] = field(default_factory=dict)
+    """Why a collected file is None ("no such file", "not a regular file", "a symbolic link", ...)."""
+
+    @property
+    def timed_out(self) -> bool:
+        return bool(self.stopped_by)
+
+    def text(self, path: str) -> str | None:
+        """A collected file as text, or None."""
+        data = self.files.get(path)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def _as_bytes(data: str | bytes) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def run_apart(
+    argv: Sequence[str],
+    *,
+    files: dict[str, str | bytes] | None = None,
+    collect: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+    pythonpath: Sequence[str] = (),
+    stdin: str | bytes | None = None,
+    timeout: float = 30.0,
+    fresh: bool = False,
+    cwd: str = "",
+) -> RunResult:
+    """Run `argv` as the model's code: confined apart from the grader, in the work copy (`cwd` under it).
+
+    `files` are written first (paths relative to the work copy, or absolute under `scratch_dir()`);
+    `collect` names files to bring back afterwards (same kinds of path). `pythonpath`: work-copy folders
+    put on PYTHONPATH. `fresh` starts from a new copy of the sandbox. Nothing of the task, its variables
+    or this grader's environment is visible to the command; `env` adds variables of the grader's choosing.
+    """
+    from agentic_eval.packs.sealed import decode, encode
+
+    payload = {
+        "argv": [str(a) for a in argv], "cwd": cwd, "env": dict(env or {}), "pythonpath": list(pythonpath),
+        "stdin": None if stdin is None else encode(_as_bytes(stdin)), "timeout": timeout, "fresh": fresh,
+        "files": {str(k): encode(_as_bytes(v)) for k, v in (files or {}).items()},
+        "collect": [str(c) for c in collect],
+    }
+    response = _sealed(payload)
+    got = {k: (None if v is None else decode(v)) for k, v in dict(response.get("files") or {}).items()}
+    code = response.get("exit")
+    return RunResult(code if isinstance(code, int) else None, str(response.get("output") or ""),
+                     str(response.get("stopped_by") or ""), got, dict(response.get("why") or {}))
 
 
 _EXIT_NO_PYTEST = 97
@@ -331,6 +446,245 @@ def _tail(text: str, lines: int = 8) -> str:
     return "\n".join("    " + line for line in text.strip().splitlines()[-lines:])
 
 
+# --------------------------------------------------------------------------- hidden checks: calls made apart
+
+# Runs as the model's code (in the work copy, apart from the grader): reads the calls on stdin, imports the
+# module, makes them, and writes what each returned (plain JSON data only) or raised to the file `out`.
+_PY_HOST = r"""
+import json, os, sys
+request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+sys.stdin = open(os.devnull)
+sys.path.extend(request["path"])
+import importlib
+results, kept, module = [], [], None
+def resolve(value):
+    if type(value) is dict:
+        if list(value) == ["$ref"]:
+            return kept[value["$ref"]]
+        return {k: resolve(v) for k, v in value.items()}
+    if type(value) is list:
+        return [resolve(v) for v in value]
+    return value
+def plain(value, depth=0):
+    if depth > 64:
+        raise TypeError("nested too deep")
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if type(value) in (list, tuple):
+        return [plain(v, depth + 1) for v in value]
+    if type(value) is dict and all(type(k) is str for k in value):
+        return {k: plain(v, depth + 1) for k, v in value.items()}
+    raise TypeError(type(value).__name__)
+for step in request["calls"]:
+    try:
+        target = step["target"]
+        if target.startswith("$"):
+            index, _, attr = target[1:].partition(".")
+            obj = kept[int(index)]
+        else:
+            if module is None:
+                module = importlib.import_module(request["module"])
+            obj, attr = module, target
+        for part in attr.split(".") if attr else []:
+            obj = getattr(obj, part)
+        value = obj(*resolve(step["args"]), **resolve(step["kwargs"])) if step["call"] else obj
+        kept.append(value)
+        try:
+            results.append({"ok": True, "value": plain(value)})
+        except (TypeError, ValueError, RecursionError):
+            results.append({"ok": True, "value": None, "unserializable": type(value).__name__[:100]})
+    except BaseException as exc:
+        kept.append(None)
+        results.append({"ok": False, "type": type(exc).__name__[:100],
+                        "types": [c.__name__[:100] for c in type(exc).__mro__][:20], "message": str(exc)[:500]})
+with open(request["out"], "w", encoding="utf-8") as handle:
+    json.dump({"results": results}, handle)
+os._exit(0)
+"""
+
+_NODE_HOST = r"""
+import { readFileSync, writeFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+const request = JSON.parse(readFileSync(0, "utf8"));
+const results = [], kept = [];
+let mod = null;
+const resolve = (v) => Array.isArray(v) ? v.map(resolve)
+  : (v !== null && typeof v === "object")
+    ? (Object.keys(v).length === 1 && "$ref" in v ? kept[v["$ref"]]
+      : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolve(x)])))
+    : v;
+const chain = (err) => { const names = []; let p = err;
+  while (p !== null && p !== undefined && names.length < 20) { p = Object.getPrototypeOf(p);
+    if (p && p.constructor && p.constructor.name) names.push(String(p.constructor.name).slice(0, 100)); }
+  return names; };
+for (const step of request.calls) {
+  try {
+    let obj, self, attr = step.target;
+    if (attr.startsWith("$")) {
+      const dot = attr.indexOf(".");
+      obj = kept[Number(attr.slice(1, dot < 0 ? undefined : dot))];
+      attr = dot < 0 ? "" : attr.slice(dot + 1);
+    } else {
+      if (mod === null) mod = await import(pathToFileURL(request.module).href);
+      obj = mod;
+    }
+    for (const part of attr ? attr.split(".") : []) { self = obj; obj = obj[part]; }
+    const value = step.call ? await obj.apply(self, resolve(step.args)) : obj;
+    kept.push(value);
+    let shown;
+    try { shown = value === undefined ? undefined : JSON.parse(JSON.stringify(value)); } catch { shown = undefined; }
+    results.push(shown === undefined ? { ok: true, value: null, unserializable: typeof value }
+      : { ok: true, value: shown });
+  } catch (err) {
+    kept.push(undefined);
+    const name = (err && err.name) ? String(err.name).slice(0, 100) : typeof err;
+    results.push({ ok: false, type: name, types: [name, ...chain(err)],
+      message: String(err && err.message !== undefined ? err.message : err).slice(0, 500) });
+  }
+}
+writeFileSync(request.out, JSON.stringify({ results }));
+process.exit(0);
+"""
+
+CALLS_ANSWER_LIMIT = 8 << 20
+"""Largest answer read back from a batch of calls."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call made in the model's code: `target` is a name in the module ("parse", "Bucket",
+    "Bucket.from_config") or, with "$N.name", an attribute of what call N returned ("$0.take")."""
+
+    target: str
+    args: Sequence[Any] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    call: bool = True
+    """False: read the attribute instead of calling it (a constant's value)."""
+
+
+def ref(index: int) -> dict[str, int]:
+    """An argument that stands for what call `index` of the same batch returned (an object kept there)."""
+    return {"$ref": index}
+
+
+@dataclass(frozen=True)
+class Raises:
+    """An expected outcome: the call raises this exception (by class name, or a subclass of it)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """What one call returned, as plain data (it crossed from the model's process as JSON), or raised."""
+
+    ok: bool
+    value: Any = None
+    error_type: str = ""
+    error_types: tuple[str, ...] = ()
+    """The exception's class and its bases, by name."""
+    message: str = ""
+    unserializable: str = ""
+    """The type of a returned value that is not plain data (it compares equal to nothing)."""
+
+    def returned(self, expected: Any) -> bool:
+        """Returned plain data equal to `expected`, types included (True is not 1, 1.0 is not 1)."""
+        return self.ok and not self.unserializable and _deep_same(self.value, expected)
+
+    def raised(self, name: str) -> bool:
+        return not self.ok and name in self.error_types
+
+    def matches(self, expected: Any) -> bool:
+        return self.raised(expected.name) if isinstance(expected, Raises) else self.returned(expected)
+
+    def describe(self) -> str:
+        if not self.ok:
+            return f"raised {self.error_type}: {self.message[:200]}" if self.message else f"raised {self.error_type}"
+        if self.unserializable:
+            return f"returned a {self.unserializable}, not plain data"
+        return f"returned {_short(self.value)}"
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _deep_same(actual: Any, expected: Any) -> bool:
+    """Equality of plain data that does not let True pass for 1 or 1.0 for 1, at any depth (a tuple
+    expected matches a list: tuples cross as lists)."""
+    if isinstance(expected, tuple):
+        expected = list(expected)
+    if type(actual) is not type(expected):
+        return False
+    if isinstance(expected, list):
+        return len(actual) == len(expected) and all(_deep_same(a, e) for a, e in zip(actual, expected, strict=True))
+    if isinstance(expected, dict):
+        return actual.keys() == expected.keys() and all(_deep_same(actual[k], expected[k]) for k in expected)
+    return bool(actual == expected)
+
+
+def _wire(value: Any) -> Any:
+    """Arguments as JSON: tuples as lists; references (`ref`) as they are."""
+    if isinstance(value, (list, tuple)):
+        return [_wire(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _wire(v) for k, v in value.items()}
+    return value
+
+
+def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", pythonpath: Sequence[str] = ("src",),
+               timeout: float = 30.0, fresh: bool = False) -> list[CallResult]:
+    """Make `calls` in one process of the model's code, apart from the grader, and return what each
+    returned or raised. `module`: a dotted module name importable from the work copy's `pythonpath`
+    folders (Python), or a file of the work copy ("src/pricing.js", Node). A process that dies, hangs or
+    answers garbage leaves every unanswered call failed ("NoAnswer"), never the grader crashed."""
+    import secrets
+    import shutil
+
+    out = f"{scratch_dir()}/calls-{secrets.token_hex(8)}.json"
+    if language == "python":
+        argv = [python_executable(), "-I", "-B", "-c", _PY_HOST]
+        target = module
+    elif language == "node":
+        node = shutil.which("node")
+        if node is None:
+            raise GraderEnvironmentError("node is not installed: Node.js calls need Node 20 or newer on PATH")
+        argv = [node, "--input-type=module", "--eval", _NODE_HOST]
+        target = str(work_dir() / module)
+    else:
+        raise ValueError(f"unknown language {language!r} (python or node)")
+    request = {"module": target, "out": out, "path": [str(work_dir() / p) for p in pythonpath],
+               "calls": [{"target": c.target, "args": _wire(list(c.args)), "kwargs": _wire(c.kwargs), "call": c.call}
+                         for c in calls]}
+    run = run_apart(argv, stdin=json.dumps(request), collect=[out], timeout=timeout, fresh=fresh)
+    data = run.files.get(out)
+    answers: list[Any] = []
+    why = f"the process ended without answering ({run.stopped_by or f'exit {run.exit_code}'})"
+    if data is not None:
+        try:
+            parsed = json.loads(data[:CALLS_ANSWER_LIMIT].decode("utf-8", errors="replace"))
+            answers = parsed["results"] if isinstance(parsed, dict) and isinstance(parsed.get("results"), list) else []
+            why = "its answer had fewer results than calls"
+        except (ValueError, RecursionError):
+            why = "its answer was not JSON"
+    results = []
+    for i in range(len(calls)):
+        item = answers[i] if i < len(answers) and isinstance(answers[i], dict) else None
+        if item is None:
+            tail = run.output.strip().splitlines()[-1:] if run.output.strip() else []
+            results.append(CallResult(False, error_type="NoAnswer", error_types=("NoAnswer",),
+                                      message=why + (f": {tail[0][:200]}" if tail else "")))
+        elif item.get("ok") is True:
+            results.append(CallResult(True, item.get("value"), unserializable=str(item.get("unserializable") or "")))
+        else:
+            types = item.get("types")
+            results.append(CallResult(False, error_type=str(item.get("type") or "Error"),
+                                      error_types=tuple(str(t) for t in types) if isinstance(types, list) else (),
+                                      message=str(item.get("message") or "")))
+    return results
+
+
 # --------------------------------------------------------------------------- the accumulator
 
 
@@ -343,6 +697,8 @@ class Grader:
         self.results: list[tuple[str, bool, str]] = []
         """(what was checked, passed, why it failed)"""
         self._pristine: str | None = None
+        self.last_run: RunResult | None = None
+        """The last command `run` or `command_ok` ran apart (its output and collected files)."""
         _unfinished.append(self)
 
     # ----- bookkeeping
@@ -384,15 +740,47 @@ class Grader:
     def path(self, rel: str) -> Path:
         return self.sandbox / rel
 
-    def read(self, rel: str) -> str | None:
-        """The text of a sandbox file, or None when it is missing or unreadable."""
+    def read_bytes(self, rel: str) -> bytes | None:
+        """The bytes of a sandbox file, or None when it is missing, unreadable, not a regular file (a FIFO,
+        a socket, a device: refused without blocking), larger than READ_LIMIT, or reached through a link
+        that leads out of the sandbox."""
+        path = self.path(rel)
         try:
-            return self.path(rel).read_text(encoding="utf-8", errors="replace")
+            real = Path(os.path.realpath(path))
+            if not real.is_relative_to(os.path.realpath(self.sandbox)):
+                return None
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+        except (OSError, ValueError):
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > READ_LIMIT:
+                return None
+            chunks, left = [], READ_LIMIT + 1
+            while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+                chunks.append(chunk)
+                left -= len(chunk)
+            data = b"".join(chunks)
+            return data if len(data) <= READ_LIMIT else None
         except OSError:
             return None
+        finally:
+            os.close(fd)
+
+    def read(self, rel: str) -> str | None:
+        """The text of a sandbox file, or None when it cannot be read (see `read_bytes`)."""
+        data = self.read_bytes(rel)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def _is_regular(self, rel: str) -> bool:
+        try:
+            real = Path(os.path.realpath(self.path(rel)))
+            return real.is_relative_to(os.path.realpath(self.sandbox)) and stat.S_ISREG(os.lstat(real).st_mode)
+        except (OSError, ValueError):
+            return False
 
     def file_exists(self, rel: str) -> bool:
-        return self.check(f"{rel} exists", self.path(rel).is_file(), "no such file")
+        return self.check(f"{rel} exists", self._is_regular(rel), "no such file")
 
     def file_absent(self, rel: str) -> bool:
         return self.check(f"{rel} is gone", not self.path(rel).exists(), "it still exists")
@@ -430,9 +818,8 @@ class Grader:
         for rel in self.tree_files():
             if not path_matches(rel, paths) or path_matches(rel, exclude):
                 continue
-            try:
-                data = (self.sandbox / rel).read_bytes()
-            except OSError:
+            data = self.read_bytes(rel)
+            if data is None:
                 continue
             if b"\0" in data:  # binary
                 continue
@@ -642,15 +1029,35 @@ class Grader:
         dirty = status.splitlines()
         return self.check(what, not dirty, "uncommitted: " + "; ".join(d.strip() for d in dirty[:MAX_LISTED]))
 
-    # ----- commands
+    # ----- the model's code, run apart from the grader (see agentic_eval/packs/sealed.py)
 
-    def _env(self, pythonpath: Sequence[str] = ()) -> dict[str, str]:
-        """The grader's own (allow-listed) environment, with the sandbox folders `pythonpath` importable."""
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(str(self.sandbox / p) for p in pythonpath)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["AGENTIC_EVAL_SANDBOX"] = str(self.sandbox)
-        return env
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        files: dict[str, str | bytes] | None = None,
+        collect: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        pythonpath: Sequence[str] = (),
+        stdin: str | bytes | None = None,
+        timeout: float = 30.0,
+        fresh: bool = False,
+        cwd: str = "",
+    ) -> RunResult:
+        """Run `argv` as the model's code (see `run_apart`) and return what came back; records no check."""
+        self.last_run = run_apart(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
+                                  timeout=timeout, fresh=fresh, cwd=cwd)
+        return self.last_run
+
+    @property
+    def work(self) -> Path:
+        """The work copy's path, as the model's code sees it (for arguments; the grader never reads it)."""
+        return work_dir()
+
+    @property
+    def scratch(self) -> Path:
+        """The scratch folder's path, as the model's code sees it: put fixtures there with `files=`."""
+        return scratch_dir()
 
     def command_ok(
         self,
@@ -660,31 +1067,109 @@ class Grader:
         pythonpath: Sequence[str] = (),
         expect_output: str | None = None,
         what: str | None = None,
+        files: dict[str, str | bytes] | None = None,
+        collect: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        stdin: str | bytes | None = None,
+        fresh: bool = False,
     ) -> str | None:
-        """Run `argv` in the sandbox: exit 0 (and `expect_output` in stdout+stderr) passes.
+        """Run `argv` in the work copy, apart from the grader: exit 0 (and `expect_output` in stdout+stderr)
+        passes. `pythonpath`: work-copy folders put first on PYTHONPATH (e.g. ["src"]); `files`, `collect`,
+        `env`, `stdin`, `fresh` as for `run`, whose result stays in `self.last_run`.
 
-        `pythonpath`: sandbox folders put first on PYTHONPATH (e.g. ["src"]).
         Returns the output when the command ran, else None.
         """
         what = what or f"`{' '.join(argv)}` succeeds"
         if self._skip_costly(what):
             return None
-        try:
-            code, output = _run(argv, self.sandbox, self._env(pythonpath), timeout)
-        except OSError as exc:
-            if "/" not in argv[0]:  # a program the grader expects on PATH: the grader's environment lacks it
-                raise GraderEnvironmentError(f"cannot run {argv[0]!r}: {exc}") from None
-            self.check(what, False, f"cannot run: {exc}")  # a file of the sandbox's, gone or broken
-            return None
-        if code is None:
-            self.check(what, False, f"timed out after {timeout:g}s")
-        elif code != 0:
-            self.check(what, False, f"exit {code}\n{_tail(output)}")
-        elif expect_output is not None and expect_output not in output:
-            self.check(what, False, f"output lacks {expect_output!r}\n{_tail(output)}")
+        run = self.run(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
+                       timeout=timeout, fresh=fresh)
+        if run.exit_code is None:
+            self.check(what, False, run.stopped_by or f"timed out after {timeout:g}s")
+        elif run.exit_code != 0:
+            self.check(what, False, f"exit {run.exit_code}\n{_tail(run.output)}")
+        elif expect_output is not None and expect_output not in run.output:
+            self.check(what, False, f"output lacks {expect_output!r}\n{_tail(run.output)}")
         else:
             self.check(what, True)
-        return output
+        return run.output if run.exit_code is not None else None
+
+    def calls_return(
+        self,
+        module: str,
+        cases: Sequence[tuple[Any, ...]],
+        *,
+        language: str = "python",
+        pythonpath: Sequence[str] = ("src",),
+        timeout: float = 30.0,
+        fresh: bool = False,
+    ) -> list[CallResult] | None:
+        """Hidden checks whose assertions run here, in the grader: each case is `(target, args, expected)`
+        or `(Call(...), expected)`, and `expected` a plain value (compared with its type) or `Raises("Name")`.
+        The calls are made in one process of the model's code, apart from the grader (`make_calls`); only
+        what they returned crosses back, as JSON, so no object that "equals everything", no patched test
+        runner and no exit code can pass a case. One check line per case."""
+        calls, expected = [], []
+        for case in cases:
+            if isinstance(case[0], Call):
+                calls.append(case[0])
+                expected.append(case[1])
+            else:
+                target, args, want = case
+                calls.append(Call(target, tuple(args)))
+                expected.append(want)
+        if self._skip_costly(f"{len(calls)} calls into {module}"):
+            return None
+        results = make_calls(module, calls, language=language, pythonpath=pythonpath, timeout=timeout, fresh=fresh)
+        for call, want, result in zip(calls, expected, results, strict=True):
+            shown = ", ".join(_short(a, 40) for a in call.args)
+            goal = f"raises {want.name}" if isinstance(want, Raises) else f"returns {_short(want, 60)}"
+            self.check(f"{call.target}({shown}) {goal}", result.matches(want), result.describe())
+        return results
+
+    # ----- test suites, run apart and cross-checked
+
+    def _canaries(self, language: str) -> tuple[str, str, str]:
+        """(a source file of two tests, the name of the one that must pass, the one that must fail): added
+        to a test run beside the real tests, with names the model cannot know. A run that reports the
+        failing one passed, or either missing, had its results rewritten: it is a fail, not a pass."""
+        import secrets
+
+        token = secrets.token_hex(5)
+        a, b = secrets.randbelow(900) + 100, secrets.randbelow(900) + 100
+        passing, failing = f"test_totals_{token}", f"test_rounding_{token}"
+        if language == "python":
+            source = (f"def {passing}():\n    assert {a} + {b} == {a + b}\n\n\n"
+                      f"def {failing}():\n    assert {a} * {b} == {a * b + 1}\n")
+        else:
+            source = ('import { test } from "node:test";\nimport assert from "node:assert/strict";\n\n'
+                      f'test("{passing}", () => {{\n  assert.equal({a} + {b}, {a + b});\n}});\n\n'
+                      f'test("{failing}", () => {{\n  assert.equal({a} * {b}, {a * b + 1});\n}});\n')
+        return source, passing, failing
+
+    def _canary_place(self, selection: Sequence[str], suffix: str) -> str:
+        """A new test file's path in the work copy, beside the first selected tests."""
+        import secrets
+
+        first = Path(selection[0].split("::")[0]) if selection else Path("tests")
+        folder = first if self.path(str(first)).is_dir() else first.parent
+        name = f"test_regressions_{secrets.token_hex(4)}{suffix}" if suffix == ".py" else \
+            f"regressions_{secrets.token_hex(4)}{suffix}"
+        return str(folder / name) if str(folder) not in ("", ".") else name
+
+    def _hidden_files(self, extra_tests: Sequence[str]) -> tuple[dict[str, str | bytes], list[str]]:
+        """Hidden tests from the task's data/ folder, given to the run in the scratch folder (with the task's
+        variables, which they read): they run with the model's code, so the verdict must not rest on them
+        alone; `calls_return` keeps its assertions in the grader."""
+        files: dict[str, str | bytes] = {}
+        paths = []
+        for rel in extra_tests:
+            target = f"{scratch_dir()}/hidden/{Path(rel).name}"
+            files[target] = (task_dir() / "data" / rel).read_bytes()
+            paths.append(target)
+        if extra_tests:
+            files[f"{scratch_dir()}/hidden/vars.json"] = _env_path("AGENTIC_EVAL_VARS").read_bytes()
+        return files, paths
 
     def pytest_passes(
         self,
@@ -698,84 +1183,81 @@ class Grader:
         timeout: float = 60.0,
         what: str | None = None,
     ) -> PytestRun | None:
-        """Run pytest on `selection` (sandbox paths or node ids) plus the hidden `extra_tests`.
+        """Run pytest on `selection` (work-copy paths or node ids) plus the hidden `extra_tests`.
 
-        `extra_tests` are paths inside the task's `data/` folder; they are copied to a
-        temporary folder outside the sandbox and run from there, with the sandbox's
-        `pythonpath` folders importable, so nothing of them lands in the sandbox.
+        pytest runs as the model's code does, apart from the grader (`run_apart`), with the grader's own
+        pytest (never one from the sandbox: the interpreter runs isolated and puts the `pythonpath`
+        folders on sys.path only after the standard library and site-packages), no conftest.py and no
+        plugins. Two tests the model cannot know of run beside the real ones, one that must pass and one
+        that must fail: a run whose results were rewritten (a patched report, a plugin, a JUnit file
+        rewritten at exit, an early exit) is caught by them and fails.
 
-        Passes only if pytest exited 0 and its JUnit XML (written outside the sandbox)
-        shows at least `min_passed` tests passed, none failed or errored, none skipped
-        unless `allow_skipped`, and every test named in `require` ("name" or
-        "tests/test_x.py::name") among the passed. The sandbox's own conftest.py files
-        and plugins are not loaded, so neither can rewrite the results.
+        `extra_tests` are files in the task's `data/` folder, copied to the scratch folder (not into the
+        sandbox) with the task's variables (AGENTIC_EVAL_VARS): they run with the model's code, which can
+        read them, so prefer `calls_return` for hidden checks.
+
+        Passes only if the JUnit XML shows at least `min_passed` real tests passed, none failed or errored,
+        none skipped unless `allow_skipped`, and every test named in `require` ("name" or
+        "tests/test_x.py::name") among the passed.
         """
-        import shutil  # only graders that run pytest pay for these imports
-        import tempfile
-
         names = [*selection, *(f"hidden {Path(t).name}" for t in extra_tests)]
         what = what or "tests pass: " + " ".join(names)
         if self._skip_costly(what):
             return None
-        tmp = Path(tempfile.mkdtemp(prefix="gradelib-pytest-"))
-        try:
-            if tmp.resolve().is_relative_to(self.sandbox):
-                raise RuntimeError(f"temporary folder {tmp} is inside the sandbox")
-            hidden = []
-            for rel in extra_tests:
-                source = task_dir() / "data" / rel
-                target = tmp / "hidden" / Path(rel).name
-                target.parent.mkdir(exist_ok=True)
-                shutil.copyfile(source, target)
-                hidden.append(str(target))
-            run = self._run_pytest([*selection, *hidden], tmp, pythonpath, timeout)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        self.check(what, *self._judge(run, min_passed, require, allow_skipped, timeout))
-        return run
+        import importlib.util
 
-    def _run_pytest(self, args: Sequence[str], tmp: Path, pythonpath: Sequence[str], timeout: float) -> PytestRun:
-        ini = tmp / "pytest.ini"
-        ini.write_text("[pytest]\n", encoding="utf-8")
-        report = tmp / "report.xml"
-        # pytest and its plugins come from the grader's Python, never from the sandbox: the interpreter
-        # runs isolated (-I: no working directory, PYTHONPATH or user site on sys.path, so a sandbox
-        # file named pytest.py, sitecustomize.py or like a standard module is not loaded), imports pytest,
-        # and only then puts the sandbox's folders on sys.path, after the standard library and site-packages.
+        if importlib.util.find_spec("pytest") is None:
+            raise GraderEnvironmentError(f"the grader's Python {python_executable()} cannot import pytest; "
+                                         "pip install pytest")
+        source, passing, failing = self._canaries("python")
+        canary = self._canary_place(selection, ".py")
+        files, hidden = self._hidden_files(extra_tests)
+        files[canary] = source
+        files[f"{scratch_dir()}/pytest.ini"] = "[pytest]\n"
+        report = f"{scratch_dir()}/report-{Path(canary).stem}.xml"
         argv = [
             python_executable(), "-I", "-B", "-c", _PYTEST_BOOT,
-            os.pathsep.join(str(self.sandbox / p) for p in pythonpath),
+            os.pathsep.join(str(work_dir() / p) for p in pythonpath),
             "-q", "-p", "no:cacheprovider", "--noconftest",
-            "--import-mode=importlib", "-c", str(ini), "--rootdir", str(self.sandbox),
-            "--junitxml", str(report), "-o", "junit_family=xunit1", *args,  # xunit1 names each test's file
+            "--import-mode=importlib", "-c", f"{scratch_dir()}/pytest.ini", "--rootdir", str(work_dir()),
+            "--junitxml", report, "-o", "junit_family=xunit1", *selection, canary, *hidden,
         ]
-        env = self._env()
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # fast, and no plugin can rewrite the outcome
-        env.pop("PYTEST_ADDOPTS", None)
-        env.pop("PYTEST_PLUGINS", None)
+        env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        if hidden:
+            env["AGENTIC_EVAL_VARS"] = f"{scratch_dir()}/hidden/vars.json"
+        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout)
+        result = self._test_run(run, report, passing, failing)
+        self.check(what, *self._judge(result, min_passed, require, allow_skipped, timeout, runner="pytest"))
+        return result
+
+    def _test_run(self, run: RunResult, report: str, passing: str, failing: str) -> PytestRun:
+        """The test run's real cases, and whether its canaries came out as they must."""
+        result = PytestRun(exit_code=run.exit_code, output=run.output)
+        data = run.files.get(report)
+        if run.exit_code is None or data is None:
+            return result
         try:
-            code, output = _run(argv, self.sandbox, env, timeout)
-        except OSError as exc:
-            raise GraderEnvironmentError(f"cannot start the grader's Python {argv[0]}: {exc}") from None
-        if code == _EXIT_NO_PYTEST:
-            raise GraderEnvironmentError(f"the grader's Python {argv[0]} cannot import pytest: "
-                                         f"{output.strip().splitlines()[-1:]}; pip install pytest")
-        run = PytestRun(exit_code=code, output=output)
-        if code is not None and report.is_file():
-            try:
-                run.cases = _read_junit(report)
-                run.report_written = True
-            except Exception as exc:  # noqa: BLE001 - a truncated report: the run did not finish properly
-                run.output += f"\nunreadable JUnit report: {exc}"
-        return run
+            cases = _read_junit_bytes(data)
+        except Exception as exc:  # noqa: BLE001 - a truncated or hostile report: the run did not finish properly
+            result.output += f"\nunreadable JUnit report: {str(exc)[:200]}"
+            return result
+        result.report_written = True
+        outcome = {c.name.split("[")[0]: c.outcome for c in cases if c.name.split("[")[0] in (passing, failing)}
+        if outcome.get(passing) != "passed" or outcome.get(failing) != "failed" or run.exit_code == 0:
+            result.tampered = (f"a test that must fail came out {outcome.get(failing, 'missing')}, one that must "
+                               f"pass {outcome.get(passing, 'missing')}, exit {run.exit_code}")
+        result.cases = [c for c in cases if c.name.split("[")[0] not in (passing, failing)]
+        return result
 
     @staticmethod
     def _judge(run: PytestRun, min_passed: int, require: Sequence[str], allow_skipped: bool,
-               timeout: float) -> tuple[bool, str]:
+               timeout: float, runner: str = "pytest") -> tuple[bool, str]:
         if run.exit_code is None:
             return False, f"timed out after {timeout:g}s"
         if not run.report_written:
-            return False, f"pytest wrote no report (exit {run.exit_code}; did the run end early?)\n{_tail(run.output)}"
+            return False, f"{runner} wrote no report (exit {run.exit_code}; did the run end early?)\n{_tail(run.output)}"
+        if run.tampered:
+            return False, f"the test run's results were rewritten: {run.tampered}"
         bad = [c for c in run.cases if c.outcome in ("failed", "error") or (c.outcome == "skipped" and not allow_skipped)]
         if bad:
             listed = "; ".join(f"{c.label} {c.outcome}: {c.message.splitlines()[0][:120] if c.message else ''}"
@@ -789,8 +1271,8 @@ class Grader:
         missing = [name for name in require if not run.passed(name)]
         if missing:
             return False, "did not run and pass: " + ", ".join(missing)
-        if run.exit_code != 0:
-            return False, f"pytest exited {run.exit_code} although every test passed\n{_tail(run.output)}"
+        if run.exit_code != 1:  # 1: some test failed, the planted failing one
+            return False, f"{runner} exited {run.exit_code} although every test passed\n{_tail(run.output)}"
         return True, ""
 
     # ----- Node.js (issue 19): the built-in test runner on sandbox code, hidden tests from data/
@@ -806,17 +1288,16 @@ class Grader:
         timeout: float = 60.0,
         what: str | None = None,
     ) -> PytestRun | None:
-        """Run Node's built-in test runner (`node --test`) on sandbox test files plus hidden ones.
+        """Run Node's built-in test runner (`node --test`) on work-copy test files plus hidden ones, apart
+        from the grader, cross-checked like `pytest_passes` (two planted tests, one that must fail).
 
-        `selection`: sandbox files or folders (a folder means its `*.test.js`/`*.test.mjs` files).
-        `extra_tests`: files in the task's `data/`, copied to a temporary folder outside the
-        sandbox and run from there; they find the code under test through the
-        AGENTIC_EVAL_SANDBOX environment variable. Only `node` itself runs: no package.json
-        script, no node_modules test runner, no NODE_OPTIONS. Judged like `pytest_passes`,
-        from the JUnit report written outside the sandbox (`require` holds test names).
+        `selection`: files or folders (a folder means its `*.test.js`/`*.test.mjs` files). `extra_tests`:
+        files in the task's `data/`, given to the run in the scratch folder with the task's variables; they
+        find the code under test through AGENTIC_EVAL_SANDBOX (the work copy). Only `node` itself runs: no
+        package.json script, no node_modules test runner, no NODE_OPTIONS. Judged from the JUnit report
+        (`require` holds test names).
         """
         import shutil
-        import tempfile
 
         names = [*selection, *(f"hidden {Path(t).name}" for t in extra_tests)]
         what = what or "node tests pass: " + " ".join(names)
@@ -824,46 +1305,31 @@ class Grader:
             return None
         node = shutil.which("node")
         if node is None:
-            raise RuntimeError("node is not installed: the Node.js packs need Node 20 or newer on PATH")
-        files: list[str] = []
+            raise GraderEnvironmentError("node is not installed: the Node.js packs need Node 20 or newer on PATH")
+        files_run: list[str] = []
         for rel in selection:
-            path = self.sandbox / rel
+            path = self.path(rel)
             if path.is_dir():
-                files += sorted(str(p) for p in path.rglob("*.test.*js") if "node_modules" not in p.parts)
+                files_run += sorted(str(work_dir() / p.relative_to(self.sandbox)) for p in path.rglob("*.test.*js")
+                                    if "node_modules" not in p.parts)
             else:
-                files.append(str(path))  # a missing file makes node fail, which fails the check
-        tmp = Path(tempfile.mkdtemp(prefix="gradelib-node-"))
-        try:
-            if tmp.resolve().is_relative_to(self.sandbox):
-                raise RuntimeError(f"temporary folder {tmp} is inside the sandbox")
-            for rel in extra_tests:
-                target = tmp / "hidden" / Path(rel).name
-                target.parent.mkdir(exist_ok=True)
-                shutil.copyfile(task_dir() / "data" / rel, target)
-                files.append(str(target))
-            report = tmp / "report.xml"
-            env = self._env()
-            for name in ("NODE_OPTIONS", "NODE_PATH", "NODE_TEST_CONTEXT"):
-                env.pop(name, None)
-            argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *files]
-            try:
-                code, output = _run(argv, self.sandbox, env, timeout)
-            except OSError as exc:
-                code, output = None, f"cannot run node: {exc}"
-            run = PytestRun(exit_code=code, output=output)
-            if code is not None and report.is_file():
-                try:
-                    # A file that ran without defining a test is reported as one passing "test" named
-                    # after the file: it proves nothing, so it does not count.
-                    run.cases = [c for c in _read_junit(report) if not (c.outcome == "passed" and c.name in files)]
-                    run.report_written = True
-                except Exception as exc:  # noqa: BLE001 - a truncated report: the run did not finish properly
-                    run.output += f"\nunreadable JUnit report: {exc}"
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        passed, why = self._judge(run, min_passed, require, allow_skipped, timeout)
-        self.check(what, passed, why.replace("pytest", "node --test"))
-        return run
+                files_run.append(str(work_dir() / rel))  # a missing file makes node fail, which fails the check
+        source, passing, failing = self._canaries("node")
+        canary = self._canary_place(selection, ".test.mjs")
+        files, hidden = self._hidden_files(extra_tests)
+        files[canary] = source
+        report = f"{scratch_dir()}/report-{Path(canary).stem}.xml"
+        argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *files_run,
+                str(work_dir() / canary), *hidden]
+        env = {"AGENTIC_EVAL_VARS": f"{scratch_dir()}/hidden/vars.json"} if hidden else {}
+        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout)
+        result = self._test_run(run, report, passing, failing)
+        # A file that ran without defining a test is reported as one passing "test" named after the file: it
+        # proves nothing, so it does not count.
+        shown = {*files_run, *hidden}
+        result.cases = [c for c in result.cases if not (c.outcome == "passed" and c.name in shown)]
+        self.check(what, *self._judge(result, min_passed, require, allow_skipped, timeout, runner="node --test"))
+        return result
 
     # ----- configuration formats (issue 19): INI and TOML, parsed, never string-matched
 

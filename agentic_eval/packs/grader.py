@@ -135,14 +135,16 @@ def grader_import_path(task: Task) -> str:
 
 def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
                cancel: threading.Event | None = None, *, backend: SandboxBackend | None = None,
-               readable: Sequence[Path] = ()) -> ScriptResult:
+               readable: Sequence[Path] = (), writable: bool = True) -> ScriptResult:
     """Run `script` in `cwd` through the sandbox backend (a fresh confined process tree: `cwd` the only
-    writable path, `readable` and the script's folder read-only, no network); on timeout, or as soon as
-    `cancel` is set, kill its whole process group. Never raises."""
+    writable path, or none when not `writable`, `readable` and the script's folder read-only, no network);
+    on timeout, or as soon as `cancel` is set, kill its whole process group. Never raises."""
     start = time.monotonic()
     backend = backend or default_backend()
     shown = [script.parent, *readable, *(Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
-    spec = Confinement(writable=(Path(cwd),), readable=tuple(shown),
+    if not writable:
+        shown.insert(0, Path(cwd))
+    spec = Confinement(writable=(Path(cwd),) if writable else (), readable=tuple(shown),
                        limits=ResourceLimits(cpu_s=int(timeout_s) + 1))
     try:
         argv = backend.wrap(_command_for(script, env.get("PYTHONPATH", "")), cwd=Path(cwd), spec=spec)
@@ -184,7 +186,13 @@ def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
 
 
 class ScriptRunner:
-    """Runs a task's grader and fix against one sandbox, with its variables file outside the sandbox."""
+    """Runs a task's grader and fix against one sandbox, with its variables file outside the sandbox.
+
+    The fix runs as the agent would, on the sandbox itself. The grader runs sealed: it reads the sandbox as a
+    read-only snapshot and has nothing writable but a private /tmp; the model's code it needs run (tests,
+    scripts, functions) runs apart from it through a `CodeHost` (packs/sealed.py), as another uid (or in
+    another container), on a work copy, without the task's files; only data crosses back.
+    """
 
     def __init__(self, task: Task, sandbox: Sandbox, backend: SandboxBackend | None = None) -> None:
         self.task = task
@@ -202,6 +210,7 @@ class ScriptRunner:
         self._readable = (Path(self._tmp.name), task.dir, task.pack_dir, graders_dir(),
                           *((sandbox.pristine_store,) if sandbox.pristine_store is not None else ()),
                           Path(gitsafe.__file__).resolve().parents[1])
+        self.last_host: CodeHostStats | None = None
 
     def __enter__(self) -> ScriptRunner:
         return self
@@ -213,14 +222,41 @@ class ScriptRunner:
         self._tmp.cleanup()
 
     def grade(self, cancel: threading.Event | None = None) -> GradeResult:
-        result = run_script(self.task.grader_path, self.sandbox.path, self.env, self.task.meta.limits.grader_timeout_s,
-                            cancel, backend=self.backend, readable=self._readable)
+        """Run the grader sealed (see the class's docstring) and turn its exit into a verdict."""
+        from agentic_eval.packs.builtin import hidden_from_model
+        from agentic_eval.packs.sealed import CodeHost
+
+        timeout = self.task.meta.limits.grader_timeout_s
+        with tempfile.TemporaryDirectory(prefix="ae-grading-") as folder:
+            os.chmod(folder, 0o755)
+            host = CodeHost(self.sandbox.path, Path(folder), self.backend, cancel=cancel,
+                            hidden=(*hidden_from_model(), self.task.pack_dir, self.task.dir))
+            try:
+                host.deadline = time.monotonic() + timeout
+                host.reserve = min(5.0, timeout / 4)
+                env = {**self.env, **host.env}
+                result = run_script(self.task.grader_path, self.sandbox.path, env, timeout, cancel,
+                                    backend=self.backend, readable=(*self._readable, host.socket_dir),
+                                    writable=False)
+            finally:
+                host.close()
+            self.last_host = CodeHostStats(host.commands, round(host.busy_s, 3), tuple(host.skipped))
         return GradeResult(verdict_for(result), result)
 
     def apply_fix(self, timeout_s: float | None = None, cancel: threading.Event | None = None) -> ScriptResult:
         timeout = timeout_s if timeout_s is not None else self.task.meta.limits.agent_timeout_s
         return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout, cancel, backend=self.backend,
                           readable=self._readable)
+
+
+@dataclass(frozen=True)
+class CodeHostStats:
+    """What the model's code cost one grading: commands run apart from the grader, and their time."""
+
+    commands: int
+    busy_s: float
+    skipped: tuple[str, ...] = ()
+    """Special files of the tree (FIFOs, sockets, devices) left out of the work copy."""
 
 
 def verdict_for(result: ScriptResult) -> Verdict:

@@ -1,0 +1,396 @@
+"""Where the model's code runs while a grader grades: apart from the grader, on a copy of the tree.
+
+A grader (the task's `grade.py`) decides in its own process. It reads the agent's final tree as a
+read-only snapshot and never runs the model's code itself: every command that would (the repo's tests,
+its scripts, a function called for a hidden check) goes to the harness over a unix socket, and the
+harness runs it confined through the run's sandbox backend, as another uid (or in another container),
+on a *work copy* of the snapshot, with a scratch folder beside it and none of the task's files, hidden
+tests, variables or the grader's environment in sight. What crosses back is data: the exit status, the
+output, and the files the grader asked for, read here without following links and never from a FIFO,
+socket or device. So nothing the model's code does while it is graded can change what the grader
+reads, see what the grader knows, or write the verdict.
+
+The protocol: one request per connection, a 4-byte big-endian length and a JSON object each way.
+
+    request  {"argv": [...], "cwd": "rel", "env": {...}, "pythonpath": ["rel", ...], "stdin": b64 | null,
+              "timeout": s, "files": {"path": b64}, "collect": ["path", ...], "fresh": bool}
+    response {"exit": int | null, "stopped_by": "", "output": str, "files": {"path": b64 | null},
+              "why": {"path": "why it was not collected"}, "duration_s": s, "error": str | null}
+
+Paths in `files` and `collect` are relative to the work tree, or absolute paths under the scratch
+folder. `fresh` starts from a new copy of the snapshot (and an empty scratch folder). `error` is set
+only for a fault of the harness or the machine (a command that could not be started): the grader
+treats it as its own error, never as the model's fail.
+
+The standard-library client (`request`) is what gradelib uses; `CodeHost` is the harness's side.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import stat
+import struct
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+SOCKET_ENV = "AGENTIC_EVAL_RUN_SOCKET"
+"""The grader's way to the harness: the unix socket a `CodeHost` listens on."""
+WORK_ENV = "AGENTIC_EVAL_WORK"
+"""Where the work copy is, as the model's code sees it (the same path on both sides)."""
+SCRATCH_ENV = "AGENTIC_EVAL_SCRATCH"
+"""The scratch folder beside it (fixtures in, outputs out), the same path on both sides."""
+
+MESSAGE_LIMIT = 96 << 20
+"""Largest request or response accepted, in bytes."""
+FILE_LIMIT = 16 << 20
+"""Largest file collected; a larger one is named, not sent."""
+COLLECT_LIMIT = 48 << 20
+"""All collected files of one response together."""
+OUTPUT_LIMIT = 32_000
+"""Bytes of a command's output kept, head and tail each."""
+ENV_ALLOWED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SYSTEMROOT")
+"""The harness's variables a command of the model's code sees: nothing of the task or the grader."""
+
+
+class SealedRunError(RuntimeError):
+    """The harness could not run a command (a fault of the harness or the machine, not of the model)."""
+
+
+# --------------------------------------------------------------------------- framing (both sides)
+
+
+def _send(sock: socket.socket, payload: Mapping[str, Any]) -> None:
+    data = json.dumps(payload).encode("utf-8")
+    sock.sendall(struct.pack(">I", len(data)) + data)
+
+
+def _receive(sock: socket.socket) -> dict[str, Any]:
+    head = _exactly(sock, 4)
+    (size,) = struct.unpack(">I", head)
+    if size > MESSAGE_LIMIT:
+        raise SealedRunError(f"a message of {size} bytes is over the limit of {MESSAGE_LIMIT}")
+    data = json.loads(_exactly(sock, size).decode("utf-8"))
+    if not isinstance(data, dict):
+        raise SealedRunError("a message is not a JSON object")
+    return data
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise SealedRunError("the connection closed early")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def encode(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def decode(text: str) -> bytes:
+    return base64.b64decode(text.encode("ascii"), validate=True)
+
+
+def request(payload: Mapping[str, Any], socket_path: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """Send one request to the harness and return its response (the grader's side)."""
+    path = socket_path or os.environ.get(SOCKET_ENV)
+    if not path:
+        raise SealedRunError(f"{SOCKET_ENV} is not set: run this grader through agentic-eval")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        try:
+            sock.connect(path)
+            _send(sock, payload)
+            return _receive(sock)
+        except (OSError, ValueError) as exc:
+            raise SealedRunError(f"the harness did not answer: {exc}") from None
+
+
+# --------------------------------------------------------------------------- safe paths (harness side)
+
+
+def _parts(rel: str) -> list[str]:
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ValueError(f"not a plain relative path: {rel!r}")
+    return parts
+
+
+def _open_beneath(root: Path, rel: str, flags: int, *, make_dirs: bool = False, mode: int = 0o644) -> int:
+    """Open `root/rel` without following a link anywhere on the way (a link the model planted must never
+    lead the harness, which may be root, out of the tree): every folder is opened with O_NOFOLLOW."""
+    parts = _parts(rel)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for part in parts[:-1]:
+            try:
+                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not make_dirs:
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=fd)
+    finally:
+        os.close(fd)
+
+
+def read_regular(root: Path, rel: str, limit: int) -> tuple[bytes | None, str]:
+    """(the bytes of the regular file `root/rel`, "") or (None, why not): never follows a link, never
+    blocks on a FIFO, never reads more than `limit` bytes."""
+    try:
+        fd = _open_beneath(root, rel, os.O_RDONLY)
+    except (OSError, ValueError) as exc:
+        return None, _why(exc)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "not a regular file"
+        if st.st_size > limit:
+            return None, f"{st.st_size} bytes, over the limit of {limit}"
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return (data, "") if len(data) <= limit else (None, f"over the limit of {limit} bytes")
+    finally:
+        os.close(fd)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, OSError) and exc.errno is not None:
+        import errno
+
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link"
+        if exc.errno == errno.ENOTDIR:
+            return "a folder on its path is not a folder"
+        return os.strerror(exc.errno).lower()
+    return str(exc)
+
+
+def _write_beneath(root: Path, rel: str, data: bytes, owner: tuple[int, int] | None) -> None:
+    fd = _open_beneath(root, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, make_dirs=True)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{rel} is not a regular file")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        if owner is not None and os.geteuid() == 0:
+            os.fchown(fd, *owner)
+    finally:
+        os.close(fd)
+    if owner is not None and os.geteuid() == 0:  # folders made on the way belong to the model's uid too
+        for parent in Path(rel).parents:
+            if str(parent) != ".":
+                os.chown(os.path.join(root, parent), *owner, follow_symlinks=False)
+
+
+def copy_tree(source: Path, target: Path) -> list[str]:
+    """Copy a tree without following links and without opening special files; returns the special files
+    left out (FIFOs, sockets, devices), relative to `source`."""
+    import shutil
+
+    skipped: list[str] = []
+
+    def copy(src: str, dst: str) -> None:
+        st = os.lstat(src)
+        if stat.S_ISREG(st.st_mode):
+            shutil.copy2(src, dst, follow_symlinks=False)
+        else:
+            skipped.append(os.path.relpath(src, source))
+
+    shutil.copytree(source, target, symlinks=True, copy_function=copy, ignore_dangling_symlinks=True)
+    return skipped
+
+
+# --------------------------------------------------------------------------- the harness's side
+
+
+class CodeHost:
+    """Runs the model's code for one grader: confined by `backend`, on a work copy of `snapshot`.
+
+    `deadline` (monotonic) bounds every command: a command is cut at the deadline less `reserve`, so that
+    the grader, waiting for it, still has time to say "fail" before its own time runs out.
+    """
+
+    def __init__(self, snapshot: Path, folder: Path, backend: Any, *, hidden: tuple[Path, ...] = (),
+                 cancel: threading.Event | None = None) -> None:
+        self.snapshot = snapshot
+        self.folder = folder
+        self.backend = backend
+        self.hidden = hidden
+        self.cancel = cancel
+        self.work = folder / "work"
+        self.scratch = folder / "scratch"
+        self.socket_dir = folder / "sock"
+        """The folder holding the socket: the only thing of the host's the grader mounts."""
+        self.socket_dir.mkdir()
+        os.chmod(self.socket_dir, 0o755)
+        self.socket_path = self.socket_dir / "run.sock"
+        self.deadline: float | None = None
+        self.reserve = 5.0
+        self.commands = 0
+        self.busy_s = 0.0
+        self.skipped: list[str] = []
+        self._fresh = True
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self.socket_path))
+        os.chmod(self.socket_path, 0o666)  # the grader's uid connects
+        self._listener.listen(8)
+        self._thread = threading.Thread(target=self._serve, daemon=True, name="sealed-run")
+        self._thread.start()
+
+    @property
+    def env(self) -> dict[str, str]:
+        """What the grader is told: the socket, and where the work copy and scratch folder are."""
+        return {SOCKET_ENV: str(self.socket_path), WORK_ENV: str(self.work), SCRATCH_ENV: str(self.scratch)}
+
+    def close(self) -> None:
+        self._closed.set()
+        try:
+            self._listener.close()
+        except OSError:
+            pass
+        close = getattr(self.backend, "close", None)  # docker: the model's container goes
+        if callable(close) and self.work.exists():
+            try:
+                close(self.work.resolve())
+            except Exception:  # noqa: BLE001 - an engine that is gone took its container with it
+                pass
+
+    # ----- serving
+
+    def _serve(self) -> None:
+        while not self._closed.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                if self._closed.is_set():
+                    return
+                time.sleep(0.05)
+                continue
+            threading.Thread(target=self._handle, args=(client,), daemon=True, name="sealed-run-request").start()
+
+    def _handle(self, client: socket.socket) -> None:
+        with client:
+            try:
+                payload = _receive(client)
+            except (OSError, ValueError, SealedRunError):
+                return
+            try:
+                with self._lock:  # one command of the model's code at a time
+                    response = self.run(payload)
+            except Exception as exc:  # noqa: BLE001 - the harness's fault: the grader reports it as its own error
+                response = {"error": f"{type(exc).__name__}: {exc}"}
+            try:
+                _send(client, response)
+            except OSError:
+                pass
+
+    # ----- one command
+
+    def _prepare(self, fresh: bool) -> None:
+        import shutil
+
+        if fresh or self._fresh or not self.work.exists():
+            close = getattr(self.backend, "close", None)
+            if callable(close) and self.work.exists():
+                close(self.work.resolve())  # docker: no process of the previous copy survives
+            for path in (self.work, self.scratch):
+                if path.exists():
+                    shutil.rmtree(path)
+            self.skipped = copy_tree(self.snapshot, self.work)
+            self.scratch.mkdir()
+            (self.scratch / "home").mkdir()
+            self.backend.prepare(self.work)
+            owner = self.work.stat()
+            if os.geteuid() == 0:
+                for path in (self.scratch, self.scratch / "home"):
+                    os.chown(path, owner.st_uid, owner.st_gid)
+            self._fresh = False
+
+    def _place(self, rel: str) -> tuple[Path, str]:
+        """(the root, the path under it) for a path of a request: relative to the work tree, or absolute
+        under the scratch folder."""
+        if os.path.isabs(rel):
+            scratch = str(self.scratch) + os.sep
+            if not rel.startswith(scratch):
+                raise ValueError(f"{rel!r} is neither relative to the work tree nor under {self.scratch}")
+            return self.scratch, rel[len(scratch):]
+        return self.work, rel
+
+    def run(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """Run one request (see the module's docstring) and return its response."""
+        from agentic_eval.confine.backend import Confinement, ResourceLimits, run_command
+
+        argv = payload.get("argv")
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            return {"error": "argv must be a non-empty list of strings"}
+        start = time.monotonic()
+        self._prepare(bool(payload.get("fresh")))
+        owner = (self.work.stat().st_uid, self.work.stat().st_gid)
+        for rel, text in dict(payload.get("files") or {}).items():
+            root, under = self._place(rel)
+            _write_beneath(root, under, decode(text), owner)
+        timeout = float(payload.get("timeout") or 30.0)
+        if self.deadline is not None:
+            timeout = min(timeout, self.deadline - self.reserve - time.monotonic())
+        cwd = self.work
+        if payload.get("cwd"):
+            cwd = self.work.joinpath(*_parts(str(payload["cwd"])))
+        env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
+        env.update(HOME=str(self.scratch / "home"), AGENTIC_EVAL_SANDBOX=str(self.work), PYTHONDONTWRITEBYTECODE="1",
+                   LC_ALL=os.environ.get("LC_ALL", "C.UTF-8"))
+        pythonpath = [str(self.work.joinpath(*_parts(p))) for p in payload.get("pythonpath") or []]
+        if pythonpath:
+            env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+        env.update({str(k): str(v) for k, v in dict(payload.get("env") or {}).items()})
+        stdin = decode(payload["stdin"]) if payload.get("stdin") is not None else None
+        if timeout <= 0:
+            result_code, output, stopped_by = None, b"", "not run: the grader's time is up"
+        else:
+            spec = Confinement(writable=(self.work, self.scratch), hidden=self.hidden,
+                               limits=ResourceLimits(cpu_s=int(timeout) + 1))
+            try:
+                done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
+                                   cancel=self.cancel, stdin=stdin, output_limit=OUTPUT_LIMIT)
+            except OSError as exc:
+                return {"error": f"could not start {argv[0]!r}: {exc}"}
+            result_code, output, stopped_by = done.returncode, done.output, done.stopped_by
+        files: dict[str, str | None] = {}
+        why: dict[str, str] = {}
+        total = 0
+        for rel in payload.get("collect") or []:
+            try:
+                root, under = self._place(str(rel))
+                data, reason = read_regular(root, under, min(FILE_LIMIT, COLLECT_LIMIT - total))
+            except ValueError as exc:
+                data, reason = None, str(exc)
+            files[str(rel)] = None if data is None else encode(data)
+            if data is None:
+                why[str(rel)] = reason
+            else:
+                total += len(data)
+        self.commands += 1
+        elapsed = time.monotonic() - start
+        self.busy_s += elapsed
+        return {"exit": result_code, "stopped_by": stopped_by, "output": output.decode("utf-8", "replace"),
+                "files": files, "why": why, "duration_s": round(elapsed, 3), "error": None}
