@@ -1,14 +1,51 @@
-"""The module meets the spec (hidden tests), and the agent's own tests for it exist and pass."""
+"""The module meets the spec (its functions called apart, every answer judged here), and the agent's own tests
+for it exist and pass."""
 
-from gradelib import Grader, task_vars
+from gradelib import Call, Grader, Raises, make_calls, ref, task_vars
 
 v = task_vars()
 module, tests = f"{v['src_dir']}/{v['spec_module']}.py", f"tests/test_{v['spec_module']}.py"
+dotted = f"{v['pkg']}.{v['spec_module']}"
+UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+
+
+def spelled(seconds: int) -> str:
+    """The spec's shortest form, largest units first, zero parts left out."""
+    parts = []
+    for unit, size in UNITS:
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts) or "0s"
+
+
 g = Grader()
 g.defines(module, "parse_duration")
 g.defines(module, "format_duration")
 g.file_exists(tests)
-run = g.pytest_passes([tests], extra_tests=["test_hidden_durations.py"])
+parse = [("90s", 90), ("15m", 900), ("2h", 7200), ("1d", 86400), ("1h30m", 5400), ("1d2h3m4s", 93784),
+         ("45", 45), ("0s", 0), ("  5m\n", 300), ("2d12h", 216000), ("1m1s", 61), ("100m", 6000), ("3d4s", 259204)]
+rejected = ["", "   ", "5x", "1H", "1m1h", "1h1h", "-5s", "h", "1.5h", "m30s", "1h-30m", "s", "1 d", "1h 30m"]
+formatted = [(0, "0s"), (59, "59s"), (60, "1m"), (3600, "1h"), (5400, "1h30m"), (86400, "1d"), (86401, "1d1s"),
+             (90061, "1d1h1m1s"), (172800, "2d"), (3661, "1h1m1s")]
+g.calls_return(dotted, [
+    *(("parse_duration", (text,), seconds) for text, seconds in parse),
+    *(("parse_duration", (text,), Raises("ValueError")) for text in rejected),
+    *(("format_duration", (seconds,), text) for seconds, text in formatted),
+    ("format_duration", (-1,), Raises("ValueError")),
+])
+# Many more values, one line each way: format_duration gives the spec's form, and parse_duration reads it back.
+values = list(range(0, 200_000, 997))
+if g.ok:
+    calls = [Call("format_duration", [s]) for s in values]
+    calls += [Call("parse_duration", [ref(i)]) for i in range(len(values))]
+    results = make_calls(dotted, calls)
+    wrong = [f"{s}: {r.describe()}" for s, r in zip(values, results[:len(values)], strict=True)
+             if not r.returned(spelled(s))]
+    g.check(f"format_duration of {len(values)} more values gives the shortest form", not wrong, "; ".join(wrong[:3]))
+    wrong = [f"{s}: {r.describe()}" for s, r in zip(values, results[len(values):], strict=True) if not r.returned(s)]
+    g.check("parse_duration reads each of them back", not wrong, "; ".join(wrong[:3]))
+run = g.pytest_passes([tests])
 if run is not None:
     g.check(f"{tests} has passing tests", run.count("passed", module=f"test_{v['spec_module']}") >= 1, "none passed")
 g.finish()
