@@ -56,6 +56,7 @@ __all__ = [
     "GraderEnvironmentError",
     "PytestRun",
     "Raises",
+    "Returns",
     "RunResult",
     "TestCase",
     "pristine_commit",
@@ -314,17 +315,17 @@ def _same_value(actual: Any, expected: Any) -> bool:
 
 # --------------------------------------------------------------------------- the model's code, run apart
 
-_local_host: list[Any] = []
+_local_hosts: dict[Path, Any] = {}
 
 
-def _sealed(payload: dict[str, Any]) -> dict[str, Any]:
+def _sealed(payload: dict[str, Any], sandbox: Path | None = None) -> dict[str, Any]:
     """Have the harness run a command of the model's code (see agentic_eval/packs/sealed.py): confined
     apart from this grader, on a work copy of the sandbox. Outside agentic-eval (a grader run by hand),
-    the same happens unconfined, on a copy in a temporary folder."""
+    the same happens unconfined, on a copy of `sandbox` in a temporary folder."""
     from agentic_eval.packs import sealed
 
     if not os.environ.get(sealed.SOCKET_ENV):
-        return _standalone_host().run(payload)
+        return _standalone_host(sandbox).run(payload)
     try:
         response = sealed.request(payload)
     except sealed.SealedRunError as exc:
@@ -334,8 +335,10 @@ def _sealed(payload: dict[str, Any]) -> dict[str, Any]:
     return response
 
 
-def _standalone_host() -> Any:
-    if not _local_host:
+def _standalone_host(sandbox: Path | None = None) -> Any:
+    """A grader run by hand (no harness): its commands run unconfined on a copy of the sandbox."""
+    sandbox = Path(sandbox).resolve() if sandbox is not None else sandbox_dir()
+    if sandbox not in _local_hosts:
         import shutil
         import tempfile
 
@@ -343,25 +346,25 @@ def _standalone_host() -> Any:
         from agentic_eval.packs.sealed import CodeHost
 
         folder = Path(tempfile.mkdtemp(prefix="gradelib-host-"))
-        host = CodeHost(sandbox_dir(), folder, LocalBackend())
+        host = CodeHost(sandbox, folder, LocalBackend())
         atexit.register(shutil.rmtree, folder, True)
         atexit.register(host.close)
-        _local_host.append(host)
-    return _local_host[0]
+        _local_hosts[sandbox] = host
+    return _local_hosts[sandbox]
 
 
-def work_dir() -> Path:
+def work_dir(sandbox: Path | None = None) -> Path:
     """Where the model's code runs: the work copy of the sandbox (AGENTIC_EVAL_WORK; the same path for
     the grader and the commands it has run). The grader never reads it: what it needs comes back as data."""
     value = os.environ.get("AGENTIC_EVAL_WORK")
-    return Path(value) if value else _standalone_host().work
+    return Path(value) if value else _standalone_host(sandbox).work
 
 
-def scratch_dir() -> Path:
+def scratch_dir(sandbox: Path | None = None) -> Path:
     """A folder beside the work copy for fixtures and outputs (AGENTIC_EVAL_SCRATCH): give files with
     `files=`, get them back with `collect=`."""
     value = os.environ.get("AGENTIC_EVAL_SCRATCH")
-    return Path(value) if value else _standalone_host().scratch
+    return Path(value) if value else _standalone_host(sandbox).scratch
 
 
 @dataclass(frozen=True)
@@ -403,6 +406,7 @@ def run_apart(
     timeout: float = 30.0,
     fresh: bool = False,
     cwd: str = "",
+    sandbox: Path | None = None,
 ) -> RunResult:
     """Run `argv` as the model's code: confined apart from the grader, in the work copy (`cwd` under it).
 
@@ -419,7 +423,7 @@ def run_apart(
         "files": {str(k): encode(_as_bytes(v)) for k, v in (files or {}).items()},
         "collect": [str(c) for c in collect],
     }
-    response = _sealed(payload)
+    response = _sealed(payload, sandbox)
     got = {k: (None if v is None else decode(v)) for k, v in dict(response.get("files") or {}).items()}
     code = response.get("exit")
     return RunResult(code if isinstance(code, int) else None, str(response.get("output") or ""),
@@ -575,6 +579,12 @@ class Raises:
 
 
 @dataclass(frozen=True)
+class Returns:
+    """An expected outcome: the call returns without raising; what it returned is not compared (an object
+    kept for later calls, "$N.method")."""
+
+
+@dataclass(frozen=True)
 class CallResult:
     """What one call returned, as plain data (it crossed from the model's process as JSON), or raised."""
 
@@ -595,6 +605,8 @@ class CallResult:
         return not self.ok and name in self.error_types
 
     def matches(self, expected: Any) -> bool:
+        if isinstance(expected, Returns):
+            return self.ok
         return self.raised(expected.name) if isinstance(expected, Raises) else self.returned(expected)
 
     def describe(self) -> str:
@@ -634,7 +646,7 @@ def _wire(value: Any) -> Any:
 
 
 def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", pythonpath: Sequence[str] = ("src",),
-               timeout: float = 30.0, fresh: bool = False) -> list[CallResult]:
+               timeout: float = 30.0, fresh: bool = False, sandbox: Path | None = None) -> list[CallResult]:
     """Make `calls` in one process of the model's code, apart from the grader, and return what each
     returned or raised. `module`: a dotted module name importable from the work copy's `pythonpath`
     folders (Python), or a file of the work copy ("src/pricing.js", Node). A process that dies, hangs or
@@ -642,7 +654,7 @@ def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", 
     import secrets
     import shutil
 
-    out = f"{scratch_dir()}/calls-{secrets.token_hex(8)}.json"
+    out = f"{scratch_dir(sandbox)}/calls-{secrets.token_hex(8)}.json"
     if language == "python":
         argv = [python_executable(), "-I", "-B", "-c", _PY_HOST]
         target = module
@@ -651,13 +663,13 @@ def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", 
         if node is None:
             raise GraderEnvironmentError("node is not installed: Node.js calls need Node 20 or newer on PATH")
         argv = [node, "--input-type=module", "--eval", _NODE_HOST]
-        target = str(work_dir() / module)
+        target = str(work_dir(sandbox) / module)
     else:
         raise ValueError(f"unknown language {language!r} (python or node)")
-    request = {"module": target, "out": out, "path": [str(work_dir() / p) for p in pythonpath],
+    request = {"module": target, "out": out, "path": [str(work_dir(sandbox) / p) for p in pythonpath],
                "calls": [{"target": c.target, "args": _wire(list(c.args)), "kwargs": _wire(c.kwargs), "call": c.call}
                          for c in calls]}
-    run = run_apart(argv, stdin=json.dumps(request), collect=[out], timeout=timeout, fresh=fresh)
+    run = run_apart(argv, stdin=json.dumps(request), collect=[out], timeout=timeout, fresh=fresh, sandbox=sandbox)
     data = run.files.get(out)
     answers: list[Any] = []
     why = f"the process ended without answering ({run.stopped_by or f'exit {run.exit_code}'})"
@@ -1046,18 +1058,18 @@ class Grader:
     ) -> RunResult:
         """Run `argv` as the model's code (see `run_apart`) and return what came back; records no check."""
         self.last_run = run_apart(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
-                                  timeout=timeout, fresh=fresh, cwd=cwd)
+                                  timeout=timeout, fresh=fresh, cwd=cwd, sandbox=self.sandbox)
         return self.last_run
 
     @property
     def work(self) -> Path:
         """The work copy's path, as the model's code sees it (for arguments; the grader never reads it)."""
-        return work_dir()
+        return work_dir(self.sandbox)
 
     @property
     def scratch(self) -> Path:
         """The scratch folder's path, as the model's code sees it: put fixtures there with `files=`."""
-        return scratch_dir()
+        return scratch_dir(self.sandbox)
 
     def command_ok(
         self,
@@ -1082,6 +1094,10 @@ class Grader:
         what = what or f"`{' '.join(argv)}` succeeds"
         if self._skip_costly(what):
             return None
+        import shutil
+
+        if argv and "/" not in argv[0] and shutil.which(argv[0]) is None:  # the grader's environment lacks it
+            raise GraderEnvironmentError(f"cannot run {argv[0]!r}: it is not on PATH")
         run = self.run(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
                        timeout=timeout, fresh=fresh)
         if run.exit_code is None:
@@ -1120,10 +1136,12 @@ class Grader:
                 expected.append(want)
         if self._skip_costly(f"{len(calls)} calls into {module}"):
             return None
-        results = make_calls(module, calls, language=language, pythonpath=pythonpath, timeout=timeout, fresh=fresh)
+        results = make_calls(module, calls, language=language, pythonpath=pythonpath, timeout=timeout, fresh=fresh,
+                             sandbox=self.sandbox)
         for call, want, result in zip(calls, expected, results, strict=True):
             shown = ", ".join(_short(a, 40) for a in call.args)
-            goal = f"raises {want.name}" if isinstance(want, Raises) else f"returns {_short(want, 60)}"
+            goal = (f"raises {want.name}" if isinstance(want, Raises) else "returns" if isinstance(want, Returns)
+                    else f"returns {_short(want, 60)}")
             self.check(f"{call.target}({shown}) {goal}", result.matches(want), result.describe())
         return results
 
@@ -1164,11 +1182,11 @@ class Grader:
         files: dict[str, str | bytes] = {}
         paths = []
         for rel in extra_tests:
-            target = f"{scratch_dir()}/hidden/{Path(rel).name}"
+            target = f"{self.scratch}/hidden/{Path(rel).name}"
             files[target] = (task_dir() / "data" / rel).read_bytes()
             paths.append(target)
-        if extra_tests:
-            files[f"{scratch_dir()}/hidden/vars.json"] = _env_path("AGENTIC_EVAL_VARS").read_bytes()
+        if extra_tests and os.environ.get("AGENTIC_EVAL_VARS"):
+            files[f"{self.scratch}/hidden/vars.json"] = _env_path("AGENTIC_EVAL_VARS").read_bytes()
         return files, paths
 
     def pytest_passes(
@@ -1213,18 +1231,18 @@ class Grader:
         canary = self._canary_place(selection, ".py")
         files, hidden = self._hidden_files(extra_tests)
         files[canary] = source
-        files[f"{scratch_dir()}/pytest.ini"] = "[pytest]\n"
-        report = f"{scratch_dir()}/report-{Path(canary).stem}.xml"
+        files[f"{self.scratch}/pytest.ini"] = "[pytest]\n"
+        report = f"{self.scratch}/report-{Path(canary).stem}.xml"
         argv = [
             python_executable(), "-I", "-B", "-c", _PYTEST_BOOT,
-            os.pathsep.join(str(work_dir() / p) for p in pythonpath),
+            os.pathsep.join(str(self.work / p) for p in pythonpath),
             "-q", "-p", "no:cacheprovider", "--noconftest",
-            "--import-mode=importlib", "-c", f"{scratch_dir()}/pytest.ini", "--rootdir", str(work_dir()),
+            "--import-mode=importlib", "-c", f"{self.scratch}/pytest.ini", "--rootdir", str(self.work),
             "--junitxml", report, "-o", "junit_family=xunit1", *selection, canary, *hidden,
         ]
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         if hidden:
-            env["AGENTIC_EVAL_VARS"] = f"{scratch_dir()}/hidden/vars.json"
+            env["AGENTIC_EVAL_VARS"] = f"{self.scratch}/hidden/vars.json"
         run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout)
         result = self._test_run(run, report, passing, failing)
         self.check(what, *self._judge(result, min_passed, require, allow_skipped, timeout, runner="pytest"))
@@ -1310,18 +1328,18 @@ class Grader:
         for rel in selection:
             path = self.path(rel)
             if path.is_dir():
-                files_run += sorted(str(work_dir() / p.relative_to(self.sandbox)) for p in path.rglob("*.test.*js")
+                files_run += sorted(str(self.work / p.relative_to(self.sandbox)) for p in path.rglob("*.test.*js")
                                     if "node_modules" not in p.parts)
             else:
-                files_run.append(str(work_dir() / rel))  # a missing file makes node fail, which fails the check
+                files_run.append(str(self.work / rel))  # a missing file makes node fail, which fails the check
         source, passing, failing = self._canaries("node")
         canary = self._canary_place(selection, ".test.mjs")
         files, hidden = self._hidden_files(extra_tests)
         files[canary] = source
-        report = f"{scratch_dir()}/report-{Path(canary).stem}.xml"
+        report = f"{self.scratch}/report-{Path(canary).stem}.xml"
         argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *files_run,
-                str(work_dir() / canary), *hidden]
-        env = {"AGENTIC_EVAL_VARS": f"{scratch_dir()}/hidden/vars.json"} if hidden else {}
+                str(self.work / canary), *hidden]
+        env = {"AGENTIC_EVAL_VARS": f"{self.scratch}/hidden/vars.json"} if hidden else {}
         run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout)
         result = self._test_run(run, report, passing, failing)
         # A file that ran without defining a test is reported as one passing "test" named after the file: it

@@ -240,7 +240,7 @@ class CodeHost:
         self.scratch = folder / "scratch"
         self.socket_dir = folder / "sock"
         """The folder holding the socket: the only thing of the host's the grader mounts."""
-        self.socket_dir.mkdir()
+        self.socket_dir.mkdir(parents=True)
         os.chmod(self.socket_dir, 0o755)
         self.socket_path = self.socket_dir / "run.sock"
         self.deadline: float | None = None
@@ -348,8 +348,13 @@ class CodeHost:
         self._prepare(bool(payload.get("fresh")))
         owner = (self.work.stat().st_uid, self.work.stat().st_gid)
         for rel, text in dict(payload.get("files") or {}).items():
-            root, under = self._place(rel)
-            _write_beneath(root, under, decode(text), owner)
+            root, under = self._place(rel)  # a path outside both: the grader's own mistake, an error
+            try:
+                _write_beneath(root, under, decode(text), owner)
+            except (OSError, ValueError) as exc:  # the model's code left something in the way (a link, a folder)
+                return {"exit": None, "stopped_by": f"the grader's file {rel} could not be placed: {_why(exc)}",
+                        "output": "", "files": {}, "why": {}, "duration_s": round(time.monotonic() - start, 3),
+                        "error": None}
         timeout = float(payload.get("timeout") or 30.0)
         if self.deadline is not None:
             timeout = min(timeout, self.deadline - self.reserve - time.monotonic())
