@@ -231,7 +231,8 @@ def _identity_files(uid: int) -> tuple[Path, Path]:
 BACKENDS: dict[str, type[LocalBackend | BwrapBackend]] = {"local": LocalBackend, "bwrap": BwrapBackend}
 """Sandbox backends by name."""
 LOCAL_WARNING = ("warning: --sandbox local: the model's commands run unconfined as this user: they can read your "
-                 "files, reach your network and outlive the trial; use --sandbox bwrap for untrusted models")
+                 "files, reach your network and outlive the trial, and its code can reach the grader (grading is not "
+                 "sealed); use --sandbox bwrap for untrusted models")
 
 
 @cache
