@@ -1,14 +1,14 @@
 """Where the model's code runs while a grader grades: apart from the grader, on a copy of the tree.
 
-A grader (the task's `grade.py`) decides in its own process. It reads the agent's final tree as a
-read-only snapshot and never runs the model's code itself: every command that would (the repo's tests,
-its scripts, a function called for a hidden check) goes to the harness over a unix socket, and the
-harness runs it confined through the run's sandbox backend, as another uid (or in another container),
-on a *work copy* of the snapshot, with a scratch folder beside it and none of the task's files, hidden
-tests, variables or the grader's environment in sight. What crosses back is data: the exit status, the
-output, and the files the grader asked for, read here without following links and never from a FIFO,
-socket or device. So nothing the model's code does while it is graded can change what the grader
-reads, see what the grader knows, or write the verdict.
+A grader (the task's `grade.py`) decides in its own process. It reads the agent's final tree as a read-
+only snapshot and never runs the model's code itself: every command that would (the repo's tests, its
+scripts, a function called for a hidden check) goes to the harness over a unix socket, and the harness
+runs it confined through the run's sandbox backend, as another uid (or in another container), on a *work
+copy* of the snapshot (its working tree: not .git), with a scratch folder beside it and none of the
+task's files, hidden tests, variables or the grader's environment in sight. What crosses back is data:
+the exit status, the output, and the files the grader asked for, read here without following links and
+never from a FIFO, socket or device. So nothing the model's code does while it is graded can change what
+the grader reads, see what the grader knows, or write the verdict.
 
 The protocol: one request per connection, a 4-byte big-endian length and a JSON object each way.
 
@@ -201,12 +201,16 @@ def _write_beneath(root: Path, rel: str, data: bytes, owner: tuple[int, int] | N
                 os.chown(os.path.join(root, parent), *owner, follow_symlinks=False)
 
 
-def copy_tree(source: Path, target: Path) -> list[str]:
+def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (".git",)) -> list[str]:
     """Copy a tree without following links and without opening special files; returns the special files
-    left out (FIFOs, sockets, devices), relative to `source`."""
+    left out (FIFOs, sockets, devices), relative to `source`. `skip_top`: entries at the top not copied
+    (the repository's .git: three quarters of a small sandbox's files, and nothing a test needs)."""
     import shutil
 
     skipped: list[str] = []
+
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        return [n for n in names if n in skip_top] if os.path.samefile(folder, source) else []
 
     def copy(src: str, dst: str) -> None:
         st = os.lstat(src)
@@ -215,7 +219,7 @@ def copy_tree(source: Path, target: Path) -> list[str]:
         else:
             skipped.append(os.path.relpath(src, source))
 
-    shutil.copytree(source, target, symlinks=True, copy_function=copy, ignore_dangling_symlinks=True)
+    shutil.copytree(source, target, symlinks=True, copy_function=copy, ignore=ignore, ignore_dangling_symlinks=True)
     return skipped
 
 
