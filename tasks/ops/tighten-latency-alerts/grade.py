@@ -13,7 +13,8 @@ for key, value in (("crit_ms", v["new_crit_ms"]), ("warn_ms", v["new_warn_ms"]))
     g.check(f"latency.{key} = {value}", type(actual) is int and actual == value, why or f"found {actual!r}")
 g.check("the error-rate thresholds are unchanged",
         errors == {"warn_rate": v["warn_rate"], "crit_rate": v["crit_rate"]}, why or f"found {errors!r}")
-g.check("no other alert sections or keys", set(data or {}) == {"latency", "errors"} and set(latency) == {"warn_ms", "crit_ms"},
+g.check("no other alert sections or keys",
+        set(data or {}) == {"latency", "errors"} and set(latency) == {"warn_ms", "crit_ms"},
         f"sections {sorted(data or {})}")
 g.command_ok(["make", "check"], expect_output="config ok")
 g.finish()
