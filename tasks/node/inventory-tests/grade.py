@@ -1,16 +1,17 @@
-"""The new tests pass on the real module and fail on each of several subtly broken copies of it (mutants)."""
+"""The new tests pass on the real module and fail on each of several subtly broken copies of it (mutants).
 
-import os
+Each run of the agent's tests is apart from the grader, on a fresh copy of the tree whose src/inventory.js the
+grader replaces (files=); the module's text comes from the pristine commit, never from the agent's tree."""
+
 import shutil
-import subprocess
-import tempfile
-from pathlib import Path
 
-from gradelib import Grader
+from agentic_eval.packs import gitsafe
+from gradelib import Grader, pristine_store
 
 TEST = "test/inventory.test.js"
 MUTANTS = {
-    "a line may not take exactly what is left": ("this.available(line.sku) < line.qty", "this.available(line.sku) <= line.qty"),
+    "a line may not take exactly what is left": (
+        "this.available(line.sku) < line.qty", "this.available(line.sku) <= line.qty"),
     "an unknown SKU has stock": ("return this.stock.get(sku) ?? 0;", "return this.stock.get(sku) ?? 1;"),
     "a short line is not refused": ("if (this.available(line.sku) < line.qty) {", "if (false) {"),
     "reserving takes one unit per line": ("this.available(line.sku) - line.qty);", "this.available(line.sku) - 1);"),
@@ -28,34 +29,22 @@ EQUIVALENT = ("return this.stock.get(sku) ?? 0;", "return this.stock.has(sku) ? 
 
 
 def passes_on(source: str) -> bool:
-    """Run the agent's test file on a copy of the sandbox whose src/inventory.js is `source`."""
-    tmp = Path(tempfile.mkdtemp(prefix="grade-mutant-"))
-    try:
-        copy = tmp / "repo"
-        shutil.copytree(g.sandbox, copy, ignore=shutil.ignore_patterns("node_modules"))
-        (copy / "src" / "inventory.js").write_text(source, encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NODE_")}
-        env["AGENTIC_EVAL_SANDBOX"] = str(copy)
-        try:
-            proc = subprocess.run([node, "--test", TEST], cwd=copy, env=env, capture_output=True, text=True,
-                                  timeout=60, check=False, start_new_session=True)
-        except subprocess.TimeoutExpired:
-            return False  # a hang is a failing test run
-        return proc.returncode == 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    """Run the agent's test file, apart, on a fresh copy of the tree whose src/inventory.js is `source`."""
+    run = g.run([node, "--test", TEST], files={"src/inventory.js": source}, fresh=True, timeout=30)
+    return run.exit_code == 0  # a hang (None) is a failing test run
 
 
 g = Grader()
 g.unchanged(["src"])
 g.node_tests_pass([TEST], min_passed=3)
 node = shutil.which("node") or "node"
-source = (g.sandbox / "src" / "inventory.js").read_text(encoding="utf-8")
+source = gitsafe.pristine_blob(pristine_store(), g.pristine(), "src/inventory.js").decode("utf-8")
 for old, _ in [EQUIVALENT, *MUTANTS.values()]:
     if old not in source:
         raise RuntimeError(f"a mutation does not apply to the pristine module: {old[:60]!r}")
 if g.ok:
-    g.check("the tests pass on an equivalent rewrite of the module", passes_on("// rewritten\n" + source.replace(*EQUIVALENT)),
+    g.check("the tests pass on an equivalent rewrite of the module",
+            passes_on("// rewritten\n" + source.replace(*EQUIVALENT)),
             "they fail: they test the module's text, not its behaviour")
 for what, (old, new) in MUTANTS.items():
     if not g.ok:
