@@ -552,6 +552,23 @@ process.exit(0);
 
 CALLS_ANSWER_LIMIT = 8 << 20
 """Largest answer read back from a batch of calls."""
+ANSWER_DEPTH = 100
+"""Deepest nesting of lists and objects accepted in an answer."""
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and dicts nest in `value` (without recursion: the value is the model's)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if deepest > ANSWER_DEPTH:
+            break
+        if isinstance(item, dict):
+            stack.extend((v, level + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, level + 1) for v in item)
+    return deepest
 
 
 @dataclass(frozen=True)
@@ -612,6 +629,8 @@ class CallResult:
     def describe(self) -> str:
         if not self.ok:
             return f"raised {self.error_type}: {self.message[:200]}" if self.message else f"raised {self.error_type}"
+        if self.unserializable == "undefined":
+            return "returned undefined"
         if self.unserializable:
             return f"returned a {self.unserializable}, not plain data"
         return f"returned {_short(self.value)}"
@@ -646,10 +665,12 @@ def _wire(value: Any) -> Any:
 
 
 def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", pythonpath: Sequence[str] = ("src",),
-               timeout: float = 30.0, fresh: bool = False, sandbox: Path | None = None) -> list[CallResult]:
+               timeout: float = 30.0, fresh: bool = False, files: dict[str, str | bytes] | None = None,
+               env: dict[str, str] | None = None, sandbox: Path | None = None) -> list[CallResult]:
     """Make `calls` in one process of the model's code, apart from the grader, and return what each
     returned or raised. `module`: a dotted module name importable from the work copy's `pythonpath`
-    folders (Python), or a file of the work copy ("src/pricing.js", Node). A process that dies, hangs or
+    folders (Python), or a file of the work copy or the scratch folder ("src/pricing.js", Node). `files`
+    and `env` as for `run_apart` (a fixture, a variable the code reads). A process that dies, hangs or
     answers garbage leaves every unanswered call failed ("NoAnswer"), never the grader crashed."""
     import secrets
     import shutil
@@ -663,13 +684,14 @@ def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", 
         if node is None:
             raise GraderEnvironmentError("node is not installed: Node.js calls need Node 20 or newer on PATH")
         argv = [node, "--input-type=module", "--eval", _NODE_HOST]
-        target = str(work_dir(sandbox) / module)
+        target = module if os.path.isabs(module) else str(work_dir(sandbox) / module)
     else:
         raise ValueError(f"unknown language {language!r} (python or node)")
     request = {"module": target, "out": out, "path": [str(work_dir(sandbox) / p) for p in pythonpath],
                "calls": [{"target": c.target, "args": _wire(list(c.args)), "kwargs": _wire(c.kwargs), "call": c.call}
                          for c in calls]}
-    run = run_apart(argv, stdin=json.dumps(request), collect=[out], timeout=timeout, fresh=fresh, sandbox=sandbox)
+    run = run_apart(argv, stdin=json.dumps(request), collect=[out], timeout=timeout, fresh=fresh, files=files, env=env,
+                    sandbox=sandbox)
     data = run.files.get(out)
     answers: list[Any] = []
     why = f"the process ended without answering ({run.stopped_by or f'exit {run.exit_code}'})"
@@ -678,6 +700,8 @@ def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", 
             parsed = json.loads(data[:CALLS_ANSWER_LIMIT].decode("utf-8", errors="replace"))
             answers = parsed["results"] if isinstance(parsed, dict) and isinstance(parsed.get("results"), list) else []
             why = "its answer had fewer results than calls"
+            if any(_depth(a) > ANSWER_DEPTH for a in answers):  # the grader's comparisons recurse: keep them safe
+                answers, why = [], f"its answer was nested deeper than {ANSWER_DEPTH}"
         except (ValueError, RecursionError):
             why = "its answer was not JSON"
     results = []
@@ -1119,6 +1143,8 @@ class Grader:
         pythonpath: Sequence[str] = ("src",),
         timeout: float = 30.0,
         fresh: bool = False,
+        files: dict[str, str | bytes] | None = None,
+        env: dict[str, str] | None = None,
     ) -> list[CallResult] | None:
         """Hidden checks whose assertions run here, in the grader: each case is `(target, args, expected)`
         or `(Call(...), expected)`, and `expected` a plain value (compared with its type) or `Raises("Name")`.
@@ -1137,7 +1163,7 @@ class Grader:
         if self._skip_costly(f"{len(calls)} calls into {module}"):
             return None
         results = make_calls(module, calls, language=language, pythonpath=pythonpath, timeout=timeout, fresh=fresh,
-                             sandbox=self.sandbox)
+                             files=files, env=env, sandbox=self.sandbox)
         for call, want, result in zip(calls, expected, results, strict=True):
             shown = ", ".join(_short(a, 40) for a in call.args)
             goal = (f"raises {want.name}" if isinstance(want, Raises) else "returns" if isinstance(want, Returns)
@@ -1200,6 +1226,7 @@ class Grader:
         pythonpath: Sequence[str] = ("src",),
         timeout: float = 60.0,
         what: str | None = None,
+        fresh: bool = False,
     ) -> PytestRun | None:
         """Run pytest on `selection` (work-copy paths or node ids) plus the hidden `extra_tests`.
 
@@ -1216,7 +1243,8 @@ class Grader:
 
         Passes only if the JUnit XML shows at least `min_passed` real tests passed, none failed or errored,
         none skipped unless `allow_skipped`, and every test named in `require` ("name" or
-        "tests/test_x.py::name") among the passed.
+        "tests/test_x.py::name") among the passed. `fresh`: run on a new copy of the snapshot (what earlier
+        commands did to the work copy gone).
         """
         names = [*selection, *(f"hidden {Path(t).name}" for t in extra_tests)]
         what = what or "tests pass: " + " ".join(names)
@@ -1243,7 +1271,7 @@ class Grader:
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         if hidden:
             env["AGENTIC_EVAL_VARS"] = f"{self.scratch}/hidden/vars.json"
-        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout)
+        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
         result = self._test_run(run, report, passing, failing)
         self.check(what, *self._judge(result, min_passed, require, allow_skipped, timeout, runner="pytest"))
         return result
@@ -1305,6 +1333,7 @@ class Grader:
         allow_skipped: bool = False,
         timeout: float = 60.0,
         what: str | None = None,
+        fresh: bool = False,
     ) -> PytestRun | None:
         """Run Node's built-in test runner (`node --test`) on work-copy test files plus hidden ones, apart
         from the grader, cross-checked like `pytest_passes` (two planted tests, one that must fail).
@@ -1313,7 +1342,7 @@ class Grader:
         files in the task's `data/`, given to the run in the scratch folder with the task's variables; they
         find the code under test through AGENTIC_EVAL_SANDBOX (the work copy). Only `node` itself runs: no
         package.json script, no node_modules test runner, no NODE_OPTIONS. Judged from the JUnit report
-        (`require` holds test names).
+        (`require` holds test names). `fresh` as for `pytest_passes`.
         """
         import shutil
 
@@ -1340,7 +1369,7 @@ class Grader:
         argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *files_run,
                 str(self.work / canary), *hidden]
         env = {"AGENTIC_EVAL_VARS": f"{self.scratch}/hidden/vars.json"} if hidden else {}
-        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout)
+        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
         result = self._test_run(run, report, passing, failing)
         # A file that ran without defining a test is reported as one passing "test" named after the file: it
         # proves nothing, so it does not count.

@@ -230,7 +230,7 @@ def load_pack(pack_dir: Path, name: str | None = None) -> LoadResult:
         stray = sorted(
             p
             for p in pack_dir.iterdir()
-            if p.is_dir() and not (p / TASK_FILE).exists() and p.name not in ("sandboxes", "__pycache__")
+            if p.is_dir() and not (p / TASK_FILE).exists() and p.name not in ("sandboxes", "graders", "__pycache__")
             and not p.name.startswith(".")
         )
         for p in stray:
