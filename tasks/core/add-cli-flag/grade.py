@@ -64,19 +64,23 @@ def same_json(what: str, output: str | None, expected: dict[str, object]) -> Non
         g.check(what, False, f"not one JSON object ({exc}): {output[:200]!r}")
         return
     # Compared as canonical JSON: 31.0 is not 31, "31" is not 31, true is not 1.
-    g.check(what, json.dumps(found, sort_keys=True) == json.dumps(expected, sort_keys=True), f"printed {output[:300]!r}")
+    same = json.dumps(found, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    g.check(what, same, f"printed {output[:300]!r}")
 
 
+g.pytest_passes(["tests/test_cli.py"], min_passed=v["test_cli_count"])
 shipped = (v["currency"], v["price_per_1k_cents"], v["free_requests"])
-# The command as a user runs it (this also puts the grader's usage log in the scratch folder).
+# The command as a user runs it, on a fresh copy of the tree (not the suite's); this also puts the grader's
+# usage log in the scratch folder.
 out = g.command_ok(["python3", "-m", v["pkg"], "invoice", v["usage_file"]], pythonpath=["src"],
-                   files={usage: "".join(lines)})
+                   files={usage: "".join(lines)}, fresh=True)
 if out is not None:
     g.check("without --json the output is unchanged", out == v["invoice_output"], f"printed {out[:300]!r}")
 # The rest in one process: main(argv), its stdout captured.
 settings = ["--settings", "config/settings.json", "invoice"]
 runs = [
-    ("--json: the object for the shipped usage log", [v["usage_file"], "--json"], invoice_json(v["usage_totals"], *shipped)),
+    ("--json: the object for the shipped usage log", [v["usage_file"], "--json"],
+     invoice_json(v["usage_totals"], *shipped)),
     ("--json: the object for another usage log", [usage, "--json"], invoice_json(totals, *shipped)),
     ("--json honours --currency, --free-requests and --price-per-1k",
      [usage, "--json", "--currency", "JPY", "--free-requests", "150", "--price-per-1k", "1234"],
@@ -91,5 +95,4 @@ if g.ok:
             g.check(what, printed.value == expected, f"printed {printed.value[:300]!r}")
         else:
             same_json(what, printed.value, expected)
-g.pytest_passes(["tests/test_cli.py"], min_passed=v["test_cli_count"])
 g.finish()

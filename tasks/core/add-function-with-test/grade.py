@@ -8,7 +8,14 @@ fn = v["prorate_fn"]
 g = Grader()
 g.defines(f"{v['src_dir']}/billing.py", fn)
 g.file_contains("tests/test_billing.py", fn)
-# Whole cents rounded half up, as an int (233 is not 233.0); ValueError for every bad input.
+# billing.py is the only module touched: its tests and the CLI tests that use it pass, one of them new.
+run = g.pytest_passes(["tests/test_billing.py", "tests/test_cli.py"],
+                      min_passed=v["test_billing_count"] + v["test_cli_count"] + 1)
+if run is not None:
+    added = run.count("passed", module="test_billing") - v["test_billing_count"]
+    g.check("tests/test_billing.py has a new passing test", added >= 1, "no test was added there")
+# Whole cents rounded half up, as an int (233 is not 233.0); ValueError for every bad input. Called on a fresh copy
+# of the tree, not the one the suite ran on.
 g.calls_return(f"{v['pkg']}.billing", [
     (fn, (1000, 7, 30), 233),  # 233.33
     (fn, (100, 1, 8), 13),  # 12.5 rounds up
@@ -27,11 +34,5 @@ g.calls_return(f"{v['pkg']}.billing", [
     (fn, (100, -1, 10), Raises("ValueError")),
     (fn, (100, 11, 10), Raises("ValueError")),
     (fn, (-1, 1, 10), Raises("ValueError")),
-])
-# billing.py is the only module touched: its tests and the CLI tests that use it pass, one of them new.
-run = g.pytest_passes(["tests/test_billing.py", "tests/test_cli.py"],
-                      min_passed=v["test_billing_count"] + v["test_cli_count"] + 1)
-if run is not None:
-    added = run.count("passed", module="test_billing") - v["test_billing_count"]
-    g.check("tests/test_billing.py has a new passing test", added >= 1, "no test was added there")
+], fresh=True)
 g.finish()

@@ -8,9 +8,16 @@ env = v["env_var"]
 g = Grader()
 g.file_contains("docs/configuration.md", env)
 g.file_contains("tests/test_config.py", env)
+# config.py is the only module touched: its tests and the CLI tests that load settings pass, one of them new.
+run = g.pytest_passes(["tests/test_config.py", "tests/test_cli.py"],
+                      min_passed=v["test_config_count"] + v["test_cli_count"] + 1)
+if run is not None:
+    added = run.count("passed", module="test_config") - v["test_config_count"]
+    g.check("tests/test_config.py has a new passing test", added >= 1, "no test was added there")
 
-# One process of the model's code: set or unset the variable (os.environ), load the shipped settings, read the
-# port. Steps are (what the check says, the call, what it must return); a step without words only sets up.
+# One process of the model's code, on a fresh copy of the tree (not the suite's): set or unset the variable
+# (os.environ), load the shipped settings, read the port. Steps are (what the check says, the call, what it must
+# return); a step without words only sets up.
 settings = str(g.work / "config" / "settings.json")
 steps: list[tuple[str, Call, object]] = [
     ("", Call("import_module", ["os"]), None),  # $0
@@ -38,7 +45,7 @@ for value in bad_values:
     steps.append((f"with {env}={value}, load_settings raises SettingsError naming {env}",
                   Call("$1.load_settings", [settings]), "SettingsError"))
 if g.ok:
-    results = make_calls("importlib", [call for _, call, _ in steps])
+    results = make_calls("importlib", [call for _, call, _ in steps], fresh=True)
     for (what, call, want), result in zip(steps, results, strict=True):
         if not what:
             if not result.ok:
@@ -50,10 +57,4 @@ if g.ok:
 else:
     print("· load_settings with the variable set and unset: skipped (an earlier check failed)", flush=True)
 
-# config.py is the only module touched: its tests and the CLI tests that load settings pass, one of them new.
-run = g.pytest_passes(["tests/test_config.py", "tests/test_cli.py"],
-                      min_passed=v["test_config_count"] + v["test_cli_count"] + 1)
-if run is not None:
-    added = run.count("passed", module="test_config") - v["test_config_count"]
-    g.check("tests/test_config.py has a new passing test", added >= 1, "no test was added there")
 g.finish()

@@ -7,6 +7,7 @@ v = task_vars()
 pkg = v["pkg"]
 g = Grader()
 g.unchanged([v["failing_test_file"]])
+g.pytest_passes(["tests"], min_passed=v["test_count"], require=[v["failing_test"]])
 
 
 def judged(module: str, steps: list[tuple[str, Call, object]]) -> None:
@@ -16,7 +17,7 @@ def judged(module: str, steps: list[tuple[str, Call, object]]) -> None:
     if not g.ok:
         print(f"· calls into {module}: skipped (an earlier check failed)", flush=True)
         return
-    results = make_calls(module, [call for _, call, _ in steps])
+    results = make_calls(module, [call for _, call, _ in steps], fresh=True)
     for (what, call, want), result in zip(steps, results, strict=True):
         if what:
             g.check(what, result.returned(want), result.describe())
@@ -24,8 +25,9 @@ def judged(module: str, steps: list[tuple[str, Call, object]]) -> None:
             g.check(f"{call.target} can be called", False, result.describe())
 
 
-# The function the bug is in, called with inputs the visible test does not use: the answers are compared here,
-# in the grader, so a patched test run or an object that equals everything cannot pass them.
+# The function the bug is in, called with inputs the visible test does not use, on a fresh copy of the tree (not
+# the one the suite ran on): the answers are compared here, in the grader, so a patched test run or an object that
+# equals everything cannot pass them.
 name = v["failing_test_name"]
 if name == "test_charge_rounds_half_up":
     g.calls_return(f"{pkg}.billing", [
@@ -35,7 +37,7 @@ if name == "test_charge_rounds_half_up":
         (v["charge_fn"], (1700, 1, 200), 2),
         (v["charge_fn"], (123, 37, 0), 5),  # 4.551
         (v["charge_fn"], (4000, 50, 1000), 150),
-    ])
+    ], fresh=True)
 elif name == "test_totals_add_up_per_client":
     rows = [("t1", "zeta", 40), ("t2", "eta", 2), ("t3", "zeta", 13), ("t4", "zeta", 1000), ("t5", "eta", 7)]
     judged(f"{pkg}.usage", [
@@ -62,5 +64,4 @@ elif name == "test_refill_is_capped_at_capacity":
     ])
 else:
     raise RuntimeError(f"no hidden checks for the failing test {name!r}")
-g.pytest_passes(["tests"], min_passed=v["test_count"], require=[v["failing_test"]])
 g.finish()
