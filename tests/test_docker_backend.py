@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import sys
+import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -318,23 +321,27 @@ def docker_env(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return engine
 
 
-def test_oracle_passes_and_nop_fails_in_containers(docker_env: str, tmp_path: Path) -> None:
+def test_oracle_passes_and_nop_fails_in_containers(docker_env: str, tmp_path: Path, mini_pack: Path) -> None:
+    """Graded sealed: the grader in a container of its own with the sandbox read-only, the tests of the core,
+    node and ops tasks (pytest, node --test, a CI script) in another, on a work copy."""
     from tests.helpers import run_cli
 
     tasks = ["json-set-port", "fix-failing-test", "git-commit-release", "node-fix-failing-test", "ops-fix-red-ci"]
     picked = [arg for t in tasks for arg in ("--task", t)]
     for agent, outcome in (("oracle", "pass"), ("nop", "fail")):
-        code, data = run_cli("run", "--agent", agent, "--sandbox", "docker", *picked, "--run-dir",
-                             str(tmp_path / "runs"), "-j", "2", "--json")
-        assert [t["outcome"] for t in data["trials"]] == [outcome] * len(tasks), data["trials"]
-        for trial in data["trials"]:
-            assert trial["sandbox"] == "docker" and trial["sandbox_engine"] == docker_env
-            assert trial["sandbox_image"].startswith("sha256:")
+        for selection, count in ((picked, len(tasks)), (["--tasks", str(mini_pack)], 1)):
+            code, data = run_cli("run", "--agent", agent, "--sandbox", "docker", *selection, "--run-dir",
+                                 str(tmp_path / "runs"), "-j", "2", "--json")
+            assert [t["outcome"] for t in data["trials"]] == [outcome] * count, data["trials"]
+            for trial in data["trials"]:
+                assert trial["sandbox"] == "docker" and trial["sandbox_engine"] == docker_env
+                assert trial["sandbox_image"].startswith("sha256:")
     import docker
 
     def left() -> list[str]:
         found = docker.DockerClient(base_url=docker_env).api.containers(all=True, filters={"label": LABEL})
-        return [c["Id"] for c in found if "/ae-trial-" in c["Labels"]["agentic-eval.sandbox"]]
+        return [c["Id"] for c in found if "/ae-trial-" in c["Labels"]["agentic-eval.sandbox"]
+                or "/ae-grading-" in c["Labels"]["agentic-eval.sandbox"]]
 
     deadline = time.monotonic() + 30
     while left():  # every trial's removed (in the background, within moments)
@@ -467,6 +474,18 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert backend.disk_full(sandbox) == ""
         assert run(backend, sandbox, "dd if=/dev/zero of=more bs=1M count=100 status=none").returncode == 0
         backend.close(sandbox)
+        with backend.grading_folder(sandbox) as folder:  # the model's code, graded, runs on a copy capped too
+            assert os.path.ismount(folder)
+            st = os.statvfs(folder)
+            size = st.f_blocks * st.f_frsize
+            assert size == (48 << 20) + (256 << 20) and st.f_files == size // 4096
+            work = folder / "work"
+            work.mkdir()
+            backend.prepare(work)
+            proc = run(backend, work, "dd if=/dev/zero of=big bs=1M count=400", spec=Spec(writable=(work,)))
+            assert "No space left on device" in proc.stderr
+            backend.close(work)
+        assert not folder.exists() and not os.path.ismount(folder)
         backend.release(sandbox, keep=True)
         assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
         other = tmp_path / "other"
@@ -514,9 +533,67 @@ def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Pat
     assert work_mounts() == before  # released at the end of the trial
 
 
+def _listen(folder: Path) -> socket.socket:
+    """A unix socket listening in `folder` as packs/sealed.py's CodeHost does (mode 0666), answering b"answer"."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(folder / "run.sock"))
+    os.chmod(folder / "run.sock", 0o666)
+    listener.listen(4)
+
+    def serve() -> None:
+        try:
+            while True:
+                client, _ = listener.accept()
+                client.sendall(b"answer")
+                client.close()
+        except OSError:
+            return
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+CONNECT = ("python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+           "print(s.recv(16).decode())' {}")
+
+
+def test_code_that_fills_the_disk_while_graded_fails_scored(docker_env: str, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's code, run while it is graded, fills its capped copy (not this machine's disk): its test
+    run cannot even write its report, a scored fail; the grading folder is unmounted and removed after."""
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import commands_then_done, integrity_pack, run_cli
+
+    if os.geteuid() != 0:
+        pytest.skip("the capped work dir needs root (a tmpfs mount)")
+
+    def grading_mounts() -> int:
+        return sum(1 for line in Path("/proc/mounts").read_text().splitlines()
+                   if line.startswith("agentic-eval-grading ") and str(tmp_path) in line)
+
+    (tmp_path / "trials").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "trials"))  # the trial's folders, and their mounts
+    monkeypatch.setenv("AGENTIC_EVAL_DOCKER_WORK_SIZE", "40m")
+    pack = integrity_pack(tmp_path / "fill")
+    filler = "import os\nos.system('dd if=/dev/zero of=fill bs=1M count=400 status=none')\n"
+    with FakeEndpoint(responder=commands_then_done(["sed -i 's/a - b/a + b/' src/calc.py",
+                                                    f"printf \"{filler}\" >> src/calc.py"])) as fake:
+        _code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+                             "--sandbox", "docker", "--run-dir", str(tmp_path / "runs"), "--json",
+                             "--agent-opt", "max_retries=0")
+    (trial,) = data["trials"]
+    assert trial["outcome"] == "fail" and trial["grader_verdict"] == "fail", trial
+    grader = (tmp_path / "runs" / trial["run_id"] / trial["files"]["grader"]).read_text()
+    assert "No space left on device" in grader or "wrote no report" in grader, grader
+    assert grading_mounts() == 0 and not list((tmp_path / "trials").glob("ae-grading-*"))
+
+
 def test_the_graders_container_is_started_during_the_first_phase(engine: str, tmp_path: Path) -> None:
-    """A trial's second phase gets a container started while its first ran (no command ran in it before the
-    first was killed); a small folder it does not mount is copied into its /tmp, read-only, root-owned."""
+    """A trial's grader gets a container started while its first phase ran (no command ran in it before the
+    first was killed): the sealed grader's, with the sandbox read-only and nothing writable, and the socket
+    folder of the trial's grading folder (made ahead) bound in, through which it reaches a listener made
+    there only when grading starts; a small folder it does not mount is copied into its /tmp, read-only,
+    root-owned."""
     import tempfile
 
     import docker
@@ -538,18 +615,197 @@ def test_the_graders_container_is_started_during_the_first_phase(engine: str, tm
             assert time.monotonic() < deadline
             time.sleep(0.05)
         backend.close(sandbox)  # type: ignore[attr-defined]
-        with tempfile.TemporaryDirectory(prefix="ae-test-vars-") as folder:
-            (Path(folder) / "vars.json").write_text('{"x": 1}\n')
-            os.chmod(folder, 0o755)
-            spec = Spec(writable=(sandbox,), readable=(task, Path(folder)))
-            proc = run(backend, sandbox, f"ps ax -o args; cat {task}/t.txt {folder}/vars.json; stat -c '%u %A' "
-                                         f"{folder}/vars.json; touch {folder}/x || echo refused", spec=spec)
+        with backend.grading_folder(sandbox) as folder, \
+                tempfile.TemporaryDirectory(prefix="ae-test-vars-") as vars_folder:  # type: ignore[attr-defined]
+            sock = folder / "sock"
+            assert sock.is_dir() and not any(sock.iterdir())  # made ahead, empty until grading
+            listener = _listen(sock)
+            (Path(vars_folder) / "vars.json").write_text('{"x": 1}\n')
+            os.chmod(vars_folder, 0o755)
+            spec = Spec(readable=(sandbox, task, Path(vars_folder), sock))
+            command = (f"ps ax -o args; cat {task}/t.txt {vars_folder}/vars.json; stat -c '%u %A' "
+                       f"{vars_folder}/vars.json; touch {vars_folder}/x || echo refused; "
+                       "touch a.txt 2>/dev/null || echo sandbox-read-only; cat a.txt; "
+                       + CONNECT.format(sock / "run.sock"))
+            proc = run(backend, sandbox, command, spec=spec)
+            listener.close()
+        assert not folder.exists()  # removed once graded
         assert "sleep 7777" not in proc.stdout
         assert "task file" in proc.stdout and '{"x": 1}' in proc.stdout
         assert "0 -r--r--r--" in proc.stdout and "refused" in proc.stdout
+        assert "sandbox-read-only" in proc.stdout and "hello" in proc.stdout and not (sandbox / "x").exists()
+        assert proc.stdout.rstrip().endswith("answer"), proc.stdout + proc.stderr  # connect() through the bind
         assert backend._warm_used == 1 and backend._warm_wasted == 0  # type: ignore[attr-defined]
         backend.close(sandbox)  # type: ignore[attr-defined]
         backend.release(sandbox)  # type: ignore[attr-defined]
         assert not client.api.containers(filters={"label": label})
     finally:
         backend.close_all()
+
+
+def test_the_graders_warm_container_serves_no_other_phase(engine: str, tmp_path: Path) -> None:
+    """The grader's warm container mounts the sandbox read-only: a next phase that is not the grader's (the
+    sandbox writable) gets a fresh container, and the warm one counts as wasted; release() removes the
+    trial's grading folder made ahead."""
+    import docker
+
+    from agentic_eval.confine.docker import DockerBackend
+
+    backend = DockerBackend(hosts=[engine])
+    client = docker.DockerClient(base_url=engine)
+    try:
+        sandbox = _sandbox(tmp_path)
+        backend.warm(sandbox, first=False)  # type: ignore[attr-defined]
+        assert run(backend, sandbox, "echo first").returncode == 0
+        label = f"agentic-eval.sandbox={sandbox}"
+        deadline = time.monotonic() + 60
+        while len(client.api.containers(filters={"label": label})) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        made = list(backend._grading.values())  # type: ignore[attr-defined]
+        assert len(made) == 1 and (made[0] / "sock").is_dir()
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        proc = run(backend, sandbox, "touch b.txt && echo wrote")
+        assert proc.stdout.strip() == "wrote" and (sandbox / "b.txt").exists()
+        assert backend._warm_used == 0 and backend._warm_wasted == 1  # type: ignore[attr-defined]
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        backend.release(sandbox)  # type: ignore[attr-defined]
+        assert not made[0].exists() and not backend._grading  # type: ignore[attr-defined]
+    finally:
+        backend.close_all()
+
+
+def test_a_phase_with_nothing_writable_sees_its_cwd_read_only(backend: object, tmp_path: Path) -> None:
+    """A command with no writable path (the sealed grader) runs in a phase of its own: the previous phase's
+    processes are gone, its cwd (the sandbox) is mounted read-only, and a unix socket in a read-only folder
+    it reads can be connected to."""
+    sandbox = _sandbox(tmp_path)
+    assert run(backend, sandbox, "(setsid sleep 7777 > /dev/null 2>&1 &); echo agent").returncode == 0
+    sock = tmp_path / "sock"
+    sock.mkdir(mode=0o755)
+    listener = _listen(sock)
+    try:
+        proc = run(backend, sandbox, "ps ax -o args; cat a.txt; touch a.txt 2>/dev/null || echo read-only; "
+                                     + CONNECT.format(sock / "run.sock"), spec=Spec(readable=(sock,)))
+    finally:
+        listener.close()
+    assert "sleep 7777" not in proc.stdout
+    assert "hello" in proc.stdout and "read-only" in proc.stdout
+    assert proc.stdout.rstrip().endswith("answer"), proc.stdout + proc.stderr
+    backend.close(sandbox)  # type: ignore[attr-defined]
+
+
+# ----- sealed grading (issue 25) under docker: tests/test_sealed.py's helpers and graders
+
+
+def _sealed_grade(backend: object, task: object, sandbox: object) -> tuple[object, str]:
+    from tests import test_sealed
+
+    try:
+        return test_sealed._grade(task, sandbox, backend)  # type: ignore[arg-type]
+    finally:
+        backend.close(sandbox.path)  # type: ignore[attr-defined]  # the grader's container
+        left = [k for k in backend._phases if "/ae-grading-" in k]  # type: ignore[attr-defined]
+        assert not left, left  # the model's code's containers went with its CodeHost
+
+
+@pytest.mark.parametrize("forgery", ["", "report class patched at import", "plugin registered on the live config",
+                                     "JUnit report rewritten at exit", "exit 0 at import"],
+                         ids=["honest", "report-class", "live-plugin", "junit-at-exit", "exit-0"])
+def test_a_forged_test_run_is_a_scored_fail_in_containers(backend: object, tmp_path: Path, forgery: str) -> None:
+    """tests/test_sealed.py's forgeries, appended to the broken module: the grader says fail. The honest fix
+    (no forgery) passes."""
+    from agentic_eval.packs.grader import Verdict
+    from tests.test_sealed import FIXED, FORGERIES, _sandbox as sealed_sandbox, _task
+
+    task = _task(tmp_path)
+    source = "def add(a, b):\n    return a - b\n" + textwrap.dedent(FORGERIES[forgery]) if forgery else FIXED
+    sandbox = sealed_sandbox(task, tmp_path, {"src/calc.py": source}, backend)  # type: ignore[arg-type]
+    verdict, output = _sealed_grade(backend, task, sandbox)
+    assert verdict is (Verdict.FAIL if forgery else Verdict.PASS), output
+
+
+def test_the_models_code_runs_in_another_container_and_sees_nothing_of_the_task(backend: object,
+                                                                                tmp_path: Path) -> None:
+    from agentic_eval.packs.grader import Verdict
+    from tests.test_sealed import PROBE_GRADER, _sandbox as sealed_sandbox, _task, probed
+
+    task = _task(tmp_path, PROBE_GRADER)
+    verdict, output = _sealed_grade(backend, task, sealed_sandbox(task, tmp_path, {}, backend))  # type: ignore[arg-type]
+    assert verdict is Verdict.PASS, output  # no task folder, snapshot or task variable in its sight
+    seen, grader = probed(output)
+    assert seen["host"] != grader["host"] and seen["cgroup"] != grader["cgroup"], output
+    assert seen["uid"] == grader["uid"] == 65534
+
+
+MOUNTS_GRADER = """
+    import json, os
+    from gradelib import Grader
+    g = Grader()
+    out = g.command_ok(["cat", "/proc/self/mountinfo"], what="mounts")
+    print("MODEL", json.dumps(out))
+    print("GRADER", json.dumps(open("/proc/self/mountinfo").read()))
+    print("STORE", os.environ.get("AGENTIC_EVAL_PRISTINE_GIT"))
+    print("VARS", os.environ.get("AGENTIC_EVAL_VARS"))
+    print("SOCKET", os.environ.get("AGENTIC_EVAL_RUN_SOCKET"))
+    g.finish()
+"""
+
+
+def _mount_points(mountinfo: str) -> dict[str, str]:
+    """Mount point -> its options, from /proc/self/mountinfo."""
+    return {fields[4]: fields[5] for fields in (line.split() for line in mountinfo.splitlines()) if len(fields) > 5}
+
+
+def test_what_each_container_mounts(backend: object, tmp_path: Path) -> None:
+    """The grader's container binds the sandbox read-only; the model's code's container binds its work copy
+    and scratch folder, and nothing of the task, the pristine store, the grader's variables or its socket."""
+    import json
+
+    from agentic_eval.packs.grader import Verdict
+    from tests.test_sealed import _sandbox as sealed_sandbox, _task
+
+    task = _task(tmp_path, MOUNTS_GRADER)
+    sandbox = sealed_sandbox(task, tmp_path, {}, backend)  # type: ignore[arg-type]
+    verdict, output = _sealed_grade(backend, task, sandbox)
+    assert verdict is Verdict.PASS, output
+    said = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in output.splitlines() if " " in line}
+    grader, model = _mount_points(json.loads(said["GRADER"])), _mount_points(json.loads(said["MODEL"]))
+    assert grader[str(sandbox.path)].split(",")[0] == "ro", grader
+    assert not [m for m, opts in grader.items() if opts.split(",")[0] == "rw" and m.startswith(str(tmp_path))]
+    secret = [str(task.dir), str(task.pack_dir), said["STORE"], str(Path(said["VARS"]).parent),
+              str(Path(said["SOCKET"]).parent), str(sandbox.path)]
+    assert not [m for m in model for s in secret if m == s or m.startswith(s + "/")], (secret, model)
+    work = [m for m in model if m.endswith("/work")]
+    assert len(work) == 1 and model[work[0]].split(",")[0] == "rw" and work[0] + "/" not in str(sandbox.path)
+
+
+def test_what_the_models_code_writes_never_reaches_the_sandbox_in_containers(backend: object,
+                                                                             tmp_path: Path) -> None:
+    from agentic_eval.packs.grader import Verdict
+    from tests.test_sealed import WRITER_GRADER, _sandbox as sealed_sandbox, _task
+
+    task = _task(tmp_path, WRITER_GRADER)
+    sandbox = sealed_sandbox(task, tmp_path, {}, backend)  # type: ignore[arg-type]
+    verdict, output = _sealed_grade(backend, task, sandbox)
+    assert verdict is Verdict.PASS, output
+    assert (sandbox.path / "README.md").read_text() == "calc\n"
+    assert not (sandbox.path / "NEW.md").exists()
+
+
+@pytest.mark.parametrize("module", [
+    "import time\ntime.sleep(600)\n",
+    "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nos.killpg(0, signal.SIGKILL)\n",
+    "while True:\n    pass\n",
+], ids=["sleeps", "kills", "spins"])
+def test_code_that_hangs_or_kills_is_a_scored_fail_in_containers(backend: object, tmp_path: Path,
+                                                                 module: str) -> None:
+    from agentic_eval.packs.grader import Verdict
+    from tests.test_sealed import FIXED, HANG_GRADER, _sandbox as sealed_sandbox, _task
+
+    task = _task(tmp_path, HANG_GRADER, timeout=10)
+    start = time.monotonic()
+    sandbox = sealed_sandbox(task, tmp_path, {"src/calc.py": FIXED + module}, backend)  # type: ignore[arg-type]
+    verdict, output = _sealed_grade(backend, task, sandbox)
+    assert verdict is Verdict.FAIL, output
+    assert time.monotonic() - start < 40

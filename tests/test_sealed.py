@@ -3,6 +3,7 @@
 Each test builds the grading-integrity task (calc.add broken), edits its sandbox the way a cheating model
 would, and grades it through the real ScriptRunner under the default backend (bwrap where it works): what
 the model's code does while it is graded must end in a scored fail, never a pass or an unscored error.
+tests/test_docker_backend.py runs the same helpers and graders under the docker backend.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.confine.backend import LocalBackend, bwrap_problem, default_backend
+from agentic_eval.confine.backend import LocalBackend, SandboxBackend, bwrap_problem, default_backend
 from agentic_eval.packs.grader import ScriptRunner, Verdict
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
 from agentic_eval.packs.sealed import CodeHost, read_regular
@@ -34,17 +35,17 @@ def _task(tmp_path: Path, grader: str | None = None, timeout: int = 30) -> Task:
     return load_tasks([pack]).tasks[0]
 
 
-def _sandbox(task: Task, tmp_path: Path, files: dict[str, str]) -> Sandbox:
+def _sandbox(task: Task, tmp_path: Path, files: dict[str, str], backend: SandboxBackend | None = None) -> Sandbox:
     sandbox = materialize_sandbox(task, 0, tmp_path / "sandbox")
     for rel, text in files.items():
         (sandbox.path / rel).parent.mkdir(parents=True, exist_ok=True)
         (sandbox.path / rel).write_text(text)
-    default_backend().prepare(sandbox.path)
+    (backend or default_backend()).prepare(sandbox.path)
     return sandbox
 
 
-def _grade(task: Task, sandbox: Sandbox) -> tuple[Verdict, str]:
-    with ScriptRunner(task, sandbox, backend=default_backend()) as runner:
+def _grade(task: Task, sandbox: Sandbox, backend: SandboxBackend | None = None) -> tuple[Verdict, str]:
+    with ScriptRunner(task, sandbox, backend=backend or default_backend()) as runner:
         result = runner.grade()
     return result.verdict, result.script.output
 
@@ -106,17 +107,19 @@ def test_the_honest_fix_still_passes(tmp_path: Path) -> None:
 
 
 PROBE_GRADER = """
-    import json, os
+    import json, os, socket
     from gradelib import Grader
     g = Grader()
-    probe = ("import json, os, sys; print(json.dumps({'uid': os.getuid(), 'env': sorted(os.environ), "
+    probe = ("import json, os, socket, sys; print(json.dumps({'uid': os.getuid(), 'env': sorted(os.environ), "
              "'task': os.path.exists(os.path.join(sys.argv[1], 'grade.py')), 'snapshot': os.path.exists(sys.argv[2]), "
-             "'sandbox': os.environ.get('AGENTIC_EVAL_SANDBOX')}))")
+             "'sandbox': os.environ.get('AGENTIC_EVAL_SANDBOX'), 'host': socket.gethostname(), "
+             "'cgroup': open('/proc/self/cgroup').read()}))")
     task = os.environ["AGENTIC_EVAL_TASK_DIR"]
     out = g.command_ok(["python3", "-c", probe, task, str(g.sandbox)], what="probe")
     seen = json.loads(out.strip().splitlines()[-1])
     print("SEEN", json.dumps(seen))
-    g.check("the model's code runs as another uid", seen["uid"] != os.getuid(), str(seen["uid"]))
+    print("GRADER", json.dumps({"uid": os.getuid(), "host": socket.gethostname(),
+                                "cgroup": open("/proc/self/cgroup").read()}))
     g.check("it cannot see the task folder", not seen["task"])
     g.check("it cannot see the grader's snapshot", not seen["snapshot"])
     g.check("nothing of the task in its environment", not [k for k in seen["env"] if k in (
@@ -133,6 +136,17 @@ def test_the_models_code_sees_nothing_of_the_task_or_the_grader(tmp_path: Path) 
     task = _task(tmp_path, PROBE_GRADER)
     verdict, output = _grade(task, _sandbox(task, tmp_path, {}))
     assert verdict is Verdict.PASS, output
+    seen, grader = probed(output)
+    assert seen["uid"] != grader["uid"], output  # the model's code runs as another uid
+
+
+def probed(output: str) -> tuple[dict[str, object], dict[str, object]]:
+    """What PROBE_GRADER printed: the model's code's view, and the grader's own uid, host name and cgroups."""
+    import json
+
+    lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in output.splitlines()
+             if line.startswith(("SEEN ", "GRADER "))}
+    return json.loads(lines["SEEN"]), json.loads(lines["GRADER"])
 
 
 WRITER_GRADER = """

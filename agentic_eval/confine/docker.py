@@ -8,10 +8,16 @@ so what the harness reads afterwards (the final tree, the diff, the grade) is th
 else a command needs is mounted read-only at its own path, and agentic-eval's package read-only at
 `/opt/agentic-eval` (a .pth file in the image puts it on sys.path).
 
-A container serves one *phase* of one sandbox: the agent's commands share one; the reference fix and
-the grader each get a fresh one, and the previous phase's container (with every process the agent
-left) is killed before the next runs its first command, so the grader runs after all of the agent's
-processes are gone. `close(sandbox)` kills the current one; `release(sandbox)` ends the trial.
+A container serves one *phase* of one sandbox, keyed by its first writable path (else by its working
+folder): the agent's commands share one; the reference fix and the grader each get a fresh one, and the
+previous phase's container (with every process the agent left) is killed before the next runs its first
+command, so the grader runs after all of the agent's processes are gone. `close(sandbox)` kills the
+current one; `release(sandbox)` ends the trial. A command with nothing writable (the sealed grader:
+packs/sealed.py) gets its working folder, the sandbox, mounted read-only, and can still connect to a
+unix socket in a folder it reads (connect() needs no write access to the mount). The model's code that
+such a grader has run goes to the harness's CodeHost, whose commands are a phase of their own, keyed by
+the work copy of the tree (another container: the work copy and a scratch folder writable, none of the
+grader's folders mounted), ended by `close(work copy)`.
 
 The work dir on a size-capped volume: as root, `cap_disk(sandbox)` moves the sandbox onto a tmpfs of
 `limits.work_size` (1 GiB; `AGENTIC_EVAL_DOCKER_WORK_SIZE`) mounted at its own path on this machine, so
@@ -19,17 +25,25 @@ the harness and every container see the same capped tree (a bind mount on overla
 otherwise here: no project quotas on ext4). A model that fills it gets "No space left on device", and
 `disk_full(sandbox)` tells the runner, which ends the trial as a scored fail before grading.
 `release(sandbox)` unmounts it at the end of the trial (copying the tree out first when it is kept).
-Its pages are charged to the writer's memory limit.
+Its pages are charged to the writer's memory limit. The model's code run while it is graded works on a
+copy of the tree in a grading folder (`grading_folder`), which for a capped sandbox is a tmpfs of the same
+cap plus GRADING_ROOM: filling it fails the model's own test run (a scored fail), never this machine's
+disk.
 
 Warm start: before a trial's agent starts, the runner calls `warm(sandbox, first=...)`. For an agent
 that calls a model (`first`), the sandbox's first container (the sandbox writable, nothing else
 mounted but what every container gets) starts in the background while the agent waits for its first
 model reply. And once the trial's first phase has its container, the grader's is started beside it
-(same mounts, fresh, idle: no command runs in it before the first phase's container is killed), so
-grading does not wait for a container. The grader's per-run files that are not mounted in it (its
-variables folder, the pristine store: small folders under the temp dir) are copied into its private
-/tmp at the same paths, read-only, root-owned. Warm containers are created with the same hardening,
-used only if they serve the phase, else discarded; after a few misses no more are started.
+(fresh, idle: no command runs in it before the first phase's container is killed), so grading does not
+wait for a container: the sandbox read-only, nothing writable, the folders the runner says the grader
+reads, and the socket folder of the trial's grading folder, made then (the socket in it, made only when
+grading starts, must be bound: a copy of it would reach nothing). The grader's per-run files that are not
+mounted in it (its variables folder, the pristine store: small folders of regular files under the temp
+dir) are copied into its private /tmp at the same paths, read-only, root-owned. Warm containers are
+created with the same hardening, used only if they serve the phase (the same writable and hidden paths,
+every readable one mounted or copied in), else discarded; after a few misses no more are started. The
+grader's, with nothing writable, can serve no phase but the grader's. The model's code run while it is
+graded starts cold: its work copy is made when the grader's first command arrives.
 `AGENTIC_EVAL_DOCKER_WARM=0` turns warm starts off (to measure what they save).
 
 Commands are started through a small helper (`confine/docker_exec.py`, run with `python -I -S`:
@@ -45,11 +59,13 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +81,7 @@ from agentic_eval.confine.docker_image import (
 )
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.builtin import hidden_from_model
+from agentic_eval.packs.sealed import SOCKET_FOLDER
 
 LABEL = "agentic-eval.sandbox"
 
@@ -134,7 +151,23 @@ def _mount(spec: dict[str, Any]) -> Any:
 
 
 GRADING_ROOM = 256 << 20
-"""Room added to a capped work dir before the grader runs in it (the model never had it)."""
+"""Room the model never had: added to a capped work dir before grading, and to the cap of the grading folder
+(where the model's code runs on a copy of the tree while it is graded)."""
+
+
+def _mount_tmpfs(path: Path, size: str, extra: int, source: str) -> str:
+    """Mount a tmpfs of `size` (a tmpfs size: 1g, 512m) plus `extra` bytes at `path`, an empty folder, with one
+    file per 4 KiB of it (or using up the inodes would be a way out of the cap); '' when done, else why not."""
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755,nosuid,nodev", source, str(path)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode == 0:
+        st = os.statvfs(path)
+        total = st.f_blocks * st.f_frsize + extra
+        proc = subprocess.run(["mount", "-o", f"remount,size={total},nr_inodes={max(total // 4096, 1024)}", str(path)],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            subprocess.run(["umount", str(path)], capture_output=True, check=False)
+    return "" if proc.returncode == 0 else (proc.stderr.strip()[-200:] or f"mount exited {proc.returncode}")
 
 _EXEC_HELPER = Path(__file__).resolve().parent / "docker_exec.py"
 """Run with `python -I -S`: standard library only, it starts in a few milliseconds."""
@@ -232,6 +265,8 @@ class DockerBackend:
         self._trials: dict[str, int] = {}
         self._grader_reads: dict[str, list[Path]] = {}
         """Sandboxes of trials (warm() was called) and how many phases each has started."""
+        self._grading: dict[str, Path] = {}
+        """Grading folders made ahead, by sandbox: the grader's warm container binds their socket folder."""
         self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
         self.engines: list[Engine] = []
         for host in self.hosts or (None,):
@@ -252,7 +287,8 @@ class DockerBackend:
 
     def warm(self, path: Path, first: bool = True, readable: Sequence[Path] = ()) -> None:
         """A trial's sandbox: start its first container in the background (`first`), and its grader's
-        (which also mounts `readable`) once the first phase runs (see Warm start above)."""
+        (the sandbox read-only, `readable`, its grading folder's socket folder) once the first phase runs
+        (see Warm start above)."""
         key = str(path) if path.is_dir() and os.environ.get("AGENTIC_EVAL_DOCKER_WARM") != "0" else ""
         with self._lock:
             if not key:
@@ -260,8 +296,8 @@ class DockerBackend:
             self._trials.setdefault(key, 0)
             self._grader_reads[key] = [Path(p) for p in readable]
             if first and key not in self._phases and key not in self._warm and self._warming_pays():
-                self._warm[key] = self._warming.submit(self._start_phase, [Path(key)], [], None,
-                                                          hidden_from_model())  # what the built-in agent hides
+                self._warm[key] = self._warming.submit(self._start_phase, Path(key), [Path(key)], [], None,
+                                                      hidden_from_model())  # what the built-in agent hides
 
     def _warming_pays(self) -> bool:
         return self._warm_wasted < 3 or self._warm_used >= self._warm_wasted
@@ -275,20 +311,11 @@ class DockerBackend:
         staging = path.with_name(path.name + ".uncapped")
         os.rename(path, staging)
         path.mkdir()
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.limits.work_size},mode=0755,nosuid,nodev",
-                               "agentic-eval-work", str(path)], capture_output=True, text=True, check=False)
-        if proc.returncode == 0:  # files capped too (one per 4 KiB of the size), or inodes would be the way out
-            st = os.statvfs(path)
-            inodes = f"nr_inodes={max(st.f_blocks * st.f_frsize // 4096, 1024)}"
-            proc = subprocess.run(["mount", "-o", f"remount,{inodes}", str(path)], capture_output=True, text=True,
-                                  check=False)
-            if proc.returncode != 0:
-                subprocess.run(["umount", str(path)], capture_output=True, check=False)
-        if proc.returncode != 0:
+        why = _mount_tmpfs(path, self.limits.work_size, 0, "agentic-eval-work")
+        if why:
             path.rmdir()
             os.rename(staging, path)
-            raise AgenticEvalError(f"cannot mount the size-capped work dir ({self.limits.work_size}) at {path}: "
-                                   f"{proc.stderr.strip()[-200:]}")
+            raise AgenticEvalError(f"cannot mount the size-capped work dir ({self.limits.work_size}) at {path}: {why}")
         with self._lock:
             self._capped.add(str(path))
         shutil.copytree(staging, path, symlinks=True, dirs_exist_ok=True)
@@ -309,7 +336,8 @@ class DockerBackend:
     def make_room(self, path: Path) -> None:
         """Before grading: grow the capped work dir by GRADING_ROOM (and its files in proportion), so a model
         that left it nearly full cannot make the grader crash for want of space (an unscored grader_error
-        instead of its fail)."""
+        instead of its fail). The sealed grader writes nothing there (the model's code it has run writes in
+        the grading folder, capped with its own room): this is room for the harness alone."""
         path = path.resolve()
         if str(path) not in self._capped:
             return
@@ -333,11 +361,14 @@ class DockerBackend:
             self._trials.pop(str(path), None)
             self._grader_reads.pop(str(path), None)
             warm = self._warm.pop(str(path), None)
+            grading = self._grading.pop(str(path), None)
             capped = str(path) in self._capped
             self._capped.discard(str(path))
         ready = self._claim(warm)
         if ready is not None:
             self._remove(ready)
+        if grading is not None:
+            self._drop_grading_folder(grading)
         if not capped:
             return
         kept = path.with_name(path.name + ".kept")
@@ -365,9 +396,12 @@ class DockerBackend:
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Any) -> list[str]:
         """`argv` run by the exec helper in the container of this sandbox's current phase (started, and the
         previous phase's removed, when the mounts differ)."""
-        writable = [Path(p) for p in getattr(spec, "writable", ())] or [cwd]
+        writable = [Path(p) for p in getattr(spec, "writable", ())]
         readable = [Path(p) for p in getattr(spec, "readable", ()) if not _system_path(Path(p))]
-        phase = self._phase(writable, readable, [Path(p) for p in getattr(spec, "hidden", ())])
+        if not writable and not _system_path(Path(cwd)) and Path(cwd) not in readable:
+            readable.insert(0, Path(cwd))  # nothing writable (the sealed grader): its cwd, the sandbox, read-only
+        key = writable[0] if writable else Path(cwd)
+        phase = self._phase(key, writable, readable, [Path(p) for p in getattr(spec, "hidden", ())])
         command = [IMAGE_PYTHON if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
         return [sys.executable, "-I", "-S", str(_EXEC_HELPER), phase.engine.name, phase.container.id, str(cwd),
                 str(RUN_UID), IMAGE_PATH, IMAGE_PYTHON, *map(str, writable), "--", *command]
@@ -404,6 +438,10 @@ class DockerBackend:
             self._remove(phase)
         for path in list(self._capped):
             self.release(Path(path))
+        with self._lock:
+            grading, self._grading = list(self._grading.values()), {}
+        for folder in grading:
+            self._drop_grading_folder(folder)
         self._trials.clear()
         self._grader_reads.clear()
         self._removals.shutdown(wait=True)
@@ -418,8 +456,10 @@ class DockerBackend:
             raise AgenticEvalError(f"no Docker engine is left: {lost}")
         return max(live, key=lambda e: (e.slots - e.running, -self.engines.index(e)))
 
-    def _phase(self, writable: list[Path], readable: list[Path], hidden: Sequence[Path] = ()) -> _Phase:
-        sandbox = str(writable[0])
+    def _phase(self, key: Path, writable: list[Path], readable: list[Path], hidden: Sequence[Path] = ()) -> _Phase:
+        """The container that runs a command of the phase keyed by `key` (its first writable path, else its cwd):
+        the current one if it serves these mounts, else a new one once the current one is killed."""
+        sandbox = str(key)
         with self._lock:
             current = self._phases.get(sandbox)
             if current is not None and current.covers(writable, readable, hidden):
@@ -440,7 +480,7 @@ class DockerBackend:
             if used:
                 return self._begin(sandbox, ready)
             self._remove(ready)
-        phase = self._start_phase(writable, readable, current.engine if current is not None else None, hidden)
+        phase = self._start_phase(key, writable, readable, current.engine if current is not None else None, hidden)
         return self._begin(sandbox, phase)
 
     def _begin(self, sandbox: str, phase: _Phase) -> _Phase:
@@ -453,20 +493,88 @@ class DockerBackend:
             self._trials[sandbox] = started + 1
             if started == 0 and sandbox not in self._warm and self._warming_pays():
                 reads = [p for p in self._grader_reads.get(sandbox, []) if p.exists()]  # the grader's, not this phase's
-                self._warm[sandbox] = self._warming.submit(self._start_phase, [Path(sandbox)], reads, phase.engine)
+                self._warm[sandbox] = self._warming.submit(self._warm_grader, sandbox, reads, phase.engine)
         return phase
+
+    def _warm_grader(self, sandbox: str, reads: list[Path], engine: Engine) -> _Phase:
+        """The sealed grader's container, started ahead: the sandbox read-only, what the grader reads, and the
+        socket folder of a grading folder made now (the grader reaches the model's code through the socket
+        packs/sealed.py's CodeHost makes there, so it must be bound, not copied); nothing writable."""
+        folder = self._new_grading_folder(sandbox)
+        with self._lock:
+            kept = sandbox in self._trials and sandbox not in self._grading  # not released meanwhile
+            if kept:
+                self._grading[sandbox] = folder
+        if not kept:
+            self._drop_grading_folder(folder)
+            raise AgenticEvalError("the trial ended before its grader's container started")
+        return self._start_phase(Path(sandbox), [], [Path(sandbox), *reads, folder / SOCKET_FOLDER], engine)
+
+    # ----- the grading folder (packs/sealed.py's CodeHost: its socket, the work copy, a scratch folder)
+
+    @contextmanager
+    def grading_folder(self, sandbox: Path) -> Iterator[Path]:
+        """Where grading `sandbox` keeps the grader's socket, the work copy of the tree and the scratch folder
+        (packs/sealed.py's CodeHost), removed afterwards: the one made when the trial's first phase started
+        (its socket folder is bound into the grader's warm container), else a new one. On a tmpfs of the work
+        dir's cap plus GRADING_ROOM when the sandbox is capped: the model's code run while grading cannot fill
+        this machine's disk either (it fills its own copy: its tests fail, a scored fail)."""
+        key = str(sandbox.resolve())
+        with self._lock:
+            warm = self._warm.get(key)
+        if warm is not None:  # the grader's container, still starting, may bind this trial's grading folder
+            self._claim(warm)
+        with self._lock:
+            folder = self._grading.pop(key, None)
+        if folder is None:
+            folder = self._new_grading_folder(key)
+        try:
+            yield folder
+        finally:
+            self._drop_grading_folder(folder)
+
+    def _new_grading_folder(self, sandbox: str) -> Path:
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix="ae-grading-"))
+        with self._lock:
+            capped = sandbox in self._capped
+        if capped:
+            why = _mount_tmpfs(folder, self.limits.work_size, GRADING_ROOM, "agentic-eval-grading")
+            if why:
+                folder.rmdir()
+                raise AgenticEvalError(f"cannot mount the size-capped grading folder ({self.limits.work_size} + "
+                                       f"{GRADING_ROOM >> 20} MiB) at {folder}: {why}")
+        os.chmod(folder, 0o755)
+        (folder / SOCKET_FOLDER).mkdir(mode=0o755)
+        return folder
+
+    @staticmethod
+    def _drop_grading_folder(folder: Path) -> None:
+        """Unmount (a container that binds part of it keeps its own reference) and remove a grading folder."""
+        if os.path.ismount(folder):
+            subprocess.run(["umount", "--lazy", str(folder)], capture_output=True, check=False)
+        shutil.rmtree(folder, ignore_errors=True)
 
     def _copy_in(self, phase: _Phase, paths: list[Path]) -> bool:
         """Copy small folders under the temp dir into the container's private /tmp at their own paths,
-        read-only and root-owned; False when they cannot be (too big, elsewhere, or the copy failed)."""
+        read-only and root-owned; False when they cannot be (too big, elsewhere, holding anything but regular
+        files and folders, or the copy failed)."""
         import io
         import tarfile
         import tempfile
 
         tmp = Path(tempfile.gettempdir()).resolve()
-        if tmp != Path("/tmp") or any(tmp not in p.parents or not p.exists() for p in paths):
+        if tmp != Path("/tmp") or any(tmp not in p.parents or not p.is_dir() or p.is_symlink() for p in paths):
             return False
-        total = sum(f.stat().st_size for p in paths for f in [p, *p.rglob("*")] if f.is_file())
+        total = 0
+        for p in paths:  # regular files and folders only: a socket (the grader's way to its CodeHost) copied is dead
+            for dirpath, _dirs, names in os.walk(p):
+                for name in names:
+                    st = os.lstat(os.path.join(dirpath, name))
+                    if not stat.S_ISREG(st.st_mode):
+                        return False
+                    total += st.st_size
         if total > 16 << 20:
             return False
 
@@ -496,10 +604,10 @@ class DockerBackend:
         except Exception:  # noqa: BLE001 - the phase's own start will say why, as one line
             return None
 
-    def _start_phase(self, writable: list[Path], readable: list[Path], previous: Engine | None,
+    def _start_phase(self, key: Path, writable: list[Path], readable: list[Path], previous: Engine | None,
                      hidden: Sequence[Path] = ()) -> _Phase:
         """A started container for a phase: on the previous phase's engine while it lives, else the freest."""
-        sandbox = str(writable[0])
+        sandbox = str(key)
         for path in writable:
             self._chown(path)
         with self._lock:

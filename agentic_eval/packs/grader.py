@@ -227,7 +227,9 @@ class ScriptRunner:
         from agentic_eval.packs.sealed import CodeHost
 
         timeout = self.task.meta.limits.grader_timeout_s
-        with tempfile.TemporaryDirectory(prefix="ae-grading-") as folder:
+        made_ahead = getattr(self.backend, "grading_folder", None)  # docker: its socket folder bound in ahead
+        with (made_ahead(self.sandbox.path) if callable(made_ahead)
+              else tempfile.TemporaryDirectory(prefix="ae-grading-")) as folder:
             os.chmod(folder, 0o755)
             host = CodeHost(self.sandbox.path, Path(folder), self.backend, cancel=cancel,
                             hidden=(*hidden_from_model(), self.task.pack_dir, self.task.dir))

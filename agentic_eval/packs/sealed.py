@@ -45,6 +45,9 @@ WORK_ENV = "AGENTIC_EVAL_WORK"
 """Where the work copy is, as the model's code sees it (the same path on both sides)."""
 SCRATCH_ENV = "AGENTIC_EVAL_SCRATCH"
 """The scratch folder beside it (fixtures in, outputs out), the same path on both sides."""
+SOCKET_FOLDER = "sock"
+"""The folder of a CodeHost's folder that holds its socket (it may be made ahead: the docker backend binds it
+into the grader's container before grading starts)."""
 
 MESSAGE_LIMIT = 96 << 20
 """Largest request or response accepted, in bytes."""
@@ -242,9 +245,9 @@ class CodeHost:
         self.cancel = cancel
         self.work = folder / "work"
         self.scratch = folder / "scratch"
-        self.socket_dir = folder / "sock"
+        self.socket_dir = folder / SOCKET_FOLDER
         """The folder holding the socket: the only thing of the host's the grader mounts."""
-        self.socket_dir.mkdir(parents=True)
+        self.socket_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.socket_dir, 0o755)
         self.socket_path = self.socket_dir / "run.sock"
         self.deadline: float | None = None
