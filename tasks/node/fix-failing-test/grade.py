@@ -4,8 +4,6 @@ The hidden checks call src/pricing.js in a process of its own, apart from the gr
 compare what came back here, against values computed from the task's variables.
 """
 
-import shutil
-
 from gradelib import Call, Grader, task_vars
 
 v = task_vars()
@@ -24,7 +22,5 @@ g.calls_return("src/pricing.js", cases, language="node")
 
 # The repo's own tests, on a fresh copy of the tree (the calls ran the model's code on the last one, which could
 # have rewritten the tests there).
-if g.ok:
-    g.run([shutil.which("node") or "node", "--version"], fresh=True)
-g.node_tests_pass(["test"], min_passed=v["test_count"])
+g.node_tests_pass(["test"], min_passed=v["test_count"], fresh=True)
 g.finish()
