@@ -4,6 +4,7 @@
     sandbox   A task's sandbox: a deterministic git repo built by a generator from a seed.
     gitsafe   Git on a repo the model owned, never trusting its config (standard library only; gradelib imports it).
     grader    Running a grader or reference fix in a sandbox and turning its exit into a verdict.
+    sealed    Where the model's code runs while a grader grades: apart from it, on a work copy.
     leaks     The leak scan: nothing of the answer, the grader or the fix visible in a sandbox.
     validate  `validate`: graders fail on the pristine repo and pass on the reference fix.
     fixsize   How big a task's reference fix is (files and lines).

@@ -116,12 +116,18 @@ class Task:
     def digest(self) -> str:
         """A content hash of every file of the task (and its generator's name and params).
 
-        Part of a trial's identity: editing the task's instruction, grader or fix
-        changes it, moving the pack to another folder does not.
+        Part of a trial's identity: editing the task's instruction, grader or fix, or the pack's shared
+        `graders/` helpers, changes it; moving the pack to another folder does not.
         """
         h = hashlib.sha256()
         for path in sorted(p for p in self.dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
             h.update(path.relative_to(self.dir).as_posix().encode())
+            h.update(b"\0")
+            h.update(path.read_bytes())
+            h.update(b"\0")
+        shared = self.pack_dir / "graders"  # the pack's grader helpers judge this task too (absent: no change)
+        for path in sorted(p for p in shared.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            h.update(b"pack graders/" + path.relative_to(shared).as_posix().encode())
             h.update(b"\0")
             h.update(path.read_bytes())
             h.update(b"\0")
