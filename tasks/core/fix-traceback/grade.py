@@ -6,7 +6,7 @@ log with comments and blank lines the model never saw."""
 
 import random
 
-from gradelib import Call, CallResult, Grader, Raises, make_calls, ref, task_vars
+from gradelib import Call, CallResult, Grader, make_calls, ref, task_vars
 
 v = task_vars()
 g = Grader()
@@ -42,16 +42,31 @@ def invoice_text(totals: dict[str, int], currency: str, price: int, free: int) -
     return "\n".join(out) + "\n"
 
 
-def cli_main(runs: list[list[str]]) -> list[tuple[CallResult, CallResult]]:
-    """Call the CLI's main(argv) for each argv in one process of the model's code, apart from the grader, with
-    stdout captured: (what main returned, what it printed) for each, as data."""
-    calls = [Call("import_module", [name]) for name in ("io", "contextlib", f"{v['pkg']}.cli")]
+def in_one_process(first: list[Call], runs: list[list[str]], *, fresh: bool = False
+                   ) -> tuple[list[CallResult], list[tuple[CallResult, CallResult]]]:
+    """One process of the model's code, apart from the grader: the calls `first` (targets in importlib:
+    "import_module", then "$N.name" on what call N returned), then the CLI's main(argv) for each of `runs`
+    with stdout captured. Returns what each of `first` gave, and (what main returned, what it printed) per run."""
+    calls = list(first)
+    m_io, m_ctx, m_cli = len(calls), len(calls) + 1, len(calls) + 2
+    calls += [Call("import_module", [name]) for name in ("io", "contextlib", f"{v['pkg']}.cli")]
     for argv in runs:
-        n = len(calls)  # $n: the buffer, $n+1: stdout redirected to it
-        calls += [Call("$0.StringIO"), Call("$1.redirect_stdout", [ref(n)]), Call(f"${n + 1}.__enter__"),
-                  Call("$2.main", [argv]), Call(f"${n + 1}.__exit__", [None, None, None]), Call(f"${n}.getvalue")]
-    results = make_calls("importlib", calls)
-    return [(results[3 + 6 * i + 3], results[3 + 6 * i + 5]) for i in range(len(runs))]
+        n = len(calls)  # $n: a buffer, $n+1: stdout redirected to it
+        calls += [Call(f"${m_io}.StringIO"), Call(f"${m_ctx}.redirect_stdout", [ref(n)]),
+                  Call(f"${n + 1}.__enter__"), Call(f"${m_cli}.main", [argv]),
+                  Call(f"${n + 1}.__exit__", [None, None, None]), Call(f"${n}.getvalue")]
+    results = make_calls("importlib", calls, fresh=fresh)
+    start = len(first) + 3
+    return results[:len(first)], [(results[start + 6 * i + 3], results[start + 6 * i + 5]) for i in range(len(runs))]
+
+
+def judge_runs(runs: list[tuple[str, list[str], str]], outcomes: list[tuple[CallResult, CallResult]]) -> None:
+    """(what the check says, argv, the exact text main must print) against what came back."""
+    for (what, argv, expected), (code, printed) in zip(runs, outcomes, strict=True):
+        if not code.returned(0) or not isinstance(printed.value, str):
+            g.check(what, False, f"main({argv}) {code.describe()}")
+        else:
+            g.check(what, printed.value == expected, f"printed {printed.value[:300]!r}")
 
 
 # The crash is in usage parsing, reached through the CLI.
@@ -66,15 +81,16 @@ if out is not None:
 settings = ["--settings", "config/settings.json", "invoice"]
 expected = invoice_text(totals, v["currency"], v["price_per_1k_cents"], 0)
 runs = [
-    ("comments and blank lines anywhere are skipped", [noisy_file, "--free-requests", "0"]),
-    ("a log without them invoices the same", [clean_file, "--free-requests", "0"]),
+    ("comments and blank lines anywhere are skipped", settings + [noisy_file, "--free-requests", "0"], expected),
+    ("a log without them invoices the same", settings + [clean_file, "--free-requests", "0"], expected),
 ]
 if g.ok:
-    for (what, argv), (code, printed) in zip(runs, cli_main([settings + a for _, a in runs]), strict=True):
-        if not code.returned(0) or not isinstance(printed.value, str):
-            g.check(what, False, f"main({argv}) {code.describe()}")
-        else:
-            g.check(what, printed.value == expected, f"printed {printed.value[:300]!r}")
-g.calls_return(f"{v['pkg']}.usage", [("parse_usage", (["# export\n", "2024-01-01T00:00:00Z,acme,-4\n"],),
-                                      Raises("ValueError"))])
+    negative = ["# export\n", "2024-01-01T00:00:00Z,acme,-4\n"]
+    first = [Call("import_module", [f"{v['pkg']}.usage"]), Call("$0.parse_usage", [negative])]
+    parsed, outcomes = in_one_process(first, [argv for _, argv, _ in runs])
+    judge_runs(runs, outcomes)
+    g.check("a negative count is still refused (parse_usage raises ValueError)", parsed[1].raised("ValueError"),
+            parsed[1].describe())
+else:
+    print("· the invoice of logs with comments: skipped (an earlier check failed)", flush=True)
 g.finish()
