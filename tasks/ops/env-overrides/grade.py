@@ -4,6 +4,7 @@ Every script runs apart from the grader with the variables the grader picks (val
 getconf prints and the files the rotation leaves in a scratch folder are compared here."""
 
 import random
+import shlex
 
 from gradelib import Grader, task_vars
 
@@ -21,11 +22,20 @@ cases = [
     ("logs.keep", {"APP_LOGS_KEEP": ""}, str(v["keep"])),
     ("server.workers", {}, str(v["workers"])),
 ]
-for key, env, expected in cases:
-    shown = ", ".join(f"{k}={val!r}" for k, val in env.items()) or "no override"
-    out = g.command_ok(["python3", "scripts/getconf.py", key], env=env, what=f"getconf.py {key} with {shown} runs")
-    if out is not None:
-        g.check(f"getconf.py {key} with {shown} prints {expected}", out.strip() == expected, f"printed {out[:200]!r}")
+# All five in one confined run (one start-up of the sandbox, not five): each prints into its own file in the
+# scratch folder, which comes back as data and is compared here.
+out_dir = f"{g.scratch}/getconf-{rng.randbytes(3).hex()}"
+script = ['mkdir -p "$1"']
+for n, (key, env, _) in enumerate(cases):
+    assigned = " ".join(f"{name}={shlex.quote(value)}" for name, value in env.items())
+    script.append(f'{assigned} python3 scripts/getconf.py {key} > "$1/{n}"'.lstrip())
+if g.command_ok(["bash", "-c", "\n".join(script), "getconf", out_dir], collect=[f"{out_dir}/{n}" for n in range(5)],
+                what="getconf.py runs with and without overrides") is not None and g.last_run is not None:
+    for n, (key, env, expected) in enumerate(cases):
+        shown = ", ".join(f"{name}={value!r}" for name, value in env.items()) or "no override"
+        printed = g.last_run.text(f"{out_dir}/{n}")
+        g.check(f"getconf.py {key} with {shown} prints {expected}", printed is not None and printed.strip() == expected,
+                f"printed {printed[:200]!r}" if printed is not None else "printed nothing")
 g.command_ok(["bash", "scripts/healthcheck.sh", "--print-url"], env={"APP_SERVER_PORT": str(health_port)},
              expect_output=f":{health_port}/", what="the health check follows APP_SERVER_PORT")
 
