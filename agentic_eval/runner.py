@@ -1,8 +1,8 @@
 """The campaign runner: every (task, attempt) as a trial, graded by script, recorded durably.
 
 One trial: fresh sandbox -> wire recorder in front of the endpoint -> agent ->
-grader -> turn classification of the wire log -> final diff -> one record
-appended to trials.jsonl. Trials run concurrently (`jobs`), each in its own
+snapshot of the final tree (diff.patch, tree.json) -> grader -> turn
+classification of the wire log -> one record appended to trials.jsonl. Trials run concurrently (`jobs`), each in its own
 sandbox. One trial's failure never ends the campaign; Ctrl-C cancels running
 agents, keeps finished trials, and leaves the run resumable.
 
@@ -36,6 +36,7 @@ from typing import IO, Any
 
 from agentic_eval import __version__
 from agentic_eval.packs import gitsafe
+from agentic_eval.packs.snapshot import take_snapshot
 from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.confine.backend import SandboxBackend, default_backend
@@ -57,7 +58,7 @@ from agentic_eval.results import (
     versions,
     write_run_config,
 )
-from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
+from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import Task
 from agentic_eval.classify.summary import summarize_wire_log
 
@@ -167,17 +168,6 @@ def make_run_config(
     )
 
 
-def _final_diff(sandbox: Sandbox, dest: Path) -> None:
-    """Everything the agent changed against the pristine commit, ignored and excluded files included,
-    computed from the harness's pristine store: never with the sandbox's git config, hooks or history."""
-    try:
-        if sandbox.pristine_store is None:
-            raise gitsafe.GitError("no pristine store")
-        dest.write_bytes(gitsafe.final_diff(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit))
-    except (OSError, gitsafe.GitError) as exc:
-        dest.write_text(f"could not compute the diff: {exc}\n", encoding="utf-8")
-
-
 def trial_placeholder_key() -> str:
     """A random stand-in for the API key, made for one trial: what the agent is given instead of the key."""
     import secrets
@@ -261,6 +251,11 @@ class TrialRunner:
                     files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
             self._note_engine(base, sandbox.path)
             self._end_phase(sandbox.path)  # every process the agent left ends before anything is judged
+            # The record of what the agent left, before any grader, fix or code of the model's runs again:
+            # nothing run later can change or erase it.
+            for key, path in take_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit,
+                                           trial_dir).items():
+                files[key] = str(path.relative_to(self.run_dir))
             broken = repository_damage(sandbox.path, sandbox.pristine_commit) or self._disk_full(sandbox.path)
             if broken is not None:  # the model's doing, so scored: nothing left that a grader could judge
                 return finish("fail", broken, agent_duration_s=round(agent_s, 3), agent_status=outcome.status,
@@ -278,8 +273,6 @@ class TrialRunner:
             grade_s = time.monotonic() - g0
             (trial_dir / "grader.txt").write_text(grade.script.output, encoding="utf-8")
             files["grader"] = str((trial_dir / "grader.txt").relative_to(self.run_dir))
-            _final_diff(sandbox, trial_dir / "diff.patch")
-            files["diff"] = str((trial_dir / "diff.patch").relative_to(self.run_dir))
             summary = summarize_wire_log(wire_path) if wire_path.exists() else None
             extra: dict[str, Any] = dict(
                 grader_verdict=grade.verdict.value, agent_duration_s=round(agent_s, 3),

@@ -230,7 +230,7 @@ def _mode(st: os.stat_result) -> str:
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _open_regular(path: Path) -> int:
+def open_regular(path: Path) -> int:
     """A descriptor for reading `path`, which must be a regular file: opened without following a symlink and
     without blocking (a FIFO swapped in after lstat does not hang the caller), then checked. OSError else."""
     fd = os.open(path, _OPEN_FLAGS)
@@ -257,7 +257,7 @@ def _differs(sandbox: Path, rel: str, mode: str, oid: str, size: int) -> bool:
         if size >= 0 and st.st_size != size:
             return True
         h = hashlib.sha1(b"blob %d\0" % st.st_size, usedforsecurity=False)
-        with os.fdopen(_open_regular(path), "rb") as fh:
+        with os.fdopen(open_regular(path), "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
         return h.hexdigest() != oid
@@ -342,7 +342,7 @@ def _unshowable(sandbox: Path, rel: str) -> str | None:
         return kind
     if stat.S_ISREG(st.st_mode):
         try:
-            os.close(_open_regular(path))
+            os.close(open_regular(path))
         except OSError as exc:
             return f"the harness cannot read it ({exc.strerror or exc})"
     return None
