@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentic_eval.packs import gitsafe
-from tests.test_gitsafe import _repo
+from tests.helpers import pristine_repo as _repo
 
 PRISTINE = {
     "src/app.py": "def answer():\n    return 41\n",
