@@ -42,6 +42,8 @@ from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.faults import exception_fault, rule_agent_end
+from agentic_eval.agents.adapters.wirelog import wire_facts
 from agentic_eval.packs.grader import ScriptRunner, Verdict
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.results import (
@@ -67,6 +69,9 @@ AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
     "endpoint_error": "endpoint_error",
     "agent_error": "agent_error",
 }
+"""The unscored outcome each agent status can end in; whether it does is `agentic_eval.faults.rule_agent_end`'s
+call: an end the model caused (its time run out in its own commands, a context it filled, its CLI killed from
+inside) is graded instead."""
 
 
 @dataclass(frozen=True)
@@ -225,9 +230,10 @@ class TrialRunner:
             system_prompt_tokens=self.options.system_prompt_tokens, sandbox=self.backend.name,
         )
 
-        def finish(outcome: Outcome, detail: str, **extra: Any) -> TrialResult:
+        def finish(outcome: Outcome, detail: str, fault: str = "", fault_reason: str = "", **extra: Any) -> TrialResult:
             detail = scrub(detail, self._secrets)  # an error message that quoted the URL or the key
-            return TrialResult(**base, outcome=outcome, detail=detail, ended_at=utc_now(),
+            return TrialResult(**base, outcome=outcome, detail=detail, fault=fault,
+                               fault_reason=scrub(fault_reason, self._secrets)[:300], ended_at=utc_now(),
                                duration_s=round(time.monotonic() - t0, 3), files=files, **extra)
 
         try:
@@ -236,7 +242,9 @@ class TrialRunner:
                 self._backend_hook("cap_disk", sandbox.path)  # docker: the work dir on a size-capped volume
                 self.backend.prepare(sandbox.path)
             except Exception as exc:  # noqa: BLE001 - a broken generator is the task's problem, unscored
-                return finish("agent_error", f"sandbox setup failed: {exc}")
+                fault = exception_fault(exc, default="grader")
+                return finish("agent_error", f"sandbox setup failed: {exc}", fault,
+                              "the machine ran out of room" if fault == "machine" else "the task's generator failed")
             wire_path = trial_dir / "wire.jsonl"
             outcome, agent_s = self._run_agent(task, sandbox, trial_dir, wire_path)
             if outcome.status == "cancelled" or self.cancel.is_set():
@@ -258,8 +266,11 @@ class TrialRunner:
                 files[key] = str(path.relative_to(self.run_dir))
             broken = repository_damage(sandbox.path, sandbox.pristine_commit) or self._disk_full(sandbox.path)
             if broken is not None:  # the model's doing, so scored: nothing left that a grader could judge
-                return finish("fail", broken, agent_duration_s=round(agent_s, 3), agent_status=outcome.status,
-                              stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
+                return finish("fail", broken, "model", broken, agent_duration_s=round(agent_s, 3),
+                              agent_status=outcome.status, stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
+            # Whose doing the agent's end was: one the model caused is graded like any other (agentic_eval.faults).
+            ruling = rule_agent_end(outcome, uses_model=self.agent.uses_model,
+                                    wire=wire_facts(wire_path).end() if wire_path.exists() else None)
             self._backend_hook("make_room", sandbox.path)  # docker: the grader gets space the model never had
             version_file = trial_dir / AGENT_VERSION_FILE
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
@@ -283,14 +294,17 @@ class TrialRunner:
                 extra.update(turns=summary.turns, text_call_families=summary.families, flags=summary.flags,
                              requests=summary.requests, prompt_tokens=summary.prompt_tokens,
                              completion_tokens=summary.completion_tokens)
-            if outcome.status in AGENT_STATUS_TO_OUTCOME:
-                return finish(AGENT_STATUS_TO_OUTCOME[outcome.status], outcome.detail, **extra)
+            if ruling.unscored is not None:
+                return finish(ruling.unscored, outcome.detail, ruling.fault, ruling.reason, **extra)
             if grade.verdict is Verdict.ERROR:
-                return finish("grader_error", f"grader error: {grade.reason}", **extra)
-            detail = outcome.stop_reason or outcome.detail
-            return finish("pass" if grade.verdict is Verdict.PASS else "fail", detail, **extra)
+                return finish("grader_error", f"grader error: {grade.reason}", "grader", grade.reason, **extra)
+            detail = ruling.note or outcome.stop_reason or outcome.detail
+            return finish("pass" if grade.verdict is Verdict.PASS else "fail", detail, ruling.fault, ruling.reason,
+                          **extra)
         except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign: record it here
-            return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}")
+            fault = exception_fault(exc)
+            return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}", fault,
+                          "the machine ran out of room" if fault == "machine" else "a harness error")
         finally:
             self._end_phase(tmp / "sandbox")
             self._backend_hook("release", tmp / "sandbox", keep=self.keep_sandboxes)
@@ -365,6 +379,11 @@ class TrialRunner:
                 try:
                     ctx.base_url = recorder.base_url
                     outcome = self.agent.run(ctx)
+                    if outcome.status == "timeout" and outcome.waiting_for_endpoint is None:
+                        # Was the endpoint still answering when the time ran out (its time: unscored), or were the
+                        # model's own commands running (its doing: graded)? The recorder saw every request.
+                        moment = outcome.timed_out_at if outcome.timed_out_at is not None else a0 + ctx.timeout_s
+                        outcome.waiting_for_endpoint = recorder.endpoint_busy_at(moment)
                 finally:
                     # An agent that gave up (time limit, Ctrl-C) left its request behind: do not wait for it.
                     recorder.stop(grace_s=5.0 if outcome.status in ("completed", "endpoint_error") else 0.5)
