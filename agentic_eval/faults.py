@@ -5,8 +5,9 @@ outcome (which `--resume` would retry). So an agent's run that ended early *by t
 the tree is graded and the outcome is the grader's pass or fail, with the cause in the trial's `detail`:
 
 - its time ran out while its own tool calls or its CLI were running (no request to the endpoint in flight);
-- the endpoint refused a request as longer than its context (HTTP 400 or 413), after it had accepted an
-  earlier one of the same run: what the model read and wrote filled the context;
+- the endpoint refused a request as longer than its context (HTTP 400 or 413) that held more of the model's own
+  turns and tool results than the run's first request, which it accepted: what the model read and wrote
+  filled the context (a context too small for the agent's own prompt is the endpoint's);
 - its CLI died by a signal the harness did not send (the model's own commands sent it, e.g. `kill -9 $PPID`).
 
 What is not the model's doing stays unscored, and `fault` says whose it is:
@@ -91,14 +92,68 @@ class Ruling:
 
 @dataclass(frozen=True)
 class WireEnd:
-    """What the wire log says of the run's last model call (see `agents.adapters.wirelog.WireFacts`)."""
+    """What the wire log says of the run's last model call (`wire_end`)."""
 
     context_refusal: bool = False
     """The last model call was refused as longer than the context."""
     accepted_before: int = 0
     """Model calls the endpoint answered successfully before it."""
+    model_items: int = 0
+    """Items of the refused request that the model wrote or its tools returned (assistant turns, tool calls and
+    results), against `first_items` in the run's first request (a few-shot prompt may hold some)."""
+    first_items: int = 0
     message: str = ""
-    """The refusal's one line."""
+    """The refusal, in one line."""
+
+    @property
+    def filled_by_the_model(self) -> bool:
+        """The refused request carried more of the model's own turns and reads than the run's first request, which
+        the endpoint accepted: the model filled the context (a context too small for the agent's own prompt is
+        not its doing)."""
+        return self.context_refusal and self.accepted_before > 0 and self.model_items > self.first_items
+
+
+_MODEL_ROLES = frozenset({"assistant", "tool", "function"})
+_MODEL_ITEM_TYPES = frozenset({"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+                               "reasoning", "local_shell_call", "local_shell_call_output"})
+
+
+def model_items(request: Any) -> int:
+    """How many items of a chat completions or Responses request the model wrote or its tools returned."""
+    if not isinstance(request, dict):
+        return 0
+    items: Any = request.get("messages")
+    if not isinstance(items, list):
+        items = request.get("input")
+    if not isinstance(items, list):
+        return 0
+    return sum(1 for item in items if isinstance(item, dict)
+               and (item.get("role") in _MODEL_ROLES or item.get("type") in _MODEL_ITEM_TYPES))
+
+
+def _one_line(response: Any, status: int | None) -> str:
+    text = ""
+    if isinstance(response, dict):
+        error = response.get("error")
+        text = str(error.get("message") or "") if isinstance(error, dict) else str(error or response.get("message")
+                                                                                   or "")
+    elif isinstance(response, str):
+        text = response
+    return f"HTTP {status}" + (f": {' '.join(text.split())[:200]}" if text.strip() else "")
+
+
+def wire_end(records: list[Any]) -> WireEnd:
+    """`WireEnd` of a run's wire records (`read_wire_log`: requests whole), read from its model calls."""
+    from agentic_eval.classify.summary import is_model_call
+
+    calls = [r for r in records if is_model_call(r.method, r.path)]
+    if not calls:
+        return WireEnd()
+    last = calls[-1]
+    accepted = sum(1 for r in calls[:-1] if not r.error and isinstance(r.status, int) and r.status < 400)
+    return WireEnd(context_refusal=is_context_refusal(last.status, last.response), accepted_before=accepted,
+                   model_items=model_items(last.request), first_items=model_items(calls[0].request),
+                   message=_one_line(last.response, last.status))
 
 
 def rule_agent_end(outcome: AgentOutcome, *, uses_model: bool, wire: WireEnd | None = None) -> Ruling:
@@ -118,15 +173,14 @@ def rule_agent_end(outcome: AgentOutcome, *, uses_model: bool, wire: WireEnd | N
                           "flight")
         return Ruling("agent_timeout", "harness", "the agent could not tell whether a request to the endpoint was "
                       "in flight when its time ran out")
-    refused = wire is not None and wire.context_refusal
-    if status in ("endpoint_error", "agent_error") and refused and wire is not None:
-        if wire.accepted_before > 0:
+    if status in ("endpoint_error", "agent_error") and wire is not None and wire.context_refusal:
+        if wire.filled_by_the_model:
             why = (f"the endpoint refused the request as longer than its context after accepting "
                    f"{wire.accepted_before} of the run: the model's own turns and reads filled it")
-            return Ruling(None, "model", why, note=f"{why} ({wire.message[:200]}); the tree was graded")
+            return Ruling(None, "model", why, note=f"{why} ({wire.message}); the tree was graded")
         return Ruling("endpoint_error" if status == "endpoint_error" else "agent_error", "endpoint",
-                      "the endpoint's context cannot hold the run's first request (the agent's prompt, tools and "
-                      "the task): serve a longer context")
+                      "the endpoint's context cannot hold the agent's own prompt, tools and task (the request it "
+                      "refused held nothing more of the model's than the first): serve a longer context")
     if status == "agent_error" and outcome.signal is not None:
         name = signal_name(outcome.signal)
         why = f"the agent died by signal {outcome.signal} ({name}), sent from inside its sandbox"

@@ -42,8 +42,7 @@ from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.faults import exception_fault, rule_agent_end
-from agentic_eval.agents.adapters.wirelog import wire_facts
+from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_end
 from agentic_eval.packs.grader import ScriptRunner, Verdict
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.results import (
@@ -173,6 +172,18 @@ def make_run_config(
     )
 
 
+def _wire_end(wire_path: Path) -> WireEnd | None:
+    """What the trial's wire log says of its last model call (None without a log)."""
+    from agentic_eval.wire.recorder import read_wire_log
+
+    if not wire_path.exists():
+        return None
+    try:
+        return wire_end(read_wire_log(wire_path, errors=[]))
+    except (OSError, ValueError):
+        return None
+
+
 def trial_placeholder_key() -> str:
     """A random stand-in for the API key, made for one trial: what the agent is given instead of the key."""
     import secrets
@@ -269,8 +280,7 @@ class TrialRunner:
                 return finish("fail", broken, "model", broken, agent_duration_s=round(agent_s, 3),
                               agent_status=outcome.status, stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
             # Whose doing the agent's end was: one the model caused is graded like any other (agentic_eval.faults).
-            ruling = rule_agent_end(outcome, uses_model=self.agent.uses_model,
-                                    wire=wire_facts(wire_path).end() if wire_path.exists() else None)
+            ruling = rule_agent_end(outcome, uses_model=self.agent.uses_model, wire=_wire_end(wire_path))
             self._backend_hook("make_room", sandbox.path)  # docker: the grader gets space the model never had
             version_file = trial_dir / AGENT_VERSION_FILE
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]

@@ -21,7 +21,7 @@ from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.confine.backend import LocalBackend, bwrap_problem, default_backend
 from agentic_eval.endpoint import Endpoint
-from agentic_eval.faults import Ruling, WireEnd, is_context_refusal, rule_agent_end
+from agentic_eval.faults import Ruling, WireEnd, is_context_refusal, model_items, rule_agent_end
 from agentic_eval.packs.task import load_tasks
 from agentic_eval.results import TrialResult
 from agentic_eval.runner import execute_plan, make_run_config, prepare_run
@@ -127,7 +127,7 @@ def test_a_context_too_small_for_the_first_request_is_the_endpoints(scripted: An
     (trial,) = _builtin(scripted(lambda request: ScriptedReply(status=status, body=body)), make_pack(mini_pack, 1),
                         tmp_path / "runs")
     assert (trial["outcome"], trial["fault"]) == ("endpoint_error", "endpoint")
-    assert "first request" in trial["fault_reason"]
+    assert "cannot hold the agent's own prompt" in trial["fault_reason"]
 
 
 def test_other_refusals_stay_endpoint_errors(scripted: Any, mini_pack: Path, tmp_path: Path) -> None:
@@ -165,11 +165,13 @@ def test_the_rules_in_one_table() -> None:
     assert end("timeout", waiting_for_endpoint=True).fault == "endpoint"
     assert end("agent_error", signal=9).fault == "model"
     assert end("agent_error").unscored == "agent_error" and end("agent_error").fault == "harness"
-    filled = WireEnd(context_refusal=True, accepted_before=3, message="HTTP 400")
+    filled = WireEnd(context_refusal=True, accepted_before=3, model_items=5, first_items=0, message="HTTP 400")
     assert rule_agent_end(AgentOutcome("endpoint_error"), uses_model=True, wire=filled).fault == "model"
     assert rule_agent_end(AgentOutcome("agent_error"), uses_model=True, wire=filled).unscored is None
     first = WireEnd(context_refusal=True, accepted_before=0)
     assert rule_agent_end(AgentOutcome("endpoint_error"), uses_model=True, wire=first).unscored == "endpoint_error"
+    few_shot = WireEnd(context_refusal=True, accepted_before=1, model_items=4, first_items=4)  # nothing new of its
+    assert rule_agent_end(AgentOutcome("endpoint_error"), uses_model=True, wire=few_shot).fault == "endpoint"
 
 
 # ---------------------------------------------------------------- the wire recorder's clock
@@ -228,10 +230,15 @@ class ShellCli(CliAgent):
                           secrets=(ctx.api_key,))
 
 
-ASK = """ask() {  # one chat request to the recorder, as the CLI would make it
-python3 - "$1" <<'EOF'
+ASK = """ask() {  # one chat request to the recorder, as the CLI would make it; with a 2nd argument, after a read
+python3 - "$@" <<'EOF'
 import json, os, sys, urllib.request, urllib.error
-body = json.dumps({"model": "fake-model", "messages": [{"role": "user", "content": sys.argv[1]}]}).encode()
+messages = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": sys.argv[1]}]
+if len(sys.argv) > 2:  # the model asked to read a file, and its content came back
+    call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                 {"role": "tool", "tool_call_id": "c1", "content": sys.argv[2]}]
+body = json.dumps({"model": "fake-model", "messages": messages}).encode()
 req = urllib.request.Request(os.environ["BASE_URL"] + "/chat/completions", data=body, headers={
     "Authorization": "Bearer " + os.environ["KEY"], "Content-Type": "application/json"})
 try:
@@ -300,9 +307,29 @@ def test_a_cli_whose_context_the_model_filled_is_graded(tmp_path: Path, mini_pac
     status, body = REFUSALS["llama.cpp"]
     replies = [ScriptedReply(body=chat_body("ok")), ScriptedReply(status=status, body=body)]
     with FakeEndpoint(replies) as fake:
-        result = _cli_trial(tmp_path, mini_pack, fake, 'ask "hi"\nwrite_answer\nask "$(head -c 100000 /dev/zero '
-                            '| tr "\\0" x)" || exit 1\n')
+        result = _cli_trial(tmp_path, mini_pack, fake, 'ask "hi"\nwrite_answer\nask "hi" "$(head -c 100000 '
+                            '/dev/zero | tr "\\0" x)" || exit 1\n')
     assert (result.outcome, result.fault) == ("pass", "model"), (result.outcome, result.detail)
     assert "exceeds the available context size" in result.detail
     wire = [json.loads(line) for line in (tmp_path / "runs" / "dodges" / result.files["wire"]).read_text().splitlines()]
     assert [r["status"] for r in wire] == [200, 400]
+
+
+def test_a_cli_whose_own_prompt_does_not_fit_is_the_endpoints(tmp_path: Path, mini_pack: Path) -> None:
+    """A small request first (a title, say), accepted; then the agent's own first prompt, refused: the context
+    is too small for the agent, and none of it is the model's doing."""
+    status, body = REFUSALS["vllm"]
+    replies = [ScriptedReply(body=chat_body("a title")), ScriptedReply(status=status, body=body)]
+    with FakeEndpoint(replies) as fake:
+        result = _cli_trial(tmp_path, mini_pack, fake, 'ask "title?"\nask "$(head -c 100000 /dev/zero | tr "\\0" '
+                            'x)" || exit 1\n')
+    assert (result.outcome, result.fault) == ("endpoint_error", "endpoint"), (result.outcome, result.detail)
+    assert "serve a longer context" in result.fault_reason and "maximum context length" in result.detail
+
+
+def test_what_counts_as_the_models_own_in_a_request() -> None:
+    chat = {"messages": [{"role": "system"}, {"role": "user"}, {"role": "assistant"}, {"role": "tool"}]}
+    responses = {"input": [{"role": "user", "content": "x"}, {"type": "function_call"},
+                           {"type": "function_call_output"}, {"type": "message", "role": "assistant"}]}
+    counts = (model_items(chat), model_items(responses), model_items({"input": "text"}), model_items(None))
+    assert counts == (2, 3, 0, 0)

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.classify.summary import is_model_call
-from agentic_eval.faults import WireEnd, is_context_refusal
 
 
 @dataclass
@@ -27,15 +26,6 @@ class WireFacts:
     """Paths of model calls the endpoint answered 404 (e.g. /v1/responses on a chat-only server)."""
     paths: list[str] = field(default_factory=list)
     """Every recorded path, in order."""
-    context_refusal: bool = False
-    """The last model call was refused as longer than the endpoint's context (`faults.is_context_refusal`)."""
-    accepted_before_last: int = 0
-    """Model calls the endpoint answered successfully before the last one."""
-
-    def end(self) -> WireEnd:
-        """What the rules of `agentic_eval.faults` read of the run's last model call."""
-        return WireEnd(context_refusal=self.context_refusal, accepted_before=self.accepted_before_last,
-                       message=self.last_model_failure or "")
 
 
 def _error_message(response: Any) -> str:
@@ -47,6 +37,8 @@ def _error_message(response: Any) -> str:
             return err
         if response.get("detail"):
             return str(response["detail"])
+        if isinstance(response.get("message"), str):  # vLLM's and SGLang's {"object": "error", "message": ...}
+            return str(response["message"])
     if isinstance(response, str):
         return response.strip()
     return ""
@@ -60,7 +52,6 @@ def wire_facts(path: Path) -> WireFacts:
     except OSError:
         return facts
     facts.present = True
-    accepted = 0
     for line in lines:
         try:
             rec = json.loads(line)
@@ -76,13 +67,10 @@ def wire_facts(path: Path) -> WireFacts:
         status = rec.get("status")
         if status == 404:
             facts.not_found_paths.append(rec_path.split("?", 1)[0])
-        facts.accepted_before_last = accepted
-        facts.context_refusal = is_context_refusal(status if isinstance(status, int) else None, rec.get("response"))
         if rec.get("error") or not isinstance(status, int) or status >= 400:
             message = _error_message(rec.get("response")) or str(rec.get("error") or "")
             facts.last_model_failure = (f"HTTP {status} on {method} {rec_path}"
                                         + (f": {message[:200]}" if message else ""))
         else:
             facts.last_model_failure = None
-            accepted += 1
     return facts
