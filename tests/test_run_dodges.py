@@ -333,3 +333,32 @@ def test_what_counts_as_the_models_own_in_a_request() -> None:
                            {"type": "function_call_output"}, {"type": "message", "role": "assistant"}]}
     counts = (model_items(chat), model_items(responses), model_items({"input": "text"}), model_items(None))
     assert counts == (2, 3, 0, 0)
+
+
+# ---------------------------------------------------------------- the report says whose fault
+
+
+def test_the_report_names_whose_fault_each_unscored_trial_was(scripted: Any, mini_pack: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from agentic_eval.cli import main
+
+    status, body = REFUSALS["vllm"]
+
+    def refuses_after_the_answer(request: ReceivedRequest) -> ScriptedReply:
+        return solver(request) if len(tool_results(request)) < 2 else ScriptedReply(status=status, body=body)
+
+    runs = tmp_path / "runs"
+    pack = make_pack(mini_pack, 1)
+    (filled,) = _builtin(scripted(refuses_after_the_answer), pack, runs)
+    (down,) = _builtin(scripted(lambda r: ScriptedReply(status=503, body={"error": {"message": "overloaded"}})),
+                       pack, runs)
+    capsys.readouterr()
+    assert main(["report", "--run-dir", str(runs), "--json"]) == 0
+    by_id = {x["run_id"]: x for x in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert by_id[filled["run_id"]]["ended_by_the_model"] == 1 and by_id[filled["run_id"]]["unscored_causes"] == {}
+    assert by_id[down["run_id"]]["unscored_causes"] == {"endpoint_error (endpoint)": 1}
+    assert main(["report", "--run-dir", str(runs)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "endpoint_error (endpoint) 1" in text
+    assert f"{filled['run_id']}: 1 trial graded although the model ended its agent's run itself" in text
+    assert "in parentheses, whose fault they were." in text
