@@ -362,3 +362,6 @@ def test_the_report_names_whose_fault_each_unscored_trial_was(scripted: Any, min
     assert "endpoint_error (endpoint) 1" in text
     assert f"{filled['run_id']}: 1 trial graded although the model ended its agent's run itself" in text
     assert "in parentheses, whose fault they were." in text
+    assert main(["report", "--run-dir", str(runs), "--html", str(tmp_path / "report.html")]) == 0
+    page = (tmp_path / "report.html").read_text()
+    assert "endpoint_error (fault: endpoint: " in page and "pass (fault: model: the endpoint refused" in page
