@@ -20,7 +20,8 @@ The parts, one subpackage each (every `__init__` lists its modules):
     cli          the command line, one module per command
 
 and beside them: `endpoint` (the model endpoint), `runner` (campaigns), `results` (what is written under
-runs/), `leftovers` (cleaning up after dead runs), `errors` (the exception tree), `plugins` (the
+runs/), `faults` (which ends of an agent's run are the model's doing, and whose fault the rest are),
+`leftovers` (cleaning up after dead runs), `errors` (the exception tree), `plugins` (the
 entry-point groups), `testing` (a scripted endpoint for plugin authors' tests).
 """
 

@@ -71,7 +71,15 @@ class TrialResult(BaseModel):
     outcome: Outcome
     """pass / fail (the grader ran and said so), or an unscored outcome."""
     detail: str = ""
-    """One line: the cause of an unscored outcome, or how the agent stopped."""
+    """One line: the cause of an unscored outcome, or how the agent stopped (for a run the model ended early,
+    e.g. its time ran out in its own commands, what ended it: the outcome is still the grader's)."""
+    fault: str = ""
+    """Whose doing the trial's end was (agentic_eval.faults): '' for an ordinary pass or fail; 'model' for a
+    scored trial whose agent run the model ended early (time run out in its own commands, a context it filled,
+    its CLI killed from inside, its repository deleted); 'endpoint', 'harness', 'grader' or 'machine' for an
+    unscored one. '' in records written before it existed."""
+    fault_reason: str = ""
+    """One line: why that side is at fault."""
     grader_verdict: str | None = None
     """What the grader said, also when the outcome is unscored (e.g. graded after an agent timeout)."""
     started_at: str

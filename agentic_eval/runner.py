@@ -1,8 +1,8 @@
 """The campaign runner: every (task, attempt) as a trial, graded by script, recorded durably.
 
 One trial: fresh sandbox -> wire recorder in front of the endpoint -> agent ->
-grader -> turn classification of the wire log -> final diff -> one record
-appended to trials.jsonl. Trials run concurrently (`jobs`), each in its own
+snapshot of the final tree (diff.patch, tree.json) -> grader -> turn
+classification of the wire log -> one record appended to trials.jsonl. Trials run concurrently (`jobs`), each in its own
 sandbox. One trial's failure never ends the campaign; Ctrl-C cancels running
 agents, keeps finished trials, and leaves the run resumable.
 
@@ -36,11 +36,13 @@ from typing import IO, Any
 
 from agentic_eval import __version__
 from agentic_eval.packs import gitsafe
+from agentic_eval.packs.snapshot import take_snapshot
 from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_end
 from agentic_eval.packs.grader import ScriptRunner, Verdict
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.results import (
@@ -57,7 +59,7 @@ from agentic_eval.results import (
     versions,
     write_run_config,
 )
-from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
+from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import Task
 from agentic_eval.classify.summary import summarize_wire_log
 
@@ -66,6 +68,9 @@ AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
     "endpoint_error": "endpoint_error",
     "agent_error": "agent_error",
 }
+"""The unscored outcome each agent status can end in; whether it does is `agentic_eval.faults.rule_agent_end`'s
+call: an end the model caused (its time run out in its own commands, a context it filled, its CLI killed from
+inside) is graded instead."""
 
 
 @dataclass(frozen=True)
@@ -167,15 +172,16 @@ def make_run_config(
     )
 
 
-def _final_diff(sandbox: Sandbox, dest: Path) -> None:
-    """Everything the agent changed against the pristine commit, ignored and excluded files included,
-    computed from the harness's pristine store: never with the sandbox's git config, hooks or history."""
+def _wire_end(wire_path: Path) -> WireEnd | None:
+    """What the trial's wire log says of its last model call (None without a log)."""
+    from agentic_eval.wire.recorder import read_wire_log
+
+    if not wire_path.exists():
+        return None
     try:
-        if sandbox.pristine_store is None:
-            raise gitsafe.GitError("no pristine store")
-        dest.write_bytes(gitsafe.final_diff(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit))
-    except (OSError, gitsafe.GitError) as exc:
-        dest.write_text(f"could not compute the diff: {exc}\n", encoding="utf-8")
+        return wire_end(read_wire_log(wire_path, errors=[]))
+    except (OSError, ValueError):
+        return None
 
 
 def trial_placeholder_key() -> str:
@@ -235,9 +241,10 @@ class TrialRunner:
             system_prompt_tokens=self.options.system_prompt_tokens, sandbox=self.backend.name,
         )
 
-        def finish(outcome: Outcome, detail: str, **extra: Any) -> TrialResult:
+        def finish(outcome: Outcome, detail: str, fault: str = "", fault_reason: str = "", **extra: Any) -> TrialResult:
             detail = scrub(detail, self._secrets)  # an error message that quoted the URL or the key
-            return TrialResult(**base, outcome=outcome, detail=detail, ended_at=utc_now(),
+            return TrialResult(**base, outcome=outcome, detail=detail, fault=fault,
+                               fault_reason=scrub(fault_reason, self._secrets)[:300], ended_at=utc_now(),
                                duration_s=round(time.monotonic() - t0, 3), files=files, **extra)
 
         try:
@@ -246,7 +253,9 @@ class TrialRunner:
                 self._backend_hook("cap_disk", sandbox.path)  # docker: the work dir on a size-capped volume
                 self.backend.prepare(sandbox.path)
             except Exception as exc:  # noqa: BLE001 - a broken generator is the task's problem, unscored
-                return finish("agent_error", f"sandbox setup failed: {exc}")
+                fault = exception_fault(exc, default="grader")
+                return finish("agent_error", f"sandbox setup failed: {exc}", fault,
+                              "the machine ran out of room" if fault == "machine" else "the task's generator failed")
             wire_path = trial_dir / "wire.jsonl"
             outcome, agent_s = self._run_agent(task, sandbox, trial_dir, wire_path)
             if outcome.status == "cancelled" or self.cancel.is_set():
@@ -261,10 +270,17 @@ class TrialRunner:
                     files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
             self._note_engine(base, sandbox.path)
             self._end_phase(sandbox.path)  # every process the agent left ends before anything is judged
+            # The record of what the agent left, before any grader, fix or code of the model's runs again:
+            # nothing run later can change or erase it.
+            for key, path in take_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit,
+                                           trial_dir).items():
+                files[key] = str(path.relative_to(self.run_dir))
             broken = repository_damage(sandbox.path, sandbox.pristine_commit) or self._disk_full(sandbox.path)
             if broken is not None:  # the model's doing, so scored: nothing left that a grader could judge
-                return finish("fail", broken, agent_duration_s=round(agent_s, 3), agent_status=outcome.status,
-                              stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
+                return finish("fail", broken, "model", broken, agent_duration_s=round(agent_s, 3),
+                              agent_status=outcome.status, stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
+            # Whose doing the agent's end was: one the model caused is graded like any other (agentic_eval.faults).
+            ruling = rule_agent_end(outcome, uses_model=self.agent.uses_model, wire=_wire_end(wire_path))
             self._backend_hook("make_room", sandbox.path)  # docker: the grader gets space the model never had
             version_file = trial_dir / AGENT_VERSION_FILE
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
@@ -278,8 +294,6 @@ class TrialRunner:
             grade_s = time.monotonic() - g0
             (trial_dir / "grader.txt").write_text(grade.script.output, encoding="utf-8")
             files["grader"] = str((trial_dir / "grader.txt").relative_to(self.run_dir))
-            _final_diff(sandbox, trial_dir / "diff.patch")
-            files["diff"] = str((trial_dir / "diff.patch").relative_to(self.run_dir))
             summary = summarize_wire_log(wire_path) if wire_path.exists() else None
             extra: dict[str, Any] = dict(
                 grader_verdict=grade.verdict.value, agent_duration_s=round(agent_s, 3),
@@ -290,14 +304,17 @@ class TrialRunner:
                 extra.update(turns=summary.turns, text_call_families=summary.families, flags=summary.flags,
                              requests=summary.requests, prompt_tokens=summary.prompt_tokens,
                              completion_tokens=summary.completion_tokens)
-            if outcome.status in AGENT_STATUS_TO_OUTCOME:
-                return finish(AGENT_STATUS_TO_OUTCOME[outcome.status], outcome.detail, **extra)
+            if ruling.unscored is not None:
+                return finish(ruling.unscored, outcome.detail, ruling.fault, ruling.reason, **extra)
             if grade.verdict is Verdict.ERROR:
-                return finish("grader_error", f"grader error: {grade.reason}", **extra)
-            detail = outcome.stop_reason or outcome.detail
-            return finish("pass" if grade.verdict is Verdict.PASS else "fail", detail, **extra)
+                return finish("grader_error", f"grader error: {grade.reason}", "grader", grade.reason, **extra)
+            detail = ruling.note or outcome.stop_reason or outcome.detail
+            return finish("pass" if grade.verdict is Verdict.PASS else "fail", detail, ruling.fault, ruling.reason,
+                          **extra)
         except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign: record it here
-            return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}")
+            fault = exception_fault(exc)
+            return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}", fault,
+                          "the machine ran out of room" if fault == "machine" else "a harness error")
         finally:
             self._end_phase(tmp / "sandbox")
             self._backend_hook("release", tmp / "sandbox", keep=self.keep_sandboxes)
@@ -372,6 +389,11 @@ class TrialRunner:
                 try:
                     ctx.base_url = recorder.base_url
                     outcome = self.agent.run(ctx)
+                    if outcome.status == "timeout" and outcome.waiting_for_endpoint is None:
+                        # Was the endpoint still answering when the time ran out (its time: unscored), or were the
+                        # model's own commands running (its doing: graded)? The recorder saw every request.
+                        moment = outcome.timed_out_at if outcome.timed_out_at is not None else a0 + ctx.timeout_s
+                        outcome.waiting_for_endpoint = recorder.endpoint_busy_at(moment)
                 finally:
                     # An agent that gave up (time limit, Ctrl-C) left its request behind: do not wait for it.
                     recorder.stop(grace_s=5.0 if outcome.status in ("completed", "endpoint_error") else 0.5)

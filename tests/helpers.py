@@ -3,7 +3,7 @@
     make_pack, running, unique_sleep, run_cli   copies of the mini task; finding leftover processes; the CLI
     answer, tool_results, solver, SEED_XML      scripted models for the built-in agent
     integrity_pack, commands_then_done, ATTACKS the grading-integrity task and the attacks on it
-    gradelib, Grader, git, write                graders/gradelib.py imported as graders do; tiny git repos
+    gradelib, Grader, git, write, pristine_repo graders/gradelib.py imported as graders do; tiny git repos
     ResponderEndpoint, battery_model, forms_model
                                                 a server that computes each reply from its request (the
                                                 battery runs cases in parallel, so replies cannot be queued)
@@ -37,6 +37,7 @@ import pytest
 from agentic_eval.agents.adapters import installable_tools, tools_dir
 from agentic_eval.cli import main
 from agentic_eval.instruments.battery import Case, case_key
+from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.testing import (
@@ -265,6 +266,24 @@ def _import_gradelib() -> ModuleType:
 
 gradelib = _import_gradelib()
 Grader = gradelib.Grader
+
+
+def pristine_repo(root: Path, files: dict[str, str]) -> tuple[Path, Path, str]:
+    """A repository of `files` under root/sandbox, committed, and its pristine store (root/store.git), as a
+    sandbox is made: (sandbox, store, commit)."""
+    sandbox = root / "sandbox"
+    for rel, text in files.items():
+        (sandbox / rel).parent.mkdir(parents=True, exist_ok=True)
+        (sandbox / rel).write_text(text)
+    ident = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(sandbox)], check=True)
+    subprocess.run(["git", *ident, "-C", str(sandbox), "add", "-A", "--force"], check=True)
+    subprocess.run(["git", *ident, "-C", str(sandbox), "commit", "-qm", "init"], check=True)
+    commit = subprocess.run(["git", "-C", str(sandbox), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    store = root / "store.git"
+    gitsafe.save_pristine(sandbox, store)
+    return sandbox, store, commit
 
 
 def git(repo: Path, *args: str) -> str:

@@ -5,28 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from agentic_eval.packs import gitsafe
-
-
-def _repo(root: Path, files: dict[str, str]) -> tuple[Path, Path, str]:
-    sandbox = root / "sandbox"
-    for rel, text in files.items():
-        (sandbox / rel).parent.mkdir(parents=True, exist_ok=True)
-        (sandbox / rel).write_text(text)
-    ident = ["-c", "user.name=t", "-c", "user.email=t@t.invalid"]
-    subprocess.run(["git", "init", "-q", "-b", "main", str(sandbox)], check=True)
-    subprocess.run(["git", *ident, "-C", str(sandbox), "add", "-A", "--force"], check=True)
-    subprocess.run(["git", *ident, "-C", str(sandbox), "commit", "-qm", "init"], check=True)
-    commit = subprocess.run(["git", "-C", str(sandbox), "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()
-    store = root / "store.git"
-    gitsafe.save_pristine(sandbox, store)
-    return sandbox, store, commit
+from tests.helpers import pristine_repo as _repo
 
 
 PRISTINE = {

@@ -46,6 +46,9 @@ def test_old_runs_report(tmp_path: Path, mini_pack: Path) -> None:
     by_id = {r["run_id"]: r for r in map(json.loads, out.stdout.splitlines())}  # one JSON line per run
     assert set(by_id) == {BUILTIN, ORACLE}
     assert by_id[BUILTIN]["outcomes"]["endpoint_error"] == 2 and by_id[BUILTIN]["passed"] == 0
+    # written before records said whose fault an end was: the outcome alone, no side named
+    assert by_id[BUILTIN]["unscored_causes"] == {"endpoint_error": 2}
+    assert {t["fault"] for t in by_id[BUILTIN]["trials"]} == {""}
     assert by_id[ORACLE]["outcomes"]["pass"] == 1
     # the whole runs folder, instrument run included, in the terminal report
     out = _cli("report", "--run-dir", str(runs))

@@ -46,6 +46,7 @@ def test_hanging_agent_is_agent_timeout_and_leaves_no_process(mini_pack: Path, t
                          str(tmp_path / "runs"), "--json")
     assert data["outcomes"]["agent_timeout"] == 1 and data["passed"] == 0
     assert data["trials"][0]["detail"].startswith("reference fix still running")
+    assert data["trials"][0]["fault"] == "grader"  # no model: the task's own fix ran out of time
     assert running(f"sleep {marker}") == []
 
 
@@ -57,6 +58,8 @@ def test_grader_error_is_unscored(mini_pack: Path, tmp_path: Path) -> None:
     assert data["passed"] == 1 and data["unscored"] == 1 and data["outcomes"]["grader_error"] == 1
     bad = next(t for t in data["trials"] if t["task_id"] == "t1")
     assert bad["detail"] == "grader error: exit 5"
+    assert (bad["fault"], bad["fault_reason"]) == ("grader", "exit 5")
+    assert {t["fault"] for t in data["trials"] if t["task_id"] == "t0"} == {""}  # an ordinary pass
 
 
 def test_broken_generator_is_unscored_and_the_campaign_goes_on(mini_pack: Path, tmp_path: Path) -> None:
@@ -67,6 +70,8 @@ def test_broken_generator_is_unscored_and_the_campaign_goes_on(mini_pack: Path, 
     code, data = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(pack), "--run-dir",
                          str(tmp_path / "runs"), "--json")
     assert code == 0 and data["passed"] == 1 and data["outcomes"]["agent_error"] == 1
+    broken = next(t for t in data["trials"] if t["outcome"] == "agent_error")
+    assert (broken["fault"], broken["fault_reason"]) == ("grader", "the task's generator failed")
 
 
 def test_sigkill_halfway_then_resume_keeps_finished_trials(mini_pack: Path, tmp_path: Path) -> None:

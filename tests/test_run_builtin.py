@@ -127,6 +127,7 @@ def test_endpoint_failures_are_unscored_with_their_cause(scripted: Any, mini_pac
     assert (data["passed"], data["unscored"], data["outcomes"][outcome]) == (0, 2, 2), data["trials"]
     for trial in data["trials"]:
         assert trial["outcome"] == outcome and cause.lower() in trial["detail"].lower(), trial["detail"]
+        assert trial["fault"] == "endpoint", trial  # the endpoint's doing, named in the record
         (exchange,) = read_wire_log(tmp_path / "runs" / data["run_id"] / trial["files"]["wire"])
         if case == "too_slow":  # the abandoned request is in the log, cut short, and did not hold the trial up
             assert exchange.status is None and "stopped before the exchange ended" in (exchange.error or "")
@@ -174,8 +175,10 @@ def test_endpoint_dying_mid_run_leaves_the_rest_unscored_then_resume_finishes(
     assert len(records) == 5  # 3 first, then the 2 unscored again
 
 
-def test_a_hanging_command_is_agent_timeout_and_leaves_no_process(scripted: Any, mini_pack: Path,
-                                                                  tmp_path: Path) -> None:
+def test_a_hanging_command_is_the_models_timeout_graded_and_leaves_no_process(scripted: Any, mini_pack: Path,
+                                                                             tmp_path: Path) -> None:
+    """The time ran out in the model's own command, not in the endpoint: its doing, so the tree is graded (was an
+    unscored agent_timeout, which resume retried: a fail the model could dodge by hanging)."""
     marker = unique_sleep(5)
 
     def hangs(request: ReceivedRequest) -> ScriptedReply:
@@ -185,9 +188,10 @@ def test_a_hanging_command_is_agent_timeout_and_leaves_no_process(scripted: Any,
     pack = make_pack(mini_pack, 1)
     toml = pack / "t0" / "task.toml"
     toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 2"))
-    data = _run(fake, pack, tmp_path / "runs", *FAST, expect=1)
+    data = _run(fake, pack, tmp_path / "runs", *FAST)
     (trial,) = data["trials"]
-    assert trial["outcome"] == "agent_timeout" and "time limit" in trial["detail"]
+    assert (trial["outcome"], trial["fault"], trial["agent_status"]) == ("fail", "model", "timeout")
+    assert "time limit" in trial["detail"] and "model's own commands" in trial["detail"]
     assert running(f"sleep {marker}") == []
 
 

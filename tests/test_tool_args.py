@@ -145,7 +145,9 @@ def test_an_agent_that_breaks_its_repository_fails(scripted: Any, mini_pack: Pat
     (trial,) = data["trials"]
     assert (trial["outcome"], trial["agent_status"]) == ("fail", "completed"), trial["detail"]
     assert trial["detail"].startswith("the agent deleted/corrupted the repository"), trial["detail"]
-    assert data["unscored"] == 0
+    assert data["unscored"] == 0 and trial["fault"] == "model"
+    # what it left is on record all the same, taken before anything else ran
+    assert (tmp_path / "runs" / data["run_id"] / trial["files"]["diff"]).is_file()
 
 
 @pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])

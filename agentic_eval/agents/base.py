@@ -82,6 +82,15 @@ class AgentOutcome:
     """The agent's transcript or output file in the trial folder, if any."""
     stop_reason: str = ""
     """For `completed`: e.g. 'no_tool_call', 'max_turns'."""
+    waiting_for_endpoint: bool | None = None
+    """For `timeout`: True when the time ran out while a request to the endpoint was in flight (the endpoint's
+    time: unscored), False when it ran out in the model's own tool calls or CLI (the model's doing: the tree is
+    graded), None when the agent cannot tell (the runner then asks the wire recorder, at `timed_out_at`)."""
+    timed_out_at: float | None = None
+    """For `timeout`: when the time ran out, on the `time.monotonic()` clock (None: the agent's deadline)."""
+    signal: int | None = None
+    """For `agent_error`: the signal that ended the agent's program when the harness sent none (the model's own
+    commands sent it, e.g. `kill -9 $PPID`): the model's doing, so the tree is graded."""
 
 
 @runtime_checkable

@@ -35,7 +35,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 GIT_TIMEOUT_S = 60.0
@@ -196,9 +196,15 @@ class _Scratch:
         return run_git(args, git_dir=self.store, work_tree=self.sandbox, extra_env=self.env, stdin=stdin)
 
     def stage(self, paths: list[str]) -> None:
-        """Put the work tree's `paths` (new, changed or gone) into the scratch index."""
-        listing = b"".join(os.fsencode(rel) + b"\0" for rel in paths)
-        self.git(["update-index", "--add", "--remove", "-z", "--stdin"], stdin=listing)
+        """Put the work tree's `paths` (new, changed or gone) into the scratch index. Give only paths that
+        `_unshowable` passes: git opens a regular file it is given, and blocks on a FIFO. A path that is gone,
+        or now a folder, or reached through a symlinked or replaced folder, leaves the index as deleted."""
+        present = [rel for rel in paths if _reachable(self.sandbox, rel)]
+        gone = [rel for rel in paths if rel not in set(present)]
+        for args, listing in ((["--force-remove"], gone), (["--add", "--remove"], present)):
+            if listing:
+                data = b"".join(os.fsencode(rel) + b"\0" for rel in listing)
+                self.git(["update-index", *args, "-z", "--stdin"], stdin=data)
 
     def untracked(self) -> list[str]:
         """Files (and nested repositories, as `dir/`) not in the pristine tree and not ignored by its rules:
@@ -212,15 +218,32 @@ def _blob_id(data: bytes) -> str:
 
 
 def _mode(st: os.stat_result) -> str:
+    """git's mode for what lstat found; 'other' for anything git does not store as a file (a folder, a FIFO,
+    a socket, a device)."""
     if stat.S_ISLNK(st.st_mode):
         return "120000"
+    if not stat.S_ISREG(st.st_mode):
+        return "other"
     return "100755" if st.st_mode & stat.S_IXUSR else "100644"
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_regular(path: Path) -> int:
+    """A descriptor for reading `path`, which must be a regular file: opened without following a symlink and
+    without blocking (a FIFO swapped in after lstat does not hang the caller), then checked. OSError else."""
+    fd = os.open(path, _OPEN_FLAGS)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path}: not a regular file")
+    return fd
 
 
 def _differs(sandbox: Path, rel: str, mode: str, oid: str, size: int) -> bool:
     """Whether the work tree's `rel` differs from a pristine blob, byte for byte (no filter, attribute or
-    line-ending conversion applies) or by mode. A file that is gone, unreadable or reached through a
-    symlinked folder differs."""
+    line-ending conversion applies) or by mode. A file that is gone, unreadable, reached through a
+    symlinked folder, or no longer a regular file or symlink (a FIFO, a socket, a device: never opened) differs."""
     path = sandbox / rel
     try:
         if "/" in rel and (os.path.realpath(path.parent)
@@ -234,7 +257,7 @@ def _differs(sandbox: Path, rel: str, mode: str, oid: str, size: int) -> bool:
         if size >= 0 and st.st_size != size:
             return True
         h = hashlib.sha1(b"blob %d\0" % st.st_size, usedforsecurity=False)
-        with open(path, "rb") as fh:
+        with os.fdopen(open_regular(path), "rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
         return h.hexdigest() != oid
@@ -262,7 +285,116 @@ def tree_files(sandbox: Path, store: Path, commit: str) -> list[str]:
     entries, _ = _pristine(store, commit)
     with tempfile.TemporaryDirectory(prefix="ae-scratch-") as tmp:
         new = _Scratch(sandbox, store, commit, Path(tmp)).untracked()
-    return sorted(p for p in {*entries, *new} if (sandbox / p).is_file() and not (sandbox / p).is_symlink())
+    return sorted(p for p in {*entries, *new} if _is_regular(sandbox, p))
+
+
+def _is_regular(sandbox: Path, rel: str) -> bool:
+    """Whether `rel` is a regular file of the work tree (lstat only: nothing is opened, no symlink followed)."""
+    try:
+        return _reachable(sandbox, rel) and stat.S_ISREG((sandbox / rel).lstat().st_mode)
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------- what git must not be given
+
+SPECIAL_KINDS: dict[int, str] = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+                                 stat.S_IFBLK: "a block device"}
+"""Files that are not files: opening one can block forever (a FIFO) or never end (a device). Named, never read."""
+WALK_LIMIT = 200_000
+"""At most this many entries of a work tree are looked at to find its special files."""
+
+
+def special_kind(st: os.stat_result) -> str | None:
+    """'a FIFO', 'a socket', 'a character device', 'a block device', or None for a file, folder or symlink."""
+    return SPECIAL_KINDS.get(stat.S_IFMT(st.st_mode))
+
+
+def _reachable(sandbox: Path, rel: str) -> bool:
+    """Whether `rel` exists in the work tree as itself: every folder on its way a real folder (not a symlink
+    or a file standing in for one), and something at its place that is not a folder."""
+    path = sandbox
+    parts = rel.split("/")
+    try:
+        for part in parts[:-1]:
+            path = path / part
+            if not stat.S_ISDIR(path.lstat().st_mode):
+                return False
+        return not stat.S_ISDIR((path / parts[-1]).lstat().st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+
+
+def _unshowable(sandbox: Path, rel: str) -> str | None:
+    """Why `rel` of the work tree must not be handed to git (a FIFO, a socket or a device, which git refuses or
+    blocks on; a file or folder the harness cannot read), or None: a readable regular file, a symlink, a folder
+    or nothing (then the path is a deletion). Looked at with lstat, and a regular file opened without blocking."""
+    path = sandbox / rel
+    try:
+        if not _reachable(sandbox, rel):
+            return None
+        st = path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return f"the harness cannot read it ({exc.strerror or exc})"
+    if kind := special_kind(st):
+        return kind
+    if stat.S_ISREG(st.st_mode):
+        try:
+            os.close(open_regular(path))
+        except OSError as exc:
+            return f"the harness cannot read it ({exc.strerror or exc})"
+    return None
+
+
+def walk_tree(root: Path, limit: int = WALK_LIMIT) -> Iterator[tuple[str, os.stat_result | OSError]]:
+    """Every entry under `root` (files, folders, symlinks, special files; `.git` included), in a stable order,
+    with what lstat says of it; a folder that cannot be listed is yielded again with the OSError. Never follows
+    a symlink or opens a file. Stops after `limit` entries (the caller learns it from the count)."""
+    stack: list[str] = [""]
+    seen = 0
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if rel_dir:
+                yield rel_dir, exc
+            continue
+        below: list[str] = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            seen += 1
+            if seen > limit:
+                return
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                yield rel, exc
+                continue
+            yield rel, st
+            if stat.S_ISDIR(st.st_mode):
+                below.append(rel)
+        stack.extend(reversed(below))
+
+
+def _special_notes(sandbox: Path) -> dict[str, str]:
+    """{path: note} for every special file and every folder the harness cannot list in the work tree."""
+    notes: dict[str, str] = {}
+    count = 0
+    for rel, found in walk_tree(sandbox, WALK_LIMIT + 1):
+        count += 1
+        if count > WALK_LIMIT:
+            notes[""] = (f"# the tree has more than {WALK_LIMIT} entries: special files past the first "
+                         f"{WALK_LIMIT} are not named")
+            break
+        if isinstance(found, OSError):
+            notes[rel] = f"# not shown, a folder the harness cannot read: {rel}/ ({found.strerror or found})"
+        elif kind := special_kind(found):
+            notes[rel] = f"# not shown, {kind}: {rel}"
+    return notes
 
 
 # --------------------------------------------------------------------------- diff.patch
@@ -273,24 +405,40 @@ DIFF_TOTAL_LIMIT = 16 << 20
 """diff.patch is cut at this size, with a note."""
 
 
+def _showable(scratch: _Scratch, commit: str) -> tuple[list[str], dict[str, str]]:
+    """The changed paths git can be given, and {path: note} for those it cannot: nested repositories, special
+    files, files the harness cannot read (each named, never opened); new special files found by a walk of the
+    tree, since git does not list them."""
+    notes = _special_notes(scratch.sandbox)
+    shown: list[str] = []
+    for rel in _changed(scratch, commit):
+        if rel.endswith("/") or ".git" in rel.split("/"):
+            notes[rel] = f"# not shown, a nested git repository: {rel}"
+        elif why := _unshowable(scratch.sandbox, rel):
+            notes.setdefault(rel, f"# not shown, {why}: {rel}")
+        else:
+            shown.append(rel)
+    return shown, notes
+
+
 def final_diff(sandbox: Path, store: Path, commit: str) -> bytes:
     """A git patch of everything in the work tree that differs from the pristine commit (files the sandbox's
-    own rules ignore included; files over DIFF_FILE_LIMIT and nested repositories named in a note)."""
-    notes: list[str] = []
+    own rules ignore included). Named in notes at the top, never read: files over DIFF_FILE_LIMIT, nested
+    repositories, FIFOs, sockets and devices anywhere in the tree, files and folders the harness cannot read;
+    none of them keeps the other changes out of the patch."""
     with tempfile.TemporaryDirectory(prefix="ae-diff-") as tmp:
         scratch = _Scratch(sandbox, store, commit, Path(tmp))
+        candidates, by_path = _showable(scratch, commit)
         shown: list[str] = []
-        for rel in _changed(scratch, commit):
+        for rel in candidates:
             path = sandbox / rel
-            if rel.endswith("/") or ".git" in rel.split("/"):
-                notes.append(f"# not shown, a nested git repository: {rel}")
-                continue
             try:
-                size = path.lstat().st_size if path.is_file() and not path.is_symlink() else 0
+                st = path.lstat()
+                size = st.st_size if stat.S_ISREG(st.st_mode) else 0
             except OSError:
                 size = 0
             if size > DIFF_FILE_LIMIT:
-                notes.append(f"# not shown, larger than {DIFF_FILE_LIMIT} bytes: {rel} ({size} bytes)")
+                by_path[rel] = f"# not shown, larger than {DIFF_FILE_LIMIT} bytes: {rel} ({size} bytes)"
             else:
                 shown.append(rel)
         patch = b""
@@ -298,19 +446,22 @@ def final_diff(sandbox: Path, store: Path, commit: str) -> bytes:
             scratch.stage(shown)
             patch = scratch.git(["diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames",
                                  commit, "--"])
+    notes = [by_path[rel] for rel in sorted(by_path)]
     if len(patch) > DIFF_TOTAL_LIMIT:
         notes.append(f"# cut: the patch is {len(patch)} bytes, the first {DIFF_TOTAL_LIMIT} are shown")
         patch = patch[:DIFF_TOTAL_LIMIT]
-    header = ("\n".join(notes) + "\n").encode() if notes else b""
+    header = "".join(note + "\n" for note in notes).encode("utf-8", "surrogateescape") if notes else b""
     return header + patch
 
 
 def diff_numstat(sandbox: Path, store: Path, commit: str) -> str:
     """`git diff --numstat -z` of the work tree against the pristine commit (new files included; nested
-    repositories left out), from the pristine store: the size of a change."""
+    repositories, special files and files the harness cannot read left out), from the pristine store: the
+    size of a change."""
     with tempfile.TemporaryDirectory(prefix="ae-diff-") as tmp:
         scratch = _Scratch(sandbox, store, commit, Path(tmp))
-        changed = [p for p in _changed(scratch, commit) if not p.endswith("/") and ".git" not in p.split("/")]
+        changed = [p for p in _changed(scratch, commit)
+                   if not p.endswith("/") and ".git" not in p.split("/") and _unshowable(sandbox, p) is None]
         if not changed:
             return ""
         scratch.stage(changed)

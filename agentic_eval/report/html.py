@@ -24,7 +24,7 @@ from agentic_eval.report.html_sections import (
 from agentic_eval.results import InstrumentRun
 from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary, run_label
 from agentic_eval.report.run_stats import compare_runs, run_statistics, spreads, task_interval
-from agentic_eval.results import UNSCORED_OUTCOMES, utc_now
+from agentic_eval.results import utc_now
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
        "img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
@@ -92,7 +92,7 @@ def headline_data(summaries: list[RunSummary]) -> list[dict[str, Any]]:
         best = best_peer(s, summaries)
         ci = task_interval(s)
         n = len(s.task_ids) or 1
-        unscored = {k: v for k, v in s.outcome_counts.items() if k in UNSCORED_OUTCOMES and v}
+        unscored = s.unscored_causes
         vs_best = "-"
         if s is not best:
             cmp = compare_runs(s, best, summaries, labels=("this run", "the best"))

@@ -49,6 +49,7 @@ def matrix_section(summaries: list[RunSummary], outcome_class: Callable[[list[An
             passed = sum(1 for t in trials if t.outcome == "pass")
             text = CELL_TEXT[kind] if len(trials) == 1 else f"{passed}/{len(trials)}"
             title = "; ".join(f"a{t.attempt}: {t.outcome}" + (" (text calls)" if t.turns.text_tool_call else "")
+                              + (f" ({t.fault})" if t.fault else "")
                               + (f" - {t.detail}" if not t.scored and t.detail else "") for t in trials)
             anchor = trial_anchor(i, tid, trials[0].attempt)
             cells.append(f"<td class='cell o-{kind}' title='{esc(title)}'><a href='#{anchor}'>{esc(text)}</a></td>")
@@ -313,7 +314,8 @@ def trial_details_section(summaries: list[RunSummary], dirs: dict[str, Path]) ->
             turns = classified_turns(run_dir, t.files.get("wire"))
             turn_rows = "".join(f"<tr><td class=num>{n}</td><td>{esc(x['label'])}</td><td>{esc(x['said'])}</td></tr>"
                                 for n, x in enumerate(turns, 1))
-            blocks = [f"<p>{esc(t.outcome)}{' - ' + esc(t.detail) if t.detail else ''}; grader: "
+            fault = f" (fault: {t.fault}{': ' + t.fault_reason if t.fault_reason else ''})" if t.fault else ""
+            blocks = [f"<p>{esc(t.outcome)}{esc(fault)}{' - ' + esc(t.detail) if t.detail else ''}; grader: "
                       f"{esc(t.grader_verdict or '-')}; agent {t.agent_duration_s:.1f} s, {t.agent_turns} turns, "
                       f"{t.requests} requests; turns: " + esc(", ".join(f"{k} {v}" for k, v in
                                                                      t.turns.model_dump().items() if v) or "none")

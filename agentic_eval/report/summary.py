@@ -64,6 +64,20 @@ class RunSummary:
         return {k: counts.get(k, 0) for k in ("pass", "fail", *UNSCORED_OUTCOMES)}
 
     @property
+    def unscored_causes(self) -> dict[str, int]:
+        """Unscored trials by outcome and whose fault it was: {'agent_timeout (endpoint)': 2, ...} (records older
+        than the `fault` field: the outcome alone)."""
+        counts: Counter[str] = Counter(f"{t.outcome} ({t.fault})" if t.fault else t.outcome
+                                       for t in self.trials if not t.scored)
+        order = {o: i for i, o in enumerate(UNSCORED_OUTCOMES)}
+        return dict(sorted(counts.items(), key=lambda kv: (order.get(kv[0].split()[0], 99), kv[0])))
+
+    @property
+    def ended_by_the_model(self) -> int:
+        """Scored trials whose agent run the model ended itself (fault 'model'): graded, not unscored."""
+        return sum(1 for t in self.trials if t.scored and t.fault == "model")
+
+    @property
     def text_tool_call_tasks(self) -> int:
         return self._tasks_where(lambda t: t.turns.text_tool_call > 0)
 
@@ -103,6 +117,8 @@ class RunSummary:
             "tool_call_tasks": self.tool_call_tasks if self.tool_calls_by_design else None,
             "median_latency_s": self.median_latency_s,
             "outcomes": self.outcome_counts,
+            "unscored_causes": self.unscored_causes,
+            "ended_by_the_model": self.ended_by_the_model,
             "text_call_families": self.families,
             "stats": _run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
@@ -163,7 +179,7 @@ def headline_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str
             s.config.run_id, run_label(s), f"{s.passed}/{n}", f"{s.text_tool_call_tasks}/{n}",
             f"{s.tool_call_tasks}/{n}" if s.tool_calls_by_design else "n/a (by design)",
             "-" if lat is None else f"{lat:.1f} s",
-            ", ".join(f"{k} {v}" for k, v in s.outcome_counts.items() if k in UNSCORED_OUTCOMES and v) or "0",
+            ", ".join(f"{k} {v}" for k, v in s.unscored_causes.items()) or "0",
         ])
     return header, rows
 
@@ -187,7 +203,10 @@ def text_call_marks_used(summaries: list[RunSummary]) -> bool:
 
 
 STAR_NOTE = "`*` after an outcome: the model wrote tool calls as text in that trial."
-UNSCORED_NOTE = "Unscored trials (agent_timeout, endpoint_error, agent_error, grader_error) are never counted as fails."
+UNSCORED_NOTE = ("Unscored trials (agent_timeout, endpoint_error, agent_error, grader_error) are never counted as "
+                 "fails; in parentheses, whose fault each was (endpoint, harness, grader, machine). A run the model "
+                 "ended itself (its time run out in its own commands, a context it filled, its CLI killed from "
+                 "inside) is graded, not unscored.")
 
 
 INSTRUMENT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -292,7 +311,13 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
         if s.config.lenient_text_calls:
             console.print(f"{s.config.run_id}: lenient run: tool calls written as text were executed too",
                           markup=False)
+        if s.ended_by_the_model:
+            n = s.ended_by_the_model
+            console.print(f"{s.config.run_id}: {n} trial{'s' if n != 1 else ''} graded although the model ended "
+                          "its agent's run itself (fault 'model': see their detail)", markup=False)
         for w in s.warnings:
             console.print(f"warning: {w}", markup=False)
-    console.print("* = the model wrote tool calls as text in that trial; unscored trials are not fails."
-                  if text_call_marks_used(summaries) else "Unscored trials are not fails.", markup=False)
+    blamed = any("(" in cause for s in summaries for cause in s.unscored_causes)
+    console.print(("* = the model wrote tool calls as text in that trial; unscored trials are not fails"
+                   if text_call_marks_used(summaries) else "Unscored trials are not fails")
+                  + ("; in parentheses, whose fault they were." if blamed else "."), markup=False)

@@ -27,6 +27,7 @@ import threading
 import time
 import uuid
 import zlib
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ from agentic_eval.wire.refs import RequestResolver, bounded_recent, deeper_than,
 from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
 
-__all__ = ["WIRE_FORMAT_VERSION", "WireRecord", "WireRecorder", "WireTimings", "read_wire_log"]
+__all__ = ["WIRE_FORMAT_VERSION", "EndpointClock", "WireRecord", "WireRecorder", "WireTimings", "read_wire_log"]
 
 WIRE_FORMAT_VERSION = 2
 """1: every request whole. 2: a request may be stored by reference to an earlier one (`request_ref`),
@@ -169,6 +170,52 @@ def _parse_body(body: bytes) -> Any:
     return text if deeper_than(value, MAX_JSON_DEPTH) else value
 
 
+class EndpointClock:
+    """When the recorder was waiting on the endpoint: from forwarding a request until the last byte of its
+    answer arrived, less the time spent handing bytes on to a client that reads slowly (that is the client's
+    time, not the endpoint's). Kept as spans on the `time.monotonic()` clock (spans closer than MERGE_S joined,
+    the last KEEP kept), so that the runner can ask, after the fact, whether the endpoint was still answering
+    when an agent's time ran out."""
+
+    MERGE_S = 0.05
+    KEEP = 4096
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting = 0
+        self._since = 0.0
+        self._spans: deque[tuple[float, float]] = deque(maxlen=self.KEEP)
+
+    def enter(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._waiting += 1
+            if self._waiting == 1:
+                if self._spans and now - self._spans[-1][1] <= self.MERGE_S:
+                    self._since = self._spans.pop()[0]
+                else:
+                    self._since = now
+
+    def leave(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._waiting = max(0, self._waiting - 1)
+            if self._waiting == 0:
+                self._spans.append((self._since, now))
+
+    def busy(self) -> bool:
+        """Whether a request is waiting on the endpoint now."""
+        with self._lock:
+            return self._waiting > 0
+
+    def busy_at(self, moment: float) -> bool:
+        """Whether a request was waiting on the endpoint at `moment` (time.monotonic())."""
+        with self._lock:
+            if self._waiting and self._since <= moment:
+                return True
+            return any(start <= moment <= end for start, end in self._spans)
+
+
 @dataclass
 class _Exchange:
     """What the proxy saw of one exchange, turned into a `WireRecord` when it ends."""
@@ -187,6 +234,14 @@ class _Exchange:
     chunk_times: list[float] = field(default_factory=list)
     error: str | None = None
     error_body: Any = None
+    clock: EndpointClock | None = None
+    waiting: bool = False
+
+    def wait_upstream(self, on: bool) -> None:
+        """Mark the exchange as waiting on the endpoint (or not) on the recorder's clock."""
+        if self.clock is not None and on != self.waiting:
+            self.waiting = on
+            (self.clock.enter if on else self.clock.leave)()
 
     def _decoded_chunks(self) -> list[bytes] | None:
         encoding = self.content_encoding.lower().strip()
@@ -363,8 +418,9 @@ class _ProxyApp:
     """The ASGI application: forward `/v1/...` upstream, relay the answer, log the exchange."""
 
     def __init__(self, upstream_base_url: str, log: _WireLog, extra_headers: Mapping[str, str],
-                 client_key: str | None = None) -> None:
+                 client_key: str | None = None, clock: EndpointClock | None = None) -> None:
         self.upstream = httpx.URL(upstream_base_url.rstrip("/"))
+        self.clock = clock
         self.log = log
         self.extra_headers = dict(extra_headers)
         self.client_key = client_key
@@ -389,13 +445,15 @@ class _ProxyApp:
         body = await _read_body(receive)
         query = scope.get("query_string", b"").decode("latin-1")
         shown_path = path + ("?" + _redact_query(query) if query else "")
-        exchange = _Exchange(seq=next(self._seq), method=scope["method"], path=shown_path, request_body=body)
+        exchange = _Exchange(seq=next(self._seq), method=scope["method"], path=shown_path, request_body=body,
+                             clock=self.clock)
         try:
             await self._forward(scope, receive, send, exchange, path.removeprefix("/v1"), query)
         except asyncio.CancelledError:
             exchange.error = exchange.error or "the recorder stopped before the exchange ended"
             raise
         finally:
+            exchange.wait_upstream(False)
             self.log.write(exchange.safe_record())
 
     async def _forward(
@@ -412,9 +470,11 @@ class _ProxyApp:
         headers += list(self.extra_headers.items()) + [("accept-encoding", "identity")]
         url = self.upstream.copy_with(path=self.upstream.path + sub_path, query=query.encode("latin-1") or None)
         request = self.client.build_request(exchange.method, url, headers=headers, content=exchange.request_body)
+        exchange.wait_upstream(True)  # until its answer's last byte arrives (the request was read whole before)
         try:
             upstream = await self.client.send(request, stream=True)
         except httpx.HTTPError as exc:
+            exchange.wait_upstream(False)
             reason = "unreachable" if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) else "failed"
             exchange.error = f"upstream {reason}: {type(exc).__name__}: {exc or 'no detail'} ({self._shown_upstream()})"
             exchange.status, exchange.error_body = 502, _error_body(exchange.error, f"upstream_{reason}")
@@ -443,12 +503,16 @@ async def _relay_until_done_or_disconnect(
     async def pump() -> None:
         try:
             async for chunk in upstream.aiter_raw():
+                exchange.wait_upstream(False)  # handing it on to the client is the client's time
                 exchange.chunks.append(chunk)
                 exchange.chunk_times.append(time.perf_counter())
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                exchange.wait_upstream(True)
         except httpx.HTTPError as exc:
             exchange.error = f"upstream closed the response early: {type(exc).__name__}: {exc}"
             raise _UpstreamBrokeOff(exchange.error) from exc
+        finally:
+            exchange.wait_upstream(False)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def client_gone() -> None:
@@ -547,6 +611,8 @@ class WireRecorder:
         self._log: _WireLog | None = None
         self._failure: BaseException | None = None
         self._written = 0
+        self.clock = EndpointClock()
+        """When requests were waiting on the endpoint (kept after stop())."""
 
     @property
     def base_url(self) -> str:
@@ -559,6 +625,11 @@ class WireRecorder:
     def records_written(self) -> int:
         """How many exchanges have been written to the log so far."""
         return self._log.count if self._log else self._written
+
+    def endpoint_busy_at(self, moment: float) -> bool:
+        """Whether a request was waiting on the endpoint at `moment` (time.monotonic()): an agent whose time ran
+        out then was waiting for the model, not running its own commands."""
+        return self.clock.busy_at(moment)
 
     def start(self, timeout_s: float = 10.0) -> None:
         """Bind a port, start the proxy thread, return once it accepts connections."""
@@ -575,7 +646,7 @@ class WireRecorder:
             sock.close()
             raise AgenticEvalError(f"wire recorder: cannot listen on 127.0.0.1:{self._requested_port}: {exc}") from exc
         self._log = _WireLog(self.log_path)
-        app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key)
+        app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key, self.clock)
         config = uvicorn.Config(
             app, interface="asgi3", http="h11", loop="asyncio", lifespan="off", log_config=None,
             access_log=False, proxy_headers=False, server_header=False, date_header=False, timeout_graceful_shutdown=5,

@@ -18,7 +18,9 @@ for every CLI:
   `agent_version.txt`;
 - a missing CLI, a crash or a non-zero exit become `agent_error` (the detail is
   the install command, or the last stderr line), a failing endpoint seen on the
-  wire becomes `endpoint_error`.
+  wire becomes `endpoint_error`; a CLI that died by a signal the harness did not
+  send (the model's own commands sent it) carries the signal, and the runner
+  grades the tree (see agentic_eval.faults).
 """
 
 from __future__ import annotations
@@ -261,7 +263,12 @@ class CliAgent:
             return self.outcome(run, "agent_error", detail=f"{self.name} could not start: {p.start_error}")
         if p.timed_out:
             return self.outcome(run, "timeout", detail=f"{self.name} still running after {run.ctx.timeout_s:g}s; "
-                                "its process group was killed")
+                                "its process group was killed", timed_out_at=p.deadline_at)
+        if p.signal is not None:  # the harness sent none: the model's own commands did (kill -9 $PPID)
+            from agentic_eval.faults import signal_name
+
+            return self.outcome(run, "agent_error", detail=f"{self.name} died by signal {p.signal} "
+                                f"({signal_name(p.signal)}), which the harness did not send", signal=p.signal)
         diagnosed = self.diagnose(run)
         if diagnosed is not None:
             return diagnosed
@@ -274,13 +281,15 @@ class CliAgent:
             return self.outcome(run, "agent_error", detail=f"{self.name} exited {p.exit_code}: {why}")
         return self.completed(run)
 
-    def outcome(self, run: CliRun, status: str, *, detail: str = "", stop_reason: str = "") -> AgentOutcome:
+    def outcome(self, run: CliRun, status: str, *, detail: str = "", stop_reason: str = "",
+                timed_out_at: float | None = None, signal: int | None = None) -> AgentOutcome:
         """An outcome with the turn count from the wire and the transcript filled in."""
         transcript = run.invocation.transcript
         if transcript is None or not transcript.exists():
             transcript = run.stdout
         return AgentOutcome(status, turns=run.wire.model_calls, detail=detail,  # type: ignore[arg-type]
-                            transcript=transcript, stop_reason=stop_reason)
+                            transcript=transcript, stop_reason=stop_reason, timed_out_at=timed_out_at,
+                            signal=signal)
 
 
 def json_events(path: Path, limit: int = 100_000) -> list[dict[str, object]]:

@@ -35,6 +35,22 @@ class ProcessResult:
     start_error: str | None = None
     leftovers_killed: int = 0
     """Processes of this run still alive after it ended (killed by marker)."""
+    signal: int | None = None
+    """The signal that ended the process when the harness sent none (it sends one only on timeout or cancel):
+    its own exit status, or 128 + N, which a shell, the sandbox's relay and bwrap report for a child that died
+    by signal N."""
+    deadline_at: float | None = None
+    """On timeout: the deadline that passed (time.monotonic())."""
+
+
+def signal_of(exit_code: int | None) -> int | None:
+    """The signal an exit status says the process died by: -N from Python's own child, 128 + N from a shell
+    or a wrapper that reports its child's death that way (the relay, bwrap, docker)."""
+    if exit_code is None:
+        return None
+    if exit_code < 0:
+        return -exit_code
+    return exit_code - 128 if 128 < exit_code <= 128 + 64 else None
 
 
 def kill_marked(token: str, rounds: int = 3) -> int:
@@ -113,7 +129,8 @@ def run_headless(
             leftovers = kill_marked(token)
     code = None if (timed_out or cancelled) else proc.returncode
     return ProcessResult(code, time.monotonic() - t0, timed_out=timed_out, cancelled=cancelled,
-                         leftovers_killed=leftovers)
+                         leftovers_killed=leftovers, signal=signal_of(code),
+                         deadline_at=deadline if timed_out else None)
 
 
 def last_line(path: Path, limit: int = 300) -> str:

@@ -37,6 +37,8 @@ def _error_message(response: Any) -> str:
             return err
         if response.get("detail"):
             return str(response["detail"])
+        if isinstance(response.get("message"), str):  # vLLM's and SGLang's {"object": "error", "message": ...}
+            return str(response["message"])
     if isinstance(response, str):
         return response.strip()
     return ""

@@ -37,6 +37,7 @@ from agentic_eval.agents.base import AgentContext, AgentOutcome
 from agentic_eval.classify.turn import find_text_tool_calls
 from agentic_eval.endpoint import not_an_event_stream, shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.faults import is_context_refusal
 from agentic_eval.agents.builtin.prompts import build_system_prompt
 from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS, ToolLimits, execute_tool
 
@@ -89,7 +90,7 @@ def _describe_status_error(exc: openai.APIStatusError, retries: int) -> str:
     message = str(body.get("message") or exc.message).splitlines()[0][:300]
     if exc.status_code >= 500:
         return f"HTTP {exc.status_code} from the endpoint (after {retries} retries): {message}"
-    if any(hint in message.lower() for hint in _CONTEXT_LENGTH_HINTS):
+    if is_context_refusal(exc.status_code, exc.body) or any(hint in message.lower() for hint in _CONTEXT_LENGTH_HINTS):
         return f"context length exceeded (HTTP {exc.status_code}): {message}"
     return f"HTTP {exc.status_code} from the endpoint: {message}"
 
@@ -270,12 +271,14 @@ class _Loop:
         ctx = self.ctx
         self.append({"role": "system", "content": build_system_prompt(ctx.options.system_prompt_tokens)})
         self.append({"role": "user", "content": ctx.instruction})
+        waiting = False  # stopped while waiting for the model (the endpoint's time), not in a tool (the model's)
         while True:
             if ctx.cancel.is_set():
                 return AgentOutcome("cancelled", detail=f"cancelled after {_turns(self.turns)}")
             if time.monotonic() >= self.deadline:
                 return AgentOutcome("timeout", detail=f"agent time limit of {ctx.timeout_s:g}s reached "
-                                                      f"after {_turns(self.turns)}")
+                                                      f"after {_turns(self.turns)}",
+                                    waiting_for_endpoint=waiting, timed_out_at=self.deadline)
             if self.turns >= ctx.max_turns:
                 return AgentOutcome("completed", stop_reason="max_turns")
             self.turns += 1
@@ -284,6 +287,7 @@ class _Loop:
             except EndpointFailure as exc:
                 return AgentOutcome("endpoint_error", detail=str(exc))
             except _Stopped:
+                waiting = True
                 continue  # the checks above say which
             if message.tool_calls:
                 self._run_structured_calls(message)
