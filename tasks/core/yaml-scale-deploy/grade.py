@@ -16,9 +16,14 @@ def mebibytes(quantity: object) -> float | None:
 
 
 g = Grader()
-g.yaml_key_equals(deploy, "replicas", v["new_replicas"])
-g.key_satisfies(deploy, "container.resources.memory", lambda memory: mebibytes(memory) == mebibytes(v["new_memory"]),
-                f"is {v['new_memory']} (in any unit)")
-g.data_unchanged_except(deploy, ["replicas", "container.resources.memory"])
+size = len(g.read_bytes(deploy) or b"")
+if size > 1 << 20:  # parsing YAML is slow: a padded file must fail here, not run the grader out of its time
+    g.check(f"{deploy} is a deploy config (under 1 MB)", False, f"it holds {size} bytes")
+else:
+    g.yaml_key_equals(deploy, "replicas", v["new_replicas"])
+    g.key_satisfies(deploy, "container.resources.memory",
+                    lambda memory: mebibytes(memory) == mebibytes(v["new_memory"]),
+                    f"is {v['new_memory']} (in any unit)")
+    g.data_unchanged_except(deploy, ["replicas", "container.resources.memory"])
 g.unchanged_except([deploy])
 g.finish()

@@ -9,8 +9,12 @@ g = Grader()
 g.unchanged(["scripts/check_config.py", "tests"])
 g.check(f"config/app.ini: server.port = {port}", g.ini_value("config/app.ini", "server", "port") == str(port),
         f"found {g.ini_value('config/app.ini', 'server', 'port')!r}")
-g.yaml_key_equals("config/deploy.yaml", "container.port", port)
-g.data_unchanged_except("config/deploy.yaml", ["container.port"])
+size = len(g.read_bytes("config/deploy.yaml") or b"")
+if size > 1 << 20:  # parsing YAML is slow: a padded file must fail here, not run the grader out of its time
+    g.check("config/deploy.yaml is a deploy config (under 1 MB)", False, f"it holds {size} bytes")
+else:
+    g.yaml_key_equals("config/deploy.yaml", "container.port", port)
+    g.data_unchanged_except("config/deploy.yaml", ["container.port"])
 exposed = []
 for line in (g.read("Dockerfile") or "").splitlines():
     parts = line.split()
