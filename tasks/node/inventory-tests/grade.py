@@ -23,15 +23,22 @@ MUTANTS = {
     ),
 }
 
+RUN_TIMEOUT = 15
+"""Seconds one run of the tests may take; seven runs fit in the grader's time."""
+
 # The same behaviour written differently: the tests must still pass on it, so a "test" that pins
 # the module's text (a hash, a snapshot) or notices it runs in a copy cannot kill the mutants.
 EQUIVALENT = ("return this.stock.get(sku) ?? 0;", "return this.stock.has(sku) ? this.stock.get(sku) : 0;")
 
 
-def passes_on(source: str) -> bool:
-    """Run the agent's test file, apart, on a fresh copy of the tree whose src/inventory.js is `source`."""
-    run = g.run([node, "--test", TEST], files={"src/inventory.js": source}, fresh=True, timeout=30)
-    return run.exit_code == 0  # a hang (None) is a failing test run
+def outcome(source: str) -> tuple[bool | None, str]:
+    """Run the agent's test file, apart, on a fresh copy of the tree whose src/inventory.js is `source`: (True if
+    the tests pass, False if they fail or hang, None if they could not run at all; why)."""
+    run = g.run([node, "--test", TEST], files={"src/inventory.js": source}, fresh=True, timeout=RUN_TIMEOUT)
+    if run.exit_code is None and run.stopped_by != f"timed out after {RUN_TIMEOUT:g}s":
+        # Not run, or cut short because the grader's own time is running out: no evidence either way.
+        return None, run.stopped_by
+    return run.exit_code == 0, run.stopped_by or f"exit {run.exit_code}"  # a hang is a failing test run
 
 
 g = Grader()
@@ -43,11 +50,13 @@ for old, _ in [EQUIVALENT, *MUTANTS.values()]:
     if old not in source:
         raise RuntimeError(f"a mutation does not apply to the pristine module: {old[:60]!r}")
 if g.ok:
-    g.check("the tests pass on an equivalent rewrite of the module",
-            passes_on("// rewritten\n" + source.replace(*EQUIVALENT)),
-            "they fail: they test the module's text, not its behaviour")
+    passed, why = outcome("// rewritten\n" + source.replace(*EQUIVALENT))
+    g.check("the tests pass on an equivalent rewrite of the module", passed is True,
+            "they fail: they test the module's text, not its behaviour" if passed is False else why)
 for what, (old, new) in MUTANTS.items():
     if not g.ok:
         break
-    g.check(f"the tests catch a broken module: {what}", not passes_on(source.replace(old, new)), "they still pass")
+    passed, why = outcome(source.replace(old, new))
+    g.check(f"the tests catch a broken module: {what}", passed is False,
+            "they still pass" if passed else f"they did not run: {why}")
 g.finish()
