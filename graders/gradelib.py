@@ -80,6 +80,25 @@ MAX_LISTED = 5
 """Offending lines, files or tests named in one failure reason."""
 READ_LIMIT = 64 << 20
 """Largest sandbox file a check reads."""
+DATA_LIMIT = 2 << 20
+"""Largest JSON, YAML, TOML or INI file a check parses."""
+DATA_VALUES_LIMIT = 1_000_000
+"""Most values a parsed configuration may expand to (YAML aliases repeat a subtree)."""
+SCAN_LIMIT = 256 << 20
+"""Most bytes of text `no_match` / `some_match` read over the tree in one check."""
+
+
+def _count_values(data: Any) -> int:
+    """How many values `data` holds, shared subtrees counted each time they appear (no recursion)."""
+    count, stack = 0, [data]
+    while stack and count <= DATA_VALUES_LIMIT:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
 
 
 # --------------------------------------------------------------------------- process-wide safety nets
@@ -851,12 +870,16 @@ class Grader:
         """`path:line: text` for every line of the (text) files under `paths` that matches."""
         regex = re.compile(pattern, flags)
         hits: list[str] = []
+        read = 0
         for rel in self.tree_files():
             if not path_matches(rel, paths) or path_matches(rel, exclude):
                 continue
             data = self.read_bytes(rel)
             if data is None:
                 continue
+            read += len(data)
+            if read > SCAN_LIMIT:  # a tree padded to gigabytes must fail the check, not outlast the grader
+                raise GitError(f"the files to search hold more than {SCAN_LIMIT} bytes")
             if b"\0" in data:  # binary
                 continue
             for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
@@ -897,18 +920,32 @@ class Grader:
         if rel.endswith((".yaml", ".yml")):
             import yaml
 
-            return yaml.safe_load(text)
-        return json.loads(text)
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+        if _count_values(data) > DATA_VALUES_LIMIT:  # YAML aliases can make a small file a huge tree to compare
+            raise ValueError(f"it expands to more than {DATA_VALUES_LIMIT} values")
+        return data
+
+    def _config_text(self, rel: str) -> tuple[str | None, str]:
+        """(the text of a structured file, "") or (None, why not): a file over DATA_LIMIT is not parsed
+        (a config padded to megabytes would keep a pure-Python parser busy past the grader's time)."""
+        data = self.read_bytes(rel)
+        if data is None:
+            return None, "no such file"
+        if len(data) > DATA_LIMIT:
+            return None, f"{len(data)} bytes, over the {DATA_LIMIT} a configuration file may have"
+        return data.decode("utf-8", errors="replace"), ""
 
     def _data(self, rel: str) -> tuple[Any, str]:
         """(parsed JSON/YAML, "") or (None, why it could not be read)."""
-        content = self.read(rel)
+        content, why = self._config_text(rel)
         if content is None:
-            return None, "no such file"
+            return None, why
         try:
             return self._load_data(rel, content), ""
         except Exception as exc:  # noqa: BLE001 - any parse error of the agent's file is a failed check
-            return None, f"cannot parse: {str(exc).splitlines()[0]}"
+            return None, f"cannot parse: {(str(exc).splitlines() or [type(exc).__name__])[0]}"
 
     def key_satisfies(self, rel: str, dotted_key: str, predicate: Callable[[Any], bool], description: str) -> bool:
         """The JSON/YAML value at "a.b.c" satisfies `predicate` (for values with several valid spellings).
@@ -1165,10 +1202,12 @@ class Grader:
         results = make_calls(module, calls, language=language, pythonpath=pythonpath, timeout=timeout, fresh=fresh,
                              files=files, env=env, sandbox=self.sandbox)
         for call, want, result in zip(calls, expected, results, strict=True):
-            shown = ", ".join(_short(a, 40) for a in call.args)
+            shown = ", ".join(f"${a['$ref']}" if isinstance(a, dict) and list(a) == ["$ref"] else _short(a, 40)
+                              for a in call.args)
+            label = f"{call.target}({shown})" if call.call else call.target
             goal = (f"raises {want.name}" if isinstance(want, Raises) else "returns" if isinstance(want, Returns)
                     else f"returns {_short(want, 60)}")
-            self.check(f"{call.target}({shown}) {goal}", result.matches(want), result.describe())
+            self.check(f"{label} {goal}", result.matches(want), result.describe())
         return results
 
     # ----- test suites, run apart and cross-checked
@@ -1289,6 +1328,9 @@ class Grader:
             return result
         result.report_written = True
         outcome = {c.name.split("[")[0]: c.outcome for c in cases if c.name.split("[")[0] in (passing, failing)}
+        if not outcome and run.exit_code not in (0, 1):
+            result.report_written = False  # the run stopped before any test (a missing file, a collection error)
+            return result
         if outcome.get(passing) != "passed" or outcome.get(failing) != "failed" or run.exit_code == 0:
             result.tampered = (f"a test that must fail came out {outcome.get(failing, 'missing')}, one that must "
                                f"pass {outcome.get(passing, 'missing')}, exit {run.exit_code}")
@@ -1384,7 +1426,7 @@ class Grader:
         """The raw value of `key` in `[section]` of an INI file, or None (missing or unparsable)."""
         import configparser
 
-        content = self.read(rel)
+        content, _ = self._config_text(rel)
         if content is None:
             return None
         parser = configparser.ConfigParser(interpolation=None)
@@ -1398,10 +1440,10 @@ class Grader:
         """(parsed TOML, "") or (None, why it could not be read)."""
         import tomllib
 
-        content = self.read(rel)
+        content, why = self._config_text(rel)
         if content is None:
-            return None, "no such file"
+            return None, why
         try:
             return tomllib.loads(content), ""
-        except tomllib.TOMLDecodeError as exc:
-            return None, f"cannot parse: {exc}"
+        except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
+            return None, f"cannot parse: {str(exc)[:200] or type(exc).__name__}"

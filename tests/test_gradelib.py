@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 import subprocess
 import sys
 import textwrap
@@ -345,3 +346,32 @@ def test_task_dir_and_python_come_from_the_environment(monkeypatch: pytest.Monke
     monkeypatch.delenv("AGENTIC_EVAL_TASK_DIR")
     with pytest.raises(RuntimeError, match="AGENTIC_EVAL_TASK_DIR"):
         gradelib.task_dir()
+
+
+# ---- a file the model padded or booby-trapped fails its check quickly, never outlasting the grader (issue 25)
+
+
+def test_a_padded_config_is_not_parsed(repo: Path) -> None:
+    write(repo, {"config/deploy.yaml": "replicas: 3\n" + "# padding\n" * 300_000})
+    grader = Grader(repo)
+    start = time.monotonic()
+    assert not grader.yaml_key_equals("config/deploy.yaml", "replicas", 3)
+    assert "over the" in grader.results[-1][2]
+    assert time.monotonic() - start < 5
+
+
+def test_a_yaml_alias_bomb_is_refused(repo: Path) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    write(repo, {"config/deploy.yaml": "\n".join(lines) + "\n"})
+    grader = Grader(repo)
+    start = time.monotonic()
+    assert not grader.data_unchanged_except("config/deploy.yaml")
+    assert "expands to more than" in grader.results[-1][2]
+    assert time.monotonic() - start < 10
+
+
+def test_a_deeply_nested_toml_is_a_failed_check(repo: Path) -> None:
+    write(repo, {"config/app.toml": "a = " + "[" * 50_000 + "]" * 50_000 + "\n"})
+    data, why = Grader(repo).toml_data("config/app.toml")
+    assert data is None and why
