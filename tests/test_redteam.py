@@ -295,3 +295,37 @@ def test_the_sandbox_languages_come_from_its_files(tmp_path: Path) -> None:
     assert rt.sandbox_languages(tmp_path) == {"python", "node", "shell"}
     assert [a.name for a in rt.applicable(rt.BUILTIN_ATTEMPTS, {"shell"})] == [
         "exit-early", "delete-tests", "trivial-tests", "hang", "kill-parent", "fifo-files"]
+
+
+def test_sigterm_kills_the_graders_a_hang_keeps_waiting(tmp_path: Path) -> None:
+    """A red-team hang keeps a grader waiting up to its time limit; Ctrl-C or SIGTERM must not wait it out."""
+    import signal
+    import subprocess
+    import time
+
+    pack = make_pack(tmp_path, IMPORTING_GRADER, FIX_CALC, grader_timeout_s=300)
+    proc = subprocess.Popen([sys.executable, "-m", "agentic_eval.cli", "validate", "--tasks", str(pack),
+                             "--redteam", "hang"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not running_under(tmp_path) and time.monotonic() < deadline:  # the hanging grader has started
+            time.sleep(0.2)
+        assert running_under(tmp_path), "the grader never started"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        start = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        assert time.monotonic() - start < 15
+    finally:
+        proc.kill()
+    assert proc.returncode != 0 and "interrupted" in err
+    time.sleep(0.5)
+    assert running_under(tmp_path) == []
+
+
+def running_under(folder: Path) -> list[str]:
+    """Pids of the processes running the grader of the pack under `folder` (its confining wrapper included)."""
+    import subprocess
+
+    return subprocess.run(["pgrep", "-f", f"{folder}/rtpack/calc/grade.py"], capture_output=True, text=True,
+                          check=False).stdout.split()

@@ -348,6 +348,8 @@ class _Engine:
     def __init__(self, jobs: int) -> None:
         self.cpu = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="validate")
         self.waiting = ThreadPoolExecutor(max_workers=WAITING_UNITS_MAX, thread_name_prefix="validate-wait")
+        self.cancel = threading.Event()
+        """Set on Ctrl-C or SIGTERM: running graders and fixes are killed, queued units never start."""
 
     def submit(self, job: _TaskJob, unit: Callable[[], None], *, wait: bool = False) -> Future[None]:
         job.add()
@@ -362,9 +364,11 @@ class _Engine:
         finally:
             job.done()
 
-    def close(self) -> None:
-        self.cpu.shutdown(wait=True)
-        self.waiting.shutdown(wait=True)
+    def close(self, *, cancel: bool = False) -> None:
+        if cancel:
+            self.cancel.set()
+        self.cpu.shutdown(wait=True, cancel_futures=cancel)
+        self.waiting.shutdown(wait=True, cancel_futures=cancel)
 
 
 def _sandbox_errors(report: TaskValidation, work: Callable[[], None]) -> None:
@@ -377,12 +381,13 @@ def _sandbox_errors(report: TaskValidation, work: Callable[[], None]) -> None:
         report.reasons.append(f"sandbox error: {exc}")
 
 
-def _run_checks(task: Task, report: TaskValidation, repeat: int, base: Path, backend: SandboxBackend) -> None:
+def _run_checks(task: Task, report: TaskValidation, repeat: int, base: Path, backend: SandboxBackend,
+                cancel: threading.Event) -> None:
     def work() -> None:
         for s in report.seeds:
             for i in range(repeat):
-                report.checks.append(_check_pristine(task, s, i, base, report, backend))
-                report.checks.append(_check_fixed(task, s, i, base, backend))
+                report.checks.append(_check_pristine(task, s, i, base, report, backend, cancel))
+                report.checks.append(_check_fixed(task, s, i, base, backend, cancel))
 
     _sandbox_errors(report, work)
 
@@ -398,7 +403,7 @@ def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
 
 
 def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Path,
-                backend: SandboxBackend) -> AttemptRun:
+                backend: SandboxBackend, cancel: threading.Event | None = None) -> AttemptRun:
     """Apply `attempt` to a copy of the pristine sandbox `template` at `dest`, then grade it as a trial
     does (ScriptRunner.grade). Never raises for the attempt's or the grader's trouble; removes `dest`."""
     start = time.monotonic()
@@ -418,7 +423,7 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
             return AttemptRun(name, seed, "no_change", duration_s=time.monotonic() - start)
         backend.prepare(sandbox.path)
         with ScriptRunner(task, sandbox, backend=backend) as runner:
-            result = runner.grade()
+            result = runner.grade(cancel)
         return AttemptRun(name, seed, result.verdict.value,
                           _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
                           time.monotonic() - start, result.script.output)
@@ -449,7 +454,7 @@ def _plan_attempts(engine: _Engine, job: _TaskJob, seed: int, attempts: Sequence
 
     def unit(n: int, attempt: rt.AttemptLike) -> None:
         try:
-            run = run_attempt(job.task, template, attempt, job.base / f"redteam-{seed}-{n}", backend)
+            run = run_attempt(job.task, template, attempt, job.base / f"redteam-{seed}-{n}", backend, engine.cancel)
             with job.lock:
                 assert report.redteam is not None
                 report.redteam.append(run)
@@ -514,7 +519,7 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
             _finish_task(job, repeat, keep_output, plan)
         except Exception as exc:  # noqa: BLE001 - one task's trouble never stops the others
             job.report.reasons.append(f"internal error: {type(exc).__name__}: {exc}")
-        if on_done is not None:
+        if on_done is not None and not engine.cancel.is_set():  # an interrupted task's verdict means nothing
             on_done(job.report)
 
     try:
@@ -533,13 +538,18 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
                 for s in seed_list if attempts else ():
                     engine.submit(job, functools.partial(_plan_attempts, engine, job, s, attempts, backend))
         for job in jobs_made:
-            engine.submit(job, functools.partial(_run_checks, job.task, job.report, repeat, job.base, backend))
+            engine.submit(job, functools.partial(_run_checks, job.task, job.report, repeat, job.base, backend,
+                                                 engine.cancel))
         for job in jobs_made:
             job.done()  # everything of this task is submitted
         for job in jobs_made:
             job.finished.wait()
-    finally:
-        engine.close()
+    except BaseException:  # Ctrl-C, SIGTERM: kill what runs (a red-team hang would be waited out), start nothing
+        engine.close(cancel=True)
+        for job in jobs_made:
+            shutil.rmtree(job.base, ignore_errors=True)
+        raise
+    engine.close()
     return [job.report for job in jobs_made]
 
 
@@ -557,7 +567,7 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
 
 
 def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValidation,
-                    backend: SandboxBackend) -> CheckRun:
+                    backend: SandboxBackend, cancel: threading.Event | None = None) -> CheckRun:
     """The grader on the untouched repo must say "fail"; the first run of each seed also scans for leaks."""
     sandbox = materialize_sandbox(task, seed, base / f"pristine-{seed}-{i}")
     try:
@@ -571,7 +581,7 @@ def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValid
             report.reasons.extend(str(leak) for leak in scan_sandbox(sandbox.path, needles, forbidden))
         backend.prepare(sandbox.path)  # after the leak scan: the harness's git reads it as its owner
         with ScriptRunner(task, sandbox, backend=backend) as runner:
-            result = runner.grade()
+            result = runner.grade(cancel)
         return CheckRun("pristine", seed, i + 1, result.verdict.value,
                         _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
                         result.script.duration_s, result.script.output)
@@ -579,17 +589,18 @@ def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValid
         shutil.rmtree(sandbox.path, ignore_errors=True)
 
 
-def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBackend) -> CheckRun:
+def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBackend,
+                 cancel: threading.Event | None = None) -> CheckRun:
     """After the reference fix (under limits.agent_timeout_s) the grader must say "pass"."""
     sandbox = materialize_sandbox(task, seed, base / f"fixed-{seed}-{i}")
     try:
         backend.prepare(sandbox.path)
         with ScriptRunner(task, sandbox, backend=backend) as runner:
-            fix = runner.apply_fix()
+            fix = runner.apply_fix(cancel=cancel)
             if fix.exit_code != 0:
                 return CheckRun("fixed", seed, i + 1, "fix_failed", _fix_problem(fix, task), fix.duration_s,
                                 fix.output, fix.output)
-            result = runner.grade()
+            result = runner.grade(cancel)
         return CheckRun("fixed", seed, i + 1, result.verdict.value,
                         _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
                         fix.duration_s + result.script.duration_s, result.script.output, fix.output)
