@@ -329,3 +329,18 @@ def running_under(folder: Path) -> list[str]:
 
     return subprocess.run(["pgrep", "-f", f"{folder}/rtpack/calc/grade.py"], capture_output=True, text=True,
                           check=False).stdout.split()
+
+
+def test_an_attempt_that_would_kill_the_harness_is_skipped_unconfined(tmp_path: Path) -> None:
+    """Unconfined (--sandbox local), a grader that imports the code under test in its own process is a child of
+    the harness: kill-parent would kill validate itself. It is skipped, and says why."""
+    from agentic_eval.confine.backend import LocalBackend
+    from agentic_eval.packs.sandbox import materialize_sandbox
+    from agentic_eval.packs.validate import run_attempt
+
+    pack = make_pack(tmp_path, IMPORTING_GRADER, FIX_CALC)
+    task = load_task(pack / "calc")
+    template = materialize_sandbox(task, 0, tmp_path / "template")
+    run = run_attempt(task, template, rt.KILL_PARENT, tmp_path / "copy", LocalBackend())
+    assert (run.verdict, run.problem) == ("skipped", "needs a confining sandbox backend, not local")
+    assert not (tmp_path / "copy").exists()

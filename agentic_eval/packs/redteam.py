@@ -30,6 +30,12 @@ Where attempts come from, later ones replacing earlier ones of the same name:
 
 The language of a sandbox is found from its files: `.py` is python; `.js`, `.mjs`, `.cjs` node;
 `.sh` and a Makefile shell. docs/plugins.md has a worked example.
+
+Not every move has a form in every language. Node has no runner or standard module a file in the
+repository could shadow (`node --test` and `node:` modules are built in), and no object that `===`
+or `assert.deepEqual` takes for anything: there, neutering `node:assert` in memory stands in for both.
+A Node hang waits on `Atomics.wait` rather than spinning, so that red-teaming does not burn a core
+for a whole grader time limit (the grader's CPU limit would kill a spin at the same moment anyway).
 """
 
 from __future__ import annotations
