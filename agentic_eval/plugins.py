@@ -1,4 +1,4 @@
-"""Where plugins register: the three entry-point groups, their contracts, and reading them.
+"""Where plugins register: the four entry-point groups, their contracts, and reading them.
 
 agentic-eval has no plugin framework of its own: the registry is Python's entry points, and the
 built-in agents and packs are registered in our own pyproject.toml exactly the way a third-party
@@ -29,6 +29,13 @@ names, not code). docs/plugins.md shows a minimal working plugin of each kind.
     with `[sandbox] generator = "name"`. A pack's own `sandboxes/NAME.py` and the built-in
     generators come first; the group is looked up last.
 
+`agentic_eval.redteam` (REDTEAM_GROUP)
+    name = "package.module:ATTEMPT": a red-team attempt (an object with `name`, `languages`,
+    `description` and `apply(sandbox: Path) -> None`, see `agentic_eval.packs.redteam`), or a
+    callable returning one or an iterable of them. `validate` applies every attempt that fits a
+    task's sandbox to a fresh pristine copy and requires the grader to say fail. The built-in
+    attempts are registered here too; an attempt of the same name replaces one.
+
 This module imports nothing heavy: the metadata library loads inside the functions.
 """
 
@@ -47,8 +54,10 @@ PACKS_GROUP = "agentic_eval.packs"
 """Task packs: each entry point gives a pack folder."""
 SANDBOXES_GROUP = "agentic_eval.sandboxes"
 """Sandbox generators, found by the name a task's `[sandbox] generator` gives."""
+REDTEAM_GROUP = "agentic_eval.redteam"
+"""Red-team attempts that `validate` runs against every grader (agentic_eval.packs.redteam)."""
 
-GROUPS = (AGENTS_GROUP, PACKS_GROUP, SANDBOXES_GROUP)
+GROUPS = (AGENTS_GROUP, PACKS_GROUP, SANDBOXES_GROUP, REDTEAM_GROUP)
 
 
 def entry_points_in(group: str) -> list[EntryPoint]:

@@ -8,7 +8,8 @@ Prints, from one interleaved run:
 each as median and spread (min-max), and the ratio to the floor.
 
 Goals (issue 2): sandbox + grade within 1.3x of the floor; --help and first task under 1 s;
-validate --repeat 3 of the core pack under 15 s.
+validate --repeat 3 of the core pack under 15 s. All without the red team (issue 25), which
+benchmarks/bench_redteam.py measures.
 
     python benchmarks/bench_validate.py [--rounds N] [--tasks PATH]
 """
@@ -109,14 +110,14 @@ def main() -> int:
             t, _ = timed([*CLI, "--help"])
             help_t.append(t)
             # Time to first task: the CLI's whole wall time for one task, less that task's own work.
-            t_cli, proc = timed([*CLI, "validate", *tasks_args, "--task", first.id, "--json"])
+            t_cli, proc = timed([*CLI, "validate", *tasks_args, "--task", first.id, "--json", "--no-redteam"])
             assert proc.returncode in (0, 1), proc.stderr
             start = time.perf_counter()
             from agentic_eval.packs.validate import validate_task
 
-            validate_task(first)
+            validate_task(first, redteam=False)
             first_task_t.append(max(0.0, t_cli - (time.perf_counter() - start)))
-            t, proc = timed([*CLI, "validate", *tasks_args, "--repeat", "3"])
+            t, proc = timed([*CLI, "validate", *tasks_args, "--repeat", "3", "--no-redteam"])
             last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip()
             validate_t.append(t)
             # Per-task sandbox + grade, harness and floor interleaved task by task.

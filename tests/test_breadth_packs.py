@@ -18,7 +18,7 @@ import pytest
 from agentic_eval.packs.builtin import builtin_packs, node_pack_dir, ops_pack_dir, sandboxes_dir
 from agentic_eval.packs.fixsize import FixSize, parse_numstat, reference_fix_size
 from agentic_eval.packs.task import load_tasks
-from tests.helpers import Grader, git, run_cli, write
+from tests.helpers import NO_REDTEAM, Grader, git, run_cli, write
 
 pytestmark = pytest.mark.usefixtures("unfinished_graders_cleared")
 
@@ -228,7 +228,8 @@ def test_validate_the_new_packs_on_more_seeds(pack: str, seed: int) -> None:
     if pack == "node" and NODE is None:
         pytest.skip("node is not installed")
     proc = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "validate", "--tasks", str(NEW_PACKS[pack]),
-                           "--json", "--seed", str(seed)], capture_output=True, text=True, timeout=900, check=False)
+                           "--json", "--seed", str(seed), *NO_REDTEAM], capture_output=True, text=True, timeout=900,
+                          check=False)
     result = json.loads(proc.stdout)
     bad = [t for t in result["tasks"] if t["status"] != "ok"]
     assert proc.returncode == 0 and not bad, bad
@@ -288,6 +289,6 @@ def test_the_example_package_is_found_and_replaces_the_builtin_ops_pack(tmp_path
     ops = [r for r in rows["tasks"] if r["pack"] == "ops"]
     assert len(ops) >= 9 and all(Path(r["path"]).parent == pack.resolve() for r in ops)
     validated = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "validate", "--tasks", str(pack),
-                                "--task", "ops-change-port", "--json"],
+                                "--task", "ops-change-port", "--json", *NO_REDTEAM],
                                capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300, check=False)
     assert json.loads(validated.stdout)["ok"] == 1, validated.stdout + validated.stderr

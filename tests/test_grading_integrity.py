@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import ATTACKS, commands_then_done, integrity_pack, run_cli
+from tests.helpers import ATTACKS, NO_REDTEAM, commands_then_done, integrity_pack, run_cli
 
 CANARY = "AE_CANARY_SECRET"
 CANARY_VALUE = "canary-7f3e9a1d-never-in-a-run-folder"
@@ -42,7 +42,7 @@ def _attack(scripted: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, comm
 def test_the_task_is_fair(tmp_path: Path) -> None:
     """The honest fix passes and the pristine repo fails, so each attack below is a real forgery attempt."""
     pack = integrity_pack(tmp_path)
-    code, data = run_cli("validate", "--tasks", str(pack), "--json")
+    code, data = run_cli("validate", "--tasks", str(pack), "--json", *NO_REDTEAM)
     assert code == 0, data
     assert data["ok"] == 1
 

@@ -26,7 +26,8 @@ FILE_BLOCK = re.compile(r"^```\w* file=(\S+)\n(.*?)^```$", re.MULTILINE | re.DOT
 def test_the_groups_are_the_ones_pyproject_registers_in() -> None:
     registered = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
     assert set(registered) <= set(plugins.GROUPS)
-    assert plugins.GROUPS == ("agentic_eval.agents", "agentic_eval.packs", "agentic_eval.sandboxes")
+    assert plugins.GROUPS == ("agentic_eval.agents", "agentic_eval.packs", "agentic_eval.sandboxes",
+                              "agentic_eval.redteam")
     assert {"builtin", "oracle", "nop"} <= set(plugins.agent_entry_points())
     assert {"core", "node", "ops"} <= {name for name, _ in plugins.pack_dirs()}
     assert plugins.sandbox_generator("no-such-generator") is None
@@ -35,7 +36,7 @@ def test_the_groups_are_the_ones_pyproject_registers_in() -> None:
 def _doc_files() -> dict[str, str]:
     files = {path: body for path, body in FILE_BLOCK.findall(DOC.read_text(encoding="utf-8"))}
     assert {"pyproject.toml", "my_plugin/agent.py", "my_plugin/cli.py", "my_plugin/cli_agent.py",
-            "my_plugin/generator.py", "my_plugin/pack.py", "tests/test_plugin.py"} <= set(files)
+            "my_plugin/generator.py", "my_plugin/pack.py", "my_plugin/redteam.py", "tests/test_plugin.py"} <= set(files)
     return files
 
 
@@ -87,7 +88,14 @@ def test_the_doc_pack_and_generator_are_found_and_valid(doc_plugin: tuple[Path, 
     assert pack_folder == "pack" and re.fullmatch(r"(Ada|Grace|Alan|Edsger)\d\d", variables["name"])
     done = _cli(env, "validate", "--task", "greet", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert json.loads(done.stdout)["ok"] == 1
+    report = json.loads(done.stdout)
+    assert report["ok"] == 1
+    # The page's red-team attempt came from its entry point, ran on the task, and the grader failed it.
+    assert "truncate-files" in report["redteam"]
+    (greet,) = report["tasks"]
+    assert {(a["attempt"], a["verdict"]) for a in greet["redteam"]} >= {("truncate-files", "fail")}
+    listed = _cli(env, "validate", "--redteam", "list")
+    assert listed.returncode == 0 and "truncate-files  [any]" in listed.stdout, listed.stdout + listed.stderr
 
 
 def test_the_doc_agent_passes_a_trial_in_the_doc_test(doc_plugin: tuple[Path, dict[str, str]]) -> None:

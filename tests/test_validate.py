@@ -164,7 +164,7 @@ def test_the_graders_own_failing_checks_are_the_reason(mini_pack: Path, capsys: 
            "g.file_exists('answer.txt')\ng.file_contains('answer.txt', f\"port is {task_vars()['port']}\")\n"
            "g.finish()\n")
     _write(task_dir / "solve.sh", FIX_WRONG)
-    code = main(["validate", "--tasks", str(mini_pack), "--json", "--seed", "4"])
+    code = main(["validate", "--tasks", str(mini_pack), "--json", "--seed", "4", "--no-redteam"])  # its own subject
     data = json.loads(capsys.readouterr().out)
     assert code == 1
     (reason,) = data["tasks"][0]["reasons"]

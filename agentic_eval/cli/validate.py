@@ -1,5 +1,6 @@
 """CLI command `validate`: every grader fails on the pristine sandbox, passes after the reference fix,
-leaks nothing. Printing only; the work is in packs/validate.py."""
+leaks nothing, and says fail to every red-team attempt. Printing only; the work is in packs/validate.py
+and packs/redteam.py."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "validate",
-        help="check every grader: fails on the pristine sandbox, passes after the reference fix, no leaks",
+        help="check every grader: fails on the pristine sandbox, passes after the reference fix, no leaks, "
+        "and fails every red-team forgery or dodge",
     )
     add_tasks_arg(p)
     add_task_arg(p)
@@ -32,8 +34,13 @@ def register(sub: Any) -> None:
     p.add_argument("--show", metavar="ID",
                    help="validate only this task and print the grader's output of every pristine and fixed run")
     p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="tasks validated in parallel")
+    p.add_argument("--no-redteam", dest="redteam", action="store_false",
+                   help="skip the red team (generic forgeries and dodges applied to the pristine repo, each of "
+                   "which the grader must fail)")
+    p.add_argument("--redteam", dest="redteam_only", action="append", metavar="NAME", default=None,
+                   help="run only this red-team attempt (repeatable; --redteam list names them all)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table: each "
-                   "task's reasons, counts, time and every check run")
+                   "task's reasons, counts, time, every check run and every red-team attempt")
     p.set_defaults(handler=handle)
 
 
@@ -56,13 +63,17 @@ def handle(args: argparse.Namespace) -> int:
     from agentic_eval.confine.backend import resolve_backend
     from agentic_eval.packs.validate import validate_tasks
 
+    if args.redteam_only and "list" in args.redteam_only:
+        return _list_redteam(args)
     tasks, errors = _task_list_for_validate(args)
     console = _console(stderr=True)
     backend, warning = resolve_backend(args.sandbox, docker_hosts=args.docker_host or (), image=args.image)
     if warning:
         console.print(warning, markup=False)
+    redteam: bool | list[str] = args.redteam_only or True if args.redteam else False
     run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
-                           "load_errors": errors, "keep_output": bool(args.show), "backend": backend}
+                           "load_errors": errors, "keep_output": bool(args.show), "backend": backend,
+                           "redteam": redteam}
     from agentic_eval.cli.progress import ProgressDisplay
 
     with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
@@ -74,23 +85,64 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 0 if report.bad == 0 else 1
-    from agentic_eval.report.tables import print_table, stdout_console
+    from agentic_eval.report.tables import fits, print_table, stdout_console
 
     out = stdout_console()
     if args.show:
         _print_check_outputs(report.tasks, out)
-    runs = args.repeat * args.seeds
-    header = ["task", "status", f"pristine fails /{runs}", f"fixed passes /{runs}", "time"]
-    rows = [[t.id, t.status, str(t.pristine_fails) if t.repeat else "-", str(t.fixed_passes) if t.repeat else "-",
-             f"{t.duration_s:.2f}s" if t.repeat else "-"] for t in report.tasks]
-    print_table(out, None, header, rows, right=(2, 3, 4), styles={1: "bold"})
+    header, rows = _table(report.tasks)
+    if not fits(out, header, rows):  # an 80-column terminal: the time goes (the last line has the total)
+        header, rows = header[:-1], [row[:-1] for row in rows]
+    print_table(out, None, header, rows, right=(2, 3, 4, 5), styles={1: "bold"})
     for t in report.tasks:
         if t.reasons:
             out.print(f"bad: {t.id}: {'; '.join(t.reasons)}", markup=False, overflow="fold")
+    for t in report.tasks:
+        for note in t.notes:
+            out.print(f"note: {t.id}: {note}", markup=False, overflow="fold")
+    skipped = sorted({a.attempt for t in report.tasks for a in t.redteam or () if a.verdict == "skipped"})
+    if skipped:
+        out.print(f"note: red team: {', '.join(skipped)} skipped: they need a confining sandbox backend, and "
+                  f"--sandbox {backend.name} is not one", markup=False, overflow="fold")
     seeds = f"seed {args.seed}" if args.seeds == 1 else f"seeds {args.seed}-{args.seed + args.seeds - 1}"
+    redteam_text = "no red team" if report.redteam is None else _plural(len(report.redteam), "red-team attempt")
     out.print(f"{report.ok} ok, {report.bad} bad ({seeds}, {args.repeat} run{'s' if args.repeat != 1 else ''} of "
-              f"each check per seed, {report.duration_s:.1f}s)", markup=False)
+              f"each check per seed, {redteam_text}, {report.duration_s:.1f}s)", markup=False)
     return 0 if report.bad == 0 else 1
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _table(results: Sequence[TaskValidation]) -> tuple[list[str], list[list[str]]]:
+    """Narrow enough for 80 columns without the time: pristine = fails of runs, fixed = passes of runs,
+    red team = attempts the grader failed, of those graded."""
+    header = ["task", "status", "pristine", "fixed", "red team", "time"]
+    rows = []
+    for t in results:
+        ran = bool(t.repeat and t.checks)
+        graded = t.redteam_graded
+        rows.append([t.id, t.status, f"{t.pristine_fails}/{t.runs}" if ran else "-",
+                     f"{t.fixed_passes}/{t.runs}" if ran else "-",
+                     f"{t.redteam_held}/{len(graded)}" if t.redteam is not None and graded else "-",
+                     (f"{t.duration_s:.2f}s" if t.duration_s < 10 else f"{t.duration_s:.0f}s") if t.repeat else "-"])
+    return header, rows
+
+
+def _list_redteam(args: argparse.Namespace) -> int:
+    """`validate --redteam list`: every attempt (registered, and the selected packs' own), what it does."""
+    from agentic_eval.packs import redteam as rt
+    from agentic_eval.report.tables import stdout_console
+
+    attempts = dict(rt.registered_attempts())
+    for pack in sorted({t.pack_dir for t in _load(args).tasks}):
+        attempts.update({a.name: a for a in rt.pack_attempts(pack)})
+    out = stdout_console()
+    for name, languages, description in rt.describe(attempts.values()):
+        out.print(f"{name}  [{languages}]", markup=False)
+        out.print(f"    {description}", markup=False, overflow="fold")
+    return 0
 
 
 def _print_check_outputs(results: Sequence[TaskValidation], out: Any) -> None:
@@ -109,3 +161,12 @@ def _print_check_outputs(results: Sequence[TaskValidation], out: Any) -> None:
                     continue
                 out.print("-- grader output:", markup=False)
             out.print(c.output.rstrip() or "(none)", markup=False)
+        for a in t.redteam or ():
+            head = f"== {t.id}: red team '{a.attempt}', seed {a.seed}: "
+            if a.verdict in ("pass", "fail", "grader_error"):
+                head += f"grader {a.verdict}" + (f" ({a.problem})" if a.problem else "")
+            else:
+                head += a.verdict.replace("_", " ") + (f" ({a.problem})" if a.problem else "")
+            out.print(head + f", {a.duration_s:.2f}s ==", markup=False)
+            if a.verdict in ("pass", "fail", "grader_error"):
+                out.print(a.output.rstrip() or "(none)", markup=False)

@@ -7,7 +7,8 @@
     grader    Running a grader or reference fix in a sandbox and turning its exit into a verdict.
     sealed    Where the model's code runs while a grader grades: apart from it, on a work copy.
     leaks     The leak scan: nothing of the answer, the grader or the fix visible in a sandbox.
-    validate  `validate`: graders fail on the pristine repo and pass on the reference fix.
+    validate  `validate`: graders fail on the pristine repo, pass on the reference fix, and fail the red team.
+    redteam   The red team: generic forgeries and dodges every grader must answer with a scored fail.
     fixsize   How big a task's reference fix is (files and lines).
     scaffold  `tasks new`: a task folder with placeholder grader and fix.
     builtin   Where the built-in packs, generators and gradelib live (repo root or wheel).

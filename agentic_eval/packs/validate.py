@@ -1,26 +1,37 @@
 """Validate graders before a campaign.
 
 For every task, on fresh sandboxes: the grader fails N times out of N on the
-pristine repo, passes N times out of N after the reference fix, and the leak
-scan of the pristine sandbox is clean. Everything that goes wrong is a reason
-on that task; one task's failure never stops the others.
+pristine repo, passes N times out of N after the reference fix, the leak
+scan of the pristine sandbox is clean, and (the red team, `packs/redteam.py`)
+every generic forgery or dodge that fits the sandbox's languages, applied to a
+pristine sandbox, leaves the grader with a scored fail. Everything that goes
+wrong is a reason on that task; one task's failure never stops the others.
+
+The work is cut into units (a task's pristine and fixed checks; one red-team
+attempt on one seed) run in parallel: `jobs` units at a time, plus every
+attempt that makes the grader wait (a hang, a FIFO) at once beside them, so
+that a grader's timeout is waited out once, not once per task.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.grader import GradeResult, ScriptResult, ScriptRunner, Verdict, check_grader_requirements
+from agentic_eval.packs import redteam as rt
 from agentic_eval.packs.leaks import scan_sandbox, task_needles
-from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox, pristine_store_for
 from agentic_eval.packs.task import Task, TaskLoadError
 
 
@@ -52,14 +63,44 @@ class CheckRun:
 
     def failing_checks(self, limit: int = 3) -> list[str]:
         """The checks the grader said no to (gradelib's `✗` lines), else its last line."""
-        lines = [ln.strip() for ln in self.output.splitlines() if ln.strip()]
-        failing = [ln for ln in lines if ln.startswith("✗")]
-        return [ln[:160] for ln in (failing[:limit] or lines[-1:])]
+        return failing_checks(self.output, limit)
 
     def to_json(self) -> dict[str, object]:
         return {"phase": self.phase, "seed": self.seed, "run": self.run, "verdict": self.verdict,
                 "problem": self.problem, "duration_s": round(self.duration_s, 3),
                 "failing_checks": list(self.failing)}
+
+
+GRADED = ("pass", "fail", "grader_error")
+"""The verdicts of an attempt whose sandbox was graded."""
+
+
+@dataclass
+class AttemptRun:
+    """One red-team attempt on a fresh pristine sandbox of one seed, then the grader, as in a trial."""
+
+    attempt: str
+    seed: int
+    verdict: str
+    """The grader's 'pass' / 'fail' / 'grader_error' ('fail' is what it must say); or, not graded:
+    'not_applied' (the attempt's apply raised), 'no_change' (it found nothing to change in this sandbox),
+    'skipped' (it needs a confining sandbox backend and the run has none)."""
+    problem: str = ""
+    """For 'grader_error', 'not_applied' and 'skipped': what happened."""
+    duration_s: float = 0.0
+    output: str = ""
+    """The grader's output."""
+    failing: list[str] = field(default_factory=list)
+    """A bad run's failing checks, kept when the output is dropped."""
+
+    @property
+    def bad(self) -> bool:
+        """The attempt beat the grader: a pass, or a grader error (unscored, retried on resume)."""
+        return self.verdict in ("pass", "grader_error")
+
+    def to_json(self) -> dict[str, object]:
+        return {"attempt": self.attempt, "seed": self.seed, "verdict": self.verdict, "problem": self.problem,
+                "duration_s": round(self.duration_s, 3), "failing_checks": list(self.failing)}
 
 
 @dataclass
@@ -74,7 +115,14 @@ class TaskValidation:
     """Runs of each check per seed."""
     seeds: list[int] = field(default_factory=list)
     duration_s: float = 0.0
+    """Wall time from the task's first unit's start to its last one's end."""
     checks: list[CheckRun] = field(default_factory=list)
+    redteam: list[AttemptRun] | None = None
+    """The red team's attempts on this task (None: the red team did not run)."""
+    languages: list[str] = field(default_factory=list)
+    """The sandbox's languages, which chose the attempts."""
+    notes: list[str] = field(default_factory=list)
+    """What is worth saying but does not make the task bad (an attempt that could not be applied)."""
 
     @property
     def runs(self) -> int:
@@ -85,17 +133,30 @@ class TaskValidation:
     def status(self) -> str:
         return "ok" if not self.reasons else "bad"
 
+    @property
+    def redteam_graded(self) -> list[AttemptRun]:
+        """The attempts whose sandbox was graded (applied, and changed something)."""
+        return [a for a in self.redteam or () if a.verdict in GRADED]
+
+    @property
+    def redteam_held(self) -> int:
+        """Attempts the grader answered with a scored fail, as it must."""
+        return sum(1 for a in self.redteam_graded if not a.bad)
+
     def to_json(self) -> dict[str, object]:
-        return {"id": self.id, "status": self.status, "reasons": list(self.reasons),
+        return {"id": self.id, "status": self.status, "reasons": list(self.reasons), "notes": list(self.notes),
                 "pristine_fails": self.pristine_fails, "fixed_passes": self.fixed_passes, "runs": self.runs,
                 "repeat": self.repeat, "seeds": list(self.seeds), "duration_s": round(self.duration_s, 3),
-                "checks": [c.to_json() for c in self.checks]}
+                "checks": [c.to_json() for c in self.checks], "languages": list(self.languages),
+                "redteam": None if self.redteam is None else [a.to_json() for a in self.redteam]}
 
 
 @dataclass
 class ValidationReport:
     tasks: list[TaskValidation]
     duration_s: float = 0.0
+    redteam: list[str] | None = None
+    """The attempts the red team could run (None: it was off)."""
 
     @property
     def ok(self) -> int:
@@ -106,7 +167,7 @@ class ValidationReport:
         return len(self.tasks) - self.ok
 
     def to_json(self) -> dict[str, object]:
-        return {"ok": self.ok, "bad": self.bad, "duration_s": round(self.duration_s, 3),
+        return {"ok": self.ok, "bad": self.bad, "duration_s": round(self.duration_s, 3), "redteam": self.redteam,
                 "tasks": [t.to_json() for t in self.tasks]}
 
 
@@ -176,41 +237,337 @@ def explain(checks: Sequence[CheckRun], seeds: Sequence[int], repeat: int) -> li
     return reasons
 
 
-def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path | None = None,
-                  seeds: int = 1, keep_output: bool = False,
-                  backend: SandboxBackend | None = None) -> TaskValidation:
-    """Validate one task with `seeds` seeds from `seed` on, `repeat` fresh sandboxes per check and
-    seed; never raises for a problem of the task itself. `keep_output` keeps each run's grader and
-    fix output (for `validate --show`)."""
-    start = time.monotonic()
-    backend = backend or default_backend()
-    seed_list = [seed + i for i in range(max(1, seeds))]
-    report = TaskValidation(id=task.id, repeat=repeat, seeds=seed_list)
-    base = Path(tempfile.mkdtemp(prefix=f"ae-validate-{task.id}-", dir=workdir))
+def explain_redteam(runs: Sequence[AttemptRun], seeds: Sequence[int]) -> list[str]:
+    """The red team's reasons: the attempts that passed the grader or turned it unscored, those with the
+    same outcome in one reason, naming the seeds when there were several."""
+    groups: dict[tuple[str, str], dict[str, set[int]]] = {}
+    for a in runs:
+        if a.bad:
+            groups.setdefault((a.verdict, a.problem), {}).setdefault(a.attempt, set()).add(a.seed)
+    reasons = []
+    for (verdict, problem), attempts in groups.items():
+        names = ", ".join(f"'{name}'" for name in attempts)
+        what = "passed the grader" if verdict == "pass" else f"turned the grader unscored: {problem}"
+        hit = sorted(set().union(*attempts.values()))
+        reasons.append(f"red team: {names} {what}" + (f" ({_seeds_text(hit)})" if len(seeds) > 1 else ""))
+    return reasons
+
+
+def redteam_notes(runs: Sequence[AttemptRun], seeds: Sequence[int]) -> list[str]:
+    """Attempts that could not be applied: said, but the task is not bad for it (the attempt's bug)."""
+    crashed: dict[tuple[str, str], list[int]] = {}
+    for a in runs:
+        if a.verdict == "not_applied":
+            crashed.setdefault((a.attempt, a.problem), []).append(a.seed)
+    return [f"red team: '{name}' could not be applied: {problem}" + (f" ({_seeds_text(hit)})" if len(seeds) > 1 else "")
+            for (name, problem), hit in crashed.items()]
+
+
+# --------------------------------------------------------------------------- which attempts run
+
+@dataclass
+class RedTeamPlan:
+    """The attempts each task gets: the registered ones plus its pack's own `redteam.py`."""
+
+    per_task: dict[str, list[rt.AttemptLike]] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+    """Task id -> why its pack's own attempts could not be loaded (a reason: the pack author's bug)."""
+    names: list[str] = field(default_factory=list)
+    """Every attempt that may run, in order."""
+
+
+def plan_redteam(tasks: Sequence[Task], redteam: bool | Sequence[str]) -> RedTeamPlan | None:
+    """What the red team runs on each task (None when `redteam` is False). A sequence of names runs only
+    those; an unknown name, or a plugin that fails to load, raises AgenticEvalError before anything runs."""
+    if redteam is False:
+        return None
+    registered = rt.registered_attempts()
+    plan = RedTeamPlan()
+    by_pack: dict[Path, tuple[list[rt.AttemptLike], str]] = {}
+    for task in tasks:
+        if task.pack_dir not in by_pack:
+            try:
+                by_pack[task.pack_dir] = (rt.pack_attempts(task.pack_dir), "")
+            except AgenticEvalError as exc:
+                by_pack[task.pack_dir] = ([], str(exc))
+        own, problem = by_pack[task.pack_dir]
+        attempts = {**registered, **{a.name: a for a in own}}
+        plan.per_task[task.id] = list(attempts.values())
+        if problem:
+            plan.problems[task.id] = problem
+    known = list(dict.fromkeys([*registered, *(a.name for own, _ in by_pack.values() for a in own)]))
+    if redteam is not True:
+        wanted = list(dict.fromkeys(redteam))
+        unknown = [n for n in wanted if n not in known]
+        if unknown:
+            raise AgenticEvalError(f"--redteam: no attempt named {', '.join(map(repr, unknown))} "
+                                   f"(there are: {', '.join(known)})")
+        plan.per_task = {tid: [a for a in attempts if a.name in wanted] for tid, attempts in plan.per_task.items()}
+        known = [n for n in known if n in wanted]
+    plan.names = known
+    return plan
+
+
+# --------------------------------------------------------------------------- running the units
+
+WAITING_UNITS_MAX = 256
+"""Attempts that make the grader wait (a hang, a FIFO) run at once, up to this many: they cost a grader's
+time limit of waiting each, not CPU."""
+
+
+class _TaskJob:
+    """One task's validation while its units run: the report they fill in, and how many are left. It
+    starts with one unit counted (its submission), so it cannot finish before everything is submitted."""
+
+    def __init__(self, task: Task, report: TaskValidation, base: Path,
+                 finish: Callable[[_TaskJob], None]) -> None:
+        self.task, self.report, self.base, self._finish = task, report, base, finish
+        self.lock = threading.Lock()
+        self.pending = 1
+        self.started = time.monotonic()
+        self.finished = threading.Event()
+
+    def add(self) -> None:
+        with self.lock:
+            self.pending += 1
+
+    def done(self) -> None:
+        with self.lock:
+            self.pending -= 1
+            last = self.pending == 0
+        if last:
+            try:
+                self._finish(self)
+            finally:
+                self.finished.set()
+
+
+class _Engine:
+    """Two pools: `jobs` units at a time that work, and the units that wait beside them."""
+
+    def __init__(self, jobs: int) -> None:
+        self.cpu = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="validate")
+        self.waiting = ThreadPoolExecutor(max_workers=WAITING_UNITS_MAX, thread_name_prefix="validate-wait")
+        self.cancel = threading.Event()
+        """Set on Ctrl-C or SIGTERM: running graders and fixes are killed, queued units never start."""
+
+    def submit(self, job: _TaskJob, unit: Callable[[], None], *, wait: bool = False) -> Future[None]:
+        job.add()
+        return (self.waiting if wait else self.cpu).submit(self._run, job, unit)
+
+    @staticmethod
+    def _run(job: _TaskJob, unit: Callable[[], None]) -> None:
+        try:
+            unit()
+        except Exception as exc:  # noqa: BLE001 - one unit's trouble never stops the others
+            job.report.reasons.append(f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            job.done()
+
+    def close(self, *, cancel: bool = False) -> None:
+        if cancel:
+            self.cancel.set()
+        self.cpu.shutdown(wait=True, cancel_futures=cancel)
+        self.waiting.shutdown(wait=True, cancel_futures=cancel)
+
+
+def _sandbox_errors(report: TaskValidation, work: Callable[[], None]) -> None:
+    """Run `work`; a problem of the task itself (its generator, a placeholder) is a reason on it."""
     try:
-        for s in seed_list:
-            for i in range(repeat):
-                report.checks.append(_check_pristine(task, s, i, base, report, backend))
-                report.checks.append(_check_fixed(task, s, i, base, backend))
+        work()
     except TaskLoadError as exc:  # e.g. an answer's {{placeholder}} the generator does not provide
         report.reasons.append(str(exc))
     except (AgenticEvalError, OSError, RuntimeError) as exc:
         report.reasons.append(f"sandbox error: {exc}")
+
+
+def _run_checks(task: Task, report: TaskValidation, repeat: int, base: Path, backend: SandboxBackend,
+                cancel: threading.Event) -> None:
+    def work() -> None:
+        for s in report.seeds:
+            for i in range(repeat):
+                report.checks.append(_check_pristine(task, s, i, base, report, backend, cancel))
+                report.checks.append(_check_fixed(task, s, i, base, backend, cancel))
+
+    _sandbox_errors(report, work)
+
+
+def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
+    state = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in (*dirnames, *filenames):
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            state[path] = (st.st_mode, st.st_size, st.st_mtime_ns)
+    return state
+
+
+def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Path,
+                backend: SandboxBackend, cancel: threading.Event | None = None) -> AttemptRun:
+    """Apply `attempt` to a copy of the pristine sandbox `template` at `dest`, then grade it as a trial
+    does (ScriptRunner.grade). Never raises for the attempt's or the grader's trouble; removes `dest`."""
+    start = time.monotonic()
+    name, seed = attempt.name, template.seed
+    if rt.needs_confinement(attempt) and not getattr(backend, "confined", True):
+        return AttemptRun(name, seed, "skipped", f"needs a confining sandbox backend, not {backend.name}")
+    try:
+        shutil.copytree(template.path, dest, symlinks=True)
+        sandbox = replace(template, path=dest.resolve())  # the template's pristine store, read-only to graders
+        before = _tree_state(sandbox.path)
+        try:
+            attempt.apply(sandbox.path)
+        except Exception as exc:  # noqa: BLE001 - an attempt's bug is reported on the task, never ends validation
+            return AttemptRun(name, seed, "not_applied", f"{type(exc).__name__}: {exc}"[:300],
+                              time.monotonic() - start)
+        if _tree_state(sandbox.path) == before:
+            return AttemptRun(name, seed, "no_change", duration_s=time.monotonic() - start)
+        backend.prepare(sandbox.path)
+        with ScriptRunner(task, sandbox, backend=backend) as runner:
+            result = runner.grade(cancel)
+        return AttemptRun(name, seed, result.verdict.value,
+                          _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
+                          time.monotonic() - start, result.script.output)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(dest, ignore_errors=True)
+
+
+def _plan_attempts(engine: _Engine, job: _TaskJob, seed: int, attempts: Sequence[rt.AttemptLike],
+                   backend: SandboxBackend) -> None:
+    """Make the pristine sandbox of `seed` once, find its languages, and submit one unit per attempt that
+    fits them, each on a copy; the last one removes the template."""
+    report = job.report
+    template_dir = job.base / f"redteam-{seed}"
+    made: list[Sandbox] = []
+    _sandbox_errors(report, lambda: made.append(materialize_sandbox(job.task, seed, template_dir)))
+    if not made:
+        return
+    template = made[0]
+    languages = rt.sandbox_languages(template.path)
+    if seed == report.seeds[0]:
+        report.languages = sorted(languages)
+    chosen = rt.applicable(attempts, languages)
+    left = [len(chosen)]
+
+    def remove_template() -> None:
+        shutil.rmtree(template.path, ignore_errors=True)
+        shutil.rmtree(pristine_store_for(template_dir), ignore_errors=True)
+
+    def unit(n: int, attempt: rt.AttemptLike) -> None:
+        try:
+            run = run_attempt(job.task, template, attempt, job.base / f"redteam-{seed}-{n}", backend, engine.cancel)
+            with job.lock:
+                assert report.redteam is not None
+                report.redteam.append(run)
+        finally:
+            with job.lock:
+                left[0] -= 1
+                last = left[0] == 0
+            if last:
+                remove_template()
+
+    if not chosen:
+        remove_template()
+    for n, attempt in enumerate(chosen):
+        engine.submit(job, functools.partial(unit, n, attempt), wait=rt.waits(attempt))
+
+
+def failing_checks(output: str, limit: int = 3) -> list[str]:
+    """The checks the grader said no to (gradelib's `✗` lines), else its last line."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    failing = [ln for ln in lines if ln.startswith("✗")]
+    return [ln[:160] for ln in (failing[:limit] or lines[-1:])]
+
+
+def _finish_task(job: _TaskJob, repeat: int, keep_output: bool, plan: RedTeamPlan | None) -> None:
+    report = job.report
+    seeds = report.seeds
     report.pristine_fails = sum(1 for c in report.checks if c.phase == "pristine" and c.verdict == "fail")
     report.fixed_passes = sum(1 for c in report.checks if c.phase == "fixed" and c.verdict == "pass")
-    report.reasons = list(dict.fromkeys(report.reasons + explain(report.checks, seed_list, repeat)))
+    reasons = report.reasons + explain(report.checks, seeds, repeat)
+    if report.redteam is not None:
+        rank = {name: i for i, name in enumerate(plan.names if plan else [])}
+        report.redteam.sort(key=lambda a: (a.seed, rank.get(a.attempt, len(rank)), a.attempt))
+        found = explain_redteam(report.redteam, seeds)
+        if found and any(c.bad for c in report.checks if c.phase == "pristine"):
+            report.notes.append("red team not judged: the grader does not fail the pristine repo to begin with")
+        else:
+            reasons += found
+        report.notes.extend(redteam_notes(report.redteam, seeds))
+        for a in report.redteam:
+            a.failing = failing_checks(a.output) if a.bad else []
+            if not keep_output:
+                a.output = ""
+    report.reasons = list(dict.fromkeys(reasons))
     for c in report.checks:
         c.failing = c.failing_checks() if c.bad else []
         if not keep_output:
             c.output = c.fix_output = ""
-    report.duration_s = time.monotonic() - start
+    report.duration_s = time.monotonic() - job.started
+    shutil.rmtree(job.base, ignore_errors=True)
+
+
+def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs: int, keep_output: bool,
+              backend: SandboxBackend, plan: RedTeamPlan | None, workdir: Path | None,
+              on_done: Callable[[TaskValidation], None] | None) -> list[TaskValidation]:
+    """Every task's units on one engine; the reports in the order of `tasks`."""
+    seed_list = [seed + i for i in range(max(1, seeds))]
+    engine = _Engine(jobs)
+    jobs_made: list[_TaskJob] = []
+
+    def finish(job: _TaskJob) -> None:
+        try:
+            _finish_task(job, repeat, keep_output, plan)
+        except Exception as exc:  # noqa: BLE001 - one task's trouble never stops the others
+            job.report.reasons.append(f"internal error: {type(exc).__name__}: {exc}")
+        if on_done is not None and not engine.cancel.is_set():  # an interrupted task's verdict means nothing
+            on_done(job.report)
+
+    try:
+        for task in tasks:
+            report = TaskValidation(id=task.id, repeat=repeat, seeds=list(seed_list),
+                                    redteam=None if plan is None else [])
+            base = Path(tempfile.mkdtemp(prefix=f"ae-validate-{task.id}-", dir=workdir))
+            jobs_made.append(_TaskJob(task, report, base, finish))
+        # The red team's sandboxes first: every attempt that waits (a hang, a FIFO) then starts at once, and
+        # the grader time limits they wait out pass while the checks and the other attempts work.
+        if plan is not None:
+            for job in jobs_made:
+                if job.task.id in plan.problems:
+                    job.report.reasons.append(plan.problems[job.task.id])
+                attempts = plan.per_task.get(job.task.id, [])
+                for s in seed_list if attempts else ():
+                    engine.submit(job, functools.partial(_plan_attempts, engine, job, s, attempts, backend))
+        for job in jobs_made:
+            engine.submit(job, functools.partial(_run_checks, job.task, job.report, repeat, job.base, backend,
+                                                 engine.cancel))
+        for job in jobs_made:
+            job.done()  # everything of this task is submitted
+        for job in jobs_made:
+            job.finished.wait()
+    except BaseException:  # Ctrl-C, SIGTERM: kill what runs (a red-team hang would be waited out), start nothing
+        engine.close(cancel=True)
+        for job in jobs_made:
+            shutil.rmtree(job.base, ignore_errors=True)
+        raise
+    engine.close()
+    return [job.report for job in jobs_made]
+
+
+def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path | None = None,
+                  seeds: int = 1, keep_output: bool = False, backend: SandboxBackend | None = None,
+                  redteam: bool | Sequence[str] = True) -> TaskValidation:
+    """Validate one task with `seeds` seeds from `seed` on, `repeat` fresh sandboxes per check and
+    seed, and the red team (`redteam`: True for every attempt, False for none, or the names to run) once
+    per seed; never raises for a problem of the task itself. `keep_output` keeps each run's grader and
+    fix output (for `validate --show`)."""
+    plan = plan_redteam([task], redteam)
+    (report,) = _validate([task], repeat=repeat, seed=seed, seeds=seeds, jobs=1, keep_output=keep_output,
+                          backend=backend or default_backend(), plan=plan, workdir=workdir, on_done=None)
     return report
 
 
 def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValidation,
-                    backend: SandboxBackend) -> CheckRun:
+                    backend: SandboxBackend, cancel: threading.Event | None = None) -> CheckRun:
     """The grader on the untouched repo must say "fail"; the first run of each seed also scans for leaks."""
     sandbox = materialize_sandbox(task, seed, base / f"pristine-{seed}-{i}")
     try:
@@ -224,7 +581,7 @@ def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValid
             report.reasons.extend(str(leak) for leak in scan_sandbox(sandbox.path, needles, forbidden))
         backend.prepare(sandbox.path)  # after the leak scan: the harness's git reads it as its owner
         with ScriptRunner(task, sandbox, backend=backend) as runner:
-            result = runner.grade()
+            result = runner.grade(cancel)
         return CheckRun("pristine", seed, i + 1, result.verdict.value,
                         _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
                         result.script.duration_s, result.script.output)
@@ -232,17 +589,18 @@ def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValid
         shutil.rmtree(sandbox.path, ignore_errors=True)
 
 
-def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBackend) -> CheckRun:
+def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBackend,
+                 cancel: threading.Event | None = None) -> CheckRun:
     """After the reference fix (under limits.agent_timeout_s) the grader must say "pass"."""
     sandbox = materialize_sandbox(task, seed, base / f"fixed-{seed}-{i}")
     try:
         backend.prepare(sandbox.path)
         with ScriptRunner(task, sandbox, backend=backend) as runner:
-            fix = runner.apply_fix()
+            fix = runner.apply_fix(cancel=cancel)
             if fix.exit_code != 0:
                 return CheckRun("fixed", seed, i + 1, "fix_failed", _fix_problem(fix, task), fix.duration_s,
                                 fix.output, fix.output)
-            result = runner.grade()
+            result = runner.grade(cancel)
         return CheckRun("fixed", seed, i + 1, result.verdict.value,
                         _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
                         fix.duration_s + result.script.duration_s, result.script.output, fix.output)
@@ -261,32 +619,25 @@ def validate_tasks(
     seeds: int = 1,
     keep_output: bool = False,
     backend: SandboxBackend | None = None,
+    redteam: bool | Sequence[str] = True,
 ) -> ValidationReport:
-    """Validate many tasks in parallel; tasks that failed to load are reported bad with their error."""
+    """Validate many tasks in parallel (`jobs` units at a time; default 2); tasks that failed to load are
+    reported bad with their error. `redteam`: True runs every attempt that fits each task, False none, a
+    sequence of names only those."""
     if repeat < 1:
         raise AgenticEvalError("--repeat must be at least 1")
     if seeds < 1:
         raise AgenticEvalError("--seeds must be at least 1")
     check_grader_requirements(list(tasks))
+    plan = plan_redteam(tasks, redteam)
     started = time.monotonic()
     results: list[TaskValidation] = [
         TaskValidation(id=_id_from_error(err), reasons=[f"load error: {err}"]) for err in load_errors
     ]
-    workers = max(1, min(jobs or 2, len(tasks) or 1))
-
-    def one(task: Task) -> TaskValidation:
-        try:
-            result = validate_task(task, repeat=repeat, seed=seed, seeds=seeds, keep_output=keep_output,
-                                   backend=backend)
-        except Exception as exc:  # noqa: BLE001 - one task's trouble never stops the others
-            result = TaskValidation(id=task.id, repeat=repeat, reasons=[f"internal error: {type(exc).__name__}: {exc}"])
-        if on_done is not None:
-            on_done(result)
-        return result
-
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results.extend(pool.map(one, tasks))
-    return ValidationReport(results, duration_s=time.monotonic() - started)
+    results.extend(_validate(tasks, repeat=repeat, seed=seed, seeds=seeds, jobs=jobs or 2, keep_output=keep_output,
+                             backend=backend or default_backend(), plan=plan, workdir=None, on_done=on_done))
+    return ValidationReport(results, duration_s=time.monotonic() - started,
+                            redteam=None if plan is None else list(plan.names))
 
 
 def _id_from_error(err: TaskLoadError) -> str:
