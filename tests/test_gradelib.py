@@ -375,3 +375,14 @@ def test_a_deeply_nested_toml_is_a_failed_check(repo: Path) -> None:
     write(repo, {"config/app.toml": "a = " + "[" * 50_000 + "]" * 50_000 + "\n"})
     data, why = Grader(repo).toml_data("config/app.toml")
     assert data is None and why
+
+
+def test_a_fifo_in_the_repository_fails_its_git_checks_at_once(repo: Path) -> None:
+    """git hashes the work tree for `status` and reads loose objects: a FIFO would keep it waiting until the
+    grader's time ran out (an unscored grader_error for a fail)."""
+    os.mkfifo(repo / "calc_fifo.py")
+    grader = Grader(repo)
+    start = time.monotonic()
+    assert not grader.git_clean()
+    assert "a FIFO: calc_fifo.py" in grader.results[-1][2]
+    assert time.monotonic() - start < 5
