@@ -479,13 +479,13 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
             st = os.statvfs(folder)
             size = st.f_blocks * st.f_frsize
             assert size == (48 << 20) + (256 << 20) and st.f_files == size // 4096
-            work = folder / "work"
-            work.mkdir()
+            work = folder / "work"  # made with it, as the scratch folder
             backend.prepare(work)
             proc = run(backend, work, "dd if=/dev/zero of=big bs=1M count=400", spec=Spec(writable=(work,)))
             assert "No space left on device" in proc.stderr
             backend.close(work)
-        assert not folder.exists() and not os.path.ismount(folder)
+        _gone(folder)
+        assert not os.path.ismount(folder)
         backend.release(sandbox, keep=True)
         assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
         other = tmp_path / "other"
@@ -531,6 +531,14 @@ def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Pat
     (trial,) = data["trials"]
     assert trial["outcome"] == "fail" and "size cap (40m)" in trial["detail"], trial
     assert work_mounts() == before  # released at the end of the trial
+
+
+def _gone(path: Path) -> None:
+    """Wait until `path` is removed (in the background, within moments)."""
+    deadline = time.monotonic() + 30
+    while path.exists():
+        assert time.monotonic() < deadline, path
+        time.sleep(0.05)
 
 
 def _listen(folder: Path) -> socket.socket:
@@ -629,7 +637,7 @@ def test_the_graders_container_is_started_during_the_first_phase(engine: str, tm
                        + CONNECT.format(sock / "run.sock"))
             proc = run(backend, sandbox, command, spec=spec)
             listener.close()
-        assert not folder.exists()  # removed once graded
+        _gone(folder)  # removed once graded (after the unused container of the model's code, in the background)
         assert "sleep 7777" not in proc.stdout
         assert "task file" in proc.stdout and '{"x": 1}' in proc.stdout
         assert "0 -r--r--r--" in proc.stdout and "refused" in proc.stdout
@@ -670,7 +678,8 @@ def test_the_graders_warm_container_serves_no_other_phase(engine: str, tmp_path:
         assert backend._warm_used == 0 and backend._warm_wasted == 1  # type: ignore[attr-defined]
         backend.close(sandbox)  # type: ignore[attr-defined]
         backend.release(sandbox)  # type: ignore[attr-defined]
-        assert not made[0].exists() and not backend._grading  # type: ignore[attr-defined]
+        assert not backend._grading  # type: ignore[attr-defined]
+        _gone(made[0])
     finally:
         backend.close_all()
 
@@ -791,6 +800,37 @@ def test_what_the_models_code_writes_never_reaches_the_sandbox_in_containers(bac
     assert verdict is Verdict.PASS, output
     assert (sandbox.path / "README.md").read_text() == "calc\n"
     assert not (sandbox.path / "NEW.md").exists()
+
+
+FRESH_GRADER = """
+    import json
+    from gradelib import Grader
+    g = Grader()
+    host = g.run(["sh", "-c", "kill -9 -1; hostname"]).output.strip()
+    g.run(["sh", "-c", "(setsid sleep 7777 > /dev/null 2>&1 &); echo left > LEFT"])
+    after = g.run(["sh", "-c", "ps ax -o args; hostname; ls"])
+    fresh = g.run(["sh", "-c", "ps ax -o args; hostname; ls"], fresh=True)
+    print("SAID", json.dumps({"host": host, "after": after.output, "fresh": fresh.output}))
+    g.check("all ran", None not in (after.exit_code, fresh.exit_code))
+    g.finish()
+"""
+
+
+def test_a_fresh_copy_keeps_the_container_but_no_process(backend: object, tmp_path: Path) -> None:
+    """The model's code's `kill -9 -1` cannot end its container (whose own processes run as another uid); a
+    fresh work copy ends every process the earlier commands left and empties the copy, in the same container."""
+    import json
+
+    from agentic_eval.packs.grader import Verdict
+    from tests.test_sealed import _sandbox as sealed_sandbox, _task
+
+    task = _task(tmp_path, FRESH_GRADER)
+    verdict, output = _sealed_grade(backend, task, sealed_sandbox(task, tmp_path, {}, backend))  # type: ignore[arg-type]
+    said = json.loads(next(line for line in output.splitlines() if line.startswith("SAID "))[5:])
+    assert verdict is Verdict.PASS, output
+    assert "sleep 7777" in said["after"] and "LEFT" in said["after"].split()  # the container survived the kill
+    assert "sleep 7777" not in said["fresh"] and "LEFT" not in said["fresh"].split(), said["fresh"]
+    assert said["host"] in said["after"].split() and said["host"] in said["fresh"].split()  # one container
 
 
 @pytest.mark.parametrize("module", [

@@ -295,3 +295,26 @@ def test_files_given_never_follow_a_planted_link(tmp_path: Path) -> None:
         assert stat.S_ISREG(os.lstat(host.scratch / "x" / "y").st_mode)
     finally:
         host.close()
+
+
+def test_a_fresh_copy_empties_the_folders_in_place(tmp_path: Path) -> None:
+    """A fresh copy refills the work and scratch folders without replacing them (a container binds them), and
+    removes links the model's code left without following them."""
+    snapshot = tmp_path / "snap"
+    snapshot.mkdir()
+    (snapshot / "a.txt").write_text("a")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    host = CodeHost(snapshot, tmp_path / "host", LocalBackend())
+    try:
+        host.run({"argv": ["sh", "-c", f"echo x > a.txt; mkdir -p d; echo y > d/f; ln -s {outside} out; "
+                                       f"ln -s {outside} {host.scratch}/out; echo z > {host.scratch}/z"]})
+        folders = [os.stat(p).st_ino for p in (host.work, host.scratch)]
+        host.run({"argv": ["true"], "fresh": True})
+        assert [os.stat(p).st_ino for p in (host.work, host.scratch)] == folders
+        assert sorted(os.listdir(host.work)) == ["a.txt"] and (host.work / "a.txt").read_text() == "a"
+        assert sorted(os.listdir(host.scratch)) == ["home"]
+        assert (outside / "keep.txt").read_text() == "keep"
+    finally:
+        host.close()

@@ -17,7 +17,10 @@ packs/sealed.py) gets its working folder, the sandbox, mounted read-only, and ca
 unix socket in a folder it reads (connect() needs no write access to the mount). The model's code that
 such a grader has run goes to the harness's CodeHost, whose commands are a phase of their own, keyed by
 the work copy of the tree (another container: the work copy and a scratch folder writable, none of the
-grader's folders mounted), ended by `close(work copy)`.
+grader's folders mounted), ended by `close(work copy)`. A fresh work copy keeps that container:
+`end_processes(work copy)` kills every process the earlier commands left (a container's own init and
+`sleep` run as KEEPER_UID, commands as RUN_UID, so one `kill -9 -1` as RUN_UID ends them all and never the
+container, and neither can a command's own), and CodeHost refills the same folders.
 
 The work dir on a size-capped volume: as root, `cap_disk(sandbox)` moves the sandbox onto a tmpfs of
 `limits.work_size` (1 GiB; `AGENTIC_EVAL_DOCKER_WORK_SIZE`) mounted at its own path on this machine, so
@@ -42,8 +45,10 @@ mounted in it (its variables folder, the pristine store: small folders of regula
 dir) are copied into its private /tmp at the same paths, read-only, root-owned. Warm containers are
 created with the same hardening, used only if they serve the phase (the same writable and hidden paths,
 every readable one mounted or copied in), else discarded; after a few misses no more are started. The
-grader's, with nothing writable, can serve no phase but the grader's. The model's code run while it is
-graded starts cold: its work copy is made when the grader's first command arrives.
+grader's, with nothing writable, can serve no phase but the grader's. Beside it the container of the
+model's code is started too, binding the grading folder's (empty) work and scratch folders, which the
+CodeHost fills when grading starts; if the grader runs none of the model's code it is removed unused, in the
+background.
 `AGENTIC_EVAL_DOCKER_WARM=0` turns warm starts off (to measure what they save).
 
 Commands are started through a small helper (`confine/docker_exec.py`, run with `python -I -S`:
@@ -84,6 +89,9 @@ from agentic_eval.packs.builtin import hidden_from_model
 from agentic_eval.packs.sealed import SOCKET_FOLDER
 
 LABEL = "agentic-eval.sandbox"
+KEEPER_UID = RUN_UID - 1
+"""The uid of a container's own processes (its init and `sleep`), not the commands' (RUN_UID, which every
+command runs as): their `kill -9 -1` cannot end the container, and `end_processes` ends all of theirs."""
 
 
 @dataclass
@@ -221,9 +229,11 @@ def _root_skeleton(volumes: dict[str, dict[str, str]]) -> str | None:
 
 
 def _under_any(paths: Sequence[Path], mounted: Sequence[str]) -> tuple[str, ...]:
-    """The folders among `paths` that lie under one of the `mounted` host paths."""
+    """The folders among `paths` that lie under one of the `mounted` host paths (one under another such
+    folder left out: it is covered with it)."""
     found = {os.path.abspath(p) for p in paths if Path(p).is_dir()}
-    return tuple(sorted(p for p in found if any(Path(m) in Path(p).parents for m in mounted)))
+    inside = [p for p in found if any(Path(m) in Path(p).parents for m in mounted)]
+    return tuple(sorted(p for p in inside if not any(Path(q) in Path(p).parents for q in inside)))
 
 
 def _covered(hidden: Sequence[Path], binds: Sequence[tuple[str, str]]) -> list[str]:
@@ -368,7 +378,7 @@ class DockerBackend:
         if ready is not None:
             self._remove(ready)
         if grading is not None:
-            self._drop_grading_folder(grading)
+            self._end_grading_folder(grading)
         if not capped:
             return
         kept = path.with_name(path.name + ".kept")
@@ -424,9 +434,16 @@ class DockerBackend:
             # after the trial's first phase, its grader's container stays ready for the next
             keep = self._trials.get(str(sandbox)) == 1
             warm = None if keep else self._warm.pop(str(sandbox), None)
-        for each in (phase, self._claim(warm)):
-            if each is not None:
-                self._remove(each)
+        if phase is not None:
+            self._remove(phase)
+        if warm is not None and warm.done():  # started and never used (nothing of the model's in it): in the background
+            try:
+                self._removals.submit(self._remove_unused, warm)
+                return
+            except RuntimeError:  # at interpreter exit
+                pass
+        if warm is not None:  # still starting: it must not outlive what it binds
+            self._remove_unused(warm)
 
     def close_all(self) -> None:
         """Remove every container this backend started, and wait until they are gone."""
@@ -441,7 +458,7 @@ class DockerBackend:
         with self._lock:
             grading, self._grading = list(self._grading.values()), {}
         for folder in grading:
-            self._drop_grading_folder(folder)
+            self._end_grading_folder(folder)
         self._trials.clear()
         self._grader_reads.clear()
         self._removals.shutdown(wait=True)
@@ -499,12 +516,17 @@ class DockerBackend:
     def _warm_grader(self, sandbox: str, reads: list[Path], engine: Engine) -> _Phase:
         """The sealed grader's container, started ahead: the sandbox read-only, what the grader reads, and the
         socket folder of a grading folder made now (the grader reaches the model's code through the socket
-        packs/sealed.py's CodeHost makes there, so it must be bound, not copied); nothing writable."""
+        packs/sealed.py's CodeHost makes there, so it must be bound, not copied); nothing writable. Then the
+        container the model's code will run in while it is graded: its work copy and scratch folder (made
+        empty now, filled when grading starts) writable, nothing of the grader's mounted."""
         folder = self._new_grading_folder(sandbox)
+        work = folder / "work"
         with self._lock:
             kept = sandbox in self._trials and sandbox not in self._grading  # not released meanwhile
             if kept:
                 self._grading[sandbox] = folder
+                self._warm[str(work)] = self._warming.submit(self._start_phase, work, [work, folder / "scratch"], [],
+                                                             engine, hidden_from_model())
         if not kept:
             self._drop_grading_folder(folder)
             raise AgenticEvalError("the trial ended before its grader's container started")
@@ -515,10 +537,11 @@ class DockerBackend:
     @contextmanager
     def grading_folder(self, sandbox: Path) -> Iterator[Path]:
         """Where grading `sandbox` keeps the grader's socket, the work copy of the tree and the scratch folder
-        (packs/sealed.py's CodeHost), removed afterwards: the one made when the trial's first phase started
-        (its socket folder is bound into the grader's warm container), else a new one. On a tmpfs of the work
-        dir's cap plus GRADING_ROOM when the sandbox is capped: the model's code run while grading cannot fill
-        this machine's disk either (it fills its own copy: its tests fail, a scored fail)."""
+        (packs/sealed.py's CodeHost, which empties and refills the last two, never replaces them), removed
+        afterwards: the one made when the trial's first phase started (its socket folder is bound into the
+        grader's warm container, its work and scratch folders into the model's code's), else a new one. On a
+        tmpfs of the work dir's cap plus GRADING_ROOM when the sandbox is capped: the model's code run while
+        grading cannot fill this machine's disk either (it fills its own copy: its tests fail, a scored fail)."""
         key = str(sandbox.resolve())
         with self._lock:
             warm = self._warm.get(key)
@@ -531,7 +554,7 @@ class DockerBackend:
         try:
             yield folder
         finally:
-            self._drop_grading_folder(folder)
+            self._end_grading_folder(folder)
 
     def _new_grading_folder(self, sandbox: str) -> Path:
         import tempfile
@@ -546,8 +569,36 @@ class DockerBackend:
                 raise AgenticEvalError(f"cannot mount the size-capped grading folder ({self.limits.work_size} + "
                                        f"{GRADING_ROOM >> 20} MiB) at {folder}: {why}")
         os.chmod(folder, 0o755)
-        (folder / SOCKET_FOLDER).mkdir(mode=0o755)
+        for sub in (SOCKET_FOLDER, "work", "scratch"):
+            (folder / sub).mkdir(mode=0o755)
         return folder
+
+    def _end_grading_folder(self, folder: Path) -> None:
+        """The model's code's container goes (killed now if a command ran in it; one never used is removed in
+        the background, with the folder after it), and the folder with it."""
+        work = str(folder / "work")
+        with self._lock:
+            phase = self._phases.pop(work, None)
+            warm = self._warm.pop(work, None)
+        if phase is not None:
+            self._remove(phase)
+        if warm is None:
+            self._drop_grading_folder(folder)
+            return
+
+        def unused() -> None:
+            self._remove_unused(warm)
+            self._drop_grading_folder(folder)
+
+        try:
+            self._removals.submit(unused)
+        except RuntimeError:  # at interpreter exit
+            unused()
+
+    def _remove_unused(self, warm: Future[_Phase]) -> None:
+        ready = self._claim(warm)
+        if ready is not None:
+            self._remove(ready)
 
     @staticmethod
     def _drop_grading_folder(folder: Path) -> None:
@@ -555,6 +606,47 @@ class DockerBackend:
         if os.path.ismount(folder):
             subprocess.run(["umount", "--lazy", str(folder)], capture_output=True, check=False)
         shutil.rmtree(folder, ignore_errors=True)
+
+    _END_ALL = """\
+import os, signal, time
+me, uid = os.getpid(), str(os.getuid())
+def left():
+    found = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                mine = any(line.split()[1:2] == [uid] for line in status if line.startswith("Uid:"))
+            found += mine and int(pid) != me
+        except OSError:
+            pass
+    return found
+for _ in range(1000):
+    os.kill(-1, signal.SIGKILL)
+    if not left():
+        break
+    time.sleep(0.005)
+else:
+    raise SystemExit(1)
+"""
+    """Run as the commands' user: kills every process of theirs in the container (kill(-1) spares the caller and
+    the container's own, KEEPER_UID's) until none is left (the container's init reaps them)."""
+
+    def end_processes(self, path: Path) -> None:
+        """End every process the commands of `path`'s phase left but keep its container (and its mounts) for the
+        next: what a fresh work copy needs, without the cost of a new container. Removes the container instead
+        when that fails."""
+        with self._lock:
+            phase = self._phases.get(str(path))
+        if phase is None:
+            return
+        argv = [sys.executable, "-I", "-S", str(_EXEC_HELPER), phase.engine.name, phase.container.id, "/",
+                str(RUN_UID), IMAGE_PATH, IMAGE_PYTHON, "--", IMAGE_PYTHON, "-I", "-S", "-c", self._END_ALL]
+        try:
+            ended = subprocess.run(argv, capture_output=True, timeout=30, env={}, check=False).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ended = False
+        if not ended:
+            self.close(path)
 
     def _copy_in(self, phase: _Phase, paths: list[Path]) -> bool:
         """Copy small folders under the temp dir into the container's private /tmp at their own paths,
@@ -659,7 +751,7 @@ class DockerBackend:
         )
         try:
             created = api.create_container(
-                engine.image, ["sleep", "infinity"], user=f"{RUN_UID}:{RUN_UID}", working_dir=sandbox,
+                engine.image, ["sleep", "infinity"], user=f"{KEEPER_UID}:{KEEPER_UID}", working_dir=sandbox,
                 labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
                 environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, host_config=host_config,
             )

@@ -205,9 +205,10 @@ def _write_beneath(root: Path, rel: str, data: bytes, owner: tuple[int, int] | N
 
 
 def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (".git",)) -> list[str]:
-    """Copy a tree without following links and without opening special files; returns the special files
-    left out (FIFOs, sockets, devices), relative to `source`. `skip_top`: entries at the top not copied
-    (the repository's .git: three quarters of a small sandbox's files, and nothing a test needs)."""
+    """Copy a tree into `target` (made when missing) without following links and without opening special
+    files; returns the special files left out (FIFOs, sockets, devices), relative to `source`. `skip_top`:
+    entries at the top not copied (the repository's .git: three quarters of a small sandbox's files, and
+    nothing a test needs)."""
     import shutil
 
     skipped: list[str] = []
@@ -222,8 +223,25 @@ def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (".git",))
         else:
             skipped.append(os.path.relpath(src, source))
 
-    shutil.copytree(source, target, symlinks=True, copy_function=copy, ignore=ignore, ignore_dangling_symlinks=True)
+    shutil.copytree(source, target, symlinks=True, copy_function=copy, ignore=ignore, ignore_dangling_symlinks=True,
+                    dirs_exist_ok=True)
     return skipped
+
+
+def _empty(folder: Path) -> None:
+    """Remove what `folder` holds but keep the folder itself (a container binds it), without following links;
+    made when missing."""
+    import shutil
+
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()
+    folder.mkdir(exist_ok=True)
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
 
 
 # --------------------------------------------------------------------------- the harness's side
@@ -315,18 +333,18 @@ class CodeHost:
     # ----- one command
 
     def _prepare(self, fresh: bool) -> None:
-        import shutil
-
         if fresh or self._fresh or not self.work.exists():
-            close = getattr(self.backend, "close", None)
-            if callable(close) and self.work.exists():
-                close(self.work.resolve())  # docker: no process of the previous copy survives
+            # no process of the previous copy survives: docker ends them and keeps the container (whose binds of
+            # the work and scratch folders stay valid: they are emptied and refilled, never replaced)
+            end = getattr(self.backend, "end_processes", None) or getattr(self.backend, "close", None)
+            if callable(end) and self.work.exists():
+                end(self.work.resolve())
             for path in (self.work, self.scratch):
-                if path.exists():
-                    shutil.rmtree(path)
+                _empty(path)
             self.skipped = copy_tree(self.snapshot, self.work)
-            self.scratch.mkdir()
             (self.scratch / "home").mkdir()
+            if os.geteuid() == 0:
+                os.chown(self.work, 0, 0)  # so that prepare() hands every file over, not only a new top
             self.backend.prepare(self.work)
             owner = self.work.stat()
             if os.geteuid() == 0:
