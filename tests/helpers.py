@@ -54,9 +54,9 @@ from agentic_eval.testing import (
 )
 
 NO_REDTEAM = ("--no-redteam",)
-"""`validate` flags for the tests that validate the built-in packs or a gradelib pytest grader: until the sealed
-graders of issue 25 land, the red team beats them (tests/test_redteam.py tests the red team itself). Drop it from a
-test once its graders hold."""
+"""`validate` flags for the tests that validate whole built-in packs (about 3 minutes with the red team) or the
+grading-integrity task's gradelib pytest grader, which trusts a test run alone: those tests are about the pristine
+and fix checks. tests/test_redteam.py red-teams a sample of the built-in graders and the red team itself."""
 
 # ---- the CLI and the mini pack (was in test_run.py)
 

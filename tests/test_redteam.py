@@ -344,3 +344,22 @@ def test_an_attempt_that_would_kill_the_harness_is_skipped_unconfined(tmp_path: 
     run = run_attempt(task, template, rt.KILL_PARENT, tmp_path / "copy", LocalBackend())
     assert (run.verdict, run.problem) == ("skipped", "needs a confining sandbox backend, not local")
     assert not (tmp_path / "copy").exists()
+
+
+@pytest.mark.skipif(__import__("agentic_eval.confine.backend", fromlist=["x"]).bwrap_problem() is not None,
+                    reason="the red team's kill and hang attempts need a confining backend")
+def test_sealed_built_in_graders_survive_the_red_team() -> None:
+    """A sample of the built-in packs (pytest, hidden calls, git checks, a Node service, a shell script on a
+    fixture), validated together as `validate` does: every attempt is a scored fail. `agentic-eval validate`
+    checks all of them (under 3 minutes on two cores)."""
+    from agentic_eval.packs.task import load_tasks
+    from agentic_eval.packs.validate import validate_tasks
+
+    wanted = ["fix-failing-test", "write-module-from-spec", "git-commit-release", "node-stats-endpoint",
+              "ops-fix-red-ci"]
+    tasks = [t for t in load_tasks().tasks if t.id in wanted]
+    report = validate_tasks(tasks, jobs=2)
+    assert sorted(t.id for t in report.tasks) == sorted(wanted)
+    for result in report.tasks:
+        assert result.status == "ok", (result.id, result.reasons)
+        assert result.redteam and all(a.verdict == "fail" for a in result.redteam), (result.id, verdicts(result))

@@ -221,12 +221,15 @@ class ScriptRunner:
     def close(self) -> None:
         self._tmp.cleanup()
 
-    def grade(self, cancel: threading.Event | None = None) -> GradeResult:
-        """Run the grader sealed (see the class's docstring) and turn its exit into a verdict."""
+    def grade(self, cancel: threading.Event | None = None, timeout_s: float | None = None) -> GradeResult:
+        """Run the grader sealed (see the class's docstring) and turn its exit into a verdict. `timeout_s`:
+        a shorter limit than the task's (the red team's waiting attempts: see packs/validate.py)."""
         from agentic_eval.packs.builtin import hidden_from_model
         from agentic_eval.packs.sealed import CodeHost
 
         timeout = self.task.meta.limits.grader_timeout_s
+        if timeout_s is not None:
+            timeout = min(timeout, timeout_s)
         made_ahead = getattr(self.backend, "grading_folder", None)  # docker: its socket folder bound in ahead
         with (made_ahead(self.sandbox.path) if callable(made_ahead)
               else tempfile.TemporaryDirectory(prefix="ae-grading-")) as folder:

@@ -175,9 +175,12 @@ def _last_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[-1][:120]
 
 
-def _grader_problem(result: GradeResult, task: Task) -> str:
+def _grader_problem(result: GradeResult, task: Task, limit: float | None = None) -> str:
     if result.script.timed_out:
-        return f"timed out after {task.meta.limits.grader_timeout_s:g}s (limits.grader_timeout_s)"
+        full = task.meta.limits.grader_timeout_s
+        if limit is not None and limit < full:
+            return f"timed out after {limit:g}s (the red team's limit for an attempt that waits)"
+        return f"timed out after {full:g}s (limits.grader_timeout_s)"
     last = _last_line(result.script.output)
     return result.reason + (f" ({last})" if last else "")
 
@@ -402,6 +405,10 @@ def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
     return state
 
 
+REDTEAM_WAIT_LIMIT_S = 15.0
+"""The grader's time limit for a red-team attempt that waits (at most the task's own)."""
+
+
 def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Path,
                 backend: SandboxBackend, cancel: threading.Event | None = None) -> AttemptRun:
     """Apply `attempt` to a copy of the pristine sandbox `template` at `dest`, then grade it as a trial
@@ -422,10 +429,14 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
         if _tree_state(sandbox.path) == before:
             return AttemptRun(name, seed, "no_change", duration_s=time.monotonic() - start)
         backend.prepare(sandbox.path)
+        # An attempt that makes the model's code wait (a hang) is graded under a shorter limit: what it tests is
+        # that the command is cut before the grader's own time runs out, which holds at any limit, and waiting
+        # out the task's full limit (60-120 s on the built-in packs) for every such attempt is most of the cost.
+        limit = REDTEAM_WAIT_LIMIT_S if rt.waits(attempt) else None
         with ScriptRunner(task, sandbox, backend=backend) as runner:
-            result = runner.grade(cancel)
+            result = runner.grade(cancel, timeout_s=limit)
         return AttemptRun(name, seed, result.verdict.value,
-                          _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
+                          _grader_problem(result, task, limit) if result.verdict is Verdict.ERROR else "",
                           time.monotonic() - start, result.script.output)
     finally:
         shutil.rmtree(dest, ignore_errors=True)
