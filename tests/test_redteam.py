@@ -315,11 +315,13 @@ def test_sigterm_kills_the_graders_a_hang_keeps_waiting(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         start = time.monotonic()
         _, err = proc.communicate(timeout=60)
-        assert time.monotonic() - start < 15
+        assert time.monotonic() - start < 30  # not the 300 s the hang would keep the grader waiting
     finally:
         proc.kill()
     assert proc.returncode != 0 and "interrupted" in err
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10  # a killed confined tree may take a moment to be gone on a busy machine
+    while running_under(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert running_under(tmp_path) == []
 
 

@@ -207,16 +207,18 @@ PY_FLIP_REPORTS = '''
 def _rt_flip_reports():
     import sys
     reports = sys.modules.get("_pytest.reports")
-    if reports is None or getattr(reports.TestReport, "_rt_flipped", False):
+    if reports is None:
         return
-    init = reports.TestReport.__init__
+    for cls in (reports.TestReport, reports.CollectReport):  # a collection error goes quiet too
+        if getattr(cls, "_rt_flipped", False):
+            continue
 
-    def __init__(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        self.outcome, self.longrepr = "passed", None
+        def __init__(self, *args, _init=cls.__init__, **kwargs):
+            _init(self, *args, **kwargs)
+            self.outcome, self.longrepr = "passed", None
 
-    reports.TestReport.__init__ = __init__
-    reports.TestReport._rt_flipped = True
+        cls.__init__ = __init__
+        cls._rt_flipped = True
 
 
 _rt_flip_reports()
@@ -235,6 +237,12 @@ def _rt_flip_config():
     class _RtFlip:
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_makereport(self, item, call):
+            outcome = yield
+            report = outcome.get_result()
+            report.outcome, report.longrepr = "passed", None
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_make_collect_report(self, collector):
             outcome = yield
             report = outcome.get_result()
             report.outcome, report.longrepr = "passed", None
@@ -434,6 +442,13 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     report.outcome, report.longrepr = "passed", None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
 '''
 
 PY_TRIVIAL_TEST = "def test_works():\n    assert True\n"
@@ -595,11 +610,11 @@ def _fifos(sandbox: Path) -> None:
 
 FLIP_REPORT_CLASS = Attempt(
     "flip-report-class", (PYTHON,),
-    "at import of the code under test, patch pytest's TestReport so every outcome is 'passed'",
+    "at import of the code under test, patch pytest's TestReport and CollectReport so every outcome is 'passed'",
     _append_to_sources(py=PY_FLIP_REPORTS))
 FLIP_LIVE_CONFIG = Attempt(
     "flip-live-config", (PYTHON,),
-    "at import, find pytest's live Config with gc and register a plugin that flips failures to passes",
+    "at import, find pytest's live Config with gc and register a plugin that flips every failure to a pass",
     _append_to_sources(py=PY_FLIP_CONFIG))
 JUNIT_AT_EXIT = Attempt(
     "junit-at-exit", (PYTHON, NODE),
@@ -623,7 +638,7 @@ SHADOW_STDLIB = Attempt(
     _plant(["sitecustomize.py", "usercustomize.py", "json.py"], PY_SHADOW_STDLIB))
 CONFTEST_FLIP = Attempt(
     "conftest-flip", (PYTHON,),
-    "a conftest.py in the same places whose pytest_runtest_makereport turns every outcome into a pass",
+    "a conftest.py in the same places whose report hooks turn every outcome, collection's too, into a pass",
     _plant(["conftest.py"], PY_CONFTEST_FLIP))
 DELETE_TESTS = Attempt(
     "delete-tests", (ANY,),
