@@ -301,6 +301,20 @@ def default_backend() -> SandboxBackend:
     return BwrapBackend() if bwrap_problem() is None else LocalBackend()
 
 
+def serve_unix(listener: Any, closed: threading.Event, handle: Any) -> None:
+    """Accept connections on `listener` until `closed` is set, each handled by `handle(client)` in a thread of
+    its own; a transient failure (out of file descriptors) is waited out, not the end of serving."""
+    while not closed.is_set():
+        try:
+            client, _ = listener.accept()
+        except OSError:
+            if closed.is_set():
+                return
+            time.sleep(0.05)
+            continue
+        threading.Thread(target=handle, args=(client,), daemon=True).start()
+
+
 class UnixRelay:
     """The harness's end of a confined CLI's one way out: a unix socket (in a folder of its own, bound
     into the sandbox) whose connections are piped to `host:port` (the trial's wire recorder)."""
@@ -315,18 +329,8 @@ class UnixRelay:
         os.chmod(self.path, 0o666)  # the confined uid connects
         self._listener.listen(64)
         self._closed = threading.Event()
-        threading.Thread(target=self._serve, daemon=True, name="wire-relay").start()
-
-    def _serve(self) -> None:
-        while not self._closed.is_set():
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                if self._closed.is_set():
-                    return
-                time.sleep(0.05)  # a transient failure (out of file descriptors): keep serving
-                continue
-            threading.Thread(target=self._handle, args=(client,), daemon=True).start()
+        threading.Thread(target=serve_unix, args=(self._listener, self._closed, self._handle), daemon=True,
+                         name="wire-relay").start()
 
     def _handle(self, client: Any) -> None:
         import socket

@@ -280,7 +280,10 @@ class CodeHost:
         self._listener.bind(str(self.socket_path))
         os.chmod(self.socket_path, 0o666)  # the grader's uid connects
         self._listener.listen(8)
-        self._thread = threading.Thread(target=self._serve, daemon=True, name="sealed-run")
+        from agentic_eval.confine.backend import serve_unix
+
+        self._thread = threading.Thread(target=serve_unix, args=(self._listener, self._closed, self._handle),
+                                        daemon=True, name="sealed-run")
         self._thread.start()
 
     @property
@@ -302,17 +305,6 @@ class CodeHost:
                 pass
 
     # ----- serving
-
-    def _serve(self) -> None:
-        while not self._closed.is_set():
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                if self._closed.is_set():
-                    return
-                time.sleep(0.05)
-                continue
-            threading.Thread(target=self._handle, args=(client,), daemon=True, name="sealed-run-request").start()
 
     def _handle(self, client: socket.socket) -> None:
         with client:
