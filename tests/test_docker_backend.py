@@ -684,6 +684,39 @@ def test_the_graders_warm_container_serves_no_other_phase(engine: str, tmp_path:
         backend.close_all()
 
 
+def test_a_folder_holding_a_socket_is_never_copied_into_a_warm_container(engine: str, tmp_path: Path) -> None:
+    """A socket copied into a container reaches nothing: a grader whose socket folder the warm container does not
+    bind (not the trial's grading folder) gets a fresh container that binds it, and the warm one is wasted."""
+    import docker
+
+    from agentic_eval.confine.docker import DockerBackend
+
+    backend = DockerBackend(hosts=[engine])
+    client = docker.DockerClient(base_url=engine)
+    try:
+        sandbox = _sandbox(tmp_path)
+        backend.warm(sandbox, first=False)  # type: ignore[attr-defined]
+        assert run(backend, sandbox, "echo first").returncode == 0
+        deadline = time.monotonic() + 60
+        while len(client.api.containers(filters={"label": f"agentic-eval.sandbox={sandbox}"})) < 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        sock = tmp_path / "elsewhere"
+        sock.mkdir(mode=0o755)
+        listener = _listen(sock)
+        try:
+            proc = run(backend, sandbox, CONNECT.format(sock / "run.sock"), spec=Spec(readable=(sandbox, sock)))
+        finally:
+            listener.close()
+        assert proc.stdout.strip() == "answer", proc.stdout + proc.stderr
+        assert backend._warm_used == 0 and backend._warm_wasted == 1  # type: ignore[attr-defined]
+        backend.close(sandbox)  # type: ignore[attr-defined]
+        backend.release(sandbox)  # type: ignore[attr-defined]
+    finally:
+        backend.close_all()
+
+
 def test_a_phase_with_nothing_writable_sees_its_cwd_read_only(backend: object, tmp_path: Path) -> None:
     """A command with no writable path (the sealed grader) runs in a phase of its own: the previous phase's
     processes are gone, its cwd (the sandbox) is mounted read-only, and a unix socket in a read-only folder

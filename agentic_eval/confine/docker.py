@@ -657,16 +657,19 @@ else:
         import tempfile
 
         tmp = Path(tempfile.gettempdir()).resolve()
-        if tmp != Path("/tmp") or any(tmp not in p.parents or not p.is_dir() or p.is_symlink() for p in paths):
+        if tmp != Path("/tmp") or any(tmp not in p.parents for p in paths):
             return False
         total = 0
         for p in paths:  # regular files and folders only: a socket (the grader's way to its CodeHost) copied is dead
-            for dirpath, _dirs, names in os.walk(p):
-                for name in names:
-                    st = os.lstat(os.path.join(dirpath, name))
-                    if not stat.S_ISREG(st.st_mode):
-                        return False
-                    total += st.st_size
+            entries = [str(p)] + [os.path.join(d, n) for d, dirs, names in os.walk(p) for n in (*dirs, *names)]
+            for entry in entries:
+                try:
+                    st = os.lstat(entry)
+                except OSError:
+                    return False
+                if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                    return False
+                total += st.st_size if stat.S_ISREG(st.st_mode) else 0
         if total > 16 << 20:
             return False
 
