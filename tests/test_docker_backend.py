@@ -741,10 +741,10 @@ def test_a_phase_with_nothing_writable_sees_its_cwd_read_only(backend: object, t
 
 
 def _sealed_grade(backend: object, task: object, sandbox: object) -> tuple[object, str]:
-    from tests import test_sealed
+    from tests.helpers import sealed_grade
 
     try:
-        return test_sealed._grade(task, sandbox, backend)  # type: ignore[arg-type]
+        return sealed_grade(task, sandbox, backend)  # type: ignore[arg-type]
     finally:
         backend.close(sandbox.path)  # type: ignore[attr-defined]  # the grader's container
         left = [k for k in backend._phases if "/ae-grading-" in k]  # type: ignore[attr-defined]
@@ -758,9 +758,9 @@ def test_a_forged_test_run_is_a_scored_fail_in_containers(backend: object, tmp_p
     """tests/test_sealed.py's forgeries, appended to the broken module: the grader says fail. The honest fix
     (no forgery) passes."""
     from agentic_eval.packs.grader import Verdict
-    from tests.test_sealed import FIXED, FORGERIES, _sandbox as sealed_sandbox, _task
+    from tests.helpers import FIXED, FORGERIES, sealed_sandbox, sealed_task
 
-    task = _task(tmp_path)
+    task = sealed_task(tmp_path)
     source = "def add(a, b):\n    return a - b\n" + textwrap.dedent(FORGERIES[forgery]) if forgery else FIXED
     sandbox = sealed_sandbox(task, tmp_path, {"src/calc.py": source}, backend)  # type: ignore[arg-type]
     verdict, output = _sealed_grade(backend, task, sandbox)
@@ -770,9 +770,9 @@ def test_a_forged_test_run_is_a_scored_fail_in_containers(backend: object, tmp_p
 def test_the_models_code_runs_in_another_container_and_sees_nothing_of_the_task(backend: object,
                                                                                 tmp_path: Path) -> None:
     from agentic_eval.packs.grader import Verdict
-    from tests.test_sealed import PROBE_GRADER, _sandbox as sealed_sandbox, _task, probed
+    from tests.helpers import PROBE_GRADER, sealed_sandbox, sealed_task, probed
 
-    task = _task(tmp_path, PROBE_GRADER)
+    task = sealed_task(tmp_path, PROBE_GRADER)
     verdict, output = _sealed_grade(backend, task, sealed_sandbox(task, tmp_path, {}, backend))  # type: ignore[arg-type]
     assert verdict is Verdict.PASS, output  # no task folder, snapshot or task variable in its sight
     seen, grader = probed(output)
@@ -805,9 +805,9 @@ def test_what_each_container_mounts(backend: object, tmp_path: Path) -> None:
     import json
 
     from agentic_eval.packs.grader import Verdict
-    from tests.test_sealed import _sandbox as sealed_sandbox, _task
+    from tests.helpers import sealed_sandbox, sealed_task
 
-    task = _task(tmp_path, MOUNTS_GRADER)
+    task = sealed_task(tmp_path, MOUNTS_GRADER)
     sandbox = sealed_sandbox(task, tmp_path, {}, backend)  # type: ignore[arg-type]
     verdict, output = _sealed_grade(backend, task, sandbox)
     assert verdict is Verdict.PASS, output
@@ -825,9 +825,9 @@ def test_what_each_container_mounts(backend: object, tmp_path: Path) -> None:
 def test_what_the_models_code_writes_never_reaches_the_sandbox_in_containers(backend: object,
                                                                              tmp_path: Path) -> None:
     from agentic_eval.packs.grader import Verdict
-    from tests.test_sealed import WRITER_GRADER, _sandbox as sealed_sandbox, _task
+    from tests.helpers import WRITER_GRADER, sealed_sandbox, sealed_task
 
-    task = _task(tmp_path, WRITER_GRADER)
+    task = sealed_task(tmp_path, WRITER_GRADER)
     sandbox = sealed_sandbox(task, tmp_path, {}, backend)  # type: ignore[arg-type]
     verdict, output = _sealed_grade(backend, task, sandbox)
     assert verdict is Verdict.PASS, output
@@ -855,9 +855,9 @@ def test_a_fresh_copy_keeps_the_container_but_no_process(backend: object, tmp_pa
     import json
 
     from agentic_eval.packs.grader import Verdict
-    from tests.test_sealed import _sandbox as sealed_sandbox, _task
+    from tests.helpers import sealed_sandbox, sealed_task
 
-    task = _task(tmp_path, FRESH_GRADER)
+    task = sealed_task(tmp_path, FRESH_GRADER)
     verdict, output = _sealed_grade(backend, task, sealed_sandbox(task, tmp_path, {}, backend))  # type: ignore[arg-type]
     said = json.loads(next(line for line in output.splitlines() if line.startswith("SAID "))[5:])
     assert verdict is Verdict.PASS, output
@@ -874,9 +874,9 @@ def test_a_fresh_copy_keeps_the_container_but_no_process(backend: object, tmp_pa
 def test_code_that_hangs_or_kills_is_a_scored_fail_in_containers(backend: object, tmp_path: Path,
                                                                  module: str) -> None:
     from agentic_eval.packs.grader import Verdict
-    from tests.test_sealed import FIXED, HANG_GRADER, _sandbox as sealed_sandbox, _task
+    from tests.helpers import FIXED, HANG_GRADER, sealed_sandbox, sealed_task
 
-    task = _task(tmp_path, HANG_GRADER, timeout=10)
+    task = sealed_task(tmp_path, HANG_GRADER, timeout=10)
     start = time.monotonic()
     sandbox = sealed_sandbox(task, tmp_path, {"src/calc.py": FIXED + module}, backend)  # type: ignore[arg-type]
     verdict, output = _sealed_grade(backend, task, sandbox)

@@ -530,9 +530,14 @@ def make_view(sandbox: Path, view: Path) -> Path:
 def sandbox_git(sandbox: Path, args: Iterable[str], timeout: float = GIT_TIMEOUT_S) -> str:
     """Run a read-only git command on the model's own repository, through a view (see `make_view`). A FIFO,
     socket or device anywhere in the tree (its .git included) is a GitError before git runs: git would
-    open it, and wait, when it hashes the work tree or reads a loose object."""
+    open it, and wait, when it hashes the work tree (`status`) or reads a loose object (anything in .git).
+    Commands that read no work tree (`log`, `rev-parse`, `diff-index --cached`) mind only .git's."""
+    args = list(args)
+    reads_tree = bool(args) and args[0] == "status"
     for rel, found in walk_tree(sandbox, WALK_LIMIT):
-        if not isinstance(found, OSError) and (kind := special_kind(found)):
+        if isinstance(found, OSError) or not (kind := special_kind(found)):
+            continue
+        if reads_tree or rel == ".git" or rel.startswith(".git/"):
             raise GitError(f"the repository holds {kind}: {rel}")
     with tempfile.TemporaryDirectory(prefix="ae-view-") as tmp:
         view = make_view(sandbox, Path(tmp) / "view.git")
