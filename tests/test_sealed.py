@@ -208,3 +208,38 @@ def test_a_fresh_copy_empties_the_folders_in_place(tmp_path: Path) -> None:
         assert (outside / "keep.txt").read_text() == "keep"
     finally:
         host.close()
+
+
+def test_nothing_is_copied_or_run_once_the_graders_time_is_up(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snap"
+    snapshot.mkdir()
+    host = CodeHost(snapshot, tmp_path / "host", LocalBackend())
+    try:
+        host.deadline = time.monotonic() - 1
+        response = host.run({"argv": ["touch", str(tmp_path / "ran")], "fresh": True})
+        assert response["exit"] is None and "time is up" in response["stopped_by"]
+        assert not host.work.exists() and not (tmp_path / "ran").exists()
+    finally:
+        host.close()
+
+
+def test_close_ends_a_command_still_running(tmp_path: Path) -> None:
+    """A grader that was stopped leaves its command running in the host: close() cancels it and returns once it
+    has ended, so the backend's container (docker) goes after it, never while it starts."""
+    import threading
+
+    from agentic_eval.packs.sealed import request
+
+    snapshot = tmp_path / "snap"
+    snapshot.mkdir()
+    host = CodeHost(snapshot, tmp_path / "host", LocalBackend())
+    threading.Thread(target=lambda: request({"argv": ["sleep", "60"], "timeout": 60}, str(host.socket_path)),
+                     daemon=True).start()
+    deadline = time.monotonic() + 10
+    while not host._lock.locked():  # the command has started
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    start = time.monotonic()
+    host.close()
+    assert time.monotonic() - start < 5
+    assert not host._lock.locked()

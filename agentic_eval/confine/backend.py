@@ -404,7 +404,9 @@ def run_command(backend: SandboxBackend, argv: Sequence[str], *, cwd: Path, env:
                 stdin: bytes | None = None, output_limit: int = 16_000) -> CommandResult:
     """Run `argv` through `backend` with stdout and stderr merged, until it exits, `timeout_s` passes or
     `cancel` is set; its whole process group (and, confined, its PID namespace) is killed before this
-    returns. Keeps `output_limit` bytes of the output's head and as many of its tail."""
+    returns. Keeps `output_limit` bytes of the output's head and as many of its tail. The time limit counts
+    from the call: a backend that must first start a place to run the command (a docker container) spends it."""
+    end = time.monotonic() + timeout_s
     proc = subprocess.Popen(backend.wrap(argv, cwd=cwd, spec=spec), cwd=cwd, env=dict(env),
                             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
@@ -422,7 +424,6 @@ def run_command(backend: SandboxBackend, argv: Sequence[str], *, cwd: Path, env:
                 pass
         threading.Thread(target=feed, daemon=True).start()
     stopped_by = ""
-    end = time.monotonic() + timeout_s
     # Wait without reaping, so the group id cannot be reused before the group is killed.
     while os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
         if cancel is not None and cancel.is_set():

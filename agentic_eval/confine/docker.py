@@ -247,6 +247,14 @@ def _covered(hidden: Sequence[Path], binds: Sequence[tuple[str, str]]) -> list[s
     return sorted(set(targets))
 
 
+def _answers(engine: Engine) -> bool:
+    """Whether the engine still answers (a ping, within a few seconds)."""
+    try:
+        return bool(engine.client.api.ping())
+    except Exception:  # noqa: BLE001 - any failure to answer
+        return False
+
+
 def _package_dir() -> Path:
     return Path(__file__).resolve().parents[1]  # the agentic_eval package
 
@@ -714,10 +722,12 @@ else:
             import docker
 
             why = f"{type(exc).__name__}: {str(exc)[:200]}"
-            refused = isinstance(exc, docker.errors.APIError) and exc.is_client_error()
+            # a refusal, or a failure of this container's alone (the runtime refused it, the engine still answers),
+            # is this trial's; an engine that does not answer gets no more trials
+            refused = isinstance(exc, docker.errors.APIError) and (exc.is_client_error() or _answers(engine))
             with self._lock:
                 engine.running -= 1
-                if not refused:  # it did not answer: no more trials go there; a refusal is this trial's alone
+                if not refused:
                     engine.lost = why
             raise AgenticEvalError(f"Docker engine {engine.name} could not start a container: {why}") from None
         return _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted, _under_any(hidden, mounted))

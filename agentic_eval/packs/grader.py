@@ -17,7 +17,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -135,10 +135,13 @@ def grader_import_path(task: Task) -> str:
 
 def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
                cancel: threading.Event | None = None, *, backend: SandboxBackend | None = None,
-               readable: Sequence[Path] = (), writable: bool = True) -> ScriptResult:
+               readable: Sequence[Path] = (), writable: bool = True,
+               started: Callable[[], None] | None = None) -> ScriptResult:
     """Run `script` in `cwd` through the sandbox backend (a fresh confined process tree: `cwd` the only
     writable path, or none when not `writable`, `readable` and the script's folder read-only, no network);
-    on timeout, or as soon as `cancel` is set, kill its whole process group. Never raises."""
+    on timeout, or as soon as `cancel` is set, kill its whole process group. Never raises. The time limit
+    counts from when the backend has a place to run it (docker: once its container runs), and `started` is
+    called then."""
     start = time.monotonic()
     backend = backend or default_backend()
     shown = [script.parent, *readable, *(Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)]
@@ -150,6 +153,9 @@ def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
         argv = backend.wrap(_command_for(script, env.get("PYTHONPATH", "")), cwd=Path(cwd), spec=spec)
     except AgenticEvalError as exc:  # the backend could not give it a place to run (a lost Docker engine)
         return ScriptResult(None, "", time.monotonic() - start, start_error=str(exc))
+    if started is not None:
+        started()
+    deadline = time.monotonic() + timeout_s
     try:
         proc = subprocess.Popen(
             argv,
@@ -163,7 +169,6 @@ def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
     except OSError as exc:
         return ScriptResult(None, "", time.monotonic() - start, start_error=str(exc))
     timed_out = cancelled = False
-    deadline = start + timeout_s
     try:
         while True:
             left = deadline - time.monotonic()
@@ -239,10 +244,14 @@ class ScriptRunner:
             try:
                 host.deadline = time.monotonic() + timeout
                 host.reserve = min(5.0, timeout / 4)
+
+                def started() -> None:  # the grader's clock, and so its commands', starts when it does
+                    host.deadline = time.monotonic() + timeout
+
                 env = {**self.env, **host.env}
                 result = run_script(self.task.grader_path, self.sandbox.path, env, timeout, cancel,
                                     backend=self.backend, readable=(*self._readable, host.socket_dir),
-                                    writable=False)
+                                    writable=False, started=started)
             finally:
                 host.close()
             self.last_host = CodeHostStats(host.commands, round(host.busy_s, 3), tuple(host.skipped))

@@ -247,6 +247,17 @@ def _empty(folder: Path) -> None:
 # --------------------------------------------------------------------------- the harness's side
 
 
+class _Either(threading.Event):
+    """Set while either of two events is (what run_command polls to stop a command)."""
+
+    def __init__(self, first: threading.Event | None, second: threading.Event) -> None:
+        super().__init__()
+        self._events = tuple(e for e in (first, second) if e is not None)
+
+    def is_set(self) -> bool:
+        return any(e.is_set() for e in self._events)
+
+
 class CodeHost:
     """Runs the model's code for one grader: confined by `backend`, on a work copy of `snapshot`.
 
@@ -297,6 +308,8 @@ class CodeHost:
             self._listener.close()
         except OSError:
             pass
+        with self._lock:  # a command still running (its grader was stopped) ends first: _closed cancels it
+            pass
         close = getattr(self.backend, "close", None)  # docker: the model's container goes
         if callable(close) and self.work.exists():
             try:
@@ -314,6 +327,8 @@ class CodeHost:
                 return
             try:
                 with self._lock:  # one command of the model's code at a time
+                    if self._closed.is_set():  # its grader is gone: nothing more is started
+                        return
                     response = self.run(payload)
             except Exception as exc:  # noqa: BLE001 - the harness's fault: the grader reports it as its own error
                 response = {"error": f"{type(exc).__name__}: {exc}"}
@@ -362,6 +377,9 @@ class CodeHost:
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             return {"error": "argv must be a non-empty list of strings"}
         start = time.monotonic()
+        if self.deadline is not None and self.deadline - self.reserve <= start:  # no copy made, no file placed
+            return {"exit": None, "stopped_by": "not run: the grader's time is up", "output": "", "files": {},
+                    "why": {}, "duration_s": 0.0, "error": None}
         self._prepare(bool(payload.get("fresh")))
         owner = (self.work.stat().st_uid, self.work.stat().st_gid)
         for rel, text in dict(payload.get("files") or {}).items():
@@ -393,10 +411,14 @@ class CodeHost:
                                limits=ResourceLimits(cpu_s=int(timeout) + 1))
             try:
                 done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
-                                   cancel=self.cancel, stdin=stdin, output_limit=OUTPUT_LIMIT)
+                                   cancel=_Either(self.cancel, self._closed), stdin=stdin,
+                                   output_limit=OUTPUT_LIMIT)
             except OSError as exc:
                 return {"error": f"could not start {argv[0]!r}: {exc}"}
             result_code, output, stopped_by = done.returncode, done.output, done.stopped_by
+            end = getattr(self.backend, "end_processes", None)
+            if stopped_by and callable(end) and not self._closed.is_set():  # docker: else it goes on in its container
+                threading.Thread(target=end, args=(self.work.resolve(),), daemon=True).start()  # beside the answer
         files: dict[str, str | None] = {}
         why: dict[str, str] = {}
         total = 0
