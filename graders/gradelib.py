@@ -37,7 +37,7 @@ import re
 import stat
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -88,16 +88,25 @@ SCAN_LIMIT = 256 << 20
 """Most bytes of text `no_match` / `some_match` read over the tree in one check."""
 
 
-def _count_values(data: Any) -> int:
-    """How many values `data` holds, shared subtrees counted each time they appear (no recursion)."""
-    count, stack = 0, [data]
-    while stack and count <= DATA_VALUES_LIMIT:
-        item = stack.pop()
-        count += 1
+def _nested(data: Any) -> Iterator[tuple[Any, int]]:
+    """Every value in `data` with its depth (lists and dicts open a level), without recursion (the data is
+    the model's); a shared subtree is visited each time it appears. Callers stop when they have seen enough."""
+    stack = [(data, 0)]
+    while stack:
+        item, level = stack.pop()
+        yield item, level
         if isinstance(item, dict):
-            stack.extend(item.values())
+            stack.extend((v, level + 1) for v in item.values())
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend((v, level + 1) for v in item)
+
+
+def _count_values(data: Any) -> int:
+    """How many values `data` holds, shared subtrees counted each time they appear (stops past the limit)."""
+    count = 0
+    for count, _ in enumerate(_nested(data), start=1):
+        if count > DATA_VALUES_LIMIT:
+            break
     return count
 
 
@@ -576,17 +585,12 @@ ANSWER_DEPTH = 100
 
 
 def _depth(value: Any) -> int:
-    """How deeply lists and dicts nest in `value` (without recursion: the value is the model's)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        item, level = stack.pop()
+    """How deeply lists and dicts nest in `value` (stops past ANSWER_DEPTH)."""
+    deepest = 0
+    for _, level in _nested(value):
         deepest = max(deepest, level)
         if deepest > ANSWER_DEPTH:
             break
-        if isinstance(item, dict):
-            stack.extend((v, level + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, level + 1) for v in item)
     return deepest
 
 
