@@ -331,7 +331,11 @@ class CodeHost:
                         return
                     response = self.run(payload)
             except Exception as exc:  # noqa: BLE001 - the harness's fault: the grader reports it as its own error
-                response = {"error": f"{type(exc).__name__}: {exc}"}
+                import traceback
+
+                frame = traceback.extract_tb(exc.__traceback__)[-1:]  # where, so that a rare one can be traced
+                where = f" ({Path(frame[0].filename).name}:{frame[0].lineno})" if frame else ""
+                response = {"error": f"{type(exc).__name__}: {exc}{where}"}
             try:
                 _send(client, response)
             except OSError:
