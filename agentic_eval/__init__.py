@@ -1,28 +1,40 @@
 """agentic-eval: will this model work as a coding agent's brain, and how fast?
 
-The public face is the dozen names below (loaded on first use, so `agentic-eval --help` stays fast).
+The public face is the dozen names below (loaded on first use, so `agentic-eval --help` stays fast):
 
-    from agentic_eval import Endpoint as Endpoint
-    from agentic_eval import load_tasks as load_tasks
-    from agentic_eval import start_run as start_run
-    from agentic_eval import summarize_run as summarize_run
+    from agentic_eval import Endpoint, load_tasks, start_run, summarize_run
+
+    done = start_run(model="qwen3-coder", base_url="http://localhost:8000/v1", attempts=3)
+    summary = summarize_run(done.run_dir)
+    print(summary.passed_trials, "of", summary.scored_trials, "scored trials passed")
 
 The parts, one subpackage each (every `__init__` lists its modules):
 
-    packs        the task model, sandbox repos, grading, leak scan, grader validation, scaffolding
+    packs        the task model, generated repos, grading, leak scan, grader validation, scaffolding
     agents       the Agent contract, the built-in loop (builtin/), the agent CLI adapters (adapters/)
+    runner       runs: settings, planning and resume rules, a trial's life, start_run/resume_run
     wire         the wire recorder and its log
     classify     real versus text-written tool calls, per model turn
     instruments  battery, form matrix, BFCL, probe, speed, think-check, cold start
-    confine      sandbox backends: local, bwrap, docker
+    confine      the confinement: the sandbox-backend contract, and the local, bwrap and docker backends
     local        a small model served on 127.0.0.1 by llama.cpp
     report       reports from recorded runs: terminal, Markdown, JSON, HTML
     cli          the command line, one module per command
 
-and beside them: `endpoint` (the model endpoint), `runner` (campaigns), `results` (what is written under
-runs/), `faults` (which ends of an agent's run are the model's doing, and whose fault the rest are),
-`leftovers` (cleaning up after dead runs), `errors` (the exception tree), `plugins` (the
-entry-point groups), `testing` (a scripted endpoint for plugin authors' tests).
+and beside them: `endpoint` (the model endpoint), `results` (what is written under runs/, and a run's
+plan), `faults` (which ends of an agent's run are the model's doing, and whose fault the rest are),
+`leftovers` (cleaning up after dead runs), `errors` (the exception tree), `plugins` (the entry-point
+groups), `testing` (a scripted endpoint for plugin authors' tests), `paths` (cache and tool folders).
+
+Glossary: three things were all called "sandbox"; in code and docs they are now
+
+    repo        the generated repository a trial's agent works in (`packs/sandbox.py`'s `Sandbox`, a
+                generator from the `agentic_eval.sandboxes` group, a task.toml's `[sandbox]` section)
+    backend     the confinement every command of the model runs under (`--sandbox NAME`, a
+                `SandboxBackend` from the `agentic_eval.backends` group, a trial record's `sandbox` field)
+    image       the docker backend's container image (`agentic-eval sandbox build`)
+
+The old spellings stay where recorded runs, task files and third-party packs use them.
 """
 
 from __future__ import annotations
@@ -30,8 +42,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentic_eval._lazy import lazy_face
-
-__version__ = "0.1.0"
+from agentic_eval._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from agentic_eval.agents import Agent as Agent

@@ -1,4 +1,4 @@
-"""Where plugins register: the four entry-point groups, their contracts, and reading them.
+"""Where plugins register: the five entry-point groups, their contracts, and reading them.
 
 agentic-eval has no plugin framework of its own: the registry is Python's entry points, and the
 built-in agents and packs are registered in our own pyproject.toml exactly the way a third-party
@@ -29,6 +29,13 @@ names, not code). docs/plugins.md shows a minimal working plugin of each kind.
     with `[sandbox] generator = "name"`. A pack's own `sandboxes/NAME.py` and the built-in
     generators come first; the group is looked up last.
 
+`agentic_eval.backends` (BACKENDS_GROUP)
+    name = "package.module:Class": a sandbox backend, a subclass of
+    `agentic_eval.confine.SandboxBackend` (only `wrap` is required; its docstring walks every hook a
+    trial calls, each a documented no-op by default). `Class.create(options)` makes it for a run.
+    The name is what `--sandbox NAME` takes, and recorded runs hold it. bwrap, local and docker are
+    registered here too.
+
 `agentic_eval.redteam` (REDTEAM_GROUP)
     name = "package.module:ATTEMPT": a red-team attempt (an object with `name`, `languages`,
     `description` and `apply(sandbox: Path) -> None`, see `agentic_eval.packs.redteam`), or a
@@ -56,8 +63,10 @@ SANDBOXES_GROUP = "agentic_eval.sandboxes"
 """Sandbox generators, found by the name a task's `[sandbox] generator` gives."""
 REDTEAM_GROUP = "agentic_eval.redteam"
 """Red-team attempts that `validate` runs against every grader (agentic_eval.packs.redteam)."""
+BACKENDS_GROUP = "agentic_eval.backends"
+"""Sandbox backends, found by the name `--sandbox` takes (agentic_eval.confine.backend)."""
 
-GROUPS = (AGENTS_GROUP, PACKS_GROUP, SANDBOXES_GROUP, REDTEAM_GROUP)
+GROUPS = (AGENTS_GROUP, PACKS_GROUP, SANDBOXES_GROUP, REDTEAM_GROUP, BACKENDS_GROUP)
 
 
 def entry_points_in(group: str) -> list[EntryPoint]:

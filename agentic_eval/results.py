@@ -15,13 +15,18 @@ import hashlib
 import json
 import os
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from agentic_eval.errors import AgenticEvalError
+
+if TYPE_CHECKING:
+    from agentic_eval.packs.task import Task
 
 FORMAT_VERSION = 1
 TRIALS_FILE = "trials.jsonl"
@@ -345,6 +350,103 @@ def claim_run_dir(root: Path, base_id: str) -> Path:
             continue
         return candidate
     raise AgenticEvalError(f"{root}: no free run folder name for {base_id}")
+
+
+# --------------------------------------------------------------------------- a campaign run's plan
+# What a run will do, read from and written to its folder: the trials its tasks and attempts make, which
+# of them an earlier session scored, and the lock that keeps a second process off the run.
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One trial to run: a task, its attempt number, and its identity."""
+
+    task: Task
+    attempt: int
+    trial_id: str
+
+
+@dataclass
+class RunPlan:
+    """What a run will do: its folder, its config, and the trials still to run."""
+
+    run_dir: Path
+    config: RunConfig
+    trials: list[TrialSpec]
+    skipped: int = 0
+    """Trials already scored in an earlier session of this run (resume)."""
+    lock: Any = None
+    """The run's lock file, held while this plan lives."""
+
+
+def plan_trials(tasks: Sequence[Task], agent: str, model: str, seed: int, attempts: int) -> list[TrialSpec]:
+    """Every (task, attempt) of a run, in order, with its trial id."""
+    specs = []
+    for task in tasks:
+        digest = task.digest()
+        for attempt in range(1, attempts + 1):
+            specs.append(TrialSpec(task, attempt, trial_id(digest, agent, model, seed, attempt)))
+    return specs
+
+
+def pending_trials(run_dir: Path, specs: list[TrialSpec]) -> tuple[list[TrialSpec], int]:
+    """The trials of `specs` without a scored record in the run: missing and unscored ones are rerun."""
+    records, _ = read_trials(run_dir)
+    latest = latest_by_trial(records)
+
+    def done(spec: TrialSpec) -> bool:
+        record = latest.get(trial_slot(spec.task.id, spec.attempt))
+        return record is not None and record.trial_id == spec.trial_id and record.scored
+
+    todo = [s for s in specs if not done(s)]
+    return todo, len(specs) - len(todo)
+
+
+def changed_tasks(run_dir: Path, tasks: Sequence[Task]) -> list[str]:
+    """Ids of tasks whose files changed since the run recorded trials of them (their digest differs)."""
+    records, _ = read_trials(run_dir)
+    recorded = {r.task_id: r.task_digest for r in records}
+    return [t.id for t in tasks if t.id in recorded and recorded[t.id] != t.digest()]
+
+
+def pack_infos(tasks: Sequence[Task]) -> list[PackInfo]:
+    """The packs `tasks` come from, each with a digest of its tasks' digests (run.json's `packs`)."""
+    by_pack: dict[tuple[str, Path], list[Task]] = {}
+    for t in tasks:
+        by_pack.setdefault((t.pack, t.pack_dir), []).append(t)
+    infos = []
+    for (name, path), members in sorted(by_pack.items()):
+        h = hashlib.sha256("".join(f"{t.id}:{t.digest()}" for t in sorted(members, key=lambda t: t.id)).encode())
+        infos.append(PackInfo(name=name, path=str(path), digest=h.hexdigest()[:16], tasks=[t.id for t in members]))
+    return infos
+
+
+def prepare_run(run_dir: Path, config: RunConfig, tasks: Sequence[Task], *, resume: bool) -> RunPlan:
+    """Create (or reopen, for resume) the run folder, hold its lock, and list the trials to run."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    lock = _lock_run(run_dir)
+    specs = plan_trials(tasks, config.agent, config.model, config.seed, config.attempts)
+    skipped = 0
+    if resume:
+        specs, skipped = pending_trials(run_dir, specs)
+    else:
+        write_run_config(run_dir, config)
+    return RunPlan(run_dir=run_dir, config=config, trials=specs, skipped=skipped, lock=lock)
+
+
+def _lock_run(run_dir: Path) -> IO[str]:
+    """Hold the run's lock file while this process works on it (released when the process ends), so
+    that two processes never run one run's trials at once (a resume while the run still goes)."""
+    import fcntl
+
+    handle = (run_dir / "run.lock").open("a", encoding="utf-8")
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise AgenticEvalError(f"run {run_dir.name} is in progress in another process: wait for it to end, or stop "
+                               "it (Ctrl-C), then resume") from None
+    return handle
 
 
 # Saved results of the non-agent instruments (tool-call battery, form matrix, speed, think-check,

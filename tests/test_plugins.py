@@ -27,7 +27,7 @@ def test_the_groups_are_the_ones_pyproject_registers_in() -> None:
     registered = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
     assert set(registered) <= set(plugins.GROUPS)
     assert plugins.GROUPS == ("agentic_eval.agents", "agentic_eval.packs", "agentic_eval.sandboxes",
-                              "agentic_eval.redteam")
+                              "agentic_eval.redteam", "agentic_eval.backends")
     assert {"builtin", "oracle", "nop"} <= set(plugins.agent_entry_points())
     assert {"core", "node", "ops"} <= {name for name, _ in plugins.pack_dirs()}
     assert plugins.sandbox_generator("no-such-generator") is None
@@ -36,7 +36,8 @@ def test_the_groups_are_the_ones_pyproject_registers_in() -> None:
 def _doc_files() -> dict[str, str]:
     files = {path: body for path, body in FILE_BLOCK.findall(DOC.read_text(encoding="utf-8"))}
     assert {"pyproject.toml", "my_plugin/agent.py", "my_plugin/cli.py", "my_plugin/cli_agent.py",
-            "my_plugin/generator.py", "my_plugin/pack.py", "my_plugin/redteam.py", "tests/test_plugin.py"} <= set(files)
+            "my_plugin/generator.py", "my_plugin/pack.py", "my_plugin/redteam.py", "my_plugin/backend.py",
+            "tests/test_plugin.py"} <= set(files)
     return files
 
 
@@ -104,7 +105,7 @@ def test_the_doc_agent_passes_a_trial_in_the_doc_test(doc_plugin: tuple[Path, di
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_plugin.py"],
                           cwd=project, capture_output=True, text=True, env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "2 passed" in done.stdout
+    assert "3 passed" in done.stdout
 
 
 def test_the_test_kit_docstring_example_runs() -> None:

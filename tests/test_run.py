@@ -274,7 +274,7 @@ def test_report_skips_an_unreadable_run_and_escapes_markdown(mini_pack: Path, tm
 def test_a_run_in_progress_cannot_be_resumed_at_the_same_time(mini_pack: Path, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     from agentic_eval.results import read_run_config
-    from agentic_eval.runner import prepare_run
+    from agentic_eval.results import prepare_run
     from agentic_eval.packs.task import load_tasks
 
     runs = tmp_path / "runs"

@@ -24,7 +24,8 @@ from agentic_eval.endpoint import Endpoint
 from agentic_eval.faults import Ruling, WireEnd, is_context_refusal, model_items, rule_agent_end
 from agentic_eval.packs.task import load_tasks
 from agentic_eval.results import TrialResult
-from agentic_eval.runner import execute_plan, make_run_config, prepare_run
+from agentic_eval.results import prepare_run
+from agentic_eval.runner import RunSettings, execute_plan, make_run_config
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
 from agentic_eval.wire.recorder import EndpointClock, WireRecorder
 from tests.helpers import answer, make_pack, run_cli, solver, tool_results, unique_sleep
@@ -264,8 +265,8 @@ def _cli_trial(tmp_path: Path, mini_pack: Path, fake: FakeEndpoint, body: str, *
     endpoint = Endpoint(fake.base_url, "sk-real")
     options = AgentOptions(extra={"bin": str(script)})
     agent = ShellCli()
-    config = make_run_config(run_id="dodges", model="fake-model", agent=agent.name, endpoint=endpoint, tasks=tasks,
-                             seed=0, attempts=1, jobs=1, options=options, sandbox=backend.name)
+    settings = RunSettings(model="fake-model", agent=agent.name, agent_options=options)
+    config = make_run_config(settings, run_id="dodges", endpoint=endpoint, tasks=tasks, sandbox=backend.name)
     plan = prepare_run(tmp_path / "runs" / "dodges", config, tasks, resume=False)
     (result,) = execute_plan(plan, agent=agent, endpoint=endpoint, options=options, jobs=1, backend=backend)
     return result

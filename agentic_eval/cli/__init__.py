@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentic_eval import __version__
+from agentic_eval._version import __version__
 from agentic_eval.cli.args import load_api_key_file, secrets_of
 from agentic_eval.errors import AgenticEvalError
 

@@ -11,8 +11,29 @@ from __future__ import annotations
 import argparse
 import math
 import os
+from collections.abc import Iterator
 
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.plugins import BACKENDS_GROUP
+
+
+class RegisteredNames:
+    """argparse choices: the names registered in an entry-point group, read only when a value is checked or
+    an error lists them (so building the parser, and `--help`, read no package metadata)."""
+
+    def __init__(self, group: str) -> None:
+        self.group = group
+
+    def _names(self) -> list[str]:
+        from agentic_eval.plugins import entry_points_in
+
+        return sorted({ep.name for ep in entry_points_in(self.group)})
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
 
 
 def positive_float(text: str) -> float:
@@ -104,7 +125,7 @@ def add_task_arg(p: argparse.ArgumentParser) -> None:
 
 def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
     """--sandbox, --docker-host, --image: how trials (and validation) are confined."""
-    parser.add_argument("--sandbox", choices=("bwrap", "docker", "local"), default=None, metavar="KIND",
+    parser.add_argument("--sandbox", choices=RegisteredNames(BACKENDS_GROUP), default=None, metavar="KIND",
                         help="how the model's commands, the reference fix and the grader are confined: bwrap "
                         "(bubblewrap: no network, read-only host, private /tmp and PIDs; the default where it works), "
                         "docker (a hardened container per trial phase) or local (unconfined, as this user; a warning "
@@ -115,6 +136,12 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--image", metavar="NAME",
                         help="with --sandbox docker: an image of your own (it needs python3, git and pytest) instead "
                         "of the suite's (agentic-eval sandbox build)")
+
+
+def sandbox_options(args: argparse.Namespace) -> dict[str, object]:
+    """The chosen backend's own options from its flags (docker's --docker-host and --image)."""
+    return {k: v for k, v in (("hosts", tuple(getattr(args, "docker_host", None) or ())),
+                              ("image", getattr(args, "image", None))) if v}
 
 
 def needs_action(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]

@@ -1,4 +1,5 @@
-"""CLI command `run`: argument handling and display; the work is in runner.py (`start_run`, `resume_run`)."""
+"""CLI command `run`: argument handling and display; the work is in agentic_eval.runner (`RunSettings`,
+`plan_start`, `plan_resume`)."""
 
 from __future__ import annotations
 
@@ -131,7 +132,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     from rich.console import Console
 
     from agentic_eval.report.summary import print_report, summarize_run
-    from agentic_eval.runner import plan_resume, plan_start
+    from agentic_eval.runner import RunSettings, plan_resume, plan_start
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # a log keeps each line whole
     started = time.monotonic()
@@ -139,21 +140,21 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     def log(text: str, style: str | None = None) -> None:
         console.print(text, markup=False, style=style)
 
-    where = {"runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key,
-             "tasks": args.tasks, "jobs": args.jobs, "sandbox": args.sandbox, "docker_hosts": args.docker_host or (),
-             "image": args.image, "keep_sandboxes": args.keep_sandboxes, "local_server": server, "log": log}
+    given: dict[str, Any] = {  # as RunSettings.of takes them: what the run measures, then how it runs
+        "model": args.model, "agent": args.agent, "seed": args.seed, "attempts": args.attempts,
+        "task_ids": args.task or (), "system_prompt_tokens": args.system_prompt_tokens,
+        "lenient_text_calls": args.lenient_text_calls, "stream": args.stream,
+        "agent_options": _parse_agent_opts(args.agent_opt), "sandbox": args.sandbox,
+        "runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key, "tasks": args.tasks,
+        "jobs": args.jobs, "docker_hosts": args.docker_host or (), "image": args.image,
+        "keep_sandboxes": args.keep_sandboxes,
+    }
     if args.resume:
-        campaign = plan_resume(
-            args.resume, model=args.model, agent=args.agent, seed=args.seed, attempts=args.attempts,
-            system_prompt_tokens=args.system_prompt_tokens, lenient_text_calls=args.lenient_text_calls,
-            stream=args.stream, task_ids=args.task, agent_options=_parse_agent_opts(args.agent_opt) or None,
-            **where)
+        campaign = plan_resume(args.resume, given, local_server=server, log=log)
     else:
-        campaign = plan_start(
-            model=args.model, agent=args.agent or "builtin", task_ids=args.task or [],
-            seed=0 if args.seed is None else args.seed, attempts=args.attempts or 1,
-            system_prompt_tokens=args.system_prompt_tokens, lenient_text_calls=args.lenient_text_calls,
-            stream=args.stream, agent_options=_parse_agent_opts(args.agent_opt), **where)
+        defaults: dict[str, Any] = {"agent": "builtin", "seed": 0, "attempts": 1}
+        start: dict[str, Any] = {k: defaults[k] if v is None and k in defaults else v for k, v in given.items()}
+        campaign = plan_start(RunSettings.of(**start), local_server=server, log=log)
     run_dir = campaign.run_dir
     try:
         _execute_with_progress(campaign, console)

@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.cli.args import add_sandbox_args, add_task_arg, add_tasks_arg, positive_int
+from agentic_eval.cli.args import add_sandbox_args, add_task_arg, add_tasks_arg, positive_int, sandbox_options
 from agentic_eval.cli.tasks import _console, _load
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def handle(args: argparse.Namespace) -> int:
         return _list_redteam(args)
     tasks, errors = _task_list_for_validate(args)
     console = _console(stderr=True)
-    backend, warning = resolve_backend(args.sandbox, docker_hosts=args.docker_host or (), image=args.image)
+    backend, warning = resolve_backend(args.sandbox, sandbox_options(args))
     if warning:
         console.print(warning, markup=False)
     redteam: bool | list[str] = args.redteam_only or True if args.redteam else False

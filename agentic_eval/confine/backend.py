@@ -2,8 +2,9 @@
 
 Everything that runs code the model wrote or chose (the built-in agent's bash and
 file tools, a CLI agent, the reference fix, the grader, which runs the model's
-tests) is started through a `SandboxBackend`. Backends are found by name in
-`BACKENDS`:
+tests) is started through a `SandboxBackend`, the one contract every backend meets (its
+docstring walks a trial's hooks). Backends are found by name in the `agentic_eval.backends`
+entry-point group (`get_backend`), where the built-ins are registered as a plugin's would be:
 
 - `bwrap` (bubblewrap): the default on Linux where it works. A fresh mount, PID,
   network, IPC and UTS namespace per command: the root is built from an
@@ -15,8 +16,9 @@ tests) is started through a `SandboxBackend`. Backends are found by name in
   without a passwd entry, so that concurrent trials cannot signal, read or starve each other.
 - `local`: today's unconfined behaviour, chosen explicitly; the model can reach
   the machine as the harness's user.
+- `docker` (confine/docker.py): a hardened container per trial phase.
 
-Both apply the `ResourceLimits` as rlimits (`prlimit`): the command cannot lift them.
+Local and bwrap apply the `ResourceLimits` as rlimits (`prlimit`): the command cannot lift them.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import IO, Any, Protocol, runtime_checkable
+from typing import IO, Any
 
 from agentic_eval.errors import AgenticEvalError
 
@@ -48,6 +51,9 @@ def sandbox_uid(path: Path) -> int:
     digest = hashlib.sha256(str(Path(os.path.abspath(path))).encode()).digest()
     first, count = SANDBOX_UIDS
     return first + int.from_bytes(digest[:8], "big") % count
+GRADING_SOCKET_FOLDER = "sock"
+"""The folder of a grading folder (`SandboxBackend.grading_folder`) that holds the grader's code-host socket:
+a backend may bind it into the grader's confinement before grading starts (agentic_eval.packs.sealed)."""
 GiB = 1024 ** 3
 
 
@@ -79,21 +85,104 @@ class Confinement:
     limits: ResourceLimits = field(default_factory=ResourceLimits)
 
 
-@runtime_checkable
-class SandboxBackend(Protocol):
-    """Turns a command into one that runs confined; callers start and kill it as a process group."""
+class SandboxBackend:
+    """The contract between a confinement and everything that starts the model's code through it: the trial
+    runner, the sealed grader's code host, `validate` and the CLI agents. Only `wrap` is required; every
+    other method is a hook with a documented default (a no-op where a backend has nothing to do), so the
+    runner calls each one on any backend and names none.
 
-    name: str
-    confined: bool
-    """False for `local`: the command can reach the machine."""
+    A trial's life, as the runner calls the hooks:
+
+        SomeBackend.refusal(agent)                  # once per run: "" or why this agent cannot run here
+        backend = SomeBackend.create(options)       # once per run; options: the backend's own settings
+        backend.trial_start(sandbox)                # a freshly generated sandbox, before anything runs in it
+        backend.prepare(sandbox)                    # hand its tree to the user confined commands run as
+        backend.agent_start(sandbox, agent, reads)  # the agent is about to start (a head start, never needed)
+        ... backend.wrap(argv, cwd=, spec=) for every command of the agent, the fix, the grader ...
+        backend.phase_end(sandbox)                  # the agent's phase is over: none of its processes goes on
+        backend.disk_full(sandbox)                  # was the sandbox full at the end (a scored fail)?
+        backend.grading_start(sandbox)              # before grading
+        backend.grading_folder(sandbox)             # where the grader's code host keeps its work copy
+        backend.end_processes(work)                 # between the code host's commands on a fresh copy
+        backend.describe(sandbox)                   # what ran the trial, for its record
+        backend.trial_end(sandbox, keep=)           # the trial is over (its sandbox kept or removed next)
+        backend.close_all()                         # the run is over
+
+    Backends are found by name in the `agentic_eval.backends` entry-point group (`--sandbox NAME`; the
+    built-ins are registered there too): the entry point names the class, and `create` makes it.
+    """
+
+    name: str = ""
+    confined: bool = True
+    """False for `local`: the command can reach the machine (a warning says so; sealed grading is off)."""
+
+    @classmethod
+    def create(cls, options: Mapping[str, Any] | None = None) -> SandboxBackend:
+        """The backend for a run, from its own `options` (e.g. docker's `hosts` and `image`). Raise
+        AgenticEvalError, one line saying how to fix it, for an option it does not know or when it cannot
+        work on this machine."""
+        if options:
+            raise AgenticEvalError(f"--sandbox {cls.name} takes no options (given: {', '.join(sorted(options))})")
+        return cls()
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
-        """The command line that runs `argv` in `cwd` under `spec` (the environment passes through)."""
-        ...
+        """The command line that runs `argv` in `cwd` under `spec` (the environment passes through);
+        callers start it and kill it as a process group."""
+        raise NotImplementedError
 
     def prepare(self, path: Path) -> None:
-        """Hand a fresh tree (the sandbox) to the user confined commands run as."""
-        ...
+        """Make a fresh tree (a sandbox, a work copy) writable by the user confined commands run as."""
+        return None
+
+    @classmethod
+    def refusal(cls, agent: Any) -> str:
+        """Why `agent` cannot run confined by this backend, in one line ("" when it can): asked once, before
+        the backend is made (`get_backend(..., agent=)`)."""
+        return ""
+
+    def trial_start(self, sandbox: Path) -> None:
+        """A trial's freshly generated sandbox, before anything runs in it (docker: onto a size-capped volume)."""
+        return None
+
+    def agent_start(self, sandbox: Path, agent: Any, grader_reads: Sequence[Path] = ()) -> None:
+        """The trial's agent is about to start; `grader_reads`: what its grader will read. A head start
+        only (docker starts containers ahead): must not raise, and nothing may depend on it."""
+        return None
+
+    def phase_end(self, sandbox: Path) -> None:
+        """A phase (the agent's, the fix's, a grader's code host's) is over: end every process it left."""
+        return None
+
+    def disk_full(self, sandbox: Path) -> str:
+        """Why the sandbox counts as full, or "" (a full disk the model made is its scored fail)."""
+        return ""
+
+    def grading_start(self, sandbox: Path) -> None:
+        """Before grading (docker: room the model never had, for the grader's own files)."""
+        return None
+
+    def grading_folder(self, sandbox: Path) -> AbstractContextManager[str | Path]:
+        """A folder for the grader's code host (its socket, work copy and scratch), removed on exit."""
+        import tempfile
+
+        return tempfile.TemporaryDirectory(prefix="ae-grading-")
+
+    def end_processes(self, work: Path) -> None:
+        """End the processes still running on `work` (a code host's copy) before it is replaced."""
+        return None
+
+    def describe(self, sandbox: Path) -> dict[str, str]:
+        """What ran the sandbox's commands, for the trial record (docker: `engine`, `image`)."""
+        return {}
+
+    def trial_end(self, sandbox: Path, keep: bool = False) -> None:
+        """The trial is over; its sandbox is moved into the run folder next when `keep`, else removed.
+        Must not raise."""
+        return None
+
+    def close_all(self) -> None:
+        """The run is over: end everything this backend started."""
+        return None
 
 
 def _prlimit(limits: ResourceLimits, dedicated_uid: bool) -> list[str]:
@@ -107,7 +196,7 @@ def _prlimit(limits: ResourceLimits, dedicated_uid: bool) -> list[str]:
     return [tool, *opts, "--core=0", "--"] if opts else []
 
 
-class LocalBackend:
+class LocalBackend(SandboxBackend):
     """No confinement: the command runs as the harness's user on the host (rlimits only)."""
 
     name = "local"
@@ -130,7 +219,7 @@ def _under(path: Path, top: Path) -> bool:
     return path == top or top in path.parents
 
 
-class BwrapBackend:
+class BwrapBackend(SandboxBackend):
     """bubblewrap: namespaces, an allow-listed read-only root, a private /tmp, no network, no capabilities."""
 
     name = "bwrap"
@@ -140,6 +229,15 @@ class BwrapBackend:
         self.executable = executable or shutil.which("bwrap") or "bwrap"
         self.as_root = os.geteuid() == 0
         self.setpriv = shutil.which("setpriv") or "setpriv"
+
+    @classmethod
+    def create(cls, options: Mapping[str, Any] | None = None) -> SandboxBackend:
+        """bubblewrap where it works here; else one line saying why and how to fix it."""
+        super().create(options)  # it takes no options
+        problem = bwrap_problem()
+        if problem is not None:
+            raise AgenticEvalError(f"--sandbox bwrap: {problem}; or accept an unconfined run with --sandbox local")
+        return cls()
 
     def prepare(self, path: Path, uid: int | None = None) -> None:
         """chown the tree to the sandbox's uid (root harness only; a tree whose top it owns already is left
@@ -228,8 +326,13 @@ def _identity_files(uid: int) -> tuple[Path, Path]:
         return passwd, group
 
 
-BACKENDS: dict[str, type[LocalBackend | BwrapBackend]] = {"local": LocalBackend, "bwrap": BwrapBackend}
-"""Sandbox backends by name."""
+def backend_names() -> list[str]:
+    """Every registered backend's name, built-ins included, sorted."""
+    from agentic_eval.plugins import BACKENDS_GROUP, entry_points_in
+
+    return sorted({ep.name for ep in entry_points_in(BACKENDS_GROUP)})
+
+
 LOCAL_WARNING = ("warning: --sandbox local: the model's commands run unconfined as this user: they can read your "
                  "files, reach your network and outlive the trial, and its code can reach the grader (grading is not "
                  "sealed); use --sandbox bwrap for untrusted models")
@@ -257,37 +360,38 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def _docker_backend(docker_hosts: Sequence[str] = (), image: str | None = None) -> SandboxBackend:
-    from agentic_eval.confine.docker import DockerBackend
+def get_backend(name: str, options: Mapping[str, Any] | None = None, agent: Any = None) -> SandboxBackend:
+    """The backend registered as `name`, made with its own `options`; `AgenticEvalError` (saying how to fix
+    it) if it is unknown, cannot work here, or refuses `agent` (asked before it is made)."""
+    from agentic_eval.plugins import BACKENDS_GROUP, entry_points_in
 
-    return DockerBackend(hosts=tuple(docker_hosts) or (None,), image=image)
+    found = [ep for ep in entry_points_in(BACKENDS_GROUP) if ep.name == name]
+    if not found:
+        raise AgenticEvalError(f"unknown sandbox {name!r} (available: {', '.join(backend_names()) or 'none'}; a "
+                               "third-party one installs as a plugin, see docs/plugins.md)")
+    try:
+        cls = found[0].load()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin: say which, in one line
+        raise AgenticEvalError(f"sandbox {name!r} ({found[0].value}) could not be loaded: {type(exc).__name__}: "
+                               f"{exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, SandboxBackend)):
+        raise AgenticEvalError(f"sandbox {name!r} ({found[0].value}) is not a SandboxBackend subclass")
+    if agent is not None and (why := cls.refusal(agent)):
+        raise AgenticEvalError(why)
+    return cls.create(dict(options or {}))
 
 
-def get_backend(name: str, *, docker_hosts: Sequence[str] = (), image: str | None = None) -> SandboxBackend:
-    """The backend called `name`; `AgenticEvalError` (saying how to fix it) if unknown or unusable here.
-    `docker_hosts` and `image` configure the docker backend (engines to spread over, an image of your own)."""
-    if name == "docker":
-        return _docker_backend(docker_hosts, image)
-    if docker_hosts or image:
-        raise AgenticEvalError("--docker-host and --image go with --sandbox docker")
-    if name not in BACKENDS:
-        raise AgenticEvalError(f"unknown sandbox {name!r} (available: {', '.join(sorted([*BACKENDS, 'docker']))})")
-    if name == "bwrap":
-        problem = bwrap_problem()
-        if problem is not None:
-            raise AgenticEvalError(f"--sandbox bwrap: {problem}; or accept an unconfined run with --sandbox local")
-    return BACKENDS[name]()
-
-
-def resolve_backend(name: str | None, *, docker_hosts: Sequence[str] = (),
-                    image: str | None = None) -> tuple[SandboxBackend, str | None]:
-    """The backend a run uses and a line to print about it: `name` if given (a warning for `local`),
-    else `bwrap` where it works, else `local` with a loud line saying why and how to fix it."""
-    if name is None and (docker_hosts or image):
-        name = "docker"
+def resolve_backend(name: str | None, options: Mapping[str, Any] | None = None,
+                    agent: Any = None) -> tuple[SandboxBackend, str | None]:
+    """The backend a run uses and a line to print about it: `name` if given (a warning for an unconfined
+    one), else `bwrap` where it works, else `local` with a loud line saying why and how to fix it.
+    `agent`: the run's agent, which the named backend may refuse."""
     if name is not None:
-        backend = get_backend(name, docker_hosts=docker_hosts, image=image)
-        return backend, (LOCAL_WARNING if not backend.confined else None)
+        backend = get_backend(name, options, agent)
+        warning = LOCAL_WARNING.replace("--sandbox local", f"--sandbox {backend.name}")
+        return backend, (warning if not backend.confined else None)
+    if options:
+        raise AgenticEvalError(f"{', '.join(sorted(options))}: these are options of a sandbox; name it with --sandbox")
     problem = bwrap_problem()
     if problem is None:
         return BwrapBackend(), None

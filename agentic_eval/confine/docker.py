@@ -68,7 +68,7 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -84,9 +84,9 @@ from agentic_eval.confine.docker_image import (
     ensure_image,
     recipe,
 )
+from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.builtin import hidden_from_model
-from agentic_eval.packs.sealed import SOCKET_FOLDER
 
 LABEL = "agentic-eval.sandbox"
 KEEPER_UID = RUN_UID - 1
@@ -260,7 +260,7 @@ def _package_dir() -> Path:
 
 
 @dataclass
-class DockerBackend:
+class DockerBackend(SandboxBackend):
     """Trials in containers, spread over `hosts` by free capacity."""
 
     hosts: Sequence[str | None] = (None,)
@@ -297,7 +297,51 @@ class DockerBackend:
                 f"the docker sandbox reaches {remote[0]} with the docker CLI: apt-get install docker.io")
         atexit.register(self.close_all)
 
-    # ----- the backend contract
+    # ----- the backend contract (see SandboxBackend: these are its hooks)
+
+    OPTIONS = ("hosts", "image")
+    """Its own options: the engines to spread trials over (`--docker-host`, default DOCKER_HOST) and an image of
+    the user's own (`--image`)."""
+
+    @classmethod
+    def create(cls, options: Mapping[str, Any] | None = None) -> DockerBackend:
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(cls.OPTIONS))
+        if unknown:
+            raise AgenticEvalError(f"--sandbox docker: unknown option {', '.join(unknown)} (it takes "
+                                   f"{', '.join(cls.OPTIONS)})")
+        hosts = tuple(options.get("hosts") or ()) or (None,)
+        return cls(hosts=hosts, image=options.get("image") or None)
+
+    @classmethod
+    def refusal(cls, agent: Any) -> str:
+        """A CLI agent whose program the container cannot run (see `cli_refusal`); other agents run here."""
+        return cli_refusal(agent) if getattr(agent, "tool", None) is not None else ""
+
+    def trial_start(self, sandbox: Path) -> None:
+        self.cap_disk(sandbox)
+
+    def agent_start(self, sandbox: Path, agent: Any, grader_reads: Sequence[Path] = ()) -> None:
+        """Start the trial's containers ahead: the agent's first one while the model answers (not for a CLI
+        agent, whose container mounts its program and home, nor an agent that calls no model), the grader's
+        once that runs."""
+        first = bool(getattr(agent, "uses_model", True)) and getattr(agent, "tool", None) is None
+        try:
+            self.warm(sandbox.resolve(), first=first, readable=grader_reads)
+        except Exception:  # noqa: BLE001 - only a head start: the first command starts its own
+            pass
+
+    def phase_end(self, sandbox: Path) -> None:
+        try:
+            self.close(sandbox.resolve())
+        except Exception:  # noqa: BLE001 - an engine that is gone took its container with it
+            pass
+
+    def grading_start(self, sandbox: Path) -> None:
+        self.make_room(sandbox)
+
+    def trial_end(self, sandbox: Path, keep: bool = False) -> None:
+        self.release(sandbox, keep=keep)
 
     def prepare(self, path: Path) -> None:
         """Hand the sandbox to uid 65534, the user commands run as in the container."""
@@ -538,7 +582,7 @@ class DockerBackend:
         if not kept:
             self._drop_grading_folder(folder)
             raise AgenticEvalError("the trial ended before its grader's container started")
-        return self._start_phase(Path(sandbox), [], [Path(sandbox), *reads, folder / SOCKET_FOLDER], engine)
+        return self._start_phase(Path(sandbox), [], [Path(sandbox), *reads, folder / GRADING_SOCKET_FOLDER], engine)
 
     # ----- the grading folder (packs/sealed.py's CodeHost: its socket, the work copy, a scratch folder)
 
@@ -577,7 +621,7 @@ class DockerBackend:
                 raise AgenticEvalError(f"cannot mount the size-capped grading folder ({self.limits.work_size} + "
                                        f"{GRADING_ROOM >> 20} MiB) at {folder}: {why}")
         os.chmod(folder, 0o755)
-        for sub in (SOCKET_FOLDER, "work", "scratch"):
+        for sub in (GRADING_SOCKET_FOLDER, "work", "scratch"):
             (folder / sub).mkdir(mode=0o755)
         return folder
 

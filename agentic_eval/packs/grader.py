@@ -235,9 +235,7 @@ class ScriptRunner:
         timeout = self.task.meta.limits.grader_timeout_s
         if timeout_s is not None:
             timeout = min(timeout, timeout_s)
-        made_ahead = getattr(self.backend, "grading_folder", None)  # docker: its socket folder bound in ahead
-        with (made_ahead(self.sandbox.path) if callable(made_ahead)
-              else tempfile.TemporaryDirectory(prefix="ae-grading-")) as folder:
+        with self.backend.grading_folder(self.sandbox.path) as folder:  # docker: its socket folder bound in ahead
             os.chmod(folder, 0o755)
             host = CodeHost(self.sandbox.path, Path(folder), self.backend, cancel=cancel,
                             hidden=(*hidden_from_model(), self.task.pack_dir, self.task.dir))

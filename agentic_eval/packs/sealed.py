@@ -39,15 +39,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER
+
 SOCKET_ENV = "AGENTIC_EVAL_RUN_SOCKET"
 """The grader's way to the harness: the unix socket a `CodeHost` listens on."""
 WORK_ENV = "AGENTIC_EVAL_WORK"
 """Where the work copy is, as the model's code sees it (the same path on both sides)."""
 SCRATCH_ENV = "AGENTIC_EVAL_SCRATCH"
 """The scratch folder beside it (fixtures in, outputs out), the same path on both sides."""
-SOCKET_FOLDER = "sock"
-"""The folder of a CodeHost's folder that holds its socket (it may be made ahead: the docker backend binds it
-into the grader's container before grading starts)."""
+SOCKET_FOLDER = GRADING_SOCKET_FOLDER
+"""The folder of a CodeHost's folder that holds its socket (defined by the confinement: the docker backend
+binds it into the grader's container before grading starts)."""
 
 MESSAGE_LIMIT = 96 << 20
 """Largest request or response accepted, in bytes."""
@@ -310,12 +312,8 @@ class CodeHost:
             pass
         with self._lock:  # a command still running (its grader was stopped) ends first: _closed cancels it
             pass
-        close = getattr(self.backend, "close", None)  # docker: the model's container goes
-        if callable(close) and self.work.exists():
-            try:
-                close(self.work.resolve())
-            except Exception:  # noqa: BLE001 - an engine that is gone took its container with it
-                pass
+        if self.work.exists():
+            self.backend.phase_end(self.work.resolve())  # docker: the model's container goes
 
     # ----- serving
 
@@ -347,9 +345,8 @@ class CodeHost:
         if fresh or self._fresh or not self.work.exists():
             # no process of the previous copy survives: docker ends them and keeps the container (whose binds of
             # the work and scratch folders stay valid: they are emptied and refilled, never replaced)
-            end = getattr(self.backend, "end_processes", None) or getattr(self.backend, "close", None)
-            if callable(end) and self.work.exists():
-                end(self.work.resolve())
+            if self.work.exists():
+                self.backend.end_processes(self.work.resolve())
             for path in (self.work, self.scratch):
                 _empty(path)
             self.skipped = copy_tree(self.snapshot, self.work)
@@ -420,9 +417,9 @@ class CodeHost:
             except OSError as exc:
                 return {"error": f"could not start {argv[0]!r}: {exc}"}
             result_code, output, stopped_by = done.returncode, done.output, done.stopped_by
-            end = getattr(self.backend, "end_processes", None)
-            if stopped_by and callable(end) and not self._closed.is_set():  # docker: else it goes on in its container
-                threading.Thread(target=end, args=(self.work.resolve(),), daemon=True).start()  # beside the answer
+            if stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
+                threading.Thread(target=self.backend.end_processes, args=(self.work.resolve(),),
+                                 daemon=True).start()  # beside the answer
         files: dict[str, str | None] = {}
         why: dict[str, str] = {}
         total = 0

@@ -415,7 +415,7 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
     does (ScriptRunner.grade). Never raises for the attempt's or the grader's trouble; removes `dest`."""
     start = time.monotonic()
     name, seed = attempt.name, template.seed
-    if rt.needs_confinement(attempt) and not getattr(backend, "confined", True):
+    if rt.needs_confinement(attempt) and not backend.confined:
         return AttemptRun(name, seed, "skipped", f"needs a confining sandbox backend, not {backend.name}")
     try:
         shutil.copytree(template.path, dest, symlinks=True)

@@ -1,0 +1,204 @@
+"""Planning a run and the rules it follows: what `agentic-eval run` and `start_run`/`resume_run` check
+before any trial (builtin-only options, the agent's `check_options`, the backend's refusal of the agent,
+grader requirements, the endpoint's preflight), a new run folder claimed atomically or a recorded run
+reopened with the settings it keeps.
+
+`plan_start(settings)` / `plan_resume(run, given)` do the checks and claim the run without running it: a
+`Campaign`, whose `execute` runs the trials with callbacks (what the CLI's progress display uses).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.agents.base import Agent, AgentOptions
+from agentic_eval.confine.backend import SandboxBackend
+from agentic_eval.endpoint import Endpoint
+from agentic_eval.errors import AgenticEvalError
+from agentic_eval.packs.task import Task
+from agentic_eval.results import RunConfig, RunPlan, TrialResult, TrialSpec, pack_infos, utc_now, versions
+from agentic_eval.runner.settings import RunSettings
+from agentic_eval.runner.trial import execute_plan
+
+Log = Callable[..., None]
+"""`log(text, style=None)`: where a campaign's messages go (skipped tasks, warnings, the header); the
+style is a hint for a terminal ("bold red" for an unconfined sandbox nobody asked for)."""
+
+MODEL_FREE_RUN_MODEL = "none"
+"""The model a run of a model-free agent (oracle, nop) records when no model was given."""
+
+
+@dataclass
+class Campaign:
+    """A run ready to execute: its plan (folder, config, trials still to run, the run's lock held), its
+    settings, and what runs it. `execute` runs the trials; `start_run` and `resume_run` do both steps."""
+
+    plan: RunPlan
+    settings: RunSettings
+    agent: Agent
+    endpoint: Endpoint
+    tasks: list[Task]
+    backend: SandboxBackend
+
+    @property
+    def run_dir(self) -> Path:
+        return self.plan.run_dir
+
+    @property
+    def config(self) -> RunConfig:
+        return self.plan.config
+
+    @property
+    def options(self) -> AgentOptions:
+        return self.settings.agent_options
+
+    @property
+    def jobs(self) -> int:
+        return self.settings.jobs
+
+    def execute(self, *, on_result: Callable[[TrialResult], None] | None = None,
+                on_start: Callable[[TrialSpec], None] | None = None,
+                cancel: threading.Event | None = None) -> list[TrialResult]:
+        """Run the planned trials (see `execute_plan`; KeyboardInterrupt propagates, finished trials kept)."""
+        return execute_plan(self.plan, agent=self.agent, endpoint=self.endpoint, options=self.options,
+                            jobs=self.jobs, on_result=on_result, on_start=on_start, cancel=cancel,
+                            keep_sandboxes=self.settings.keep_sandboxes, backend=self.backend)
+
+
+def make_run_config(settings: RunSettings, *, run_id: str, endpoint: Endpoint, tasks: list[Task],
+                    sandbox: str = "") -> RunConfig:
+    """run.json's contents for a new run of `settings` (`sandbox`: the backend's name, as resolved)."""
+    options = settings.agent_options
+    return RunConfig(
+        run_id=run_id, created_at=utc_now(), model=settings.model or "", agent=settings.agent,
+        base_url=endpoint.base_url, seed=settings.seed, attempts=settings.attempts, jobs=settings.jobs,
+        task_ids=[t.id for t in tasks], task_paths=list(settings.tasks or ()), packs=pack_infos(tasks),
+        system_prompt_tokens=options.system_prompt_tokens, lenient_text_calls=options.lenient_text_calls,
+        stream=options.stream, agent_options=dict(options.extra), sandbox=sandbox, versions=versions(),
+    )
+
+
+def _quiet(text: str, style: str | None = None) -> None:
+    return None
+
+
+def _builtin_only_check(settings: RunSettings) -> None:
+    """The builtin agent's options given to another agent are an error, not ignored."""
+    options = settings.agent_options
+    given = [flag for flag, value in (("--system-prompt-tokens", options.system_prompt_tokens),
+                                      ("--lenient-text-calls", options.lenient_text_calls),
+                                      ("--stream", options.stream)) if value]
+    if given and settings.agent != "builtin":
+        raise AgenticEvalError(f"{', '.join(given)}: only the builtin agent has "
+                               f"{'this option' if len(given) == 1 else 'these options'}; "
+                               f"drop {'it' if len(given) == 1 else 'them'} or use --agent builtin")
+
+
+def plan_start(settings: RunSettings | None = None, /, *, local_server: Any = None, log: Log | None = None,
+               **keywords: Any) -> Campaign:
+    """Check everything and claim a new run folder under `settings.runs_root`; nothing runs yet. The
+    settings: a `RunSettings`, or its keywords (`RunSettings.of`)."""
+    from agentic_eval.agents.base import load_agent
+
+    if settings is None:
+        settings = RunSettings.of(**keywords)
+    elif keywords:
+        raise TypeError("give a RunSettings or its keywords, not both")
+
+    if local_server is not None and not settings.model:
+        settings = replace(settings, model=local_server.model)
+    settings = replace(settings, agent=settings.agent or "builtin")
+    if not settings.model and not getattr(load_agent(settings.agent), "uses_model", True):
+        settings = replace(settings, model=MODEL_FREE_RUN_MODEL)
+    if not settings.model:
+        raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN, "
+                               "or --local")
+    _builtin_only_check(settings)
+    return _campaign(None, None, settings, local_server=local_server, log=log or _quiet)
+
+
+def plan_resume(run: str | Path, given: Mapping[str, Any] | None = None, /, *, local_server: Any = None,
+                log: Log | None = None, **keywords: Any) -> Campaign:
+    """Reopen a run (its folder, or its id under `given["runs_root"]`) to rerun its unscored and missing
+    trials.
+
+    Its settings come from its run.json (`RunSettings.recorded`); `given` holds what this session was
+    given, as `RunSettings.of` keywords: a setting the run measures must equal the recorded one (see
+    `RunSettings.resumed_with`). `tasks` may point at the packs' new place (the tasks' digests still decide
+    which trials stand); keywords add to `given`. It goes back to the endpoint it recorded unless
+    `base_url` (or `local_server`) says otherwise; a key is never stored, so give `api_key` again."""
+    from agentic_eval.results import read_run_config, resolve_run_dir
+
+    given = {**(given or {}), **keywords}
+    run_dir = resolve_run_dir(run, Path(given.get("runs_root") or "runs"))
+    config = read_run_config(run_dir)
+    try:
+        settings = RunSettings.recorded(config).resumed_with(given)
+    except AgenticEvalError as exc:
+        raise AgenticEvalError(str(exc).replace("this run", f"run {config.run_id}", 1)) from None
+    return _campaign(run_dir, config, settings, local_server=local_server, log=log or _quiet)
+
+
+def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSettings, *, local_server: Any,
+              log: Log) -> Campaign:
+    """The checks and preparation a new run and a resumed one share (`config` None: a new run)."""
+    from agentic_eval.agents.base import load_agent
+    from agentic_eval.confine.backend import resolve_backend
+    from agentic_eval.endpoint import preflight, resolve_endpoint
+    from agentic_eval.leftovers import clean_dead_runs
+    from agentic_eval.packs.grader import check_grader_requirements
+    from agentic_eval.packs.task import load_tasks, select_tasks
+    from agentic_eval.results import changed_tasks, claim_run_dir, new_run_id, prepare_run, read_trials
+
+    agent = load_agent(settings.agent)
+    backend, warning = resolve_backend(settings.sandbox.name, settings.sandbox.options, agent)
+    if warning:
+        log(warning, style="bold red" if settings.sandbox.name is None else "yellow")
+    check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
+    if callable(check_options):
+        check_options(dict(settings.agent_options.extra))
+    loaded = load_tasks(list(settings.tasks) if settings.tasks else None)
+    for err in loaded.errors:
+        log(f"skipped task: {err}")
+    tasks = select_tasks(loaded.tasks, list(settings.task_ids))
+    if not tasks:
+        raise AgenticEvalError("no tasks to run (check --tasks and --task)")
+    check_grader_requirements(tasks)  # before any trial: a grader that cannot run would grade every trial wrong
+    # A resumed run goes back to the endpoint it recorded, unless base_url (or a local server) says otherwise.
+    recorded_url = config.base_url if config is not None and not config.local else None
+    endpoint = resolve_endpoint(local_server.base_url if local_server is not None
+                                else (settings.base_url or recorded_url), settings.api_key)
+    model = settings.model or ""
+    if agent.uses_model:
+        preflight(endpoint, model)
+    if config is not None and run_dir is not None:
+        config = config.model_copy(update={"base_url": endpoint.shown_url})
+        for task_id in changed_tasks(run_dir, tasks):
+            log(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
+                "trials run again, and the report counts the new ones")
+        resume = True
+    else:
+        run_dir = claim_run_dir(settings.runs_root, new_run_id(model, settings.agent))
+        config = make_run_config(settings, run_id=run_dir.name, endpoint=endpoint, tasks=tasks, sandbox=backend.name)
+        if local_server is not None:
+            gguf = getattr(local_server, "gguf", None)
+            config = config.model_copy(update={"local": True, "local_ctx": getattr(local_server, "ctx", None),
+                                               "local_gguf": str(Path(gguf).resolve()) if gguf else None})
+        resume = False
+    plan = prepare_run(run_dir, config, tasks, resume=resume)
+    if resume:
+        for w in read_trials(run_dir)[1]:  # torn records: their trials are in the plan again
+            log(f"warning: {w}")
+    if cleaned := clean_dead_runs().describe():  # sandboxes and processes a killed run left behind
+        log(cleaned)
+    log(f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
+        + (f", {plan.skipped} already scored" if plan.skipped else "")
+        + f"), agent {settings.agent}, "
+        + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
+        + f", -j {settings.jobs}, sandbox {backend.name}")
+    log(f"results: {run_dir}")
+    return Campaign(plan=plan, settings=settings, agent=agent, endpoint=endpoint, tasks=list(tasks), backend=backend)
