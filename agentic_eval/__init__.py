@@ -29,7 +29,7 @@ groups), `testing` (a scripted endpoint for plugin authors' tests), `paths` (cac
 Glossary: three things were all called "sandbox"; in code and docs they are now
 
     repo        the generated repository a trial's agent works in (`packs/sandbox.py`'s `Sandbox`, a
-                generator from the `agentic_eval.sandboxes` group, a task.toml's `[sandbox]` section)
+                generator from the `agentic_eval.generators` group, a task.toml's `[sandbox]` section)
     backend     the confinement every command of the model runs under (`--sandbox NAME`, a
                 `SandboxBackend` from the `agentic_eval.backends` group, a trial record's `sandbox` field)
     image       the docker backend's container image (`agentic-eval sandbox build`)

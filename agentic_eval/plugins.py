@@ -21,8 +21,8 @@ names, not code). docs/plugins.md shows a minimal working plugin of each kind.
     The pack is among the default packs that `run` and `tasks list` use. A pack registered under
     a built-in's name (core, node, ops) replaces that built-in.
 
-`agentic_eval.sandboxes` (SANDBOXES_GROUP)
-    name = "package.module:generate": a sandbox generator, `generate(root: Path, seed: int,
+`agentic_eval.generators` (GENERATORS_GROUP; `agentic_eval.sandboxes`, its old name, is still read)
+    name = "package.module:generate": a repo generator, `generate(root: Path, seed: int,
     params: dict) -> dict`, which writes a repository's files into the empty folder `root`,
     deterministically from `seed` and the task's `[sandbox.params]`, and returns the variables
     graders and instructions may use (`agentic_eval.packs.sandbox.Generator`). A task names it
@@ -59,14 +59,16 @@ AGENTS_GROUP = "agentic_eval.agents"
 """Agents, found by name: `run --agent NAME`, `agents list`."""
 PACKS_GROUP = "agentic_eval.packs"
 """Task packs: each entry point gives a pack folder."""
+GENERATORS_GROUP = "agentic_eval.generators"
+"""Repo generators, found by the name a task's `[sandbox] generator` gives."""
 SANDBOXES_GROUP = "agentic_eval.sandboxes"
-"""Sandbox generators, found by the name a task's `[sandbox] generator` gives."""
+"""The generators' group under its old name ("sandbox" also meant the backend): still read, after the new one."""
 REDTEAM_GROUP = "agentic_eval.redteam"
 """Red-team attempts that `validate` runs against every grader (agentic_eval.packs.redteam)."""
 BACKENDS_GROUP = "agentic_eval.backends"
 """Sandbox backends, found by the name `--sandbox` takes (agentic_eval.confine.backend)."""
 
-GROUPS = (AGENTS_GROUP, PACKS_GROUP, SANDBOXES_GROUP, REDTEAM_GROUP, BACKENDS_GROUP)
+GROUPS = (AGENTS_GROUP, PACKS_GROUP, GENERATORS_GROUP, SANDBOXES_GROUP, REDTEAM_GROUP, BACKENDS_GROUP)
 
 
 def entry_points_in(group: str) -> list[EntryPoint]:
@@ -93,7 +95,8 @@ def pack_dirs() -> list[tuple[str, Path]]:
 
 def sandbox_generator(name: str) -> Callable[[Path, int, dict[str, Any]], dict[str, Any]] | None:
     """The generator registered as `name` (the first, if two packages claim it), or None."""
-    for ep in entry_points_in(SANDBOXES_GROUP):
-        if ep.name == name:
-            return ep.load()  # type: ignore[no-any-return]
+    for group in (GENERATORS_GROUP, SANDBOXES_GROUP):
+        for ep in entry_points_in(group):
+            if ep.name == name:
+                return ep.load()  # type: ignore[no-any-return]
     return None

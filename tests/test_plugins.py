@@ -26,8 +26,8 @@ FILE_BLOCK = re.compile(r"^```\w* file=(\S+)\n(.*?)^```$", re.MULTILINE | re.DOT
 def test_the_groups_are_the_ones_pyproject_registers_in() -> None:
     registered = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
     assert set(registered) <= set(plugins.GROUPS)
-    assert plugins.GROUPS == ("agentic_eval.agents", "agentic_eval.packs", "agentic_eval.sandboxes",
-                              "agentic_eval.redteam", "agentic_eval.backends")
+    assert plugins.GROUPS == ("agentic_eval.agents", "agentic_eval.packs", "agentic_eval.generators",
+                              "agentic_eval.sandboxes", "agentic_eval.redteam", "agentic_eval.backends")
     assert {"builtin", "oracle", "nop"} <= set(plugins.agent_entry_points())
     assert {"core", "node", "ops"} <= {name for name, _ in plugins.pack_dirs()}
     assert plugins.sandbox_generator("no-such-generator") is None
@@ -133,3 +133,19 @@ def test_no_test_module_imports_another() -> None:
                 if last.startswith("test_") or last in ("fake_endpoint", "conftest"):
                     offenders.append(f"{path.relative_to(ROOT)}: {name}")
     assert offenders == []
+
+
+def test_a_generator_registered_under_the_old_group_name_is_still_found(tmp_path: Path) -> None:
+    """`agentic_eval.sandboxes` was the generators' group before "sandbox" came to mean only the backend:
+    a third-party pack that registered there keeps working."""
+    (tmp_path / "old_gen.py").write_text("def generate(root, seed, params):\n    return {'seed': seed}\n")
+    dist = tmp_path / "old_gen-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: old-gen\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[agentic_eval.sandboxes]\nold-gen = old_gen:generate\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    probe = ("from agentic_eval.packs.sandbox import find_generator; import pathlib, tempfile; "
+             "print(find_generator('old-gen')(pathlib.Path(tempfile.mkdtemp()), 7, {}))")
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120,
+                           check=False)
+    assert found.returncode == 0 and found.stdout.strip() == "{'seed': 7}", found.stderr

@@ -22,9 +22,9 @@ from typing import Any
 from agentic_eval.packs import gitsafe
 from agentic_eval.errors import SandboxError
 from agentic_eval.packs.task import Task
-from agentic_eval.plugins import SANDBOXES_GROUP
+from agentic_eval.plugins import GENERATORS_GROUP
 
-GENERATOR_ENTRY_POINT_GROUP = SANDBOXES_GROUP  # the group is named in agentic_eval.plugins
+GENERATOR_ENTRY_POINT_GROUP = GENERATORS_GROUP  # the group is named in agentic_eval.plugins (its old name too)
 PRISTINE_MESSAGE = "Initial commit"
 PRISTINE_BRANCH = "main"
 # Fixed identity and date: the pristine commit id depends only on the tree.
