@@ -119,7 +119,7 @@ def verdicts(result: TaskValidation) -> dict[str, str]:
 
 
 def test_a_weak_grader_is_bad_and_the_forgeries_are_named(tmp_path: Path) -> None:
-    pack = make_pack(tmp_path, WEAK_GRADER, FIX_CALC, grader_timeout_s=15)  # a loaded machine: a plain grading within it
+    pack = make_pack(tmp_path, WEAK_GRADER, FIX_CALC, grader_timeout_s=15)  # a loaded machine grades within it
     result = validate_task(load_task(pack / "calc"))
     assert (result.pristine_fails, result.fixed_passes) == (1, 1)  # the grader does its plain job
     assert result.status == "bad" and result.languages == ["python"]
