@@ -21,8 +21,9 @@ The parts, one subpackage each (every `__init__` lists its modules):
 
 and beside them: `endpoint` (the model endpoint), `runner` (campaigns), `results` (what is written under
 runs/), `faults` (which ends of an agent's run are the model's doing, and whose fault the rest are),
-`leftovers` (cleaning up after dead runs), `errors` (the exception tree), `plugins` (the
-entry-point groups), `testing` (a scripted endpoint for plugin authors' tests).
+`leftovers` (cleaning up after dead runs), `errors` (the exception tree), `inputs` (files an operator
+names, read with a size cap and never a FIFO or a device), `plugins` (the entry-point groups),
+`testing` (a scripted endpoint for plugin authors' tests).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def read_data_file(path: str | os.PathLike[str], *, what: str, limit: int) -> by
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        raise AgenticEvalError(f"{what}: no such file") from None
+        raise AgenticEvalError(f"{what}: cannot read it (no such file)") from None
     except OSError as exc:  # a socket (ENXIO), no permission, ...
         problem = special_file_problem(path)
         raise AgenticEvalError(f"{what}: {problem or f'cannot read it ({exc.strerror or exc})'}") from None

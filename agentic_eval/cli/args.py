@@ -75,7 +75,8 @@ def number_above(floor: float, most: float) -> Callable[[str], float]:
         if value <= floor:
             raise argparse.ArgumentTypeError(f"{_shown(text)} must be above {floor:g}")
         if value > most:  # inf included
-            raise argparse.ArgumentTypeError(f"{_shown(text)} is over the limit of {most:,g}")
+            limit = f"{int(most):,}" if float(most).is_integer() else f"{most:g}"
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is over the limit of {limit}")
         return value
 
     parse.__name__ = f"number above {floor:g} up to {most:g}"
@@ -218,6 +219,31 @@ def load_api_key_file(args: argparse.Namespace) -> None:
     if problem := key_problem(key):
         raise AgenticEvalError(f"--api-key-file {path}: the key on its first line {problem}")
     args.api_key = key
+
+
+def check_gguf(path: str | None) -> None:
+    """--gguf names a model file: it must be a regular file (not a FIFO, a device or a folder); llama.cpp
+    reads it, so there is no size cap."""
+    from agentic_eval.inputs import special_file_problem
+
+    if path and (problem := special_file_problem(os.path.expanduser(path))) is not None:
+        raise AgenticEvalError(f"--gguf {path}: {problem}; give the GGUF model file")
+
+
+RUN_FILE_LIMITS = {"run.json": 64 * 1024 * 1024, "instrument.json": 64 * 1024 * 1024,
+                   "trials.jsonl": 4 * 1024 * 1024 * 1024}
+"""The records of a run a command reads (report, run --resume), each a regular file under its cap."""
+
+
+def check_run_files(run_dir: object) -> None:
+    """Refuse in one line a run folder whose records are special files (a FIFO would hang the reader,
+    /dev/zero would fill memory) or larger than RUN_FILE_LIMITS."""
+    from agentic_eval.inputs import check_data_file
+
+    for name, limit in RUN_FILE_LIMITS.items():
+        path = os.path.join(str(run_dir), name)
+        if os.path.lexists(path):
+            check_data_file(path, what=path, limit=limit)
 
 
 def secrets_of(args: argparse.Namespace) -> list[str]:

@@ -15,6 +15,8 @@ from agentic_eval.cli.args import (
     add_task_arg,
     add_tasks_arg,
     base_url,
+    check_gguf,
+    check_run_files,
     jobs_number,
     repeats,
     seed_number,
@@ -84,6 +86,9 @@ def handle(args: argparse.Namespace) -> int:
     handled like Ctrl-C by the CLI's main)."""
     if args.gguf and not args.local:
         args.local = True
+    check_gguf(args.gguf)
+    if args.resume:
+        _check_resumed(args)
     if args.resume and not args.local and not args.base_url:
         _local_from_record(args)
     if args.ctx is None:
@@ -103,6 +108,13 @@ def handle(args: argparse.Namespace) -> int:
 
 
 DEFAULT_LOCAL_CTX = 16384
+
+
+def _check_resumed(args: argparse.Namespace) -> None:
+    """The run --resume names: its records regular files of a sane size, before anything reads them."""
+    from agentic_eval.results import resolve_run_dir
+
+    check_run_files(resolve_run_dir(args.resume, Path(args.run_dir)))
 
 
 def _local_from_record(args: argparse.Namespace) -> None:

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from agentic_eval.cli.args import port_number, tokens, whole_number
+from agentic_eval.cli.args import check_gguf, port_number, tokens, whole_number
 
 MAX_THREADS = 1024
 
@@ -30,6 +30,8 @@ def register(sub: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Start llama.cpp's server on 127.0.0.1, print where it is, serve until Ctrl-C."""
     from agentic_eval.local.server import LocalServer
+
+    check_gguf(args.gguf)
 
     def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
