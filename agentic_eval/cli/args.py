@@ -95,12 +95,15 @@ seconds = number_above(0.0, MAX_SECONDS)
 """argparse type: a time limit in seconds, above 0 and at most a day."""
 
 
+_port = whole_number(0, 65535)
+
+
 def port_number(text: str) -> int:
     """argparse type: a TCP port, 0 (any free one) to 65535."""
     try:
-        return whole_number(0, 65535)(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"{_shown(text)} is not a port (0 to 65535)") from None
+        return _port(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (a port is 0 to 65535)") from None
 
 
 def base_url(text: str) -> str:

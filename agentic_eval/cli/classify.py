@@ -96,8 +96,9 @@ def handle(args: argparse.Namespace) -> int:
             for number, line in enumerate(_lines(handle), start=1):
                 if line is not None and not line.strip():
                     continue
-                output = (classify_line(line, resolver) if line is not None else
-                          {"id": None, "error": f"line longer than {MAX_LINE_CHARS // (1024 * 1024)} MiB: not read"})
+                output: dict[str, Any] = (
+                    classify_line(line, resolver) if line is not None else
+                    {"id": None, "error": f"line longer than {MAX_LINE_CHARS:,} characters: not read"})
                 if "error" in output:
                     bad_lines += 1
                     output["error"] = (str(output["error"]).splitlines() or [""])[0][:300]
