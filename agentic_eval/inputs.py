@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 from agentic_eval.errors import AgenticEvalError
 
@@ -110,14 +109,12 @@ def check_data_file(path: str | os.PathLike[str], *, what: str, limit: int | Non
 
 
 def check_output_file(path: str | os.PathLike[str], *, what: str) -> None:
-    """A file about to be written: if something is already there it must be a regular file (writing
-    into a FIFO would wait for a reader forever, into a device or folder makes no sense)."""
+    """A file about to be written: if something is already there it must be a regular file (a FIFO
+    would wait for a reader forever; a device such as /dev/zero, replaced by a file, would break the
+    machine for everyone; a folder makes no sense). A missing file (or folder) is the writer's to make."""
     try:
         mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        parent = Path(path).parent
-        if not parent.is_dir():
-            raise AgenticEvalError(f"{what}: its folder {parent} does not exist") from None
+    except (FileNotFoundError, NotADirectoryError):
         return
     except OSError as exc:
         raise AgenticEvalError(f"{what}: cannot use it ({exc.strerror or exc})") from None
