@@ -383,3 +383,13 @@ def test_checkpoint_files_that_are_not_what_they_claim_are_one_line(tmp_path: Pa
         assert main(["speed", "--model", "m", "--base-url", closed_url, "--checkpoint", str(ckpt)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and wanted in err[0], err
+
+
+def test_a_run_config_that_is_not_utf8_names_its_file(mini_pack: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = _oracle_run(mini_pack, tmp_path / "runs")
+    (run_dir / "run.json").write_bytes(b"\xff\xfe{")
+    for argv in (["report", str(run_dir)], ["run", "--resume", str(run_dir)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"{run_dir / 'run.json'}: not UTF-8 text" in err[0], err

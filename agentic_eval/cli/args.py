@@ -239,13 +239,18 @@ RUN_FILE_LIMITS = {"run.json": 64 * 1024 * 1024, "instrument.json": 64 * 1024 * 
 
 
 def check_run_files(run_dir: object) -> None:
-    """Refuse in one line a run folder whose records are special files (a FIFO would hang the reader,
-    /dev/zero would fill memory) or larger than RUN_FILE_LIMITS."""
-    from agentic_eval.inputs import check_data_file
+    """Refuse in one line, naming the file, a run folder whose records are special files (a FIFO would
+    hang the reader, /dev/zero would fill memory), larger than RUN_FILE_LIMITS, or (the small JSON
+    files) not UTF-8 text. trials.jsonl is decoded line by line by its reader, a bad line skipped."""
+    from agentic_eval.inputs import check_data_file, read_data_text
 
     for name, limit in RUN_FILE_LIMITS.items():
         path = os.path.join(str(run_dir), name)
-        if os.path.lexists(path):
+        if not os.path.lexists(path):
+            continue
+        if name.endswith(".json"):
+            read_data_text(path, what=path, limit=limit)
+        else:
             check_data_file(path, what=path, limit=limit)
 
 
