@@ -40,14 +40,16 @@ def register(sub: Any) -> None:
     add_tasks_arg(p)
     add_task_arg(p)
     p.add_argument("--seed", type=seed_number, default=None, metavar="S", help="sandbox seed (default 0)")
-    p.add_argument("--attempts", type=repeats, default=None, metavar="K", help="attempts per task (default 1)")
+    p.add_argument("--attempts", type=repeats, default=None, metavar="K",
+                   help="attempts per task (default 1, at most 1000)")
     p.add_argument("-j", "--jobs", type=jobs_number, default=1, metavar="N", help="trials run in parallel (default 1)")
     add_run_dir_arg(p)
     p.add_argument("--resume", metavar="RUN", help="resume a run (its folder or id): rerun unscored and missing "
                    "trials, keep scored ones; against the endpoint it recorded (a --local run: a new local "
                    "server) unless --base-url says otherwise")
     p.add_argument("--system-prompt-tokens", type=tokens, metavar="N",
-                   help="builtin agent: pad the system prompt with realistic agent guidance to about N tokens")
+                   help="builtin agent: pad the system prompt with realistic agent guidance to about N tokens "
+                   "(at most 2,000,000)")
     p.add_argument("--lenient-text-calls", action="store_true",
                    help="builtin agent: also execute tool calls the model wrote as text (marked in the report)")
     p.add_argument("--stream", action="store_true", help="builtin agent: request streamed completions")
