@@ -23,8 +23,9 @@ The parts, one subpackage each (every `__init__` lists its modules):
 
 and beside them: `endpoint` (the model endpoint), `results` (what is written under runs/, and a run's
 plan), `faults` (which ends of an agent's run are the model's doing, and whose fault the rest are),
-`leftovers` (cleaning up after dead runs), `errors` (the exception tree), `plugins` (the entry-point
-groups), `testing` (a scripted endpoint for plugin authors' tests), `paths` (cache and tool folders).
+`leftovers` (cleaning up after dead runs), `errors` (the exception tree), `inputs` (files an operator
+names, read with a size cap and never a FIFO or a device), `plugins` (the entry-point groups), `testing`
+(a scripted endpoint for plugin authors' tests), `paths` (cache and tool folders).
 
 Glossary: three things were all called "sandbox"; in code and docs they are now
 

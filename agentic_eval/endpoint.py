@@ -95,13 +95,72 @@ def scrub(text: str, secrets: list[str] | tuple[str, ...]) -> str:
     return text
 
 
-def resolve_endpoint(base_url: str | None = None, api_key: str | None = None) -> Endpoint:
-    """Flags first, then OPENAI_BASE_URL / OPENAI_API_KEY, then http://localhost:8000/v1."""
-    url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-    key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
+MAX_URL_LENGTH = 2048
+"""The longest base URL taken (browsers and servers refuse far shorter ones than a typo can make)."""
+MAX_KEY_LENGTH = 16 * 1024
+"""The longest API key taken (a JWT is a few kilobytes)."""
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be an endpoint's base URL, as the words that follow it in an error ("is not a
+    URL (Invalid IPv6 URL)"), or None when it can. Parsed by urllib and by httpx, which sends the
+    requests: whatever either refuses is refused here, before anything runs."""
+    from urllib.parse import urlsplit
+
+    if len(url) > MAX_URL_LENGTH:
+        return f"is longer than {MAX_URL_LENGTH:,} characters"
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not UTF-8 text"
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+        return "holds a space or a control character"
     if not url.startswith(("http://", "https://")):
-        raise EndpointError(f"base URL {redact_url(url)!r} must start with http:// or https:// "
-                            f"(e.g. {DEFAULT_BASE_URL})")
+        return f"must start with http:// or https:// (e.g. {DEFAULT_BASE_URL})"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"is not a URL ({exc})"
+    if not parts.hostname:
+        return f"has no host (e.g. {DEFAULT_BASE_URL})"
+    if port == 0:
+        return "has port 0, which no server listens on"
+    import httpx
+
+    try:
+        httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:
+        return f"is not a URL ({exc})"
+    return None
+
+
+def key_problem(key: str) -> str | None:
+    """Why `key` cannot be sent as an API key (the words that follow it in an error; the key itself is
+    never quoted), or None when it can: an HTTP header carries printable ASCII only."""
+    if len(key) > MAX_KEY_LENGTH:
+        return f"is longer than {MAX_KEY_LENGTH:,} characters"
+    bad = next((i for i, ch in enumerate(key) if not " " <= ch <= "~"), None)
+    if bad is not None:
+        return (f"has a character an HTTP header cannot carry (at position {bad + 1}; a key is printable "
+                "ASCII)")
+    return None
+
+
+def resolve_endpoint(base_url: str | None = None, api_key: str | None = None) -> Endpoint:
+    """Flags first, then OPENAI_BASE_URL / OPENAI_API_KEY, then http://localhost:8000/v1. A URL or a
+    key that cannot be used is an EndpointError of one line, wherever it came from."""
+    from_env = not base_url and bool(os.environ.get("OPENAI_BASE_URL"))
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+    if (problem := url_problem(url)) is not None:
+        shown = redact_url(url)
+        shown = shown if len(shown) <= 80 else shown[:70] + "..."
+        raise EndpointError(f"{'OPENAI_BASE_URL' if from_env else 'base URL'} {shown!r} {problem}"
+                            + ("; fix it or pass --base-url" if from_env else ""))
+    key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key"
+    if (problem := key_problem(key)) is not None:
+        source = "the API key given" if api_key else "OPENAI_API_KEY"
+        raise EndpointError(f"{source} {problem}")
     return Endpoint(base_url=url.rstrip("/"), api_key=key)
 
 

@@ -4,7 +4,9 @@ One module per command (`COMMANDS`): `register(subparsers)` owns the command's f
 runs it; the flags several commands share are defined once in `args.py`. Kept thin and quick to
 start: every heavy import happens inside the handler of the command that needs it. Expected errors
 (`AgenticEvalError`) print as one line; set
-`--debug` or AGENTIC_EVAL_DEBUG=1 for the traceback.
+`--debug` or AGENTIC_EVAL_DEBUG=1 for the traceback. Arguments that are not UTF-8 text are refused in
+one line before parsing. SIGTERM stops a command as Ctrl-C does; a second signal, or a first one the
+command has not finished stopping for after STOP_GRACE_S seconds, ends the process at once.
 
     args         the flags several commands share, and the argparse types
     run          run: a campaign, through runner.plan_start / plan_resume
@@ -111,7 +113,31 @@ def _debug_everywhere(sub: Any) -> None:
                 _debug_everywhere(action)
 
 
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """The one-line error for the first argument that is not UTF-8 text (Python hands bytes it cannot
+    decode over as lone surrogates), or None. A flag's value is named by its flag, never quoted: it
+    may be a key."""
+    for i, arg in enumerate(argv):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            flag, eq, _ = arg.partition("=")
+            if arg.startswith("--") and eq:
+                what = f"the value of {flag}"
+            elif i > 0 and argv[i - 1].startswith("-"):
+                what = f"the value of {argv[i - 1]}"
+            else:
+                what = f"argument {i + 1} ({os.fsencode(arg)[:60]!r})"
+            return (f"agentic-eval: error: {what} is not UTF-8 text (byte {exc.start}); give names, paths and "
+                    "values as UTF-8")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if (bad := _not_utf8(argv)) is not None:
+        print(bad, file=sys.stderr)
+        return 2
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:
@@ -121,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     debug = args.debug or os.environ.get("AGENTIC_EVAL_DEBUG", "") not in ("", "0")
-    _sigterm_interrupts()
+    restore = _signals_interrupt()
     try:
         load_api_key_file(args)
         return handler(args)
@@ -150,19 +176,69 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("agentic-eval: interrupted", file=sys.stderr)
         return 130
+    finally:
+        restore()
 
 
-def _sigterm_interrupts() -> None:
+STOP_GRACE_S = 30.0
+"""How long a command may take to stop cleanly after SIGTERM or Ctrl-C (kill what it started, keep
+what finished) before the process ends at once; AGENTIC_EVAL_STOP_GRACE_S sets another."""
+
+
+def _stop_grace_s() -> float:
+    import math
+
+    try:
+        value = float(os.environ.get("AGENTIC_EVAL_STOP_GRACE_S", STOP_GRACE_S))
+    except ValueError:
+        return STOP_GRACE_S
+    return value if math.isfinite(value) and 0 <= value <= 3600 else STOP_GRACE_S
+
+
+def _exit_now(why: str) -> None:
+    """End the process at once (no waiting for threads still at work): what a second Ctrl-C asks for."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, f"agentic-eval: {why}: stopped at once; a trial's leftover folders and processes are "
+                    "cleaned by the next run\n".encode())
+    os._exit(130)
+
+
+def _signals_interrupt() -> Callable[[], None]:
     """SIGTERM (`kill`, `timeout`, a cancelled CI job) stops every command as cleanly as Ctrl-C does:
-    servers it started stopped, processes killed, finished results kept."""
+    servers it started stopped, processes killed, finished results kept. A command that has not
+    stopped STOP_GRACE_S seconds after the first signal (work it cannot cancel, such as a sandbox
+    generator still running in a trial's thread) or that gets a second signal ends at once. Returns
+    what puts the previous handlers back (kept once a signal came: the process is on its way out)."""
     import signal
     import threading
 
-    def on_term(signum: int, frame: object) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    received: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        received.append(signum)
+        if len(received) > 1:
+            _exit_now("a second signal")
+        timer = threading.Timer(_stop_grace_s(), _exit_now, args=(f"still stopping after {_stop_grace_s():g}s",))
+        timer.daemon = True  # never what keeps the process alive
+        timer.start()
         raise KeyboardInterrupt
 
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, on_term)
+    previous: dict[int, Any] = {}
+    for sig, usual in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
+        if signal.getsignal(sig) == usual:
+            previous[sig] = signal.signal(sig, on_signal)
+
+    def restore() -> None:
+        if not received:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    return restore
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,9 @@
 """The flags several commands share, defined once: the endpoint (--model, --base-url, --api-key,
 --api-key-file), --run-dir, task selection (--tasks, --task), the sandbox (--sandbox, --docker-host,
---image), and the argparse types (positive_int, positive_float, non_negative_int, port_number).
+--image), and the argparse types every numeric flag uses: each has an upper bound its error names
+(`whole_number`, `number_above`, and the common cases `tokens`, `seed_number`, `jobs_number`, `repeats`,
+`seconds`, `port_number`), and the text a request carries is checked before anything runs (`base_url`,
+`api_key_text`). A key file is read by `load_api_key_file` with a size cap, never a FIFO or a device.
 
 Imports argparse and the standard library only: every command module registers its flags with these
 while `agentic-eval --help` builds the parser, which must stay quick.
@@ -11,7 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.plugins import BACKENDS_GROUP
@@ -35,53 +38,117 @@ class RegisteredNames:
     def __iter__(self) -> Iterator[str]:
         return iter(self._names())
 
-
-def positive_float(text: str) -> float:
-    """argparse type: a finite number above 0 (not nan, not inf)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number; give a number above 0")
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} must be above 0")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
+MAX_TOKENS = 2_000_000
+"""The most tokens any flag or option counts (a padded system prompt, a context, an output): about the
+largest context a model serves."""
+MAX_SEED = 2**32 - 1
+"""Seeds run 0 to 2**32 - 1 (a negative seed would only repeat a positive one: Python seeds with |seed|)."""
+MAX_SECONDS = 86_400.0
+"""The longest any one wait may be: a day."""
+MAX_JOBS = 256
+"""The most trials, checks or requests in parallel."""
+MAX_REPEATS = 1000
+"""The most attempts, repeats, seeds or starts of one thing."""
 
 
-def non_negative_int(text: str) -> int:
-    """argparse type: an integer of at least 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be 0 or more")
-    return value
+def _shown(text: str) -> str:
+    """A value as an error message may quote it: one line, not a megabyte."""
+    text = text.replace("\n", " ")
+    return text if len(text) <= 40 else text[:30] + "..." + text[-6:]
+
+
+def whole_number(least: int, most: int) -> Callable[[str], int]:
+    """argparse type: a whole number from `least` to `most`; the error names the bound it broke
+    ("99999999999 is over the limit of 1,000")."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            if text.strip().lstrip("+-").replace("_", "").isdigit():  # too many digits for int() itself
+                sign_negative = text.strip().startswith("-")
+                raise argparse.ArgumentTypeError(
+                    f"{_shown(text)} must be at least {least:,}" if sign_negative else
+                    f"{_shown(text)} is over the limit of {most:,}") from None
+            raise argparse.ArgumentTypeError(f"{_shown(text)!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} must be 0 or more" if least == 0 else
+                                             f"{_shown(text)} must be at least {least:,}")
+        if value > most:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is over the limit of {most:,}")
+        return value
+
+    parse.__name__ = f"whole number from {least} to {most}"
+    return parse
+
+
+def number_above(floor: float, most: float) -> Callable[[str], float]:
+    """argparse type: a finite number above `floor` and at most `most` (not nan, not inf)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{_shown(text)!r} is not a number") from None
+        if math.isnan(value):
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number; give one above {floor:g}")
+        if value <= floor:
+            raise argparse.ArgumentTypeError(f"{_shown(text)} must be above {floor:g}")
+        if value > most:  # inf included
+            limit = f"{int(most):,}" if float(most).is_integer() else f"{most:g}"
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is over the limit of {limit}")
+        return value
+
+    parse.__name__ = f"number above {floor:g} up to {most:g}"
+    return parse
+
+
+tokens = whole_number(1, MAX_TOKENS)
+"""argparse type: a token count, 1 to MAX_TOKENS."""
+seed_number = whole_number(0, MAX_SEED)
+"""argparse type: a seed, 0 to 2**32 - 1."""
+jobs_number = whole_number(1, MAX_JOBS)
+"""argparse type: how many at once (-j), 1 to MAX_JOBS."""
+repeats = whole_number(1, MAX_REPEATS)
+"""argparse type: attempts, repeats, seeds, starts: 1 to MAX_REPEATS."""
+seconds = number_above(0.0, MAX_SECONDS)
+"""argparse type: a time limit in seconds, above 0 and at most a day."""
+
+
+_port = whole_number(0, 65535)
 
 
 def port_number(text: str) -> int:
     """argparse type: a TCP port, 0 (any free one) to 65535."""
-    value = non_negative_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"{value} is not a port (0 to 65535)")
-    return value
+    try:
+        return _port(text)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (a port is 0 to 65535)") from None
+
+
+def base_url(text: str) -> str:
+    """argparse type: an http(s) URL httpx can use (agentic_eval.endpoint.url_problem says why not)."""
+    from agentic_eval.endpoint import redact_url, url_problem
+
+    problem = url_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{_shown(redact_url(text))!r} {problem}")
+    return text
+
+
+def api_key_text(text: str) -> str:
+    """argparse type: a key an HTTP header can carry (agentic_eval.endpoint.key_problem says why not)."""
+    from agentic_eval.endpoint import key_problem
+
+    problem = key_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"the key given {problem}")  # never quoted: it is a secret
+    return text
 
 
 def add_key_args(p: argparse.ArgumentParser) -> None:
     """--api-key and --api-key-file (read into args.api_key by `load_api_key_file` before the handler runs)."""
-    p.add_argument("--api-key", metavar="KEY",
+    p.add_argument("--api-key", metavar="KEY", type=api_key_text,
                    help="API key (never written to any file, but a flag is visible to every user in `ps`: prefer "
                    "OPENAI_API_KEY or --api-key-file)")
     p.add_argument("--api-key-file", metavar="PATH",
@@ -91,7 +158,7 @@ def add_key_args(p: argparse.ArgumentParser) -> None:
 def add_endpoint_args(p: argparse.ArgumentParser, model_required: bool = True) -> None:
     """The endpoint: --model, --base-url, --api-key, --api-key-file."""
     p.add_argument("--model", required=model_required, help="model name the endpoint serves")
-    p.add_argument("--base-url", metavar="URL",
+    p.add_argument("--base-url", metavar="URL", type=base_url,
                    help="endpoint base URL (default: OPENAI_BASE_URL or http://localhost:8000/v1)")
     add_key_args(p)
 
@@ -157,22 +224,60 @@ def print_help_of(args: argparse.Namespace) -> int:
     return 2
 
 
+KEY_FILE_LIMIT = 64 * 1024
+"""The largest --api-key-file read: a key is a line, not a file of megabytes."""
+
+
 def load_api_key_file(args: argparse.Namespace) -> None:
-    """`--api-key-file PATH` read into `args.api_key`: one line of error if it cannot be used."""
+    """`--api-key-file PATH` read into `args.api_key`: one line of error if it cannot be used (a FIFO, a
+    device such as /dev/zero, a folder, a file over KEY_FILE_LIMIT, not UTF-8, empty, or a key an HTTP
+    header cannot carry)."""
+    from agentic_eval.inputs import read_data_text
+
     path = getattr(args, "api_key_file", None)
     if not path:
         return
     if getattr(args, "api_key", None):
         raise AgenticEvalError("give the key once: --api-key or --api-key-file, not both")
-    try:
-        with open(path, encoding="utf-8") as handle:
-            key = handle.readline().strip()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AgenticEvalError(f"--api-key-file {path}: cannot read it ({getattr(exc, 'strerror', None) or exc})"
-                               ) from None
+    text = read_data_text(path, what=f"--api-key-file {path}", limit=KEY_FILE_LIMIT)
+    key = (text.splitlines() or [""])[0].strip()
     if not key:
         raise AgenticEvalError(f"--api-key-file {path}: the file is empty; write the key on its first line")
+    from agentic_eval.endpoint import key_problem
+
+    if problem := key_problem(key):
+        raise AgenticEvalError(f"--api-key-file {path}: the key on its first line {problem}")
     args.api_key = key
+
+
+def check_gguf(path: str | None) -> None:
+    """--gguf names a model file: it must be a regular file (not a FIFO, a device or a folder); llama.cpp
+    reads it, so there is no size cap."""
+    from agentic_eval.inputs import special_file_problem
+
+    if path and (problem := special_file_problem(os.path.expanduser(path))) is not None:
+        raise AgenticEvalError(f"--gguf {path}: {problem}; give the GGUF model file")
+
+
+RUN_FILE_LIMITS = {"run.json": 64 * 1024 * 1024, "instrument.json": 64 * 1024 * 1024,
+                   "trials.jsonl": 4 * 1024 * 1024 * 1024}
+"""The records of a run a command reads (report, run --resume), each a regular file under its cap."""
+
+
+def check_run_files(run_dir: object) -> None:
+    """Refuse in one line, naming the file, a run folder whose records are special files (a FIFO would
+    hang the reader, /dev/zero would fill memory), larger than RUN_FILE_LIMITS, or (the small JSON
+    files) not UTF-8 text. trials.jsonl is decoded line by line by its reader, a bad line skipped."""
+    from agentic_eval.inputs import check_data_file, read_data_text
+
+    for name, limit in RUN_FILE_LIMITS.items():
+        path = os.path.join(str(run_dir), name)
+        if not os.path.lexists(path):
+            continue
+        if name.endswith(".json"):
+            read_data_text(path, what=path, limit=limit)
+        else:
+            check_data_file(path, what=path, limit=limit)
 
 
 def secrets_of(args: argparse.Namespace) -> list[str]:

@@ -3,7 +3,8 @@
 Each input line is an object with `request` and `response` (a wire recorder record has both).
 Lines whose response is not a model turn (a model list, an error, no response) are reported as
 skipped. A bad line is reported on stderr with its number; the others are still classified, and
-the exit status is 1.
+the exit status is 1. The file must be a regular file (not a FIFO, a device or a folder); a line
+longer than MAX_LINE_CHARS is a bad line, skipped without being held in memory.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import TextIO
+
     from agentic_eval.wire.refs import RequestResolver
+
+MAX_LINE_CHARS = 64 * 1024 * 1024
+"""The longest wire log line read: a request carrying a 2,000,000-token context is about 8 MB."""
 
 
 def register(sub: Any) -> None:
@@ -72,11 +79,13 @@ def handle(args: argparse.Namespace) -> int:
 
     from agentic_eval.wire.refs import RequestResolver
 
+    from agentic_eval.inputs import special_file_problem
+
     path = Path(args.wire)
-    if not path.is_file():
+    problem = special_file_problem(path)
+    if problem is not None:
         raise AgenticEvalError(
-            f"{path}: {'a folder, not a file' if path.is_dir() else 'no such file'}; give a wire log (the runner's "
-            "wire.jsonl) or a JSONL file of "
+            f"{path}: {problem}; give a wire log (the runner's wire.jsonl) or a JSONL file of "
             '{"request": ..., "response": ...} objects'
         )
     outputs: list[dict[str, Any]] = []
@@ -84,10 +93,12 @@ def handle(args: argparse.Namespace) -> int:
     resolver = RequestResolver()
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
+            for number, line in enumerate(_lines(handle), start=1):
+                if line is not None and not line.strip():
                     continue
-                output = classify_line(line, resolver)
+                output: dict[str, Any] = (
+                    classify_line(line, resolver) if line is not None else
+                    {"id": None, "error": f"line longer than {MAX_LINE_CHARS:,} characters: not read"})
                 if "error" in output:
                     bad_lines += 1
                     output["error"] = (str(output["error"]).splitlines() or [""])[0][:300]
@@ -101,6 +112,20 @@ def handle(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader stopped early (`| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 1 if bad_lines else 0
+
+
+def _lines(handle: TextIO) -> Iterator[str | None]:
+    """The file's lines, each at most MAX_LINE_CHARS long; None for a longer one (read past, not kept)."""
+    while True:
+        line = handle.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        if len(line) <= MAX_LINE_CHARS or line.endswith("\n"):
+            yield line
+            continue
+        while line and not line.endswith("\n"):  # the rest of the overlong line, a piece at a time
+            line = handle.readline(1024 * 1024)
+        yield None
 
 
 def _print_tables(path: Path, outputs: list[dict[str, Any]], bad_lines: int) -> None:

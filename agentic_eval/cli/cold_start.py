@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, positive_float, positive_int
+from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, repeats, seconds
 from agentic_eval.cli.think_check import _fmt
 from agentic_eval.errors import AgenticEvalError
 
@@ -19,8 +19,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("cold-start", help="time from starting a server command to its first token")
     p.add_argument("--cmd", metavar="COMMAND", help="the server command to start (run through the shell)")
     add_endpoint_args(p, model_required=False)
-    p.add_argument("--repeat", type=positive_int, default=1, metavar="N", help="starts to measure (default 1)")
-    p.add_argument("--timeout", type=positive_float, default=1800, metavar="S",
+    p.add_argument("--repeat", type=repeats, default=1, metavar="N", help="starts to measure (default 1)")
+    p.add_argument("--timeout", type=seconds, default=1800, metavar="S",
                    help="give up on a start after S seconds (default 1800)")
     p.add_argument("--ollama-unload", action="store_true",
                    help="for a running Ollama: unload the model first and report load_duration "

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, positive_int
+from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, whole_number
 from agentic_eval.cli.tooling import _endpoint, _progress
 from agentic_eval.errors import AgenticEvalError
 
@@ -17,7 +17,8 @@ MAX_TOOLS = 5000
 def register(sub: Any) -> None:
     p = sub.add_parser("forms", help="the form matrix: one request in 10 API shapes with N tools exposed")
     add_endpoint_args(p)
-    p.add_argument("--tools", type=positive_int, default=500, metavar="N", help="tool schemas exposed (default 500)")
+    p.add_argument("--tools", type=whole_number(1, MAX_TOOLS), default=500, metavar="N",
+                   help="tool schemas exposed (default 500)")
     add_run_dir_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.set_defaults(handler=handle)

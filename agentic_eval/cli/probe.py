@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from agentic_eval.cli.args import add_endpoint_args, positive_float
+from agentic_eval.cli.args import add_endpoint_args, seconds
 
 
 def register(sub: Any) -> None:
@@ -15,7 +15,7 @@ def register(sub: Any) -> None:
         "probe", help="what this server and model do with tools: one small tool-call request in each API shape"
     )
     add_endpoint_args(p)
-    p.add_argument("--timeout", type=positive_float, default=180, metavar="S",
+    p.add_argument("--timeout", type=seconds, default=180, metavar="S",
                    help="give up on one request after S seconds (default 180, for a CPU-only server)")
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.set_defaults(handler=handle)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.cli.args import add_run_dir_arg
+from agentic_eval.cli.args import add_run_dir_arg, check_run_files
 from agentic_eval.errors import AgenticEvalError
 
 
@@ -44,6 +44,10 @@ def handle(args: argparse.Namespace) -> int:
     from agentic_eval.results import is_instrument_run, read_instrument_run, resolve_run_dir
 
     runs_root = Path(args.run_dir)
+    if args.html:
+        from agentic_eval.inputs import check_output_file
+
+        check_output_file(args.html, what=f"--html {args.html}")
     if args.runs:
         dirs = [resolve_run_dir(r, runs_root) for r in args.runs]
     else:
@@ -53,6 +57,7 @@ def handle(args: argparse.Namespace) -> int:
     instruments, summaries = [], []
     for d in dirs:
         try:
+            check_run_files(d)
             if is_instrument_run(d):
                 instruments.append(read_instrument_run(d))
             else:
@@ -112,6 +117,7 @@ def _compare(summaries: list[Any], runs_root: Path, args: argparse.Namespace, di
         if run_json.parent.name in ids:
             continue
         try:
+            check_run_files(run_json.parent)
             other = summarize_run(run_json.parent)
         except AgenticEvalError:
             continue

@@ -15,7 +15,13 @@ from agentic_eval.cli.args import (
     add_sandbox_args,
     add_task_arg,
     add_tasks_arg,
-    positive_int,
+    base_url,
+    check_gguf,
+    check_run_files,
+    jobs_number,
+    repeats,
+    seed_number,
+    tokens,
 )
 from agentic_eval.errors import AgenticEvalError
 
@@ -29,20 +35,22 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--model", help="model name the endpoint serves (not needed with --resume, --local, "
                    "or the model-free agents oracle and nop)")
-    p.add_argument("--base-url", metavar="URL", help="endpoint base URL, e.g. http://localhost:8000/v1")
+    p.add_argument("--base-url", metavar="URL", type=base_url, help="endpoint base URL, e.g. http://localhost:8000/v1")
     add_key_args(p)
     p.add_argument("--agent", default=None, help="agent: builtin (default), oracle, nop, or a plugin")
     add_tasks_arg(p)
     add_task_arg(p)
-    p.add_argument("--seed", type=int, default=None, metavar="S", help="sandbox seed (default 0)")
-    p.add_argument("--attempts", type=positive_int, default=None, metavar="K", help="attempts per task (default 1)")
-    p.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N", help="trials run in parallel (default 1)")
+    p.add_argument("--seed", type=seed_number, default=None, metavar="S", help="sandbox seed (default 0)")
+    p.add_argument("--attempts", type=repeats, default=None, metavar="K",
+                   help="attempts per task (default 1, at most 1000)")
+    p.add_argument("-j", "--jobs", type=jobs_number, default=1, metavar="N", help="trials run in parallel (default 1)")
     add_run_dir_arg(p)
     p.add_argument("--resume", metavar="RUN", help="resume a run (its folder or id): rerun unscored and missing "
                    "trials, keep scored ones; against the endpoint it recorded (a --local run: a new local "
                    "server) unless --base-url says otherwise")
-    p.add_argument("--system-prompt-tokens", type=positive_int, metavar="N",
-                   help="builtin agent: pad the system prompt with realistic agent guidance to about N tokens")
+    p.add_argument("--system-prompt-tokens", type=tokens, metavar="N",
+                   help="builtin agent: pad the system prompt with realistic agent guidance to about N tokens "
+                   "(at most 2,000,000)")
     p.add_argument("--lenient-text-calls", action="store_true",
                    help="builtin agent: also execute tool calls the model wrote as text (marked in the report)")
     p.add_argument("--stream", action="store_true", help="builtin agent: request streamed completions")
@@ -54,7 +62,7 @@ def register(sub: Any) -> None:
                    help="serve a small model on 127.0.0.1 with llama.cpp for this run (the [local] extra's "
                    "Qwen2.5-Coder-1.5B unless --gguf; CPU only, slow) and run against it")
     p.add_argument("--gguf", metavar="PATH", help="with --local: serve this GGUF file instead")
-    p.add_argument("--ctx", type=positive_int, default=None, metavar="N",
+    p.add_argument("--ctx", type=tokens, default=None, metavar="N",
                    help="with --local: context size (default 16384, or the resumed run's)")
     p.set_defaults(handler=handle)
 
@@ -81,6 +89,9 @@ def handle(args: argparse.Namespace) -> int:
     handled like Ctrl-C by the CLI's main)."""
     if args.gguf and not args.local:
         args.local = True
+    check_gguf(args.gguf)
+    if args.resume:
+        _check_resumed(args)
     if args.resume and not args.local and not args.base_url:
         _local_from_record(args)
     if args.ctx is None:
@@ -100,6 +111,13 @@ def handle(args: argparse.Namespace) -> int:
 
 
 DEFAULT_LOCAL_CTX = 16384
+
+
+def _check_resumed(args: argparse.Namespace) -> None:
+    """The run --resume names: its records regular files of a sane size, before anything reads them."""
+    from agentic_eval.results import resolve_run_dir
+
+    check_run_files(resolve_run_dir(args.resume, Path(args.run_dir)))
 
 
 def _local_from_record(args: argparse.Namespace) -> None:

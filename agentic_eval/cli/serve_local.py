@@ -8,7 +8,9 @@ import sys
 import time
 from typing import Any
 
-from agentic_eval.cli.args import port_number, positive_int
+from agentic_eval.cli.args import check_gguf, port_number, tokens, whole_number
+
+MAX_THREADS = 1024
 
 
 def register(sub: Any) -> None:
@@ -18,15 +20,18 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--gguf", metavar="PATH", help="GGUF model file (default: the registry-packaged small model)")
     p.add_argument("--port", type=port_number, default=8080, metavar="P", help="port on 127.0.0.1 (default 8080)")
-    p.add_argument("--ctx", type=positive_int, default=16384, metavar="N",
+    p.add_argument("--ctx", type=tokens, default=16384, metavar="N",
                    help="context size in tokens (default 16384)")
-    p.add_argument("--threads", type=positive_int, default=None, metavar="N", help="CPU threads (default: all cores)")
+    p.add_argument("--threads", type=whole_number(1, MAX_THREADS), default=None, metavar="N",
+                   help="CPU threads (default: all cores)")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     """Start llama.cpp's server on 127.0.0.1, print where it is, serve until Ctrl-C."""
     from agentic_eval.local.server import LocalServer
+
+    check_gguf(args.gguf)
 
     def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)

@@ -12,13 +12,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentic_eval.cli.args import (
+    MAX_REPEATS,
+    MAX_TOKENS,
     add_endpoint_args,
     add_run_dir_arg,
-    non_negative_int,
-    positive_float,
-    positive_int,
+    number_above,
+    repeats,
+    whole_number,
 )
 from agentic_eval.errors import AgenticEvalError
+
+MAX_GB_PER_TOKEN = 10_000.0
+"""The most GB --bytes-per-token takes: ten terabytes, past any checkpoint there is."""
+MAX_BANDWIDTH_GB_S = 100_000.0
+"""The most GB/s --bandwidth takes: a hundred TB/s, past any memory there is."""
 
 if TYPE_CHECKING:
     from agentic_eval.instruments.speed import SpeedConfig, SpeedReport
@@ -30,20 +37,21 @@ def register(sub: Any) -> None:
     add_endpoint_args(p)
     p.add_argument("--workload", default="code_edit,free_gen,long_ctx", metavar="W[,W]",
                    help="workloads: code_edit, free_gen, long_ctx (default all three)")
-    p.add_argument("--reps", type=positive_int, default=5, metavar="N",
+    p.add_argument("--reps", type=repeats, default=5, metavar="N",
                    help="measured requests per workload (default 5)")
-    p.add_argument("--warmup", type=non_negative_int, default=1, metavar="N",
+    p.add_argument("--warmup", type=whole_number(0, MAX_REPEATS), default=1, metavar="N",
                    help="warm-up requests per workload (default 1)")
-    p.add_argument("--max-tokens", type=positive_int, default=256, metavar="N",
+    p.add_argument("--max-tokens", type=whole_number(2, MAX_TOKENS), default=256, metavar="N",
                    help="output tokens per request (default 256)")
-    p.add_argument("--long-ctx-tokens", type=positive_int, default=50000, metavar="N",
+    p.add_argument("--long-ctx-tokens", type=whole_number(256, MAX_TOKENS), default=50000, metavar="N",
                    help="long_ctx prompt size in tokens (default 50000)")
     p.add_argument("--prefill-sweep", action="store_true", help="fit the prefill rate over prompt lengths")
-    p.add_argument("--bytes-per-token", type=positive_float, metavar="GB",
+    p.add_argument("--bytes-per-token", type=number_above(0, MAX_GB_PER_TOKEN), metavar="GB",
                    help="GB read per decoded token, for the bandwidth sanity check")
     p.add_argument("--checkpoint", metavar="DIR",
                    help="safetensors checkpoint folder (with config.json) to derive bytes per token")
-    p.add_argument("--bandwidth", type=positive_float, metavar="GB/s", help="the hardware's memory bandwidth")
+    p.add_argument("--bandwidth", type=number_above(0, MAX_BANDWIDTH_GB_S), metavar="GB/s",
+                   help="the hardware's memory bandwidth")
     add_run_dir_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.set_defaults(handler=handle)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.cli.args import add_tasks_arg, needs_action, print_help_of
+from agentic_eval.cli.args import add_tasks_arg, needs_action, print_help_of, seed_number
 
 if TYPE_CHECKING:
     from agentic_eval.errors import TaskLoadError
@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     p_show = actions.add_parser("show", help="show one task: metadata, instruction, files")
     add_tasks_arg(p_show)
     p_show.add_argument("task_id", metavar="ID")
-    p_show.add_argument("--seed", type=int, default=0, help="seed used to render the instruction (default 0)")
+    p_show.add_argument("--seed", type=seed_number, default=0, help="seed used to render the instruction (default 0)")
     p_new = actions.add_parser("new", help="scaffold a new task folder (its grader and fix are placeholders)")
     p_new.add_argument("task_id", metavar="ID")
     p_new.add_argument(

@@ -7,15 +7,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, positive_int
+from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, seed_number, whole_number
 from agentic_eval.errors import AgenticEvalError
+
+MAX_PROBLEMS = 10_000
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("think-check", help="does turning reasoning off make answers wrong? (arithmetic problems)")
     add_endpoint_args(p)
-    p.add_argument("--problems", type=positive_int, default=20, metavar="N", help="problems (default 20)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="problem generation seed (default 0)")
+    p.add_argument("--problems", type=whole_number(1, MAX_PROBLEMS), default=20, metavar="N",
+                   help="problems (default 20)")
+    p.add_argument("--seed", type=seed_number, default=0, metavar="S", help="problem generation seed (default 0)")
     add_run_dir_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.set_defaults(handler=handle)

@@ -7,20 +7,23 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, positive_int
+from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, jobs_number, seed_number, whole_number
 from agentic_eval.errors import AgenticEvalError
+
+MAX_CASES = 100_000
+"""The most cases --cases (the battery's default is 370) or --limit (per BFCL category) asks for."""
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default), "
                        "or BFCL's cases through the wire (--suite bfcl)")
     add_endpoint_args(p)
-    p.add_argument("--seed", type=int, default=45739, metavar="S", help="case generation seed (default 45739)")
-    p.add_argument("--cases", type=positive_int, default=None, metavar="N",
+    p.add_argument("--seed", type=seed_number, default=45739, metavar="S", help="case generation seed (default 45739)")
+    p.add_argument("--cases", type=whole_number(1, MAX_CASES), default=None, metavar="N",
                    help="total cases, every phase scaled in proportion (default 370)")
     p.add_argument("--phase", action="append", metavar="P",
                    help="only this phase (decisions, functional, structured, freeform, chains, negative)")
-    p.add_argument("-j", "--jobs", type=positive_int, default=4, metavar="N", help="requests in parallel (default 4)")
+    p.add_argument("-j", "--jobs", type=jobs_number, default=4, metavar="N", help="requests in parallel (default 4)")
     add_run_dir_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     # BFCL through the wire (issue 21)
@@ -32,7 +35,7 @@ def register(sub: Any) -> None:
                    help="with --suite bfcl: simple_python, multiple, parallel, parallel_multiple, irrelevance, "
                    "live_simple, live_multiple, live_parallel, live_parallel_multiple, live_irrelevance, "
                    "live_relevance; globs like live_* (default all)")
-    p.add_argument("--limit", type=int, default=None, metavar="N",
+    p.add_argument("--limit", type=whole_number(1, MAX_CASES), default=None, metavar="N",
                    help="with --suite bfcl: at most N cases per category, evenly spread (default every case)")
     p.set_defaults(handler=handle)
 

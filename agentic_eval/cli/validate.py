@@ -8,7 +8,15 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.cli.args import add_sandbox_args, add_task_arg, add_tasks_arg, positive_int, sandbox_options
+from agentic_eval.cli.args import (
+    add_sandbox_args,
+    add_task_arg,
+    add_tasks_arg,
+    jobs_number,
+    repeats,
+    sandbox_options,
+    seed_number,
+)
 from agentic_eval.cli.tasks import _console, _load
 
 if TYPE_CHECKING:
@@ -26,14 +34,14 @@ def register(sub: Any) -> None:
     add_tasks_arg(p)
     add_task_arg(p)
     add_sandbox_args(p)
-    p.add_argument("--repeat", type=positive_int, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="sandbox seed (default 0)")
-    p.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+    p.add_argument("--repeat", type=repeats, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
+    p.add_argument("--seed", type=seed_number, default=0, metavar="S", help="sandbox seed (default 0)")
+    p.add_argument("--seeds", type=repeats, default=1, metavar="N",
                    help="check N seeds, S to S+N-1, each --repeat times: catches a generator or grader that only "
                    "works for one seed (default 1)")
     p.add_argument("--show", metavar="ID",
                    help="validate only this task and print the grader's output of every pristine and fixed run")
-    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N", help="tasks validated in parallel")
+    p.add_argument("-j", "--jobs", type=jobs_number, default=None, metavar="N", help="tasks validated in parallel")
     p.add_argument("--no-redteam", dest="redteam", action="store_false",
                    help="skip the red team (generic forgeries and dodges applied to the pristine repo, each of "
                    "which the grader must fail)")

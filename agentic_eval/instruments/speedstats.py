@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import struct
 from collections.abc import Sequence
@@ -208,6 +209,9 @@ class CheckpointBytes:
 def read_safetensors_header(path: Path) -> dict[str, Any]:
     """The JSON header of a .safetensors file: an 8-byte little-endian length, then that much JSON.
     Reads only the header, never the tensor data."""
+    from agentic_eval.inputs import check_data_file
+
+    check_data_file(path, what=str(path))  # a FIFO would block the open, a device is not a checkpoint
     with open(path, "rb") as fh:
         raw_len = fh.read(8)
         if len(raw_len) != 8:
@@ -218,6 +222,8 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
         raw = fh.read(length)
     try:
         header = json.loads(raw)
+    except RecursionError:
+        raise AgenticEvalError(f"{path}: safetensors header nests too deep to be one") from None
     except ValueError as exc:
         raise AgenticEvalError(f"{path}: safetensors header is not JSON ({exc})") from None
     if not isinstance(header, dict):
@@ -243,6 +249,10 @@ def _tensor_kind(name: str) -> str:
     return "always_on"
 
 
+CONFIG_LIMIT = 16 * 1024 * 1024
+"""The largest config.json read from a checkpoint folder (a real one is a few kilobytes)."""
+
+
 def checkpoint_bytes(folder: Path) -> CheckpointBytes:
     """Sum a safetensors checkpoint's headers into bytes streamed per decoded token: every always-on
     tensor, plus num_experts_per_tok / num_experts of the routed experts (from config.json). The
@@ -253,11 +263,18 @@ def checkpoint_bytes(folder: Path) -> CheckpointBytes:
         raise AgenticEvalError(f"{folder}: no .safetensors files; pass a checkpoint folder or --bytes-per-token")
     config_path = folder / "config.json"
     config: dict[str, Any] = {}
-    if config_path.is_file():
+    if os.path.lexists(config_path):
+        from agentic_eval.inputs import read_data_text
+
+        text = read_data_text(config_path, what=str(config_path), limit=CONFIG_LIMIT)
         try:
-            config = json.loads(config_path.read_text(encoding="utf-8"))
+            config = json.loads(text)
+        except RecursionError:
+            raise AgenticEvalError(f"{config_path}: not a model config (JSON nested too deep)") from None
         except ValueError as exc:
             raise AgenticEvalError(f"{config_path}: not JSON ({exc})") from None
+        if not isinstance(config, dict):
+            raise AgenticEvalError(f"{config_path}: not a model config (a JSON object)")
     result = CheckpointBytes(files=len(files))
     result.num_experts = _config_int(config, ("num_experts", "num_local_experts", "n_routed_experts"))
     result.experts_per_tok = _config_int(config, ("num_experts_per_tok", "moe_topk", "top_k_experts"))
@@ -266,7 +283,12 @@ def checkpoint_bytes(folder: Path) -> CheckpointBytes:
         for name, info in read_safetensors_header(path).items():
             if name == "__metadata__" or not isinstance(info, dict):
                 continue
-            begin, end = info.get("data_offsets", (0, 0))
+            offsets = info.get("data_offsets", (0, 0))
+            if not (isinstance(offsets, list | tuple) and len(offsets) == 2
+                    and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in offsets)):
+                raise AgenticEvalError(f"{path}: tensor {str(name)[:80]!r} has no valid data_offsets "
+                                       "(two whole numbers)")
+            begin, end = offsets
             size = int(end) - int(begin)
             result.total += size
             has_lm_head = has_lm_head or "lm_head" in name

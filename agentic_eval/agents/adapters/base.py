@@ -116,6 +116,8 @@ class CliAgent:
 
     whole_number_options: ClassVar[tuple[str, ...]] = ("context", "max_output")
     """`--agent-opt` keys an adapter reads as token counts: whole numbers of at least 1."""
+    most_tokens: ClassVar[int] = 2_000_000
+    """The largest token count those options take (about the largest context a model serves)."""
 
     def check_options(self, extra: dict[str, object]) -> None:
         """Before any trial: a token count that is not a whole number of at least 1 (nan, inf, 0, -5) is
@@ -125,10 +127,12 @@ class CliAgent:
         for key in self.whole_number_options:
             if key in extra:
                 try:
-                    ok = int(str(extra[key])) >= 1
+                    number = int(str(extra[key]))
                 except ValueError:
-                    ok = False
-                if not ok:
+                    number = 0
+                if number > self.most_tokens:
+                    raise AgenticEvalError(f"--agent-opt {key}={extra[key]}: over the limit of {self.most_tokens:,}")
+                if number < 1:
                     raise AgenticEvalError(f"--agent-opt {key}={extra[key]}: expected a whole number of at least 1")
         if "bin" in extra and not str(extra["bin"]).strip():
             raise AgenticEvalError("--agent-opt bin=: give the path of the CLI to run")

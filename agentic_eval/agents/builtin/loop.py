@@ -197,6 +197,10 @@ OPTIONS: dict[str, Callable[[Any], Any]] = {"max_retries": int, "bash_timeout_s"
 OPTION_MINIMUM: dict[str, int] = {"max_tokens": 1}
 OPTION_ABOVE_ZERO = frozenset({"bash_timeout_s"})
 """Options where 0 means nothing (a command with no time to run); the others may be 0 (no retries)."""
+OPTION_MAXIMUM: dict[str, float] = {"max_tokens": 2_000_000, "bash_timeout_s": 86_400.0, "temperature": 2.0,
+                                    "max_retries": 100}
+"""The largest value each option takes: a context's worth of tokens, a day, the OpenAI API's top
+temperature, a hundred retries."""
 
 
 def _valid_text(text: str) -> str:
@@ -218,12 +222,15 @@ class BuiltinAgent:
             if key not in OPTIONS:
                 raise AgenticEvalError(f"--agent-opt {key}: the builtin agent has no such option "
                                        f"(it has: {', '.join(OPTIONS)})")
-            least = OPTION_MINIMUM.get(key, 0)
+            least, most = OPTION_MINIMUM.get(key, 0), OPTION_MAXIMUM[key]
             try:
                 number = OPTIONS[key](value)
-                if not math.isfinite(number) or number < least or (key in OPTION_ABOVE_ZERO and number == 0):
-                    raise ValueError
             except (TypeError, ValueError, OverflowError):
+                number = math.nan
+            if math.isfinite(number) and number > most:
+                shown = f"{int(most):,}" if float(most).is_integer() else f"{most:g}"
+                raise AgenticEvalError(f"--agent-opt {key}={value}: over the limit of {shown}")
+            if not math.isfinite(number) or number < least or (key in OPTION_ABOVE_ZERO and number == 0):
                 kind = "whole number" if OPTIONS[key] is int else "number"
                 wanted = (f"a finite {kind} above 0" if key in OPTION_ABOVE_ZERO else f"a {kind} of at least {least}"
                           if least else f"a non-negative {kind}" + ("" if OPTIONS[key] is int else " (finite)"))

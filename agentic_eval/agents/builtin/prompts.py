@@ -20,6 +20,7 @@ beside this module, read with importlib.resources when it is imported.
 
 from __future__ import annotations
 
+import functools
 import math
 from importlib import resources
 
@@ -90,17 +91,40 @@ def guidance_tokens() -> int:
     return estimate_tokens("".join(_guidance_units()))
 
 
+MAX_PAD_TOKENS = 2_000_000
+"""The largest padding asked for (about the largest context a model serves): 8 MB of text."""
+
+
+@functools.cache
+def _cycle() -> tuple[tuple[str, ...], int, int]:
+    """The guidance units, their total length, and how long the padded text may be at the start of a
+    pass through them for every unit of the pass to be added (see `pad_system_prompt`)."""
+    units = tuple(_guidance_units())
+    reach, done = 0, 0
+    for unit in units:  # a unit is added when 2 * (length before it) + len(unit) <= 2 * target
+        reach = max(reach, 2 * done + len(unit))
+        done += len(unit)
+    return units, done, reach
+
+
 def pad_system_prompt(base: str, tokens: int) -> str:
     """`base` followed by guidance sections, to about `tokens` tokens (chars/4).
 
     Deterministic. Adds whole lines (or whole code blocks) while that brings the
     length closer to the target; returns `base` unchanged if it is already as
     long. Past the end of the guidance it starts again from its first section.
+    Cheap at any size: whole passes through the guidance are joined at once, unit
+    by unit only the last one or two; `tokens` over MAX_PAD_TOKENS is a ValueError.
     """
+    if tokens > MAX_PAD_TOKENS:
+        raise ValueError(f"system prompt padding of {tokens} tokens is over the limit of {MAX_PAD_TOKENS:,}")
     target = tokens * CHARS_PER_TOKEN
-    parts = [base]
-    length = len(base)
-    units = _guidance_units()
+    units, cycle_length, reach = _cycle()
+    # A whole pass starting at length L adds every unit iff 2 * L + reach <= 2 * target; passes before
+    # the last such one are whole, so skip them in one step (the result is what the loop would build).
+    whole = max(0, (2 * target - reach - 2 * len(base)) // (2 * cycle_length)) if cycle_length else 0
+    parts = [base, "".join(units) * whole]
+    length = len(base) + whole * cycle_length
     index = 0
     while length < target:
         unit = units[index % len(units)]

@@ -1,0 +1,122 @@
+"""Files an operator names (a key file, a wire log, a run's records, a checkpoint's config), read with
+bounds: a data file must be a regular file (never a FIFO, a device such as /dev/zero, a socket or a
+folder) and no larger than a cap, so a typo or a script's mistake is one line of error, never a hang
+or gigabytes read into memory.
+
+Standard library only: the CLI's flag handling uses it while `agentic-eval --help` must stay quick.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from agentic_eval.errors import AgenticEvalError
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+
+def size_text(n: int) -> str:
+    """`n` bytes for a person: 64 KiB, 16 MiB, 4 GiB (whole units), else a plain byte count."""
+    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n:,} bytes"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def special_file_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why `path` cannot be read as a data file (it is missing, a folder, a FIFO, a device, a
+    socket), or None for a regular file (symbolic links followed)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    return f"is {_kind(mode)}, not a regular file"
+
+
+def read_data_file(path: str | os.PathLike[str], *, what: str, limit: int) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them; `what` names it in the one-line
+    error (e.g. "--api-key-file /dev/zero"). A FIFO is refused without blocking on its open, a device
+    or a folder without reading it, a file over `limit` without reading past the cap."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise AgenticEvalError(f"{what}: cannot read it (no such file)") from None
+    except OSError as exc:  # a socket (ENXIO), no permission, ...
+        problem = special_file_problem(path)
+        raise AgenticEvalError(f"{what}: {problem or f'cannot read it ({exc.strerror or exc})'}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise AgenticEvalError(f"{what}: is {_kind(info.st_mode)}, not a regular file; give a file")
+        if info.st_size > limit:
+            raise AgenticEvalError(f"{what}: {size_text(info.st_size)} is over the limit of {size_text(limit)} "
+                                   "for this file; is it the right one?")
+        chunks: list[bytes] = []
+        got = 0
+        while got <= limit:
+            chunk = os.read(fd, min(MIB, limit + 1 - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > limit:  # grew while being read
+            raise AgenticEvalError(f"{what}: over the limit of {size_text(limit)} for this file; is it the right one?")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise AgenticEvalError(f"{what}: cannot read it ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+
+
+def read_data_text(path: str | os.PathLike[str], *, what: str, limit: int) -> str:
+    """`read_data_file` decoded as UTF-8: a file that is not UTF-8 text is the same one-line error."""
+    data = read_data_file(path, what=what, limit=limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise AgenticEvalError(f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def check_data_file(path: str | os.PathLike[str], *, what: str, limit: int | None = None) -> None:
+    """Refuse, in one line, a data file another reader will open: missing, special, or over `limit`."""
+    problem = special_file_problem(path)
+    if problem is not None:
+        raise AgenticEvalError(f"{what}: {problem}; give a file")
+    size = os.stat(path).st_size
+    if limit is not None and size > limit:
+        raise AgenticEvalError(f"{what}: {size_text(size)} is over the limit of {size_text(limit)} for this file; "
+                               "is it the right one?")
+
+
+def check_output_file(path: str | os.PathLike[str], *, what: str) -> None:
+    """A file about to be written: if something is already there it must be a regular file (a FIFO
+    would wait for a reader forever; a device such as /dev/zero, replaced by a file, would break the
+    machine for everyone; a folder makes no sense). A missing file (or folder) is the writer's to make."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise AgenticEvalError(f"{what}: cannot use it ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        raise AgenticEvalError(f"{what}: is {_kind(mode)}, not a regular file; give a file path to write")
