@@ -100,7 +100,7 @@ if [ "$(python -c 'import importlib.metadata as m; print(m.version("bfcl-eval"))
     python -m pip install --quiet --disable-pip-version-check --no-deps 'bfcl-eval==2026.3.23'
 fi
 # The agent CLIs the tests drive, pinned, into the project's tools folder
-# (~/.cache/agentic-eval/tools, or $AGENTIC_EVAL_TOOLS): never the global environment.
+# (~/.cache/agentic-eval/tools: the cache folder's tools/, or $AGENTIC_EVAL_TOOLS): never the global environment.
 agentic-eval agents install opencode codex qwen-code
 # bubblewrap: the default sandbox backend (`--sandbox bwrap`) and what tests/test_confinement.py attacks;
 # setpriv and prlimit (util-linux) drop to an unprivileged uid and set the rlimits. Debian/Ubuntu packages.

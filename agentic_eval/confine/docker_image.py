@@ -3,9 +3,9 @@
 `debootstrap --variant=minbase` of the host's Debian suite with Python 3, git, pytest, PyYAML and the
 usual command-line tools, a user `agent` (uid 1000) and the work folder `/sandbox`, then `docker
 import` through the Docker SDK. The tag is a content hash of the recipe (suite, packages, recipe
-version): `agentic-eval-sandbox:<12 hex>`. The root filesystem's tarball is kept in the cache
-(`~/.cache/agentic-eval/images/`, or `$AGENTIC_EVAL_CACHE/images/`), so another engine, or the same one
-after its data root was wiped, imports it in seconds instead of running debootstrap again.
+version): `agentic-eval-sandbox:<12 hex>`. The root filesystem's tarball is kept in `images/` in the
+cache folder (agentic_eval.paths; `~/.cache/agentic-eval/images/` by default), so another engine, or
+the same one after its data root was wiped, imports it in seconds instead of running debootstrap again.
 
 The mirror is the one apt on this machine already uses (read from its sources), so a machine that
 reaches Debian's packages builds the image and nothing else is contacted.
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.paths import cache_dir as cache_root
 
 RECIPE_VERSION = 2
 REPOSITORY = "agentic-eval-sandbox"
@@ -98,9 +99,8 @@ def recipe(extra_packages: Sequence[str] = ()) -> ImageRecipe:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("AGENTIC_EVAL_CACHE") or str(Path(os.environ.get("XDG_CACHE_HOME") or
-                                                              Path.home() / ".cache") / "agentic-eval")
-    return Path(base) / "images"
+    """The image tarballs' folder: `images/` in the cache folder (agentic_eval.paths)."""
+    return cache_root() / "images"
 
 
 def _debootstrap(rec: ImageRecipe, rootfs: Path, log: Callable[[str], None]) -> None:

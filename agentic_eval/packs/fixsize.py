@@ -3,7 +3,7 @@
 `reference_fix_size(task)` materialises the task's sandbox for a seed, applies the reference
 fix exactly as `validate` does, and counts the change against the pristine commit with
 `git diff --numstat` from the pristine store (new files included). Results are cached per task digest and seed in
-the cache folder (`AGENTIC_EVAL_CACHE`, else `$XDG_CACHE_HOME/agentic-eval`), because
+the cache folder (agentic_eval.paths: `AGENTIC_EVAL_CACHE`, else `$XDG_CACHE_HOME/agentic-eval`), because
 materialising every task takes about a second each.
 """
 
@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from agentic_eval.packs import gitsafe
+from agentic_eval.paths import cache_dir
 from agentic_eval.packs.task import Task
 
 CACHE_VERSION = 1
@@ -79,8 +80,6 @@ def measure_fix(task: Task, seed: int = 0) -> FixSize:
 
 def reference_fix_size(task: Task, seed: int = 0, cache: Path | None = None) -> FixSize:
     """The size of the task's reference fix for `seed`, from the cache when the task is unchanged."""
-    from agentic_eval.local.server import cache_dir
-
     folder = (cache or cache_dir()) / "fix-size"
     path = folder / f"{task.id}-{task.digest()[:16]}-{seed}-v{CACHE_VERSION}.json"
     try:

@@ -4,8 +4,8 @@ The CLIs to install are found in the agent registry (the `agentic_eval.agents` e
 same one `agents list` reads: every registered agent that is a `CliAgent` with a `CliTool` is
 installable, a third-party adapter as much as the built-in ones (`installable_tools`, `agent_rows`).
 
-Each CLI gets its own folder under the tools folder (`AGENTIC_EVAL_TOOLS`, else
-`~/.cache/agentic-eval/tools/`): an npm package is installed with
+Each CLI gets its own folder under the tools folder (`paths.tools_dir()`: `AGENTIC_EVAL_TOOLS`, else
+`tools/` in the cache folder, `~/.cache/agentic-eval/tools/` by default): an npm package is installed with
 `npm install --prefix <folder> <package>@<version>`, a PyPI package into its own
 virtual environment `<folder>` (made with the running Python). Nothing is
 installed into the global environment, and nothing is fetched when a trial runs.
@@ -25,18 +25,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.paths import tools_dir
 
-TOOLS_ENV = "AGENTIC_EVAL_TOOLS"
 INSTALL_TIMEOUT_S = 1800.0
 """Longest a single install step may take before it is killed."""
-
-
-def tools_dir() -> Path:
-    """The project's tools folder: `$AGENTIC_EVAL_TOOLS`, else `~/.cache/agentic-eval/tools`."""
-    explicit = os.environ.get(TOOLS_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    return Path.home() / ".cache" / "agentic-eval" / "tools"
 
 
 @dataclass(frozen=True)
