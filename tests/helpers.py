@@ -46,6 +46,7 @@ from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.grader import ScriptRunner, Verdict
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
 from agentic_eval.packs.task import Task, load_tasks
+from agentic_eval.paths import cache_dir
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.testing import (
     FakeEndpoint,
@@ -461,8 +462,7 @@ CLI_TOOLS = installable_tools()
 """The registered CLI agents' tools (the agent registry), in the order `agents install all` takes them."""
 TOOLS_AT_IMPORT = tools_dir()
 """The tools folder of the real HOME: read before the autouse fixture swaps HOME for a temporary one."""
-MODEL_CACHE_AT_IMPORT = Path(os.environ.get("AGENTIC_EVAL_CACHE")
-                             or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentic-eval")
+MODEL_CACHE_AT_IMPORT = cache_dir()
 """Where serve-local keeps the assembled model, likewise (so a test does not assemble 1 GB again)."""
 MODEL = "fake-model"
 Policy = Callable[[ReceivedRequest], ScriptedReply]

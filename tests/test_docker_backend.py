@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from agentic_eval.paths import cache_dir
 from tests.helpers import (  # before the tests isolate HOME: it reads where the CLIs are installed
     CLI_TOOLS,
     PolicyEndpoint,
@@ -36,8 +37,7 @@ from tests.helpers import (  # before the tests isolate HOME: it reads where the
 REPO = Path(__file__).resolve().parents[1]
 DOCKERD = REPO / "scripts" / "dockerd.sh"
 LABEL = "agentic-eval.sandbox"
-IMAGE_CACHE = os.environ.get("AGENTIC_EVAL_CACHE") or str(
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "agentic-eval")
+IMAGE_CACHE = str(cache_dir())
 """The user's cache, read before the tests isolate HOME: the image's root filesystem is built once, not per run."""
 
 

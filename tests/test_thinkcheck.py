@@ -5,7 +5,6 @@ the switch. Plus the real local model, selected with `-m real_model`."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -21,8 +20,9 @@ from agentic_eval.endpoint import resolve_endpoint
 from agentic_eval.results import is_instrument_run, read_instrument_run
 from agentic_eval.instruments.thinkcheck import ThinkCheckConfig, run_think_check, score_attempt, split_think
 from agentic_eval.instruments.wordproblems import WordProblem, generate_problems
+from agentic_eval.paths import cache_dir
 
-USER_CACHE = os.environ.get("AGENTIC_EVAL_CACHE") or str(Path.home() / ".cache" / "agentic-eval")
+USER_CACHE = str(cache_dir())
 """Read before the tests isolate HOME: where the real local model is assembled."""
 SEED = 7
 PROBLEMS = generate_problems(SEED, 6)
