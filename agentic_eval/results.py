@@ -458,14 +458,13 @@ def _lock_run(run_dir: Path) -> IO[str]:
 INSTRUMENT_FILE = "instrument.json"
 RESULT_FILE = "result.json"
 
-InstrumentKind = Literal["tooling", "forms", "speed", "think_check", "cold_start", "bfcl"]
-
 
 class InstrumentRun(BaseModel):
     """The contents of instrument.json. Field names are a file-format contract."""
 
     format_version: int = 1
-    kind: InstrumentKind
+    kind: str
+    """Which instrument (agentic_eval.instruments.registry's table names them all)."""
     run_id: str
     created_at: str
     model: str
@@ -481,7 +480,7 @@ class InstrumentRun(BaseModel):
 
 
 def save_instrument_run(
-    kind: InstrumentKind,
+    kind: str,
     *,
     model: str,
     base_url: str,
@@ -506,14 +505,20 @@ def save_instrument_run(
     return run_dir
 
 
-def read_instrument_run(run_dir: Path) -> InstrumentRun:
+def read_instrument_run(run_dir: Path, kinds: Sequence[str] | None = None) -> InstrumentRun:
+    """The run's instrument.json; with `kinds`, a run of another kind is refused as unreadable."""
     path = run_dir / INSTRUMENT_FILE
     try:
-        return InstrumentRun.model_validate_json(path.read_text(encoding="utf-8"))
+        run = InstrumentRun.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(x) for x in error.get("loc", ())) or "file"
         raise AgenticEvalError(f"{path}: unreadable ({where}: {error['msg']})") from None
+    if kinds is not None and run.kind not in kinds:
+        quoted = [repr(k) for k in kinds]
+        expected = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else "".join(quoted)
+        raise AgenticEvalError(f"{path}: unreadable (kind: Input should be {expected})")
+    return run
 
 
 def is_instrument_run(run_dir: Path) -> bool:

@@ -2,7 +2,8 @@
 
 The rule, as instruments/__init__.py states it: an instrument module imports no other instrument
 module, and a helper module imports no instrument module. Every module of the package is one or the
-other, so a new module has to be placed (and listed here) before it can be imported.
+other, so a new module has to be placed before it can be imported: an instrument whose runs are
+recorded by its row in registry.INSTRUMENTS, anything else by its name here.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from pathlib import Path
 import pytest
 
 import agentic_eval.instruments as instruments
+from agentic_eval.instruments import registry
 
 HERE = Path(instruments.__file__).parent
-INSTRUMENTS = {"battery", "forms", "bfcl", "probe", "speed", "thinkcheck", "coldstart"}
+RECORDED = {e.module for e in registry.INSTRUMENTS}
+INSTRUMENTS = RECORDED | {"probe"}  # probe prints what a server does and records nothing
 HELPERS = {"exchange", "servers", "cases", "catalog", "toolcheck", "metrics", "speedstats", "consistency",
-           "wordproblems"}
+           "wordproblems", "registry"}
 PACKAGE = "agentic_eval.instruments"
 
 
@@ -81,3 +84,47 @@ def test_the_scan_sees_every_import_form(source: str, expected: set[str]) -> Non
 def test_every_exported_name_resolves() -> None:
     for name in instruments.__all__:
         assert getattr(instruments, name) is not None, name
+
+
+def test_the_table_names_each_recorded_instrument_once() -> None:
+    kinds = [e.kind for e in registry.INSTRUMENTS]
+    assert len(set(kinds)) == len(kinds) and len(RECORDED) == len(kinds)
+    assert registry.kinds() == tuple(kinds) and registry.entry("think_check").module == "thinkcheck"
+    with pytest.raises(KeyError):
+        registry.entry("nope")
+
+
+@pytest.mark.parametrize("row", registry.INSTRUMENTS, ids=lambda e: e.kind)
+def test_each_recorded_instrument_offers_headline_and_record(row: registry.InstrumentEntry) -> None:
+    """What the table promises of a module: its kind, `headline(result)`, and `record(result, runs_root, ...)`
+    returning the run folder."""
+    import inspect
+
+    module = row.load()
+    assert module.KIND == row.kind
+    assert len(inspect.signature(module.headline).parameters) == 1
+    params = list(inspect.signature(module.record).parameters.values())
+    assert params[1].name == "runs_root" and params[1].default == Path("runs")
+    assert all(p.kind is p.KEYWORD_ONLY for p in params[2:]), "record's own settings are keywords"
+    assert inspect.signature(module.record).return_annotation in (Path, "Path")
+
+
+def test_the_report_reads_the_table() -> None:
+    """The report's columns are the table's, in its order."""
+    from agentic_eval.report.summary import INSTRUMENT_COLUMNS
+
+    assert INSTRUMENT_COLUMNS == tuple((e.kind, e.title) for e in registry.INSTRUMENTS)
+
+
+def test_only_instruments_record_their_runs() -> None:
+    """`save_instrument_run` is called by the recorded instruments' own modules only (not the CLI)."""
+    package = HERE.parent
+    callers = set()
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name == "save_instrument_run":
+                    callers.add(path.relative_to(package).as_posix())
+    assert callers == {f"instruments/{m}.py" for m in RECORDED}

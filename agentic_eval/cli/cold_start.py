@@ -1,5 +1,5 @@
 """CLI command `cold-start`: time from starting a server command (or loading a running Ollama's model)
-to its first token. Arguments, tables, saving; the work is in instruments/coldstart.py."""
+to its first token. Arguments and tables; the work, and how a run is recorded, is in instruments/coldstart.py."""
 
 from __future__ import annotations
 
@@ -38,8 +38,7 @@ def handle(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentic_eval.endpoint import preflight, resolve_endpoint
-    from agentic_eval.instruments.coldstart import ColdStartConfig, measure_cold_start, measure_ollama_unload
-    from agentic_eval.results import save_instrument_run
+    from agentic_eval.instruments.coldstart import ColdStartConfig, measure_cold_start, measure_ollama_unload, record
 
     if args.repeat < 1:
         raise AgenticEvalError("--repeat must be at least 1")
@@ -65,20 +64,11 @@ def handle(args: argparse.Namespace) -> int:
         result = measure_cold_start(
             endpoint, ColdStartConfig(cmd=args.cmd, model=args.model, repeat=args.repeat, timeout_s=args.timeout),
             on_phase)
-    out = result.model_dump(mode="json")
     first = result.phases.get("first_token_s") or result.phases.get("load_s")
-    model = result.model or args.model or "unknown-model"
-    run_dir = save_instrument_run(
-        "cold_start", model=model, base_url=endpoint.base_url, result=out,
-        headline={"value": first.median if first else None, "unit": "s to first token" if result.mode == "command"
-                  else "s load_duration", "spread_s": first.spread if first else None, "starts": len(result.runs),
-                  "failed": sum(1 for r in result.runs if r.error)},
-        headline_text=(f"{first.median:.1f} s {'to first token' if result.mode == 'command' else 'load'}"
-                       + (f" (spread {first.spread:.1f} s)" if first.n > 1 else "")) if first else "failed",
-        settings={"mode": result.mode, "cmd": args.cmd or "", "repeat": args.repeat}, runs_root=Path(args.run_dir),
-    )
+    model = result.model or "unknown-model"
+    run_dir = record(result, Path(args.run_dir), base_url=endpoint.base_url)
     if args.json:
-        print(json.dumps({**out, "run_dir": str(run_dir)}, indent=2))
+        print(json.dumps({**result.model_dump(mode="json"), "run_dir": str(run_dir)}, indent=2))
         return 0 if first else 1
     table = Table(title=f"cold-start: {model}", title_justify="left")
     names = list(result.phases) or [n for r in result.runs for n in r.phases]

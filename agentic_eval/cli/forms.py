@@ -1,5 +1,5 @@
-"""CLI command `forms`: the form matrix, one request in 10 API shapes with N tools exposed; the work is
-in instruments/forms.py."""
+"""CLI command `forms`: the form matrix, one request in 10 API shapes with N tools exposed; the work, and
+how a run is recorded, is in instruments/forms.py."""
 
 from __future__ import annotations
 
@@ -28,8 +28,7 @@ def handle(args: argparse.Namespace) -> int:
     """The 10 API shapes with N tools exposed: print pass/fail with reasons, save the run."""
     import json
 
-    from agentic_eval.instruments.forms import NARROWED_SIZE, SHAPES, exchanges_json, forms_json, run_forms
-    from agentic_eval.results import save_instrument_run
+    from agentic_eval.instruments.forms import NARROWED_SIZE, SHAPES, forms_json, record, run_forms
 
     if not 1 <= args.tools <= MAX_TOOLS:
         raise AgenticEvalError(f"--tools must be between 1 and {MAX_TOOLS} (got {args.tools})")
@@ -37,17 +36,9 @@ def handle(args: argparse.Namespace) -> int:
     progress = _progress(len(SHAPES), "form matrix", args.json)
     with progress:
         results = run_forms(endpoint, args.model, args.tools, on_result=lambda _r: progress.advance())
-    output = forms_json(results, args.tools)
-    passed = sum(r.passed for r in results)
-    pct = round(100 * passed / len(results), 1)
-    run_dir = save_instrument_run(
-        "forms", model=args.model, base_url=endpoint.base_url, result=output,
-        headline={"passed": passed, "cases": len(results), "score_pct": pct},
-        headline_text=f"{passed}/{len(results)} shapes", settings={"tools": args.tools}, runs_root=Path(args.run_dir))
-    (run_dir / "exchanges.json").write_text(json.dumps(exchanges_json(results), indent=2, default=str) + "\n",
-                                            encoding="utf-8")
+    run_dir = record(results, Path(args.run_dir), base_url=endpoint.base_url, model=args.model, tools=args.tools)
     if args.json:
-        print(json.dumps(output))
+        print(json.dumps(forms_json(results, args.tools)))
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -61,5 +52,6 @@ def handle(args: argparse.Namespace) -> int:
         reason = r.reason if r.passed and not r.detail else f"{r.reason}: {r.detail}"[:100]
         table.add_row(r.name, "[green]pass[/]" if r.passed else "[red]FAIL[/]", reason, f"{r.elapsed_s:.1f}")
     console.print(table)
+    passed = sum(r.passed for r in results)
     console.print(f"{passed}/{len(results)} shapes passed; saved: {run_dir}", markup=False)
     return 0

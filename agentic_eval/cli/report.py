@@ -40,6 +40,7 @@ def handle(args: argparse.Namespace) -> int:
     """The report of the runs named (or every run under --run-dir)."""
     import json
 
+    from agentic_eval.instruments.registry import kinds
     from agentic_eval.report.summary import print_report, render_markdown, summarize_run
     from agentic_eval.results import is_instrument_run, read_instrument_run, resolve_run_dir
 
@@ -59,7 +60,7 @@ def handle(args: argparse.Namespace) -> int:
         try:
             check_run_files(d)
             if is_instrument_run(d):
-                instruments.append(read_instrument_run(d))
+                instruments.append(read_instrument_run(d, kinds()))
             else:
                 summaries.append(summarize_run(d))
         except AgenticEvalError as exc:

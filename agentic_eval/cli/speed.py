@@ -1,7 +1,7 @@
 """`agentic-eval speed`: contention-gated decode, TTFT, prefill and speculative acceptance, per workload.
 
 Parses the arguments, runs `speed.measure_speed`, applies the bandwidth sanity check, saves the run
-beside the agent runs (so `agentic-eval report` shows it), and prints a table or `--json`.
+beside the agent runs with `speed.record` (so `agentic-eval report` shows it), and prints a table or `--json`.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def handle(args: argparse.Namespace) -> int:
     import json
 
     from agentic_eval.endpoint import preflight, resolve_endpoint
-    from agentic_eval.instruments.speed import SpeedConfig
+    from agentic_eval.instruments.speed import SpeedConfig, record
 
     endpoint = resolve_endpoint(args.base_url, args.api_key)
     workloads = _workloads(args.workload)
@@ -123,26 +123,11 @@ def handle(args: argparse.Namespace) -> int:
         warnings.append("bandwidth check skipped: give both --bandwidth and --bytes-per-token (or --checkpoint)")
     warnings += [f"{name}: {c.message}" for name, c in checks.items() if c.status != "ok"]
 
-    out = report.to_json()
-    first = report.workloads[workloads[0]].decode if workloads else None
-    headline: dict[str, float | int | str | None] = {
-        "value": round(first.median, 1) if first else None, "unit": "tok/s", "workload": workloads[0] if workloads
-        else None}
-    headline_text = ", ".join(f"{w.name} {_num(w.decode.median if w.decode else None, 1)} tok/s"
-                              for w in report.workloads.values())
-    details = {**report.details(), "warnings": warnings, "bytes_per_token_gb": gb_per_token,
-               "bytes_per_token_source": bpt_source, "bandwidth_gb_s": args.bandwidth,
-               "bandwidth": {name: vars(c) for name, c in checks.items()}}
-    from agentic_eval.results import save_instrument_run
-
-    settings = {"workloads": list(workloads), "reps": args.reps, "warmup": args.warmup, "max_tokens": args.max_tokens,
-                "long_ctx_tokens": args.long_ctx_tokens, "prefill_sweep": bool(args.prefill_sweep)}
-    run_dir = save_instrument_run("speed", model=args.model, base_url=endpoint.base_url,
-                                  result={**out, "details": details}, headline=headline,
-                                  headline_text=headline_text or "no workload", settings=settings,
-                                  runs_root=Path(args.run_dir))
+    details = {"warnings": warnings, "bytes_per_token_gb": gb_per_token, "bytes_per_token_source": bpt_source,
+               "bandwidth_gb_s": args.bandwidth, "bandwidth": {name: vars(c) for name, c in checks.items()}}
+    run_dir = record(report, Path(args.run_dir), config=cfg, details=details)
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(json.dumps(report.to_json(), indent=2))
         for w in warnings:
             print(f"agentic-eval: warning: {w}", file=sys.stderr)
     else:

@@ -1,5 +1,5 @@
-"""CLI command `think-check`: does turning reasoning off make answers wrong? Arguments, progress,
-tables, saving; the work is in instruments/thinkcheck.py."""
+"""CLI command `think-check`: does turning reasoning off make answers wrong? Arguments, progress and
+tables; the work, and how a run is recorded, is in instruments/thinkcheck.py."""
 
 from __future__ import annotations
 
@@ -40,8 +40,7 @@ def handle(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentic_eval.endpoint import preflight, resolve_endpoint
-    from agentic_eval.instruments.thinkcheck import Attempt, ThinkCheckConfig, run_think_check, verdict
-    from agentic_eval.results import save_instrument_run
+    from agentic_eval.instruments.thinkcheck import Attempt, ThinkCheckConfig, record, run_think_check, verdict
 
     if args.problems < 1:
         raise AgenticEvalError("--problems must be at least 1")
@@ -67,20 +66,10 @@ def handle(args: argparse.Namespace) -> int:
                   f"at {endpoint.shown_url}", markup=False)
     with bar:
         result = run_think_check(endpoint, config, progress)
-    line, headline_text = verdict(result)
-    out = result.model_dump(mode="json")
-    run_dir = save_instrument_run(
-        "think_check", model=args.model, base_url=endpoint.base_url, result=out,
-        headline={"on_accuracy_pct": result.on.accuracy_pct, "off_accuracy_pct": result.off.accuracy_pct,
-                  "value": None if result.on.accuracy_pct is None or result.off.accuracy_pct is None
-                  else round(result.off.accuracy_pct - result.on.accuracy_pct, 1),
-                  "unit": "pts accuracy, thinking off vs on", "off_inconsistent": result.off.inconsistent,
-                  "on_inconsistent": result.on.inconsistent, "switch_status": result.switch_status},
-        headline_text=headline_text, settings={"problems": args.problems, "seed": args.seed},
-        runs_root=Path(args.run_dir),
-    )
+    line = verdict(result)[0]
+    run_dir = record(result, Path(args.run_dir), base_url=endpoint.base_url)
     if args.json:
-        print(json.dumps({**out, "run_dir": str(run_dir)}, indent=2))
+        print(json.dumps({**result.model_dump(mode="json"), "run_dir": str(run_dir)}, indent=2))
         return 0
     table = Table(title=f"think-check: {args.model} ({result.server_kind}; switch: {result.switch}, "
                   f"{result.switch_status})", title_justify="left")

@@ -1,5 +1,5 @@
 """CLI command `tooling`: the synthetic tool-calling battery, or BFCL's cases through the wire
-(`--suite bfcl`); parse, run the library, print rich tables, save the run."""
+(`--suite bfcl`); parse, run the library, print rich tables (instruments/battery.py and bfcl.py record the run)."""
 
 from __future__ import annotations
 
@@ -63,8 +63,7 @@ def handle(args: argparse.Namespace) -> int:
     """Generate the battery from the seed, run it against the endpoint, print and save the scores."""
     import json
 
-    from agentic_eval.instruments.battery import PHASES, generate_cases, run_battery, summarize
-    from agentic_eval.results import save_instrument_run
+    from agentic_eval.instruments.battery import PHASES, generate_cases, record, run_battery, summarize
 
     if getattr(args, "suite", "battery") == "bfcl":
         return bfcl_suite(args)
@@ -84,14 +83,8 @@ def handle(args: argparse.Namespace) -> int:
     with progress:
         results = run_battery(cases, endpoint, args.model, jobs=args.jobs, on_result=lambda _r: progress.advance())
     summary = summarize(results, args.seed)
-    total = summary["total"]
-    pct = round(100 * total["passed"] / total["cases"], 1)
-    text = f"{total['passed']}/{total['cases']} ({pct} %)"
-    run_dir = save_instrument_run(
-        "tooling", model=args.model, base_url=endpoint.base_url, result=summary,
-        headline={"passed": total["passed"], "cases": total["cases"], "score_pct": pct}, headline_text=text,
-        settings={"seed": args.seed, "cases": args.cases or 370, "phases": args.phase or list(PHASES)},
-        runs_root=Path(args.run_dir))
+    run_dir = record(summary, Path(args.run_dir), base_url=endpoint.base_url, model=args.model, total=args.cases,
+                     phases=args.phase)
     if args.json:
         print(json.dumps(summary))
         return 0
@@ -141,7 +134,6 @@ def bfcl_suite(args: argparse.Namespace) -> int:
 
     from agentic_eval.instruments import bfcl
     from agentic_eval.instruments.battery import run_battery
-    from agentic_eval.results import save_instrument_run
 
     if args.phase or args.cases is not None:
         raise AgenticEvalError("--phase and --cases are for the synthetic battery; with --suite bfcl use "
@@ -158,17 +150,8 @@ def bfcl_suite(args: argparse.Namespace) -> int:
         results = run_battery(cases, endpoint, args.model, jobs=args.jobs,
                               on_result=lambda _r: progress.advance())
     summary = bfcl.summarize_bfcl(bfcl.judge_bfcl(results, categories), categories, args.limit)
-    total = summary["total"]
-    pct = round(100 * total["passed"] / total["scored"], 1) if total["scored"] else None
-    theirs = round(100 * total["bfcl_checker_passed"] / total["scored"], 1) if total["scored"] else None
-    text = (f"{total['passed']}/{total['scored']} ({pct} %; BFCL's checker {theirs} %)" if total["scored"]
-            else f"nothing scored ({total['cases']} endpoint errors)")
-    run_dir = save_instrument_run(
-        "bfcl", model=args.model, base_url=endpoint.base_url, result=summary,
-        headline={"passed": total["passed"], "cases": total["scored"], "score_pct": pct, "bfcl_checker_pct": theirs},
-        headline_text=text,
-        settings={"categories": categories, "limit": args.limit, "bfcl_eval": summary["bfcl_eval"]},
-        runs_root=Path(args.run_dir))
+    run_dir = bfcl.record(summary, Path(args.run_dir), base_url=endpoint.base_url, model=args.model,
+                          categories=categories)
     if args.json:
         print(json.dumps(summary))
         return 0

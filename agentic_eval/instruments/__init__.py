@@ -3,8 +3,13 @@ think-check and cold start, and the helpers they share.
 
 The rule (guarded by tests/test_instrument_layout.py): an instrument module (battery, forms, bfcl,
 probe, speed, thinkcheck, coldstart) imports no other instrument module; a helper module (exchange,
-servers, cases, catalog, toolcheck, metrics, speedstats, consistency, wordproblems) imports no
-instrument module. What two instruments share lives in a helper.
+servers, cases, catalog, toolcheck, metrics, speedstats, consistency, wordproblems, registry) imports
+no instrument module. What two instruments share lives in a helper.
+
+Every instrument but probe records its runs itself: its module has `KIND`, `headline(result)` and
+`record(result, runs_root, ...)`, which writes the run folder `agentic-eval report` reads,
+and `registry.INSTRUMENTS` lists them (kind, report column, module) for the CLI and the report. A new
+instrument is its module, its CLI module (agentic_eval/cli/) and a row in that table.
 
 Instruments:
 
@@ -27,6 +32,7 @@ Helpers:
     speedstats    Pure statistics for the speed instrument.
     consistency   Does an answer's own arithmetic hold? A pure checker.
     wordproblems  Deterministic arithmetic word problems with exact answers.
+    registry      The table of instruments whose runs are recorded, and what each one offers (Instrument).
 """
 
 from __future__ import annotations
@@ -48,6 +54,9 @@ if TYPE_CHECKING:
     from .exchange import stream_chat as stream_chat
     from .forms import run_forms as run_forms
     from .probe import run_probe as run_probe
+    from .registry import INSTRUMENTS as INSTRUMENTS
+    from .registry import Headline as Headline
+    from .registry import Instrument as Instrument
     from .servers import ServerInfo as ServerInfo
     from .servers import ServerKind as ServerKind
     from .servers import detect_server as detect_server
@@ -74,6 +83,9 @@ _EXPORTS = {
     "ServerInfo": ".servers",
     "detect_server": ".servers",
     "stream_ollama_chat": ".servers",
+    "INSTRUMENTS": ".registry",
+    "Instrument": ".registry",
+    "Headline": ".registry",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

@@ -3,6 +3,7 @@
     cases = generate_cases(seed=45739)                      # the campaign's 370
     results = run_battery(cases, endpoint, "qwen3-coder", jobs=4)
     summary = summarize(results, seed=45739)                # the `--json` shape
+    record(summary, Path("runs"), base_url=endpoint.base_url, model="qwen3-coder")  # for the report
 
 Phases (campaign sizes): decisions 200 (the right tool among several), functional 50 (exact
 argument values, some as parallel calls), structured 20 (nested objects and arrays), freeform
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from random import Random
 from typing import Any
 
@@ -25,6 +27,10 @@ from agentic_eval.instruments import catalog as cat
 from agentic_eval.instruments.cases import Case, CaseResult, Step
 from agentic_eval.instruments.catalog import JSON, TOOLS, TOOLS_BY_NAME, Intent
 from agentic_eval.instruments.exchange import SYSTEM_PROMPT, make_client, post_json
+from agentic_eval.instruments.registry import Headline
+from agentic_eval.results import save_instrument_run
+
+KIND = "tooling"
 
 PHASES: tuple[str, ...] = ("decisions", "functional", "structured", "freeform", "chains", "negative")
 CAMPAIGN_SIZES: dict[str, int] = {"decisions": 200, "functional": 50, "structured": 20, "freeform": 10,
@@ -463,3 +469,23 @@ def summarize(results: list[CaseResult], seed: int) -> JSON:
             phases[phase] = {"passed": sum(r.passed for r in mine), "cases": len(mine)}
     return {"seed": seed, "total": {"passed": sum(r.passed for r in results), "cases": len(results)},
             "phases": phases, "cases": [r.to_json() for r in results]}
+
+
+def headline(summary: JSON) -> Headline:
+    """Cases passed of those run, and the score, from `summarize`'s output."""
+    total = summary["total"]
+    pct = round(100 * total["passed"] / total["cases"], 1) if total["cases"] else None
+    return Headline({"passed": total["passed"], "cases": total["cases"], "score_pct": pct},
+                    f"{total['passed']}/{total['cases']} ({pct} %)")
+
+
+def record(summary: JSON, runs_root: Path = Path("runs"), *, base_url: str, model: str, total: int | None = None,
+           phases: list[str] | None = None) -> Path:
+    """Save the run (`summarize`'s output as its result) under `runs_root` for `agentic-eval report` and return
+    its folder. `base_url` is the endpoint's own (secrets in it are scrubbed from what is written); `model`, and
+    `total` and `phases` as given to `generate_cases`, say what was asked (the seed is in the summary)."""
+    shown = headline(summary)
+    settings = {"seed": summary["seed"], "cases": total or sum(CAMPAIGN_SIZES.values()),
+                "phases": list(phases) if phases else list(PHASES)}
+    return save_instrument_run(KIND, model=model, base_url=base_url, result=summary, headline=shown.values,
+                               headline_text=shown.text, settings=settings, runs_root=runs_root)

@@ -1,9 +1,11 @@
 """BFCL through the wire: the Berkeley Function Calling Leaderboard's single-turn cases, played against
 the user's endpoint by the battery's client, classified turn by turn, judged by `toolcheck`.
 
-    cases = load_cases(["simple_python", "parallel"], limit=50)
+    categories = ["simple_python", "parallel"]
+    cases = load_cases(categories, limit=50)
     results = run_battery(cases, endpoint, "qwen3-coder", jobs=4)        # battery.run_battery
-    summary = summarize_bfcl(results, cases)                              # the `--json` shape
+    summary = summarize_bfcl(judge_bfcl(results, categories), categories, 50)   # the `--json` shape
+    record(summary, Path("runs"), base_url=endpoint.base_url, model="qwen3-coder", categories=categories)
 
 The cases and possible answers come from the `bfcl-eval` package when the user has it installed
 (`pip install --no-deps bfcl-eval`: its own dependency list pulls in every provider SDK); nothing of
@@ -38,6 +40,10 @@ from typing import Any
 from agentic_eval.instruments.catalog import JSON
 from agentic_eval.instruments.cases import Case, CaseResult, Step
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.instruments.registry import Headline
+from agentic_eval.results import save_instrument_run
+
+KIND = "bfcl"
 
 CATEGORIES: tuple[str, ...] = (
     "simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance",
@@ -352,3 +358,26 @@ def summarize_bfcl(rows: list[JSON], categories: list[str], limit: int | None) -
     total = per.pop("TOTAL", {"passed": 0, "scored": 0, "cases": 0})
     return {"suite": "bfcl", "bfcl_eval": package_version(), "limit": limit, "categories": per, "total": total,
             "cases": rows}
+
+
+def headline(summary: JSON) -> Headline:
+    """Cases passed of those scored, our score and BFCL's checker's, from `summarize_bfcl`'s output."""
+    total = summary["total"]
+    pct = round(100 * total["passed"] / total["scored"], 1) if total["scored"] else None
+    theirs = round(100 * total["bfcl_checker_passed"] / total["scored"], 1) if total["scored"] else None
+    text = (f"{total['passed']}/{total['scored']} ({pct} %; BFCL's checker {theirs} %)" if total["scored"]
+            else f"nothing scored ({total['cases']} endpoint errors)")
+    return Headline({"passed": total["passed"], "cases": total["scored"], "score_pct": pct,
+                     "bfcl_checker_pct": theirs}, text)
+
+
+def record(summary: JSON, runs_root: Path = Path("runs"), *, base_url: str, model: str,
+           categories: list[str]) -> Path:
+    """Save the run (`summarize_bfcl`'s output as its result) under `runs_root` for `agentic-eval report` and
+    return its folder. `base_url` is the endpoint's own (secrets in it are scrubbed from what is written);
+    `model` and `categories` say what was asked (the limit and bfcl-eval's version are in the summary)."""
+    shown = headline(summary)
+    return save_instrument_run(
+        KIND, model=model, base_url=base_url, result=summary, headline=shown.values, headline_text=shown.text,
+        settings={"categories": categories, "limit": summary["limit"], "bfcl_eval": summary["bfcl_eval"]},
+        runs_root=runs_root)

@@ -14,6 +14,8 @@ a timeout, Ctrl-C. (A server that puts children into a session of their own esca
 Ollama mode (`--ollama-unload`) works on a running Ollama: it unloads the model (keep_alive 0),
 times a request from cold, reports Ollama's own load_duration, then repeats the request warm to
 show load_duration near zero (proof the model was resident).
+
+`record(result, runs_root, base_url=...)` saves a run as `agentic-eval cold-start` does, for the report.
 """
 
 from __future__ import annotations
@@ -37,17 +39,24 @@ from agentic_eval.confine.backend import signal_group
 from agentic_eval.endpoint import Endpoint, auth_headers, http_client
 from agentic_eval.errors import EndpointError
 from agentic_eval.instruments.exchange import stream_chat
+from agentic_eval.instruments.registry import Headline
 from agentic_eval.instruments.servers import root_url, stream_ollama_chat
+from agentic_eval.results import save_instrument_run
 
 __all__ = [
+    "KIND",
     "ColdStartConfig",
     "ColdStartResult",
     "PhaseStats",
     "StartRun",
+    "headline",
     "measure_cold_start",
     "measure_ollama_unload",
     "phase_stats",
+    "record",
 ]
+
+KIND = "cold_start"
 
 PROMPT = "Reply with the single word: ready"
 POLL_S = 0.05
@@ -297,3 +306,27 @@ def _verdict(result: ColdStartResult) -> str:
     if failed:
         line += f"; {len(failed)} of {len(result.runs)} failed ({failed[0].error})"
     return line
+
+
+def headline(result: ColdStartResult) -> Headline:
+    """The median time to the first token (command mode) or of Ollama's load_duration, its spread, the starts."""
+    first = result.phases.get("first_token_s") or result.phases.get("load_s")
+    command = result.mode == "command"
+    values: dict[str, float | int | str | None] = {
+        "value": first.median if first else None, "unit": "s to first token" if command else "s load_duration",
+        "spread_s": first.spread if first else None, "starts": len(result.runs),
+        "failed": sum(1 for r in result.runs if r.error)}
+    if not first:
+        return Headline(values, "failed")
+    spread = f" (spread {first.spread:.1f} s)" if first.n > 1 else ""
+    return Headline(values, f"{first.median:.1f} s {'to first token' if command else 'load'}{spread}")
+
+
+def record(result: ColdStartResult, runs_root: Path = Path("runs"), *, base_url: str) -> Path:
+    """Save the run under `runs_root` for `agentic-eval report` and return its folder. `base_url` is the
+    endpoint's own (secrets in it are scrubbed from what is written)."""
+    shown = headline(result)
+    return save_instrument_run(
+        KIND, model=result.model or "unknown-model", base_url=base_url, result=result.model_dump(mode="json"),
+        headline=shown.values, headline_text=shown.text,
+        settings={"mode": result.mode, "cmd": result.cmd, "repeat": len(result.runs)}, runs_root=runs_root)

@@ -2,6 +2,7 @@
 
     results = run_forms(endpoint, "qwen3-coder", n_tools=500)
     forms_json(results, 500)   # {"tools": 500, "shapes": [{"name", "passed", "reason"}, ...]}
+    record(results, Path("runs"), base_url=endpoint.base_url, model="qwen3-coder", tools=500)  # for the report
 
 The request always asks for the same thing (a 3-day metric forecast for Lisbon, which only
 `get_forecast` does); the shapes vary what agent clients vary: chat completions or the Responses
@@ -19,11 +20,16 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from agentic_eval.instruments.catalog import JSON, TOOLS, TOOLS_BY_NAME, Tool, a, b, e, i, o, s
 from agentic_eval.instruments.exchange import SYSTEM_PROMPT, Exchange, is_stale_connection, make_client, post_json
+from agentic_eval.instruments.registry import Headline
 from agentic_eval.instruments.toolcheck import Verdict, check_calls
+from agentic_eval.results import save_instrument_run
+
+KIND = "forms"
 
 TARGET = "get_forecast"
 REQUEST = "What will the weather be like in Lisbon over the next 3 days? Use metric units."
@@ -339,3 +345,24 @@ def forms_json(results: list[ShapeResult], n_tools: int) -> JSON:
 def exchanges_json(results: list[ShapeResult]) -> list[JSON]:
     """Every shape's full record (detail, request without tools, response, classification)."""
     return [asdict(r) for r in results]
+
+
+def headline(results: list[ShapeResult]) -> Headline:
+    """Shapes passed of those asked."""
+    passed = sum(r.passed for r in results)
+    pct = round(100 * passed / len(results), 1) if results else None
+    return Headline({"passed": passed, "cases": len(results), "score_pct": pct}, f"{passed}/{len(results)} shapes")
+
+
+def record(results: list[ShapeResult], runs_root: Path = Path("runs"), *, base_url: str, model: str,
+           tools: int) -> Path:
+    """Save the run (`forms_json` as its result, every exchange beside it) under `runs_root` for `agentic-eval
+    report` and return its folder. `base_url` is the endpoint's own (secrets in it are scrubbed from the result);
+    `model` and `tools` are what `run_forms` was asked."""
+    shown = headline(results)
+    run_dir = save_instrument_run(KIND, model=model, base_url=base_url, result=forms_json(results, tools),
+                                  headline=shown.values, headline_text=shown.text, settings={"tools": tools},
+                                  runs_root=runs_root)
+    (run_dir / "exchanges.json").write_text(json.dumps(exchanges_json(results), indent=2, default=str) + "\n",
+                                            encoding="utf-8")
+    return run_dir

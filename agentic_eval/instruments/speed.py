@@ -8,6 +8,8 @@ own random prefix, so none can be served from the prefix cache of another.
 
 Servers with Prometheus /metrics (vLLM, SGLang, llama.cpp) are gated by `metrics.judge_sample`;
 Ollama is measured through its native /api/chat and gated client-side (load time, queueing).
+
+`record(report, runs_root, config=cfg)` saves a run as `agentic-eval speed` does, for the report.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,8 +29,11 @@ from agentic_eval.errors import AgenticEvalError
 from agentic_eval.instruments import metrics as m
 from agentic_eval.instruments import servers
 from agentic_eval.instruments.exchange import sse_chunks
+from agentic_eval.instruments.registry import Headline
 from agentic_eval.instruments.speedstats import Spread, decode_rate, prefill_rate, server_decode_rate, spread
+from agentic_eval.results import save_instrument_run
 
+KIND = "speed"
 WORKLOADS = ("code_edit", "free_gen", "long_ctx")
 COLD_LOAD_S = 0.5
 """Ollama: a load_duration above this means the model was not resident (a cold sample)."""
@@ -436,3 +442,29 @@ def _sweep(session: _Session, report: SpeedReport, progress: ProgressFn | None) 
     report.prefill = prefill_rate([float(p.prompt_tokens or 0) for p in kept], [p.e2e_s or 0.0 for p in kept])
     if len({p.completion_tokens for p in kept}) > 1:
         report.warnings.append("prefill sweep: output lengths differed between points; the fit is noisier")
+
+
+def headline(report: SpeedReport) -> Headline:
+    """The first workload's median decode rate; the line names every workload's."""
+    first = next(iter(report.workloads.values()), None)
+    decode = first.decode if first else None
+    text = ", ".join(f"{w.name} {'-' if w.decode is None else f'{w.decode.median:,.1f}'} tok/s"
+                     for w in report.workloads.values())
+    return Headline({"value": round(decode.median, 1) if decode else None, "unit": "tok/s",
+                     "workload": first.name if first else None}, text or "no workload")
+
+
+def record(report: SpeedReport, runs_root: Path = Path("runs"), *, config: SpeedConfig,
+           details: dict[str, Any] | None = None) -> Path:
+    """Save the run under `runs_root` for `agentic-eval report` and return its folder: `report.to_json()` with
+    `report.details()`, updated with `details` (what the caller measured beside it, such as the CLI's
+    bandwidth check and its warnings). `config` is what `measure_speed` was given (its base URL's secrets are
+    scrubbed from what is written)."""
+    shown = headline(report)
+    settings = {"workloads": list(config.workloads), "reps": config.reps, "warmup": config.warmup,
+                "max_tokens": config.max_tokens, "long_ctx_tokens": config.long_ctx_tokens,
+                "prefill_sweep": bool(config.prefill_sweep)}
+    return save_instrument_run(
+        KIND, model=config.model, base_url=config.base_url,
+        result={**report.to_json(), "details": {**report.details(), **(details or {})}},
+        headline=shown.values, headline_text=shown.text, settings=settings, runs_root=runs_root)

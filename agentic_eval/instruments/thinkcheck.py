@@ -12,6 +12,8 @@ statement it makes, checked by `consistency.py`), with the reasoning tokens it s
 rate. A server that ignores the switch (reasoning still arrives with it off, in
 reasoning_content / reasoning / thinking fields or as <think> in the content) is reported, since
 then the comparison shows nothing. One problem's failure is recorded on that problem.
+
+`record(result, runs_root, base_url=...)` saves a run as `agentic-eval think-check` does, for the report.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import httpx
@@ -28,17 +31,24 @@ from pydantic import BaseModel, Field
 from agentic_eval.endpoint import Endpoint, auth_headers, http_client
 from agentic_eval.instruments.consistency import check_consistency, extract_final_answer, format_number
 from agentic_eval.instruments.exchange import stream_chat
+from agentic_eval.instruments.registry import Headline
 from agentic_eval.instruments.servers import ServerKind, detect_server, root_url
 from agentic_eval.instruments.wordproblems import WordProblem, generate_problems
+from agentic_eval.results import save_instrument_run
 
 __all__ = [
+    "KIND",
     "SWITCHES",
     "Attempt",
     "ModeSummary",
     "ThinkCheckConfig",
     "ThinkCheckResult",
+    "headline",
+    "record",
     "run_think_check",
 ]
+
+KIND = "think_check"
 
 Mode = Literal["on", "off"]
 SWITCHES: dict[str, str] = {
@@ -298,3 +308,21 @@ def run_think_check(endpoint: Endpoint, config: ThinkCheckConfig,
                               on=on, off=off, attempts=attempts)
     result.verdict = verdict(result)[0]
     return result
+
+
+def headline(result: ThinkCheckResult) -> Headline:
+    """Accuracy with thinking on and off, their gap in points, the inconsistent answers, the switch's status."""
+    on, off = result.on, result.off
+    gap = None if on.accuracy_pct is None or off.accuracy_pct is None else round(off.accuracy_pct - on.accuracy_pct, 1)
+    return Headline({"on_accuracy_pct": on.accuracy_pct, "off_accuracy_pct": off.accuracy_pct, "value": gap,
+                     "unit": "pts accuracy, thinking off vs on", "off_inconsistent": off.inconsistent,
+                     "on_inconsistent": on.inconsistent, "switch_status": result.switch_status}, verdict(result)[1])
+
+
+def record(result: ThinkCheckResult, runs_root: Path = Path("runs"), *, base_url: str) -> Path:
+    """Save the run under `runs_root` for `agentic-eval report` and return its folder. `base_url` is the
+    endpoint's own (secrets in it are scrubbed from what is written)."""
+    shown = headline(result)
+    return save_instrument_run(KIND, model=result.model, base_url=base_url, result=result.model_dump(mode="json"),
+                               headline=shown.values, headline_text=shown.text,
+                               settings={"problems": result.problems, "seed": result.seed}, runs_root=runs_root)

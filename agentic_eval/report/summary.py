@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.agents.base import NO_TOOL_CALLS_BY_DESIGN
+from agentic_eval.instruments.registry import INSTRUMENTS
 from agentic_eval.results import InstrumentRun
 from agentic_eval.results import (
     UNSCORED_OUTCOMES,
@@ -209,11 +210,8 @@ UNSCORED_NOTE = ("Unscored trials (agent_timeout, endpoint_error, agent_error, g
                  "inside) is graded, not unscored.")
 
 
-INSTRUMENT_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("tooling", "tool-call battery"), ("forms", "form matrix"), ("speed", "speed"),
-    ("think_check", "think-check"), ("cold_start", "cold start"),
-    ("bfcl", "BFCL"),
-)
+INSTRUMENT_COLUMNS: tuple[tuple[str, str], ...] = tuple((e.kind, e.title) for e in INSTRUMENTS)
+"""(kind, column title) of every instrument, from the instruments' one table."""
 
 
 def _instrument_cell(runs: list[InstrumentRun]) -> str:
