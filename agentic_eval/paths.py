@@ -1,7 +1,9 @@
 """Where agentic-eval keeps what it builds or assembles once: the cache folder and the agent CLIs' tools folder.
 
-    cache_dir()   $AGENTIC_EVAL_CACHE, else $XDG_CACHE_HOME/agentic-eval, else ~/.cache/agentic-eval
-    tools_dir()   $AGENTIC_EVAL_TOOLS, else the cache folder's tools/
+    cache_dir()          $AGENTIC_EVAL_CACHE, else $XDG_CACHE_HOME/agentic-eval, else ~/.cache/agentic-eval
+    tools_dir()          $AGENTIC_EVAL_TOOLS, else the cache folder's tools/
+    builtin_root()       the folder holding the built-in tasks/, sandboxes/ (generators) and graders/
+    hidden_from_model()  those three: what every confinement hides from the model where it could see them
 
 Under the cache folder: `models/` (the local server's assembled model), `images/` (the docker sandbox
 image's root filesystem) and `fix-size/` (reference fix sizes). `~` at the start of any of these
@@ -12,12 +14,13 @@ as unset. Nothing is created here: the code that writes a folder creates it.
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 
 CACHE_ENV = "AGENTIC_EVAL_CACHE"
 TOOLS_ENV = "AGENTIC_EVAL_TOOLS"
 
-__all__ = ["CACHE_ENV", "TOOLS_ENV", "cache_dir", "tools_dir"]
+__all__ = ["CACHE_ENV", "TOOLS_ENV", "builtin_root", "cache_dir", "hidden_from_model", "tools_dir"]
 
 
 def _from_env(name: str) -> Path | None:
@@ -36,3 +39,21 @@ def cache_dir() -> Path:
 def tools_dir() -> Path:
     """Where the agent CLIs are installed: $AGENTIC_EVAL_TOOLS, else `cache_dir() / "tools"`."""
     return _from_env(TOOLS_ENV) or cache_dir() / "tools"
+
+
+@cache
+def builtin_root() -> Path:
+    """The folder holding `tasks/`, `sandboxes/` and `graders/`: inside the package at `_builtin/` in a wheel,
+    the top of the repository in a source checkout (editable install, tests)."""
+    here = Path(__file__).resolve().parent  # the agentic_eval package
+    packaged = here / "_builtin"
+    if (packaged / "tasks").is_dir():
+        return packaged
+    return here.parent
+
+
+def hidden_from_model() -> tuple[Path, ...]:
+    """The built-in packs, generators and grader helpers: what a sandbox hides from the model when they lie
+    under a path it sees (a wheel installed in the harness's Python mounts them with the package)."""
+    root = builtin_root()
+    return tuple(root / name for name in ("tasks", "graders", "sandboxes"))

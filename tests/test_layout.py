@@ -136,3 +136,86 @@ def test_ruff_is_clean() -> None:
     out = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise", "."],
                          cwd=PACKAGE.parent, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-1000:]
+
+
+def test_mypy_is_clean() -> None:
+    """The package type-checks under the settings in pyproject.toml (CI runs it here, beside ruff)."""
+    out = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "agentic_eval"], cwd=PACKAGE.parent,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-1000:]
+
+
+# The floors of the house: a unit (a subpackage, or a module at the top) imports only units on lower floors,
+# so no two units import each other, and nothing inside imports the package's face. Imports made for type
+# checking only are left out; imports inside functions count (they are edges all the same).
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("errors", "_version", "_lazy"),
+    ("plugins", "paths", "inputs"),
+    ("endpoint",),
+    ("confine", "local", "wire"),
+    ("results",),
+    ("classify", "packs"),
+    ("faults",),
+    ("agents", "leftovers", "instruments"),
+    ("report", "runner", "testing"),
+    ("cli",),
+    ("__init__", "__main__"),
+)
+
+
+def _unit_imports() -> dict[str, set[str]]:
+    import ast
+
+    def unit(dotted: str) -> str:
+        parts = dotted.split(".")
+        return parts[1] if len(parts) > 1 else "__init__"
+
+    edges: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        dotted = _dotted(path)
+        here = unit(dotted) if dotted != "agentic_eval" else "__init__"
+        tree = ast.parse(path.read_text())
+        typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                       and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                if name == "agentic_eval" and here != "__init__":
+                    raise AssertionError(f"{dotted} imports the package face")
+                if name.startswith("agentic_eval.") and unit(name) != here:
+                    edges.setdefault(here, set()).add(unit(name))
+    return edges
+
+
+def test_the_floors_hold() -> None:
+    """Every unit is on a floor, and imports only units on floors below its own."""
+    floor = {name: level for level, names in enumerate(FLOORS) for name in names}
+    units = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+             if (p.suffix == ".py" and p.stem != "__main__") or (p / "__init__.py").is_file()}
+    units = {"__init__" if u == "__init__" else u for u in units}
+    assert units - set(floor) == set(), f"units on no floor: {units - set(floor)}"
+    wrong = sorted(f"{a} -> {b}" for a, targets in _unit_imports().items() for b in targets
+                   if floor.get(b, -1) >= floor[a])
+    assert not wrong, f"imports that go sideways or up: {wrong}"
+
+
+def test_no_function_takes_more_than_a_dozen_parameters() -> None:
+    """Settings travel as objects (RunSettings, Confinement, AgentContext), never as long keyword lists."""
+    import ast
+
+    long = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                a = node.args
+                count = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
+                count -= bool(a.args and a.args[0].arg in ("self", "cls"))
+                if count > 12:
+                    long.append(f"{_dotted(path)}.{node.name}: {count}")
+    assert not long, long

@@ -86,7 +86,7 @@ from agentic_eval.confine.docker_image import (
 )
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.packs.builtin import hidden_from_model
+from agentic_eval.paths import hidden_from_model
 
 LABEL = "agentic-eval.sandbox"
 KEEPER_UID = RUN_UID - 1

@@ -1,4 +1,5 @@
-"""Where the built-in packs, sandbox generators and grader helpers live.
+"""Where the built-in packs, repo generators and grader helpers live (the root itself, and what the model must
+never see of it, are in agentic_eval.paths, which the confinement reads too).
 
 In a wheel they sit inside the package at `agentic_eval/_builtin/`; in a source
 checkout (editable install, tests) at the top of the repository.
@@ -6,18 +7,12 @@ checkout (editable install, tests) at the top of the repository.
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 
+from agentic_eval.paths import builtin_root, hidden_from_model
 
-@cache
-def builtin_root() -> Path:
-    """The folder holding `tasks/`, `sandboxes/` and `graders/`."""
-    here = Path(__file__).resolve().parents[1]  # the agentic_eval package
-    packaged = here / "_builtin"
-    if (packaged / "tasks").is_dir():
-        return packaged
-    return here.parent
+__all__ = ["builtin_packs", "builtin_root", "core_pack_dir", "graders_dir", "hidden_from_model", "node_pack_dir",
+           "ops_pack_dir", "sandboxes_dir"]
 
 
 def core_pack_dir() -> Path:
@@ -46,10 +41,3 @@ def sandboxes_dir() -> Path:
 
 def graders_dir() -> Path:
     return builtin_root() / "graders"
-
-
-def hidden_from_model() -> tuple[Path, ...]:
-    """The built-in packs, generators and grader helpers: what a sandbox hides from the model when they lie
-    under a path it sees (a wheel installed in the harness's Python mounts them with the package)."""
-    root = builtin_root()
-    return tuple(root / name for name in ("tasks", "graders", "sandboxes"))
