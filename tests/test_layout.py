@@ -158,6 +158,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("faults",),
     ("agents", "leftovers", "instruments"),
     ("report", "runner", "testing"),
+    ("campaign",),
     ("cli",),
     ("__init__", "__main__"),
 )

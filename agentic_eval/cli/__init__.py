@@ -10,6 +10,7 @@ command has not finished stopping for after STOP_GRACE_S seconds, ends the proce
 
     args         the flags several commands share, and the argparse types
     run          run: a campaign, through runner.plan_start / plan_resume
+    campaign     campaign: several models, agents and instruments from one TOML file (agentic_eval.campaign)
     report       report: runs and instrument results side by side
     tasks        tasks list | show | new
     validate     validate: every grader against the pristine repo and the reference fix
@@ -42,7 +43,7 @@ from agentic_eval.errors import AgenticEvalError
 
 Handler = Callable[[argparse.Namespace], int]
 
-COMMANDS = ("run", "report", "tasks", "validate", "agents", "sandbox", "serve_local", "probe", "tooling", "forms",
+COMMANDS = ("run", "campaign", "report", "tasks", "validate", "agents", "sandbox", "serve_local", "probe", "tooling", "forms",
             "speed", "think_check", "cold_start", "classify")
 """The command modules, `agentic_eval.cli.<name>`, in the order `--help` lists them. Each has
 `register(subparsers)`, which adds its command and flags (and imports nothing heavy), and

@@ -1,0 +1,71 @@
+"""The campaign's report on a terminal, in Markdown and as one HTML page: the headline table, then a verdict
+per model naming the figures it rests on, then the pick. The per-run detail (per-task matrix, statistics,
+per-trial evidence) is `agentic-eval report`'s, which the HTML page embeds below."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.campaign.verdict import HEADER, CampaignReport, table_rows
+
+NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs, at least 1.5 pts); agentic tasks: "
+        "a task passes when any attempt passed, unscored trials are never fails; text tool calls: tasks where the "
+        "model wrote a tool call as text instead of calling the API; verdicts are fixed rules on these figures.")
+
+
+def print_campaign(report: CampaignReport, console: Any) -> None:
+    """The headline table (stacked when it does not fit the terminal), the verdicts and the pick."""
+    from rich.text import Text
+
+    from agentic_eval.report.tables import print_table
+
+    print_table(console, f"campaign {report.folder.name}: {len(report.task_ids)} tasks x {report.spec.attempts} "
+                "attempt(s)", HEADER, table_rows(report), right=range(2, 8))
+    console.print(Text(NOTE, style="dim"))
+    console.print()
+    for model, (text, rests) in report.verdicts.items():
+        console.print(Text.assemble((f"{model}: ", "bold"), text, (f"  [rests on: {', '.join(rests)}]"
+                                                                   if rests else "", "dim")))
+    console.print(Text(report.pick, style="bold"))
+
+
+def render_campaign_markdown(report: CampaignReport) -> str:
+    from tabulate import tabulate
+
+    cells = [[c.replace("|", "\\|") for c in row] for row in table_rows(report)]
+    parts = [f"# Campaign {report.folder.name}", f"{len(report.task_ids)} tasks x {report.spec.attempts} attempt(s)",
+             tabulate(cells, headers=HEADER, tablefmt="github"), f"_{NOTE}_", "## Verdicts"]
+    parts.append("\n".join(f"- **{m}**: {t} _(rests on: {', '.join(r)})_" for m, (t, r) in report.verdicts.items()))
+    parts.append(f"**{report.pick}**")
+    return "\n\n".join(parts) + "\n"
+
+
+def write_campaign_html(report: CampaignReport, path: Path) -> Path:
+    """One self-contained page: the campaign's table and verdicts above `agentic-eval report`'s page of its runs."""
+    from agentic_eval.report.html import render_html
+    from agentic_eval.report.html_sections import esc
+
+    head = "".join(f"<th>{esc(h)}</th>" for h in HEADER)
+    body = "".join("<tr>" + "".join(f"<td{' class=num' if 2 <= i < 8 else ''}>{esc(c)}</td>"
+                                    for i, c in enumerate(row)) + "</tr>" for row in table_rows(report))
+    verdicts = "".join(f"<li><b>{esc(m)}</b>: {esc(t)} <i>(rests on: {esc(', '.join(r))})</i></li>"
+                       for m, (t, r) in report.verdicts.items())
+    section = (f"<h1>Campaign {esc(report.folder.name)}</h1><p class=sub>{len(report.task_ids)} tasks x "
+               f"{report.spec.attempts} attempt(s)</p><div class=scroll><table><tr>{head}</tr>{body}</table></div>"
+               f"<p class=noise>{esc(NOTE)}</p><h2>Verdicts</h2><ul>{verdicts}</ul><p><b>{esc(report.pick)}</b></p>")
+    from agentic_eval.results import read_instrument_run
+
+    instruments = [read_instrument_run(p.parent) for p in sorted(report.folder.glob("*/instruments/*/*/instrument.json"))]
+    page = render_html(report.summaries, instruments, _run_dirs(report)) if report.summaries or instruments else \
+        "<html><body></body></html>"
+    page = page.replace("<body>", "<body>" + section, 1) if "<body>" in page else section + page
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def _run_dirs(report: CampaignReport) -> Any:
+    from agentic_eval.report.html import locate_runs
+
+    return locate_runs([p.parent for p in report.folder.glob("*/runs/*/*/run.json")])

@@ -1,0 +1,224 @@
+"""A campaign file (TOML) read into a `CampaignSpec`, and every mistake in it as one line naming the file and key.
+
+    tasks = ["json-set-port"]            # or packs = ["core", "./mypack"]; default: every built-in task
+    agents = ["builtin", "opencode"]
+    attempts = 1
+    system_prompt_tokens = [0, 9300]     # the built-in agent's padding, one run each (0: none)
+    instruments = ["tooling", "forms", "speed", "think-check"]
+
+    [[models]]
+    name = "qwen3-coder"
+    base_url = "http://gpu-box:8000/v1"
+    api_key_env = "VLLM_KEY"             # or api_key_file; never the key itself
+
+Instrument settings have tables of their own (`[tooling] cases = 370`, `[speed] reps = 5`, ...). Reading a
+file checks its shape only; `campaign.execute.check_campaign` checks what needs the world (endpoints, tasks).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agentic_eval.errors import AgenticEvalError
+
+MAX_FILE_BYTES = 1_000_000
+INSTRUMENT_KINDS = {"tooling": "tooling", "forms": "forms", "speed": "speed", "think-check": "think_check"}
+"""The instruments a campaign runs, as the file names them -> the kind they are recorded under."""
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToolingOptions(BaseModel):
+    model_config = _STRICT
+    seed: int = Field(45739, ge=0, le=2**31 - 1)
+    cases: int | None = Field(None, ge=1, le=100_000)
+    """Total cases (default 370, the published battery)."""
+    runs: int = Field(1, ge=1, le=20)
+    """Runs of the battery per model: with two or more, the noise band is their measured spread."""
+    jobs: int = Field(4, ge=1, le=256)
+
+
+class FormsOptions(BaseModel):
+    model_config = _STRICT
+    tools: int = Field(500, ge=1, le=5000)
+
+
+class SpeedOptions(BaseModel):
+    model_config = _STRICT
+    workloads: list[Literal["code_edit", "free_gen", "long_ctx"]] = ["code_edit", "free_gen", "long_ctx"]
+    reps: int = Field(5, ge=1, le=1000)
+    warmup: int = Field(1, ge=0, le=1000)
+    max_tokens: int = Field(256, ge=2, le=2_000_000)
+    long_ctx_tokens: int = Field(50000, ge=256, le=2_000_000)
+
+
+class ThinkCheckOptions(BaseModel):
+    model_config = _STRICT
+    problems: int = Field(20, ge=1, le=10_000)
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+
+
+class ModelSpec(BaseModel):
+    """One `[[models]]` entry: a model an endpoint serves, or `local = true` for the packaged small model."""
+
+    model_config = _STRICT
+    name: str = Field(min_length=1, max_length=200)
+    """What the endpoint serves (with `local`: the label the report shows)."""
+    base_url: str | None = None
+    api_key_env: str | None = Field(None, min_length=1, max_length=200)
+    api_key_file: str | None = Field(None, min_length=1, max_length=4096)
+    local: bool = False
+    gguf: str | None = None
+    """With `local`: serve this GGUF instead of the packaged model."""
+    ctx: int = Field(16384, ge=512, le=2_000_000)
+    """With `local`: the context size."""
+    jobs: int = Field(1, ge=1, le=256)
+    """Trials run in parallel against this model's endpoint (`run -j`)."""
+
+    @model_validator(mode="after")
+    def _one_endpoint(self) -> ModelSpec:
+        if self.local and self.base_url:
+            raise ValueError("local = true serves its own model on 127.0.0.1: drop base_url (or drop local)")
+        if self.api_key_env and self.api_key_file:
+            raise ValueError("give the key once: api_key_env or api_key_file, not both")
+        if not self.local and self.gguf:
+            raise ValueError("gguf is for local = true")
+        return self
+
+
+class CampaignSpec(BaseModel):
+    """What a campaign measures. Paths in it (packs, api_key_file, gguf) are relative to the file."""
+
+    model_config = _STRICT
+    tasks: list[str] = []
+    """Task ids (default: every task of the packs)."""
+    packs: list[str] = []
+    """Pack folders, or a built-in or installed pack's name (default: the built-in and installed packs)."""
+    agents: list[str] = Field(["builtin"], max_length=50)
+    attempts: int = Field(1, ge=1, le=1000)
+    seed: int = Field(0, ge=0, le=2**31 - 1)
+    system_prompt_tokens: list[int] = Field([0], min_length=1, max_length=20)
+    """The built-in agent's padding, one run each (0: no padding); other agents run once."""
+    instruments: list[str] = list(INSTRUMENT_KINDS)
+    sandbox: str | None = None
+    agent_options: dict[str, dict[str, str | int | float | bool]] = {}
+    """Per agent, its `--agent-opt` values: `[agent_options.builtin] max_turns = 30`."""
+    models: list[ModelSpec] = Field(min_length=1, max_length=100)
+    tooling: ToolingOptions = ToolingOptions()
+    forms: FormsOptions = FormsOptions()
+    speed: SpeedOptions = SpeedOptions()
+    think_check: ThinkCheckOptions = Field(ThinkCheckOptions(), alias="think-check")
+
+    @field_validator("instruments")
+    @classmethod
+    def _known_instruments(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in INSTRUMENT_KINDS:
+                hint = _did_you_mean(name, list(INSTRUMENT_KINDS))
+                raise ValueError(f"unknown instrument {name!r}{hint}; choose from {', '.join(INSTRUMENT_KINDS)}")
+        return list(dict.fromkeys(value))
+
+    @field_validator("system_prompt_tokens")
+    @classmethod
+    def _tokens(cls, value: list[int]) -> list[int]:
+        if any(not 0 <= v <= 2_000_000 for v in value):
+            raise ValueError("each size is between 0 (no padding) and 2,000,000 tokens")
+        return list(dict.fromkeys(value))
+
+    @model_validator(mode="after")
+    def _distinct(self) -> CampaignSpec:
+        names = [m.name for m in self.models]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"model {twice[0]!r} is listed twice; give each [[models]] its own name")
+        return self
+
+    def kinds(self) -> list[str]:
+        """The instruments to run, as recorded kinds."""
+        return [INSTRUMENT_KINDS[name] for name in self.instruments]
+
+    def options_of(self, agent: str) -> dict[str, str]:
+        """The agent's options as `--agent-opt` gives them (text)."""
+        return {k: str(v).lower() if isinstance(v, bool) else str(v)
+                for k, v in self.agent_options.get(agent, {}).items()}
+
+    def paddings(self, agent: str) -> list[int]:
+        return self.system_prompt_tokens if agent == "builtin" else [0]
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+_SECTIONS: dict[str, type[BaseModel]] = {"tooling": ToolingOptions, "forms": FormsOptions, "speed": SpeedOptions,
+                                        "think-check": ThinkCheckOptions}
+
+
+def _keys_at(loc: tuple[Any, ...]) -> list[str]:
+    """The keys a table at `loc` may hold (for did-you-mean)."""
+    if not loc:
+        return [f.alias or name for name, f in CampaignSpec.model_fields.items()]
+    if loc[0] == "models":
+        return list(ModelSpec.model_fields)
+    model = _SECTIONS.get(str(loc[0]))
+    return list(model.model_fields) if model else []
+
+
+def _where(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
+    """`models[2] (name 'x').base_url` for an error's location (models counted from 1, as a reader counts)."""
+    parts: list[str] = []
+    for i, part in enumerate(loc):
+        if isinstance(part, int) and i and loc[i - 1] == "models":
+            entry = (data.get("models") or [None] * (part + 1))[part]
+            name = entry.get("name") if isinstance(entry, dict) else None
+            parts[-1] += f"[{part + 1}]" + (f" (name {name!r})" if isinstance(name, str) else "")
+        elif isinstance(part, int):
+            parts[-1] += f"[{part + 1}]"
+        else:
+            parts.append(str(part))
+    return ".".join(parts)
+
+
+def _one_line(path: Path, exc: ValidationError, data: dict[str, Any]) -> str:
+    error = exc.errors()[0]
+    loc = tuple(error.get("loc", ()))
+    if error["type"] == "extra_forbidden":
+        key, parent = str(loc[-1]), loc[:-1]
+        if key in ("api_key", "key", "token"):
+            return (f"{path}: {_where(loc, data)}: a campaign file never holds a key; name the variable that holds "
+                    "it (api_key_env = \"VLLM_KEY\") or a file (api_key_file = \"~/.vllm-key\")")
+        hint = _did_you_mean(key, _keys_at(tuple(p for p in parent if not isinstance(p, int))))
+        return f"{path}: unknown key {_where(loc, data)}{hint}"
+    if error["type"] == "missing":
+        if loc == ("models",):
+            return f"{path}: no [[models]]: add at least one ([[models]] name = ... base_url = ...)"
+        return f"{path}: {_where(loc, data)} is missing"
+    message = re.sub(r"^(Value|Assertion) error, ", "", str(error["msg"]))
+    return f"{path}: {_where(loc, data) or 'file'}: {message}"
+
+
+def parse_campaign(text: str, path: Path) -> CampaignSpec:
+    """The campaign in `text` (the contents of `path`, named in errors)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise AgenticEvalError(f"{path}: not valid TOML ({exc})") from None
+    try:
+        return CampaignSpec.model_validate(data)
+    except ValidationError as exc:
+        raise AgenticEvalError(_one_line(path, exc, data)) from None
+
+
+def load_campaign(path: str | Path) -> CampaignSpec:
+    """Read and check a campaign file (a regular UTF-8 file of at most a megabyte)."""
+    from agentic_eval.inputs import read_data_text
+
+    path = Path(path)
+    return parse_campaign(read_data_text(path, what=str(path), limit=MAX_FILE_BYTES), path)

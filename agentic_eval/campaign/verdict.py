@@ -1,0 +1,341 @@
+"""The campaign's headline table and its verdicts: read from the campaign folder, never rerun, no LLM.
+
+A row per model and agent (and padding): the synthetic score with its noise band, forms passed, agentic
+tasks passed with its 95 % interval, tasks with tool calls written as text, tasks with a real tool call,
+median latency, decode tok/s per workload. Under it one verdict per model, in plain words, made by fixed
+rules from those figures only, and naming the figures it rests on. Two models whose difference is inside
+the noise (the exact paired test on the same tasks, or the synthetic score's band) are called tied.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.campaign.execute import (
+    agent_parts,
+    agent_slot_name,
+    agent_slots,
+    instrument_options,
+    instrument_runs,
+    read_campaign_record,
+)
+from agentic_eval.campaign.spec import CampaignSpec
+from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary
+
+SYNTHETIC_NOISE_PTS = 1.5
+"""The synthetic score's noise band when fewer than two runs measured one: the run-to-run variance the
+published campaign measured on one model (345 and 340 of 370); a measured spread wider than it is used instead."""
+MAJORITY = 0.5
+
+
+@dataclass
+class ModelFigures:
+    """What the instruments measured of one model (the latest run of each, every battery run for the band)."""
+
+    synthetic_pct: list[float] = field(default_factory=list)
+    synthetic_text: str | None = None
+    forms: tuple[int, int] | None = None
+    decode_tok_s: dict[str, float | None] = field(default_factory=dict)
+    think_check: str | None = None
+
+    @property
+    def synthetic(self) -> float | None:
+        return sum(self.synthetic_pct) / len(self.synthetic_pct) if self.synthetic_pct else None
+
+    @property
+    def noise_pts(self) -> float:
+        spread = max(self.synthetic_pct) - min(self.synthetic_pct) if len(self.synthetic_pct) >= 2 else 0.0
+        return max(SYNTHETIC_NOISE_PTS, spread)
+
+
+@dataclass
+class Row:
+    """One model under one agent (at one padding)."""
+
+    model: str
+    agent: str
+    padding: int
+    summary: RunSummary | None
+    figures: ModelFigures
+
+    @property
+    def label(self) -> str:
+        return agent_slot_name(self.agent, self.padding).replace("-sys", " @ ") + (" tok" if self.padding else "")
+
+    @property
+    def tasks(self) -> int:
+        return len(self.summary.task_ids) if self.summary else 0
+
+    @property
+    def interval(self) -> Any:
+        from agentic_eval.report.run_stats import task_interval
+
+        return task_interval(self.summary) if self.summary else None
+
+
+@dataclass
+class CampaignReport:
+    """Everything the campaign's report shows."""
+
+    folder: Path
+    spec: CampaignSpec
+    task_ids: list[str]
+    rows: list[Row]
+    verdicts: dict[str, tuple[str, list[str]]]
+    """Model -> (the verdict, the figures it rests on)."""
+    pick: str
+    summaries: list[RunSummary]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"folder": str(self.folder), "tasks": self.task_ids,
+                "rows": [row_json(r) for r in self.rows],
+                "verdicts": {m: {"text": t, "rests_on": on} for m, (t, on) in self.verdicts.items()},
+                "pick": self.pick}
+
+
+def _figures(folder: Path, spec: CampaignSpec, model: str) -> ModelFigures:
+    from agentic_eval.results import read_instrument_run
+
+    figures = ModelFigures()
+    for kind in spec.kinds():
+        runs = instrument_runs(folder, model, kind, instrument_options(spec, kind))
+        if not runs:
+            continue
+        records = [read_instrument_run(r) for r in runs]
+        latest = records[-1]
+        if kind == "tooling":
+            figures.synthetic_pct = [float(s) for r in records if isinstance(s := r.headline.get("score_pct"),
+                                                                              (int, float))]
+            figures.synthetic_text = latest.headline_text
+        elif kind == "forms":
+            passed, cases = latest.headline.get("passed"), latest.headline.get("cases")
+            if isinstance(passed, int) and isinstance(cases, int):
+                figures.forms = (passed, cases)
+        elif kind == "speed":
+            try:
+                result = json.loads((runs[-1] / "result.json").read_text(encoding="utf-8"))
+                figures.decode_tok_s = {name: (w.get("decode_tok_s") or {}).get("median")
+                                        for name, w in result.get("workloads", {}).items()}
+            except (OSError, ValueError, AttributeError):
+                figures.decode_tok_s = {}
+        else:
+            figures.think_check = latest.headline_text
+    return figures
+
+
+def _merged_summary(spec: CampaignSpec, folder: Path, model: str, agent: str, padding: int,
+                    task_ids: list[str]) -> RunSummary | None:
+    """The slot's runs that measured what the file asks, as one summary of the file's tasks."""
+    from agentic_eval.report.summary import summarize_run
+
+    parts = [summarize_run(p.run_dir) for p in agent_parts(spec, folder, model, agent, padding) if p.matches]
+    if not parts:
+        return None
+    wanted = set(task_ids)
+    trials = sorted((t for s in parts for t in s.trials if t.task_id in wanted), key=lambda t: (t.task_id, t.attempt))
+    config = parts[0].config.model_copy(update={"task_ids": [t for t in task_ids if any(
+        t in s.config.task_ids for s in parts)]})
+    return RunSummary(config=config, trials=trials, warnings=[w for s in parts for w in s.warnings])
+
+
+def campaign_report(folder: str | Path) -> CampaignReport:
+    """The report of a campaign folder, from what its last session asked (campaign.json) and what is recorded."""
+    folder = Path(folder)
+    spec, task_ids = read_campaign_record(folder)
+    rows = []
+    for m in spec.models:
+        figures = _figures(folder, spec, m.name)
+        slots = agent_slots(spec)
+        for agent, padding in slots:
+            rows.append(Row(m.name, agent, padding, _merged_summary(spec, folder, m.name, agent, padding, task_ids),
+                            figures))
+        if not slots:
+            rows.append(Row(m.name, "-", 0, None, figures))
+    verdicts, pick = judge(rows)
+    return CampaignReport(folder=folder, spec=spec, task_ids=task_ids, rows=rows, verdicts=verdicts, pick=pick,
+                          summaries=[r.summary for r in rows if r.summary is not None])
+
+
+# ------------------------------------------------------------------------------------------------ cells
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1f} %"
+
+
+def synthetic_cell(f: ModelFigures) -> str:
+    if f.synthetic is None:
+        return "-"
+    runs = f" ({len(f.synthetic_pct)} runs)" if len(f.synthetic_pct) > 1 else ""
+    return f"{f.synthetic:.1f} % ± {f.noise_pts:.1f}{runs}"
+
+
+def decode_cell(f: ModelFigures) -> str:
+    return ", ".join(f"{w} {'-' if v is None else f'{v:,.1f}'}" for w, v in f.decode_tok_s.items()) or "-"
+
+
+HEADER = ["model", "agent", "synthetic score", "forms passed", "agentic tasks passed (95 % CI)",
+          "text tool calls", "real tool calls", "median latency", "decode tok/s"]
+
+
+def table_rows(report: CampaignReport) -> list[list[str]]:
+    out = []
+    for r in report.rows:
+        f, s = r.figures, r.summary
+        n = r.tasks
+        if s is None:
+            agentic = ["-", "-", "-", "-"]
+        else:
+            ci = r.interval
+            unscored = f"; {s.unscored} unscored" if s.unscored else ""
+            text = (f"{s.passed}/{n} ({100 * ci.low:.0f}-{100 * ci.high:.0f} %{unscored})" if ci.n
+                    else f"0/{n} (none scored{unscored})")
+            lat = s.median_latency_s
+            agentic = [text, f"{s.text_tool_call_tasks}/{n}",
+                       f"{s.tool_call_tasks}/{n}" if s.tool_calls_by_design else "n/a (by design)",
+                       "-" if lat is None else f"{lat:.1f} s"]
+        out.append([r.model, r.label, synthetic_cell(f), "-" if f.forms is None else f"{f.forms[0]}/{f.forms[1]}",
+                    *agentic, decode_cell(f)])
+    return out
+
+
+def row_json(r: Row) -> dict[str, Any]:
+    s = r.summary
+    ci = r.interval
+    return {"model": r.model, "agent": r.agent, "system_prompt_tokens": r.padding,
+            "synthetic_pct": r.figures.synthetic, "synthetic_noise_pts": r.figures.noise_pts,
+            "synthetic_runs": len(r.figures.synthetic_pct), "forms": list(r.figures.forms) if r.figures.forms else None,
+            "tasks": r.tasks, "tasks_passed": s.passed if s else None,
+            "tasks_passed_ci": ci.to_json() if ci else None, "unscored_trials": s.unscored if s else None,
+            "text_tool_call_tasks": s.text_tool_call_tasks if s else None,
+            "tool_call_tasks": s.tool_call_tasks if s and s.tool_calls_by_design else None,
+            "median_latency_s": s.median_latency_s if s else None, "decode_tok_s": r.figures.decode_tok_s,
+            "think_check": r.figures.think_check}
+
+
+# ------------------------------------------------------------------------------------------------ verdicts
+
+
+def _state(r: Row) -> str:
+    """works, weak, text (tool calls written as text in most tasks), no_calls, unmeasured."""
+    s = r.summary
+    if s is None or not r.interval.n:
+        return "unmeasured"
+    if s.text_tool_call_tasks > MAJORITY * r.tasks:
+        return "text"
+    if s.tool_calls_by_design and s.tool_call_tasks < MAJORITY * r.tasks:
+        return "no_calls"
+    return "works" if s.passed >= MAJORITY * r.interval.n else "weak"
+
+
+def _row_words(r: Row) -> str:
+    s, state, n = r.summary, _state(r), r.tasks
+    where = f"under {r.label}"
+    if state == "unmeasured" or s is None:
+        return f"nothing scored yet {where}"
+    ci = r.interval
+    passed = f"{s.passed}/{ci.n} tasks passed (95 % CI {100 * ci.low:.0f}-{100 * ci.high:.0f} %)"
+    if state == "text":
+        return f"tool calls written as text in {s.text_tool_call_tasks}/{n} tasks {where}, {passed}: not usable " \
+               "under this agent"
+    if state == "no_calls":
+        return f"a real tool call in only {s.tool_call_tasks}/{n} tasks {where}, {passed}: not usable under this agent"
+    if state == "weak":
+        return f"only {passed} {where}"
+    return f"{passed} {where}"
+
+
+def _outcomes(r: Row) -> dict[str, bool | None]:
+    from agentic_eval.report.run_stats import task_outcomes
+
+    return task_outcomes(r.summary) if r.summary else {}
+
+
+def _best(rows: list[Row]) -> Row | None:
+    measured = [r for r in rows if _state(r) != "unmeasured"]
+    return max(measured, key=lambda r: (r.interval.rate or 0.0, r.summary.passed if r.summary else 0), default=None)
+
+
+def judge(rows: list[Row]) -> tuple[dict[str, tuple[str, list[str]]], str]:
+    """Each model's verdict and the figures it rests on, and the campaign's pick, by fixed rules."""
+    from agentic_eval.report.stats import compare_tasks, format_p, is_noise
+
+    models = list(dict.fromkeys(r.model for r in rows))
+    by_model = {m: [r for r in rows if r.model == m and r.agent not in MODEL_FREE_AGENTS] for m in models}
+    best = {m: _best(by_model[m]) for m in models}
+    holds = {m: bool(by_model[m]) and all(_state(r) in ("works", "weak") for r in by_model[m]
+                                          if _state(r) != "unmeasured") and best[m] is not None for m in models}
+    ranked = sorted((m for m in models if best[m] is not None),
+                    key=lambda m: -((best[m].interval.rate or 0.0)))  # type: ignore[union-attr]
+    leader = ranked[0] if ranked else None
+    tied_with_leader: dict[str, str] = {}
+    if leader is not None:
+        lead_row = best[leader]
+        for m in ranked[1:]:
+            cmp = compare_tasks(leader, _outcomes(lead_row), m, _outcomes(best[m]))  # type: ignore[arg-type]
+            if cmp.n and is_noise(cmp.gap_pts, cmp.p_value, None):
+                tied_with_leader[m] = f"{format_p(cmp.p_value)} over {cmp.n} shared tasks"
+    verdicts: dict[str, tuple[str, list[str]]] = {}
+    for m in models:
+        rows_m, figures = by_model[m], next(r.figures for r in rows if r.model == m)
+        words: list[str] = []
+        rests: list[str] = []
+        if rows_m:
+            rests += ["agentic tasks passed", "text tool calls", "real tool calls"]
+            described = "; ".join(_row_words(r) for r in rows_m)
+            failing = best[m] is not None and all(_state(r) in ("text", "no_calls", "weak") for r in rows_m
+                                                  if _state(r) != "unmeasured")
+            if figures.synthetic is not None and figures.synthetic >= 80 and failing:
+                words.append(f"high synthetic score ({figures.synthetic:.1f} %) but {described}: the synthetic score "
+                             "does not predict its use as an agent")
+                rests.append("synthetic score")
+            else:
+                words.append(described[0].upper() + described[1:])
+        others_lose = [o for o in models if o != m and best[o] is not None and not holds[o]]
+        if holds[m] and others_lose and not any(holds[o] for o in models if o != m):
+            words.append("the only model that holds its tool-call format")
+        if m == leader and _state(best[m]) == "works":  # type: ignore[arg-type]
+            ties = [o for o in tied_with_leader if _state(best[o]) == "works"]  # type: ignore[arg-type]
+            words.append("best agentic result" + (f", tied with {', '.join(ties)} (the difference is inside the "
+                                                  "noise)" if ties else ""))
+        elif m in tied_with_leader and leader is not None and _state(best[m]) == "works":  # type: ignore[arg-type]
+            words.append(f"tied with {leader} on agentic tasks ({tied_with_leader[m]}: inside the noise)")
+        synthetic_ties = [o for o in models if o != m and figures.synthetic is not None
+                          and (other := next(r.figures for r in rows if r.model == o).synthetic) is not None
+                          and abs(figures.synthetic - other) <= max(figures.noise_pts, SYNTHETIC_NOISE_PTS)]
+        if figures.synthetic is not None:
+            if synthetic_ties:
+                words.append(f"synthetic score tied with {', '.join(synthetic_ties)} (inside the "
+                             f"±{figures.noise_pts:.1f} pt band)")
+            if "synthetic score" not in rests:
+                rests.append("synthetic score")
+        if figures.forms is not None and figures.forms[0] < figures.forms[1]:
+            words.append(f"fails {figures.forms[1] - figures.forms[0]} of {figures.forms[1]} API forms")
+            rests.append("forms passed")
+        speeds = {w: v for w, v in figures.decode_tok_s.items() if v is not None}
+        if speeds:
+            words.append("decodes at " + ", ".join(f"{v:,.0f} tok/s ({w})" for w, v in speeds.items()))
+            rests.append("decode tok/s")
+        if not words:
+            words.append("nothing measured yet")
+        verdicts[m] = ("; ".join(words) + ".", rests)
+    return verdicts, _pick(leader, best, tied_with_leader, models)
+
+
+def _pick(leader: str | None, best: dict[str, Row | None], tied: dict[str, str], models: list[str]) -> str:
+    if leader is None or best[leader] is None:
+        return "No agentic task was scored yet: no pick."
+    lead = best[leader]
+    if _state(lead) != "works":  # type: ignore[arg-type]
+        return (f"No model passes most tasks under these agents (best: {leader}, "
+                f"{lead.summary.passed if lead and lead.summary else 0}/{lead.interval.n if lead else 0}).")
+    tied_ok = [m for m in tied if _state(best[m]) == "works"]  # type: ignore[arg-type]
+    if tied_ok:
+        return (f"Pick {leader} or {', '.join(tied_ok)}: tied on agentic tasks (difference inside the noise); "
+                "choose by speed and latency.")
+    rest = "the others are behind it beyond the noise" if len([m for m in models if best[m]]) > 1 else \
+        "the only model measured"
+    return f"Pick {leader} under {lead.label}: the best agentic result; {rest}."  # type: ignore[union-attr]

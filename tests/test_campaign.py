@@ -1,0 +1,171 @@
+"""`agentic-eval campaign FILE.toml` end to end: three scripted models on 127.0.0.1 at once (one that calls
+tools, one that writes them as text, one whose server dies mid-campaign and is resumed), the instruments,
+the headline table and the verdicts; and the one-line errors before anything starts."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentic_eval.cli import main
+from agentic_eval.instruments.battery import case_key, generate_cases
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply
+from tests.helpers import SEED_XML, SolverThatDies, answer, battery_model, forms_model, make_pack, solver
+
+CASES = 8
+CASE_LIST = generate_cases(45739, CASES)
+BATTERY_KEYS = {case_key(c) for c in CASE_LIST}
+
+
+def model(agent: Any, battery: str, forms_quirk: str = "") -> Any:
+    """A scripted model: the battery's and the form matrix's requests answered by their scripted models, the
+    built-in agent's by `agent`."""
+    battery_reply, forms_reply = battery_model(CASE_LIST, battery), forms_model(forms_quirk)
+
+    def respond(request: ReceivedRequest) -> ScriptedReply:
+        body = request.body or {}
+        users = [m["content"] for m in body.get("messages", []) if m.get("role") == "user"]
+        names = tuple(t.get("function", {}).get("name") for t in body.get("tools", []))
+        if users and (users[0], names) in BATTERY_KEYS:
+            return battery_reply(request.path, body)
+        if request.path.endswith("/responses") or "get_forecast" in json.dumps(body.get("tools", [])):
+            return forms_reply(request.path, body)
+        return agent(request)
+
+    return respond
+
+
+def xml_writer(request: ReceivedRequest) -> ScriptedReply:
+    return answer(SEED_XML)
+
+
+def write_file(path: Path, pack: Path, endpoints: dict[str, str], instruments: str = '["tooling", "forms"]') -> None:
+    models = "".join(f'\n[[models]]\nname = "{name}"\nbase_url = "{url}"\n' for name, url in endpoints.items())
+    path.write_text(f"""
+packs = ["{pack}"]
+agents = ["builtin"]
+attempts = 1
+system_prompt_tokens = [0]
+instruments = {instruments}
+
+[agent_options.builtin]
+max_retries = 0
+
+[tooling]
+cases = {CASES}
+
+[forms]
+tools = 5
+{models}""")
+
+
+def cli(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(args))
+    return code, out.getvalue()
+
+
+def test_three_models_side_by_side_then_resume_after_a_death(mini_pack: Path, tmp_path: Path) -> None:
+    pack = make_pack(mini_pack, 3)
+    dying = SolverThatDies(turns=4)  # t0 passes (3 turns), then its server dies during the next task
+    fakes = {"tools-model": FakeEndpoint(model="tools-model", responder=model(solver, "oracle")),
+             "text-model": FakeEndpoint(model="text-model", responder=model(xml_writer, "oracle", "ignore_required")),
+             "dying-model": FakeEndpoint(model="dying-model", responder=model(dying, "oracle"))}
+    dying.fake = fakes["dying-model"]  # type: ignore[assignment]
+    for fake in fakes.values():
+        fake.start()
+    file, runs = tmp_path / "spark.toml", tmp_path / "runs"
+    try:
+        urls = {name: f.base_url for name, f in fakes.items()}
+        write_file(file, pack, urls)
+        code, out = cli("campaign", str(file), "--run-dir", str(runs), "--json")
+        assert code == 1  # the dying model's trials are unscored: the same command finishes them
+        first = json.loads(out)
+        rows = {r["model"]: r for r in first["rows"]}
+        assert (rows["tools-model"]["tasks_passed"], rows["tools-model"]["tool_call_tasks"]) == (3, 3)
+        assert (rows["text-model"]["tasks_passed"], rows["text-model"]["text_tool_call_tasks"]) == (0, 3)
+        assert rows["tools-model"]["synthetic_pct"] == 100.0 and rows["tools-model"]["forms"] == [10, 10]
+        assert rows["text-model"]["forms"][0] < 10
+        assert rows["dying-model"]["tasks_passed"] == 1 and rows["dying-model"]["unscored_trials"] == 2
+        text_verdict = first["verdicts"]["text-model"]["text"]
+        assert "high synthetic score" in text_verdict and "not usable under this agent" in text_verdict
+        assert "tool calls written as text in 3/3 tasks" in text_verdict
+        assert "synthetic score" in first["verdicts"]["text-model"]["rests_on"]
+        assert first["pick"].startswith("Pick tools-model")
+
+        # The server comes back on another port: the file says so, and the same command resumes.
+        fakes["dying-model"] = FakeEndpoint(model="dying-model", responder=model(solver, "oracle")).__enter__()
+        urls["dying-model"] = fakes["dying-model"].base_url
+        fakes["tools-model"].stop()  # finished models are not asked again
+        write_file(file, pack, urls)
+        code, out = cli("campaign", str(file), "--run-dir", str(runs), "--json")
+        assert code == 0, out
+        second = json.loads(out)
+        rows = {r["model"]: r for r in second["rows"]}
+        assert rows["dying-model"]["tasks_passed"] == 3 and rows["dying-model"]["unscored_trials"] == 0
+        posts = [r for r in fakes["dying-model"].requests if r.method == "POST"]
+        assert len(posts) == 6  # t1 and t2, three turns each: t0 and the instruments were kept
+        verdicts = second["verdicts"]
+        assert "tied with dying-model" in verdicts["tools-model"]["text"]  # 3/3 and 3/3: the same
+        assert "the only model that holds" not in verdicts["tools-model"]["text"]
+        assert second["pick"].startswith("Pick tools-model or dying-model")
+
+        # Nothing left: the report only, from the folder; Markdown and HTML too.
+        code, out = cli("campaign", str(file), "--run-dir", str(runs), "--format", "md", "--report",
+                        "--html", str(tmp_path / "c.html"))
+        assert code == 0 and "| tools-model" in out and "## Verdicts" in out
+        assert "Verdicts" in (tmp_path / "c.html").read_text()
+        # A model added to the file runs alone; the others are kept.
+        fakes["new-model"] = FakeEndpoint(model="new-model", responder=model(solver, "text")).__enter__()
+        urls["new-model"] = fakes["new-model"].base_url
+        write_file(file, pack, urls)
+        code, out = cli("campaign", str(file), "--run-dir", str(runs), "--json")
+        assert code == 0
+        third = json.loads(out)
+        new = next(r for r in third["rows"] if r["model"] == "new-model")
+        assert new["tasks_passed"] == 3 and new["synthetic_pct"] < 100
+        assert len([r for r in fakes["dying-model"].requests if r.method == "POST"]) == 6
+    finally:
+        for fake in fakes.values():
+            fake.stop()
+
+
+def _error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(list(args)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def test_mistakes_are_one_line_before_anything_starts(mini_pack: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    file, runs = tmp_path / "c.toml", tmp_path / "runs"
+    with FakeEndpoint(model="served") as fake:
+        url = fake.base_url
+        file.write_text(f'packs = ["{mini_pack}"]\ninstrumnets = []\n[[models]]\nname = "served"\nbase_url = "{url}"\n')
+        err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
+        assert "unknown key instrumnets" in err and "did you mean 'instruments'" in err and str(file) in err
+        file.write_text(f'packs = ["{mini_pack}"]\n[[models]]\nname = "servd"\nbase_url = "{url}"\n')
+        err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
+        assert "models[1] (name 'servd').name" in err and "did you mean 'served'" in err
+        file.write_text(f'packs = ["{mini_pack}"]\ntasks = ["answer-fil"]\n[[models]]\nname = "served"\n'
+                        f'base_url = "{url}"\n')
+        err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
+        assert "tasks: unknown task 'answer-fil'" in err and "did you mean 'answer-file'" in err
+        file.write_text(f'packs = ["{mini_pack}"]\n[[models]]\nname = "served"\nbase_url = "{url}"\napi_key = "sk-x"\n')
+        err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
+        assert "never holds a key" in err and "sk-x" not in err
+        file.write_text(f'packs = ["{mini_pack}"]\n[[models]]\nname = "served"\nbase_url = "{url}"\n'
+                        'api_key_env = "AGENTIC_EVAL_TEST_NO_SUCH_VAR"\n')
+        err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
+        assert "AGENTIC_EVAL_TEST_NO_SUCH_VAR is not set" in err
+    file.write_text(f'packs = ["{mini_pack}"]\n[[models]]\nname = "served"\nbase_url = "{url}"\n')
+    err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))  # the server is gone
+    assert "models[1] (name 'served').base_url" in err and "cannot reach" in err
+    assert not list(runs.glob("**/trials.jsonl"))
