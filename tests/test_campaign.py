@@ -169,3 +169,11 @@ def test_mistakes_are_one_line_before_anything_starts(mini_pack: Path, tmp_path:
     err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))  # the server is gone
     assert "models[1] (name 'served').base_url" in err and "cannot reach" in err
     assert not list(runs.glob("**/trials.jsonl"))
+
+
+def test_the_example_file_is_a_valid_campaign() -> None:
+    from agentic_eval.campaign import load_campaign
+
+    spec = load_campaign(Path(__file__).resolve().parents[1] / "examples" / "campaign.toml")
+    assert len(spec.models) == 4 and spec.system_prompt_tokens == [0, 9300]
+    assert spec.agents == ["builtin", "opencode"] and spec.kinds() == ["tooling", "forms", "speed", "think_check"]

@@ -450,7 +450,7 @@ def _run_model(session: _Session, model: ModelEndpoint) -> None:
             except KeyboardInterrupt:
                 session.cancel.set()
                 return
-            except Exception as exc:  # one part's failure never ends the campaign
+            except Exception as exc:  # noqa: BLE001 - one part's failure never ends the campaign
                 session.problem(f"{model.spec.name} / {name}: {type(exc).__name__}: {exc}")
     except AgenticEvalError as exc:
         session.problem(f"{model.spec.name}: {exc}")

@@ -56,7 +56,8 @@ def write_campaign_html(report: CampaignReport, path: Path) -> Path:
                f"<p class=noise>{esc(NOTE)}</p><h2>Verdicts</h2><ul>{verdicts}</ul><p><b>{esc(report.pick)}</b></p>")
     from agentic_eval.results import read_instrument_run
 
-    instruments = [read_instrument_run(p.parent) for p in sorted(report.folder.glob("*/instruments/*/*/instrument.json"))]
+    found = sorted(report.folder.glob("*/instruments/*/*/instrument.json"))
+    instruments = [read_instrument_run(p.parent) for p in found]
     page = render_html(report.summaries, instruments, _run_dirs(report)) if report.summaries or instruments else \
         "<html><body></body></html>"
     page = page.replace("<body>", "<body>" + section, 1) if "<body>" in page else section + page

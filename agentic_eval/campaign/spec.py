@@ -36,32 +36,32 @@ _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 class ToolingOptions(BaseModel):
     model_config = _STRICT
-    seed: int = Field(45739, ge=0, le=2**31 - 1)
-    cases: int | None = Field(None, ge=1, le=100_000)
+    seed: int = Field(default=45739, ge=0, le=2**31 - 1)
+    cases: int | None = Field(default=None, ge=1, le=100_000)
     """Total cases (default 370, the published battery)."""
-    runs: int = Field(1, ge=1, le=20)
+    runs: int = Field(default=1, ge=1, le=20)
     """Runs of the battery per model: with two or more, the noise band is their measured spread."""
-    jobs: int = Field(4, ge=1, le=256)
+    jobs: int = Field(default=4, ge=1, le=256)
 
 
 class FormsOptions(BaseModel):
     model_config = _STRICT
-    tools: int = Field(500, ge=1, le=5000)
+    tools: int = Field(default=500, ge=1, le=5000)
 
 
 class SpeedOptions(BaseModel):
     model_config = _STRICT
     workloads: list[Literal["code_edit", "free_gen", "long_ctx"]] = ["code_edit", "free_gen", "long_ctx"]
-    reps: int = Field(5, ge=1, le=1000)
-    warmup: int = Field(1, ge=0, le=1000)
-    max_tokens: int = Field(256, ge=2, le=2_000_000)
-    long_ctx_tokens: int = Field(50000, ge=256, le=2_000_000)
+    reps: int = Field(default=5, ge=1, le=1000)
+    warmup: int = Field(default=1, ge=0, le=1000)
+    max_tokens: int = Field(default=256, ge=2, le=2_000_000)
+    long_ctx_tokens: int = Field(default=50000, ge=256, le=2_000_000)
 
 
 class ThinkCheckOptions(BaseModel):
     model_config = _STRICT
-    problems: int = Field(20, ge=1, le=10_000)
-    seed: int = Field(0, ge=0, le=2**31 - 1)
+    problems: int = Field(default=20, ge=1, le=10_000)
+    seed: int = Field(default=0, ge=0, le=2**31 - 1)
 
 
 class ModelSpec(BaseModel):
@@ -71,14 +71,14 @@ class ModelSpec(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     """What the endpoint serves (with `local`: the label the report shows)."""
     base_url: str | None = None
-    api_key_env: str | None = Field(None, min_length=1, max_length=200)
-    api_key_file: str | None = Field(None, min_length=1, max_length=4096)
+    api_key_env: str | None = Field(default=None, min_length=1, max_length=200)
+    api_key_file: str | None = Field(default=None, min_length=1, max_length=4096)
     local: bool = False
     gguf: str | None = None
     """With `local`: serve this GGUF instead of the packaged model."""
-    ctx: int = Field(16384, ge=512, le=2_000_000)
+    ctx: int = Field(default=16384, ge=512, le=2_000_000)
     """With `local`: the context size."""
-    jobs: int = Field(1, ge=1, le=256)
+    jobs: int = Field(default=1, ge=1, le=256)
     """Trials run in parallel against this model's endpoint (`run -j`)."""
 
     @model_validator(mode="after")
@@ -100,10 +100,10 @@ class CampaignSpec(BaseModel):
     """Task ids (default: every task of the packs)."""
     packs: list[str] = []
     """Pack folders, or a built-in or installed pack's name (default: the built-in and installed packs)."""
-    agents: list[str] = Field(["builtin"], max_length=50)
-    attempts: int = Field(1, ge=1, le=1000)
-    seed: int = Field(0, ge=0, le=2**31 - 1)
-    system_prompt_tokens: list[int] = Field([0], min_length=1, max_length=20)
+    agents: list[str] = Field(default=["builtin"], max_length=50)
+    attempts: int = Field(default=1, ge=1, le=1000)
+    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+    system_prompt_tokens: list[int] = Field(default=[0], min_length=1, max_length=20)
     """The built-in agent's padding, one run each (0: no padding); other agents run once."""
     instruments: list[str] = list(INSTRUMENT_KINDS)
     sandbox: str | None = None
@@ -113,7 +113,7 @@ class CampaignSpec(BaseModel):
     tooling: ToolingOptions = ToolingOptions()
     forms: FormsOptions = FormsOptions()
     speed: SpeedOptions = SpeedOptions()
-    think_check: ThinkCheckOptions = Field(ThinkCheckOptions(), alias="think-check")
+    think_check: ThinkCheckOptions = Field(default=ThinkCheckOptions(), alias="think-check")
 
     @field_validator("instruments")
     @classmethod

@@ -269,7 +269,7 @@ def judge(rows: list[Row]) -> tuple[dict[str, tuple[str, list[str]]], str]:
     holds = {m: bool(by_model[m]) and all(_state(r) in ("works", "weak") for r in by_model[m]
                                           if _state(r) != "unmeasured") and best[m] is not None for m in models}
     ranked = sorted((m for m in models if best[m] is not None),
-                    key=lambda m: -((best[m].interval.rate or 0.0)))  # type: ignore[union-attr]
+                    key=lambda m: -(best[m].interval.rate or 0.0))  # type: ignore[union-attr]
     leader = ranked[0] if ranked else None
     tied_with_leader: dict[str, str] = {}
     if leader is not None:

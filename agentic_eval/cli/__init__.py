@@ -43,8 +43,8 @@ from agentic_eval.errors import AgenticEvalError
 
 Handler = Callable[[argparse.Namespace], int]
 
-COMMANDS = ("run", "campaign", "report", "tasks", "validate", "agents", "sandbox", "serve_local", "probe", "tooling", "forms",
-            "speed", "think_check", "cold_start", "classify")
+COMMANDS = ("run", "campaign", "report", "tasks", "validate", "agents", "sandbox", "serve_local", "probe", "tooling",
+            "forms", "speed", "think_check", "cold_start", "classify")
 """The command modules, `agentic_eval.cli.<name>`, in the order `--help` lists them. Each has
 `register(subparsers)`, which adds its command and flags (and imports nothing heavy), and
 `handle(args) -> int`, which imports the library it needs and does the work."""

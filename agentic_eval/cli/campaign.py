@@ -78,8 +78,8 @@ def handle(args: argparse.Namespace) -> int:
             return 130
         for problem in outcome.problems:
             log(f"not finished: {problem}")
-        for model, left in outcome.left.items():
-            log(f"left for {model}: {'; '.join(left)}")
+        for model, parts in outcome.left.items():
+            log(f"left for {model}: {'; '.join(parts)}")
         if outcome.problems or outcome.left:
             log(f"fix the cause above, then run the same command again to finish: {_command(args)}")
             code = 1
