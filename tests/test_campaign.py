@@ -177,3 +177,52 @@ def test_the_example_file_is_a_valid_campaign() -> None:
     spec = load_campaign(Path(__file__).resolve().parents[1] / "examples" / "campaign.toml")
     assert len(spec.models) == 4 and spec.system_prompt_tokens == [0, 9300]
     assert spec.agents == ["builtin", "opencode"] and spec.kinds() == ["tooling", "forms", "speed", "think_check"]
+
+
+def test_ctrl_c_stops_cleanly_and_the_resume_line_is_the_same_command(mini_pack: Path, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    def slow_solver(request: ReceivedRequest) -> ScriptedReply:
+        reply = solver(request)
+        reply.delay_s = 0.5
+        return reply
+
+    pack = make_pack(mini_pack, 3)
+    file, runs = tmp_path / "c.toml", tmp_path / "runs"
+    with FakeEndpoint(model="slow", responder=slow_solver) as fake:
+        write_file(file, pack, {"slow": fake.base_url}, instruments="[]")
+        proc = subprocess.Popen([sys.executable, "-m", "agentic_eval", "campaign", str(file), "--run-dir", str(runs)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stderr is not None
+            for _ in range(200):  # until the first trial has finished
+                line = proc.stderr.readline()
+                if not line or ": t0 a1:" in line:
+                    break
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 130, err
+    assert f"resume with: agentic-eval campaign {file} --run-dir {runs}" in err
+    records = [json.loads(line) for p in runs.glob("**/trials.jsonl") for line in p.read_text().splitlines()]
+    assert any(r["task_id"] == "t0" and r["outcome"] == "pass" for r in records)
+
+
+def test_instruments_only_show_decode_speed_per_workload(tmp_path: Path) -> None:
+    from tests.fake_vllm import FakeVllm, FakeVllmConfig
+
+    file, runs = tmp_path / "speed.toml", tmp_path / "runs"
+    with FakeVllm(FakeVllmConfig(decode_tok_s=400)) as fake:
+        file.write_text(f'tasks = ["json-set-port"]\nagents = []\ninstruments = ["speed"]\n'
+                        '[speed]\nworkloads = ["code_edit"]\nreps = 1\nwarmup = 0\nmax_tokens = 16\n'
+                        f'[[models]]\nname = "{fake.config.model}"\nbase_url = "{fake.base_url}"\n')
+        code, out = cli("campaign", str(file), "--run-dir", str(runs), "--json")
+    assert code == 0, out
+    (row,) = json.loads(out)["rows"]
+    assert row["agent"] == "-" and set(row["decode_tok_s"]) == {"code_edit"} and row["decode_tok_s"]["code_edit"] > 0
+    assert "decodes at" in json.loads(out)["verdicts"][fake.config.model]["text"]
