@@ -334,7 +334,8 @@ def _pick(leader: str | None, best: dict[str, Row | None], tied: dict[str, str],
                 f"{lead.summary.passed if lead and lead.summary else 0}/{lead.interval.n if lead else 0}).")
     tied_ok = [m for m in tied if _state(best[m]) == "works"]  # type: ignore[arg-type]
     if tied_ok:
-        return (f"Pick {leader} or {', '.join(tied_ok)}: tied on agentic tasks (difference inside the noise); "
+        names = [leader, *tied_ok]
+        return (f"Pick {', '.join(names[:-1])} or {names[-1]}: tied on agentic tasks (difference inside the noise); "
                 "choose by speed and latency.")
     rest = "the others are behind it beyond the noise" if len([m for m in models if best[m]]) > 1 else \
         "the only model measured"
