@@ -44,7 +44,8 @@ def matrix_section(summaries: list[RunSummary], outcome_class: Callable[[list[An
             trials = [t for t in s.trials if t.task_id == tid]
             kind = outcome_class(trials)
             if not trials:
-                cells.append("<td class='cell o-none'>-</td>")
+                text = "unreadable" if tid in s.unreadable_task_ids else "-"
+                cells.append(f"<td class='cell o-none'>{text}</td>")
                 continue
             passed = sum(1 for t in trials if t.outcome == "pass")
             text = CELL_TEXT[kind] if len(trials) == 1 else f"{passed}/{len(trials)}"
