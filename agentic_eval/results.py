@@ -107,6 +107,10 @@ class TrialResult(BaseModel):
     """Classifier flags seen (unterminated_think, truncated, ...), with turn counts."""
     requests: int = 0
     """Exchanges recorded on the wire."""
+    tool_requests: int = 0
+    """Connections to the endpoint that processes the agent's CLI started (its tools, the model's scripts)
+    opened themselves: refused, never forwarded nor counted in `requests`; each is in the trial folder's
+    refused.jsonl (agentic_eval.confine.origin). 0 also where the harness cannot tell (an unconfined run)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     lenient_text_calls: bool = False

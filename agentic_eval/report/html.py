@@ -228,7 +228,8 @@ def render_html(summaries: list[RunSummary], instruments: list[InstrumentRun],
              f"run(s), {len(instruments)} instrument run(s); generated {esc(utc_now())}. Everything on this page is "
              "inline: it loads nothing from the network.</p>")]
     if summaries:
-        parts.append("<h2 id=agent-runs>Agent runs</h2>" + headline_section(rows))
+        notes = "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries if (note := s.tool_request_note()))
+        parts.append("<h2 id=agent-runs>Agent runs</h2>" + headline_section(rows) + notes)
         parts.append(chart_div("pass-rate", pass_rate_chart(rows)) + chart_div("outcomes", outcome_chart(summaries)))
         parts.append(matrix_section(summaries, outcome_class))
     agent_rates = {r["model"]: r for r in rows if r["agent"] not in MODEL_FREE_AGENTS}

@@ -321,6 +321,9 @@ def trial_details_section(summaries: list[RunSummary], dirs: dict[str, Path]) ->
                       f"{t.requests} requests; turns: " + esc(", ".join(f"{k} {v}" for k, v in
                                                                      t.turns.model_dump().items() if v) or "none")
                       + "</p>"]
+            if t.tool_requests:
+                blocks.append(f"<p><b>{t.tool_requests} request(s) from the agent's tools</b> (not the agent's own):"
+                              " refused, never forwarded, recorded in refused.jsonl</p>")
             if turns:
                 blocks.append(f"<table><tr><th>#</th><th>label</th><th>what the model did</th></tr>{turn_rows}</table>")
             for name, key in (("grader output", "grader"), ("diff", "diff")):

@@ -109,6 +109,22 @@ class RunSummary:
         return sum(1 for t in self.trials if t.scored and t.fault == "model")
 
     @property
+    def tool_request_trials(self) -> list[TrialResult]:
+        """Trials in which processes the agent started (its tools, the model's scripts) sent requests to the
+        endpoint themselves: refused and recorded (`TrialResult.tool_requests`)."""
+        return [t for t in self.trials if t.tool_requests]
+
+    def tool_request_note(self) -> str:
+        """One line naming those trials, or ''."""
+        trials = self.tool_request_trials
+        if not trials:
+            return ""
+        names = ", ".join(f"{t.task_id} a{t.attempt} ({t.tool_requests})" for t in trials[:10])
+        more = f" and {len(trials) - 10} more" if len(trials) > 10 else ""
+        return (f"{self.config.run_id}: the agent's tools sent their own requests to the endpoint in {len(trials)} "
+                f"trial{'s' if len(trials) != 1 else ''}, refused and recorded (refused.jsonl): {names}{more}")
+
+    @property
     def text_tool_call_tasks(self) -> int:
         return self._tasks_where(lambda t: t.turns.text_tool_call > 0)
 
@@ -152,6 +168,7 @@ class RunSummary:
             "outcomes": self.outcome_counts,
             "unscored_causes": self.unscored_causes,
             "ended_by_the_model": self.ended_by_the_model,
+            "tool_request_trials": len(self.tool_request_trials),
             "text_call_families": self.families,
             "stats": _run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
@@ -297,6 +314,7 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
         cells = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]  # a | would split the cell
         parts.append(f"## {title}\n\n" + tabulate(cells, headers=header, tablefmt="github"))
     notes = ([STAR_NOTE] if text_call_marks_used(summaries) else []) + [STATISTICS_NOTE, UNSCORED_NOTE]
+    notes += [note for s in summaries if (note := s.tool_request_note())]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
 
 
@@ -346,6 +364,8 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
             n = s.ended_by_the_model
             console.print(f"{s.config.run_id}: {n} trial{'s' if n != 1 else ''} graded although the model ended "
                           "its agent's run itself (fault 'model': see their detail)", markup=False)
+        if note := s.tool_request_note():
+            console.print(note, markup=False)
         for w in s.warnings:
             console.print(f"warning: {w}", markup=False)
     blamed = any("(" in cause for s in summaries for cause in s.unscored_causes)
