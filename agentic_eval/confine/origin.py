@@ -49,6 +49,12 @@ class Process:
     def shown(self) -> dict[str, object]:
         return {"pid": self.inner_pid, "command": self.command}
 
+    @property
+    def short(self) -> str:
+        """Its pid in the sandbox and the first words of its command, paths cut to their last part."""
+        words = [word.rsplit("/", 1)[-1] if "/" in word else word for word in self.command.split()[:4]]
+        return f"pid {self.inner_pid} {' '.join(words)[:80]!r}"
+
 
 def process(pid: int) -> Process | None:
     """`Process` of a pid, or None when it is gone or cannot be read."""
@@ -185,7 +191,7 @@ class OriginGuard:
         if any((p.pid, p.start) in pinned for p in who):
             return Verdict(True, who)
         return Verdict(False, who, "opened by a process that is not the agent's own (the agent's is "
-                       + ", ".join(f"pid {p.inner_pid} {p.command[:60]!r}" for p in self.pinned) + ")")
+                       + ", ".join(p.short for p in self.pinned) + ")")
 
 
 class RefusalLog:
