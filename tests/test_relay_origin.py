@@ -66,6 +66,20 @@ def test_the_holder_of_a_loopback_connection_is_found() -> None:
     assert socket_inode(os.getpid(), ("127.0.0.1", 1), ("127.0.0.1", 2)) is None
 
 
+def test_a_flood_of_refusals_is_counted_whole_in_bounded_lines(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentic_eval.confine import origin
+
+    monkeypatch.setattr(origin, "MAX_LOGGED", 2)
+    log = origin.RefusalLog(tmp_path / REFUSED_FILE)
+    for _ in range(5):
+        log.write("request", origin.Verdict(False, why="a tool"), "POST /v1/chat/completions")
+    log.close()
+    assert len((tmp_path / REFUSED_FILE).read_text().splitlines()) == 3
+    assert refused_requests(tmp_path) == log.count == 5
+    assert refused_requests(tmp_path / "none") == 0
+
+
 # ---------------------------------------------------------------- a scripted CLI whose child calls the relay
 
 

@@ -440,6 +440,7 @@ class UnixRelay:
         self.path = folder / "wire.sock"
         self.refusals = RefusalLog(refusals)
         self._on_first = on_first
+        self._refusing = threading.BoundedSemaphore(16)  # a tool that floods the relay costs threads, bounded
         self._relay_pid: int | None = None
         self._lock = threading.Lock()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -523,6 +524,16 @@ class UnixRelay:
     def _refuse(self, connection: Any, verdict: Any) -> None:
         """Answer a connection that is not the agent's own with HTTP 403 (after reading its request, within
         bounds, so the client sees the answer) and record it."""
+        if not self._refusing.acquire(blocking=False):
+            self.refusals.write("request", verdict, "(not read: too many refused at once)")
+            connection.close()
+            return
+        try:
+            self._answer_403(connection, verdict)
+        finally:
+            self._refusing.release()
+
+    def _answer_403(self, connection: Any, verdict: Any) -> None:
         import socket
 
         request = _read_request_head(connection)
@@ -547,6 +558,7 @@ class UnixRelay:
     def close(self) -> None:
         self._closed.set()
         self._listener.close()
+        self.refusals.close()
 
 
 def _read_request_head(connection: Any, limit: int = 65536) -> str:

@@ -194,9 +194,14 @@ class OriginGuard:
                        + ", ".join(p.short for p in self.pinned) + ")")
 
 
+MAX_LOGGED = 1000
+"""Refusals written one line each; past this many, a trial's log ends with one line counting the rest."""
+
+
 class RefusalLog:
     """`refused.jsonl` of a trial: one line per refused connection (a tool's request, or a process that is
-    not the relay on the wire socket). Written by the harness, outside the sandbox."""
+    not the relay on the wire socket), at most MAX_LOGGED, then `close()` adds one line `{"what": "more",
+    "count": N}` for the rest. Written by the harness, outside the sandbox."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -208,19 +213,36 @@ class RefusalLog:
                  "by": [p.shown() for p in verdict.who], "why": verdict.why}
         with self._lock:
             self.count += 1
-            if self.path is None:
-                return
-            try:
-                with self.path.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(entry, ensure_ascii=True) + "\n")
-            except OSError:
-                pass  # a full disk: the count still reaches the trial's record
+            if self.count <= MAX_LOGGED:
+                self._append(entry)
+
+    def close(self) -> None:
+        with self._lock:
+            if self.count > MAX_LOGGED:
+                self._append({"what": "more", "count": self.count - MAX_LOGGED})
+
+    def _append(self, entry: dict[str, object]) -> None:
+        if self.path is None:
+            return
+        try:
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry, ensure_ascii=True) + "\n")
+        except OSError:
+            pass  # a full disk: the trial loses the lines, not the run
 
 
 def refused_requests(trial_dir: Path) -> int:
-    """How many connections a trial's relay refused as not the agent's own (lines of its refused.jsonl)."""
+    """How many connections a trial's relay refused as not the agent's own (from its refused.jsonl)."""
+    count = 0
     try:
         with (trial_dir / REFUSED_FILE).open("rb") as handle:
-            return sum(1 for line in handle if line.strip())
+            for line in handle:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                more = entry.get("count") if isinstance(entry, dict) and entry.get("what") == "more" else None
+                count += more if isinstance(more, int) and more > 0 else 1
     except OSError:
         return 0
+    return count
