@@ -209,8 +209,8 @@ class RefusalLog:
         self._lock = threading.Lock()
 
     def write(self, what: str, verdict: Verdict, request: str = "") -> None:
-        entry = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "what": what, "request": request,
-                 "by": [p.shown() for p in verdict.who], "why": verdict.why}
+        entry: dict[str, object] = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "what": what,
+                                    "request": request, "by": [p.shown() for p in verdict.who], "why": verdict.why}
         with self._lock:
             self.count += 1
             if self.count <= MAX_LOGGED:
