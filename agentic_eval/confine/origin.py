@@ -110,29 +110,34 @@ def holders(inode: int, pidns_pid: int) -> list[Process]:
         namespace = os.readlink(f"/proc/{pidns_pid}/ns/pid")
     except OSError:
         return []
-    needle = f"socket:[{inode}]"
     found: list[Process] = []
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            if os.readlink(f"/proc/{entry.name}/ns/pid") != namespace:
-                continue
-            fds = os.scandir(f"/proc/{entry.name}/fd")
-        except OSError:
-            continue
-        with fds:
+        if entry.name.isdigit() and _in_namespace(entry.name, namespace) and _holds(entry.name, f"socket:[{inode}]"):
+            if (held := process(int(entry.name))) is not None:
+                found.append(held)
+    return found
+
+
+def _in_namespace(pid: str, namespace: str) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid") == namespace
+    except OSError:
+        return False
+
+
+def _holds(pid: str, target: str) -> bool:
+    """Whether one of the process's open files is `target` (what /proc/PID/fd/N links to)."""
+    try:
+        with os.scandir(f"/proc/{pid}/fd") as fds:
             for fd in fds:
                 try:
-                    if os.readlink(fd.path) == needle:
-                        break
+                    if os.readlink(fd.path) == target:
+                        return True
                 except OSError:
                     continue
-            else:
-                continue
-        if (held := process(int(entry.name))) is not None:
-            found.append(held)
-    return found
+    except OSError:
+        pass
+    return False
 
 
 @dataclass(frozen=True)
