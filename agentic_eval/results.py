@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -106,6 +107,10 @@ class TrialResult(BaseModel):
     """Classifier flags seen (unterminated_think, truncated, ...), with turn counts."""
     requests: int = 0
     """Exchanges recorded on the wire."""
+    tool_requests: int = 0
+    """Connections to the endpoint that processes the agent's CLI started (its tools, the model's scripts)
+    opened themselves: refused, never forwarded nor counted in `requests`; each is in the trial folder's
+    refused.jsonl (agentic_eval.confine.origin). 0 also where the harness cannot tell (an unconfined run)."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     lenient_text_calls: bool = False
@@ -233,8 +238,51 @@ def _keep_aside(run_dir: Path, lines: list[bytes]) -> str:
         return f"not kept aside: {exc.strerror or exc}"
 
 
+@dataclass(frozen=True)
+class UnreadableLine:
+    """A line of trials.jsonl that is not a record (a torn write), and which trial it was, when the line
+    still holds its identity (the first fields of a record: `trial_id`, then `task_id`)."""
+
+    number: int
+    why: str
+    trial_id: str | None = None
+    task_id: str | None = None
+
+
+@dataclass
+class TrialLogContents:
+    """What `read_trial_log` found: the records, a warning per unreadable line, and those lines."""
+
+    records: list[TrialResult] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    unreadable: list[UnreadableLine] = field(default_factory=list)
+
+
+_IDENTITY_FIELD = re.compile(rb'"(trial_id|task_id)":("(?:[^"\\]|\\.)*")')
+"""A whole `"trial_id":"..."` or `"task_id":"..."` pair in the bytes of a torn record (records are ASCII)."""
+
+
+def _identity(line: bytes) -> tuple[str | None, str | None]:
+    """The trial and task a torn record names in full (each None when the tear came before it)."""
+    found: dict[bytes, str] = {}
+    for match in _IDENTITY_FIELD.finditer(line):
+        try:
+            value = json.loads(match.group(2))
+        except ValueError:
+            continue
+        if isinstance(value, str):
+            found.setdefault(match.group(1), value)  # the first: the record's own (top-level fields come first)
+    return found.get(b"trial_id"), found.get(b"task_id")
+
+
 def read_trials(run_dir: Path) -> tuple[list[TrialResult], list[str]]:
-    """Every record of a run, and a one-line warning per line that could not be read.
+    """Every record of a run, and a one-line warning per line that could not be read (`read_trial_log`)."""
+    contents = read_trial_log(run_dir)
+    return contents.records, contents.warnings
+
+
+def read_trial_log(run_dir: Path) -> TrialLogContents:
+    """Every record of a run, a one-line warning per line that could not be read, and those lines.
 
     The file is read as bytes and decoded line by line: a line cut short (a crash or a full disk
     mid-write), even inside a multi-byte character, costs that line only. It is skipped, copied aside
@@ -242,18 +290,17 @@ def read_trials(run_dir: Path) -> tuple[list[TrialResult], list[str]]:
     appended to a torn line (no newline in between) is still found and read.
     """
     path = run_dir / TRIALS_FILE
-    results: list[TrialResult] = []
-    warnings: list[str] = []
+    contents = TrialLogContents()
     unreadable: list[bytes] = []
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return results, warnings
+        return contents
     for n, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
-            results.append(_parse_record(line))
+            contents.records.append(_parse_record(line))
             continue
         except UnicodeDecodeError as exc:
             why = f"not UTF-8 at byte {exc.start}: a torn write"
@@ -262,17 +309,18 @@ def read_trials(run_dir: Path) -> tuple[list[TrialResult], list[str]]:
         start = line.rfind(_RECORD_START)
         if start > 0:  # a record glued onto a torn line
             try:
-                results.append(_parse_record(line[start:]))
+                contents.records.append(_parse_record(line[start:]))
                 line = line[:start]
             except ValueError:
                 pass
         unreadable.append(line)
-        warnings.append(f"{path}:{n}: unreadable trial record skipped ({why[:120]}); its trial runs again on "
-                        "resume")
+        contents.unreadable.append(UnreadableLine(n, why[:120], *_identity(line)))
+        contents.warnings.append(f"{path}:{n}: unreadable trial record skipped ({why[:120]}); its trial runs "
+                                 "again on resume")
     if unreadable:
         where = _keep_aside(run_dir, unreadable)
-        warnings = [f"{w}; {where}" for w in warnings]
-    return results, warnings
+        contents.warnings = [f"{w}; {where}" for w in contents.warnings]
+    return contents
 
 
 def trial_slot(task_id: str, attempt: int) -> str:

@@ -87,7 +87,7 @@ def test_a_whole_completion_where_a_stream_was_asked_for_is_accepted(
 BAD_STREAM_REPLIES = {
     "json_but_not_a_completion": (ScriptedReply(body={"error": "nope"}), True,
                                   "not an event stream (application/json)"),
-    "text_for_a_stream": (ScriptedReply(body="hello"), True, "the body is not JSON either"),
+    "text_for_a_stream": (ScriptedReply(body="hello"), True, "and the body is not JSON"),
     "message_is_a_string": (ScriptedReply(body={"choices": [{"message": "hello"}]}), False,
                             "message is not an object"),
     "tool_calls_is_a_number": (ScriptedReply(body={"choices": [{"message": {"content": "x", "tool_calls": 5}}]}),
@@ -108,8 +108,10 @@ BAD_STREAM_REPLIES = {
     "no_chunk_at_all": (ScriptedReply(events=["[DONE]"]), True, "without any completion chunk"),
     "error_inside_the_stream": (ScriptedReply(events=[{"error": {"message": "engine overloaded"}}]), True,
                                 "error in the stream: engine overloaded"),
-    "deep_json_body": (ScriptedReply(body=("[" * 100_000 + "]" * 100_000).encode()), False, "reply is not JSON"),
-    "deep_json_chunk": (ScriptedReply(events=["[" * 100_000 + "]" * 100_000]), True, "a stream event is not JSON"),
+    "deep_json_body": (ScriptedReply(body=("[" * 100_000 + "]" * 100_000).encode()), False,
+                       "reply is JSON nested deeper than 64 levels"),
+    "deep_json_chunk": (ScriptedReply(events=["[" * 100_000 + "]" * 100_000]), True,
+                        "a stream event is JSON nested deeper than 64 levels"),
 }
 
 

@@ -110,8 +110,9 @@ if sys.argv[1:] == ["--version"]:
     print("qwen 0.0.1"); sys.exit(0)
 home = os.environ["HOME"]
 files = "".join(open(os.path.join(d, f), errors="replace").read() for d, _, fs in os.walk(home) for f in fs)
+given = json.load(open(os.path.join(home, ".qwen", "settings.json")))["security"]["auth"]["apiKey"]  # not env
 statuses = []
-for key in (os.environ["OPENAI_API_KEY"], None):
+for key in (given, None):
     headers = {{"Content-Type": "application/json"}}
     if key:
         headers["Authorization"] = "Bearer " + key
@@ -121,7 +122,7 @@ for key in (os.environ["OPENAI_API_KEY"], None):
         statuses.append(urllib.request.urlopen(request, timeout=20).status)
     except urllib.error.HTTPError as exc:
         statuses.append(exc.code)
-report = {{"key": os.environ["OPENAI_API_KEY"], "base_url": os.environ["OPENAI_BASE_URL"], "statuses": statuses,
+report = {{"key": given, "base_url": os.environ["OPENAI_BASE_URL"], "statuses": statuses,
           "argv": sys.argv, "env": dict(os.environ), "home_files": files}}
 open("probe.json", "w").write(json.dumps(report))
 """)

@@ -1,11 +1,17 @@
-"""Inside a confined CLI agent: the one way out, a relay from the sandbox's own loopback to a unix socket.
+"""Inside a confined CLI agent: the one way out, a relay from the sandbox's own loopback to the harness.
 
 `python -I -S relay.py PORT SOCKET -- CLI ARGS...` listens on the sandbox's
-127.0.0.1:PORT (its own network namespace: nothing else is there), then starts
-the CLI as its child. Each connection is piped to the unix socket, which the
-harness bound into the sandbox and relays to its wire recorder. The relay exits
-with the CLI's exit status; everything else dies with the sandbox's PID
-namespace. Standard library only: it runs on the harness's interpreter with -S.
+127.0.0.1:PORT (its own network namespace: nothing else is there), connects
+once to the unix socket SOCKET, which the harness bound into the sandbox, and
+then starts the CLI as its child. Each connection it accepts is handed to the
+harness as it is (the socket itself, passed over SOCKET with SCM_RIGHTS) and
+closed here: the harness, not this process, reads and answers it, so it can
+look up which of the sandbox's processes opened it (confine/origin.py) and
+refuse the ones the CLI's tools open. The connection to SOCKET is made before
+the CLI starts, when nothing else runs in the sandbox: that is how the harness
+knows it is this relay's. The relay exits with the CLI's exit status;
+everything else dies with the sandbox's PID namespace. Standard library only:
+it runs on the harness's interpreter with -S.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import threading
 
 
 def splice(client: socket.socket, upstream: socket.socket) -> None:
-    """Copy both ways until both sides are done, then close both (the harness's UnixRelay uses it too)."""
+    """Copy both ways until both sides are done, then close both (the harness's UnixRelay uses it)."""
     back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
     back.start()
     _pump(client, upstream)
@@ -39,18 +45,8 @@ def _pump(src: socket.socket, dst: socket.socket) -> None:
             pass
 
 
-def _handle(client: socket.socket, target: str) -> None:
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        upstream.connect(target)
-    except OSError:
-        client.close()
-        upstream.close()
-        return
-    splice(client, upstream)
-
-
-def _serve(listener: socket.socket, target: str) -> None:
+def _serve(listener: socket.socket, control: socket.socket) -> None:
+    """Hand every accepted connection to the harness; once the harness is gone, nothing gets out."""
     import time
 
     while True:
@@ -59,7 +55,11 @@ def _serve(listener: socket.socket, target: str) -> None:
         except OSError:
             time.sleep(0.05)  # transient (out of file descriptors): the relay lives as long as the CLI
             continue
-        threading.Thread(target=_handle, args=(client, target), daemon=True).start()
+        try:
+            socket.send_fds(control, [b"c"], [client.fileno()])
+        except OSError:
+            pass
+        client.close()
 
 
 def main(argv: list[str]) -> int:
@@ -71,15 +71,22 @@ def main(argv: list[str]) -> int:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(64)
+    control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        control.connect(target)
+    except OSError as exc:
+        print(f"relay: cannot reach the harness at {target}: {exc}", file=sys.stderr)
+        return 125
     pid = os.fork()
     if pid == 0:
         listener.close()
+        control.close()
         try:
             os.execvp(command[0], command)
         except OSError as exc:
             print(f"cannot start {command[0]}: {exc}", file=sys.stderr)
             os._exit(127)
-    threading.Thread(target=_serve, args=(listener, target), daemon=True).start()
+    threading.Thread(target=_serve, args=(listener, control), daemon=True).start()
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 

@@ -107,7 +107,7 @@ def headline_data(summaries: list[RunSummary]) -> list[dict[str, Any]]:
             "text_share": 100 * s.text_tool_call_tasks / n,
             "real_share": 100 * s.tool_call_tasks / n if s.tool_calls_by_design else None,
             "unscored": s.unscored, "unscored_causes": unscored, "latency": lat, "vs_best": vs_best,
-            "is_best": s is best,
+            "is_best": s is best, "unreadable_note": s.unreadable_note,
         })
     return out
 
@@ -131,10 +131,11 @@ def headline_section(rows: list[dict[str, Any]]) -> str:
         vs_cls = "noise" if "noise" in vs or "no difference" in vs else "diff" if "better" in vs else ""
         p1 = st["pass_at_1"]
         latency = "-" if r["latency"] is None else f"{r['latency']:.1f} s"
+        unreadable = f"<br><small>{esc(r['unreadable_note'])}</small>" if r["unreadable_note"] else ""
         body.append(
             f"<tr><td>#{i}</td><td><small>{esc(r['run'])}</small></td><td>{esc(r['label'])}</td>"
             f"<td class=num data-rate='{r['rate']:.1f}'>"
-            f"{esc(r['ci_text'])}</td><td class=num>{_pct(None if p1 is None else 100 * p1)}</td>"
+            f"{esc(r['ci_text'])}{unreadable}</td><td class=num>{_pct(None if p1 is None else 100 * p1)}</td>"
             f"<td class=num>{esc(at_k)}</td><td>{esc(r['spread'])}</td><td class='{vs_cls}'>{esc(vs)}</td>"
             f"<td class=num>{_pct(r['text_share'])}</td>"
             f"<td class=num>{'n/a (by design)' if r['real_share'] is None else _pct(r['real_share'])}</td>"
@@ -227,7 +228,8 @@ def render_html(summaries: list[RunSummary], instruments: list[InstrumentRun],
              f"run(s), {len(instruments)} instrument run(s); generated {esc(utc_now())}. Everything on this page is "
              "inline: it loads nothing from the network.</p>")]
     if summaries:
-        parts.append("<h2 id=agent-runs>Agent runs</h2>" + headline_section(rows))
+        notes = "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries if (note := s.tool_request_note()))
+        parts.append("<h2 id=agent-runs>Agent runs</h2>" + headline_section(rows) + notes)
         parts.append(chart_div("pass-rate", pass_rate_chart(rows)) + chart_div("outcomes", outcome_chart(summaries)))
         parts.append(matrix_section(summaries, outcome_class))
     agent_rates = {r["model"]: r for r in rows if r["agent"] not in MODEL_FREE_AGENTS}

@@ -44,7 +44,8 @@ def matrix_section(summaries: list[RunSummary], outcome_class: Callable[[list[An
             trials = [t for t in s.trials if t.task_id == tid]
             kind = outcome_class(trials)
             if not trials:
-                cells.append("<td class='cell o-none'>-</td>")
+                text = "unreadable" if tid in s.unreadable_task_ids else "-"
+                cells.append(f"<td class='cell o-none'>{text}</td>")
                 continue
             passed = sum(1 for t in trials if t.outcome == "pass")
             text = CELL_TEXT[kind] if len(trials) == 1 else f"{passed}/{len(trials)}"
@@ -320,6 +321,9 @@ def trial_details_section(summaries: list[RunSummary], dirs: dict[str, Path]) ->
                       f"{t.requests} requests; turns: " + esc(", ".join(f"{k} {v}" for k, v in
                                                                      t.turns.model_dump().items() if v) or "none")
                       + "</p>"]
+            if t.tool_requests:
+                blocks.append(f"<p><b>{t.tool_requests} request(s) from the agent's tools</b> (not the agent's own):"
+                              " refused, never forwarded, recorded in refused.jsonl</p>")
             if turns:
                 blocks.append(f"<table><tr><th>#</th><th>label</th><th>what the model did</th></tr>{turn_rows}</table>")
             for name, key in (("grader output", "grader"), ("diff", "diff")):

@@ -21,9 +21,10 @@ from agentic_eval.results import (
     UNSCORED_OUTCOMES,
     RunConfig,
     TrialResult,
+    UnreadableLine,
     latest_by_trial,
     read_run_config,
-    read_trials,
+    read_trial_log,
 )
 
 
@@ -34,10 +35,39 @@ class RunSummary:
     config: RunConfig
     trials: list[TrialResult]
     warnings: list[str] = field(default_factory=list)
+    unreadable: list[UnreadableLine] = field(default_factory=list)
+    """Lines of trials.jsonl that could not be read (torn writes)."""
 
     @property
     def task_ids(self) -> list[str]:
-        return sorted({t.task_id for t in self.trials})
+        """The run's tasks: those with a record, and those only an unreadable line names."""
+        return sorted({t.task_id for t in self.trials} | self.unreadable_task_ids)
+
+    @property
+    def _unread(self) -> list[UnreadableLine]:
+        """Unreadable lines whose trial has no readable record (not run again since)."""
+        have = {t.trial_id for t in self.trials}
+        return [line for line in self.unreadable if line.trial_id is None or line.trial_id not in have]
+
+    @property
+    def unreadable_task_ids(self) -> set[str]:
+        """Tasks named only by unreadable lines: in the run, with no result to show."""
+        have = {t.task_id for t in self.trials}
+        return {line.task_id for line in self._unread if line.task_id is not None and line.task_id not in have}
+
+    @property
+    def trial_count(self) -> int:
+        """The run's trials: one per readable trial, and one per unreadable line whose trial has no readable
+        record (lines that name the same trial count once)."""
+        return len(self.trials) + len({line.trial_id or f"line {line.number}" for line in self._unread})
+
+    @property
+    def unreadable_note(self) -> str:
+        """'6 trials, 1 unreadable line' when trials.jsonl holds lines that could not be read, else ''."""
+        lines = len(self.unreadable)
+        if not lines:
+            return ""
+        return f"{self.trial_count} trials, {lines} unreadable line{'s' if lines != 1 else ''}"
 
     def _tasks_where(self, pred: Any) -> int:
         return len({t.task_id for t in self.trials if pred(t)})
@@ -79,6 +109,22 @@ class RunSummary:
         return sum(1 for t in self.trials if t.scored and t.fault == "model")
 
     @property
+    def tool_request_trials(self) -> list[TrialResult]:
+        """Trials in which processes the agent started (its tools, the model's scripts) sent requests to the
+        endpoint themselves: refused and recorded (`TrialResult.tool_requests`)."""
+        return [t for t in self.trials if t.tool_requests]
+
+    def tool_request_note(self) -> str:
+        """One line naming those trials, or ''."""
+        trials = self.tool_request_trials
+        if not trials:
+            return ""
+        names = ", ".join(f"{t.task_id} a{t.attempt} ({t.tool_requests})" for t in trials[:10])
+        more = f" and {len(trials) - 10} more" if len(trials) > 10 else ""
+        return (f"{self.config.run_id}: the agent's tools sent their own requests to the endpoint in {len(trials)} "
+                f"trial{'s' if len(trials) != 1 else ''}, refused and recorded (refused.jsonl): {names}{more}")
+
+    @property
     def text_tool_call_tasks(self) -> int:
         return self._tasks_where(lambda t: t.turns.text_tool_call > 0)
 
@@ -113,6 +159,8 @@ class RunSummary:
             "sandbox": self.config.sandbox,
             "tasks": len(self.task_ids),
             "passed": self.passed,
+            "trial_count": self.trial_count,
+            "unreadable_lines": len(self.unreadable),
             "unscored": self.unscored,
             "text_tool_call_tasks": self.text_tool_call_tasks,
             "tool_call_tasks": self.tool_call_tasks if self.tool_calls_by_design else None,
@@ -120,6 +168,7 @@ class RunSummary:
             "outcomes": self.outcome_counts,
             "unscored_causes": self.unscored_causes,
             "ended_by_the_model": self.ended_by_the_model,
+            "tool_request_trials": len(self.tool_request_trials),
             "text_call_families": self.families,
             "stats": _run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
@@ -135,16 +184,16 @@ def _run_statistics(summary: RunSummary) -> dict[str, Any]:
 
 def summarize_run(run_dir: Path) -> RunSummary:
     config = read_run_config(run_dir)
-    records, warnings = read_trials(run_dir)
-    latest = sorted(latest_by_trial(records).values(), key=lambda t: (t.task_id, t.attempt))
-    return RunSummary(config=config, trials=latest, warnings=warnings)
+    log = read_trial_log(run_dir)
+    latest = sorted(latest_by_trial(log.records).values(), key=lambda t: (t.task_id, t.attempt))
+    return RunSummary(config=config, trials=latest, warnings=log.warnings, unreadable=log.unreadable)
 
 
 def task_cell(summary: RunSummary, task_id: str) -> str:
     """One cell of the per-task matrix: the outcome, or passes/attempts when there are several."""
     trials = [t for t in summary.trials if t.task_id == task_id]
     if not trials:
-        return "-"
+        return "unreadable" if task_id in summary.unreadable_task_ids else "-"
     if len(trials) == 1:
         t = trials[0]
         marks = "*" if t.turns.text_tool_call else ""
@@ -176,8 +225,9 @@ def headline_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str
     for s in summaries:
         n = len(s.task_ids)
         lat = s.median_latency_s
+        passed = f"{s.passed}/{n}" + (f" ({s.unreadable_note})" if s.unreadable_note else "")
         rows.append([
-            s.config.run_id, run_label(s), f"{s.passed}/{n}", f"{s.text_tool_call_tasks}/{n}",
+            s.config.run_id, run_label(s), passed, f"{s.text_tool_call_tasks}/{n}",
             f"{s.tool_call_tasks}/{n}" if s.tool_calls_by_design else "n/a (by design)",
             "-" if lat is None else f"{lat:.1f} s",
             ", ".join(f"{k} {v}" for k, v in s.unscored_causes.items()) or "0",
@@ -264,6 +314,7 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
         cells = [[str(cell).replace("|", "\\|") for cell in row] for row in rows]  # a | would split the cell
         parts.append(f"## {title}\n\n" + tabulate(cells, headers=header, tablefmt="github"))
     notes = ([STAR_NOTE] if text_call_marks_used(summaries) else []) + [STATISTICS_NOTE, UNSCORED_NOTE]
+    notes += [note for s in summaries if (note := s.tool_request_note())]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
 
 
@@ -313,6 +364,8 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
             n = s.ended_by_the_model
             console.print(f"{s.config.run_id}: {n} trial{'s' if n != 1 else ''} graded although the model ended "
                           "its agent's run itself (fault 'model': see their detail)", markup=False)
+        if note := s.tool_request_note():
+            console.print(note, markup=False)
         for w in s.warnings:
             console.print(f"warning: {w}", markup=False)
     blamed = any("(" in cause for s in summaries for cause in s.unscored_causes)

@@ -24,6 +24,7 @@ from agentic_eval._version import __version__
 from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.classify.summary import summarize_wire_log
 from agentic_eval.confine.backend import SandboxBackend, default_backend
+from agentic_eval.confine.origin import refused_requests
 from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
 from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_end
 from agentic_eval.leftovers import mark_trial_folder
@@ -155,6 +156,7 @@ class TrialRunner:
                               "the machine ran out of room" if fault == "machine" else "the task's generator failed")
             wire_path = trial_dir / "wire.jsonl"
             outcome, agent_s = self._run_agent(task, sandbox, trial_dir, wire_path)
+            base["tool_requests"] = refused_requests(trial_dir)  # the agent's tools calling the endpoint
             if outcome.status == "cancelled" or self.cancel.is_set():
                 return None
             if wire_path.exists():

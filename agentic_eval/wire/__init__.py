@@ -3,6 +3,7 @@
     recorder  WireRecorder, the local reverse proxy, and the wire log's records.
     sse       Server-sent events: decoding a stream and rebuilding the whole message from it.
     refs      Requests stored by reference: what a request repeats from an earlier one is not stored twice.
+    bounded   Reading a reply within bounds (size cap, bounded inflation, strict UTF-8 and JSON), failures named.
 """
 
 from __future__ import annotations

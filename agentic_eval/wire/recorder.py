@@ -53,6 +53,8 @@ MAX_JSON_DEPTH = 64
 """A body nested deeper than this is kept as text: no reader of the log has to recurse that far."""
 MAX_INFLATED_BYTES = 256 * 1024 * 1024
 """A compressed reply that inflates past this is kept compressed (undecoded), not inflated."""
+MAX_KEPT_BYTES = 64 * 1024 * 1024
+"""A reply body longer than this is passed on to the client whole but not kept: its record says so (`error`)."""
 
 # Headers that describe one hop, not the message; never forwarded. Accept-Encoding is replaced by
 # "identity" so the recorder can read the body it passes through byte for byte.
@@ -170,6 +172,15 @@ def _parse_body(body: bytes) -> Any:
     return text if deeper_than(value, MAX_JSON_DEPTH) else value
 
 
+def _not_utf8(body: bytes) -> str | None:
+    """What is wrong when a reply body is not valid UTF-8 (kept with its bad bytes replaced), else None."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"the reply is not valid UTF-8 ({exc.reason} at byte {exc.start}); its bad bytes are replaced here"
+    return None
+
+
 class EndpointClock:
     """When the recorder was waiting on the endpoint: from forwarding a request until the last byte of its
     answer arrived, less the time spent handing bytes on to a client that reads slowly (that is the client's
@@ -232,6 +243,11 @@ class _Exchange:
     content_encoding: str = ""
     chunks: list[bytes] = field(default_factory=list)
     chunk_times: list[float] = field(default_factory=list)
+    first_byte_at: float | None = None
+    relayed: int = 0
+    """Bytes of the reply body passed on to the client."""
+    overflow: bool = False
+    """The body grew past MAX_KEPT_BYTES: none of it is kept."""
     error: str | None = None
     error_body: Any = None
     clock: EndpointClock | None = None
@@ -242,6 +258,19 @@ class _Exchange:
         if self.clock is not None and on != self.waiting:
             self.waiting = on
             (self.clock.enter if on else self.clock.leave)()
+
+    def keep(self, chunk: bytes) -> None:
+        """Keep a piece of the reply body for the record, unless the body has grown past MAX_KEPT_BYTES."""
+        self.first_byte_at = self.first_byte_at or time.perf_counter()
+        self.relayed += len(chunk)
+        if self.overflow:
+            return
+        if self.relayed > MAX_KEPT_BYTES:
+            self.overflow = True
+            self.chunks, self.chunk_times = [], []  # a record of part of a reply would pass for all of it
+            return
+        self.chunks.append(chunk)
+        self.chunk_times.append(time.perf_counter())
 
     def _decoded_chunks(self) -> list[bytes] | None:
         encoding = self.content_encoding.lower().strip()
@@ -294,7 +323,10 @@ class _Exchange:
         events: list[str] = []
         first_token_s: float | None = None
         response: Any = self.error_body
-        if chunks is None:
+        if self.overflow:
+            error = error or (f"the reply was larger than {MAX_KEPT_BYTES} bytes ({self.relayed} passed on): the "
+                              "recorder kept none of it")
+        elif chunks is None:
             error = error or (f"response body not decoded: content-encoding {self.content_encoding!r} unknown, "
                               f"broken, or inflating past {MAX_INFLATED_BYTES} bytes")
         elif stream:
@@ -303,7 +335,9 @@ class _Exchange:
             if summary.first_token_chunk is not None:
                 first_token_s = self.chunk_times[summary.first_token_chunk] - self.t0
         elif self.chunks:
-            response = _parse_body(b"".join(chunks))
+            body = b"".join(chunks)
+            response = _parse_body(body)
+            error = error or _not_utf8(body)
         if stream and response is not None and deeper_than(response, MAX_JSON_DEPTH):
             return self.raw_record(f"the reassembled reply nests deeper than {MAX_JSON_DEPTH} levels; its body "
                                    "is kept as received")
@@ -322,7 +356,7 @@ class _Exchange:
             timings=WireTimings(
                 started_at=self.started_at,
                 headers_s=None if self.headers_at is None else self.headers_at - self.t0,
-                first_byte_s=self.chunk_times[0] - self.t0 if self.chunk_times else None,
+                first_byte_s=self.first_byte_at - self.t0 if self.first_byte_at is not None else None,
                 first_token_s=first_token_s,
                 end_s=end_s,
             ),
@@ -504,8 +538,7 @@ async def _relay_until_done_or_disconnect(
         try:
             async for chunk in upstream.aiter_raw():
                 exchange.wait_upstream(False)  # handing it on to the client is the client's time
-                exchange.chunks.append(chunk)
-                exchange.chunk_times.append(time.perf_counter())
+                exchange.keep(chunk)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 exchange.wait_upstream(True)
         except httpx.HTTPError as exc:

@@ -22,6 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest stream line the agent and the recorder read (an event's `data:` line carries one chunk; even a
+Responses API `response.completed` holding the whole reply is far below this)."""
+
+
+class StreamUnreadable(ValueError):
+    """A stream that cannot be read as server-sent events: the message says what was wrong, in one line."""
 
 
 @dataclass
@@ -37,37 +44,69 @@ class SSEDecoder:
     """Incremental SSE parser (the WHATWG event-stream grammar, minus `id:` and `retry:`).
 
     Feed raw bytes as they arrive; complete events come out. Lines are split on bytes before
-    decoding, so a multi-byte character cut across two chunks is safe.
+    decoding, so a multi-byte character cut across two chunks is safe. Each byte is scanned once,
+    however long a line grows.
+
+    `max_line` (bytes): a longer line, complete or still arriving, raises `StreamUnreadable`, so a
+    stream that never ends its line cannot grow without bound. `strict`: a line that is not valid
+    UTF-8 raises `StreamUnreadable`; otherwise its bad bytes are replaced, and `bad_utf8_line` holds
+    the number of the first such line (1-based).
     """
 
-    _pending: bytes = b""
+    max_line: int | None = None
+    strict: bool = False
+    bad_utf8_line: int | None = None
+    lines: int = 0
+    """Lines read so far."""
+    _pending: bytearray = field(default_factory=bytearray)
+    _scanned: int = 0
     _data: list[str] = field(default_factory=list)
     _event: str | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Add bytes; return the events they complete."""
-        buffer = self._pending + chunk
+        buffer = self._pending
+        buffer += chunk
         events: list[SSEEvent] = []
         start = 0
-        for match in _LINE_END.finditer(buffer):
-            # A lone trailing "\r" may be the first half of "\r\n": wait for the next chunk.
+        # A "\r" last seen at the end may be the first half of "\r\n": look at it again.
+        for match in _LINE_END.finditer(buffer, max(self._scanned - 1, 0)):
             if match.group() == b"\r" and match.end() == len(buffer):
                 break
-            self._take_line(buffer[start : match.start()].decode("utf-8", "replace"), events)
+            self._take_line(bytes(buffer[start : match.start()]), events)
             start = match.end()
-        self._pending = buffer[start:]
+        del buffer[:start]
+        self._scanned = len(buffer)
+        if self.max_line is not None and len(buffer) > self.max_line:
+            raise StreamUnreadable(f"stream line {self.lines + 1} is longer than {self.max_line} bytes "
+                                   "without an end")
         return events
 
     def close(self) -> list[SSEEvent]:
         """The stream ended: dispatch an event left without its closing blank line."""
         events: list[SSEEvent] = []
         if self._pending:
-            self._take_line(self._pending.decode("utf-8", "replace"), events)
-            self._pending = b""
-        self._take_line("", events)
+            self._take_line(bytes(self._pending), events)
+            self._pending.clear()
+            self._scanned = 0
+        self._take_text("", events)
         return events
 
-    def _take_line(self, line: str, events: list[SSEEvent]) -> None:
+    def _take_line(self, raw: bytes, events: list[SSEEvent]) -> None:
+        self.lines += 1
+        if self.max_line is not None and len(raw) > self.max_line:
+            raise StreamUnreadable(f"stream line {self.lines} is longer than {self.max_line} bytes")
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if self.strict:
+                raise StreamUnreadable(f"stream line {self.lines} is not valid UTF-8 ({exc.reason} at byte "
+                                       f"{exc.start}: {raw[exc.start:exc.start + 4]!r})") from None
+            self.bad_utf8_line = self.bad_utf8_line or self.lines
+            line = raw.decode("utf-8", "replace")
+        self._take_text(line, events)
+
+    def _take_text(self, line: str, events: list[SSEEvent]) -> None:
         if not line:
             if self._data:
                 events.append(SSEEvent(data="\n".join(self._data), event=self._event))
@@ -83,9 +122,9 @@ class SSEDecoder:
             self._event = value
 
 
-def decode_sse(chunks: Iterable[bytes]) -> Iterator[tuple[int, SSEEvent]]:
+def decode_sse(chunks: Iterable[bytes], decoder: SSEDecoder | None = None) -> Iterator[tuple[int, SSEEvent]]:
     """Events of a whole stream, each with the index of the chunk that completed it."""
-    decoder = SSEDecoder()
+    decoder = decoder or SSEDecoder()
     last = -1
     for last, chunk in enumerate(chunks):
         for event in decoder.feed(chunk):
@@ -150,23 +189,30 @@ class StreamSummary:
 
 
 def summarize_stream(chunks: Iterable[bytes]) -> StreamSummary:
-    """Decode a stream's raw chunks (as received) into its events and the message they add up to."""
+    """Decode a stream's raw chunks (as received) into its events and the message they add up to. What
+    cannot be read (a line longer than MAX_LINE_BYTES, bytes that are not UTF-8) is named in `error`."""
     events: list[str] = []
     payloads: list[dict[str, Any]] = []
     first_token_chunk: int | None = None
     error: str | None = None
-    for chunk_index, event in decode_sse(chunks):
-        events.append(event.data)
-        payload = parse_event_json(event.data)
-        if payload is None:
-            continue
-        payloads.append(payload)
-        if first_token_chunk is None and carries_token(payload):
-            first_token_chunk = chunk_index
-        if error is None and (message := stream_error(payload)):
-            error = f"upstream sent an error event: {message}"
-        if error is None and (problem := malformed_event(payload)):
-            error = f"malformed stream event {len(events)}: {problem} (the raw events are kept)"
+    decoder = SSEDecoder(max_line=MAX_LINE_BYTES)
+    try:
+        for chunk_index, event in decode_sse(chunks, decoder):
+            events.append(event.data)
+            payload = parse_event_json(event.data)
+            if payload is None:
+                continue
+            payloads.append(payload)
+            if first_token_chunk is None and carries_token(payload):
+                first_token_chunk = chunk_index
+            if error is None and (message := stream_error(payload)):
+                error = f"upstream sent an error event: {message}"
+            if error is None and (problem := malformed_event(payload)):
+                error = f"malformed stream event {len(events)}: {problem} (the raw events are kept)"
+    except StreamUnreadable as exc:
+        error = error or f"{exc}: the events after it are not read"
+    if error is None and decoder.bad_utf8_line is not None:
+        error = f"stream line {decoder.bad_utf8_line} is not valid UTF-8 (its bad bytes are replaced here)"
     return StreamSummary(events, assemble_stream(payloads), first_token_chunk, error)
 
 

@@ -45,6 +45,7 @@ from agentic_eval.agents.adapters.install import CliTool, version_from_output
 from agentic_eval.agents.adapters.process import ProcessResult, last_line, run_headless
 from agentic_eval.agents.adapters.wirelog import WireFacts, wire_facts
 from agentic_eval.confine.backend import Confinement, ResourceLimits, UnixRelay, default_backend
+from agentic_eval.confine.origin import REFUSED_FILE
 from agentic_eval.packs.sandbox import AGENT_IDENTITY
 
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME")
@@ -87,6 +88,11 @@ class Invocation:
     outputs: tuple[Path, ...] = ()
     """Files the CLI writes outside the sandbox and HOME (its transcript in the trial folder): confined,
     each is made beforehand and is all of the trial folder the CLI can write."""
+    key_files: dict[Path, str | None] = field(default_factory=dict)
+    """Files (under HOME) that hand the CLI the trial's key as it starts, instead of its environment, which
+    every process it starts inherits and /proc shows: once the CLI's first request has come through the
+    relay (it has read them), each is rewritten with the text given here (None: removed), so its tools, which
+    start only after the model's first reply, find no key in them. Also done when the run ends."""
 
 
 @dataclass
@@ -213,18 +219,24 @@ class CliAgent:
                 command = command.replace(secret, "REDACTED")
         (ctx.trial_dir / "agent_command.txt").write_text(command + "\n", encoding="utf-8")
         stdout, stderr = ctx.trial_dir / "agent_stdout.txt", ctx.trial_dir / "agent_stderr.txt"
-        with self.confined(ctx, home, executable, inv.argv, inv.outputs) as argv:
-            process = run_headless(argv, cwd=ctx.sandbox.path, env=env, stdout=stdout, stderr=stderr,
-                                   timeout_s=ctx.timeout_s, cancel=ctx.cancel, token=uuid.uuid4().hex)
+        try:
+            with self.confined(ctx, home, executable, inv.argv, inv.outputs, inv.key_files) as argv:
+                process = run_headless(argv, cwd=ctx.sandbox.path, env=env, stdout=stdout, stderr=stderr,
+                                       timeout_s=ctx.timeout_s, cancel=ctx.cancel, token=uuid.uuid4().hex)
+        finally:
+            forget_keys(inv.key_files)
         run = CliRun(ctx, home, stdout, stderr, process, wire_facts(ctx.trial_dir / "wire.jsonl"), inv)
         return self._outcome(run)
 
     @contextlib.contextmanager
     def confined(self, ctx: AgentContext, home: Path, executable: str, argv: list[str],
-                 outputs: tuple[Path, ...] = ()) -> Iterator[list[str]]:
+                 outputs: tuple[Path, ...] = (), key_files: dict[Path, str | None] | None = None,
+                 ) -> Iterator[list[str]]:
         """The command line that runs the CLI through the sandbox backend. Confined, the CLI sees the
         sandbox and its HOME writable, its own install read-only, no network: its base URL's port on the
-        sandbox's own loopback is a relay to a unix socket that the harness pipes to the wire recorder."""
+        sandbox's own loopback is a relay that hands each connection to the harness, which pipes the CLI's
+        own to the wire recorder and refuses its tools' (confine/origin.py: recorded in refused.jsonl).
+        `key_files` are rewritten once the CLI's first request has come (see `Invocation.key_files`)."""
         backend = ctx.backend or default_backend()
         if not backend.confined:
             yield list(argv)
@@ -236,7 +248,8 @@ class CliAgent:
         port = url.port or (443 if url.scheme == "https" else 80)
         folder = Path(tempfile.mkdtemp(prefix="ae-wire-"))
         os.chmod(folder, 0o755)
-        relay = UnixRelay(folder, url.hostname or "127.0.0.1", port)
+        relay = UnixRelay(folder, url.hostname or "127.0.0.1", port, refusals=ctx.trial_dir / REFUSED_FILE,
+                          on_first=lambda: forget_keys(key_files or {}))
         made = [p for p in outputs if not p.exists()]
         for path in made:
             path.touch()
@@ -294,6 +307,28 @@ class CliAgent:
         return AgentOutcome(status, turns=run.wire.model_calls, detail=detail,  # type: ignore[arg-type]
                             transcript=transcript, stop_reason=stop_reason, timed_out_at=timed_out_at,
                             signal=signal)
+
+
+def forget_keys(key_files: dict[Path, str | None]) -> None:
+    """Rewrite (or remove) the files that handed a CLI its key (`Invocation.key_files`)."""
+    for path, text in key_files.items():
+        try:
+            if text is None:
+                path.unlink(missing_ok=True)
+            else:
+                tmp = path.with_name(path.name + ".new")
+                tmp.write_text(text, encoding="utf-8")
+                os.replace(tmp, path)  # whole, at once: a CLI that reads it again never sees half a file
+        except OSError:
+            pass
+
+
+def key_file(home: Path, name: str, key: str) -> Path:
+    """A file under HOME holding `key` alone, readable by its owner only (the CLI's uid)."""
+    path = home / name
+    path.write_text(key, encoding="utf-8")
+    path.chmod(0o600)
+    return path
 
 
 def json_events(path: Path, limit: int = 100_000) -> list[dict[str, object]]:

@@ -2,7 +2,10 @@
 
 This version speaks the Responses API only (streamed); a server without
 `/v1/responses` makes the trial an `agent_error` that says so. Its state goes
-to a per-trial CODEX_HOME. Plugin sync, apps, update checks and analytics are
+to a per-trial CODEX_HOME, whose `config.toml` holds the endpoint as a model
+provider with the trial's key (`experimental_bearer_token`): not the environment,
+which its shell commands inherit. Once its first request is through, the file
+is rewritten without the key (see `Invocation.key_files`). Plugin sync, apps, update checks and analytics are
 off: with them on it looks up hosts on the internet at start.
 stdout is JSON lines (`thread.started`, `item.*`, `turn.completed` with usage,
 `turn.failed`, `error`).
@@ -17,7 +20,6 @@ from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, json
 from agentic_eval.agents.adapters.install import CliTool
 
 PROVIDER = "agentic_eval"
-KEY_VAR = "AGENTIC_EVAL_API_KEY"
 DISABLED_FEATURES = ("multi_agent", "goals", "plugins", "remote_plugin", "plugin_sharing", "apps")
 """Features turned off: the two the measured command line turns off, and the ones that reach the network."""
 
@@ -29,6 +31,15 @@ def _toml_str(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def provider_toml(base_url: str, key: str | None) -> str:
+    """config.toml: the endpoint as codex's model provider, with the key (None: without it)."""
+    lines = [f"[model_providers.{PROVIDER}]", f"name = {_toml_str(PROVIDER)}", f"base_url = {_toml_str(base_url)}",
+             'wire_api = "responses"']
+    if key is not None:
+        lines.append(f"experimental_bearer_token = {_toml_str(key)}")
+    return "\n".join(lines) + "\n"
+
+
 class CodexAgent(CliAgent):
     """codex exec, headless, in the sandbox, with approvals off and no sandboxing of its own."""
 
@@ -37,10 +48,11 @@ class CodexAgent(CliAgent):
     home_dirs = (".codex",)
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
-        provider = (f"model_providers.{PROVIDER}={{name={_toml_str(PROVIDER)},base_url={_toml_str(ctx.base_url)},"
-                    f"env_key={_toml_str(KEY_VAR)},wire_api=\"responses\"}}")
+        config = home / ".codex" / "config.toml"
+        config.write_text(provider_toml(ctx.base_url, ctx.api_key), encoding="utf-8")
+        config.chmod(0o600)
         argv = [executable, "exec", "--json", "--ephemeral", "--skip-git-repo-check",
-                "-c", f"model={_toml_str(ctx.model)}", "-c", f"model_provider={PROVIDER}", "-c", provider,
+                "-c", f"model={_toml_str(ctx.model)}", "-c", f"model_provider={PROVIDER}",
                 "-c", "approval_policy=never", "-c", "sandbox_mode=danger-full-access",
                 "-c", 'web_search="disabled"', "-c", "check_for_update_on_startup=false",
                 "-c", "analytics.enabled=false", "-c", "feedback.enabled=false"]
@@ -49,8 +61,8 @@ class CodexAgent(CliAgent):
         for feature in DISABLED_FEATURES:
             argv += ["--disable", feature]
         argv.append(ctx.instruction)
-        env = {"CODEX_HOME": str(home / ".codex"), KEY_VAR: ctx.api_key}
-        return Invocation(argv=argv, env=env)
+        env = {"CODEX_HOME": str(home / ".codex")}
+        return Invocation(argv=argv, env=env, key_files={config: provider_toml(ctx.base_url, None)})
 
     def diagnose(self, run: CliRun) -> AgentOutcome | None:
         missing = [p for p in run.wire.not_found_paths if p.rstrip("/").endswith("/responses")]

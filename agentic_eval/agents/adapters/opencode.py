@@ -1,8 +1,11 @@
 """opencode (npm `opencode-ai`): `opencode run --format json` with the endpoint as an OpenAI-compatible provider.
 
 It speaks streamed chat completions with usage. The provider, model, permissions
-and the off switches go in through `OPENCODE_CONFIG_CONTENT` (no file holds the
-key); `--title` names the session so it makes no separate title request.
+and the off switches go in through `OPENCODE_CONFIG_CONTENT`; the trial's key
+comes from a file (`{file:...}`), not the environment its shell tool inherits,
+and the file is removed once opencode's first request is through (see
+`Invocation.key_files`). `--title` names the session so it makes no separate
+title request.
 Its stdout is JSON lines: `step_start`, `tool_use`, `text`, `step_finish`
 (with the finish reason and tokens), `error`.
 """
@@ -13,7 +16,7 @@ import json
 from pathlib import Path
 
 from agentic_eval.agents.base import AgentContext, AgentOutcome
-from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, json_events
+from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, json_events, key_file
 from agentic_eval.agents.adapters.install import CliTool
 
 PROVIDER = "agentic-eval"
@@ -24,8 +27,12 @@ TOOL = CliTool(agent="opencode", kind="npm", package="opencode-ai", version="1.1
                speaks="chat completions, streamed with usage")
 
 
-def opencode_config(ctx: AgentContext) -> dict[str, object]:
-    """The whole opencode configuration of one trial."""
+KEY_FILE = ".agentic-eval-key"
+"""Under the trial's HOME: the key, read once as opencode loads its configuration."""
+
+
+def opencode_config(ctx: AgentContext, key_path: Path) -> dict[str, object]:
+    """The whole opencode configuration of one trial (the key: a reference to `key_path`)."""
     extra = ctx.options.extra
     model = {"name": ctx.model, "tool_call": True,
              "limit": {"context": int(extra.get("context", CONTEXT_TOKENS)),
@@ -34,7 +41,7 @@ def opencode_config(ctx: AgentContext) -> dict[str, object]:
         "autoupdate": False,
         "share": "disabled",
         "provider": {PROVIDER: {"npm": "@ai-sdk/openai-compatible", "name": PROVIDER,
-                                "options": {"baseURL": ctx.base_url, "apiKey": "{env:AGENTIC_EVAL_API_KEY}"},
+                                "options": {"baseURL": ctx.base_url, "apiKey": f"{{file:{key_path}}}"},
                                 "models": {ctx.model: model}}},
         "model": f"{PROVIDER}/{ctx.model}",
         "small_model": f"{PROVIDER}/{ctx.model}",
@@ -50,9 +57,9 @@ class OpencodeAgent(CliAgent):
     tool = TOOL
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
+        key_path = key_file(home, KEY_FILE, ctx.api_key)
         env = {
-            "OPENCODE_CONFIG_CONTENT": json.dumps(opencode_config(ctx)),
-            "AGENTIC_EVAL_API_KEY": ctx.api_key,
+            "OPENCODE_CONFIG_CONTENT": json.dumps(opencode_config(ctx, key_path)),
             "OPENCODE_DISABLE_MODELS_FETCH": "1",
             "OPENCODE_DISABLE_AUTOUPDATE": "1",
             "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
@@ -62,7 +69,7 @@ class OpencodeAgent(CliAgent):
             "OPENCODE_DISABLE_EXTERNAL_SKILLS": "1",
         }
         argv = [executable, "run", "--pure", "--format", "json", "--auto", "--title", ctx.task.id, ctx.instruction]
-        return Invocation(argv=argv, env=env)
+        return Invocation(argv=argv, env=env, key_files={key_path: None})
 
     def completed(self, run: CliRun) -> AgentOutcome:
         events = json_events(run.stdout)

@@ -3,9 +3,12 @@
 It speaks streamed chat completions. Telemetry, usage statistics and auto-update
 are off in its settings file (`~/.qwen/settings.json` of the trial's HOME), and
 so is its background memory extraction (a second model session after the task);
-`web_fetch` is excluded (repeat `--exclude-tools` per tool). The turn limit is
-the task's. stdout is stream-json: `system`, `assistant`, `user`, then a
-`result` event whose `subtype` says how it ended.
+`web_fetch` is excluded (repeat `--exclude-tools` per tool). The trial's key is
+in that settings file too (`security.auth.apiKey`), not the environment its
+shell tool inherits; once its first request is through, the file is rewritten
+without it (see `Invocation.key_files`). The turn limit is the task's. stdout
+is stream-json: `system`, `assistant`, `user`, then a `result` event whose
+`subtype` says how it ended.
 """
 
 from __future__ import annotations
@@ -26,6 +29,14 @@ SETTINGS = {
     "$version": 4,
 }
 
+def settings_with_key(key: str | None) -> dict[str, object]:
+    """The settings file: SETTINGS, with the key for its OpenAI auth (None: without it)."""
+    auth: dict[str, object] = {"selectedType": "openai"}
+    if key is not None:
+        auth["apiKey"] = key
+    return {**SETTINGS, "security": {"auth": auth}}
+
+
 TOOL = CliTool(agent="qwen-code", kind="npm", package="@qwen-code/qwen-code", version="0.15.10", binary="qwen",
                speaks="chat completions, streamed")
 
@@ -38,15 +49,17 @@ class QwenCodeAgent(CliAgent):
     home_dirs = (".qwen",)
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
-        (home / ".qwen" / "settings.json").write_text(json.dumps(SETTINGS, indent=2), encoding="utf-8")
+        settings = home / ".qwen" / "settings.json"
+        settings.write_text(json.dumps(settings_with_key(ctx.api_key), indent=2), encoding="utf-8")
+        settings.chmod(0o600)
         argv = [executable, "--auth-type", "openai", "--openai-base-url", ctx.base_url, "-m", ctx.model, "--yolo",
                 "-o", "stream-json", "--max-session-turns", str(ctx.max_turns)]
         for tool in EXCLUDED_TOOLS:
             argv += ["--exclude-tools", tool]
         argv += ["-p", ctx.instruction]
-        # The key goes by environment, not argv: OPENAI_API_KEY is what its OpenAI auth reads.
-        return Invocation(argv=argv, env={"OPENAI_API_KEY": ctx.api_key, "OPENAI_BASE_URL": ctx.base_url,
-                                          "OPENAI_MODEL": ctx.model})
+        # The key goes by the settings file, neither argv nor the environment (both readable by its tools).
+        return Invocation(argv=argv, env={"OPENAI_BASE_URL": ctx.base_url, "OPENAI_MODEL": ctx.model},
+                          key_files={settings: json.dumps(settings_with_key(None), indent=2)})
 
     def completed(self, run: CliRun) -> AgentOutcome:
         results = [e for e in json_events(run.stdout) if e.get("type") == "result"]

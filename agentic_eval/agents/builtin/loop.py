@@ -32,7 +32,8 @@ from openai.types.chat import (
 )
 from pydantic import ValidationError
 
-from agentic_eval.wire.sse import SSEDecoder, stream_error
+from agentic_eval.wire.bounded import ACCEPT_ENCODING, UnreadableReply, bound_replies, json_reply
+from agentic_eval.wire.sse import MAX_LINE_BYTES, SSEDecoder, StreamUnreadable, stream_error
 from agentic_eval.agents.base import AgentContext, AgentOutcome
 from agentic_eval.classify.turn import find_text_tool_calls
 from agentic_eval.endpoint import not_an_event_stream, shared_ssl_context
@@ -170,9 +171,9 @@ def _accumulate(state: ChatCompletionStreamState, data: str, event: str | None) 
 def _parse_chunk(data: str, event: str | None) -> ChatCompletionChunk:
     """One stream event as a checked `chat.completion.chunk`; `EndpointFailure` saying what is wrong."""
     try:
-        payload = json.loads(data)
-    except (ValueError, RecursionError):
-        raise EndpointFailure(f"broken reply from the endpoint: a stream event is not JSON: {data[:120]!r}") from None
+        payload = json_reply(data)
+    except UnreadableReply as exc:
+        raise EndpointFailure(f"broken reply from the endpoint: a stream event is {exc}") from None
     if not isinstance(payload, dict):
         raise EndpointFailure(f"malformed stream chunk: not a JSON object: {_shown(payload)}")
     if event == "error" or stream_error(payload):
@@ -263,9 +264,11 @@ class _Loop:
         self.ctx, self.transcript, self.turns = ctx, transcript, 0
         self.deadline = time.monotonic() + ctx.timeout_s
         self.retries = _option(ctx, "max_retries", int, DEFAULT_MAX_RETRIES)
-        self.client = openai.OpenAI(base_url=ctx.base_url, api_key=ctx.api_key or "none",
-                                    http_client=openai.DefaultHttpxClient(verify=shared_ssl_context()),
-                                    max_retries=self.retries, timeout=ctx.timeout_s)
+        # Every reply is read within bounds (wire.bounded): a size cap, no inflation past it.
+        http = openai.DefaultHttpxClient(verify=shared_ssl_context(), event_hooks={"response": [bound_replies]})
+        self.client = openai.OpenAI(base_url=ctx.base_url, api_key=ctx.api_key or "none", http_client=http,
+                                    max_retries=self.retries, timeout=ctx.timeout_s,
+                                    default_headers={"Accept-Encoding": ACCEPT_ENCODING})
         self.limits = ToolLimits(bash_timeout_s=_option(ctx, "bash_timeout_s", float, 60.0),
                                  deadline=self.deadline, cancel=ctx.cancel, backend=ctx.backend)
         self.messages: list[ChatCompletionMessageParam] = []
@@ -333,10 +336,7 @@ class _Loop:
         def request() -> Any:
             if not ctx.options.stream:
                 raw = self.client.chat.completions.with_raw_response.create(**params, timeout=timeout)
-                try:
-                    return raw.http_response.json()
-                except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep
-                    raise EndpointFailure(f"reply is not JSON: {raw.http_response.text[:120]!r}") from None
+                return self._whole_reply(raw.http_response)
             raw = self.client.chat.completions.with_raw_response.create(**params, stream=True, timeout=timeout)
             if why := not_an_event_stream(raw.http_response.headers.get("content-type", "")):
                 return self._unstreamed_reply(raw.http_response, why)
@@ -345,6 +345,8 @@ class _Loop:
         started = time.monotonic()
         try:
             data = self._wait(request)
+        except UnreadableReply as exc:  # a body the client could not read (the SDK reads error bodies itself)
+            raise EndpointFailure(f"{exc.subject()} is {exc}") from None
         except openai.APIStatusError as exc:
             raise EndpointFailure(_describe_status_error(exc, self.retries)) from None
         except openai.APITimeoutError:
@@ -353,6 +355,8 @@ class _Loop:
             raise EndpointFailure(f"request to {ctx.base_url} timed out") from None
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
+            if isinstance(cause, UnreadableReply):  # read by the client before the SDK saw the reply
+                raise EndpointFailure(f"{cause.subject()} is {cause}") from None
             # Matched by name: openai builds may vendor their own httpx.
             if type(cause).__name__ in ("RemoteProtocolError", "ReadError"):
                 raise EndpointFailure(f"the endpoint dropped the connection mid-reply: {cause}") from None
@@ -365,14 +369,24 @@ class _Loop:
                               finish_reason=finish_reason, usage=usage, reasoning=_reasoning(message))
         return message
 
+    def _whole_reply(self, response: Any) -> Any:
+        """The JSON body of a reply to `stream: false`; `EndpointFailure` naming what keeps it from being read."""
+        content_type = response.headers.get("content-type", "")
+        try:
+            return json_reply(response.read())
+        except UnreadableReply as exc:
+            if "text/event-stream" in content_type:
+                raise EndpointFailure(f"the endpoint sent an event stream where a JSON body was asked for "
+                                      f"(stream: false); the reply is {exc}") from None
+            raise EndpointFailure(f"reply is {exc}") from None
+
     def _unstreamed_reply(self, response: Any, why: str) -> Any:
         """A whole completion where a stream was asked for (some servers and proxies ignore
         `stream: true`) is accepted, and noted; anything else is the endpoint's fault."""
-        text = response.read()
         try:
-            data = json.loads(text)
-        except ValueError:
-            raise EndpointFailure(f"{why}; the body is not JSON either: {text[:120]!r}") from None
+            data = json_reply(response.read())
+        except UnreadableReply as exc:
+            raise EndpointFailure(f"{why}, and the body is {exc}") from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if not (isinstance(choices, list) and choices and isinstance(choices[0], dict) and "message" in choices[0]):
             raise EndpointFailure(f"{why}; it sent: {_shown(data)}")
@@ -383,13 +397,18 @@ class _Loop:
     def _read_stream(self, response: Any) -> Any:
         """The chat completion a stream of chunks adds up to. Each event is parsed and checked
         against the chunk type here (the SDK's own stream reader asserts on shapes it does not
-        expect), so a chunk of the wrong shape is the endpoint's fault, named in one line."""
+        expect), so a chunk of the wrong shape is the endpoint's fault, named in one line; so is a
+        line that is not UTF-8 or longer than MAX_LINE_BYTES, and a stream past the reply cap."""
         state = ChatCompletionStreamState()
-        decoder, chunks = SSEDecoder(), 0
+        decoder, chunks, events = SSEDecoder(max_line=MAX_LINE_BYTES, strict=True), 0, 0
+        head = bytearray()  # the stream's first bytes, to show when it held no event
         pieces, done = response.iter_bytes(), False
         try:
             for piece in pieces:
+                if len(head) < 120:
+                    head += piece[:120 - len(head)]
                 for event in decoder.feed(piece):
+                    events += 1
                     done = event.data.strip() == "[DONE]"
                     if done:
                         break
@@ -403,11 +422,14 @@ class _Loop:
                 self._drain(pieces)
             else:
                 for event in decoder.close():
+                    events += 1
                     if event.data.strip() != "[DONE]":
                         _accumulate(state, event.data, event.event)
                         chunks += 1
         except (EndpointFailure, _Stopped):
             raise
+        except (StreamUnreadable, UnreadableReply) as exc:
+            raise EndpointFailure(f"unreadable stream from the endpoint: {exc}") from None
         except Exception as exc:  # httpx's, matched by name: openai builds may vendor their own httpx
             if "Timeout" in type(exc).__name__:
                 if time.monotonic() >= self.deadline:
@@ -419,7 +441,9 @@ class _Loop:
         finally:
             response.close()
         if not chunks:
-            raise EndpointFailure("stream ended without any completion chunk")
+            seen = ("the stream was empty" if not head else f"it held {events} event(s), none a chunk" if events
+                    else f"it held no `data:` event; it began: {bytes(head)!r}")
+            raise EndpointFailure(f"stream ended without any completion chunk ({seen})")
         # The snapshot, not get_final_completion(): that one raises on finish_reason "length" or
         # "content_filter", and a reply cut at the token limit is a turn like any other.
         completion = state.current_completion_snapshot
