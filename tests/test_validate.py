@@ -98,7 +98,7 @@ def test_cli_table_and_last_line(mini_pack: Path, tmp_path: Path, capsys: pytest
     code = main(["validate", "--tasks", str(mini_pack), "--repeat", "2", "--seeds", "1"])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert out[-1].startswith("1 ok, 1 bad (seed 0 x 2 runs of each check, "), out[-1]
+    assert out[-1].startswith("1 ok, 1 bad (seed 0 x 2 runs, "), out[-1]
     assert "red-team attempts on seed 0, " in out[-1]
     assert f"bad: bad-one: passes on pristine: every run, 2 of 2 (seed 0): {NO_CHECKS}" in out
     assert out[-2].startswith("evidence: 2 runs of each check (1 seed x 2): a grader that goes wrong 1 run in 2 would "

@@ -124,8 +124,8 @@ def handle(args: argparse.Namespace) -> int:
         redteam_text = "no red team"
     else:
         redteam_text = (f"{_plural(len(report.redteam), 'red-team attempt')} on {_seeds_text(report.redteam_seeds)}")
-    out.print(f"{report.ok} ok, {report.bad} bad ({_seeds_text(report.seeds)} x {_plural(report.repeat, 'run')} of "
-              f"each check, {redteam_text}, {report.duration_s:.1f}s)", markup=False)
+    out.print(f"{report.ok} ok, {report.bad} bad ({_seeds_text(report.seeds)} x {_plural(report.repeat, 'run')}, "
+              f"{redteam_text}, {report.duration_s:.1f}s)", markup=False)
     return 0 if report.bad == 0 else 1
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -304,11 +305,17 @@ def explain(checks: Sequence[CheckRun], seeds: Sequence[int], repeat: int) -> li
             reason += ": " + (" | ".join(bad[0].failing_checks()) or "the grader printed no reason (gradelib's "
                               "checks name each one)")
         elif key == "passes on pristine":
-            let_through = bad[0].passing or bad[0].passing_checks()
-            reason += ": " + ("checks that let it through: " + " | ".join(let_through) if let_through else
-                              "the grader printed no checks to name (gradelib's checks name each one)")
+            reason += ": " + _let_through(bad[0].passing or bad[0].passing_checks())
         reasons.append(reason)
     return reasons
+
+
+def _let_through(passing: Sequence[str]) -> str:
+    """What a pass on the untouched repo rests on, for its reason: the grader's `✓` lines, else its last line."""
+    if passing and passing[0].startswith("✓"):
+        return "checks that let it through: " + " | ".join(passing)
+    named = "the grader printed no checks to name (gradelib's checks name each one)"
+    return named + (f"; its last line: {passing[0]}" if passing else "")
 
 
 def explain_redteam(runs: Sequence[AttemptRun], seeds: Sequence[int]) -> list[str]:
@@ -568,11 +575,18 @@ def failing_checks(output: str, limit: int = 3) -> list[str]:
 
 
 def passing_checks(output: str, limit: int = 5) -> list[str]:
-    """The checks the grader said yes to (gradelib's `✓` lines), the first `limit` of them, and how many
-    more there were; empty when it printed none."""
-    passing = [ln.strip()[:160] for ln in output.splitlines() if ln.strip().startswith("✓")]
+    """The checks the grader said yes to (gradelib's `✓` lines), the first `limit` of them and how many
+    more there were; else its last line, unless that is gradelib's `PASS: N checks`, which names nothing."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    passing = [ln[:160] for ln in lines if ln.startswith("✓")]
+    if not passing:
+        return [ln[:160] for ln in lines[-1:] if not GRADELIB_PASS.fullmatch(ln)]
     more = len(passing) - limit
     return passing[:limit] + ([f"(+{more} more)"] if more > 0 else [])
+
+
+GRADELIB_PASS = re.compile(r"PASS: \d+ checks?")
+"""gradelib's last line for a pass (`Grader.finish`)."""
 
 
 def _finish_task(job: _TaskJob, repeat: int, keep_output: bool, plan: RedTeamPlan | None) -> None:
