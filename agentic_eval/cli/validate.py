@@ -23,8 +23,8 @@ DEFAULT_REPEAT = 2
 """Runs of each check per seed by default: 3 x 2 = 6 runs, past which a grader that goes wrong one run in two
 slips 2% of the time, one run in four 18%. Two runs per seed also tell a seed that breaks the grader from chance."""
 REDTEAM_SEEDS = 1
-"""Seeds the red team runs on by default: its attempts are generic, knowing nothing of the seed, and it is most of
-validate's cost (a dozen or more graded attempts per task against 2 x DEFAULT_REPEAT checks per seed)."""
+"""Seeds the red team runs on by default: its attempts are generic, knowing nothing of the seed, and each seed costs a
+dozen or more graded attempts per task (on the built-in packs, as much as all 3 x 2 runs of both checks)."""
 
 
 def register(sub: Any) -> None:
@@ -53,7 +53,7 @@ def register(sub: Any) -> None:
                    help="run only this red-team attempt (repeatable; --redteam list names them all)")
     p.add_argument("--redteam-seeds", type=positive_int, default=REDTEAM_SEEDS, metavar="N",
                    help=f"run the red team on the first N of the seeds (default {REDTEAM_SEEDS}: its attempts know "
-                   "nothing of the seed, and it is most of the cost)")
+                   "nothing of the seed, and each seed costs a dozen or more graded attempts per task)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table: each "
                    "task's reasons, counts, time, every check run and every red-team attempt")
     p.set_defaults(handler=handle)

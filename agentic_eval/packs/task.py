@@ -2,8 +2,9 @@
 
 A pack is a folder; a task is a folder inside it holding `task.toml`. See
 docs/task-format.md. Loading validates with pydantic; a broken task becomes a
-`TaskLoadError` naming the file and the field, and the pack's other tasks
-still load.
+`TaskLoadError` naming the file and the field (a misspelt key or section with
+the nearest known name, a limit past its upper bound with what that bound is),
+and the pack's other tasks still load.
 """
 
 from __future__ import annotations
