@@ -114,9 +114,37 @@ def _count_values(data: Any) -> int:
 
 
 def _exit_on_uncaught(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
-    """An uncaught exception in a grader is the grader's bug: exit 3, never 1."""
+    """An uncaught exception in a grader is the grader's bug: exit 3, never 1. The traceback goes to
+    stderr, then one last line naming the exception, its message and the grader's own line that raised it
+    (its script's folder, the task folder or the pack's graders folder; not Python's, a library's or
+    gradelib's), and where it was raised when that was elsewhere, which `validate` quotes:
+    `grader error: KeyError: 'port' (grade.py:12)`."""
     traceback.print_exception(exc_type, exc, tb)
-    print(f"grader error: uncaught {exc_type.__name__}", file=sys.stderr)
+    try:
+        message = " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises still gets its line
+        message = ""
+    if len(message) > 200:
+        message = message[:200] + "..."
+    script = sys.argv[0] if sys.argv else ""
+    roots = [Path(p).resolve() for p in (os.path.dirname(os.path.abspath(script)) if script else "",
+                                         os.environ.get("AGENTIC_EVAL_TASK_DIR", ""),
+                                         os.environ.get("AGENTIC_EVAL_PACK_GRADERS", "")) if p]
+    this_file = Path(__file__).resolve()
+
+    def own(filename: str) -> bool:
+        if filename.startswith("<"):
+            return False
+        path = Path(filename).resolve()
+        return path != this_file and any(path.is_relative_to(root) for root in roots)
+
+    frames = traceback.extract_tb(tb)
+    mine = [f for f in frames if own(f.filename)]
+    where = [f"{Path(f.filename).name}:{f.lineno}" for f in (mine[-1:] or frames[-1:])]
+    if mine and frames[-1] is not mine[-1]:
+        where.append(f"raised in {Path(frames[-1].filename).name}:{frames[-1].lineno}")
+    print(f"grader error: {exc_type.__name__}" + (f": {message}" if message else "")
+          + (f" ({', '.join(where)})" if where else ""), file=sys.stderr)
     sys.stderr.flush()
     sys.stdout.flush()
     os._exit(EXIT_GRADER_ERROR)

@@ -254,7 +254,7 @@ def test_cli_json_carries_the_attempts_and_no_redteam_turns_it_off(tmp_path: Pat
     assert task["reasons"] == ["red team: 'shadow-pytest' passed the grader"]
     assert [(a["attempt"], a["verdict"]) for a in task["redteam"]] == [("shadow-pytest", "pass"),
                                                                        ("delete-tests", "fail")]
-    assert task["redteam"][0]["failing_checks"]  # the grader's last line, kept though the output is dropped
+    assert task["redteam"][0]["passing_checks"]  # the grader's last line, kept though the output is dropped
     code = main(["validate", "--tasks", str(pack), "--json", "--no-redteam"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["redteam"] is None and data["tasks"][0]["redteam"] is None
@@ -281,7 +281,7 @@ def test_the_terminal_output_fits_80_columns(tmp_path: Path, capsys: pytest.Capt
     row = next(line for line in out.splitlines() if line.startswith("│ node-port-env"))
     assert "1/2" in row  # of the two attempts graded, the grader failed one
     assert "bad: node-port-env-already-supported: red team: 'shadow-pytest' passed the grader" in out.replace("\n", "")
-    assert out.splitlines()[-1].startswith("0 ok, 1 bad (seed 0, 1 run of each check per seed, 2 red-team attempts, ")
+    assert out.splitlines()[-1].startswith("0 ok, 1 bad (seeds 0-2 x 2 runs, 2 red-team attempts on seed 0, ")
 
 
 def test_the_sandbox_languages_come_from_its_files(tmp_path: Path) -> None:

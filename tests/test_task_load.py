@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -45,7 +46,33 @@ BROKEN_CASES = [
     ("tags not a list", _replace('tags = ["config", "read"]', 'tags = "config"'), "task.toml", "tags:"),
     ("bad difficulty", _replace('difficulty = "easy"', 'difficulty = "trivial"'), "task.toml", "difficulty:"),
     ("unknown field", _add_field := _replace("[sandbox]", 'colour = "blue"\n[sandbox]'), "task.toml",
-     "colour: unknown field"),
+     "colour: unknown key; known: 'id', 'title', 'tags', 'difficulty', 'instruction', 'grader', 'solution', "
+     "'answers', [sandbox], [limits], 'requires' (see docs/task-format.md)"),
+    ("misspelt key", _replace("title =", "titel ="), "task.toml", "titel: unknown key; did you mean 'title'?"),
+    ("misspelt section", _replace("[limits]", "[limit]"), "task.toml",
+     "limit: unknown section [limit]; did you mean [limits]?"),
+    ("misspelt sandbox section", _replace("[sandbox]", "[sandbx]"), "task.toml",
+     "sandbx: unknown section [sandbx]; did you mean [sandbox]? (see docs/task-format.md) (+1 more)"),
+    ("misspelt key in a section", _replace("max_turns = 5", "max_turn = 5"), "task.toml",
+     "limits.max_turn: unknown key in [limits]; did you mean 'max_turns'?"),
+    ("misspelt generator key", _replace('generator = "tiny"', 'generater = "tiny"'), "task.toml",
+     "sandbox.generater: unknown key in [sandbox]; did you mean 'generator'?"),
+    ("misspelt params", _replace('generator = "tiny"', 'generator = "tiny"\nparam = {plant = "x"}'), "task.toml",
+     "sandbox.param: unknown section [sandbox.param]; did you mean [sandbox.params]?"),
+    ("top-level key under a section", _replace("max_turns = 5", 'max_turns = 5\nrequires = ["numpy"]'), "task.toml",
+     "limits.requires: unknown key in [limits]; 'requires' is a top-level key: move it above the first [section] "
+     "header"),
+    ("huge agent timeout", _replace("agent_timeout_s = 60", "agent_timeout_s = 1e9"), "task.toml",
+     "limits.agent_timeout_s: 1000000000.0 is over the upper bound 604800 (a week in seconds, the longest time limit "
+     "a task may set)"),
+    ("huge grader timeout", _replace("grader_timeout_s = 20", "grader_timeout_s = 604801"), "task.toml",
+     "limits.grader_timeout_s: 604801 is over the upper bound 604800 (a week in seconds"),
+    ("infinite grader timeout", _replace("grader_timeout_s = 20", "grader_timeout_s = inf"), "task.toml",
+     "limits.grader_timeout_s: Input should be a finite number"),
+    ("huge max turns", _replace("max_turns = 5", "max_turns = 9999999999"), "task.toml",
+     "limits.max_turns: 9999999999 is over the upper bound 100000 (the most model turns a task may allow"),
+    ("boolean max turns", _replace("max_turns = 5", "max_turns = true"), "task.toml",
+     "limits.max_turns: Value error, must be a number, not true"),
     ("no sandbox", _replace('[sandbox]\ngenerator = "tiny"\n', ""), "task.toml", "sandbox: Field required"),
     ("negative timeout", _replace("grader_timeout_s = 20", "grader_timeout_s = -1"), "task.toml",
      "limits.grader_timeout_s: Input should be greater than 0"),
@@ -171,3 +198,66 @@ def test_entry_point_pack_is_listed(mini_pack: Path, tmp_path: Path) -> None:
 
     rows = json.loads(proc.stdout)["tasks"]
     assert {"answer-file": "thirdparty"}.items() <= {r["id"]: r["pack"] for r in rows}.items()
+
+
+def test_every_limit_has_an_upper_bound_that_says_what_it_is() -> None:
+    from agentic_eval.packs.task import LIMIT_BOUNDS, Limits
+
+    assert set(LIMIT_BOUNDS) == set(Limits.model_fields)
+    for name, info in Limits.model_fields.items():
+        assert any(getattr(m, "le", None) is not None for m in info.metadata), name
+
+
+def test_tasks_list_fits_80_columns(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The built-in packs at 80 columns: no line over 80, every id whole at the start of a line, its title beside
+    it, and a few lines per task (a table squeezed the titles into 9 characters: 314 lines for 38 tasks)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["tasks", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    tasks = load_tasks().tasks
+    assert lines[-1] == f"{len(tasks)} tasks"
+    assert max(len(line) for line in lines) <= 80
+    assert len(lines) <= 3 * len(tasks) + 1
+    starts = {line.split("  ")[0]: line for line in lines if not line.startswith(" ")}
+    for task in tasks:
+        assert task.id in starts, task.id
+        first_words = task.meta.title.split()[0]
+        assert starts[task.id].startswith(f"{task.id}  {first_words}"), starts[task.id]
+
+
+def test_tasks_list_is_a_table_where_it_fits(mini_pack: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["tasks", "list", "--tasks", str(mini_pack)]) == 0
+    out = capsys.readouterr().out
+    assert "│ answer-file │ mini │ easy       │ config, read │ Write the port into answer.txt │" in out
+
+
+HISTORY_GENERATOR = '''\
+import subprocess
+
+def generate(root, seed, params):
+    env = {"GIT_AUTHOR_DATE": "2024-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2024-01-01T00:00:00+0000",
+           "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x",
+           "PATH": "/usr/bin:/bin", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, env=env, check=True)
+    (root / "README.md").write_text("hello\\n")
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "x.pyc").write_bytes(b"")
+    subprocess.run(["git", "add", "README.md"], cwd=root, env=env, check=True)
+    subprocess.run(["git", "commit", "-qm", "first"], cwd=root, env=env, check=True)
+    return {"port": 1}
+'''
+
+
+def test_tasks_show_leaves_out_git_and_caches(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (mini_pack / "sandboxes" / "history.py").write_text(HISTORY_GENERATOR)
+    toml = mini_pack / "answer-file" / "task.toml"
+    toml.write_text(toml.read_text().replace('generator = "tiny"', 'generator = "history"'))
+    assert main(["tasks", "show", "answer-file", "--tasks", str(mini_pack)]) == 0
+    out = capsys.readouterr().out
+    files = out.split("generated files (seed 0, committed as the pristine repo):\n")[1].split("\n\n")[0].splitlines()
+    assert files[0] == "  README.md"
+    assert re.fullmatch(r"  \(left out: \.git/ with \d+ files, __pycache__/ with 1 file\)", files[1]), files
+    assert len(files) == 2
+    assert "(seed 0, 1 file)" in out

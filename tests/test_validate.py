@@ -1,4 +1,5 @@
-"""validate catches graders that pass on pristine, fixes that fail, flaky and crashing graders."""
+"""validate catches graders that pass on pristine, fixes that fail, flaky, seed-dependent and crashing graders,
+with its defaults; it words each reason by the evidence and says what its runs can rule out."""
 
 from __future__ import annotations
 
@@ -36,16 +37,17 @@ FIX_CRASH = "#!/usr/bin/env bash\necho 'no idea' >&2\nexit 7\n"
 
 
 NO_REASON = "the grader printed no reason (gradelib's checks name each one)"
+NO_CHECKS = "the grader printed no checks to name (gradelib's checks name each one)"
 CASES = [
     ("grader passes on pristine", "grade.py", GRADER_ALWAYS_PASS,
-     ["passes on pristine: 3 of 3 runs, seed 0 (deterministic)"]),
+     [f"passes on pristine: every run, 3 of 3 (seed 0): {NO_CHECKS}"]),
     ("fix does not fix", "solve.sh", FIX_WRONG,
-     [f"fails after reference fix: 3 of 3 runs, seed 0 (deterministic): {NO_REASON}"]),
+     [f"fails after reference fix: every run, 3 of 3 (seed 0): {NO_REASON}"]),
     ("fix crashes", "solve.sh", FIX_CRASH,
-     ["reference fix failed: exit 7 (no idea): 3 of 3 runs, seed 0 (deterministic)"]),
+     ["reference fix failed: exit 7 (no idea): every run, 3 of 3 (seed 0)"]),
     ("grader errors", "grade.py", GRADER_EXIT_3,
-     ["grader error on pristine: exit 3 (cannot grade): 3 of 3 runs, seed 0 (deterministic)",
-      "grader error after reference fix: exit 3 (cannot grade): 3 of 3 runs, seed 0 (deterministic)"]),
+     ["grader error on pristine: exit 3 (cannot grade): every run, 3 of 3 (seed 0)",
+      "grader error after reference fix: exit 3 (cannot grade): every run, 3 of 3 (seed 0)"]),
     ("flaky grader", "grade.py", GRADER_FLAKY,
      [f"fails after reference fix: 1 of 3 runs, seed 0 (flaky: passed after the fix 2 of 3): {NO_REASON}"]),
 ]
@@ -67,8 +69,8 @@ def test_grader_timeout_is_a_grader_error_and_kills_it(mini_pack: Path) -> None:
     toml.write_text(toml.read_text().replace("grader_timeout_s = 20", "grader_timeout_s = 0.5"))
     result = validate_task(load_task(task_dir), repeat=1)
     assert result.reasons == [
-        "grader error on pristine: timed out after 0.5s (limits.grader_timeout_s): 1 of 1 run, seed 0",
-        "grader error after reference fix: timed out after 0.5s (limits.grader_timeout_s): 1 of 1 run, seed 0",
+        "grader error on pristine: timed out after 0.5s (limits.grader_timeout_s): every run, 1 of 1 (seed 0)",
+        "grader error after reference fix: timed out after 0.5s (limits.grader_timeout_s): every run, 1 of 1 (seed 0)",
     ]
     assert result.duration_s < 20
 
@@ -93,11 +95,15 @@ def test_cli_table_and_last_line(mini_pack: Path, tmp_path: Path, capsys: pytest
     toml = mini_pack / "bad-one" / "task.toml"
     toml.write_text(toml.read_text().replace('id = "answer-file"', 'id = "bad-one"'))
     _write(mini_pack / "bad-one" / "grade.py", GRADER_ALWAYS_PASS)
-    code = main(["validate", "--tasks", str(mini_pack), "--repeat", "2"])
+    code = main(["validate", "--tasks", str(mini_pack), "--repeat", "2", "--seeds", "1"])
     out = capsys.readouterr().out.splitlines()
     assert code == 1
-    assert out[-1].startswith("1 ok, 1 bad (seed 0, 2 runs of each check per seed, ")
-    assert "bad: bad-one: passes on pristine: 2 of 2 runs, seed 0 (deterministic)" in out
+    assert out[-1].startswith("1 ok, 1 bad (seed 0 x 2 runs, "), out[-1]
+    assert "red-team attempts on seed 0, " in out[-1]
+    assert f"bad: bad-one: passes on pristine: every run, 2 of 2 (seed 0): {NO_CHECKS}" in out
+    assert out[-2].startswith("evidence: 2 runs of each check (1 seed x 2): a grader that goes wrong 1 run in 2 would "
+                              "slip past them 25% of the time"), out[-2]
+    assert "one seed says nothing of the others" in out[-2]
 
 
 def test_cli_json(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,8 +116,15 @@ def test_cli_json(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert data["ok"] == 1 and data["bad"] == 1, data
     by_id = {t["id"]: t for t in data["tasks"]}
     ok = by_id["answer-file"]
-    assert (ok["status"], ok["reasons"], ok["pristine_fails"], ok["fixed_passes"], ok["runs"]) == ("ok", [], 1, 1, 1)
-    assert [(c["phase"], c["verdict"]) for c in ok["checks"]] == [("pristine", "fail"), ("fixed", "pass")]
+    assert (ok["status"], ok["reasons"], ok["pristine_fails"], ok["fixed_passes"], ok["runs"]) == ("ok", [], 6, 6, 6)
+    assert [(c["phase"], c["verdict"], c["seed"], c["run"]) for c in ok["checks"]] == [
+        (phase, verdict, seed, run) for seed in (0, 1, 2) for run in (1, 2)
+        for phase, verdict in (("pristine", "fail"), ("fixed", "pass"))]
+    assert (data["seeds"], data["repeat"], data["redteam_seeds"], ok["redteam_seeds"]) == ([0, 1, 2], 2, [0], [0])
+    assert {a["seed"] for a in ok["redteam"]} == {0}
+    assert data["evidence"].startswith("6 runs of each check (3 seeds x 2): a grader that goes wrong 1 run in 2 would "
+                                       "slip past them 2% of the time (1 in 4: 18%, 1 in 10: 53%); one wrong for 1 "
+                                       "seed in 2 would slip past 3 seeds 12% of the time")
     assert ok["duration_s"] > 0 and data["duration_s"] > 0
     assert by_id["broken"]["status"] == "bad"
     assert ("load error" in by_id["broken"]["reasons"][0]
@@ -154,7 +167,7 @@ def test_seeds_catch_a_fix_that_only_works_for_one_seed(mini_pack: Path) -> None
     assert validate_task(load_task(task_dir), repeat=2).status == "ok"  # seed 0 alone: looks fine
     result = validate_task(load_task(task_dir), repeat=2, seeds=3)
     assert result.seeds == [0, 1, 2] and (result.pristine_fails, result.fixed_passes, result.runs) == (6, 2, 6)
-    assert result.reasons == [(f"fails after reference fix: 4 of 6 runs, seeds 1, 2: every run with seeds 1, 2, none "
+    assert result.reasons == [(f"fails after reference fix: 4 of 6 runs: every run with seeds 1, 2 (2 of 2 each), none "
                                f"with seed 0 (depends on the seed): {NO_REASON}")]
 
 
@@ -168,7 +181,8 @@ def test_the_graders_own_failing_checks_are_the_reason(mini_pack: Path, capsys: 
     data = json.loads(capsys.readouterr().out)
     assert code == 1
     (reason,) = data["tasks"][0]["reasons"]
-    assert reason.startswith("fails after reference fix: 1 of 1 run, seed 4: ✗ answer.txt contains 'port is ")
+    assert reason.startswith("fails after reference fix: every run, 6 of 6 (seeds 4, 5, 6): ✗ answer.txt contains "
+                             "'port is "), reason
     fixed = next(c for c in data["tasks"][0]["checks"] if c["phase"] == "fixed")
     assert fixed["seed"] == 4 and fixed["failing_checks"][0].startswith("✗ answer.txt contains")
 
@@ -180,7 +194,7 @@ def test_a_slow_fix_names_the_limit_it_exceeded(mini_pack: Path) -> None:
     toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 0.5"))
     result = validate_task(load_task(task_dir))
     assert result.reasons == [("reference fix failed: exceeded limits.agent_timeout_s (0.5s), which the fix runs "
-                               "under: 1 of 1 run, seed 0")]
+                               "under: every run, 1 of 1 (seed 0)")]
 
 
 def test_show_prints_the_graders_output_of_each_run(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,3 +208,134 @@ def test_show_prints_the_graders_output_of_each_run(mini_pack: Path, capsys: pyt
         assert f"== answer-file: after the reference fix, seed {seed}, run 1: grader pass" in out
     assert "✗ answer.txt exists" in out and "✓ answer.txt exists" in out and "PASS: 1 checks" in out
     assert main(["validate", "--tasks", str(mini_pack), "--show", "nosuch"]) == 2
+
+
+# ---------------------------------------------------------------- what validate's defaults catch (issue 26)
+
+# Right after the fix with seeds 0 and 2, wrong with seed 1: a grader (or generator) that depends on the seed.
+GRADER_SEED_DEPENDENT = """\
+import json, os, sys
+from pathlib import Path
+v = json.loads(Path(os.environ["AGENTIC_EVAL_VARS"]).read_text())
+ok = Path("answer.txt").is_file() and f"port is {v['port']}" in Path("answer.txt").read_text()
+sys.exit(0 if ok and os.environ["AGENTIC_EVAL_SEED"] != "1" else 1)
+"""
+# Wrong after the fix every second run (a counter: the sandbox folder's run number): fails half the time.
+GRADER_HALF_THE_TIME = GRADER_FLAKY.replace("n != 1", "n % 2 == 0")
+
+
+def _validate_json(pack: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> dict:  # type: ignore[type-arg]
+    code = main(["validate", "--tasks", str(pack), "--json", "--no-redteam", *flags])
+    data = json.loads(capsys.readouterr().out)
+    assert code == (1 if data["bad"] else 0)
+    return data
+
+
+def test_the_defaults_catch_a_seed_dependent_grader(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write(mini_pack / "answer-file" / "grade.py", GRADER_SEED_DEPENDENT)
+    assert _validate_json(mini_pack, capsys, "--seeds", "1", "--repeat", "1")["bad"] == 0  # the old defaults
+    (task,) = _validate_json(mini_pack, capsys)["tasks"]
+    assert (task["seeds"], task["repeat"], task["fixed_passes"], task["runs"]) == ([0, 1, 2], 2, 4, 6)
+    assert task["reasons"] == [f"fails after reference fix: 2 of 6 runs: every run with seed 1 (2 of 2), none with "
+                               f"seeds 0, 2 (depends on the seed): {NO_REASON}"]
+
+
+def test_the_defaults_catch_a_grader_that_fails_half_the_time(mini_pack: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    _write(mini_pack / "answer-file" / "grade.py", GRADER_HALF_THE_TIME)
+    assert _validate_json(mini_pack, capsys, "--seeds", "1", "--repeat", "1")["bad"] == 0  # the old defaults
+    (task,) = _validate_json(mini_pack, capsys)["tasks"]
+    assert task["reasons"] == [f"fails after reference fix: 3 of 6 runs, seeds 0, 1, 2 (flaky: passed after the fix "
+                               f"3 of 6): {NO_REASON}"]
+    assert [c["run"] for c in task["checks"] if c["phase"] == "fixed" and c["verdict"] == "fail"] == [2, 2, 2]
+
+
+def test_one_run_per_seed_cannot_tell_the_seed_from_chance(mini_pack: Path) -> None:
+    _write(mini_pack / "answer-file" / "grade.py", GRADER_SEED_DEPENDENT)
+    result = validate_task(load_task(mini_pack / "answer-file"), seeds=3, redteam=False)
+    assert result.reasons == [f"fails after reference fix: 1 of 3 runs: with seed 1, not with seeds 0, 2 (one run per "
+                              f"seed: the seed or chance, --repeat 2 tells them apart): {NO_REASON}"]
+
+
+def test_a_pass_on_pristine_names_the_checks_that_let_it_through(mini_pack: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    _write(mini_pack / "answer-file" / "grade.py", "from gradelib import Grader\ng = Grader()\n"
+           "g.file_exists('README.md')\ng.file_contains('config/settings.ini', 'port')\ng.finish()\n")
+    (task,) = _validate_json(mini_pack, capsys, "--seeds", "1")["tasks"]
+    assert task["reasons"] == ["passes on pristine: every run, 2 of 2 (seed 0): checks that let it through: "
+                               "✓ README.md exists | ✓ config/settings.ini contains 'port'"]
+    pristine = [c for c in task["checks"] if c["phase"] == "pristine"]
+    assert all(c["verdict"] == "pass" and c["failing_checks"] == [] for c in pristine), pristine
+    assert all(c["passing_checks"] == ["✓ README.md exists", "✓ config/settings.ini contains 'port'"]
+               for c in pristine)
+    assert not any("PASS:" in line for c in task["checks"] for line in c["failing_checks"] + c["passing_checks"])
+
+
+def test_a_redteam_attempt_that_passes_names_the_checks_that_let_it_through(mini_pack: Path) -> None:
+    _write(mini_pack / "answer-file" / "grade.py", "from gradelib import Grader\ng = Grader()\n"
+           "g.file_exists('README.md')\ng.file_exists('answer.txt')\ng.finish()\n")
+    (mini_pack / "redteam.py").write_text(
+        "from agentic_eval.packs.redteam import ANY, Attempt\n\n"
+        "ATTEMPTS = [Attempt('any-answer', (ANY,), 'writes any answer', "
+        "lambda sandbox: (sandbox / 'answer.txt').write_text('port is 1'))]\n")
+    result = validate_task(load_task(mini_pack / "answer-file"), redteam=["any-answer"])
+    assert result.reasons == ["red team: 'any-answer' passed the grader"]
+    (attempt,) = result.redteam or ()
+    assert (attempt.failing, attempt.passing) == ([], ["✓ README.md exists", "✓ answer.txt exists"])
+    assert attempt.to_json()["passing_checks"] == ["✓ README.md exists", "✓ answer.txt exists"]
+
+
+@pytest.mark.parametrize("gradelib", [True, False], ids=["with-gradelib", "without-gradelib"])
+def test_a_crashing_graders_reason_gives_its_exception_message_file_and_line(mini_pack: Path, gradelib: bool) -> None:
+    head = "import gradelib\n" if gradelib else "import sys\n"
+    _write(mini_pack / "answer-file" / "grade.py", head + "import json, os\n"
+           "v = json.load(open(os.environ['AGENTIC_EVAL_VARS']))\nprint(v['nosuch'])\n")
+    result = validate_task(load_task(mini_pack / "answer-file"), redteam=False)
+    assert result.reasons == [
+        "grader error on pristine: exit 3: KeyError: 'nosuch' (grade.py:4): every run, 1 of 1 (seed 0)",
+        "grader error after reference fix: exit 3: KeyError: 'nosuch' (grade.py:4): every run, 1 of 1 (seed 0)"]
+
+
+def test_a_crash_inside_a_library_names_the_graders_line_and_where_it_was_raised(mini_pack: Path) -> None:
+    _write(mini_pack / "answer-file" / "grade.py", "import json\nimport gradelib\n\njson.loads('{' * 3)\n")
+    result = validate_task(load_task(mini_pack / "answer-file"), redteam=False)
+    reason = result.reasons[0]
+    assert reason.startswith("grader error on pristine: exit 3: JSONDecodeError: Expecting property name enclosed in "
+                             "double quotes: line 1 column 2 (char 1) (grade.py:4, raised in decoder.py:"), reason
+
+
+def test_evidence_says_what_the_runs_can_and_cannot_rule_out() -> None:
+    from agentic_eval.packs.validate import evidence
+
+    assert evidence(3, 2) == ("6 runs of each check (3 seeds x 2): a grader that goes wrong 1 run in 2 would slip "
+                              "past them 2% of the time (1 in 4: 18%, 1 in 10: 53%); one wrong for 1 seed in 2 would "
+                              "slip past 3 seeds 12% of the time (1 in 4: 42%); --repeat and --seeds run more")
+    assert evidence(1, 1).startswith("1 run of each check (1 seed x 1): a grader that goes wrong 1 run in 2 would slip "
+                                     "past it 50% of the time")
+
+
+def test_the_library_refuses_more_runs_than_it_can_make(mini_pack: Path) -> None:
+    from agentic_eval.errors import AgenticEvalError
+
+    with pytest.raises(AgenticEvalError, match=r"--seeds 100 x --repeat 100 is 10000 runs of each check; at most 1000"):
+        validate_task(load_task(mini_pack / "answer-file"), seeds=100, repeat=100)
+    with pytest.raises(AgenticEvalError, match="--redteam-seeds must be at least 1"):
+        validate_task(load_task(mini_pack / "answer-file"), redteam_seeds=0)
+
+
+def test_redteam_seeds_runs_the_red_team_on_more_seeds(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["validate", "--tasks", str(mini_pack), "--json", "--seeds", "2", "--repeat", "1",
+                 "--redteam-seeds", "2"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["redteam_seeds"] == [0, 1]
+    assert {a["seed"] for a in data["tasks"][0]["redteam"]} == {0, 1}
+
+
+def test_tasks_new_suggests_the_defaults_not_a_lone_repeat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from agentic_eval.cli.validate import DEFAULT_REPEAT, DEFAULT_SEEDS
+
+    assert main(["tasks", "new", "my-task", "--pack", str(tmp_path / "pack")]) == 0
+    out = capsys.readouterr().out
+    assert "--repeat" not in out and "--seeds" not in out
+    assert f"--task my-task   # by default {DEFAULT_SEEDS} seeds x {DEFAULT_REPEAT} runs of each check" in out
+    assert "--show my-task" in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentic_eval.cli.args import add_tasks_arg, needs_action, print_help_of, seed_number
@@ -91,25 +92,59 @@ def tasks_list(args: argparse.Namespace) -> int:
         ]
         print(json.dumps({"tasks": rows, "errors": [str(e) for e in result.errors]}, indent=2))
         return 1 if result.errors else 0
-    from rich.table import Table
+    from agentic_eval.report.tables import fits, stdout_console
 
-    table = Table(title=None, show_lines=False)
-    for col in ("id", "pack", "difficulty", *(["reference fix"] if sizes else []), "tags", "title"):
-        table.add_column(col, no_wrap=col in ("id", "reference fix"))  # ids are what users copy into --task
-    for t in result.tasks:
-        size = [sizes[t.id].label()] if sizes else []  # type: ignore[attr-defined]
-        table.add_row(t.id, t.pack, t.meta.difficulty, *size, ", ".join(t.meta.tags), t.meta.title)
-    console = _console()
-    console.print(table)
+    header = ["id", "pack", "difficulty", *(["reference fix"] if sizes else []), "tags", "title"]
+    table_rows = [[t.id, t.pack, t.meta.difficulty, *([sizes[t.id].label()] if sizes else []),  # type: ignore[attr-defined]
+                   ", ".join(t.meta.tags), t.meta.title] for t in result.tasks]
+    console = stdout_console()
+    if fits(console, header, table_rows):
+        from rich.table import Table
+
+        table = Table(title=None, show_lines=False)
+        for col in header:
+            table.add_column(col, no_wrap=True)
+        for row in table_rows:
+            table.add_row(*row)
+        console.print(table)
+    else:  # too narrow for every column whole: one block per task, nothing squeezed to a few characters
+        _print_compact(console, table_rows)
     console.print(f"{len(result.tasks)} tasks" + (f", {len(result.errors)} broken" if result.errors else ""))
     _print_load_errors(result.errors)
     return 1 if result.errors else 0
 
 
+def _print_compact(console: Any, rows: Sequence[Sequence[str]]) -> None:
+    """`tasks list` on a narrow terminal: the id (what --task takes, never broken) and the title on the first
+    line, wrapped under an indent; then, in parentheses, the pack, difficulty, fix size and tags."""
+    import textwrap
+
+    from rich.text import Text
+
+    width = max(40, console.width)
+    indent = "    "
+    for row in rows:
+        task_id, title = row[0], row[-1]
+        details = "(" + " · ".join(cell for cell in row[1:-1] if cell) + ")"
+        if len(task_id) + 2 + 20 <= width:  # room for a fair share of the title beside the id
+            lines = textwrap.wrap(title, width=width, initial_indent=" " * (len(task_id) + 2),
+                                  subsequent_indent=indent, break_on_hyphens=False)
+            first = Text(task_id, style="bold")
+            first.append(lines[0][len(task_id):] if lines else "")
+            rest = lines[1:]
+        else:
+            first = Text(task_id, style="bold")
+            rest = textwrap.wrap(title, width=width, initial_indent=indent, subsequent_indent=indent)
+        console.print(first, overflow="fold")
+        for line in rest:
+            console.print(line, markup=False, overflow="fold")
+        for line in textwrap.wrap(details, width=width, initial_indent=indent, subsequent_indent=indent + " "):
+            console.print(Text(line, style="dim"), overflow="fold")
+
+
 def tasks_show(args: argparse.Namespace) -> int:
     import json
     import tempfile
-    from pathlib import Path
 
     from agentic_eval.packs.sandbox import generate_tree
     from agentic_eval.packs.task import select_tasks
@@ -119,17 +154,17 @@ def tasks_show(args: argparse.Namespace) -> int:
     (task,) = select_tasks(result.tasks, [args.task_id])
     with tempfile.TemporaryDirectory(prefix="ae-show-") as tmp:
         variables = generate_tree(task, args.seed, Path(tmp) / "sandbox")
-        files = sorted(
-            p.relative_to(Path(tmp) / "sandbox").as_posix() for p in (Path(tmp) / "sandbox").rglob("*") if p.is_file()
-        )
+        files, left_out = _generated_files(Path(tmp) / "sandbox")
     m = task.meta
+    left_out_text = [f"{name}/ with {_plural(n, 'file')}" for name, n in left_out.items()]
     lines = [
         f"id:          {m.id}",
         f"title:       {m.title}",
         f"pack:        {task.pack}  ({task.dir})",
         f"difficulty:  {m.difficulty}",
         f"tags:        {', '.join(m.tags)}",
-        f"sandbox:     {m.sandbox.generator} {json.dumps(m.sandbox.params)}  (seed {args.seed}, {len(files)} files)",
+        f"sandbox:     {m.sandbox.generator} {json.dumps(m.sandbox.params)}  "
+        f"(seed {args.seed}, {_plural(len(files), 'file')})",
         f"limits:      agent {m.limits.agent_timeout_s:g}s, grader {m.limits.grader_timeout_s:g}s, "
         f"{m.limits.max_turns} turns",
         f"grader:      {task.grader_path.name}",
@@ -141,6 +176,7 @@ def tasks_show(args: argparse.Namespace) -> int:
         "",
         f"generated files (seed {args.seed}, committed as the pristine repo):",
         *(f"  {name}" for name in files),
+        *([f"  (left out: {', '.join(left_out_text)})"] if left_out_text else []),
         "",
         f"instruction (seed {args.seed}):",
         "",
@@ -150,9 +186,33 @@ def tasks_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def tasks_new(args: argparse.Namespace) -> int:
-    from pathlib import Path
+LEFT_OUT_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+                           "node_modules", ".venv", ".tox"})
+"""Folders `tasks show` does not list file by file: version control and caches (a generator with its own git
+history would otherwise list every object)."""
 
+
+def _generated_files(root: Path) -> tuple[list[str], dict[str, int]]:
+    """The generated files, relative to `root`, outside LEFT_OUT_DIRS; and how many files each left-out folder
+    held (by folder name)."""
+    import os
+
+    files: list[str] = []
+    left_out: dict[str, int] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [d for d in dirnames if d in LEFT_OUT_DIRS]:
+            left_out[name] = left_out.get(name, 0) + sum(len(f) for _, _, f in os.walk(os.path.join(dirpath, name)))
+        dirnames[:] = sorted(d for d in dirnames if d not in LEFT_OUT_DIRS)
+        rel = Path(dirpath).relative_to(root)
+        files.extend((rel / name).as_posix() for name in filenames if os.path.isfile(os.path.join(dirpath, name)))
+    return sorted(files), dict(sorted(left_out.items()))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def tasks_new(args: argparse.Namespace) -> int:
     from agentic_eval.packs.scaffold import scaffold_task
 
     path = scaffold_task(Path(args.pack), args.task_id, generator=args.generator)
@@ -166,5 +226,9 @@ def tasks_new(args: argparse.Namespace) -> int:
         print(f"warning: {exc}; write {path.parent / 'sandboxes' / (args.generator + '.py')} with a "
               "generate(root, seed, params) function, or pass --generator pyservice", file=sys.stderr)
     print("next: write instruction.md, grade.py and solve.sh, then run:")
-    print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id} --repeat 3")
+    print(f"  agentic-eval validate --tasks {path.parent} --show {args.task_id}   # the grader's output, run by run")
+    from agentic_eval.cli.validate import DEFAULT_REPEAT, DEFAULT_SEEDS
+
+    print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id}   # by default {DEFAULT_SEEDS} seeds "
+          f"x {DEFAULT_REPEAT} runs of each check, and the red team")
     return 0

@@ -25,6 +25,16 @@ if TYPE_CHECKING:
     from agentic_eval.packs.validate import TaskValidation
 
 
+DEFAULT_SEEDS = 3
+"""Seeds `validate` checks by default: a grader wrong for one seed in two slips past three seeds 12% of the time."""
+DEFAULT_REPEAT = 2
+"""Runs of each check per seed by default: 3 x 2 = 6 runs, past which a grader that goes wrong one run in two
+slips 2% of the time, one run in four 18%. Two runs per seed also tell a seed that breaks the grader from chance."""
+REDTEAM_SEEDS = 1
+"""Seeds the red team runs on by default: its attempts are generic, knowing nothing of the seed, and each seed costs a
+dozen or more graded attempts per task (on the built-in packs, as much as all 3 x 2 runs of both checks)."""
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "validate",
@@ -34,11 +44,13 @@ def register(sub: Any) -> None:
     add_tasks_arg(p)
     add_task_arg(p)
     add_sandbox_args(p)
-    p.add_argument("--repeat", type=repeats, default=1, metavar="N", help="fresh sandboxes per check (default 1)")
-    p.add_argument("--seed", type=seed_number, default=0, metavar="S", help="sandbox seed (default 0)")
-    p.add_argument("--seeds", type=repeats, default=1, metavar="N",
+    p.add_argument("--repeat", type=repeats, default=DEFAULT_REPEAT, metavar="N",
+                   help=f"fresh sandboxes per check and seed: catches a grader that goes wrong now and then "
+                   f"(default {DEFAULT_REPEAT})")
+    p.add_argument("--seed", type=seed_number, default=0, metavar="S", help="first sandbox seed (default 0)")
+    p.add_argument("--seeds", type=repeats, default=DEFAULT_SEEDS, metavar="N",
                    help="check N seeds, S to S+N-1, each --repeat times: catches a generator or grader that only "
-                   "works for one seed (default 1)")
+                   f"works for some seeds (default {DEFAULT_SEEDS})")
     p.add_argument("--show", metavar="ID",
                    help="validate only this task and print the grader's output of every pristine and fixed run")
     p.add_argument("-j", "--jobs", type=jobs_number, default=None, metavar="N", help="tasks validated in parallel")
@@ -47,6 +59,9 @@ def register(sub: Any) -> None:
                    "which the grader must fail)")
     p.add_argument("--redteam", dest="redteam_only", action="append", metavar="NAME", default=None,
                    help="run only this red-team attempt (repeatable; --redteam list names them all)")
+    p.add_argument("--redteam-seeds", type=repeats, default=REDTEAM_SEEDS, metavar="N",
+                   help=f"run the red team on the first N of the seeds (default {REDTEAM_SEEDS}: its attempts know "
+                   "nothing of the seed, and each seed costs a dozen or more graded attempts per task)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table: each "
                    "task's reasons, counts, time, every check run and every red-team attempt")
     p.set_defaults(handler=handle)
@@ -69,7 +84,7 @@ def handle(args: argparse.Namespace) -> int:
     import json
 
     from agentic_eval.confine.backend import resolve_backend
-    from agentic_eval.packs.validate import validate_tasks
+    from agentic_eval.packs.validate import evidence, validate_tasks
 
     if args.redteam_only and "list" in args.redteam_only:
         return _list_redteam(args)
@@ -81,7 +96,7 @@ def handle(args: argparse.Namespace) -> int:
     redteam: bool | list[str] = args.redteam_only or True if args.redteam else False
     run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
                            "load_errors": errors, "keep_output": bool(args.show), "backend": backend,
-                           "redteam": redteam}
+                           "redteam": redteam, "redteam_seeds": args.redteam_seeds}
     from agentic_eval.cli.progress import ProgressDisplay
 
     with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
@@ -112,11 +127,20 @@ def handle(args: argparse.Namespace) -> int:
     if skipped:
         out.print(f"note: red team: {', '.join(skipped)} skipped: they need a confining sandbox backend, and "
                   f"--sandbox {backend.name} is not one", markup=False, overflow="fold")
-    seeds = f"seed {args.seed}" if args.seeds == 1 else f"seeds {args.seed}-{args.seed + args.seeds - 1}"
-    redteam_text = "no red team" if report.redteam is None else _plural(len(report.redteam), "red-team attempt")
-    out.print(f"{report.ok} ok, {report.bad} bad ({seeds}, {args.repeat} run{'s' if args.repeat != 1 else ''} of "
-              f"each check per seed, {redteam_text}, {report.duration_s:.1f}s)", markup=False)
+    out.print(f"evidence: {evidence(len(report.seeds), report.repeat)}", markup=False, overflow="fold")
+    if report.redteam is None:
+        redteam_text = "no red team"
+    else:
+        redteam_text = (f"{_plural(len(report.redteam), 'red-team attempt')} on {_seeds_text(report.redteam_seeds)}")
+    out.print(f"{report.ok} ok, {report.bad} bad ({_seeds_text(report.seeds)} x {_plural(report.repeat, 'run')}, "
+              f"{redteam_text}, {report.duration_s:.1f}s)", markup=False)
     return 0 if report.bad == 0 else 1
+
+
+def _seeds_text(seeds: Sequence[int]) -> str:
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    return f"seeds {seeds[0]}-{seeds[-1]}"
 
 
 def _plural(n: int, word: str) -> str:

@@ -75,7 +75,8 @@ class GradeResult:
 # A Python grader or fix runs isolated (-I: nothing from the working directory — the sandbox — nor from
 # PYTHONPATH or the user site is importable or run at start-up), with its own folder, gradelib's and the
 # pack's graders folder first on sys.path, and an uncaught exception exiting 3 (a grader error), also
-# for a grader that does not import gradelib: a crash must never read as exit 1, a fail.
+# for a grader that does not import gradelib: a crash must never read as exit 1, a fail. Its last line names
+# the exception, its message and the script's line, as gradelib's does: `grader error: KeyError: 'port' (grade.py:12)`.
 _SCRIPT_BOOT = """\
 import os, runpy, sys, traceback
 script = sys.argv[1]
@@ -83,7 +84,14 @@ sys.path[0:0] = [os.path.dirname(script), *[p for p in sys.argv[2].split(os.path
 sys.argv = [script]
 def _crash(kind, exc, tb):
     traceback.print_exception(kind, exc, tb)
-    print(f"grader error: uncaught {kind.__name__}", file=sys.stderr)
+    frames = traceback.extract_tb(tb)
+    own = [f for f in frames if f.filename == script] or frames[-1:]
+    try:
+        message = " ".join(str(exc).split())[:200]
+    except Exception:
+        message = ""
+    where = f" ({os.path.basename(own[-1].filename)}:{own[-1].lineno})" if own else ""
+    print(f"grader error: {kind.__name__}" + (f": {message}" if message else "") + where, file=sys.stderr)
     sys.stderr.flush()
     sys.stdout.flush()
     os._exit(3)

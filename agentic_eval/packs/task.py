@@ -2,12 +2,14 @@
 
 A pack is a folder; a task is a folder inside it holding `task.toml`. See
 docs/task-format.md. Loading validates with pydantic; a broken task becomes a
-`TaskLoadError` naming the file and the field, and the pack's other tasks
-still load.
+`TaskLoadError` naming the file and the field (a misspelt key or section with
+the nearest known name, a limit past its upper bound with what that bound is),
+and the pack's other tasks still load.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 import tomllib
@@ -41,6 +43,16 @@ class SandboxSpec(BaseModel):
 MAX_LIMIT_S = 7 * 24 * 3600.0
 """The longest time limit a task may set: beyond it a limit means nothing (inf, 1e300) and never ends a trial."""
 
+MAX_TURNS = 100_000
+"""The most model turns a task may allow: at a second a turn, more than a day of one trial."""
+
+LIMIT_BOUNDS = {
+    "agent_timeout_s": "a week in seconds, the longest time limit a task may set",
+    "grader_timeout_s": "a week in seconds, the longest time limit a task may set",
+    "max_turns": "the most model turns a task may allow, more than a day of one trial at a second a turn",
+}
+"""What each limit's upper bound is, for its error."""
+
 
 class Limits(BaseModel):
     """Time and turn limits for one trial of the task."""
@@ -50,9 +62,16 @@ class Limits(BaseModel):
     agent_timeout_s: float = Field(default=600, gt=0, le=MAX_LIMIT_S, allow_inf_nan=False)
     """Wall time the agent gets before it is killed (`agent_timeout`); at most a week."""
     grader_timeout_s: float = Field(default=60, gt=0, le=MAX_LIMIT_S, allow_inf_nan=False)
-    """Wall time the grader gets; exceeding it is a grader error, never a fail."""
-    max_turns: int = Field(default=40, gt=0, le=100_000)
-    """Model turns the built-in agent may take."""
+    """Wall time the grader gets; exceeding it is a grader error, never a fail; at most a week."""
+    max_turns: int = Field(default=40, gt=0, le=MAX_TURNS)
+    """Model turns the built-in agent may take; at most MAX_TURNS."""
+
+    @field_validator("agent_timeout_s", "grader_timeout_s", "max_turns", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # pydantic would take true for 1
+            raise ValueError(f"must be a number, not {str(value).lower()}")
+        return value
 
 
 class TaskMeta(BaseModel):
@@ -159,12 +178,53 @@ def render_template(text: str, variables: Mapping[str, Any], *, where: Path | st
     return _PLACEHOLDER_RE.sub(sub, text)
 
 
+_SECTIONS: dict[tuple[str, ...], type[BaseModel]] = {(): TaskMeta, ("sandbox",): SandboxSpec, ("limits",): Limits}
+"""The model of task.toml's top level and of each of its sections, for naming what a typo could have meant."""
+_FREE_TABLES = {("sandbox", "params")}
+"""Tables whose keys are the task's own (passed to the generator unchanged)."""
+
+
+def _unknown_key(loc: tuple[str | int, ...], value: Any) -> str:
+    """Why an unknown key or section is wrong, with the nearest known name (difflib) or the known ones."""
+    parent, name = tuple(str(p) for p in loc[:-1]), str(loc[-1])
+    model = _SECTIONS.get(parent)
+    dotted = ".".join(map(str, loc))
+    is_table = isinstance(value, dict)
+    if is_table:
+        what = f"unknown section [{dotted}]"
+    else:
+        what = "unknown key" + (f" in [{'.'.join(parent)}]" if parent else "")
+    if model is None:
+        return f"{what} (see docs/task-format.md)"
+    known = list(model.model_fields)
+
+    def shown(field_name: str) -> str:
+        path = (*parent, field_name)
+        return f"[{'.'.join(path)}]" if path in _SECTIONS or path in _FREE_TABLES else repr(field_name)
+
+    match = difflib.get_close_matches(name, known, n=1, cutoff=0.6) or difflib.get_close_matches(
+        name.lower(), known, n=1, cutoff=0.6)
+    if match:
+        hint = f"did you mean {shown(match[0])}?"
+    elif parent and name in TaskMeta.model_fields:
+        hint = f"{name!r} is a top-level key: move it above the first [section] header"
+    else:
+        hint = "known: " + ", ".join(shown(k) for k in known)
+    return f"{what}; {hint} (see docs/task-format.md)"
+
+
 def _format_validation_error(exc: ValidationError) -> str:
-    first = exc.errors()[0]
+    errors = exc.errors()
+    # A typo first: a misspelt [sandbox] is also a missing one, and the typo is what the author must fix.
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
     msg = first["msg"]
+    field_name = str(first["loc"][-1]) if first["loc"] else ""
     if first["type"] == "extra_forbidden":
-        msg = "unknown field (check the spelling; see docs/task-format.md)"
+        msg = _unknown_key(tuple(first["loc"]), first.get("input"))
+    elif first["type"] in ("less_than_equal", "less_than") and field_name in LIMIT_BOUNDS:
+        bound = (first.get("ctx") or {}).get("le", (first.get("ctx") or {}).get("lt"))
+        msg = f"{first.get('input')!r} is over the upper bound {bound:g} ({LIMIT_BOUNDS[field_name]})"
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return f"{loc}: {msg}{more}"
 

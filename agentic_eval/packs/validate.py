@@ -7,16 +7,24 @@ every generic forgery or dodge that fits the sandbox's languages, applied to a
 pristine sandbox, leaves the grader with a scored fail. Everything that goes
 wrong is a reason on that task; one task's failure never stops the others.
 
-The work is cut into units (a task's pristine and fixed checks; one red-team
-attempt on one seed) run in parallel: `jobs` units at a time, plus every
-attempt that makes the grader wait (a hang, a FIFO) at once beside them, so
-that a grader's timeout is waited out once, not once per task.
+The CLI's defaults (cli/validate.py: 3 seeds x 2 runs of each check, the red
+team on the first seed) are chosen to catch a grader that depends on the seed
+or goes wrong a good share of the time; `evidence()` says what a number of
+runs can and cannot rule out. The library functions default to one seed and
+one run (and the red team on every seed), which is what a caller that asks for
+nothing more gets.
+
+The work is cut into units (one pristine and one fixed check of one seed; one
+red-team attempt on one seed) run in parallel: `jobs` units at a time, plus
+every attempt that makes the grader wait (a hang, a FIFO) at once beside
+them, so that a grader's timeout is waited out once, not once per task.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -56,19 +64,26 @@ class CheckRun:
     """The reference fix's output (phase 'fixed')."""
     failing: list[str] = field(default_factory=list)
     """A bad run's failing checks (`failing_checks()`), kept when the outputs are dropped."""
+    passing: list[str] = field(default_factory=list)
+    """A pristine run that passed: the checks that let it through (`passing_checks()`), kept likewise."""
 
     @property
     def bad(self) -> bool:
         return self.verdict != ("fail" if self.phase == "pristine" else "pass")
 
     def failing_checks(self, limit: int = 3) -> list[str]:
-        """The checks the grader said no to (gradelib's `✗` lines), else its last line."""
-        return failing_checks(self.output, limit)
+        """The checks the grader said no to (gradelib's `✗` lines), else its last line; none for a pass
+        (its last line is gradelib's `PASS: N checks`, which names nothing)."""
+        return [] if self.verdict == "pass" else failing_checks(self.output, limit)
+
+    def passing_checks(self, limit: int = 5) -> list[str]:
+        """For a pass, the checks that let it through (gradelib's `✓` lines)."""
+        return passing_checks(self.output, limit) if self.verdict == "pass" else []
 
     def to_json(self) -> dict[str, object]:
         return {"phase": self.phase, "seed": self.seed, "run": self.run, "verdict": self.verdict,
                 "problem": self.problem, "duration_s": round(self.duration_s, 3),
-                "failing_checks": list(self.failing)}
+                "failing_checks": list(self.failing), "passing_checks": list(self.passing)}
 
 
 GRADED = ("pass", "fail", "grader_error")
@@ -91,7 +106,9 @@ class AttemptRun:
     output: str = ""
     """The grader's output."""
     failing: list[str] = field(default_factory=list)
-    """A bad run's failing checks, kept when the output is dropped."""
+    """A grader error's failing checks, kept when the output is dropped."""
+    passing: list[str] = field(default_factory=list)
+    """An attempt that passed: the checks that let it through, kept likewise."""
 
     @property
     def bad(self) -> bool:
@@ -100,7 +117,8 @@ class AttemptRun:
 
     def to_json(self) -> dict[str, object]:
         return {"attempt": self.attempt, "seed": self.seed, "verdict": self.verdict, "problem": self.problem,
-                "duration_s": round(self.duration_s, 3), "failing_checks": list(self.failing)}
+                "duration_s": round(self.duration_s, 3), "failing_checks": list(self.failing),
+                "passing_checks": list(self.passing)}
 
 
 @dataclass
@@ -114,6 +132,8 @@ class TaskValidation:
     repeat: int = 0
     """Runs of each check per seed."""
     seeds: list[int] = field(default_factory=list)
+    redteam_seeds: list[int] = field(default_factory=list)
+    """The seeds the red team ran on (the first of `seeds`)."""
     duration_s: float = 0.0
     """Wall time from the task's first unit's start to its last one's end."""
     checks: list[CheckRun] = field(default_factory=list)
@@ -146,7 +166,8 @@ class TaskValidation:
     def to_json(self) -> dict[str, object]:
         return {"id": self.id, "status": self.status, "reasons": list(self.reasons), "notes": list(self.notes),
                 "pristine_fails": self.pristine_fails, "fixed_passes": self.fixed_passes, "runs": self.runs,
-                "repeat": self.repeat, "seeds": list(self.seeds), "duration_s": round(self.duration_s, 3),
+                "repeat": self.repeat, "seeds": list(self.seeds), "redteam_seeds": list(self.redteam_seeds),
+                "duration_s": round(self.duration_s, 3),
                 "checks": [c.to_json() for c in self.checks], "languages": list(self.languages),
                 "redteam": None if self.redteam is None else [a.to_json() for a in self.redteam]}
 
@@ -157,6 +178,12 @@ class ValidationReport:
     duration_s: float = 0.0
     redteam: list[str] | None = None
     """The attempts the red team could run (None: it was off)."""
+    seeds: list[int] = field(default_factory=list)
+    """The seeds every check ran with."""
+    repeat: int = 1
+    """Runs of each check per seed."""
+    redteam_seeds: list[int] = field(default_factory=list)
+    """The seeds the red team ran on."""
 
     @property
     def ok(self) -> int:
@@ -168,11 +195,47 @@ class ValidationReport:
 
     def to_json(self) -> dict[str, object]:
         return {"ok": self.ok, "bad": self.bad, "duration_s": round(self.duration_s, 3), "redteam": self.redteam,
+                "seeds": list(self.seeds), "repeat": self.repeat, "redteam_seeds": list(self.redteam_seeds),
+                "evidence": evidence(len(self.seeds), self.repeat),
                 "tasks": [t.to_json() for t in self.tasks]}
 
 
+def _percent(chance: float) -> str:
+    if chance >= 0.01:
+        return f"{chance:.0%}"
+    return f"{chance:.1%}" if chance >= 0.001 else "under 0.1%"
+
+
+def evidence(seeds: int, repeat: int) -> str:
+    """What `seeds` x `repeat` runs of each check can and cannot rule out: how often a grader that goes wrong
+    one run in N (independently), or one that is wrong for one seed in N, would still do right every run."""
+    runs = seeds * repeat
+    rates = ", ".join(f"1 in {n}: {_percent((1 - 1 / n) ** runs)}" for n in (4, 10))
+    text = (f"{_plural(runs, 'run')} of each check ({_plural(seeds, 'seed')} x {repeat}): a grader that goes wrong "
+            f"1 run in 2 would slip past {'it' if runs == 1 else 'them'} {_percent(0.5 ** runs)} of the time "
+            f"({rates})")
+    if seeds == 1:
+        return text + "; one seed says nothing of the others (--seeds N checks more)"
+    return (text + f"; one wrong for 1 seed in 2 would slip past {seeds} seeds {_percent(0.5 ** seeds)} of the "
+            f"time (1 in 4: {_percent(0.75 ** seeds)}); --repeat and --seeds run more")
+
+
 def _last_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[-1][:120]
+    return (text.strip().splitlines() or [""])[-1][:240]
+
+
+CRASH_PREFIX = "grader error: "
+"""How gradelib (and the harness's start-up of a Python script) begin the one line they print for a crash:
+`grader error: KeyError: 'port' (grade.py:12)`."""
+
+
+def _exit_and_last_line(exit_text: str, output: str) -> str:
+    """`exit 3: KeyError: 'port' (grade.py:12)` for a script whose last line says why it errored, else
+    `exit 3 (its last line)`."""
+    last = _last_line(output)
+    if last.startswith(CRASH_PREFIX):
+        return f"{exit_text}: {last[len(CRASH_PREFIX):]}"
+    return exit_text + (f" ({last})" if last else "")
 
 
 def _grader_problem(result: GradeResult, task: Task, limit: float | None = None) -> str:
@@ -181,15 +244,13 @@ def _grader_problem(result: GradeResult, task: Task, limit: float | None = None)
         if limit is not None and limit < full:
             return f"timed out after {limit:g}s (the red team's limit for an attempt that waits)"
         return f"timed out after {full:g}s (limits.grader_timeout_s)"
-    last = _last_line(result.script.output)
-    return result.reason + (f" ({last})" if last else "")
+    return _exit_and_last_line(result.reason, result.script.output)
 
 
 def _fix_problem(fix: ScriptResult, task: Task) -> str:
     if fix.timed_out:
         return f"exceeded limits.agent_timeout_s ({task.meta.limits.agent_timeout_s:g}s), which the fix runs under"
-    last = _last_line(fix.output)
-    return (fix.start_error or f"exit {fix.exit_code}") + (f" ({last})" if last else "")
+    return _exit_and_last_line(fix.start_error or f"exit {fix.exit_code}", fix.output)
 
 
 def _plural(n: int, word: str) -> str:
@@ -201,18 +262,25 @@ def _seeds_text(seeds: Sequence[int]) -> str:
 
 
 def how_often(bad: Sequence[CheckRun], seeds: Sequence[int], repeat: int, good: str) -> str:
-    """How often a problem happened, and what that says: deterministic, flaky, or seed-dependent.
-    `good` says what the other runs did ('passed', 'failed as it should')."""
+    """How often a problem happened, worded by the evidence: every run (`every run, 6 of 6`); every run
+    with some seeds and none with the others (`depends on the seed`, when each seed ran more than once;
+    with one run per seed that cannot be told from chance, and it says so); else now and then (`flaky`).
+    `good` says what the other runs did ('passed after the fix', 'failed as it should')."""
     total = repeat * len(seeds)
+    n = len(bad)
     per_seed = {s: sum(1 for c in bad if c.seed == s) for s in seeds}
     hit = [s for s in seeds if per_seed[s]]
-    text = f"{len(bad)} of {_plural(total, 'run')}, {_seeds_text(hit)}"
-    if len(bad) == total:
-        return text + (" (deterministic)" if total > 1 else "")
-    if all(per_seed[s] in (0, repeat) for s in seeds):
-        spared = [s for s in seeds if not per_seed[s]]
-        return f"{text}: every run with {_seeds_text(hit)}, none with {_seeds_text(spared)} (depends on the seed)"
-    return f"{text} (flaky: {good} {total - len(bad)} of {total})"
+    spared = [s for s in seeds if not per_seed[s]]
+    if n == total:
+        return f"every run, {n} of {total} ({_seeds_text(seeds)})"
+    if len(seeds) > 1 and all(per_seed[s] in (0, repeat) for s in seeds):
+        if repeat > 1:
+            each = f"{repeat} of {repeat}" + (" each" if len(hit) > 1 else "")
+            return (f"{n} of {total} runs: every run with {_seeds_text(hit)} ({each}), none with "
+                    f"{_seeds_text(spared)} (depends on the seed)")
+        return (f"{n} of {total} runs: with {_seeds_text(hit)}, not with {_seeds_text(spared)} (one run per seed: "
+                "the seed or chance, --repeat 2 tells them apart)")
+    return f"{n} of {total} runs, {_seeds_text(hit)} (flaky: {good} {total - n} of {total})"
 
 
 def explain(checks: Sequence[CheckRun], seeds: Sequence[int], repeat: int) -> list[str]:
@@ -236,8 +304,18 @@ def explain(checks: Sequence[CheckRun], seeds: Sequence[int], repeat: int) -> li
         if key == "fails after reference fix":
             reason += ": " + (" | ".join(bad[0].failing_checks()) or "the grader printed no reason (gradelib's "
                               "checks name each one)")
+        elif key == "passes on pristine":
+            reason += ": " + _let_through(bad[0].passing or bad[0].passing_checks())
         reasons.append(reason)
     return reasons
+
+
+def _let_through(passing: Sequence[str]) -> str:
+    """What a pass on the untouched repo rests on, for its reason: the grader's `✓` lines, else its last line."""
+    if passing and passing[0].startswith("✓"):
+        return "checks that let it through: " + " | ".join(passing)
+    named = "the grader printed no checks to name (gradelib's checks name each one)"
+    return named + (f"; its last line: {passing[0]}" if passing else "")
 
 
 def explain_redteam(runs: Sequence[AttemptRun], seeds: Sequence[int]) -> list[str]:
@@ -329,6 +407,9 @@ class _TaskJob:
         self.pending = 1
         self.started = time.monotonic()
         self.finished = threading.Event()
+        self.check_reasons: dict[tuple[int, int], list[str]] = {}
+        """(seed, run) -> what that run of the checks found wrong with the task itself (a leak, a placeholder,
+        the generator): merged in seed order when the task finishes, whatever order its units ran in."""
 
     def add(self) -> None:
         with self.lock:
@@ -374,25 +455,29 @@ class _Engine:
         self.waiting.shutdown(wait=True, cancel_futures=cancel)
 
 
-def _sandbox_errors(report: TaskValidation, work: Callable[[], None]) -> None:
+def _sandbox_errors(reasons: list[str], work: Callable[[], None]) -> None:
     """Run `work`; a problem of the task itself (its generator, a placeholder) is a reason on it."""
     try:
         work()
     except TaskLoadError as exc:  # e.g. an answer's {{placeholder}} the generator does not provide
-        report.reasons.append(str(exc))
+        reasons.append(str(exc))
     except (AgenticEvalError, OSError, RuntimeError) as exc:
-        report.reasons.append(f"sandbox error: {exc}")
+        reasons.append(f"sandbox error: {exc}")
 
 
-def _run_checks(task: Task, report: TaskValidation, repeat: int, base: Path, backend: SandboxBackend,
-                cancel: threading.Event) -> None:
+def _run_checks(job: _TaskJob, seed: int, i: int, backend: SandboxBackend, cancel: threading.Event) -> None:
+    """Run `i` (0-based) of both checks with `seed`: the grader on the pristine repo, then after the fix."""
+    reasons: list[str] = []
+    runs: list[CheckRun] = []
+
     def work() -> None:
-        for s in report.seeds:
-            for i in range(repeat):
-                report.checks.append(_check_pristine(task, s, i, base, report, backend, cancel))
-                report.checks.append(_check_fixed(task, s, i, base, backend, cancel))
+        runs.append(_check_pristine(job.task, seed, i, job.base, reasons, backend, cancel))
+        runs.append(_check_fixed(job.task, seed, i, job.base, backend, cancel))
 
-    _sandbox_errors(report, work)
+    _sandbox_errors(reasons, work)
+    with job.lock:
+        job.report.checks.extend(runs)
+        job.check_reasons[(seed, i)] = reasons
 
 
 def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
@@ -449,7 +534,7 @@ def _plan_attempts(engine: _Engine, job: _TaskJob, seed: int, attempts: Sequence
     report = job.report
     template_dir = job.base / f"redteam-{seed}"
     made: list[Sandbox] = []
-    _sandbox_errors(report, lambda: made.append(materialize_sandbox(job.task, seed, template_dir)))
+    _sandbox_errors(report.reasons, lambda: made.append(materialize_sandbox(job.task, seed, template_dir)))
     if not made:
         return
     template = made[0]
@@ -489,29 +574,49 @@ def failing_checks(output: str, limit: int = 3) -> list[str]:
     return [ln[:160] for ln in (failing[:limit] or lines[-1:])]
 
 
+def passing_checks(output: str, limit: int = 5) -> list[str]:
+    """The checks the grader said yes to (gradelib's `✓` lines), the first `limit` of them and how many
+    more there were; else its last line, unless that is gradelib's `PASS: N checks`, which names nothing."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    passing = [ln[:160] for ln in lines if ln.startswith("✓")]
+    if not passing:
+        return [ln[:160] for ln in lines[-1:] if not GRADELIB_PASS.fullmatch(ln)]
+    more = len(passing) - limit
+    return passing[:limit] + ([f"(+{more} more)"] if more > 0 else [])
+
+
+GRADELIB_PASS = re.compile(r"PASS: \d+ checks?")
+"""gradelib's last line for a pass (`Grader.finish`)."""
+
+
 def _finish_task(job: _TaskJob, repeat: int, keep_output: bool, plan: RedTeamPlan | None) -> None:
     report = job.report
     seeds = report.seeds
+    report.checks.sort(key=lambda c: (c.seed, c.run, c.phase != "pristine"))
+    for c in report.checks:
+        c.failing = c.failing_checks() if c.bad else []
+        c.passing = c.passing_checks() if c.bad else []
     report.pristine_fails = sum(1 for c in report.checks if c.phase == "pristine" and c.verdict == "fail")
     report.fixed_passes = sum(1 for c in report.checks if c.phase == "fixed" and c.verdict == "pass")
-    reasons = report.reasons + explain(report.checks, seeds, repeat)
+    found_by_checks = [r for key in sorted(job.check_reasons) for r in job.check_reasons[key]]
+    reasons = report.reasons + found_by_checks + explain(report.checks, seeds, repeat)
     if report.redteam is not None:
         rank = {name: i for i, name in enumerate(plan.names if plan else [])}
         report.redteam.sort(key=lambda a: (a.seed, rank.get(a.attempt, len(rank)), a.attempt))
-        found = explain_redteam(report.redteam, seeds)
+        found = explain_redteam(report.redteam, report.redteam_seeds)
         if found and any(c.bad for c in report.checks if c.phase == "pristine"):
             report.notes.append("red team not judged: the grader does not fail the pristine repo to begin with")
         else:
             reasons += found
-        report.notes.extend(redteam_notes(report.redteam, seeds))
+        report.notes.extend(redteam_notes(report.redteam, report.redteam_seeds))
         for a in report.redteam:
-            a.failing = failing_checks(a.output) if a.bad else []
+            a.failing = failing_checks(a.output) if a.verdict == "grader_error" else []
+            a.passing = passing_checks(a.output) if a.verdict == "pass" else []
             if not keep_output:
                 a.output = ""
     report.reasons = list(dict.fromkeys(reasons))
-    for c in report.checks:
-        c.failing = c.failing_checks() if c.bad else []
-        if not keep_output:
+    if not keep_output:
+        for c in report.checks:
             c.output = c.fix_output = ""
     report.duration_s = time.monotonic() - job.started
     shutil.rmtree(job.base, ignore_errors=True)
@@ -519,9 +624,12 @@ def _finish_task(job: _TaskJob, repeat: int, keep_output: bool, plan: RedTeamPla
 
 def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs: int, keep_output: bool,
               backend: SandboxBackend, plan: RedTeamPlan | None, workdir: Path | None,
-              on_done: Callable[[TaskValidation], None] | None) -> list[TaskValidation]:
-    """Every task's units on one engine; the reports in the order of `tasks`."""
+              on_done: Callable[[TaskValidation], None] | None,
+              redteam_seeds: int | None = None) -> list[TaskValidation]:
+    """Every task's units on one engine; the reports in the order of `tasks`. The red team runs on the
+    first `redteam_seeds` seeds (None: all)."""
     seed_list = [seed + i for i in range(max(1, seeds))]
+    redteam_list = seed_list[:redteam_seeds] if redteam_seeds is not None else list(seed_list)
     engine = _Engine(jobs)
     jobs_made: list[_TaskJob] = []
 
@@ -536,6 +644,7 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
     try:
         for task in tasks:
             report = TaskValidation(id=task.id, repeat=repeat, seeds=list(seed_list),
+                                    redteam_seeds=[] if plan is None else list(redteam_list),
                                     redteam=None if plan is None else [])
             base = Path(tempfile.mkdtemp(prefix=f"ae-validate-{task.id}-", dir=workdir))
             jobs_made.append(_TaskJob(task, report, base, finish))
@@ -546,11 +655,12 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
                 if job.task.id in plan.problems:
                     job.report.reasons.append(plan.problems[job.task.id])
                 attempts = plan.per_task.get(job.task.id, [])
-                for s in seed_list if attempts else ():
+                for s in redteam_list if attempts else ():
                     engine.submit(job, functools.partial(_plan_attempts, engine, job, s, attempts, backend))
         for job in jobs_made:
-            engine.submit(job, functools.partial(_run_checks, job.task, job.report, repeat, job.base, backend,
-                                                 engine.cancel))
+            for s in seed_list:
+                for i in range(repeat):
+                    engine.submit(job, functools.partial(_run_checks, job, s, i, backend, engine.cancel))
         for job in jobs_made:
             job.done()  # everything of this task is submitted
         for job in jobs_made:
@@ -566,18 +676,20 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
 
 def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path | None = None,
                   seeds: int = 1, keep_output: bool = False, backend: SandboxBackend | None = None,
-                  redteam: bool | Sequence[str] = True) -> TaskValidation:
+                  redteam: bool | Sequence[str] = True, redteam_seeds: int | None = None) -> TaskValidation:
     """Validate one task with `seeds` seeds from `seed` on, `repeat` fresh sandboxes per check and
     seed, and the red team (`redteam`: True for every attempt, False for none, or the names to run) once
-    per seed; never raises for a problem of the task itself. `keep_output` keeps each run's grader and
-    fix output (for `validate --show`)."""
+    on each of the first `redteam_seeds` seeds (None: every seed); never raises for a problem of the task
+    itself. `keep_output` keeps each run's grader and fix output (for `validate --show`)."""
+    _check_counts(repeat, seeds, redteam_seeds)
     plan = plan_redteam([task], redteam)
     (report,) = _validate([task], repeat=repeat, seed=seed, seeds=seeds, jobs=1, keep_output=keep_output,
-                          backend=backend or default_backend(), plan=plan, workdir=workdir, on_done=None)
+                          backend=backend or default_backend(), plan=plan, workdir=workdir, on_done=None,
+                          redteam_seeds=redteam_seeds)
     return report
 
 
-def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValidation,
+def _check_pristine(task: Task, seed: int, i: int, base: Path, reasons: list[str],
                     backend: SandboxBackend, cancel: threading.Event | None = None) -> CheckRun:
     """The grader on the untouched repo must say "fail"; the first run of each seed also scans for leaks."""
     sandbox = materialize_sandbox(task, seed, base / f"pristine-{seed}-{i}")
@@ -586,10 +698,10 @@ def _check_pristine(task: Task, seed: int, i: int, base: Path, report: TaskValid
             try:  # an unknown {{placeholder}} would break every trial
                 task.render_instruction(sandbox.variables)
             except TaskLoadError as exc:
-                report.reasons.append(str(exc))
+                reasons.append(str(exc))
             needles = task_needles(task, task.render_answers(sandbox.variables))
             forbidden = {task.grader_path.name, task.solution_path.name}
-            report.reasons.extend(str(leak) for leak in scan_sandbox(sandbox.path, needles, forbidden))
+            reasons.extend(str(leak) for leak in scan_sandbox(sandbox.path, needles, forbidden))
         backend.prepare(sandbox.path)  # after the leak scan: the harness's git reads it as its owner
         with ScriptRunner(task, sandbox, backend=backend) as runner:
             result = runner.grade(cancel)
@@ -631,14 +743,12 @@ def validate_tasks(
     keep_output: bool = False,
     backend: SandboxBackend | None = None,
     redteam: bool | Sequence[str] = True,
+    redteam_seeds: int | None = None,
 ) -> ValidationReport:
     """Validate many tasks in parallel (`jobs` units at a time; default 2); tasks that failed to load are
     reported bad with their error. `redteam`: True runs every attempt that fits each task, False none, a
-    sequence of names only those."""
-    if repeat < 1:
-        raise AgenticEvalError("--repeat must be at least 1")
-    if seeds < 1:
-        raise AgenticEvalError("--seeds must be at least 1")
+    sequence of names only those; on the first `redteam_seeds` seeds (None: every seed)."""
+    _check_counts(repeat, seeds, redteam_seeds)
     check_grader_requirements(list(tasks))
     plan = plan_redteam(tasks, redteam)
     started = time.monotonic()
@@ -646,9 +756,29 @@ def validate_tasks(
         TaskValidation(id=_id_from_error(err), reasons=[f"load error: {err}"]) for err in load_errors
     ]
     results.extend(_validate(tasks, repeat=repeat, seed=seed, seeds=seeds, jobs=jobs or 2, keep_output=keep_output,
-                             backend=backend or default_backend(), plan=plan, workdir=None, on_done=on_done))
+                             backend=backend or default_backend(), plan=plan, workdir=None, on_done=on_done,
+                             redteam_seeds=redteam_seeds))
+    seed_list = [seed + i for i in range(seeds)]
     return ValidationReport(results, duration_s=time.monotonic() - started,
-                            redteam=None if plan is None else list(plan.names))
+                            redteam=None if plan is None else list(plan.names), seeds=seed_list, repeat=repeat,
+                            redteam_seeds=[] if plan is None else seed_list[:redteam_seeds])
+
+
+MAX_RUNS_PER_CHECK = 1000
+"""Most runs of each check (--seeds x --repeat) one validate makes: a thousand fresh sandboxes per check and
+task already rule out a grader that goes wrong one run in a hundred (it would slip past 0.004% of the time)."""
+
+
+def _check_counts(repeat: int, seeds: int, redteam_seeds: int | None) -> None:
+    if repeat < 1:
+        raise AgenticEvalError("--repeat must be at least 1")
+    if seeds < 1:
+        raise AgenticEvalError("--seeds must be at least 1")
+    if redteam_seeds is not None and redteam_seeds < 1:
+        raise AgenticEvalError("--redteam-seeds must be at least 1 (--no-redteam skips the red team)")
+    if repeat * seeds > MAX_RUNS_PER_CHECK:
+        raise AgenticEvalError(f"--seeds {seeds} x --repeat {repeat} is {repeat * seeds} runs of each check; at most "
+                               f"{MAX_RUNS_PER_CHECK} (runs of each check per task in one validate)")
 
 
 def _id_from_error(err: TaskLoadError) -> str:
