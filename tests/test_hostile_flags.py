@@ -21,7 +21,7 @@ from agentic_eval.cli import build_parser, main
 CLI = [sys.executable, "-m", "agentic_eval.cli"]
 TIMEOUT_S = 120  # a bound on a hang, not a speed requirement: a refused input takes about a second
 
-FILE_METAVARS = {"PATH", "FILE", "DIR", "WIRE.jsonl", "RUN"}
+FILE_METAVARS = {"PATH", "FILE", "DIR", "WIRE.jsonl", "RUN", "FILE.toml"}
 """Flags (and positionals) that name a file or a folder."""
 NUMERIC_METAVARS = {"N", "S", "K", "GB", "GB/s"}
 """Metavars that promise a number: such a flag must have a bounded type."""
@@ -197,6 +197,7 @@ def _base_argv(path: tuple[str, ...], mini: Path, runs: Path, url: str) -> list[
         ("think-check",): ["think-check", *endpoint, "--run-dir", str(runs)],
         ("cold-start",): ["cold-start", "--ollama-unload", *endpoint, "--run-dir", str(runs)],
         ("classify",): ["classify"],
+        ("campaign",): ["campaign"],
     }[path]
 
 
