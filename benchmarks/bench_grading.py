@@ -28,8 +28,8 @@ sys.path.insert(0, str(REPO))
 
 from agentic_eval.packs.builtin import core_pack_dir
 from agentic_eval.packs.grader import ScriptRunner, run_script
-from agentic_eval.runner import _final_diff
 from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.snapshot import take_snapshot
 from agentic_eval.packs.task import Task, load_tasks
 
 DEFAULT_BEFORE = "6f5e622"
@@ -46,7 +46,7 @@ def grade_now(task: Task, sandbox: object, diff: Path) -> float:
     t0 = time.perf_counter()
     with ScriptRunner(task, sandbox) as runner:  # type: ignore[arg-type]
         result = runner.grade()
-    _final_diff(sandbox, diff)  # type: ignore[arg-type]
+    take_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, diff.parent)  # type: ignore[attr-defined]
     assert result.verdict.value == "pass", result.script.output
     return time.perf_counter() - t0
 

@@ -21,11 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the shared test helpers live in tests/
 
-from tests.helpers import ResponderEndpoint, battery_model, forms_model
-
-from agentic_eval.instruments.battery import generate_cases, run_battery
 from agentic_eval.endpoint import resolve_endpoint
+from agentic_eval.instruments.battery import generate_cases, run_battery
 from agentic_eval.instruments.forms import run_forms
+from tests.helpers import ResponderEndpoint, battery_model, forms_model
 
 GOAL_S = 10.0
 

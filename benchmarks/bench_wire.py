@@ -31,9 +31,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_stream
-
 from agentic_eval.classify.turn import classify_turn
+from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_stream
 from agentic_eval.wire.recorder import WireRecorder
 
 TOKENS = 500

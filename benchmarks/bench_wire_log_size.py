@@ -25,8 +25,8 @@ from agentic_eval.agents.base import AgentContext, AgentOptions
 from agentic_eval.agents.builtin.loop import BuiltinAgent
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
-from agentic_eval.wire.recorder import WireRecorder, read_wire_log
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
+from agentic_eval.wire.recorder import WireRecorder, read_wire_log
 
 
 def main() -> None:

@@ -39,9 +39,9 @@ import pytest
 
 from agentic_eval.agents.adapters import installable_tools, tools_dir
 from agentic_eval.cli import main
+from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.instruments.battery import Case, case_key
 from agentic_eval.packs import gitsafe
-from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.grader import ScriptRunner, Verdict
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.instruments import bfcl
 from agentic_eval.cli import main
+from agentic_eval.instruments import bfcl
 from agentic_eval.instruments.toolcheck import check_calls
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, tool_call
 

@@ -14,7 +14,6 @@ import pytest
 
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome, load_agent
 from agentic_eval.agents.builtin.loop import BuiltinAgent
-from agentic_eval.packs.grader import Verdict, grade_sandbox
 from agentic_eval.agents.builtin.prompts import (
     BASE_SYSTEM_PROMPT,
     GUIDANCE_SECTIONS,
@@ -22,6 +21,7 @@ from agentic_eval.agents.builtin.prompts import (
     guidance_tokens,
     pad_system_prompt,
 )
+from agentic_eval.packs.grader import Verdict, grade_sandbox
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
 from agentic_eval.packs.task import Task, load_task
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call

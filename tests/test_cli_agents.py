@@ -20,22 +20,29 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
-from agentic_eval.cli import main
 from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation, installable_tools
 from agentic_eval.agents.adapters.wirelog import wire_facts
+from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
+from agentic_eval.cli import main
 from agentic_eval.confine.backend import BwrapBackend, LocalBackend, bwrap_problem
-from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
+from agentic_eval.results import TrialResult, read_trials
+from agentic_eval.testing import (
+    FakeEndpoint,
+    ReceivedRequest,
+    ScriptedReply,
+    responses_stream,
+    tool_call,
+)
 from tests.helpers import (  # before the tests isolate HOME: it reads where the CLIs are installed
-    chat_reply,
-    ci_installed_clis,
     CLI_TOOLS,
     MODEL,
     MODEL_CACHE_AT_IMPORT,
     Policy,
     PolicyEndpoint,
+    chat_reply,
+    ci_installed_clis,
     require_cli,
     run_trial,
     shell_call,
@@ -44,13 +51,7 @@ from tests.helpers import (  # before the tests isolate HOME: it reads where the
     trial_dir,
     wire_requests,
 )
-from agentic_eval.testing import (
-    FakeEndpoint,
-    ReceivedRequest,
-    ScriptedReply,
-    responses_stream,
-    tool_call,
-)
+
 
 def tool_call_policy(port: int) -> Policy:
     """Chat and Responses: one shell call writing the answer, then a final message (for mini-swe-agent,

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from agentic_eval.cli import main
+from agentic_eval.endpoint import resolve_endpoint
+from agentic_eval.errors import EndpointError
 from agentic_eval.instruments.coldstart import (
     ColdStartConfig,
     StartRun,
@@ -25,8 +27,6 @@ from agentic_eval.instruments.coldstart import (
     measure_ollama_unload,
     phase_stats,
 )
-from agentic_eval.endpoint import resolve_endpoint
-from agentic_eval.errors import EndpointError
 from agentic_eval.results import read_instrument_run
 
 SLOW_SERVER = Path(__file__).parent / "data" / "slow_server.py"

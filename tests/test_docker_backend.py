@@ -8,8 +8,8 @@ import os
 import shutil
 import socket
 import subprocess
-import tempfile
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -25,11 +25,11 @@ from tests.helpers import (  # before the tests isolate HOME: it reads where the
     CLI_TOOLS,
     PolicyEndpoint,
     chat_reply,
-    tiny_port,
-    shell_call,
-    tool_names,
     require_cli,
     run_trial,
+    shell_call,
+    tiny_port,
+    tool_names,
     trial_dir,
     wire_requests,
 )
@@ -354,8 +354,7 @@ def test_builtin_agent_in_containers_honest_pass_and_attacks_fail(docker_env: st
     """The grading-integrity task: the honest fix passes, a planted pytest and a rewritten history fail,
     and a process the agent left behind is gone before the grader runs."""
     from agentic_eval.testing import FakeEndpoint
-    from tests.helpers import ATTACKS, commands_then_done, integrity_pack
-    from tests.helpers import run_cli
+    from tests.helpers import ATTACKS, commands_then_done, integrity_pack, run_cli
 
     cases = {
         "honest": (["sed -i 's/a - b/a + b/' src/calc.py", "(setsid sleep 600 > /dev/null 2>&1 &); echo bg"], "pass"),
@@ -770,7 +769,7 @@ def test_a_forged_test_run_is_a_scored_fail_in_containers(backend: object, tmp_p
 def test_the_models_code_runs_in_another_container_and_sees_nothing_of_the_task(backend: object,
                                                                                 tmp_path: Path) -> None:
     from agentic_eval.packs.grader import Verdict
-    from tests.helpers import PROBE_GRADER, sealed_sandbox, sealed_task, probed
+    from tests.helpers import PROBE_GRADER, probed, sealed_sandbox, sealed_task
 
     task = sealed_task(tmp_path, PROBE_GRADER)
     verdict, output = _sealed_grade(backend, task, sealed_sandbox(task, tmp_path, {}, backend))  # type: ignore[arg-type]

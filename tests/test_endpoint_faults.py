@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from agentic_eval.wire.refs import LONG_STRING, RequestResolver
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.agents.builtin.loop import BuiltinAgent
+from agentic_eval.classify.summary import summarize_wire_log
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import (
     OWNER_FILE,
@@ -31,8 +31,6 @@ from agentic_eval.leftovers import (
 )
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
-from agentic_eval.classify.summary import summarize_wire_log
-from agentic_eval.wire.recorder import WireRecorder, read_wire_log
 from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,
@@ -41,6 +39,8 @@ from agentic_eval.testing import (
     chat_stream,
     tool_call,
 )
+from agentic_eval.wire.recorder import WireRecorder, read_wire_log
+from agentic_eval.wire.refs import LONG_STRING, RequestResolver
 from tests.helpers import make_pack, running, unique_sleep
 
 MINI_TASK = Path(__file__).parent / "packs" / "mini" / "answer-file"

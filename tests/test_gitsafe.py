@@ -12,7 +12,6 @@ import pytest
 from agentic_eval.packs import gitsafe
 from tests.helpers import pristine_repo as _repo
 
-
 PRISTINE = {
     ".gitignore": "build/\n*.tmp\n",
     "sub/.gitignore": "*.log\n/only-here.txt\n",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any

@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.local import server as local_server
 from agentic_eval.cli import main
+from agentic_eval.local import server as local_server
 from agentic_eval.local.server import LocalServer, LocalServerError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -289,8 +289,8 @@ def _check_trials(server: LocalServer, run_dir: Path, lenient: bool) -> list[dic
 
 
 def _check_trial(server: LocalServer, run_dir: Path, trial: Any, lenient: bool) -> dict[str, Any]:
-    from agentic_eval.results import UNSCORED_OUTCOMES
     from agentic_eval.classify.summary import is_model_call
+    from agentic_eval.results import UNSCORED_OUTCOMES
     from agentic_eval.wire.recorder import read_wire_log
 
     assert trial.model == server.model and trial.lenient_text_calls is lenient

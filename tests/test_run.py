@@ -273,9 +273,8 @@ def test_report_skips_an_unreadable_run_and_escapes_markdown(mini_pack: Path, tm
 
 def test_a_run_in_progress_cannot_be_resumed_at_the_same_time(mini_pack: Path, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    from agentic_eval.results import read_run_config
-    from agentic_eval.results import prepare_run
     from agentic_eval.packs.task import load_tasks
+    from agentic_eval.results import prepare_run, read_run_config
 
     runs = tmp_path / "runs"
     _, first = run_cli("run", "--model", "m", "--agent", "nop", "--tasks", str(mini_pack), "--run-dir", str(runs),
@@ -299,8 +298,8 @@ def test_builtin_agent_options_are_checked_before_the_run(mini_pack: Path, opt: 
 
 
 def test_overview_spread_compares_only_runs_with_the_same_settings(tmp_path: Path) -> None:
-    from agentic_eval.results import read_instrument_run, save_instrument_run
     from agentic_eval.report.summary import overview_rows
+    from agentic_eval.results import read_instrument_run, save_instrument_run
 
     runs = tmp_path / "runs"
     made = [save_instrument_run("tooling", model="m", base_url="http://127.0.0.1:1/v1", result={},

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from agentic_eval.results import read_trials
-from agentic_eval.wire.recorder import read_wire_log
 from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,
@@ -24,6 +23,7 @@ from agentic_eval.testing import (
     chat_body,
     tool_call,
 )
+from agentic_eval.wire.recorder import read_wire_log
 from tests.helpers import (
     SEED_XML,
     SolverThatDies,

@@ -12,7 +12,6 @@ import pytest
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.results import read_trials
 from agentic_eval.runner import RunOutcome, plan_start, resume_run, start_run
-
 from tests.helpers import SolverThatDies, make_pack, solver
 
 OPTS = {"max_retries": "0"}  # the built-in agent: a dead endpoint fails a trial at once

@@ -17,10 +17,10 @@ import httpx
 import pytest
 from fake_vllm import FakeVllm, FakeVllmConfig
 
-from agentic_eval.instruments import metrics as m
-from agentic_eval.instruments.servers import detect_kind
 from agentic_eval.cli import main
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.instruments import metrics as m
+from agentic_eval.instruments.servers import detect_kind
 from agentic_eval.instruments.speed import (
     RequestSample,
     SpeedConfig,

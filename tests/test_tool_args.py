@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
-from agentic_eval.wire.recorder import read_wire_log
+from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,
@@ -20,6 +19,7 @@ from agentic_eval.testing import (
     chat_stream,
     tool_call,
 )
+from agentic_eval.wire.recorder import read_wire_log
 from tests.helpers import make_pack, run_cli
 
 DEEP = "[" * 3000 + "]" * 3000  # deeper than the JSON reader recurses

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.instruments.battery import Case, generate_cases
 from agentic_eval.cli import main
+from agentic_eval.instruments.battery import Case, generate_cases
 from agentic_eval.testing import (
     ScriptedReply,
     chat_body,
@@ -210,8 +210,8 @@ def test_strict_schemas_require_every_key_and_allow_null_for_optional_ones() -> 
 
 
 def test_a_connection_dropped_at_once_is_retried_once(tmp_path: Path) -> None:
-    from agentic_eval.instruments.exchange import make_client, post_json
     from agentic_eval.endpoint import resolve_endpoint
+    from agentic_eval.instruments.exchange import make_client, post_json
     from agentic_eval.instruments.forms import stream_json
 
     hang_ups = iter([True, False, True, False, True, True])

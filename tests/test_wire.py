@@ -14,9 +14,7 @@ import httpx
 import openai
 import pytest
 
-from agentic_eval.wire.sse import decode_sse
 from agentic_eval.classify.turn import classify_turn
-from agentic_eval.wire.recorder import WireRecord, WireRecorder, read_wire_log
 from agentic_eval.testing import (
     DONE,
     FakeEndpoint,
@@ -27,6 +25,8 @@ from agentic_eval.testing import (
     responses_stream,
     tool_call,
 )
+from agentic_eval.wire.recorder import WireRecord, WireRecorder, read_wire_log
+from agentic_eval.wire.sse import decode_sse
 
 pytestmark = pytest.mark.timeout(60)
 

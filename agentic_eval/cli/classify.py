@@ -77,9 +77,8 @@ def handle(args: argparse.Namespace) -> int:
     """Run the command: `args.wire` is the file, `args.json` picks JSON lines over tables."""
     import json
 
-    from agentic_eval.wire.refs import RequestResolver
-
     from agentic_eval.inputs import special_file_problem
+    from agentic_eval.wire.refs import RequestResolver
 
     path = Path(args.wire)
     problem = special_file_problem(path)

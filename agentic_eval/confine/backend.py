@@ -31,9 +31,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import cache
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import IO, Any
 

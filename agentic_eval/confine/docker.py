@@ -75,6 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
 from agentic_eval.confine.docker_image import (
     IMAGE_PATH,
     IMAGE_PYTHON,
@@ -84,7 +85,6 @@ from agentic_eval.confine.docker_image import (
     ensure_image,
     recipe,
 )
-from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.paths import hidden_from_model
 

@@ -37,9 +37,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.instruments.catalog import JSON
-from agentic_eval.instruments.cases import Case, CaseResult, Step
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.instruments.cases import Case, CaseResult, Step
+from agentic_eval.instruments.catalog import JSON
 from agentic_eval.instruments.registry import Headline
 from agentic_eval.results import save_instrument_run
 

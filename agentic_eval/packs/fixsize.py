@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from agentic_eval.packs import gitsafe
-from agentic_eval.paths import cache_dir
 from agentic_eval.packs.task import Task
+from agentic_eval.paths import cache_dir
 
 CACHE_VERSION = 1
 

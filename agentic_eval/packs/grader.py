@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from agentic_eval.packs import gitsafe
-from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend, signal_group
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.packs import gitsafe
+from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
 

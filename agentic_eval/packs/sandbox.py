@@ -19,8 +19,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agentic_eval.packs import gitsafe
 from agentic_eval.errors import SandboxError
+from agentic_eval.packs import gitsafe
 from agentic_eval.packs.task import Task
 from agentic_eval.plugins import GENERATORS_GROUP
 

@@ -36,8 +36,8 @@ from pathlib import Path
 
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.packs.grader import GradeResult, ScriptResult, ScriptRunner, Verdict, check_grader_requirements
 from agentic_eval.packs import redteam as rt
+from agentic_eval.packs.grader import GradeResult, ScriptResult, ScriptRunner, Verdict, check_grader_requirements
 from agentic_eval.packs.leaks import scan_sandbox, task_needles
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox, pristine_store_for
 from agentic_eval.packs.task import Task, TaskLoadError

@@ -15,16 +15,15 @@ from typing import Any
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.report.html_sections import (
-    esc,
     config_section,
+    esc,
     instrument_sections,
     matrix_section,
     trial_details_section,
 )
-from agentic_eval.results import InstrumentRun
-from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary, run_label
 from agentic_eval.report.run_stats import compare_runs, run_statistics, spreads, task_interval
-from agentic_eval.results import utc_now
+from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary, run_label
+from agentic_eval.results import InstrumentRun, utc_now
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
        "img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
@@ -207,8 +206,7 @@ for (const el of document.querySelectorAll('div.chart[data-spec]')) {
 
 def locate_runs(dirs: list[Path]) -> dict[str, Path]:
     """Run id -> its folder (trial files and instrument results are read from there)."""
-    from agentic_eval.results import is_instrument_run, read_instrument_run
-    from agentic_eval.results import read_run_config
+    from agentic_eval.results import is_instrument_run, read_instrument_run, read_run_config
 
     out = {}
     for d in dirs:

@@ -9,9 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.results import RESULT_FILE, InstrumentRun
 from agentic_eval.report.summary import RunSummary
-from agentic_eval.results import trial_slot
+from agentic_eval.results import RESULT_FILE, InstrumentRun, trial_slot
 
 DETAIL_LIMIT = 12_000
 """Characters of one trial file shown in the page (grader output, diff); the rest is cut, said so."""
@@ -274,8 +273,8 @@ def _file_text(run_dir: Path | None, rel: str | None) -> str | None:
 
 def classified_turns(run_dir: Path | None, rel: str | None) -> list[dict[str, str]]:
     """Each model turn of a trial's wire log with its label, and the start of what the model said."""
-    from agentic_eval.classify.turn import classify_turn, is_model_turn, read_turn
     from agentic_eval.classify.summary import is_model_call
+    from agentic_eval.classify.turn import classify_turn, is_model_turn, read_turn
     from agentic_eval.wire.recorder import read_wire_log
 
     if run_dir is None or not rel:

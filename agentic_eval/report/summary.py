@@ -16,9 +16,9 @@ from typing import Any
 
 from agentic_eval.agents.base import NO_TOOL_CALLS_BY_DESIGN
 from agentic_eval.instruments.registry import INSTRUMENTS
-from agentic_eval.results import InstrumentRun
 from agentic_eval.results import (
     UNSCORED_OUTCOMES,
+    InstrumentRun,
     RunConfig,
     TrialResult,
     UnreadableLine,

@@ -39,10 +39,10 @@ import httpx
 import uvicorn
 from pydantic import BaseModel, Field
 
-from agentic_eval.wire.sse import summarize_stream
-from agentic_eval.wire.refs import RequestResolver, bounded_recent, deeper_than, share_base, shorten_request
 from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.wire.refs import RequestResolver, bounded_recent, deeper_than, share_base, shorten_request
+from agentic_eval.wire.sse import summarize_stream
 
 __all__ = ["WIRE_FORMAT_VERSION", "EndpointClock", "WireRecord", "WireRecorder", "WireTimings", "read_wire_log"]
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentic_eval.agents.base import NO_TOOL_CALLS_BY_DESIGN, AgentContext, AgentOutcome
 from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation
 from agentic_eval.agents.adapters.install import CliTool
 from agentic_eval.agents.adapters.process import last_line
+from agentic_eval.agents.base import NO_TOOL_CALLS_BY_DESIGN, AgentContext, AgentOutcome
 
 TOOL = CliTool(agent="aider", kind="pypi", package="aider-chat", version="0.86.2", binary="aider",
                dist_name="aider_chat", speaks="chat completions, streamed; no tool calls (edit blocks in text)")

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentic_eval.agents.base import AgentContext, AgentOutcome
 from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, json_events
 from agentic_eval.agents.adapters.install import CliTool
+from agentic_eval.agents.base import AgentContext, AgentOutcome
 
 PROVIDER = "agentic_eval"
 DISABLED_FEATURES = ("multi_agent", "goals", "plugins", "remote_plugin", "plugin_sharing", "apps")

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentic_eval.agents.base import AgentContext, AgentOutcome
 from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation
 from agentic_eval.agents.adapters.install import CliTool
+from agentic_eval.agents.base import AgentContext, AgentOutcome
 
 TOOL = CliTool(agent="mini-swe-agent", kind="pypi", package="mini-swe-agent", version="2.4.6", binary="mini",
                speaks="chat completions, not streamed, one bash tool")

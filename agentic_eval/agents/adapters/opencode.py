@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentic_eval.agents.base import AgentContext, AgentOutcome
 from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, json_events, key_file
 from agentic_eval.agents.adapters.install import CliTool
+from agentic_eval.agents.base import AgentContext, AgentOutcome
 
 PROVIDER = "agentic-eval"
 CONTEXT_TOKENS = 32768

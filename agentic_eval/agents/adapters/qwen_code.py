@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentic_eval.agents.base import AgentContext, AgentOutcome
 from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, json_events
 from agentic_eval.agents.adapters.install import CliTool
+from agentic_eval.agents.base import AgentContext, AgentOutcome
 
 EXCLUDED_TOOLS = ("web_fetch", "web_search")
 SETTINGS = {

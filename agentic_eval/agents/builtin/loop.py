@@ -32,15 +32,15 @@ from openai.types.chat import (
 )
 from pydantic import ValidationError
 
-from agentic_eval.wire.bounded import ACCEPT_ENCODING, UnreadableReply, bound_replies, json_reply
-from agentic_eval.wire.sse import MAX_LINE_BYTES, SSEDecoder, StreamUnreadable, stream_error
 from agentic_eval.agents.base import AgentContext, AgentOutcome
+from agentic_eval.agents.builtin.prompts import build_system_prompt
+from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS, ToolLimits, execute_tool
 from agentic_eval.classify.turn import find_text_tool_calls
 from agentic_eval.endpoint import not_an_event_stream, shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.faults import is_context_refusal
-from agentic_eval.agents.builtin.prompts import build_system_prompt
-from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS, ToolLimits, execute_tool
+from agentic_eval.wire.bounded import ACCEPT_ENCODING, UnreadableReply, bound_replies, json_reply
+from agentic_eval.wire.sse import MAX_LINE_BYTES, SSEDecoder, StreamUnreadable, stream_error
 
 DEFAULT_MAX_RETRIES = 2
 _CONTEXT_LENGTH_HINTS = ("context length", "context_length", "maximum context", "too many tokens",

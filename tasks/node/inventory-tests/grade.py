@@ -5,8 +5,9 @@ grader replaces (files=); the module's text comes from the pristine commit, neve
 
 import shutil
 
-from agentic_eval.packs import gitsafe
 from gradelib import Grader, pristine_store
+
+from agentic_eval.packs import gitsafe
 
 TEST = "test/inventory.test.js"
 MUTANTS = {
