@@ -275,3 +275,35 @@ def test_without_bwrap_the_default_falls_back_to_local_loudly(monkeypatch: pytes
         monkeypatch.undo()
         confine.bwrap_problem.cache_clear()
     assert resolve_backend(None)[0].name == "bwrap"
+
+
+def test_end_processes_ends_what_a_tree_still_runs(tmp_path: Path) -> None:
+    """A root harness runs a tree's commands as the tree's own uid: end_processes(tree) ends whatever of that
+    uid is still alive, so the tree can be emptied and refilled; another tree's processes are left alone."""
+    if os.geteuid() != 0:
+        pytest.skip("a tree has a uid of its own only under a root harness")
+    import subprocess
+
+    from agentic_eval.confine.backend import Confinement, sandbox_uid
+
+    backend = BwrapBackend()
+    trees = [tmp_path / "a", tmp_path / "b"]
+    sleeps = [unique_sleep(70), unique_sleep(71)]
+    procs = []
+    for tree, seconds in zip(trees, sleeps):
+        tree.mkdir()
+        backend.prepare(tree)
+        argv = backend.wrap(["sleep", seconds], cwd=tree, spec=Confinement(writable=(tree,)))
+        procs.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True))
+    try:
+        deadline = time.monotonic() + 30
+        while not all(running(f"sleep {s}") for s in sleeps) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(running(f"sleep {s}") for s in sleeps)
+        assert sandbox_uid(trees[0]) != sandbox_uid(trees[1])
+        backend.end_processes(trees[0])
+        assert not running(f"sleep {sleeps[0]}") and running(f"sleep {sleeps[1]}")
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(timeout=30)

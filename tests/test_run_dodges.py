@@ -230,23 +230,31 @@ class ShellCli(CliAgent):
                           secrets=(ctx.api_key,))
 
 
-ASK = """ask() {  # one chat request to the recorder, as the CLI would make it; with a 2nd argument, after a read
-python3 - "$@" <<'EOF'
+ASK = """# One process makes every chat request, as a real CLI does (the relay serves only the process that made the
+# first one); ask() hands it a request, with a 2nd argument after a read, and waits for its answer.
+coproc ASKER { python3 -u -c '
 import json, os, sys, urllib.request, urllib.error
-messages = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": sys.argv[1]}]
-if len(sys.argv) > 2:  # the model asked to read a file, and its content came back
-    call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
-    messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
-                 {"role": "tool", "tool_call_id": "c1", "content": sys.argv[2]}]
-body = json.dumps({"model": "fake-model", "messages": messages}).encode()
-req = urllib.request.Request(os.environ["BASE_URL"] + "/chat/completions", data=body, headers={
-    "Authorization": "Bearer " + os.environ["KEY"], "Content-Type": "application/json"})
-try:
-    urllib.request.urlopen(req, timeout=120).read()
-except urllib.error.HTTPError as exc:
-    print("HTTP", exc.code, file=sys.stderr)
-    sys.exit(1)
-EOF
+for line in sys.stdin:
+    args = json.loads(line)
+    messages = [{"role": "system", "content": "You are a coding agent."}, {"role": "user", "content": args[0]}]
+    if len(args) > 1:  # the model asked to read a file, and its content came back
+        call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        messages += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": "c1", "content": args[1]}]
+    body = json.dumps({"model": "fake-model", "messages": messages}).encode()
+    req = urllib.request.Request(os.environ["BASE_URL"] + "/chat/completions", data=body, headers={
+        "Authorization": "Bearer " + os.environ["KEY"], "Content-Type": "application/json"})
+    try:
+        urllib.request.urlopen(req, timeout=120).read()
+        print("ok")
+    except urllib.error.HTTPError as exc:
+        print("HTTP", exc.code)
+'; }
+ask() {
+    printf '%s\\n' "$(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@")" >&"${ASKER[1]}"
+    local answer
+    read -r answer <&"${ASKER[0]}" || answer="no answer"
+    [ "$answer" = ok ] || { echo "$answer" >&2; return 1; }
 }
 write_answer() { echo "port is $(sed -n 's/^port = //p' config/settings.ini)" > answer.txt; }
 """

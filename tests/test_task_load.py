@@ -261,3 +261,25 @@ def test_tasks_show_leaves_out_git_and_caches(mini_pack: Path, capsys: pytest.Ca
     assert re.fullmatch(r"  \(left out: \.git/ with \d+ files, __pycache__/ with 1 file\)", files[1]), files
     assert len(files) == 2
     assert "(seed 0, 1 file)" in out
+
+
+def test_a_task_file_that_is_a_fifo_or_a_device_is_one_error_not_a_hang(tmp_path: Path, mini_pack: Path) -> None:
+    """task.toml or the instruction replaced by a FIFO (or a link to /dev/zero) is refused without blocking or
+    reading without bound: the task is skipped with one line, and the rest of the pack loads."""
+    import os
+
+    from agentic_eval.packs.task import load_tasks
+
+    pack = tmp_path / "pack"
+    for name in ("fifo-toml", "zero-toml", "zero-instruction"):
+        (pack / name).mkdir(parents=True)
+    os.mkfifo(pack / "fifo-toml" / "task.toml")
+    (pack / "zero-toml" / "task.toml").symlink_to("/dev/zero")
+    good = next(p for p in mini_pack.iterdir() if (p / "task.toml").is_file())
+    (pack / "zero-instruction" / "task.toml").write_text((good / "task.toml").read_text())
+    (pack / "zero-instruction" / "instruction.md").symlink_to("/dev/zero")
+    loaded = load_tasks([str(pack)])
+    assert loaded.tasks == []
+    errors = sorted(str(e) for e in loaded.errors)
+    assert len(errors) == 3, errors
+    assert any("FIFO" in e for e in errors) and sum("device" in e for e in errors) == 2, errors

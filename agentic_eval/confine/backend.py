@@ -253,6 +253,17 @@ class BwrapBackend(SandboxBackend):
             for name in (*dirnames, *filenames):
                 os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
 
+    def end_processes(self, work: Path) -> None:
+        """A root harness runs a tree's commands as that tree's own uid: end every process of it that is still
+        alive (a command killed for its time whose namespace is still being torn down, on a loaded machine),
+        and wait until they are gone, so that the tree can be emptied and refilled."""
+        if self.as_root:
+            for uid in {sandbox_uid(work), sandbox_uid(Path(os.path.realpath(work)))}:
+                end_uid_processes(uid)
+
+    def phase_end(self, sandbox: Path) -> None:
+        self.end_processes(sandbox)
+
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
         uid = sandbox_uid(spec.writable[0]) if spec.writable else UNPRIVILEGED_UID
         for path in spec.writable:  # a tree nobody prepared (a library caller's) is handed over on first use
@@ -325,6 +336,38 @@ def _identity_files(uid: int) -> tuple[Path, Path]:
                 tmp.chmod(0o644)
                 os.replace(tmp, path)
         return passwd, group
+
+
+def end_uid_processes(uid: int, wait_s: float = 10.0) -> int:
+    """SIGKILL every process running as `uid` (never 0), and wait (at most `wait_s`) until none is left;
+    returns how many were signalled. Linux only (reads /proc); a no-op elsewhere."""
+    import signal
+
+    if uid == 0 or not os.path.isdir("/proc"):
+        return 0
+
+    def alive() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if os.stat(f"/proc/{entry}").st_uid == uid:
+                        found.append(int(entry))
+                except OSError:  # it ended meanwhile
+                    pass
+        return found
+
+    pids = alive()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    deadline = time.monotonic() + wait_s
+    while pids and time.monotonic() < deadline:
+        time.sleep(0.02)
+        pids = alive()
+    return len(pids)
 
 
 def backend_names() -> list[str]:

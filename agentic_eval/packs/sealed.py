@@ -232,18 +232,34 @@ def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (".git",))
 
 def _empty(folder: Path) -> None:
     """Remove what `folder` holds but keep the folder itself (a container binds it), without following links;
-    made when missing."""
+    made when missing. A file that vanished meanwhile is no error; one that appeared meanwhile (a process of
+    the last command still ending) is removed on a second pass."""
     import shutil
 
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         folder.unlink()
     folder.mkdir(exist_ok=True)
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
+
+    def gone(function: object, path: str, info: tuple[type[BaseException], BaseException, object]) -> None:
+        if not isinstance(info[1], FileNotFoundError):
+            raise info[1]
+
+    for attempt in range(3):
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, onerror=gone)
+                    else:
+                        try:
+                            os.unlink(entry.path)
+                        except FileNotFoundError:
+                            pass
+            return
+        except OSError:
+            if attempt == 2:
+                raise
+            time.sleep(0.1)
 
 
 # --------------------------------------------------------------------------- the harness's side

@@ -20,10 +20,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentic_eval.errors import PackNotFoundError, TaskLoadError
+from agentic_eval.errors import AgenticEvalError, PackNotFoundError, TaskLoadError
+from agentic_eval.inputs import read_data_text
 from agentic_eval.plugins import PACKS_GROUP
 
 TASK_FILE = "task.toml"
+TASK_FILE_LIMIT = 1024 * 1024
+"""Largest task.toml or instruction read (a pack author's typo can point either at /dev/zero)."""
 PACK_ENTRY_POINT_GROUP = PACKS_GROUP  # the group is named in agentic_eval.plugins
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 _PLACEHOLDER_RE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
@@ -251,21 +254,25 @@ def load_task(task_dir: Path, pack: str | None = None) -> Task:
     """Load and validate one task folder; raises `TaskLoadError` naming the file and field."""
     task_dir = Path(task_dir).resolve()
     toml_path = task_dir / TASK_FILE
-    try:
-        raw = tomllib.loads(toml_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise TaskLoadError(toml_path, "missing (every task folder needs a task.toml)") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    if not toml_path.exists() and not toml_path.is_symlink():
+        raise TaskLoadError(toml_path, "missing (every task folder needs a task.toml)")
+    try:  # a FIFO or a device in its place is refused without blocking, a huge file without reading it all
+        raw = tomllib.loads(read_data_text(toml_path, what="the file", limit=TASK_FILE_LIMIT))
+    except AgenticEvalError as exc:
+        raise TaskLoadError(toml_path, str(exc).removeprefix("the file: ")) from None
+    except tomllib.TOMLDecodeError as exc:
         raise TaskLoadError(toml_path, f"not valid TOML: {exc}") from None
     try:
         meta = TaskMeta.model_validate(raw)
     except ValidationError as exc:
         raise TaskLoadError(toml_path, _format_validation_error(exc)) from None
     instruction_path = task_dir / meta.instruction
+    if not instruction_path.exists() and not instruction_path.is_symlink():
+        raise TaskLoadError(toml_path, f"instruction: file {meta.instruction!r} does not exist")
     try:
-        instruction = instruction_path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TaskLoadError(toml_path, f"instruction: file {meta.instruction!r} does not exist") from None
+        instruction = read_data_text(instruction_path, what="the file", limit=TASK_FILE_LIMIT)
+    except AgenticEvalError as exc:
+        raise TaskLoadError(instruction_path, str(exc).removeprefix("the file: ")) from None
     if not instruction.strip():
         raise TaskLoadError(instruction_path, "instruction is empty")
     grader = _find_script(task_dir, meta.grader, "grade", "grader")
