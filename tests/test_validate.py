@@ -332,7 +332,7 @@ def test_redteam_seeds_runs_the_red_team_on_more_seeds(mini_pack: Path, capsys: 
 
 
 def test_tasks_new_suggests_the_defaults_not_a_lone_repeat(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from agentic_eval.cli.validate import DEFAULT_REPEAT, DEFAULT_SEEDS
+    from agentic_eval.cli.args import DEFAULT_REPEAT, DEFAULT_SEEDS
 
     assert main(["tasks", "new", "my-task", "--pack", str(tmp_path / "pack")]) == 0
     out = capsys.readouterr().out

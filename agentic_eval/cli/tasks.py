@@ -227,7 +227,7 @@ def tasks_new(args: argparse.Namespace) -> int:
               "generate(root, seed, params) function, or pass --generator pyservice", file=sys.stderr)
     print("next: write instruction.md, grade.py and solve.sh, then run:")
     print(f"  agentic-eval validate --tasks {path.parent} --show {args.task_id}   # the grader's output, run by run")
-    from agentic_eval.cli.validate import DEFAULT_REPEAT, DEFAULT_SEEDS
+    from agentic_eval.cli.args import DEFAULT_REPEAT, DEFAULT_SEEDS
 
     print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id}   # by default {DEFAULT_SEEDS} seeds "
           f"x {DEFAULT_REPEAT} runs of each check, and the red team")

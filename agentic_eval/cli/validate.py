@@ -9,6 +9,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentic_eval.cli.args import (
+    DEFAULT_REPEAT,
+    DEFAULT_SEEDS,
+    REDTEAM_SEEDS,
     add_sandbox_args,
     add_task_arg,
     add_tasks_arg,
@@ -25,14 +28,6 @@ if TYPE_CHECKING:
     from agentic_eval.packs.validate import TaskValidation
 
 
-DEFAULT_SEEDS = 3
-"""Seeds `validate` checks by default: a grader wrong for one seed in two slips past three seeds 12% of the time."""
-DEFAULT_REPEAT = 2
-"""Runs of each check per seed by default: 3 x 2 = 6 runs, past which a grader that goes wrong one run in two
-slips 2% of the time, one run in four 18%. Two runs per seed also tell a seed that breaks the grader from chance."""
-REDTEAM_SEEDS = 1
-"""Seeds the red team runs on by default: its attempts are generic, knowing nothing of the seed, and each seed costs a
-dozen or more graded attempts per task (on the built-in packs, as much as all 3 x 2 runs of both checks)."""
 
 
 def register(sub: Any) -> None:
