@@ -378,3 +378,28 @@ def test_run_local_serves_runs_and_stops(real_server: LocalServer, tmp_path: Pat
 
     with pytest.raises(httpx.ConnectError):  # its llama.cpp server was stopped with it
         httpx.get(config["base_url"] + "/models", timeout=5)
+
+
+@pytest.mark.real_model
+@pytest.mark.timeout(900)
+def test_a_campaign_of_the_real_model(real_server: LocalServer, tmp_path: Path) -> None:
+    """`agentic-eval campaign` with the real model for one part: one task under the built-in agent, then the
+    same command again, which runs nothing (the trial is scored) and reports the same row and verdict."""
+    file = tmp_path / "small.toml"
+    file.write_text(f'tasks = ["{TASKS[1]}"]\nagents = ["builtin"]\ninstruments = []\n'
+                    f'[agent_options.builtin]\nmax_tokens = {MAX_TOKENS}\ntemperature = 0\n'
+                    f'[[models]]\nname = "{real_server.model}"\nbase_url = "{real_server.base_url}"\n')
+    runs = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "agentic_eval.cli", "campaign", str(file), "--run-dir", str(runs), "--json"]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=850, check=False)
+    report = json.loads(first.stdout)
+    (row,) = report["rows"]
+    assert (row["model"], row["agent"], row["tasks"]) == (real_server.model, "builtin", 1), first.stderr
+    scored = row["unscored_trials"] == 0
+    assert first.returncode == (0 if scored else 1), first.stderr
+    verdict = report["verdicts"][real_server.model]
+    assert verdict["text"] and "agentic tasks passed" in verdict["rests_on"]
+    if scored:  # the same command again: nothing left to run, the same figures
+        again = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+        assert again.returncode == 0 and json.loads(again.stdout)["rows"] == report["rows"], again.stderr
+        assert "everything is recorded" in again.stderr, again.stderr
