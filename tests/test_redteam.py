@@ -133,7 +133,7 @@ def test_a_weak_grader_is_bad_and_the_forgeries_are_named(tmp_path: Path) -> Non
     assert "'shadow-pytest'" in passed and "'exit-early'" in passed
     # The hang is waited out to the grader's limit: unscored, which a model would take for another try.
     assert got["hang"] == "grader_error"
-    assert ("red team: 'hang' turned the grader unscored: timed out after 5s (limits.grader_timeout_s)"
+    assert ("red team: 'hang' turned the grader unscored: timed out after 15s (limits.grader_timeout_s)"
             in result.reasons), result.reasons
     # Only the attempts for the sandbox's language ran.
     assert "neuter-assert" not in got
