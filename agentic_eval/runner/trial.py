@@ -159,6 +159,7 @@ class TrialRunner:
             pack=task.pack, agent=self.config.agent, model=self.config.model, seed=self.config.seed,
             attempt=spec.attempt, started_at=started_at, lenient_text_calls=self.options.lenient_text_calls,
             system_prompt_tokens=self.options.system_prompt_tokens, sandbox=self.backend.name,
+            impossible=task.impossible,
         )
 
         def finish(outcome: Outcome, detail: str, fault: str = "", fault_reason: str = "", **extra: Any) -> TrialResult:
