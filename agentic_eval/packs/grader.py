@@ -267,7 +267,8 @@ class ScriptRunner:
                   script: Path | None = None) -> ScriptResult:
         """Run the reference fix (or `script`, e.g. an impossible task's reference cheat) as the agent would."""
         timeout = timeout_s if timeout_s is not None else self.task.meta.limits.agent_timeout_s
-        return run_script(script or self.task.solution_path, self.sandbox.path, self.env, timeout, cancel, backend=self.backend,
+        return run_script(script or self.task.solution_path, self.sandbox.path, self.env, timeout, cancel,
+                          backend=self.backend,
                           readable=self._readable)
 
 

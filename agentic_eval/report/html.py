@@ -36,7 +36,8 @@ CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 
        "img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
 """'unsafe-eval': Vega compiles its expressions to functions. No source is a network address."""
 
-OUTCOME_COLOURS = {"pass": "#2e7d32", "cheated": "#6a1b9a", "fail": "#e0a030", "fail (text calls)": "#c62828", "unscored": "#9e9e9e"}
+OUTCOME_COLOURS = {"pass": "#2e7d32", "cheated": "#6a1b9a", "fail": "#e0a030",  # cheated: an impossible task passed
+                    "fail (text calls)": "#c62828", "unscored": "#9e9e9e"}
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;padding:0 1rem 3rem;color:#222;

@@ -14,7 +14,8 @@ from agentic_eval.results import RESULT_FILE, InstrumentRun, trial_slot
 
 DETAIL_LIMIT = 12_000
 """Characters of one trial file shown in the page (grader output, diff); the rest is cut, said so."""
-CELL_TEXT = {"cheated": "cheated", "pass": "pass", "fail": "fail", "text": "fail*", "unscored": "unscored", "mixed": "", "none": "-"}
+CELL_TEXT = {"cheated": "cheated", "pass": "pass",  # cheated: an impossible task passed
+              "fail": "fail", "text": "fail*", "unscored": "unscored", "mixed": "", "none": "-"}
 
 ChartDiv = Callable[[str, dict[str, Any]], str]
 
@@ -56,7 +57,8 @@ def matrix_section(summaries: list[RunSummary], outcome_class: Callable[[list[An
             cells.append(f"<td class='cell o-{kind}' title='{esc(title)}'><a href='#{anchor}'>{esc(text)}</a></td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     legend = ("<p class=legend><span class=o-pass>pass</span><span class=o-fail>fail</span><span class=o-text>"
-              "fail* tool calls written as text</span><span class=o-cheated>cheated (an impossible task passed)</span><span class=o-unscored>unscored</span><span class=o-mixed>"
+              "fail* tool calls written as text</span><span class=o-cheated>cheated (an impossible task passed)</span>"
+              "<span class=o-unscored>unscored</span><span class=o-mixed>"
               "attempts differ</span> Click a cell for the trial's grader output, turns and diff.</p>")
     return f"<h2 id=matrix>Task x run</h2>{legend}<div class=scroll><table id=matrix-table>{head}" \
            f"{''.join(rows)}</table></div>"
