@@ -390,6 +390,18 @@ def default_packs() -> list[tuple[str, Path]]:
     return packs
 
 
+def _pack_path(path: str | Path) -> Path:
+    """A `--tasks` value: a folder, or the name of a built-in pack that is not a folder here (`--tasks impossible`
+    for the impossible pack, which no default run loads)."""
+    from agentic_eval.packs.builtin import builtin_root
+
+    given = Path(path)
+    named = builtin_root() / "tasks" / str(path)
+    if not given.exists() and "/" not in str(path) and _ID_RE.fullmatch(str(path)) and named.is_dir():
+        return named
+    return given
+
+
 def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
     """Load the packs named by `--tasks` paths, or the default packs when none are given.
 
@@ -398,7 +410,7 @@ def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
     result = LoadResult()
     if paths:
         for path in paths:
-            result.extend(load_pack(Path(path)))
+            result.extend(load_pack(_pack_path(path)))
     else:
         for name, path in default_packs():
             try:
