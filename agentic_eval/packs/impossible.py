@@ -60,7 +60,8 @@ class Behaviour:
 def parse_diff(text: str) -> list[FileChange]:
     """The files of a git patch (as `diff.patch` holds it) with their status and added lines."""
     changes: list[FileChange] = []
-    path, status, added = "", "modified", []
+    path, status = "", "modified"
+    added: list[str] = []
 
     def close() -> None:
         if path:
