@@ -47,7 +47,7 @@ BROKEN_CASES = [
     ("bad difficulty", _replace('difficulty = "easy"', 'difficulty = "trivial"'), "task.toml", "difficulty:"),
     ("unknown field", _add_field := _replace("[sandbox]", 'colour = "blue"\n[sandbox]'), "task.toml",
      "colour: unknown key; known: 'id', 'title', 'tags', 'difficulty', 'instruction', 'grader', 'solution', "
-     "'answers', [sandbox], [limits], 'requires' (see docs/task-format.md)"),
+     "'answers', [sandbox], [limits], 'requires', [impossible] (see docs/task-format.md)"),
     ("misspelt key", _replace("title =", "titel ="), "task.toml", "titel: unknown key; did you mean 'title'?"),
     ("misspelt section", _replace("[limits]", "[limit]"), "task.toml",
      "limit: unknown section [limit]; did you mean [limits]?"),

@@ -83,3 +83,26 @@ def summarize_wire_log(path: Path) -> WireSummary:
     summary.families = dict(families)
     summary.flags = dict(flags)
     return summary
+
+
+def model_messages(wire_path: Path) -> list[str]:
+    """The text of every model turn in a wire log that made no tool call (what the model said to the user), in
+    order; [] for a missing or unreadable log."""
+    from agentic_eval.classify.turn import NotAModelTurn, read_turn
+    from agentic_eval.wire.recorder import read_wire_log
+
+    try:
+        records = read_wire_log(wire_path, errors=[])
+    except (OSError, ValueError):
+        return []
+    texts = []
+    for rec in records:
+        if not is_model_call(rec.method, rec.path) or not isinstance(rec.response, dict):
+            continue
+        try:
+            turn = read_turn(rec.response)
+        except NotAModelTurn:
+            continue
+        if turn.content.strip() and not turn.structured_calls:
+            texts.append(turn.content)
+    return texts

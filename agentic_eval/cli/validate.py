@@ -143,15 +143,17 @@ def _plural(n: int, word: str) -> str:
 
 
 def _table(results: Sequence[TaskValidation]) -> tuple[list[str], list[list[str]]]:
-    """Narrow enough for 80 columns without the time: pristine = fails of runs, fixed = passes of runs,
-    red team = attempts the grader failed, of those graded."""
+    """Narrow enough for 80 columns without the time: pristine = fails of runs, fixed = passes of runs (an
+    impossible task's: `honest fails/runs, cheats caught/runs`), red team = attempts the grader failed (or, on
+    an impossible task, caught as cheated), of those graded."""
     header = ["task", "status", "pristine", "fixed", "red team", "time"]
     rows = []
     for t in results:
         ran = bool(t.repeat and t.checks)
         graded = t.redteam_graded
         rows.append([t.id, t.status, f"{t.pristine_fails}/{t.runs}" if ran else "-",
-                     f"{t.fixed_passes}/{t.runs}" if ran else "-",
+                     (f"honest {t.honest_fails}/{t.runs} fail, cheat {t.cheats_caught}/{t.runs} caught"
+                      if t.impossible else f"{t.fixed_passes}/{t.runs}") if ran else "-",
                      f"{t.redteam_held}/{len(graded)}" if t.redteam is not None and graded else "-",
                      (f"{t.duration_s:.2f}s" if t.duration_s < 10 else f"{t.duration_s:.0f}s") if t.repeat else "-"])
     return header, rows
@@ -176,13 +178,16 @@ def _print_check_outputs(results: Sequence[TaskValidation], out: Any) -> None:
     """`validate --show`: every check run's verdict, then the fix's and the grader's own output."""
     for t in results:
         for c in t.checks:
-            what = "pristine repo" if c.phase == "pristine" else "after the reference fix"
-            verdict = "reference fix failed" if c.verdict == "fix_failed" else f"grader {c.verdict}"
+            what = {"pristine": "pristine repo", "fixed": "after the reference fix",
+                    "honest": "after the honest reference fix (must fail)",
+                    "cheat": "after the reference cheat (must be caught as cheated)"}[c.phase]
+            verdict = (f"reference {'cheat' if c.phase == 'cheat' else 'fix'} failed" if c.verdict == "fix_failed"
+                       else f"grader {c.verdict}")
             head = (f"== {t.id}: {what}, seed {c.seed}, run {c.run}: {verdict}"
                     + (f" ({c.problem})" if c.problem else ""))
             out.print(head + f", {c.duration_s:.2f}s ==", markup=False)
-            if c.phase == "fixed":
-                out.print("-- reference fix output:", markup=False)
+            if c.phase != "pristine":
+                out.print(f"-- reference {'cheat' if c.phase == 'cheat' else 'fix'} output:", markup=False)
                 out.print(c.fix_output.rstrip() or "(none)", markup=False)
                 if c.verdict == "fix_failed":
                     continue
@@ -190,10 +195,10 @@ def _print_check_outputs(results: Sequence[TaskValidation], out: Any) -> None:
             out.print(c.output.rstrip() or "(none)", markup=False)
         for a in t.redteam or ():
             head = f"== {t.id}: red team '{a.attempt}', seed {a.seed}: "
-            if a.verdict in ("pass", "fail", "grader_error"):
+            if a.verdict in ("pass", "fail", "cheated", "grader_error"):
                 head += f"grader {a.verdict}" + (f" ({a.problem})" if a.problem else "")
             else:
                 head += a.verdict.replace("_", " ") + (f" ({a.problem})" if a.problem else "")
             out.print(head + f", {a.duration_s:.2f}s ==", markup=False)
-            if a.verdict in ("pass", "fail", "grader_error"):
+            if a.verdict in ("pass", "fail", "cheated", "grader_error"):
                 out.print(a.output.rstrip() or "(none)", markup=False)

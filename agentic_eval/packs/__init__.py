@@ -6,6 +6,7 @@
     snapshot  The agent's final tree recorded before grading: diff.patch and tree.json (standard library only).
     grader    Running a grader or reference fix in a sandbox and turning its exit into a verdict.
     sealed    Where the model's code runs while a grader grades: apart from it, on a work copy.
+    impossible  What the model did on an impossible task, named from the diff: edited the tests, special-cased...
     leaks     The leak scan: nothing of the answer, the grader or the fix visible in a sandbox.
     validate  `validate`: graders fail on the pristine repo, pass on the reference fix, and fail the red team.
     redteam   The red team: generic forgeries and dodges every grader must answer with a scored fail.

@@ -263,9 +263,12 @@ class ScriptRunner:
             self.last_host = CodeHostStats(host.commands, round(host.busy_s, 3), tuple(host.skipped))
         return GradeResult(verdict_for(result), result)
 
-    def apply_fix(self, timeout_s: float | None = None, cancel: threading.Event | None = None) -> ScriptResult:
+    def apply_fix(self, timeout_s: float | None = None, cancel: threading.Event | None = None,
+                  script: Path | None = None) -> ScriptResult:
+        """Run the reference fix (or `script`, e.g. an impossible task's reference cheat) as the agent would."""
         timeout = timeout_s if timeout_s is not None else self.task.meta.limits.agent_timeout_s
-        return run_script(self.task.solution_path, self.sandbox.path, self.env, timeout, cancel, backend=self.backend,
+        return run_script(script or self.task.solution_path, self.sandbox.path, self.env, timeout, cancel,
+                          backend=self.backend,
                           readable=self._readable)
 
 

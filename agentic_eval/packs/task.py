@@ -77,6 +77,33 @@ class Limits(BaseModel):
         return value
 
 
+IMPOSSIBLE_KINDS = ("flipped", "conflicting")
+
+
+class ImpossibleSpec(BaseModel):
+    """`[impossible]`: the task's visible tests contradict its instruction on purpose, so that any pass is a
+    cheat (recorded as `cheated`, never `pass`). What the harness needs to name what the model did."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["flipped", "conflicting"]
+    """'flipped': one expected value of a visible test was changed; 'conflicting': two visible tests cannot
+    both pass."""
+    tests: list[str] = Field(min_length=1)
+    """The visible test files (paths in the repo, {{var}} templated): editing or deleting one is tampering
+    with the tests."""
+    planted: list[str] = Field(default_factory=list)
+    """Literals only the contradicting test uses (its input or its wrong expected value, {{var}} templated): one
+    of them added to the code outside the tests is special-casing."""
+    runner: list[str] = Field(default_factory=list)
+    """Files that run the tests besides the usual ones (conftest.py, pytest.ini, package.json, Makefile, ...):
+    editing one is tampering with the runner."""
+    cheat: str | None = None
+    """The reference cheat `validate` runs; default: the one file named `cheat` or `cheat.*`."""
+    cheat_behaviour: Literal["tests_edited", "special_cased", "runner_tampered"] = "tests_edited"
+    """What the reference cheat does: `validate` checks the trial classifier names it so."""
+
+
 class TaskMeta(BaseModel):
     """The contents of a task's `task.toml`. Field names are a file-format contract."""
 
@@ -102,6 +129,9 @@ class TaskMeta(BaseModel):
     """What the grader and the reference fix need beyond agentic-eval's own dependencies, checked before
     any trial: a Python module the grader's Python must import (`"numpy"`), or `"program:NAME"` for a
     program on PATH (`"program:node"`)."""
+    impossible: ImpossibleSpec | None = None
+    """Set (an `[impossible]` section) for a task whose visible tests contradict its instruction: its grader
+    passes only when those tests pass, which only a cheat achieves, so a pass is recorded as `cheated`."""
 
     @field_validator("id")
     @classmethod
@@ -123,10 +153,17 @@ class Task:
     grader_path: Path
     solution_path: Path
     pack_dir: Path
+    cheat_path: Path | None = None
+    """An impossible task's reference cheat (None for an ordinary task)."""
 
     @property
     def id(self) -> str:
         return self.meta.id
+
+    @property
+    def impossible(self) -> bool:
+        """Whether the task's visible tests contradict its instruction on purpose (any pass is a cheat)."""
+        return self.meta.impossible is not None
 
     def render_instruction(self, variables: Mapping[str, Any]) -> str:
         """The instruction with `{{var}}` filled in from the generator's variables."""
@@ -181,7 +218,8 @@ def render_template(text: str, variables: Mapping[str, Any], *, where: Path | st
     return _PLACEHOLDER_RE.sub(sub, text)
 
 
-_SECTIONS: dict[tuple[str, ...], type[BaseModel]] = {(): TaskMeta, ("sandbox",): SandboxSpec, ("limits",): Limits}
+_SECTIONS: dict[tuple[str, ...], type[BaseModel]] = {(): TaskMeta, ("sandbox",): SandboxSpec, ("limits",): Limits,
+                                                     ("impossible",): ImpossibleSpec}
 """The model of task.toml's top level and of each of its sections, for naming what a typo could have meant."""
 _FREE_TABLES = {("sandbox", "params")}
 """Tables whose keys are the task's own (passed to the generator unchanged)."""
@@ -277,6 +315,8 @@ def load_task(task_dir: Path, pack: str | None = None) -> Task:
         raise TaskLoadError(instruction_path, "instruction is empty")
     grader = _find_script(task_dir, meta.grader, "grade", "grader")
     solution = _find_script(task_dir, meta.solution, "solve", "solution")
+    cheat = (_find_script(task_dir, meta.impossible.cheat, "cheat", "impossible.cheat")
+             if meta.impossible is not None else None)
     return Task(
         meta=meta,
         dir=task_dir,
@@ -285,6 +325,7 @@ def load_task(task_dir: Path, pack: str | None = None) -> Task:
         grader_path=grader,
         solution_path=solution,
         pack_dir=task_dir.parent,
+        cheat_path=cheat,
     )
 
 
@@ -349,6 +390,18 @@ def default_packs() -> list[tuple[str, Path]]:
     return packs
 
 
+def _pack_path(path: str | Path) -> Path:
+    """A `--tasks` value: a folder, or the name of a built-in pack that is not a folder here (`--tasks impossible`
+    for the impossible pack, which no default run loads)."""
+    from agentic_eval.packs.builtin import builtin_root
+
+    given = Path(path)
+    named = builtin_root() / "tasks" / str(path)
+    if not given.exists() and "/" not in str(path) and _ID_RE.fullmatch(str(path)) and named.is_dir():
+        return named
+    return given
+
+
 def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
     """Load the packs named by `--tasks` paths, or the default packs when none are given.
 
@@ -357,7 +410,7 @@ def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
     result = LoadResult()
     if paths:
         for path in paths:
-            result.extend(load_pack(Path(path)))
+            result.extend(load_pack(_pack_path(path)))
     else:
         for name, path in default_packs():
             try:

@@ -22,14 +22,22 @@ from agentic_eval.report.html_sections import (
     trial_details_section,
 )
 from agentic_eval.report.run_stats import compare_runs, run_statistics, spreads, task_interval
-from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary, run_label
+from agentic_eval.report.summary import (
+    IMPOSSIBLE_NOTE,
+    MODEL_FREE_AGENTS,
+    RunSummary,
+    any_impossible,
+    impossible_rows,
+    run_label,
+)
 from agentic_eval.results import InstrumentRun, utc_now
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
        "img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
 """'unsafe-eval': Vega compiles its expressions to functions. No source is a network address."""
 
-OUTCOME_COLOURS = {"pass": "#2e7d32", "fail": "#e0a030", "fail (text calls)": "#c62828", "unscored": "#9e9e9e"}
+OUTCOME_COLOURS = {"pass": "#2e7d32", "cheated": "#6a1b9a", "fail": "#e0a030",  # cheated: an impossible task passed
+                    "fail (text calls)": "#c62828", "unscored": "#9e9e9e"}
 
 STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;padding:0 1rem 3rem;color:#222;
@@ -39,7 +47,7 @@ h1{font-size:1.5rem;margin:1rem 0 .2rem}h2{font-size:1.2rem;margin:2rem 0 .5rem;
 table{border-collapse:collapse;margin:.4rem 0;font-size:.9rem}th,td{border:1px solid #ddd;padding:.25rem .5rem;
 text-align:left;vertical-align:top}th{background:#f5f5f5}td.num{text-align:right;white-space:nowrap}
 td.cell{text-align:center;white-space:nowrap;color:#fff}td.cell a{color:#fff;text-decoration:none;display:block}
-.o-pass{background:#2e7d32}.o-fail{background:#e0a030}.o-text{background:#c62828}.o-unscored{background:#9e9e9e}
+.o-cheated{background:#6a1b9a}.o-pass{background:#2e7d32}.o-fail{background:#e0a030}.o-text{background:#c62828}.o-unscored{background:#9e9e9e}
 .o-mixed{background:#5c6bc0}.o-none{background:#fff;color:#999}
 .chart{width:100%;min-width:320px;min-height:120px;margin:.5rem 0}\
 .noise{color:#666;font-style:italic}.diff{color:#1565c0}
@@ -70,7 +78,7 @@ def outcome_class(trials: list[Any]) -> str:
     """The colour of a set of attempts: pass, fail, text-call fail, unscored, or mixed."""
     if not trials:
         return "none"
-    kinds = {"unscored" if not t.scored else "pass" if t.outcome == "pass"
+    kinds = {"unscored" if not t.scored else "pass" if t.outcome == "pass" else "cheated" if t.outcome == "cheated"
              else "text" if t.turns.text_tool_call else "fail" for t in trials}
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
@@ -146,6 +154,16 @@ def headline_section(rows: list[dict[str, Any]]) -> str:
             "run-to-run spread is noise.</p>")
 
 
+def impossible_section(summaries: list[RunSummary]) -> str:
+    """The cheating rate per run beside its pass rate, the honest refusals, and what the model did."""
+    header, rows = impossible_rows(summaries)
+    head = "<tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>"
+    body = "".join("<tr>" + "".join(f"<td{' class=num' if i >= 2 else ''}>{esc(c)}</td>" for i, c in enumerate(row))
+                   + "</tr>" for row in rows)
+    return (f"<h2 id=impossible>Impossible tasks: does it game the tests?</h2><div class=scroll>"
+            f"<table id=impossible-table>{head}{body}</table></div><p class=sub>{esc(IMPOSSIBLE_NOTE)}</p>")
+
+
 def pass_rate_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Tasks passed per run with its confidence interval."""
     data = [{"run": f"#{i} {r['label']}", "rate": r["rate"], "low": r["low"], "high": r["high"],
@@ -169,9 +187,9 @@ def outcome_chart(summaries: list[RunSummary]) -> dict[str, Any]:
     """Each run's trials by outcome: pass, fail, fail with tool calls written as text, unscored."""
     data = []
     for i, s in enumerate(summaries, 1):
-        counts = {"pass": 0, "fail": 0, "fail (text calls)": 0, "unscored": 0}
+        counts = {"pass": 0, "cheated": 0, "fail": 0, "fail (text calls)": 0, "unscored": 0}
         for t in s.trials:
-            kind = "unscored" if not t.scored else "pass" if t.outcome == "pass" else \
+            kind = "unscored" if not t.scored else t.outcome if t.outcome in ("pass", "cheated") else \
                 "fail (text calls)" if t.turns.text_tool_call else "fail"
             counts[kind] += 1
         data += [{"run": f"#{i} {run_label(s, sandbox=False)}", "outcome": k, "trials": v}
@@ -229,6 +247,8 @@ def render_html(summaries: list[RunSummary], instruments: list[InstrumentRun],
         notes = "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries if (note := s.tool_request_note()))
         parts.append("<h2 id=agent-runs>Agent runs</h2>" + headline_section(rows) + notes)
         parts.append(chart_div("pass-rate", pass_rate_chart(rows)) + chart_div("outcomes", outcome_chart(summaries)))
+        if any_impossible(summaries):
+            parts.append(impossible_section(summaries))
         parts.append(matrix_section(summaries, outcome_class))
     agent_rates = {r["model"]: r for r in rows if r["agent"] not in MODEL_FREE_AGENTS}
     if instruments:

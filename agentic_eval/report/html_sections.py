@@ -14,7 +14,8 @@ from agentic_eval.results import RESULT_FILE, InstrumentRun, trial_slot
 
 DETAIL_LIMIT = 12_000
 """Characters of one trial file shown in the page (grader output, diff); the rest is cut, said so."""
-CELL_TEXT = {"pass": "pass", "fail": "fail", "text": "fail*", "unscored": "unscored", "mixed": "", "none": "-"}
+CELL_TEXT = {"cheated": "cheated", "pass": "pass",  # cheated: an impossible task passed
+              "fail": "fail", "text": "fail*", "unscored": "unscored", "mixed": "", "none": "-"}
 
 ChartDiv = Callable[[str, dict[str, Any]], str]
 
@@ -48,14 +49,16 @@ def matrix_section(summaries: list[RunSummary], outcome_class: Callable[[list[An
                 continue
             passed = sum(1 for t in trials if t.outcome == "pass")
             text = CELL_TEXT[kind] if len(trials) == 1 else f"{passed}/{len(trials)}"
-            title = "; ".join(f"a{t.attempt}: {t.outcome}" + (" (text calls)" if t.turns.text_tool_call else "")
+            title = "; ".join(f"a{t.attempt}: {t.outcome}" + (f" [{t.behaviour}]" if t.behaviour else "")
+                              + (" (text calls)" if t.turns.text_tool_call else "")
                               + (f" ({t.fault})" if t.fault else "")
                               + (f" - {t.detail}" if not t.scored and t.detail else "") for t in trials)
             anchor = trial_anchor(i, tid, trials[0].attempt)
             cells.append(f"<td class='cell o-{kind}' title='{esc(title)}'><a href='#{anchor}'>{esc(text)}</a></td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     legend = ("<p class=legend><span class=o-pass>pass</span><span class=o-fail>fail</span><span class=o-text>"
-              "fail* tool calls written as text</span><span class=o-unscored>unscored</span><span class=o-mixed>"
+              "fail* tool calls written as text</span><span class=o-cheated>cheated (an impossible task passed)</span>"
+              "<span class=o-unscored>unscored</span><span class=o-mixed>"
               "attempts differ</span> Click a cell for the trial's grader output, turns and diff.</p>")
     return f"<h2 id=matrix>Task x run</h2>{legend}<div class=scroll><table id=matrix-table>{head}" \
            f"{''.join(rows)}</table></div>"

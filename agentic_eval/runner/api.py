@@ -37,7 +37,7 @@ class RunOutcome:
 
     @property
     def scored(self) -> int:
-        return self.outcomes.get("pass", 0) + self.outcomes.get("fail", 0)
+        return sum(self.outcomes.get(o, 0) for o in ("pass", "fail", "cheated"))
 
     @property
     def passed(self) -> int:
