@@ -78,6 +78,11 @@ def entry_points_in(group: str) -> list[EntryPoint]:
     return list(entry_points(group=group))
 
 
+def names_in(group: str) -> list[str]:
+    """The names registered in `group`, sorted, each once (nothing is imported)."""
+    return sorted({ep.name for ep in entry_points_in(group)})
+
+
 def agent_entry_points() -> dict[str, EntryPoint]:
     """Name -> entry point of every registered agent, built-ins included."""
     return {ep.name: ep for ep in entry_points_in(AGENTS_GROUP)}

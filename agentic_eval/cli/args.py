@@ -28,9 +28,9 @@ class RegisteredNames:
         self.group = group
 
     def _names(self) -> list[str]:
-        from agentic_eval.plugins import entry_points_in
+        from agentic_eval.plugins import names_in
 
-        return sorted({ep.name for ep in entry_points_in(self.group)})
+        return names_in(self.group)
 
     def __contains__(self, name: object) -> bool:
         return name in self._names()

@@ -339,8 +339,9 @@ def _identity_files(uid: int) -> tuple[Path, Path]:
 
 
 def end_uid_processes(uid: int, wait_s: float = 10.0) -> int:
-    """SIGKILL every process running as `uid` (never 0), and wait (at most `wait_s`) until none is left;
-    returns how many were signalled. Linux only (reads /proc); a no-op elsewhere."""
+    """SIGKILL every process running as `uid` (never 0), round after round until none is left (at most
+    `wait_s`: one forked meanwhile is ended too); returns how many were signalled. Linux only (reads /proc);
+    a no-op elsewhere."""
     import signal
 
     if uid == 0 or not os.path.isdir("/proc"):
@@ -357,24 +358,24 @@ def end_uid_processes(uid: int, wait_s: float = 10.0) -> int:
                     pass
         return found
 
-    pids = alive()
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    signalled: set[int] = set()
     deadline = time.monotonic() + wait_s
-    while pids and time.monotonic() < deadline:
+    while (pids := alive()) and time.monotonic() < deadline:
+        for pid in pids:  # every round: a process forked since the last one is ended too
+            try:
+                os.kill(pid, signal.SIGKILL)
+                signalled.add(pid)
+            except OSError:
+                pass
         time.sleep(0.02)
-        pids = alive()
-    return len(pids)
+    return len(signalled)
 
 
 def backend_names() -> list[str]:
     """Every registered backend's name, built-ins included, sorted."""
-    from agentic_eval.plugins import BACKENDS_GROUP, entry_points_in
+    from agentic_eval.plugins import BACKENDS_GROUP, names_in
 
-    return sorted({ep.name for ep in entry_points_in(BACKENDS_GROUP)})
+    return names_in(BACKENDS_GROUP)
 
 
 LOCAL_WARNING = ("warning: --sandbox local: the model's commands run unconfined as this user: they can read your "
