@@ -31,10 +31,13 @@ def mini_pack(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test reads or writes the user's git config or home."""
+    """No test reads or writes the user's git config or home, nor takes the width of the terminal the suite
+    was started in (a test that needs a width sets COLUMNS itself): output is captured, as when piped."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
 
 
 @pytest.fixture
