@@ -246,7 +246,8 @@ def test_an_attempt_from_a_third_party_entry_point_is_picked_up(tmp_path: Path,
 def test_cli_json_carries_the_attempts_and_no_redteam_turns_it_off(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     pack = make_pack(tmp_path, WEAK_GRADER, FIX_CALC)
-    code = main(["validate", "--tasks", str(pack), "--json", "--redteam", "shadow-pytest",
+    one = ["--seeds", "1", "--repeat", "1"]  # the red team runs on the first seed once either way
+    code = main(["validate", "--tasks", str(pack), "--json", *one, "--redteam", "shadow-pytest",
                  "--redteam", "delete-tests"])
     data = json.loads(capsys.readouterr().out)
     assert code == 1 and data["redteam"] == ["shadow-pytest", "delete-tests"]
@@ -255,7 +256,7 @@ def test_cli_json_carries_the_attempts_and_no_redteam_turns_it_off(tmp_path: Pat
     assert [(a["attempt"], a["verdict"]) for a in task["redteam"]] == [("shadow-pytest", "pass"),
                                                                        ("delete-tests", "fail")]
     assert task["redteam"][0]["passing_checks"]  # the grader's last line, kept though the output is dropped
-    code = main(["validate", "--tasks", str(pack), "--json", "--no-redteam"])
+    code = main(["validate", "--tasks", str(pack), "--json", *one, "--no-redteam"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["redteam"] is None and data["tasks"][0]["redteam"] is None
 
@@ -272,7 +273,8 @@ def test_the_terminal_output_fits_80_columns(tmp_path: Path, capsys: pytest.Capt
     pack = make_pack(tmp_path, WEAK_GRADER, FIX_CALC)
     task = pack / "calc" / "task.toml"  # the longest built-in id is 31 characters
     task.write_text(task.read_text().replace('id = "calc"', 'id = "node-port-env-already-supported"'))
-    code = main(["validate", "--tasks", str(pack), "--redteam", "shadow-pytest", "--redteam", "delete-tests"])
+    code = main(["validate", "--tasks", str(pack), "--seeds", "1", "--repeat", "1", "--redteam", "shadow-pytest",
+                 "--redteam", "delete-tests"])
     out = capsys.readouterr().out
     assert code == 1
     assert max(len(line) for line in out.splitlines()) <= 80, out
@@ -281,7 +283,7 @@ def test_the_terminal_output_fits_80_columns(tmp_path: Path, capsys: pytest.Capt
     row = next(line for line in out.splitlines() if line.startswith("│ node-port-env"))
     assert "1/2" in row  # of the two attempts graded, the grader failed one
     assert "bad: node-port-env-already-supported: red team: 'shadow-pytest' passed the grader" in out.replace("\n", "")
-    assert out.splitlines()[-1].startswith("0 ok, 1 bad (seeds 0-2 x 2 runs, 2 red-team attempts on seed 0, ")
+    assert out.splitlines()[-1].startswith("0 ok, 1 bad (seed 0 x 1 run, 2 red-team attempts on seed 0, ")
 
 
 def test_the_sandbox_languages_come_from_its_files(tmp_path: Path) -> None:
