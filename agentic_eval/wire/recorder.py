@@ -110,6 +110,12 @@ class WireRecord(BaseModel):
         default=False, description="True when the recorder could not reassemble or parse the reply: `response` "
         "holds its body as text, as received, and `error` says why."
     )
+    upstream: dict[str, Any] | None = Field(
+        default=None, description="Set when the recorder translated the exchange (an Anthropic Messages request "
+        "to an endpoint that speaks only chat completions): what went to and came from the endpoint, {path, "
+        "request, status, response, stream, events, error}, beside `request`/`response`/`events`, which are "
+        "what the agent sent and got."
+    )
 
 
 def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[WireRecord]:
@@ -252,6 +258,8 @@ class _Exchange:
     error_body: Any = None
     clock: EndpointClock | None = None
     waiting: bool = False
+    upstream: _Exchange | None = None
+    """The endpoint's side of a translated exchange (this one is the agent's side)."""
 
     def wait_upstream(self, on: bool) -> None:
         """Mark the exchange as waiting on the endpoint (or not) on the recorder's clock."""
@@ -314,6 +322,12 @@ class _Exchange:
             error=f"{self.error}; {why}" if self.error else why, raw_reply=True,
             timings=WireTimings(started_at=self.started_at, end_s=time.perf_counter() - self.t0),
         )
+
+    def side_record(self) -> dict[str, Any]:
+        """This exchange as the `upstream` part of a translated exchange's record."""
+        record = self.safe_record()
+        return {"path": record.path, "request": record.request, "status": record.status, "response": record.response,
+                "stream": record.stream, "events": record.events, "error": record.error}
 
     def to_record(self) -> WireRecord:
         end_s = time.perf_counter() - self.t0
@@ -452,8 +466,10 @@ class _ProxyApp:
     """The ASGI application: forward `/v1/...` upstream, relay the answer, log the exchange."""
 
     def __init__(self, upstream_base_url: str, log: _WireLog, extra_headers: Mapping[str, str],
-                 client_key: str | None = None, clock: EndpointClock | None = None) -> None:
+                 client_key: str | None = None, clock: EndpointClock | None = None,
+                 translate_messages: bool = False) -> None:
         self.upstream = httpx.URL(upstream_base_url.rstrip("/"))
+        self.translate_messages = translate_messages
         self.clock = clock
         self.log = log
         self.extra_headers = dict(extra_headers)
@@ -481,14 +497,24 @@ class _ProxyApp:
         shown_path = path + ("?" + _redact_query(query) if query else "")
         exchange = _Exchange(seq=next(self._seq), method=scope["method"], path=shown_path, request_body=body,
                              clock=self.clock)
+        sub_path = path.removeprefix("/v1")
         try:
-            await self._forward(scope, receive, send, exchange, path.removeprefix("/v1"), query)
+            if self.translate_messages and sub_path.startswith("/messages"):
+                from agentic_eval.wire.translate import relay_translated
+
+                assert self.client is not None
+                await relay_translated(self, scope, receive, send, exchange, sub_path)
+            else:
+                await self._forward(scope, receive, send, exchange, sub_path, query)
         except asyncio.CancelledError:
             exchange.error = exchange.error or "the recorder stopped before the exchange ended"
             raise
         finally:
             exchange.wait_upstream(False)
-            self.log.write(exchange.safe_record())
+            record = exchange.safe_record()
+            if exchange.upstream is not None:
+                record.upstream = exchange.upstream.side_record()
+            self.log.write(record)
 
     async def _forward(
         self, scope: Scope, receive: Receive, send: Send, exchange: _Exchange, sub_path: str, query: str
@@ -615,7 +641,11 @@ class WireRecorder:
         upstream_headers: headers added to every upstream request (e.g. an Authorization the agent
             does not send). Never logged.
         client_key: when given, only requests presenting this key (a trial's placeholder, as
-            `Authorization: Bearer KEY` or an `api-key` header) are forwarded; others get 401, unlogged.
+            `Authorization: Bearer KEY` or an `api-key` / `x-api-key` header) are forwarded; others get 401,
+            unlogged.
+        translate_messages: answer Anthropic Messages requests (`/v1/messages`) by translating each to chat
+            completions for the upstream and its reply back (agentic_eval.wire.translate); False passes them
+            through like any other request.
         connect_timeout_s: give up on connecting to the upstream after this long (502 to the client).
         read_timeout_s: longest silence allowed from the upstream; None waits as long as the client does.
         port: port to listen on; 0 picks a free one.
@@ -631,8 +661,10 @@ class WireRecorder:
         connect_timeout_s: float = 10.0,
         read_timeout_s: float | None = None,
         port: int = 0,
+        translate_messages: bool = False,
     ) -> None:
         self.upstream_base_url = upstream_base_url
+        self.translate_messages = translate_messages
         self.log_path = Path(log_path)
         self._headers = dict(upstream_headers or {})
         self._client_key = client_key
@@ -679,7 +711,8 @@ class WireRecorder:
             sock.close()
             raise AgenticEvalError(f"wire recorder: cannot listen on 127.0.0.1:{self._requested_port}: {exc}") from exc
         self._log = _WireLog(self.log_path)
-        app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key, self.clock)
+        app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key, self.clock,
+                        self.translate_messages)
         config = uvicorn.Config(
             app, interface="asgi3", http="h11", loop="asyncio", lifespan="off", log_config=None,
             access_log=False, proxy_headers=False, server_header=False, date_header=False, timeout_graceful_shutdown=5,
