@@ -76,11 +76,12 @@ def _text_blocks(value: Any, where: str) -> str:
 def _image_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
     source = block.get("source")
     if isinstance(source, Mapping) and source.get("type") == "base64":
-        return {"type": "image_url", "image_url": {"url": f"data:{source.get('media_type')};base64,{source.get('data')}"}}
+        url = f"data:{source.get('media_type')};base64,{source.get('data')}"
+        return {"type": "image_url", "image_url": {"url": url}}
     if isinstance(source, Mapping) and source.get("type") == "url" and isinstance(source.get("url"), str):
         return {"type": "image_url", "image_url": {"url": source["url"]}}
-    raise Untranslatable(f"{where}: an image source of type {source.get('type') if isinstance(source, Mapping) else source!r} "
-                         "is not supported")
+    kind = source.get("type") if isinstance(source, Mapping) else source
+    raise Untranslatable(f"{where}: an image source of type {kind!r} is not supported")
 
 
 def _tool_result_text(block: Mapping[str, Any], where: str) -> str:
@@ -94,7 +95,8 @@ def _tool_result_text(block: Mapping[str, Any], where: str) -> str:
             elif kind == "image":
                 texts.append("[image omitted: the endpoint speaks chat completions, whose tool messages hold text]")
             else:
-                raise Untranslatable(f"{where}.content[{number}]: block type {kind!r} is not supported in a tool result")
+                raise Untranslatable(f"{where}.content[{number}]: block type {kind!r} is not supported in a "
+                                     "tool result")
         text = "\n\n".join(texts)
     elif isinstance(content, str):
         text = content
@@ -119,7 +121,8 @@ def _user_message(content: Any, where: str) -> list[dict[str, Any]]:
         elif kind == "image":
             parts.append(_image_part(block, at))
         elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
-            tools.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": _tool_result_text(block, at)})
+            tools.append({"role": "tool", "tool_call_id": block["tool_use_id"],
+                          "content": _tool_result_text(block, at)})
         else:
             raise Untranslatable(f"{at}: block type {kind!r} is not supported in a user turn")
     messages = list(tools)
@@ -517,7 +520,7 @@ class AnthropicStreamAssembler:
         elif kind == "content_block_delta" and isinstance(index, int) and isinstance(event.get("delta"), Mapping):
             self._delta(index, event["delta"])
         elif kind == "message_delta":
-            message = self.message if self.message is not None else {"type": "message", "role": "assistant"}
+            message: dict[str, Any] = self.message or {"type": "message", "role": "assistant"}
             self.message = message
             if isinstance(event.get("delta"), Mapping):
                 message.update(event["delta"])
