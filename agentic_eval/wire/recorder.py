@@ -522,12 +522,18 @@ class _ProxyApp:
         assert self.client is not None
         # A header the harness sets (the real API key) replaces the agent's own (often a placeholder).
         replaced = _REQUEST_HOP_HEADERS | {name.lower() for name in self.extra_headers} | {"accept-encoding"}
+        extra = dict(self.extra_headers)
+        if self.client_key is not None:  # the agent's credential headers hold only its placeholder
+            replaced |= {"authorization", "x-api-key", "api-key"}
+        bearer = next((v for k, v in extra.items() if k.lower() == "authorization"), "")
+        if sub_path.startswith("/messages") and bearer[:7].lower() == "bearer ":
+            extra["x-api-key"] = bearer[7:]  # an Anthropic-native server reads its key here
         headers = [
             (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in scope["headers"]
             if name.decode("latin-1").lower() not in replaced
         ]
-        headers += list(self.extra_headers.items()) + [("accept-encoding", "identity")]
+        headers += list(extra.items()) + [("accept-encoding", "identity")]
         url = self.upstream.copy_with(path=self.upstream.path + sub_path, query=query.encode("latin-1") or None)
         request = self.client.build_request(exchange.method, url, headers=headers, content=exchange.request_body)
         exchange.wait_upstream(True)  # until its answer's last byte arrives (the request was read whole before)

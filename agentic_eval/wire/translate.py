@@ -197,8 +197,8 @@ async def _relay_stream(send: Send, exchange: _Exchange, upstream: _Exchange, re
             for event in decoder.close():
                 done = await _translate_event(send, exchange, translator, event.data) or done
         except httpx.HTTPError as exc:
-            upstream.error = f"upstream closed the response early: {type(exc).__name__}: {exc}"
-            raise Untranslatable(f"the endpoint's stream broke off ({type(exc).__name__})") from None
+            upstream.error = exchange.error = f"upstream closed the response early: {type(exc).__name__}: {exc}"
+            raise Untranslatable(exchange.error) from None
         except StreamUnreadable as exc:
             raise Untranslatable(f"the endpoint's stream is unreadable: {exc}") from None
         finally:
@@ -208,7 +208,7 @@ async def _relay_stream(send: Send, exchange: _Exchange, upstream: _Exchange, re
         for out in translator.finish():
             await _send_event(send, exchange, out)
     except Untranslatable as exc:
-        exchange.error = f"the endpoint's reply cannot be translated to the Messages API: {exc}"
+        exchange.error = exchange.error or f"the endpoint's reply cannot be translated to the Messages API: {exc}"
         await _send_event(send, exchange, error_body(f"agentic-eval wire recorder: {exchange.error}"))
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 

@@ -1,0 +1,345 @@
+"""Claude Code and the Anthropic Messages API on the wire (issue 29).
+
+The real Claude Code (`agentic-eval agents install claude-code`) runs the mini pack's answer-file task through
+the runner, confined (bwrap; one scenario under docker), against a scripted endpoint on 127.0.0.1 that either
+speaks the Messages API itself (passed through) or only chat completions (the recorder translates): a model
+that calls tools and solves the task, one that writes its calls as text, one whose endpoint dies mid-trial.
+The translation itself is tested on recorded shapes, streamed and not, without a CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agentic_eval.classify.turn import classify_turn
+from agentic_eval.results import TrialResult
+from agentic_eval.testing import (
+    FakeEndpoint,
+    ReceivedRequest,
+    ScriptedReply,
+    chat_body,
+    chat_stream,
+    messages_body,
+    messages_stream,
+    tool_call,
+)
+from agentic_eval.wire.anthropic import (
+    UNPARSED_ARGUMENTS,
+    ChatToMessagesStream,
+    Untranslatable,
+    to_chat_request,
+    to_message,
+)
+from agentic_eval.wire.recorder import WireRecorder, read_wire_log
+from agentic_eval.wire.sse import summarize_stream
+from tests.helpers import MODEL, PolicyEndpoint, require_cli, run_trial, tiny_port, trial_dir
+
+# ---------------------------------------------------------------- scripted models, in both APIs
+
+ANSWER = "echo 'port is {port}' > answer.txt"
+
+
+def _turns_done(body: dict[str, Any]) -> int:
+    """Tool results the agent sent back so far (Messages tool_result blocks, or chat tool messages)."""
+    count = 0
+    for message in body.get("messages") or ():
+        if message.get("role") == "tool":
+            count += 1
+        content = message.get("content")
+        if isinstance(content, list):
+            count += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_result")
+    return count
+
+
+def _names(body: dict[str, Any]) -> list[str]:
+    return [str((tool.get("function") or tool).get("name")) for tool in body.get("tools") or ()]
+
+
+def _reply(req: ReceivedRequest, text: str | None, calls: list[tuple[str, dict[str, Any]]]) -> ScriptedReply:
+    """The same turn in whichever API the request spoke (a chat-only endpoint has no /v1/messages)."""
+    body = req.body or {}
+    path = req.path.split("?")[0].rstrip("/")
+    if path.endswith("/messages"):
+        if body.get("stream"):
+            return ScriptedReply(events=messages_stream(text, tool_uses=calls), named_events=True)
+        return ScriptedReply(body=messages_body(text, tool_uses=calls))
+    chat_calls = [tool_call(name, args, f"call_{number}") for number, (name, args) in enumerate(calls)]
+    if body.get("stream"):
+        return ScriptedReply(events=chat_stream(text, tool_calls=chat_calls))
+    return ScriptedReply(body=chat_body(text, tool_calls=chat_calls))
+
+
+def model(kind: str, native: bool, port: int) -> Any:
+    """A scripted model. kind: 'solver' (a Bash tool call, then done), 'text' (the call written as invented XML),
+    'dies' (a Bash call, then the endpoint drops every connection). `native`: the endpoint serves /v1/messages."""
+
+    def respond(req: ReceivedRequest) -> ScriptedReply:
+        path = req.path.split("?")[0].rstrip("/")
+        if path.endswith("/messages") and not native:
+            return ScriptedReply(status=404, body={"detail": "Not Found"})
+        body = req.body or {}
+        if not body.get("messages"):  # the probe's empty request
+            return ScriptedReply(status=400, body={"type": "error", "error": {"type": "invalid_request_error",
+                                                                              "message": "messages: required"}})
+        command = ANSWER.format(port=port)
+        if kind == "text":
+            return _reply(req, f"I will write the file now.\n<Bash>\n<command>{command}</command>\n</Bash>", [])
+        if _turns_done(body) == 0:
+            assert "Bash" in _names(body), _names(body)
+            return _reply(req, "Writing the answer.", [("Bash", {"command": command, "description": "answer"})])
+        if kind == "dies":
+            return ScriptedReply(drop=True)
+        return _reply(req, "Done: answer.txt holds the port.", [])
+
+    return respond
+
+
+def model_calls(run_dir: Path, result: TrialResult) -> list[dict[str, Any]]:
+    records = [json.loads(line) for line in (trial_dir(run_dir, result) / "wire.jsonl").read_text().splitlines()]
+    return [r for r in records if r["method"] == "POST" and r["path"].split("?")[0].rstrip("/").endswith("/messages")]
+
+
+def claude_trial(kind: str, native: bool, pack: Path, run_dir: Path, *extra: str) -> TrialResult:
+    with PolicyEndpoint(model(kind, native, tiny_port())) as fake:
+        result = run_trial("claude-code", fake, pack, run_dir, *extra)
+        paths = [r.path.split("?")[0] for r in fake.requests]
+    folder = trial_dir(run_dir, result)
+    print(f"claude-code {kind} native={native}: {result.outcome} ({result.detail}) turns {result.turns} "
+          f"in {result.agent_duration_s}s; endpoint saw {paths}")
+    if result.outcome not in ("pass", "fail") and kind != "dies":
+        print((folder / "agent_stderr.txt").read_text()[-2000:], (folder / "agent_stdout.txt").read_text()[-2000:])
+    # never the key: not on its command line, not left in its HOME, not in its settings
+    assert "sk-test" not in (folder / "agent_command.txt").read_text()
+    for path in (folder / "agent_home").rglob("*") if (folder / "agent_home").exists() else ():
+        if path.is_file():
+            assert "sk-test" not in path.read_text(errors="replace"), path
+    return result
+
+
+@pytest.fixture
+def pack(mini_pack: Path) -> Path:
+    toml = mini_pack / "answer-file" / "task.toml"
+    toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 240"))
+    return mini_pack
+
+
+# ---------------------------------------------------------------- the real CLI
+
+
+@pytest.mark.agent_cli
+@pytest.mark.parametrize("native", [True, False], ids=["native", "translated"])
+def test_claude_code_solves_with_real_tool_calls(native: bool, pack: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    require_cli("claude-code", monkeypatch)
+    result = claude_trial("solver", native, pack, tmp_path / "runs")
+    assert result.outcome == "pass", result.detail
+    assert result.wire_api == ("anthropic-messages" if native else "anthropic-messages->chat-completions")
+    assert result.turns.tool_call >= 1 and result.turns.text_tool_call == 0 and result.turns.unclassified == 0
+    calls = model_calls(tmp_path / "runs", result)
+    assert calls and result.requests == len(calls) and result.agent_turns == len(calls)
+    first = calls[0]
+    assert first["stream"] and "Bash" in _names(first["request"]) and len(first["request"]["tools"]) >= 5
+    assert first["response"]["content"][-1]["type"] == "tool_use"  # the reply reassembled, as the agent got it
+    if native:
+        assert all(c["upstream"] is None for c in calls)
+    else:  # the endpoint's side, chat completions, kept beside it: request, raw events, reassembled reply
+        upstream = first["upstream"]
+        assert upstream["path"] == "/v1/chat/completions" and upstream["request"]["messages"][0]["role"] == "system"
+        assert upstream["events"][-1] == "[DONE]"
+        assert upstream["response"]["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "Bash"
+        assert any(m["role"] == "tool" for m in calls[-1]["upstream"]["request"]["messages"])
+
+
+@pytest.mark.agent_cli
+def test_claude_code_text_calls_are_counted(pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_cli("claude-code", monkeypatch)
+    result = claude_trial("text", False, pack, tmp_path / "runs", "--agent-opt", "api=translate")
+    assert result.outcome == "fail", result.detail
+    assert result.turns.text_tool_call >= 1 and result.turns.tool_call == 0
+    assert result.text_call_families == {"invented_xml": result.turns.text_tool_call}
+
+
+@pytest.mark.agent_cli
+def test_claude_code_endpoint_dying_mid_trial_is_unscored(pack: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    require_cli("claude-code", monkeypatch)
+    result = claude_trial("dies", True, pack, tmp_path / "runs", "--agent-opt", "api=native")
+    assert result.outcome == "endpoint_error", (result.outcome, result.detail)
+    assert result.fault == "endpoint"
+    assert result.turns.tool_call == 1 and result.turns.unclassified >= 1
+
+
+# ---------------------------------------------------------------- the translation, on recorded shapes
+
+# What Claude Code 2.1.328 sends (shortened): system blocks, a system message after the first user turn,
+# tool results with is_error, thinking and keys chat completions has no counterpart for.
+CLAUDE_REQUEST: dict[str, Any] = {
+    "model": MODEL, "max_tokens": 32000, "stream": True,
+    "system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.328;"},
+               {"type": "text", "text": "You are a Claude agent.", "cache_control": {"type": "ephemeral"}}],
+    "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "<system-reminder>r</system-reminder>"},
+                                     {"type": "text", "text": "Fix the port."}]},
+        {"role": "system", "content": [{"type": "text", "text": "# Environment\nPlatform: linux"}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "look first", "signature": "s"},
+                                          {"type": "text", "text": "Reading."},
+                                          {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                                           "input": {"command": "cat config.json"}},
+                                          {"type": "tool_use", "id": "toolu_2", "name": "Bash",
+                                           "input": {UNPARSED_ARGUMENTS: "{bad"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": [{"type": "text", "text": "{\"port\": 1}"}]},
+                                     {"type": "tool_result", "tool_use_id": "toolu_2", "content": "bad input",
+                                      "is_error": True},
+                                     {"type": "text", "text": "go on"}]},
+    ],
+    "tools": [{"name": "Bash", "description": "Run", "defer_loading": False,
+               "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
+                                "required": ["command"]}}],
+    "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
+    "metadata": {"user_id": "u"}, "thinking": {"type": "adaptive"},
+    "context_management": {"edits": []}, "output_config": {"effort": "high"},
+    "temperature": 0.2, "stop_sequences": ["END"],
+}
+
+
+def test_messages_request_becomes_a_chat_request() -> None:
+    chat = to_chat_request(CLAUDE_REQUEST)
+    roles = [m["role"] for m in chat["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert chat["messages"][0]["content"].endswith("You are a Claude agent.\n\n# Environment\nPlatform: linux")
+    assert chat["messages"][1]["content"] == "<system-reminder>r</system-reminder>\n\nFix the port."
+    assistant = chat["messages"][2]
+    assert assistant["content"] == "Reading." and assistant["reasoning_content"] == "look first"
+    assert [c["function"]["arguments"] for c in assistant["tool_calls"]] == ['{"command": "cat config.json"}', "{bad"]
+    assert chat["messages"][3] == {"role": "tool", "tool_call_id": "toolu_1", "content": "{\"port\": 1}"}
+    assert chat["messages"][4]["content"] == "Error: bad input"
+    assert chat["tools"][0]["function"]["parameters"]["required"] == ["command"]
+    assert chat["tool_choice"] == "required" and chat["parallel_tool_calls"] is False
+    assert chat["stream_options"] == {"include_usage": True} and chat["stop"] == ["END"]
+    assert "metadata" not in chat and "thinking" not in chat and chat["max_tokens"] == 32000
+    named = to_chat_request({**CLAUDE_REQUEST, "tool_choice": {"type": "tool", "name": "Bash"}})
+    assert named["tool_choice"] == {"type": "function", "function": {"name": "Bash"}}
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    ({"messages": [{"role": "user", "content": [{"type": "document", "source": {}}]}]}, "messages[0].content[0]"),
+    ({"tools": [{"type": "web_search_20250305", "name": "web_search"}]}, "tools[0] (web_search)"),
+    ({"tool_choice": {"type": "sometimes"}}, "tool_choice"),
+    ({"prefill": True}, "'prefill'"),
+    ({"messages": [{"role": "tool", "content": "x"}]}, "messages[0]: role 'tool'"),
+])
+def test_untranslatable_requests_name_the_part(change: dict[str, Any], named: str) -> None:
+    with pytest.raises(Untranslatable, match=named.replace("[", r"\[").replace("(", r"\(").replace(")", r"\)")):
+        to_chat_request({**CLAUDE_REQUEST, **change})
+
+
+def test_chat_reply_becomes_a_message_streamed_or_not() -> None:
+    calls = [tool_call("Bash", {"command": "ls"}, "call_a"), tool_call("Bash", "{not json", "call_b")]
+    whole = to_message(chat_body("Running.", tool_calls=calls, reasoning_content="hmm"), MODEL)
+    assert [b["type"] for b in whole["content"]] == ["thinking", "text", "tool_use", "tool_use"]
+    assert whole["content"][2]["input"] == {"command": "ls"} and whole["stop_reason"] == "tool_use"
+    assert whole["content"][3]["input"] == {UNPARSED_ARGUMENTS: "{not json"}
+    assert whole["usage"] == {"input_tokens": 10, "output_tokens": 5}
+    assert to_message(chat_body("cut", finish_reason="length"), MODEL)["stop_reason"] == "max_tokens"
+    # streamed: chunk by chunk, the same message once the events are reassembled the way the recorder does
+    translator = ChatToMessagesStream(model=MODEL)
+    events: list[dict[str, Any]] = []
+    for chunk in chat_stream("Running.", tool_calls=calls, reasoning_content="hmm", piece_chars=3):
+        events += translator.finish() if chunk == "[DONE]" else translator.feed(chunk)
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
+    assert kinds.count("content_block_start") == kinds.count("content_block_stop") == 4
+    summary = summarize_stream([f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events])
+    assert summary.error is None and summary.first_token_chunk is not None
+    assert summary.response is not None
+    assert [b["type"] for b in summary.response["content"]] == ["thinking", "text", "tool_use", "tool_use"]
+    assert summary.response["content"][1]["text"] == "Running." and summary.response["stop_reason"] == "tool_use"
+    assert summary.response["usage"]["output_tokens"] == 5
+    assert classify_turn(CLAUDE_REQUEST, summary.response).flags == ["bad_arguments"]
+    with pytest.raises(Untranslatable, match="delta.content is not text"):
+        ChatToMessagesStream(model=MODEL).feed({"choices": [{"index": 0, "delta": {"content": 5}}]})
+
+
+def test_messages_turns_are_classified_like_any_other() -> None:
+    request = {"tools": CLAUDE_REQUEST["tools"]}
+    assert classify_turn(request, messages_body("ok", tool_uses=[("Bash", {"command": "ls"})])).label == "tool_call"
+    text = classify_turn(request, messages_body("<Bash>\n<command>ls</command>\n</Bash>"))
+    assert text.label == "text_tool_call" and text.family == "invented_xml" and text.tool_names == ["Bash"]
+    thinking = classify_turn(request, messages_body(None, thinking="I should call Bash"))
+    assert thinking.label == "empty" and thinking.flags == ["reasoning_only"]
+    unknown = classify_turn(request, messages_body(None, tool_uses=[("Nope", {})]))
+    assert unknown.flags == ["unknown_tool"]
+
+
+def test_recorder_translates_and_keeps_both_sides(tmp_path: Path) -> None:
+    """Through the real recorder: a streamed and a whole exchange, count_tokens, an untranslatable request, an
+    endpoint error, a stream cut short: each recorded with what the agent got and what the endpoint sent."""
+    replies = [ScriptedReply(events=chat_stream("Hi.", tool_calls=[tool_call("Bash", {"command": "ls"}, "c1")])),
+               ScriptedReply(body=chat_body("Whole.")),
+               ScriptedReply(status=503, body={"error": {"message": "overloaded"}}),
+               ScriptedReply(events=chat_stream("Cut", done=False), close_after_events=2)]
+    log = tmp_path / "wire.jsonl"
+    with FakeEndpoint(replies) as fake, WireRecorder(fake.base_url, log, translate_messages=True) as recorder:
+        post = lambda path, body: httpx.post(recorder.base_url + path, json=body, timeout=30)  # noqa: E731
+        streamed = post("/messages?beta=true", CLAUDE_REQUEST)
+        whole = post("/messages", {**CLAUDE_REQUEST, "stream": False})
+        counted = post("/messages/count_tokens", CLAUDE_REQUEST)
+        refused = post("/messages", {**CLAUDE_REQUEST, "tools": [{"type": "bash_20250124", "name": "bash"}]})
+        failed = post("/messages", {**CLAUDE_REQUEST, "stream": False})
+        cut = post("/messages", CLAUDE_REQUEST)
+    assert streamed.status_code == 200 and "event: message_stop" in streamed.text
+    assert whole.json()["content"] == [{"type": "text", "text": "Whole."}]
+    assert counted.status_code == 404 and counted.json()["type"] == "error"
+    assert refused.status_code == 400 and "tools[0] (bash)" in refused.json()["error"]["message"]
+    assert failed.status_code == 503 and "overloaded" in failed.json()["error"]["message"]
+    assert cut.status_code == 200 and "event: error" in cut.text
+    assert len(fake.requests) == 4 and all(r.path == "/v1/chat/completions" for r in fake.requests)
+    records = read_wire_log(log)
+    assert [r.status for r in records] == [200, 200, 404, 400, 503, 200]
+    first = records[0]
+    assert first.stream and first.events[0].startswith('{"type": "message_start"')
+    assert first.response["content"][1] == {"type": "tool_use", "id": "c1", "name": "Bash", "input": {"command": "ls"}}
+    assert first.usage == {"input_tokens": 10, "output_tokens": 5} and first.error is None
+    assert first.upstream is not None and first.upstream["events"][-1] == "[DONE]"
+    assert first.upstream["request"]["tool_choice"] == "required"
+    assert records[1].upstream is not None and records[1].upstream["response"]["object"] == "chat.completion"
+    assert records[3].error is not None and "tools[0] (bash)" in records[3].error and records[3].upstream is None
+    assert records[5].error is not None and "closed the response early" in records[5].error
+
+
+def test_recorder_passes_messages_through_with_the_real_key(tmp_path: Path) -> None:
+    """Native: the agent's placeholder never reaches the endpoint; the real key does, as x-api-key too."""
+    reply = ScriptedReply(events=messages_stream("Hi.", tool_uses=[("Bash", {"command": "ls"})], thinking="t"),
+                          named_events=True)
+    log = tmp_path / "wire.jsonl"
+    with FakeEndpoint([reply]) as fake, WireRecorder(fake.base_url, log, client_key="placeholder",
+                                                     upstream_headers={"Authorization": "Bearer real"}) as recorder:
+        answer = httpx.post(recorder.base_url + "/messages?beta=true", json=CLAUDE_REQUEST, timeout=30,
+                            headers={"x-api-key": "placeholder", "anthropic-version": "2023-06-01"})
+    assert answer.status_code == 200
+    sent = fake.requests[0]
+    assert sent.path == "/v1/messages?beta=true" and sent.headers["x-api-key"] == "real"
+    assert sent.headers["authorization"] == "Bearer real" and sent.headers["anthropic-version"] == "2023-06-01"
+    (record,) = read_wire_log(log)
+    assert [b["type"] for b in record.response["content"]] == ["thinking", "text", "tool_use"]
+    assert record.response["content"][2]["input"] == {"command": "ls"} and record.upstream is None
+    assert classify_turn(record.request, record.response).label == "tool_call"
+
+
+def test_claude_code_options_are_checked() -> None:
+    from agentic_eval.agents.adapters.claude_code import ClaudeCodeAgent
+    from agentic_eval.errors import AgenticEvalError
+
+    agent = ClaudeCodeAgent()
+    agent.check_options({"api": "translate"})
+    with pytest.raises(AgenticEvalError, match="api=sometimes: expected one of auto, native, translate"):
+        agent.check_options({"api": "sometimes"})
+    with pytest.raises(AgenticEvalError, match="--agent-opt context"):
+        agent.check_options({"context": "5"})
