@@ -1,4 +1,5 @@
-"""A scripted OpenAI-compatible (or Anthropic Messages) endpoint for tests: real HTTP on 127.0.0.1, replaying a queue of replies.
+"""A scripted OpenAI-compatible (or Anthropic Messages) endpoint for tests: real HTTP on 127.0.0.1, replaying a
+queue of replies.
 
 The public test kit, for agentic-eval's own tests and for plugin authors (standard library only):
 code that talks to a model endpoint (an agent, an adapter's CLI, an instrument) is tested against

@@ -10,7 +10,7 @@ The translation itself is tested on recorded shapes, streamed and not, without a
 from __future__ import annotations
 
 import json
-import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,11 @@ from tests.helpers import MODEL, PolicyEndpoint, require_cli, run_trial, tiny_po
 # ---------------------------------------------------------------- scripted models, in both APIs
 
 ANSWER = "echo 'port is {port}' > answer.txt"
+PROBE = ("; grep -raohE 'ae-trial-[0-9a-f]{32}' ~ /proc/self/environ /proc/$PPID/environ /proc/$PPID/cmdline "
+         "2>/dev/null | head -3; echo probe-done")
+PLACEHOLDER = re.compile(r"ae-trial-[0-9a-f]{32}")
+"""What the model's command looks for: the trial's placeholder key, in HOME and in its own and its CLI's
+environment and command line (none holds it: it came by a file the CLI read once, gone since)."""
 
 
 def _turns_done(body: dict[str, Any]) -> int:
@@ -87,7 +92,7 @@ def model(kind: str, native: bool, port: int) -> Any:
         if not body.get("messages"):  # the probe's empty request
             return ScriptedReply(status=400, body={"type": "error", "error": {"type": "invalid_request_error",
                                                                               "message": "messages: required"}})
-        command = ANSWER.format(port=port)
+        command = ANSWER.format(port=port) + (PROBE if kind == "solver" else "")
         if kind == "text":
             return _reply(req, f"I will write the file now.\n<Bash>\n<command>{command}</command>\n</Bash>", [])
         if _turns_done(body) == 0:
@@ -114,11 +119,12 @@ def claude_trial(kind: str, native: bool, pack: Path, run_dir: Path, *extra: str
           f"in {result.agent_duration_s}s; endpoint saw {paths}")
     if result.outcome not in ("pass", "fail") and kind != "dies":
         print((folder / "agent_stderr.txt").read_text()[-2000:], (folder / "agent_stdout.txt").read_text()[-2000:])
-    # never the key: not on its command line, not left in its HOME, not in its settings
+    # never a key: not on its command line, not left in its HOME (its settings, its own files)
     assert "sk-test" not in (folder / "agent_command.txt").read_text()
     for path in (folder / "agent_home").rglob("*") if (folder / "agent_home").exists() else ():
         if path.is_file():
-            assert "sk-test" not in path.read_text(errors="replace"), path
+            text = path.read_text(errors="replace")
+            assert "sk-test" not in text and not PLACEHOLDER.search(text), path
     return result
 
 
@@ -146,6 +152,8 @@ def test_claude_code_solves_with_real_tool_calls(native: bool, pack: Path, tmp_p
     first = calls[0]
     assert first["stream"] and "Bash" in _names(first["request"]) and len(first["request"]["tools"]) >= 5
     assert first["response"]["content"][-1]["type"] == "tool_use"  # the reply reassembled, as the agent got it
+    results = json.dumps(calls[-1]["request"]["messages"][-1])  # what the model's command found
+    assert "probe-done" in results and not PLACEHOLDER.search(results), results
     if native:
         assert all(c["upstream"] is None for c in calls)
     else:  # the endpoint's side, chat completions, kept beside it: request, raw events, reassembled reply

@@ -16,8 +16,9 @@ reports, update checks or feedback surveys), auto-updates off, and every model i
 `apiKeyHelper` in `~/.claude/settings.json`, a command that prints a key file under that HOME (not the
 environment, which its Bash tool inherits); once its first request is through, the key file is removed (see
 `Invocation.key_files`), and the helper's answer is cached for the whole trial. Web tools are off
-(`--disallowedTools WebFetch WebSearch`). The turn limit is the task's (`--max-turns`). stdout is stream-json:
-`system`, `assistant`, `user`, then a `result` event whose `subtype` and `is_error` say how it ended.
+(`--disallowedTools WebFetch WebSearch`); a failed request is retried twice (`CLAUDE_CODE_MAX_RETRIES`). The
+turn limit is the task's (`--max-turns`). stdout is stream-json: `system`, `assistant`, `user`, then a `result`
+event whose `subtype` and `is_error` say how it ended.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ KEY_FILE = ".agentic-eval-key"
 DISALLOWED_TOOLS = ("WebFetch", "WebSearch")
 API_CHOICES = ("auto", "native", "translate")
 PROBE_TIMEOUT_S = 15.0
+MAX_RETRIES = 2
+"""Retries of a failed model request (its own default is 10, with back-off: three minutes against a dead
+endpoint); 2 is the OpenAI SDKs' default, which the other CLIs keep."""
 DAY_MS = 24 * 3600 * 1000
 
 SETTINGS: dict[str, object] = {
@@ -93,7 +97,8 @@ class ClaudeCodeAgent(CliAgent):
         super().check_options(extra)
         unknown = sorted(set(extra) - {"bin", "api"})
         if unknown:
-            raise AgenticEvalError(f"--agent-opt {unknown[0]}: claude-code takes api=auto|native|translate and bin=PATH")
+            raise AgenticEvalError(f"--agent-opt {unknown[0]}: claude-code takes api=auto|native|translate and "
+                                   "bin=PATH")
         if "api" in extra and str(extra["api"]) not in API_CHOICES:
             raise AgenticEvalError(f"--agent-opt api={extra['api']}: expected one of {', '.join(API_CHOICES)}")
 
@@ -125,6 +130,7 @@ class ClaudeCodeAgent(CliAgent):
             "DISABLE_TELEMETRY": "1",
             "DISABLE_ERROR_REPORTING": "1",
             "CLAUDE_CODE_API_KEY_HELPER_TTL_MS": str(DAY_MS),
+            "CLAUDE_CODE_MAX_RETRIES": str(MAX_RETRIES),
             "ANTHROPIC_MODEL": ctx.model,
             "ANTHROPIC_SMALL_FAST_MODEL": ctx.model,
             "ANTHROPIC_DEFAULT_OPUS_MODEL": ctx.model,
