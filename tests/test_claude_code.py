@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from agentic_eval.classify.turn import classify_turn
+from agentic_eval.cli import main
 from agentic_eval.results import TrialResult
 from agentic_eval.testing import (
     FakeEndpoint,
@@ -165,12 +166,17 @@ def test_claude_code_solves_with_real_tool_calls(native: bool, pack: Path, tmp_p
 
 
 @pytest.mark.agent_cli
-def test_claude_code_text_calls_are_counted(pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_code_text_calls_are_counted(pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     require_cli("claude-code", monkeypatch)
     result = claude_trial("text", False, pack, tmp_path / "runs", "--agent-opt", "api=translate")
     assert result.outcome == "fail", result.detail
     assert result.turns.text_tool_call >= 1 and result.turns.tool_call == 0
     assert result.text_call_families == {"invented_xml": result.turns.text_tool_call}
+    (run,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    assert main(["report", str(run), "--format", "md"]) == 0  # the table counts it, and says it was translated
+    row = next(line for line in capsys.readouterr().out.splitlines() if "claude-code [messages->chat]" in line)
+    assert "| 0/1" in row and "| 1/1" in row and "| 0/1" in row.split("| 1/1", 1)[1], row
 
 
 @pytest.mark.agent_cli
