@@ -10,7 +10,6 @@ The translation itself is tested on recorded shapes, streamed and not, without a
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +18,8 @@ import pytest
 
 from agentic_eval.classify.turn import classify_turn
 from agentic_eval.cli import main
-from agentic_eval.results import TrialResult
 from agentic_eval.testing import (
     FakeEndpoint,
-    ReceivedRequest,
     ScriptedReply,
     chat_body,
     chat_stream,
@@ -39,94 +36,14 @@ from agentic_eval.wire.anthropic import (
 )
 from agentic_eval.wire.recorder import WireRecorder, read_wire_log
 from agentic_eval.wire.sse import summarize_stream
-from tests.helpers import MODEL, PolicyEndpoint, require_cli, run_trial, tiny_port, trial_dir
-
-# ---------------------------------------------------------------- scripted models, in both APIs
-
-ANSWER = "echo 'port is {port}' > answer.txt"
-PROBE = ("; grep -raohE 'ae-trial-[0-9a-f]{32}' ~ /proc/self/environ /proc/$PPID/environ /proc/$PPID/cmdline "
-         "2>/dev/null | head -3; echo probe-done")
-PLACEHOLDER = re.compile(r"ae-trial-[0-9a-f]{32}")
-"""What the model's command looks for: the trial's placeholder key, in HOME and in its own and its CLI's
-environment and command line (none holds it: it came by a file the CLI read once, gone since)."""
-
-
-def _turns_done(body: dict[str, Any]) -> int:
-    """Tool results the agent sent back so far (Messages tool_result blocks, or chat tool messages)."""
-    count = 0
-    for message in body.get("messages") or ():
-        if message.get("role") == "tool":
-            count += 1
-        content = message.get("content")
-        if isinstance(content, list):
-            count += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_result")
-    return count
-
-
-def _names(body: dict[str, Any]) -> list[str]:
-    return [str((tool.get("function") or tool).get("name")) for tool in body.get("tools") or ()]
-
-
-def _reply(req: ReceivedRequest, text: str | None, calls: list[tuple[str, dict[str, Any]]]) -> ScriptedReply:
-    """The same turn in whichever API the request spoke (a chat-only endpoint has no /v1/messages)."""
-    body = req.body or {}
-    path = req.path.split("?")[0].rstrip("/")
-    if path.endswith("/messages"):
-        if body.get("stream"):
-            return ScriptedReply(events=messages_stream(text, tool_uses=calls), named_events=True)
-        return ScriptedReply(body=messages_body(text, tool_uses=calls))
-    chat_calls = [tool_call(name, args, f"call_{number}") for number, (name, args) in enumerate(calls)]
-    if body.get("stream"):
-        return ScriptedReply(events=chat_stream(text, tool_calls=chat_calls))
-    return ScriptedReply(body=chat_body(text, tool_calls=chat_calls))
-
-
-def model(kind: str, native: bool, port: int) -> Any:
-    """A scripted model. kind: 'solver' (a Bash tool call, then done), 'text' (the call written as invented XML),
-    'dies' (a Bash call, then the endpoint drops every connection). `native`: the endpoint serves /v1/messages."""
-
-    def respond(req: ReceivedRequest) -> ScriptedReply:
-        path = req.path.split("?")[0].rstrip("/")
-        if path.endswith("/messages") and not native:
-            return ScriptedReply(status=404, body={"detail": "Not Found"})
-        body = req.body or {}
-        if not body.get("messages"):  # the probe's empty request
-            return ScriptedReply(status=400, body={"type": "error", "error": {"type": "invalid_request_error",
-                                                                              "message": "messages: required"}})
-        command = ANSWER.format(port=port) + (PROBE if kind == "solver" else "")
-        if kind == "text":
-            return _reply(req, f"I will write the file now.\n<Bash>\n<command>{command}</command>\n</Bash>", [])
-        if _turns_done(body) == 0:
-            assert "Bash" in _names(body), _names(body)
-            return _reply(req, "Writing the answer.", [("Bash", {"command": command, "description": "answer"})])
-        if kind == "dies":
-            return ScriptedReply(drop=True)
-        return _reply(req, "Done: answer.txt holds the port.", [])
-
-    return respond
-
-
-def model_calls(run_dir: Path, result: TrialResult) -> list[dict[str, Any]]:
-    records = [json.loads(line) for line in (trial_dir(run_dir, result) / "wire.jsonl").read_text().splitlines()]
-    return [r for r in records if r["method"] == "POST" and r["path"].split("?")[0].rstrip("/").endswith("/messages")]
-
-
-def claude_trial(kind: str, native: bool, pack: Path, run_dir: Path, *extra: str) -> TrialResult:
-    with PolicyEndpoint(model(kind, native, tiny_port())) as fake:
-        result = run_trial("claude-code", fake, pack, run_dir, *extra)
-        paths = [r.path.split("?")[0] for r in fake.requests]
-    folder = trial_dir(run_dir, result)
-    print(f"claude-code {kind} native={native}: {result.outcome} ({result.detail}) turns {result.turns} "
-          f"in {result.agent_duration_s}s; endpoint saw {paths}")
-    if result.outcome not in ("pass", "fail") and kind != "dies":
-        print((folder / "agent_stderr.txt").read_text()[-2000:], (folder / "agent_stdout.txt").read_text()[-2000:])
-    # never a key: not on its command line, not left in its HOME (its settings, its own files)
-    assert "sk-test" not in (folder / "agent_command.txt").read_text()
-    for path in (folder / "agent_home").rglob("*") if (folder / "agent_home").exists() else ():
-        if path.is_file():
-            text = path.read_text(errors="replace")
-            assert "sk-test" not in text and not PLACEHOLDER.search(text), path
-    return result
+from tests.helpers import (
+    MODEL,
+    PLACEHOLDER,
+    claude_trial,
+    messages_calls,
+    require_cli,
+    tool_names,
+)
 
 
 @pytest.fixture
@@ -148,10 +65,10 @@ def test_claude_code_solves_with_real_tool_calls(native: bool, pack: Path, tmp_p
     assert result.outcome == "pass", result.detail
     assert result.wire_api == ("anthropic-messages" if native else "anthropic-messages->chat-completions")
     assert result.turns.tool_call >= 1 and result.turns.text_tool_call == 0 and result.turns.unclassified == 0
-    calls = model_calls(tmp_path / "runs", result)
+    calls = messages_calls(tmp_path / "runs", result)
     assert calls and result.requests == len(calls) and result.agent_turns == len(calls)
     first = calls[0]
-    assert first["stream"] and "Bash" in _names(first["request"]) and len(first["request"]["tools"]) >= 5
+    assert first["stream"] and "Bash" in tool_names(first["request"]) and len(first["request"]["tools"]) >= 5
     assert first["response"]["content"][-1]["type"] == "tool_use"  # the reply reassembled, as the agent got it
     results = json.dumps(calls[-1]["request"]["messages"][-1])  # what the model's command found
     assert "probe-done" in results and not PLACEHOLDER.search(results), results

@@ -456,7 +456,7 @@ def test_claude_code_runs_in_a_container_through_the_translation(
         docker_env: str, mini_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Claude Code (the native binary its npm package ships) in the trial's container, against a chat-only
     endpoint: its Messages requests reach the endpoint through the relay and the recorder's translation."""
-    from tests.test_claude_code import claude_trial
+    from tests.helpers import claude_trial
 
     require_cli("claude-code", monkeypatch)
     toml = mini_pack / "answer-file" / "task.toml"
