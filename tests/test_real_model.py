@@ -438,3 +438,24 @@ def test_claude_code_against_the_real_server(real_server: LocalServer, tmp_path:
     else:
         assert trial.outcome == "endpoint_error" and "context" in trial.detail, trial.detail
         assert wire[0].status == 400 and "context" in json.dumps(wire[0].response)  # llama.cpp's own words
+    # The translation against the real server's chat completions: one short streamed Messages exchange.
+    import httpx
+
+    from agentic_eval.classify.turn import classify_turn
+    from agentic_eval.wire.recorder import WireRecorder
+
+    request = {"model": real_server.model, "max_tokens": 64, "stream": True, "temperature": 0,
+               "system": "You are a coding agent. Use the tools.",
+               "messages": [{"role": "user", "content": "Run `ls` with the Bash tool."}],
+               "tools": [{"name": "Bash", "description": "Run a shell command.",
+                          "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
+                                           "required": ["command"]}}]}
+    with WireRecorder(real_server.base_url, tmp_path / "translated.jsonl", translate_messages=True) as recorder:
+        reply = httpx.post(recorder.base_url + "/messages", json=request, timeout=600)
+    assert reply.status_code == 200 and "event: message_stop" in reply.text, reply.text[-500:]
+    (record,) = read_wire_log(tmp_path / "translated.jsonl")
+    assert record.error is None and record.upstream is not None and record.upstream["events"][-1] == "[DONE]"
+    assert record.upstream["response"]["model"] == real_server.model and record.usage and record.usage["output_tokens"]
+    turn = classify_turn(request, record.response)
+    print(f"translated: {turn.label} {turn.tool_names} {record.response['stop_reason']}: {record.response['content']}")
+    assert turn.label in ("tool_call", "text_tool_call", "prose")
