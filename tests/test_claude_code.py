@@ -72,6 +72,7 @@ def test_claude_code_solves_with_real_tool_calls(native: bool, pack: Path, tmp_p
     assert first["response"]["content"][-1]["type"] == "tool_use"  # the reply reassembled, as the agent got it
     results = json.dumps(calls[-1]["request"]["messages"][-1])  # what the model's command found
     assert "probe-done" in results and not PLACEHOLDER.search(results), results
+    assert "relay-403" in results and result.tool_requests == 1, results  # its own request: refused, recorded
     if native:
         assert all(c["upstream"] is None for c in calls)
     else:  # the endpoint's side, chat completions, kept beside it: request, raw events, reassembled reply
