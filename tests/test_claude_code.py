@@ -216,7 +216,8 @@ def test_recorder_translates_and_keeps_both_sides(tmp_path: Path) -> None:
     replies = [ScriptedReply(events=chat_stream("Hi.", tool_calls=[tool_call("Bash", {"command": "ls"}, "c1")])),
                ScriptedReply(body=chat_body("Whole.")),
                ScriptedReply(status=503, body={"error": {"message": "overloaded"}}),
-               ScriptedReply(events=chat_stream("Cut", done=False), close_after_events=2)]
+               ScriptedReply(events=chat_stream("Cut", done=False), close_after_events=2),
+               ScriptedReply(events=[*chat_stream("Bad")[:2], {"choices": [{"index": 0, "delta": {"content": 5}}]}])]
     log = tmp_path / "wire.jsonl"
     with FakeEndpoint(replies) as fake, WireRecorder(fake.base_url, log, translate_messages=True) as recorder:
         post = lambda path, body: httpx.post(recorder.base_url + path, json=body, timeout=30)  # noqa: E731
@@ -226,15 +227,17 @@ def test_recorder_translates_and_keeps_both_sides(tmp_path: Path) -> None:
         refused = post("/messages", {**CLAUDE_REQUEST, "tools": [{"type": "bash_20250124", "name": "bash"}]})
         failed = post("/messages", {**CLAUDE_REQUEST, "stream": False})
         cut = post("/messages", CLAUDE_REQUEST)
+        bad = post("/messages", CLAUDE_REQUEST)
     assert streamed.status_code == 200 and "event: message_stop" in streamed.text
     assert whole.json()["content"] == [{"type": "text", "text": "Whole."}]
     assert counted.status_code == 404 and counted.json()["type"] == "error"
     assert refused.status_code == 400 and "tools[0] (bash)" in refused.json()["error"]["message"]
     assert failed.status_code == 503 and "overloaded" in failed.json()["error"]["message"]
     assert cut.status_code == 200 and "event: error" in cut.text
-    assert len(fake.requests) == 4 and all(r.path == "/v1/chat/completions" for r in fake.requests)
+    assert "event: error" in bad.text and '"text": "Bad"' in bad.text  # what came before the bad chunk, then why
+    assert len(fake.requests) == 5 and all(r.path == "/v1/chat/completions" for r in fake.requests)
     records = read_wire_log(log)
-    assert [r.status for r in records] == [200, 200, 404, 400, 503, 200]
+    assert [r.status for r in records] == [200, 200, 404, 400, 503, 200, 200]
     first = records[0]
     assert first.stream and first.events[0].startswith('{"type": "message_start"')
     assert first.response["content"][1] == {"type": "tool_use", "id": "c1", "name": "Bash", "input": {"command": "ls"}}
@@ -244,6 +247,8 @@ def test_recorder_translates_and_keeps_both_sides(tmp_path: Path) -> None:
     assert records[1].upstream is not None and records[1].upstream["response"]["object"] == "chat.completion"
     assert records[3].error is not None and "tools[0] (bash)" in records[3].error and records[3].upstream is None
     assert records[5].error is not None and "closed the response early" in records[5].error
+    assert records[6].error is not None and "delta.content is not text" in records[6].error
+    assert records[6].response["content"] == [{"type": "text", "text": "Bad"}]
 
 
 def test_recorder_passes_messages_through_with_the_real_key(tmp_path: Path) -> None:

@@ -191,11 +191,19 @@ async def _relay_stream(send: Send, exchange: _Exchange, upstream: _Exchange, re
             async for chunk in reply.aiter_raw():
                 exchange.wait_upstream(False)
                 upstream.keep(chunk)
-                for event in decoder.feed(chunk):
-                    done = await _translate_event(send, exchange, translator, event.data) or done
+                out: list[dict[str, Any]] = []
+                try:
+                    for event in decoder.feed(chunk):
+                        done = _translate_event(translator, event.data, out) or done
+                finally:  # what one upstream chunk made, in one write (also what came before a bad event)
+                    await _send_events(send, exchange, out)
                 exchange.wait_upstream(True)
-            for event in decoder.close():
-                done = await _translate_event(send, exchange, translator, event.data) or done
+            out = []
+            try:
+                for event in decoder.close():
+                    done = _translate_event(translator, event.data, out) or done
+            finally:
+                await _send_events(send, exchange, out)
         except httpx.HTTPError as exc:
             upstream.error = exchange.error = f"upstream closed the response early: {type(exc).__name__}: {exc}"
             raise Untranslatable(exchange.error) from None
@@ -205,19 +213,17 @@ async def _relay_stream(send: Send, exchange: _Exchange, upstream: _Exchange, re
             exchange.wait_upstream(False)
         if not done and translator._finish is None:
             raise Untranslatable("the endpoint's stream ended without a finish_reason or [DONE]: it was cut short")
-        for out in translator.finish():
-            await _send_event(send, exchange, out)
+        await _send_events(send, exchange, translator.finish())
     except Untranslatable as exc:
         exchange.error = exchange.error or f"the endpoint's reply cannot be translated to the Messages API: {exc}"
         await _send_event(send, exchange, error_body(f"agentic-eval wire recorder: {exchange.error}"))
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def _translate_event(send: Send, exchange: _Exchange, translator: ChatToMessagesStream, data: str) -> bool:
-    """Translate one chat stream event and send what it makes; True at `[DONE]`."""
+def _translate_event(translator: ChatToMessagesStream, data: str, out: list[dict[str, Any]]) -> bool:
+    """Translate one chat stream event, adding the Messages events it makes to `out`; True at `[DONE]`."""
     if data.strip() == "[DONE]":
-        for out in translator.finish():
-            await _send_event(send, exchange, out)
+        out += translator.finish()
         return True
     if translator.finished:
         return False
@@ -225,6 +231,12 @@ async def _translate_event(send: Send, exchange: _Exchange, translator: ChatToMe
         payload = json.loads(data)
     except (ValueError, RecursionError):
         raise Untranslatable(f"a stream event is not JSON: {data[:80]!r}") from None
-    for out in translator.feed(payload):
-        await _send_event(send, exchange, out)
+    out += translator.feed(payload)
     return False
+
+
+async def _send_events(send: Send, exchange: _Exchange, events: list[dict[str, Any]]) -> None:
+    if events:
+        data = b"".join(event_bytes(event) for event in events)
+        exchange.keep(data)
+        await send({"type": "http.response.body", "body": data, "more_body": True})
