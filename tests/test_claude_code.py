@@ -199,6 +199,25 @@ def test_chat_reply_becomes_a_message_streamed_or_not() -> None:
         ChatToMessagesStream(model=MODEL).feed({"choices": [{"index": 0, "delta": {"content": 5}}]})
 
 
+def test_what_the_translation_makes_is_what_the_official_types_accept() -> None:
+    """The Anthropic SDK's own types (pydantic) accept every message and stream event the translation makes."""
+    from anthropic.types import Message, RawMessageStreamEvent
+    from pydantic import TypeAdapter
+
+    events_type = TypeAdapter(RawMessageStreamEvent)
+    calls = [tool_call("Bash", {"command": "ls"}, "call_a"), tool_call("Bash", "{not json", "call_b")]
+    for finish in ("stop", "length", "tool_calls", "content_filter"):
+        Message.model_validate(to_message(chat_body("Running.", tool_calls=calls, reasoning_content="hmm",
+                                                    finish_reason=finish), MODEL))
+    translator = ChatToMessagesStream(model=MODEL)
+    events: list[dict[str, Any]] = []
+    for chunk in chat_stream("Running.", tool_calls=calls, reasoning_content="hmm"):
+        events += translator.finish() if chunk == "[DONE]" else translator.feed(chunk)
+    events += messages_stream("Hi", tool_uses=[("Bash", {"command": "ls"})], thinking="t")  # the test kit's own
+    for event in events:
+        events_type.validate_python(event)
+
+
 def test_messages_turns_are_classified_like_any_other() -> None:
     request = {"tools": CLAUDE_REQUEST["tools"]}
     assert classify_turn(request, messages_body("ok", tool_uses=[("Bash", {"command": "ls"})])).label == "tool_call"
