@@ -156,12 +156,22 @@ def test_messages_request_becomes_a_chat_request() -> None:
     assert chat["tool_choice"] == "required" and chat["parallel_tool_calls"] is False
     assert chat["stream_options"] == {"include_usage": True} and chat["stop"] == ["END"]
     assert "metadata" not in chat and "thinking" not in chat and chat["max_tokens"] == 32000
+    # what the model's own files can put in a turn (a PDF it had read) is a note, never a refusal
+    pdf = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}}
+    text = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "plain words"}}
+    carried = to_chat_request({**CLAUDE_REQUEST, "messages": [
+        {"role": "user", "content": [pdf, text]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Read", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [pdf]}]}]})
+    assert "[document block omitted here (messages[0].content[0])" in carried["messages"][1]["content"]
+    assert carried["messages"][1]["content"].endswith("plain words")
+    assert carried["messages"][3]["content"].startswith("[document block omitted here")
     named = to_chat_request({**CLAUDE_REQUEST, "tool_choice": {"type": "tool", "name": "Bash"}})
     assert named["tool_choice"] == {"type": "function", "function": {"name": "Bash"}}
 
 
 @pytest.mark.parametrize(("change", "named"), [
-    ({"messages": [{"role": "user", "content": [{"type": "document", "source": {}}]}]}, "messages[0].content[0]"),
+    ({"messages": [{"role": "user", "content": [5]}]}, "messages[0].content[0]: block type None"),
     ({"tools": [{"type": "web_search_20250305", "name": "web_search"}]}, "tools[0] (web_search)"),
     ({"tool_choice": {"type": "sometimes"}}, "tool_choice"),
     ({"prefill": True}, "'prefill'"),

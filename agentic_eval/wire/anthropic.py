@@ -14,9 +14,10 @@ OpenAI chat completions, the recorder translates each exchange both ways with th
   `input_json_delta`, because chunks of parallel calls may interleave);
 - `message_events`: a whole `message` as the events of a stream (for a server that ignored `stream: true`).
 
-What cannot be translated faithfully raises `Untranslatable`, whose message names the part (`messages[3].content[0]:
-block type 'document' is not supported`): the recorder answers it as an Anthropic error and the trial ends
-`endpoint_error`. Nothing here does I/O.
+A block the model's own files can bring into a turn (a PDF or an image in a tool result) becomes a note that it was
+left out. What else cannot be translated faithfully raises `Untranslatable`, whose message names the part
+(`tools[0] (web_search): server tool type ... is not supported`): the recorder answers it as an Anthropic error and
+the trial ends `endpoint_error`. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -73,6 +74,13 @@ def _text_blocks(value: Any, where: str) -> str:
     return "\n\n".join(parts)
 
 
+def omitted(kind: object, where: str) -> str:
+    """The text that stands for a block chat completions cannot carry (a PDF the agent read, an image in a tool
+    result): the model is told, and the trial goes on. Such blocks come from files the model's own commands can
+    make, so refusing them would let a model end its trial unscored at will."""
+    return f"[{kind} block omitted here ({where}): the endpoint speaks chat completions, which cannot carry it]"
+
+
 def _image_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
     source = block.get("source")
     if isinstance(source, Mapping) and source.get("type") == "base64":
@@ -80,8 +88,16 @@ def _image_part(block: Mapping[str, Any], where: str) -> dict[str, Any]:
         return {"type": "image_url", "image_url": {"url": url}}
     if isinstance(source, Mapping) and source.get("type") == "url" and isinstance(source.get("url"), str):
         return {"type": "image_url", "image_url": {"url": source["url"]}}
-    kind = source.get("type") if isinstance(source, Mapping) else source
-    raise Untranslatable(f"{where}: an image source of type {kind!r} is not supported")
+    return {"type": "text", "text": omitted("image", where)}
+
+
+def _block_text(block: Mapping[str, Any], where: str) -> str:
+    """A block of another kind as text: a document's own text when it has one, else a note that it was left out."""
+    source = block.get("source")
+    if block.get("type") == "document" and isinstance(source, Mapping) and isinstance(source.get("data"), str) \
+            and source.get("type") == "text":
+        return str(source["data"])
+    return omitted(block.get("type"), where)
 
 
 def _tool_result_text(block: Mapping[str, Any], where: str) -> str:
@@ -89,17 +105,17 @@ def _tool_result_text(block: Mapping[str, Any], where: str) -> str:
     if isinstance(content, list):
         texts = []
         for number, part in enumerate(content):
-            kind = part.get("type") if isinstance(part, Mapping) else None
-            if kind == "text" and isinstance(part.get("text"), str):
+            if not isinstance(part, Mapping):
+                raise Untranslatable(f"{where}.content[{number}]: not a content block")
+            if part.get("type") == "text" and isinstance(part.get("text"), str):
                 texts.append(part["text"])
-            elif kind == "image":
-                texts.append("[image omitted: the endpoint speaks chat completions, whose tool messages hold text]")
             else:
-                raise Untranslatable(f"{where}.content[{number}]: block type {kind!r} is not supported in a "
-                                     "tool result")
+                texts.append(_block_text(part, f"{where}.content[{number}]"))
         text = "\n\n".join(texts)
     elif isinstance(content, str):
         text = content
+    elif content is None:
+        text = ""
     else:
         raise Untranslatable(f"{where}.content: expected text or a list of blocks")
     return f"Error: {text}" if block.get("is_error") is True else text
@@ -123,6 +139,8 @@ def _user_message(content: Any, where: str) -> list[dict[str, Any]]:
         elif kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
             tools.append({"role": "tool", "tool_call_id": block["tool_use_id"],
                           "content": _tool_result_text(block, at)})
+        elif isinstance(block, Mapping) and isinstance(kind, str) and kind not in ("text", "tool_result"):
+            parts.append({"type": "text", "text": _block_text(block, at)})
         else:
             raise Untranslatable(f"{at}: block type {kind!r} is not supported in a user turn")
     messages = list(tools)
