@@ -742,7 +742,10 @@ def messages_model(kind: str, native: bool, port: int) -> Any:
 
 
 def messages_calls(run_dir: Path, result: TrialResult) -> list[dict[str, Any]]:
-    records = [json.loads(line) for line in (trial_dir(run_dir, result) / "wire.jsonl").read_text().splitlines()]
+    """The Messages API calls recorded on the trial's wire, each request (and upstream request) whole."""
+    from agentic_eval.wire.recorder import read_wire_log
+
+    records = [r.model_dump() for r in read_wire_log(trial_dir(run_dir, result) / "wire.jsonl")]
     return [r for r in records if r["method"] == "POST" and r["path"].split("?")[0].rstrip("/").endswith("/messages")]
 
 

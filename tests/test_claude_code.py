@@ -274,6 +274,12 @@ def test_recorder_translates_and_keeps_both_sides(tmp_path: Path) -> None:
     assert first.upstream is not None and first.upstream["events"][-1] == "[DONE]"
     assert first.upstream["request"]["tool_choice"] == "required"
     assert records[1].upstream is not None and records[1].upstream["response"]["object"] == "chat.completion"
+    # the upstream request of a later exchange is stored by reference to an earlier one's, and read back whole
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert lines[1]["upstream"]["request_ref"]["base"] == lines[0]["id"]
+    assert not lines[1]["upstream"]["request"]["messages"]
+    assert records[1].upstream["request"]["messages"] == first.upstream["request"]["messages"]
+    assert "request_ref" not in records[1].upstream
     assert records[3].error is not None and "tools[0] (bash)" in records[3].error and records[3].upstream is None
     assert records[5].error is not None and "closed the response early" in records[5].error
     assert records[6].error is not None and "delta.content is not text" in records[6].error

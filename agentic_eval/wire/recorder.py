@@ -114,7 +114,8 @@ class WireRecord(BaseModel):
         default=None, description="Set when the recorder translated the exchange (an Anthropic Messages request "
         "to an endpoint that speaks only chat completions): what went to and came from the endpoint, {path, "
         "request, status, response, stream, events, error}, beside `request`/`response`/`events`, which are "
-        "what the agent sent and got."
+        "what the agent sent and got. Its request is stored by reference to an earlier record's upstream request "
+        "like `request` (a `request_ref` inside it); read_wire_log puts it back whole."
     )
 
 
@@ -125,6 +126,7 @@ def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[Wir
     there and skipped; without, it raises ValueError."""
     records: list[WireRecord] = []
     resolver = RequestResolver()
+    upstream_resolver = RequestResolver()  # a translated exchange's upstream requests, stored by reference too
     with open(path, encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -141,6 +143,14 @@ def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[Wir
                 record.error = f"{record.error}; {problem}" if record.error else problem
             else:
                 record.request_ref = None
+            if isinstance(record.upstream, dict):
+                up = record.upstream
+                up["request"], problem = upstream_resolver.resolve(record.id, up.get("request"), up.get("request_ref"),
+                                                                   up.get("response"))
+                if problem is not None:
+                    record.error = f"{record.error}; upstream {problem}" if record.error else f"upstream {problem}"
+                else:
+                    up.pop("request_ref", None)
             records.append(record)
     return records
 
@@ -388,15 +398,23 @@ class _WireLog:
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = threading.Lock()
         self._recent = bounded_recent()
+        self._recent_upstream = bounded_recent()
+        """The translated requests' bases (`WireRecord.upstream`), apart from the agent's own."""
         self.count = 0
         self.lost = 0
         """Exchanges that could not be written (a full disk): said once on stderr."""
 
     def write(self, record: WireRecord) -> None:
         whole = record.request
+        upstream = record.upstream if isinstance(record.upstream, dict) else None
+        whole_up = upstream.get("request") if upstream is not None else None
         with self._lock:  # the bases are records already written, so the line may be made outside the lock
             stored, ref = shorten_request(whole, list(self._recent))
-        line = _serialized(record.model_copy(update={"request": stored, "request_ref": ref}))
+            stored_up, ref_up = shorten_request(whole_up, list(self._recent_upstream))
+        update: dict[str, Any] = {"request": stored, "request_ref": ref}
+        if upstream is not None and ref_up is not None:  # a translated request: stored by reference likewise
+            update["upstream"] = {**upstream, "request": stored_up, "request_ref": ref_up}
+        line = _serialized(record.model_copy(update=update))
         with self._lock:
             if self._fd is None:  # an exchange outlived stop()'s wait; nothing to write to
                 return
@@ -404,9 +422,15 @@ class _WireLog:
                 return
             self.count += 1
             if isinstance(whole, dict):  # kept sharing its base's items: memory grows with what was said
-                base = next((request for base_id, request, _ in self._recent if ref and base_id == ref["base"]), None)
-                shared = share_base(whole, ref, base) if ref and base is not None else whole
-                self._recent.append((record.id, shared, record.response))
+                self._remember(self._recent, record.id, whole, ref, record.response)
+            if isinstance(whole_up, dict) and upstream is not None:
+                self._remember(self._recent_upstream, record.id, whole_up, ref_up, upstream.get("response"))
+
+    @staticmethod
+    def _remember(recent: Any, record_id: str, whole: dict[str, Any], ref: dict[str, Any] | None,
+                  response: Any) -> None:
+        base = next((request for base_id, request, _ in recent if ref and base_id == ref["base"]), None)
+        recent.append((record_id, share_base(whole, ref, base) if ref and base is not None else whole, response))
 
     def _append(self, data: bytes) -> bool:
         assert self._fd is not None
