@@ -24,6 +24,7 @@ event whose `subtype` and `is_error` say how it ended.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import threading
 from pathlib import Path
@@ -57,7 +58,7 @@ def settings(key_path: Path | None) -> dict[str, object]:
     """~/.claude/settings.json: SETTINGS, with the apiKeyHelper that prints the key file (None: without it)."""
     if key_path is None:
         return dict(SETTINGS)
-    return {**SETTINGS, "apiKeyHelper": f"cat {json.dumps(str(key_path))}"}
+    return {**SETTINGS, "apiKeyHelper": f"cat {shlex.quote(str(key_path))}"}
 
 
 def probe_messages_api(base_url: str, api_key: str) -> tuple[bool, str]:
@@ -88,7 +89,8 @@ class ClaudeCodeAgent(CliAgent):
 
     def __init__(self) -> None:
         super().__init__()
-        self._api: str | None = None
+        self._api: dict[str, str] = {}
+        """The choice per endpoint (one run has one; asked once)."""
         self._api_lock = threading.Lock()
 
     def check_options(self, extra: dict[str, object]) -> None:
@@ -106,14 +108,14 @@ class ClaudeCodeAgent(CliAgent):
         """How the wire recorder serves this run's Messages requests ('native' or 'translate'): the `api` option,
         or (auto) the endpoint's answer to one probe, asked once per run and said on stderr."""
         with self._api_lock:
-            if self._api is None:
+            if base_url not in self._api:
                 chosen = str(options.extra.get("api", "auto"))
                 if chosen == "auto":
                     native, why = probe_messages_api(base_url, api_key)
                     chosen = "native" if native else "translate"
                     print(f"agentic-eval: claude-code: {why}", file=sys.stderr, flush=True)
-                self._api = chosen
-            return self._api
+                self._api[base_url] = chosen
+            return self._api[base_url]
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
         key_path = key_file(home, KEY_FILE, ctx.api_key)
