@@ -87,8 +87,11 @@ def test_claude_code_solves_with_real_tool_calls(native: bool, pack: Path, tmp_p
 def test_claude_code_text_calls_are_counted(pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     require_cli("claude-code", monkeypatch)
-    result = claude_trial("text", False, pack, tmp_path / "runs", "--agent-opt", "api=translate")
+    result = claude_trial("text", False, pack, tmp_path / "runs", "--agent-opt", "api=translate",
+                          "--agent-opt", "max_output=2048")
     assert result.outcome == "fail", result.detail
+    (call,) = messages_calls(tmp_path / "runs", result)
+    assert call["request"]["max_tokens"] == 2048 and call["upstream"]["request"]["max_tokens"] == 2048
     assert result.turns.text_tool_call >= 1 and result.turns.tool_call == 0
     assert result.text_call_families == {"invented_xml": result.turns.text_tool_call}
     (run,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
@@ -310,7 +313,9 @@ def test_claude_code_options_are_checked() -> None:
     from agentic_eval.errors import AgenticEvalError
 
     agent = ClaudeCodeAgent()
-    agent.check_options({"api": "translate"})
+    agent.check_options({"api": "translate", "max_output": "4096"})
+    with pytest.raises(AgenticEvalError, match="max_output=0: expected a whole number"):
+        agent.check_options({"max_output": "0"})
     with pytest.raises(AgenticEvalError, match="api=sometimes: expected one of auto, native, translate"):
         agent.check_options({"api": "sometimes"})
     with pytest.raises(AgenticEvalError, match="--agent-opt context"):

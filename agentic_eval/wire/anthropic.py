@@ -258,7 +258,7 @@ def to_chat_request(body: Any) -> dict[str, Any]:
         chat["tools"] = [_tool(tool, number) for number, tool in enumerate(tools)]
     if body.get("tool_choice") is not None:
         choice, parallel = _tool_choice(body["tool_choice"])
-        if choice == "none" or tools:
+        if tools:  # chat servers refuse a tool_choice without tools
             chat["tool_choice"] = choice
         if parallel is not None and tools:
             chat["parallel_tool_calls"] = parallel

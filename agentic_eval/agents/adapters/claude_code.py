@@ -16,7 +16,9 @@ reports, update checks or feedback surveys), auto-updates off, and every model i
 `apiKeyHelper` in `~/.claude/settings.json`, a command that prints a key file under that HOME (not the
 environment, which its Bash tool inherits); once its first request is through, the key file is removed (see
 `Invocation.key_files`), and the helper's answer is cached for the whole trial. Web tools are off
-(`--disallowedTools WebFetch WebSearch`); a failed request is retried twice (`CLAUDE_CODE_MAX_RETRIES`). The
+(`--disallowedTools WebFetch WebSearch`); `--agent-opt max_output=N` sets the output tokens it asks for
+(`CLAUDE_CODE_MAX_OUTPUT_TOKENS`; its own default is 32,000, which a server whose context is smaller than the
+prompt plus that may refuse); a failed request is retried twice (`CLAUDE_CODE_MAX_RETRIES`). The
 turn limit is the task's (`--max-turns`). stdout is stream-json: `system`, `assistant`, `user`, then a `result`
 event whose `subtype` and `is_error` say how it ended.
 """
@@ -85,7 +87,7 @@ class ClaudeCodeAgent(CliAgent):
     name = "claude-code"
     tool = TOOL
     home_dirs = (".claude",)
-    whole_number_options: ClassVar[tuple[str, ...]] = ()
+    whole_number_options: ClassVar[tuple[str, ...]] = ("max_output",)
 
     def __init__(self) -> None:
         super().__init__()
@@ -97,10 +99,10 @@ class ClaudeCodeAgent(CliAgent):
         from agentic_eval.errors import AgenticEvalError
 
         super().check_options(extra)
-        unknown = sorted(set(extra) - {"bin", "api"})
+        unknown = sorted(set(extra) - {"bin", "api", "max_output"})
         if unknown:
-            raise AgenticEvalError(f"--agent-opt {unknown[0]}: claude-code takes api=auto|native|translate and "
-                                   "bin=PATH")
+            raise AgenticEvalError(f"--agent-opt {unknown[0]}: claude-code takes api=auto|native|translate, "
+                                   "max_output=N and bin=PATH")
         if "api" in extra and str(extra["api"]) not in API_CHOICES:
             raise AgenticEvalError(f"--agent-opt api={extra['api']}: expected one of {', '.join(API_CHOICES)}")
 
@@ -140,6 +142,8 @@ class ClaudeCodeAgent(CliAgent):
             "ANTHROPIC_DEFAULT_HAIKU_MODEL": ctx.model,
             "CLAUDE_CODE_SUBAGENT_MODEL": ctx.model,
         }
+        if ctx.options.extra.get("max_output"):  # its default asks for 32,000: more than a small context holds
+            env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(int(str(ctx.options.extra["max_output"])))
         argv = [executable, "-p", ctx.instruction, "--output-format", "stream-json", "--verbose",
                 "--dangerously-skip-permissions", "--model", ctx.model, "--max-turns", str(ctx.max_turns),
                 "--disallowedTools", *DISALLOWED_TOOLS]
