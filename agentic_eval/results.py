@@ -141,6 +141,9 @@ class TrialResult(BaseModel):
     """docker: the image's id (a content digest)."""
     agent_version: str = ""
     """The agent CLI's own `--version` line (CLI agents), or agentic-eval's version (built-in agents)."""
+    wire_api: str = ""
+    """For an agent that speaks the Anthropic Messages API (claude-code): `anthropic-messages` when the endpoint
+    served it, `anthropic-messages->chat-completions` when the wire recorder translated it; '' otherwise."""
     files: dict[str, str] = Field(default_factory=dict)
     """Trial files relative to the run folder: wire, transcript, grader, diff, and whatever else the
     agent wrote there (e.g. agent_stdout, agent_stderr, agent_command)."""

@@ -1,4 +1,5 @@
-"""A scripted OpenAI-compatible endpoint for tests: real HTTP on 127.0.0.1, replaying a queue of replies.
+"""A scripted OpenAI-compatible (or Anthropic Messages) endpoint for tests: real HTTP on 127.0.0.1, replaying a
+queue of replies.
 
 The public test kit, for agentic-eval's own tests and for plugin authors (standard library only):
 code that talks to a model endpoint (an agent, an adapter's CLI, an instrument) is tested against
@@ -25,7 +26,8 @@ code that talks to a model endpoint (an agent, an adapter's CLI, an instrument) 
 `fake.base_url` is what an OpenAI client or `run --base-url` takes. A `responder=` function computes
 each reply from the request instead, for a scripted "model" that reads the conversation (how a whole
 trial of an agent is tested: docs/plugins.md). Builders: `chat_body`, `chat_stream` (the events of a
-streamed reply), `tool_call`, `responses_body`, `responses_stream`, `sse_bytes`.
+streamed reply), `tool_call`, `responses_body`, `responses_stream`, `messages_body` and `messages_stream`
+(the Anthropic Messages API's), `sse_bytes`.
 
 Each request under any path takes the next reply from the queue, whatever the path, except
 `GET .../models`, which always answers a list with the fake's model (agent CLIs probe it first).
@@ -55,6 +57,8 @@ __all__ = [
     "ScriptedReply",
     "chat_body",
     "chat_stream",
+    "messages_body",
+    "messages_stream",
     "responses_body",
     "responses_stream",
     "sse_bytes",
@@ -429,3 +433,47 @@ def responses_stream(
     if completed:
         events.append({"type": "response.completed", "response": whole})
     return [{**event, "sequence_number": number} for number, event in enumerate(events)]
+
+
+def messages_body(
+    text: str | None = None,
+    *,
+    tool_uses: Sequence[tuple[str, dict[str, Any]]] = (),
+    thinking: str | None = None,
+    stop_reason: str | None = None,
+    model: str = "fake-model",
+) -> dict[str, Any]:
+    """An Anthropic Messages API `message`: optional thinking block, text block, tool_use blocks (name, input)."""
+    content: list[dict[str, Any]] = []
+    if thinking is not None:
+        content.append({"type": "thinking", "thinking": thinking, "signature": ""})
+    if text is not None:
+        content.append({"type": "text", "text": text})
+    for number, (name, arguments) in enumerate(tool_uses):
+        content.append({"type": "tool_use", "id": f"toolu_{number}", "name": name, "input": arguments})
+    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": content,
+            "stop_reason": stop_reason or ("tool_use" if tool_uses else "end_turn"), "stop_sequence": None,
+            "usage": {"input_tokens": 10, "output_tokens": 5}}
+
+
+def messages_stream(
+    text: str | None = None,
+    *,
+    tool_uses: Sequence[tuple[str, dict[str, Any]]] = (),
+    thinking: str | None = None,
+    piece_chars: int = 4,
+    model: str = "fake-model",
+) -> list[dict[str, Any]]:
+    """Messages API stream events for the same reply as `messages_body` (send with named_events=True): text,
+    thinking and each tool input's JSON cut into `piece_chars` pieces."""
+    from agentic_eval.wire.anthropic import message_events
+
+    events: list[dict[str, Any]] = []
+    for event in message_events(messages_body(text, tool_uses=tool_uses, thinking=thinking, model=model)):
+        delta = event.get("delta") if event["type"] == "content_block_delta" else None
+        key = next((k for k in ("text", "thinking", "partial_json") if delta and k in delta), None)
+        if delta is None or key is None:
+            events.append(event)
+            continue
+        events += [{**event, "delta": {**delta, key: piece}} for piece in _pieces(delta[key], piece_chars)]
+    return events

@@ -54,6 +54,8 @@ from agentic_eval.testing import (
     ScriptedReply,
     chat_body,
     chat_stream,
+    messages_body,
+    messages_stream,
     responses_body,
     responses_stream,
     sse_bytes,
@@ -674,3 +676,92 @@ HANG_GRADER = """
     g.calls_return("calc", [("add", [2, 3], 5)], pythonpath=["src"], timeout=600)
     g.finish()
 """
+
+
+# ---- Claude Code (issue 29): scripted models in both APIs, and one trial of the real CLI
+
+ANSWER = "echo 'port is {port}' > answer.txt"
+PROBE = ("; grep -raohE 'ae-trial-[0-9a-f]{32}' ~ /proc/self/environ /proc/$PPID/environ /proc/$PPID/cmdline "
+         "2>/dev/null | head -3; echo probe-done; p=${ANTHROPIC_BASE_URL##*:}; exec 3<>/dev/tcp/127.0.0.1/$p && "
+         "printf 'GET /v1/models HTTP/1.0\\r\\n\\r\\n' >&3 && echo relay-$(head -1 <&3 | cut -d' ' -f2)")
+PLACEHOLDER = re.compile(r"ae-trial-[0-9a-f]{32}")
+"""What the model's command looks for: the trial's placeholder key, in HOME and in its own and its CLI's
+environment and command line (none holds it: it came by a file the CLI read once, gone since); and whether it
+can call the endpoint through its CLI's relay itself (confined: refused, 403, confine/origin.py)."""
+
+
+def turns_done(body: dict[str, Any]) -> int:
+    """Tool results the agent sent back so far (Messages tool_result blocks, or chat tool messages)."""
+    count = 0
+    for message in body.get("messages") or ():
+        if message.get("role") == "tool":
+            count += 1
+        content = message.get("content")
+        if isinstance(content, list):
+            count += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_result")
+    return count
+
+
+def either_reply(req: ReceivedRequest, text: str | None, calls: list[tuple[str, dict[str, Any]]]) -> ScriptedReply:
+    """The same turn in whichever API the request spoke (a chat-only endpoint has no /v1/messages)."""
+    body = req.body or {}
+    path = req.path.split("?")[0].rstrip("/")
+    if path.endswith("/messages"):
+        if body.get("stream"):
+            return ScriptedReply(events=messages_stream(text, tool_uses=calls), named_events=True)
+        return ScriptedReply(body=messages_body(text, tool_uses=calls))
+    chat_calls = [tool_call(name, args, f"call_{number}") for number, (name, args) in enumerate(calls)]
+    if body.get("stream"):
+        return ScriptedReply(events=chat_stream(text, tool_calls=chat_calls))
+    return ScriptedReply(body=chat_body(text, tool_calls=chat_calls))
+
+
+def messages_model(kind: str, native: bool, port: int) -> Any:
+    """A scripted model. kind: 'solver' (a Bash tool call, then done), 'text' (the call written as invented XML),
+    'dies' (a Bash call, then the endpoint drops every connection). `native`: the endpoint serves /v1/messages."""
+
+    def respond(req: ReceivedRequest) -> ScriptedReply:
+        path = req.path.split("?")[0].rstrip("/")
+        if path.endswith("/messages") and not native:
+            return ScriptedReply(status=404, body={"detail": "Not Found"})
+        body = req.body or {}
+        if not body.get("messages"):  # the probe's empty request
+            return ScriptedReply(status=400, body={"type": "error", "error": {"type": "invalid_request_error",
+                                                                              "message": "messages: required"}})
+        command = ANSWER.format(port=port) + (PROBE if kind == "solver" else "")
+        if kind == "text":
+            return either_reply(req, f"I will write the file now.\n<Bash>\n<command>{command}</command>\n</Bash>", [])
+        if turns_done(body) == 0:
+            assert "Bash" in tool_names(body), tool_names(body)
+            return either_reply(req, "Writing the answer.", [("Bash", {"command": command, "description": "answer"})])
+        if kind == "dies":
+            return ScriptedReply(drop=True)
+        return either_reply(req, "Done: answer.txt holds the port.", [])
+
+    return respond
+
+
+def messages_calls(run_dir: Path, result: TrialResult) -> list[dict[str, Any]]:
+    """The Messages API calls recorded on the trial's wire, each request (and upstream request) whole."""
+    from agentic_eval.wire.recorder import read_wire_log
+
+    records = [r.model_dump() for r in read_wire_log(trial_dir(run_dir, result) / "wire.jsonl")]
+    return [r for r in records if r["method"] == "POST" and r["path"].split("?")[0].rstrip("/").endswith("/messages")]
+
+
+def claude_trial(kind: str, native: bool, pack: Path, run_dir: Path, *extra: str) -> TrialResult:
+    with PolicyEndpoint(messages_model(kind, native, tiny_port())) as fake:
+        result = run_trial("claude-code", fake, pack, run_dir, *extra)
+        paths = [r.path.split("?")[0] for r in fake.requests]
+    folder = trial_dir(run_dir, result)
+    print(f"claude-code {kind} native={native}: {result.outcome} ({result.detail}) turns {result.turns} "
+          f"in {result.agent_duration_s}s; endpoint saw {paths}")
+    if result.outcome not in ("pass", "fail") and kind != "dies":
+        print((folder / "agent_stderr.txt").read_text()[-2000:], (folder / "agent_stdout.txt").read_text()[-2000:])
+    # never a key: not on its command line, not left in its HOME (its settings, its own files)
+    assert "sk-test" not in (folder / "agent_command.txt").read_text()
+    for path in (folder / "agent_home").rglob("*") if (folder / "agent_home").exists() else ():
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert "sk-test" not in text and not PLACEHOLDER.search(text), path
+    return result

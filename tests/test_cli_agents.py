@@ -127,7 +127,8 @@ def describe(run_dir: Path, result: TrialResult) -> str:
     return "; ".join(parts)
 
 
-CLI_NAMES = list(CLI_TOOLS)
+CLI_NAMES = [name for name in CLI_TOOLS if name != "claude-code"]
+"""The CLIs that speak OpenAI APIs; claude-code speaks the Messages API (tests/test_claude_code.py)."""
 
 
 # ---------------------------------------------------------------- the real CLIs

@@ -451,6 +451,27 @@ def test_a_node_cli_agent_runs_in_a_container_and_reaches_only_the_wire(
     assert not (tools / "owned").exists()
 
 
+@pytest.mark.agent_cli
+def test_claude_code_runs_in_a_container_through_the_translation(
+        docker_env: str, mini_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code (the native binary its npm package ships) in the trial's container, against a chat-only
+    endpoint: its Messages requests reach the endpoint through the relay and the recorder's translation."""
+    import json
+
+    from tests.helpers import PLACEHOLDER, claude_trial, messages_calls
+
+    require_cli("claude-code", monkeypatch)
+    toml = mini_pack / "answer-file" / "task.toml"
+    toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 240"))
+    result = claude_trial("solver", False, mini_pack, tmp_path / "runs", "--sandbox", "docker")
+    assert result.sandbox == "docker" and result.sandbox_engine == docker_env
+    assert result.outcome == "pass", result.detail
+    assert result.wire_api == "anthropic-messages->chat-completions" and result.turns.tool_call >= 1
+    results = json.dumps(messages_calls(tmp_path / "runs", result)[-1]["request"]["messages"][-1])
+    assert "probe-done" in results and not PLACEHOLDER.search(results), results  # no key to be found
+    assert "relay-403" in results and result.tool_requests == 1, results  # its Bash calling the relay: refused
+
+
 def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path: Path) -> None:
     """As root the sandbox moves onto a tmpfs of the cap's size at its own path: writing past it fails with
     no space left, the backend reports it full, and release() leaves a plain folder (kept when asked)."""

@@ -32,6 +32,7 @@ import pytest
 from agentic_eval.cli import main
 from agentic_eval.local import server as local_server
 from agentic_eval.local.server import LocalServer, LocalServerError
+from tests.helpers import require_cli  # before the tests isolate HOME: it reads where the CLIs are installed
 
 REPO = Path(__file__).resolve().parent.parent
 TASKS = ("json-set-port", "read-config-answer")
@@ -403,3 +404,58 @@ def test_a_campaign_of_the_real_model(real_server: LocalServer, tmp_path: Path) 
         again = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
         assert again.returncode == 0 and json.loads(again.stdout)["rows"] == report["rows"], again.stderr
         assert "everything is recorded" in again.stderr, again.stderr
+
+
+@pytest.mark.real_model
+@pytest.mark.agent_cli
+@pytest.mark.timeout(900)
+def test_claude_code_against_the_real_server(real_server: LocalServer, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claude Code once on the real llama.cpp server, which serves the Anthropic Messages API itself (the run's
+    probe finds it and passes it through). Its first request, the system prompt and a dozen tools, is about
+    11,800 tokens: more than this session's context (CTX), so the trial ends at once, unscored, naming the
+    context, with the real server's answer on the wire; with a larger context it is graded like any other."""
+    from agentic_eval.results import read_trials
+    from agentic_eval.wire.recorder import read_wire_log
+    require_cli("claude-code", monkeypatch)
+    pack = _pack_copy(tmp_path, MIN_AGENT_TIMEOUT_S)
+    runs = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "agentic_eval.cli", "run", "--agent", "claude-code", "--tasks", str(pack),
+           "--task", TASKS[0], "--model", real_server.model, "--base-url", real_server.base_url,
+           "--run-dir", str(runs)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=800, stdin=subprocess.DEVNULL, check=False,
+                          env={**os.environ, **NO_EGRESS})
+    assert "POST /v1/messages is served" in proc.stderr, proc.stderr  # the probe's finding, said once
+    (run_dir,) = [p for p in runs.iterdir() if (p / "run.json").exists()]
+    (trial,) = read_trials(run_dir)[0]
+    print(f"claude-code on {real_server.model}: {trial.outcome} ({trial.detail}); turns {trial.turns}")
+    assert trial.wire_api == "anthropic-messages" and trial.agent_version.endswith(" 2.1.328")
+    wire = read_wire_log(run_dir / trial.files["wire"])
+    assert wire and all(r.path.startswith("/v1/messages") and r.upstream is None for r in wire)
+    assert len(wire[0].request["tools"]) >= 5  # Claude Code's own request, recorded whole
+    if trial.outcome in ("pass", "fail"):
+        assert trial.turns.unclassified == 0 and sum(trial.turns.model_dump().values()) == trial.requests
+    else:
+        assert trial.outcome == "endpoint_error" and "context" in trial.detail, trial.detail
+        assert wire[0].status == 400 and "context" in json.dumps(wire[0].response)  # llama.cpp's own words
+    # The translation against the real server's chat completions: one short streamed Messages exchange.
+    import httpx
+
+    from agentic_eval.classify.turn import classify_turn
+    from agentic_eval.wire.recorder import WireRecorder
+
+    request = {"model": real_server.model, "max_tokens": 64, "stream": True, "temperature": 0,
+               "system": "You are a coding agent. Use the tools.",
+               "messages": [{"role": "user", "content": "Run `ls` with the Bash tool."}],
+               "tools": [{"name": "Bash", "description": "Run a shell command.",
+                          "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},
+                                           "required": ["command"]}}]}
+    with WireRecorder(real_server.base_url, tmp_path / "translated.jsonl", translate_messages=True) as recorder:
+        reply = httpx.post(recorder.base_url + "/messages", json=request, timeout=600)
+    assert reply.status_code == 200 and "event: message_stop" in reply.text, reply.text[-500:]
+    (record,) = read_wire_log(tmp_path / "translated.jsonl")
+    assert record.error is None and record.upstream is not None and record.upstream["events"][-1] == "[DONE]"
+    assert record.upstream["response"]["model"] == real_server.model and record.usage and record.usage["output_tokens"]
+    turn = classify_turn(request, record.response)
+    print(f"translated: {turn.label} {turn.tool_names} {record.response['stop_reason']}: {record.response['content']}")
+    assert turn.label in ("tool_call", "text_tool_call", "prose")

@@ -9,7 +9,8 @@ from typing import Any
 
 from agentic_eval.results import TurnCounts
 
-MODEL_CALL_SUFFIXES = ("/chat/completions", "/responses")
+MODEL_CALL_SUFFIXES = ("/chat/completions", "/responses", "/messages")
+"""Model calls: chat completions, the Responses API, the Anthropic Messages API."""
 
 
 @dataclass
@@ -67,7 +68,7 @@ def summarize_wire_log(path: Path) -> WireSummary:
             continue
         if not is_model_turn(rec.response):
             counts["unclassified"] += 1
-            summary.errors.append("response is not a model turn (no choices or output)")
+            summary.errors.append("response is not a model turn (no choices, output or message content)")
             continue
         try:
             result = classify_turn(rec.request if isinstance(rec.request, dict) else None, rec.response)

@@ -1,10 +1,11 @@
 """The turn classifier: what did the model do with its turn? Pure functions, no I/O.
 
-`classify_turn(request, response)` reads one exchange (chat completions or Responses API, a
-non-streamed body or a stream the wire recorder reassembled) and returns a `TurnClassification`:
+`classify_turn(request, response)` reads one exchange (chat completions, Responses API or Anthropic
+Messages API, a non-streamed body or a stream the wire recorder reassembled) and returns a `TurnClassification`:
 
 label (exactly one)
-    `tool_call`       the structured tool-call list is non-empty (finish_reason is not trusted);
+    `tool_call`       the structured tool-call list (Messages: the `tool_use` blocks) is non-empty
+                      (finish_reason / stop_reason is not trusted);
     `text_tool_call`  no structured call, but the content or the reasoning holds a tool call
                       written as text, complete or cut short;
     `prose`           visible text that is no tool call;
@@ -113,9 +114,10 @@ class AssistantTurn:
 
 
 def is_model_turn(response: object) -> bool:
-    """True for a chat completion or a Responses API body (the things `classify_turn` reads)."""
+    """True for a chat completion, a Responses API body or a Messages API `message` (what `classify_turn` reads)."""
     return isinstance(response, Mapping) and (
         isinstance(response.get("choices"), list) or isinstance(response.get("output"), list)
+        or (response.get("type") == "message" and isinstance(response.get("content"), list))
     )
 
 
@@ -149,6 +151,13 @@ def reply_shape_problem(response: Mapping[str, Any]) -> str | None:
             if not isinstance(call, Mapping) or not_object(call.get("function")) or not_object(call.get("custom")):
                 return f"choices[0].message.tool_calls[{number}] is not a tool call object"
         return None
+    if not isinstance(response.get("output"), list) and isinstance(response.get("content"), list):
+        for number, block in enumerate(response["content"]):
+            if not isinstance(block, Mapping):
+                return f"content[{number}] is not an object"
+            if block.get("type") == "tool_use" and not isinstance(block.get("name"), str):
+                return f"content[{number}] is a tool_use block without a name"
+        return None
     for number, item in enumerate(response.get("output") or ()):
         if not isinstance(item, Mapping):
             return f"output[{number}] is not an object"
@@ -180,6 +189,8 @@ def read_turn(response: Mapping[str, Any]) -> AssistantTurn:
             structured_calls=calls,
             hit_length_limit=choice.get("finish_reason") == "length",
         )
+    if not isinstance(response.get("output"), list):
+        return _messages_turn(response)
     turn = AssistantTurn()
     for item in response["output"]:
         kind = item.get("type")
@@ -194,10 +205,31 @@ def read_turn(response: Mapping[str, Any]) -> AssistantTurn:
     return turn
 
 
+def _messages_turn(response: Mapping[str, Any]) -> AssistantTurn:
+    """A Messages API `message`: text blocks are the content, thinking blocks the reasoning, tool_use blocks the
+    structured calls (a translated call whose arguments were not JSON keeps them as text: bad arguments)."""
+    from agentic_eval.wire.anthropic import UNPARSED_ARGUMENTS
+
+    turn = AssistantTurn()
+    for block in response["content"]:
+        kind = block.get("type")
+        if kind == "text":
+            turn.content += _text_of(block.get("text"))
+        elif kind == "thinking":
+            turn.reasoning += _text_of(block.get("thinking"))
+        elif kind in ("tool_use", "server_tool_use"):
+            arguments = block.get("input")
+            if isinstance(arguments, Mapping) and set(arguments) == {UNPARSED_ARGUMENTS}:
+                arguments = arguments[UNPARSED_ARGUMENTS]
+            turn.structured_calls.append((str(block.get("name") or ""), arguments))
+    turn.hit_length_limit = response.get("stop_reason") == "max_tokens"
+    return turn
+
+
 def offered_tools(request: Mapping[str, Any] | None) -> ToolCatalog:
     """The function tools a request offers, in chat (`{"type": "function", "function": {...}}`),
-    Responses (`{"type": "function", "name": ..., "parameters": ...}`, custom tools) or legacy
-    `functions` form."""
+    Responses (`{"type": "function", "name": ..., "parameters": ...}`, custom tools), Messages
+    (`{"name": ..., "input_schema": ...}`) or legacy `functions` form."""
     schemas: dict[str, dict[str, Any] | None] = {}
     if not isinstance(request, Mapping):
         return ToolCatalog(schemas)
@@ -207,7 +239,7 @@ def offered_tools(request: Mapping[str, Any] | None) -> ToolCatalog:
             continue
         spec: Mapping[str, Any] = tool["function"] if isinstance(tool.get("function"), Mapping) else tool
         if isinstance(spec.get("name"), str):
-            parameters = spec.get("parameters")
+            parameters = spec.get("parameters", spec.get("input_schema"))
             schemas[spec["name"]] = parameters if isinstance(parameters, dict) else None
     return ToolCatalog(schemas)
 

@@ -229,15 +229,22 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
     return f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "")
 
 
+WIRE_API_LABELS = {"anthropic-messages": "messages API", "anthropic-messages->chat-completions": "messages->chat"}
+"""How a run label names the API its trials spoke (`TrialResult.wire_api`): passed through, or translated."""
+
+
 def run_label(summary: RunSummary, *, sandbox: bool = True) -> str:
-    """Model / agent and what sets the run apart (lenient parsing, padded prompt, and its sandbox unless
-    `sandbox` is False, as in the HTML charts)."""
+    """Model / agent and what sets the run apart (lenient parsing, padded prompt, the Messages API passed through
+    or translated, and its sandbox unless `sandbox` is False, as in the HTML charts)."""
     c = summary.config
     label = f"{c.model} / {c.agent}"
     if c.lenient_text_calls:
         label += " [lenient]"
     if c.system_prompt_tokens:
         label += f" [sys {c.system_prompt_tokens}]"
+    apis = sorted({t.wire_api for t in summary.trials if t.wire_api})  # claude-code: which API its trials spoke
+    if apis:
+        label += " [" + ", ".join(WIRE_API_LABELS.get(api, api) for api in apis) + "]"
     if sandbox and c.sandbox:
         label += " [local: unconfined]" if c.sandbox == "local" else f" [{c.sandbox}]"
     return label

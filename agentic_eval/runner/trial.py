@@ -178,7 +178,7 @@ class TrialRunner:
                 return finish("agent_error", f"sandbox setup failed: {exc}", fault,
                               "the machine ran out of room" if fault == "machine" else "the task's generator failed")
             wire_path = trial_dir / "wire.jsonl"
-            outcome, agent_s = self._run_agent(task, sandbox, trial_dir, wire_path)
+            outcome, agent_s = self._run_agent(task, sandbox, trial_dir, wire_path, base)
             base["tool_requests"] = refused_requests(trial_dir)  # the agent's tools calling the endpoint
             if outcome.status == "cancelled" or self.cancel.is_set():
                 return None
@@ -254,7 +254,8 @@ class TrialRunner:
             where = self.backend.describe(sandbox_path)
             record.update({f"sandbox_{k}": v for k, v in where.items() if k in ("engine", "image")})
 
-    def _run_agent(self, task: Task, sandbox: Any, trial_dir: Path, wire_path: Path) -> tuple[AgentOutcome, float]:
+    def _run_agent(self, task: Task, sandbox: Any, trial_dir: Path, wire_path: Path,
+                   record: dict[str, Any]) -> tuple[AgentOutcome, float]:
         # The agent never holds the real key: it gets a placeholder made for this trial alone, which the
         # wire recorder checks and replaces upstream with the real key. Its base URL is the recorder's.
         placeholder = trial_placeholder_key()
@@ -271,9 +272,15 @@ class TrialRunner:
             if self.agent.uses_model:
                 from agentic_eval.wire.recorder import WireRecorder
 
+                # An agent that speaks the Anthropic Messages API (claude-code) says, once per run, whether the
+                # endpoint serves it ('native') or the recorder translates it to chat completions ('translate').
+                choose_api = getattr(self.agent, "wire_api", None)
+                api = choose_api(self.endpoint.base_url, self.endpoint.api_key, self.options) if choose_api else None
+                if api is not None:
+                    record["wire_api"] = WIRE_APIS.get(api, api)
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
                                         upstream_headers=auth_headers(self.endpoint.api_key),
-                                        client_key=placeholder)
+                                        client_key=placeholder, translate_messages=api == "translate")
                 recorder.start()
                 outcome = AgentOutcome("agent_error", detail="the agent did not return")
                 try:
@@ -292,6 +299,10 @@ class TrialRunner:
         except Exception as exc:  # noqa: BLE001 - an agent that crashes ends its own trial, not the campaign
             outcome = AgentOutcome("agent_error", detail=f"{type(exc).__name__}: {exc}")
         return outcome, time.monotonic() - a0
+
+
+WIRE_APIS = {"native": "anthropic-messages", "translate": "anthropic-messages->chat-completions"}
+"""A trial's `wire_api`: the Messages API passed through to the endpoint, or translated to its chat completions."""
 
 
 def execute_plan(

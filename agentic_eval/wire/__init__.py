@@ -4,6 +4,8 @@
     sse       Server-sent events: decoding a stream and rebuilding the whole message from it.
     refs      Requests stored by reference: what a request repeats from an earlier one is not stored twice.
     bounded   Reading a reply within bounds (size cap, bounded inflation, strict UTF-8 and JSON), failures named.
+    anthropic The Anthropic Messages API: its streams reassembled, and translated to and from chat completions.
+    translate The recorder's translating relay: a Messages exchange served by a chat-completions-only endpoint.
 """
 
 from __future__ import annotations

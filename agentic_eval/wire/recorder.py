@@ -110,6 +110,13 @@ class WireRecord(BaseModel):
         default=False, description="True when the recorder could not reassemble or parse the reply: `response` "
         "holds its body as text, as received, and `error` says why."
     )
+    upstream: dict[str, Any] | None = Field(
+        default=None, description="Set when the recorder translated the exchange (an Anthropic Messages request "
+        "to an endpoint that speaks only chat completions): what went to and came from the endpoint, {path, "
+        "request, status, response, stream, events, error}, beside `request`/`response`/`events`, which are "
+        "what the agent sent and got. Its request is stored by reference to an earlier record's upstream request "
+        "like `request` (a `request_ref` inside it); read_wire_log puts it back whole."
+    )
 
 
 def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[WireRecord]:
@@ -119,6 +126,7 @@ def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[Wir
     there and skipped; without, it raises ValueError."""
     records: list[WireRecord] = []
     resolver = RequestResolver()
+    upstream_resolver = RequestResolver()  # a translated exchange's upstream requests, stored by reference too
     with open(path, encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -135,6 +143,14 @@ def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[Wir
                 record.error = f"{record.error}; {problem}" if record.error else problem
             else:
                 record.request_ref = None
+            if isinstance(record.upstream, dict):
+                up = record.upstream
+                up["request"], problem = upstream_resolver.resolve(record.id, up.get("request"), up.get("request_ref"),
+                                                                   up.get("response"))
+                if problem is not None:
+                    record.error = f"{record.error}; upstream {problem}" if record.error else f"upstream {problem}"
+                else:
+                    up.pop("request_ref", None)
             records.append(record)
     return records
 
@@ -252,6 +268,8 @@ class _Exchange:
     error_body: Any = None
     clock: EndpointClock | None = None
     waiting: bool = False
+    upstream: _Exchange | None = None
+    """The endpoint's side of a translated exchange (this one is the agent's side)."""
 
     def wait_upstream(self, on: bool) -> None:
         """Mark the exchange as waiting on the endpoint (or not) on the recorder's clock."""
@@ -315,6 +333,12 @@ class _Exchange:
             timings=WireTimings(started_at=self.started_at, end_s=time.perf_counter() - self.t0),
         )
 
+    def side_record(self) -> dict[str, Any]:
+        """This exchange as the `upstream` part of a translated exchange's record."""
+        record = self.safe_record()
+        return {"path": record.path, "request": record.request, "status": record.status, "response": record.response,
+                "stream": record.stream, "events": record.events, "error": record.error}
+
     def to_record(self) -> WireRecord:
         end_s = time.perf_counter() - self.t0
         stream = self.content_type.lower().startswith("text/event-stream")
@@ -374,15 +398,23 @@ class _WireLog:
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._lock = threading.Lock()
         self._recent = bounded_recent()
+        self._recent_upstream = bounded_recent()
+        """The translated requests' bases (`WireRecord.upstream`), apart from the agent's own."""
         self.count = 0
         self.lost = 0
         """Exchanges that could not be written (a full disk): said once on stderr."""
 
     def write(self, record: WireRecord) -> None:
         whole = record.request
+        upstream = record.upstream if isinstance(record.upstream, dict) else None
+        whole_up = upstream.get("request") if upstream is not None else None
         with self._lock:  # the bases are records already written, so the line may be made outside the lock
             stored, ref = shorten_request(whole, list(self._recent))
-        line = _serialized(record.model_copy(update={"request": stored, "request_ref": ref}))
+            stored_up, ref_up = shorten_request(whole_up, list(self._recent_upstream))
+        update: dict[str, Any] = {"request": stored, "request_ref": ref}
+        if upstream is not None and ref_up is not None:  # a translated request: stored by reference likewise
+            update["upstream"] = {**upstream, "request": stored_up, "request_ref": ref_up}
+        line = _serialized(record.model_copy(update=update))
         with self._lock:
             if self._fd is None:  # an exchange outlived stop()'s wait; nothing to write to
                 return
@@ -390,9 +422,15 @@ class _WireLog:
                 return
             self.count += 1
             if isinstance(whole, dict):  # kept sharing its base's items: memory grows with what was said
-                base = next((request for base_id, request, _ in self._recent if ref and base_id == ref["base"]), None)
-                shared = share_base(whole, ref, base) if ref and base is not None else whole
-                self._recent.append((record.id, shared, record.response))
+                self._remember(self._recent, record.id, whole, ref, record.response)
+            if isinstance(whole_up, dict) and upstream is not None:
+                self._remember(self._recent_upstream, record.id, whole_up, ref_up, upstream.get("response"))
+
+    @staticmethod
+    def _remember(recent: Any, record_id: str, whole: dict[str, Any], ref: dict[str, Any] | None,
+                  response: Any) -> None:
+        base = next((request for base_id, request, _ in recent if ref and base_id == ref["base"]), None)
+        recent.append((record_id, share_base(whole, ref, base) if ref and base is not None else whole, response))
 
     def _append(self, data: bytes) -> bool:
         assert self._fd is not None
@@ -452,8 +490,10 @@ class _ProxyApp:
     """The ASGI application: forward `/v1/...` upstream, relay the answer, log the exchange."""
 
     def __init__(self, upstream_base_url: str, log: _WireLog, extra_headers: Mapping[str, str],
-                 client_key: str | None = None, clock: EndpointClock | None = None) -> None:
+                 client_key: str | None = None, clock: EndpointClock | None = None,
+                 translate_messages: bool = False) -> None:
         self.upstream = httpx.URL(upstream_base_url.rstrip("/"))
+        self.translate_messages = translate_messages
         self.clock = clock
         self.log = log
         self.extra_headers = dict(extra_headers)
@@ -481,14 +521,24 @@ class _ProxyApp:
         shown_path = path + ("?" + _redact_query(query) if query else "")
         exchange = _Exchange(seq=next(self._seq), method=scope["method"], path=shown_path, request_body=body,
                              clock=self.clock)
+        sub_path = path.removeprefix("/v1")
         try:
-            await self._forward(scope, receive, send, exchange, path.removeprefix("/v1"), query)
+            if self.translate_messages and sub_path.startswith("/messages"):
+                from agentic_eval.wire.translate import relay_translated
+
+                assert self.client is not None
+                await relay_translated(self, scope, receive, send, exchange, sub_path)
+            else:
+                await self._forward(scope, receive, send, exchange, sub_path, query)
         except asyncio.CancelledError:
             exchange.error = exchange.error or "the recorder stopped before the exchange ended"
             raise
         finally:
             exchange.wait_upstream(False)
-            self.log.write(exchange.safe_record())
+            record = exchange.safe_record()
+            if exchange.upstream is not None:
+                record.upstream = exchange.upstream.side_record()
+            self.log.write(record)
 
     async def _forward(
         self, scope: Scope, receive: Receive, send: Send, exchange: _Exchange, sub_path: str, query: str
@@ -496,12 +546,18 @@ class _ProxyApp:
         assert self.client is not None
         # A header the harness sets (the real API key) replaces the agent's own (often a placeholder).
         replaced = _REQUEST_HOP_HEADERS | {name.lower() for name in self.extra_headers} | {"accept-encoding"}
+        extra = dict(self.extra_headers)
+        if self.client_key is not None:  # the agent's credential headers hold only its placeholder
+            replaced |= {"authorization", "x-api-key", "api-key"}
+        bearer = next((v for k, v in extra.items() if k.lower() == "authorization"), "")
+        if sub_path.startswith("/messages") and bearer[:7].lower() == "bearer ":
+            extra["x-api-key"] = bearer[7:]  # an Anthropic-native server reads its key here
         headers = [
             (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in scope["headers"]
             if name.decode("latin-1").lower() not in replaced
         ]
-        headers += list(self.extra_headers.items()) + [("accept-encoding", "identity")]
+        headers += list(extra.items()) + [("accept-encoding", "identity")]
         url = self.upstream.copy_with(path=self.upstream.path + sub_path, query=query.encode("latin-1") or None)
         request = self.client.build_request(exchange.method, url, headers=headers, content=exchange.request_body)
         exchange.wait_upstream(True)  # until its answer's last byte arrives (the request was read whole before)
@@ -615,7 +671,11 @@ class WireRecorder:
         upstream_headers: headers added to every upstream request (e.g. an Authorization the agent
             does not send). Never logged.
         client_key: when given, only requests presenting this key (a trial's placeholder, as
-            `Authorization: Bearer KEY` or an `api-key` header) are forwarded; others get 401, unlogged.
+            `Authorization: Bearer KEY` or an `api-key` / `x-api-key` header) are forwarded; others get 401,
+            unlogged.
+        translate_messages: answer Anthropic Messages requests (`/v1/messages`) by translating each to chat
+            completions for the upstream and its reply back (agentic_eval.wire.translate); False passes them
+            through like any other request.
         connect_timeout_s: give up on connecting to the upstream after this long (502 to the client).
         read_timeout_s: longest silence allowed from the upstream; None waits as long as the client does.
         port: port to listen on; 0 picks a free one.
@@ -631,8 +691,10 @@ class WireRecorder:
         connect_timeout_s: float = 10.0,
         read_timeout_s: float | None = None,
         port: int = 0,
+        translate_messages: bool = False,
     ) -> None:
         self.upstream_base_url = upstream_base_url
+        self.translate_messages = translate_messages
         self.log_path = Path(log_path)
         self._headers = dict(upstream_headers or {})
         self._client_key = client_key
@@ -679,7 +741,8 @@ class WireRecorder:
             sock.close()
             raise AgenticEvalError(f"wire recorder: cannot listen on 127.0.0.1:{self._requested_port}: {exc}") from exc
         self._log = _WireLog(self.log_path)
-        app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key, self.clock)
+        app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key, self.clock,
+                        self.translate_messages)
         config = uvicorn.Config(
             app, interface="asgi3", http="h11", loop="asyncio", lifespan="off", log_config=None,
             access_log=False, proxy_headers=False, server_header=False, date_header=False, timeout_graceful_shutdown=5,

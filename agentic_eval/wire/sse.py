@@ -9,7 +9,10 @@ non-streamed body of the same API, so the classifier reads both alike:
   calls too, finish_reason, usage);
 - Responses API: the terminal event's `response` (`response.completed`, `.incomplete`, `.failed`)
   is the whole thing; without one (a stream cut short), the output is rebuilt from
-  `response.output_item.done` items, and from deltas for items that never finished.
+  `response.output_item.done` items, and from deltas for items that never finished;
+- Anthropic Messages API: `message_start` and the `content_block_*` events become one `message`
+  (text, thinking and tool_use blocks, the tool input's JSON fragments joined), with `message_delta`'s
+  stop_reason and usage (agentic_eval.wire.anthropic).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from agentic_eval.wire.anthropic import AnthropicStreamAssembler, is_messages_event, malformed_messages_event
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -148,7 +153,8 @@ def carries_token(payload: dict[str, Any]) -> bool:
     """True when a stream event carries generated output (the first such event is the first token)."""
     event_type = payload.get("type")
     if isinstance(event_type, str):
-        return event_type.startswith("response.") and event_type.endswith(".delta")
+        return (event_type.startswith("response.") and event_type.endswith(".delta")) or \
+            event_type == "content_block_delta"
     choices = payload.get("choices")
     for choice in choices if isinstance(choices, list) else ():
         delta = choice.get("delta") if isinstance(choice, dict) else None
@@ -224,6 +230,8 @@ def malformed_event(payload: dict[str, Any]) -> str | None:
     """What is wrong with a stream event's shape (the parts the reassembly reads), or None.
     The assemblers skip such parts; the recorder says so in the record's `error`."""
     event_type = payload.get("type")
+    if is_messages_event(payload):
+        return malformed_messages_event(payload)
     if isinstance(event_type, str) and event_type.startswith("response."):
         if _not(dict, payload.get("response")):
             return "response is not an object"
@@ -268,14 +276,18 @@ def assemble_stream(payloads: Iterable[dict[str, Any]]) -> dict[str, Any] | None
     """The whole message a stream's JSON events add up to, shaped like the non-streamed body.
 
     The API is recognised from the events themselves (`type: response.*` means the Responses
-    API); None when no event was recognised.
+    API, `message_start` and `content_block_*` the Messages API); None when no event was recognised.
     """
     chat = ChatStreamAssembler()
     responses = ResponsesStreamAssembler()
+    messages = AnthropicStreamAssembler()
     kind: str | None = None
     for payload in payloads:
         event_type = payload.get("type")
-        if isinstance(event_type, str) and event_type.startswith("response."):
+        if is_messages_event(payload):
+            kind = kind or "messages"
+            messages.add(payload)
+        elif isinstance(event_type, str) and event_type.startswith("response."):
             kind = kind or "responses"
             responses.add(payload)
         elif "choices" in payload or payload.get("object") == "chat.completion.chunk":
@@ -285,6 +297,8 @@ def assemble_stream(payloads: Iterable[dict[str, Any]]) -> dict[str, Any] | None
         return chat.result()
     if kind == "responses":
         return responses.result()
+    if kind == "messages":
+        return messages.result()
     return None
 
 

@@ -1,4 +1,4 @@
-"""Agents that drive real coding-agent CLIs: opencode, codex, qwen-code, mini-swe-agent, aider.
+"""Agents that drive real coding-agent CLIs: opencode, codex, qwen-code, claude-code, mini-swe-agent, aider.
 
 Each adapter runs its CLI headless in the sandbox against the wire recorder, so
 its turns are recorded and classified exactly like the built-in agent's. The
@@ -17,6 +17,7 @@ register it under the same entry-point group; `agents install` installs it too.
     opencode        the opencode adapter
     codex           the codex adapter
     qwen_code       the qwen-code adapter
+    claude_code     the claude-code adapter (Anthropic Messages API: passed through or translated)
     mini_swe_agent  the mini-swe-agent adapter
     aider           the aider adapter
 """
