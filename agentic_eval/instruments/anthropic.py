@@ -126,7 +126,8 @@ def as_chat_completion(message: dict[str, Any]) -> dict[str, Any]:
         chat_message["reasoning_content"] = "".join(thoughts)
     if calls:
         chat_message["tool_calls"] = calls
-    usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+    found = message.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
     prompt, completion = usage.get("input_tokens"), usage.get("output_tokens")
     body: dict[str, Any] = {
         "id": message.get("id", ""), "object": "chat.completion", "model": message.get("model", ""),

@@ -2,13 +2,15 @@
 
 The same tiny request (one `read_file` tool, "show me src/main.py") is sent in each shape a coding
 agent might use: chat completions with tool_choice auto / required / named function, streamed and
-not, the Responses API, streamed and not, and the Anthropic Messages API (`POST /v1/messages`, tool_choice
-auto / any / a named tool, streamed and not; read by instruments/anthropic.py). Each answer is labelled by the turn classifier
-(structured call, call written as text and its family, prose, empty), and its call checked: the
-right tool with `{"path": "src/main.py"}`. A shape that fails (HTTP error, timeout, a body that is
-not a model turn) is a row saying so, never a crash; a server without `/v1/messages` (HTTP 404 or
-405) gets `unsupported` rows for the Messages API shapes. Streams are assembled with the openai
-package's stream helpers. Finally `/metrics` is read, if the server has one, to name the metric
+not, the Responses API, streamed and not, and the Anthropic Messages API (`POST /v1/messages`,
+tool_choice auto / any / a named tool, streamed and not; read by instruments/anthropic.py). Each
+answer is labelled by the turn classifier (structured call, call written as text and its family,
+prose, empty; an Anthropic reply through its chat-completion equivalent, thinking blocks as
+reasoning), and its call checked: the right tool with `{"path": "src/main.py"}`. A shape that fails
+(HTTP error, timeout, a body that is not a model turn) is a row saying so, never a crash; a server
+without `/v1/messages` (HTTP 404 or 405) gets `unsupported` rows for the Messages API shapes.
+Streams are assembled with the openai package's stream helpers (the Messages API's by
+instruments/anthropic.py). Finally `/metrics` is read, if the server has one, to name the metric
 families it exports (`vllm:`, `llamacpp:`, `sglang:` ...).
 """
 
