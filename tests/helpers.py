@@ -552,6 +552,8 @@ def shell_call(names: list[str], command: str) -> tuple[str, dict[str, Any]]:
     """A call of the CLI's own shell tool that runs `command`."""
     if "bash" in names:
         return "bash", {"command": command, "description": "Write the answer file"}
+    if "run_commands" in names:  # cline
+        return "run_commands", {"commands": [command]}
     if "run_shell_command" in names:
         return "run_shell_command", {"command": command, "description": "Write the answer file"}
     if "exec_command" in names:

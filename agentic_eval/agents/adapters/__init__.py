@@ -1,4 +1,4 @@
-"""Agents that drive real coding-agent CLIs: opencode, codex, qwen-code, mini-swe-agent, aider.
+"""Agents that drive real coding-agent CLIs: opencode, codex, qwen-code, kilo, cline, mini-swe-agent, aider.
 
 Each adapter runs its CLI headless in the sandbox against the wire recorder, so
 its turns are recorded and classified exactly like the built-in agent's. The
@@ -17,6 +17,8 @@ register it under the same entry-point group; `agents install` installs it too.
     opencode        the opencode adapter
     codex           the codex adapter
     qwen_code       the qwen-code adapter
+    kilo            the kilo adapter (Kilo Code's CLI, an opencode fork: OpencodeAgent with its own switches)
+    cline           the cline adapter
     mini_swe_agent  the mini-swe-agent adapter
     aider           the aider adapter
 """
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from .base import CliAgent as CliAgent
     from .base import CliRun as CliRun
     from .base import Invocation as Invocation
+    from .cline import ClineAgent as ClineAgent
     from .codex import CodexAgent as CodexAgent
     from .install import AgentRow as AgentRow
     from .install import CliTool as CliTool
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     from .install import install_tool as install_tool
     from .install import installable_tools as installable_tools
     from .install import tools_dir as tools_dir
+    from .kilo import KiloAgent as KiloAgent
     from .mini_swe_agent import MiniSweAgent as MiniSweAgent
     from .opencode import OpencodeAgent as OpencodeAgent
     from .qwen_code import QwenCodeAgent as QwenCodeAgent
@@ -58,6 +62,8 @@ _EXPORTS = {
     "installable_tools": ".install",
     "tools_dir": ".install",
     "AiderAgent": ".aider",
+    "ClineAgent": ".cline",
+    "KiloAgent": ".kilo",
     "CodexAgent": ".codex",
     "MiniSweAgent": ".mini_swe_agent",
     "OpencodeAgent": ".opencode",
