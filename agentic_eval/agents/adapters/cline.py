@@ -8,8 +8,11 @@ is ignored and Cline falls back to its own hosted provider): the base URL, the m
 which is not put in the environment its commands inherit; once its first request is through, the file is
 rewritten without the key (see `Invocation.key_files`). `--data-dir` keeps all its state in that HOME, and
 `CLINE_SESSION_BACKEND_MODE=local` runs the session in the CLI's own process instead of a background hub
-daemon on a fixed port that every trial would share. Auto-update is off; its telemetry exporter finds
-no network under confinement. Tools are auto-approved (its default with a prompt).
+daemon on a fixed port that every trial would share. Telemetry and auto-update are off in
+`settings/global-settings.json`. Its feature-flag lookup at start (its vendor's analytics host) has no
+off switch but a test-mode variable, which would change more than that: confined (bwrap, docker), the
+lookup finds no network; with `--sandbox local` it is tried. Tools are auto-approved (its default with
+a prompt).
 stdout is JSON lines: `hook_event`, `agent_event` (iterations, errors), then a `run_result` whose
 `finishReason` says how it ended, and an `error` line when it failed.
 """
@@ -27,6 +30,8 @@ PROVIDER = "openai-compatible"
 DATA_DIR = ".cline/data"
 TOOL = CliTool(agent="cline", kind="npm", package="cline", version="3.0.65", binary="cline",
                speaks="chat completions, streamed with usage")
+GLOBAL_SETTINGS = {"telemetryOptOut": True, "autoUpdateEnabled": False}
+"""settings/global-settings.json: its telemetry exporter (OpenTelemetry to its vendor) and auto-update off."""
 SETTINGS_TIME = "2026-01-01T00:00:00.000Z"
 """The `updatedAt` its settings schema requires (any valid time; Cline only shows it)."""
 
@@ -52,6 +57,7 @@ class ClineAgent(CliAgent):
         settings = home / DATA_DIR / "settings" / "providers.json"
         settings.write_text(providers_file(ctx.base_url, ctx.model, ctx.api_key), encoding="utf-8")
         settings.chmod(0o600)
+        (settings.parent / "global-settings.json").write_text(json.dumps(GLOBAL_SETTINGS), encoding="utf-8")
         argv = [executable, "--json", "--data-dir", str(home / DATA_DIR), "-P", PROVIDER, "-m", ctx.model,
                 "--auto-approve", "true", ctx.instruction]
         env = {"CLINE_SESSION_BACKEND_MODE": "local", "CLINE_NO_AUTO_UPDATE": "1", "CLINE_NO_INTERACTIVE": "1"}
