@@ -101,7 +101,7 @@ if [ "$(python -c 'import importlib.metadata as m; print(m.version("bfcl-eval"))
 fi
 # The agent CLIs the tests drive, pinned, into the project's tools folder
 # (~/.cache/agentic-eval/tools: the cache folder's tools/, or $AGENTIC_EVAL_TOOLS): never the global environment.
-agentic-eval agents install opencode codex qwen-code claude-code
+agentic-eval agents install opencode codex qwen-code claude-code kilo cline
 # bubblewrap: the default sandbox backend (`--sandbox bwrap`) and what tests/test_confinement.py attacks;
 # setpriv and prlimit (util-linux) drop to an unprivileged uid and set the rlimits. Debian/Ubuntu packages.
 if ! command -v bwrap >/dev/null 2>&1 || ! command -v setpriv >/dev/null 2>&1 || ! command -v prlimit >/dev/null 2>&1; then

@@ -429,16 +429,73 @@ def battery_model(cases: list[Case], style: str) -> PathResponder:
 WITNESS = {"city": "Lisbon", "days": 3, "units": "metric"}
 
 
+def anthropic_message(text: str | None = None, tool_uses: list[tuple[str, dict[str, Any]]] | None = None,
+                      thinking: str | None = None, stop_reason: str | None = None) -> dict[str, Any]:
+    """An Anthropic Messages API reply: a thinking block, a text block, tool_use blocks, in that order."""
+    content: list[dict[str, Any]] = []
+    if thinking is not None:
+        content.append({"type": "thinking", "thinking": thinking, "signature": "sig"})
+    if text is not None:
+        content.append({"type": "text", "text": text})
+    for n, (name, args) in enumerate(tool_uses or []):
+        content.append({"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": args})
+    reason = stop_reason or ("tool_use" if tool_uses else "end_turn")
+    return {"id": "msg_1", "type": "message", "role": "assistant", "model": "fake-model", "content": content,
+            "stop_reason": reason, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 7}}
+
+
+def anthropic_events(message: dict[str, Any], pieces: int = 3) -> list[dict[str, Any]]:
+    """The server-sent events of `message` streamed (send with named_events=True): each block's text, thinking
+    or input JSON cut into `pieces` deltas, with a ping in between."""
+    def cut(text: str) -> list[str]:
+        size = max(1, -(-len(text) // pieces))
+        return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+    start = {**message, "content": [], "stop_reason": None, "usage": {"input_tokens": 12, "output_tokens": 1}}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
+    for index, block in enumerate(message["content"]):
+        kind = block["type"]
+        empty = {"text": {"type": "text", "text": ""}, "thinking": {"type": "thinking", "thinking": ""},
+                 "tool_use": {**block, "input": {}}}[kind]
+        events.append({"type": "content_block_start", "index": index, "content_block": empty})
+        field, delta = {"text": ("text", "text_delta"), "thinking": ("thinking", "thinking_delta"),
+                        "tool_use": ("partial_json", "input_json_delta")}[kind]
+        whole = json.dumps(block["input"]) if kind == "tool_use" else block[kind]
+        for piece in cut(whole):
+            events.append({"type": "content_block_delta", "index": index, "delta": {"type": delta, field: piece}})
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                   "usage": {"output_tokens": message["usage"]["output_tokens"]}})
+    events.append({"type": "message_stop"})
+    return events
+
+
+def anthropic_reply(body: dict[str, Any], message: dict[str, Any]) -> ScriptedReply:
+    """`message` as the request asks for it: streamed or whole."""
+    if body.get("stream"):
+        return ScriptedReply(events=anthropic_events(message), named_events=True)
+    return ScriptedReply(body=message)
+
+
 def forms_model(quirk: str = "") -> PathResponder:
-    """A scripted server answering every shape with the right call, except for one quirk:
-    `ignore_required` (prose when tool_choice is required), `no_responses` (404 on /responses),
-    `stream_duplicates` (the call's arguments also streamed as content), `empty_tool_calls`
-    (finish_reason tool_calls with no call, non-streamed chat with tool_choice auto)."""
+    """A scripted server answering every shape with the right call (in the Anthropic Messages API's form on
+    /messages), except for one quirk: `ignore_required` (prose when tool_choice is required, or any),
+    `no_responses` (404 on /responses), `stream_duplicates` (the call's arguments also streamed as content),
+    `empty_tool_calls` (finish_reason tool_calls / stop_reason tool_use with no call, non-streamed, with
+    tool_choice auto)."""
 
     def respond(path: str, body: dict[str, Any]) -> ScriptedReply:
         responses, stream, choice = path.endswith("/responses"), bool(body.get("stream")), body.get("tool_choice")
         if quirk == "no_responses" and responses:
             return ScriptedReply(status=404, body={"error": {"message": "Not Found"}})
+        if path.endswith("/messages"):
+            kind = (choice or {}).get("type")
+            if quirk == "ignore_required" and kind == "any":
+                return anthropic_reply(body, anthropic_message("It will be sunny."))
+            if quirk == "empty_tool_calls" and kind == "auto" and not stream:
+                return anthropic_reply(body, anthropic_message("", stop_reason="tool_use"))
+            text = json.dumps(WITNESS) if quirk == "stream_duplicates" and stream else None
+            return anthropic_reply(body, anthropic_message(text, [("get_forecast", WITNESS)]))
         if quirk == "ignore_required" and choice == "required":
             sunny = "It will be sunny."
             return ScriptedReply(body=responses_body(sunny) if responses else chat_body(sunny))
@@ -497,6 +554,8 @@ def shell_call(names: list[str], command: str) -> tuple[str, dict[str, Any]]:
     """A call of the CLI's own shell tool that runs `command`."""
     if "bash" in names:
         return "bash", {"command": command, "description": "Write the answer file"}
+    if "run_commands" in names:  # cline
+        return "run_commands", {"commands": [command]}
     if "run_shell_command" in names:
         return "run_shell_command", {"command": command, "description": "Write the answer file"}
     if "exec_command" in names:

@@ -90,8 +90,8 @@ def test_three_models_side_by_side_then_resume_after_a_death(mini_pack: Path, tm
         rows = {r["model"]: r for r in first["rows"]}
         assert (rows["tools-model"]["tasks_passed"], rows["tools-model"]["tool_call_tasks"]) == (3, 3)
         assert (rows["text-model"]["tasks_passed"], rows["text-model"]["text_tool_call_tasks"]) == (0, 3)
-        assert rows["tools-model"]["synthetic_pct"] == 100.0 and rows["tools-model"]["forms"] == [10, 10]
-        assert rows["text-model"]["forms"][0] < 10
+        assert rows["tools-model"]["synthetic_pct"] == 100.0 and rows["tools-model"]["forms"] == [15, 15]
+        assert rows["text-model"]["forms"][0] < 15
         assert rows["dying-model"]["tasks_passed"] == 1 and rows["dying-model"]["unscored_trials"] == 2
         text_verdict = first["verdicts"]["text-model"]["text"]
         assert "high synthetic score" in text_verdict and "not usable under this agent" in text_verdict

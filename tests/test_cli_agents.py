@@ -89,7 +89,7 @@ def invented_xml_policy(port: int) -> Policy:
         names = tool_names(body)
         if names:
             name, args = shell_call(names, f"echo 'port is {port}' > answer.txt")
-            key, value = next((k, v) for k, v in args.items() if k in ("command", "cmd"))
+            key, value = next((k, v) for k, v in args.items() if k in ("command", "cmd", "commands"))
             value = value[-1] if isinstance(value, list) else value
             text = f"I will write the file now.\n<{name}>\n<{key}>{value}</{key}>\n</{name}>"
         else:

@@ -419,13 +419,13 @@ def _tool_results(record: dict[str, object]) -> str:
 
 
 @pytest.mark.agent_cli
-@pytest.mark.parametrize("agent", ["qwen-code", "opencode"])
+@pytest.mark.parametrize("agent", ["qwen-code", "opencode", "cline"])
 def test_a_node_cli_agent_runs_in_a_container_and_reaches_only_the_wire(
         agent: str, docker_env: str, mini_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A real CLI (qwen-code: a Node script; opencode: the binary its npm package ships) in the trial's container:
-    its requests reach the endpoint through the per-trial relay and the wire recorder, and the command the
-    scripted model has it run can reach nothing else: not the endpoint's own port on 127.0.0.1 (node's fetch),
-    not its tools folder (mounted read-only), not the harness's files."""
+    """A real CLI (qwen-code: a Node script; opencode and cline: the binaries their npm packages ship) in the
+    trial's container: its requests reach the endpoint through the per-trial relay and the wire recorder, and
+    the command the scripted model has it run can reach nothing else: not the endpoint's own port on 127.0.0.1
+    (node's fetch), not its tools folder (mounted read-only), not the harness's files."""
     require_cli(agent, monkeypatch)
     toml = mini_pack / "answer-file" / "task.toml"
     toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 240"))

@@ -19,7 +19,7 @@ from agentic_eval.instruments import registry
 HERE = Path(instruments.__file__).parent
 RECORDED = {e.module for e in registry.INSTRUMENTS}
 INSTRUMENTS = RECORDED | {"probe"}  # probe prints what a server does and records nothing
-HELPERS = {"exchange", "servers", "cases", "catalog", "toolcheck", "metrics", "speedstats", "consistency",
+HELPERS = {"exchange", "anthropic", "servers", "cases", "catalog", "toolcheck", "metrics", "speedstats", "consistency",
            "wordproblems", "registry"}
 PACKAGE = "agentic_eval.instruments"
 

@@ -20,6 +20,7 @@ from agentic_eval.testing import (
     responses_stream,
     tool_call,
 )
+from tests.helpers import anthropic_events, anthropic_message
 
 HERMES = '<tool_call>\n{"name": "read_file", "arguments": {"path": "src/main.py"}}\n</tool_call>'
 VLLM_METRICS = (
@@ -36,7 +37,8 @@ VLLM_METRICS = (
 
 
 def one_of_each() -> list[ScriptedReply]:
-    """Replies for the six shapes in order, then the /metrics answer."""
+    """Replies for the ten shapes in order (the last four in the Anthropic Messages API's form), then the
+    /metrics answer."""
     return [
         ScriptedReply(body=chat_body(tool_calls=[tool_call("read_file", {"path": "src/main.py"})])),
         ScriptedReply(body=chat_body(HERMES)),
@@ -44,6 +46,11 @@ def one_of_each() -> list[ScriptedReply]:
         ScriptedReply(events=chat_stream(tool_calls=[tool_call("read_file", {"path": "README.md"})])),
         ScriptedReply(body=responses_body("I cannot read files, but src/main.py is probably the entry point.")),
         ScriptedReply(events=responses_stream(function_calls=[("read_file", {"path": "./src/main.py"})]),
+                      named_events=True),
+        ScriptedReply(body=anthropic_message("Reading it.", [("read_file", {"path": "src/main.py"})])),
+        ScriptedReply(body=anthropic_message(HERMES, thinking="The user wants the file.")),
+        ScriptedReply(body=anthropic_message(None, [("read_file", {"path": "src/main.py"})])),
+        ScriptedReply(events=anthropic_events(anthropic_message(None, [("read_file", {"path": "src/main.py"})])),
                       named_events=True),
         ScriptedReply(body=VLLM_METRICS),
     ]
@@ -65,6 +72,11 @@ def test_every_shape_is_a_row_classified_from_the_real_answer() -> None:
     assert (rows["chat auto stream"].label, rows["chat auto stream"].arguments_ok) == ("tool_call", False)
     assert (rows["responses auto"].label, rows["responses auto"].tool) == ("prose", None)
     assert (rows["responses auto stream"].label, rows["responses auto stream"].arguments_ok) == ("tool_call", True)
+    for name in ("messages auto", "messages named", "messages auto stream"):
+        assert (rows[name].label, rows[name].tool, rows[name].arguments_ok, rows[name].status) == \
+            ("tool_call", "read_file", True, 200), rows[name]
+    assert (rows["messages any"].label, rows["messages any"].family) == ("text_tool_call", "hermes")
+    assert rows["messages auto"].usage == {"input_tokens": 12, "output_tokens": 7}
     assert all(r.latency_s >= 0 for r in report.shapes)
 
     # what went over the wire: the model list first, each shape's request, /metrics last
@@ -75,12 +87,18 @@ def test_every_shape_is_a_row_classified_from_the_real_answer() -> None:
                                                         {"type": "function", "function": {"name": "read_file"}}]
     assert [bool(p[2].get("stream")) for p in posts] == [False, False, False, True, False, True]
     assert all(p[2]["model"] == "fake-model" and len(p[2]["tools"]) == 1 for p in posts)
-    assert sent[7][:2] == ("GET", "/metrics")
+    messages = sent[7:11]
+    assert [p[1] for p in messages] == ["/v1/messages"] * 4
+    assert [p[2]["tool_choice"] for p in messages] == [{"type": "auto"}, {"type": "any"},
+                                                       {"type": "tool", "name": "read_file"}, {"type": "auto"}]
+    assert [p[2]["stream"] for p in messages] == [False, False, False, True]
+    assert all(p[2]["tools"][0]["input_schema"]["required"] == ["path"] for p in messages)
+    assert sent[11][:2] == ("GET", "/metrics")
 
     assert report.models == ["fake-model"]
     assert report.metrics.prefixes == ["vllm:"]
     assert "vllm:num_requests_running" in report.metrics.families
-    assert "3 of 6 shapes got a structured tool call" in verdict(report)
+    assert "6 of 10 shapes got a structured tool call" in verdict(report)
     assert "hermes" in verdict(report) and "1 failed" in verdict(report)
 
 
@@ -116,11 +134,12 @@ def test_cli_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
         assert main(["probe", "--base-url", fake.base_url, "--model", "fake-model"]) == 0
         table = capsys.readouterr().out
     assert [s["label"] for s in data["shapes"]] == ["tool_call", "text_tool_call", "error", "tool_call", "prose",
+                                                    "tool_call", "tool_call", "text_tool_call", "tool_call",
                                                     "tool_call"]
     assert data["metrics"]["prefixes"] == ["vllm:"] and data["model"] == "fake-model"
     for text in ("chat auto stream", "responses auto", "text_tool_call", "hermes", "vllm:", "HTTP 500"):
         assert text in table
-    assert "3 of 6 shapes got a structured tool call" in table
+    assert "6 of 10 shapes got a structured tool call" in table
 
 
 def test_cli_unreachable_endpoint_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

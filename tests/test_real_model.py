@@ -200,8 +200,8 @@ def test_probe_the_real_model(real_server: LocalServer) -> None:
     answered = [r for r in report.shapes if r.label != "error"]
     assert answered, "no shape got an answer from the real model"
     for row in report.shapes:
-        assert row.label in (*LABELS, "error") and row.latency_s > 0
-        assert (row.error is None) == (row.label != "error")
+        assert row.label in (*LABELS, "error", "unsupported") and row.latency_s > 0
+        assert (row.error is None) == (row.label not in ("error", "unsupported"))
     # the model calls read_file in some shape, structured or written as text (it did in 9 of 9 trials)
     assert any(r.tool == "read_file" for r in answered), answered
     assert "llamacpp:" in report.metrics.prefixes

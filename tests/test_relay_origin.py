@@ -222,7 +222,7 @@ def thief_policy(stolen: list[str]) -> Any:
     return policy
 
 
-KEY_HIDDEN = ("opencode", "codex", "qwen-code")
+KEY_HIDDEN = ("opencode", "codex", "qwen-code", "kilo", "cline")
 """The CLIs whose key the tools cannot read: they take it from a file the harness empties at their first request."""
 
 

@@ -71,11 +71,15 @@ def test_battery_scores(style: str, cases: int, expect_passed: int, campaign_cas
 
 @pytest.mark.parametrize("quirk, failing", [
     ("", {}),  # with the default 500 tools
-    ("ignore_required", {"chat-required": "ignored_required", "responses-required": "ignored_required"}),
+    ("ignore_required", {"chat-required": "ignored_required", "responses-required": "ignored_required",
+                         "messages-any": "ignored_required"}),
     ("no_responses", {s: "http_error status=404"
                       for s in ("responses-auto", "responses-required", "responses-auto-stream")}),
-    ("stream_duplicates", {s: "arguments_duplicated_into_content" for s in ("chat-auto-stream", "chat-named-stream")}),
-    ("empty_tool_calls", {s: "finish_reason_mismatch" for s in ("chat-auto", "chat-strict", "chat-narrowed")}),
+    ("stream_duplicates", {s: "arguments_duplicated_into_content" for s in ("chat-auto-stream", "chat-named-stream",
+                                                                           "messages-auto-stream",
+                                                                           "messages-named-stream")}),
+    ("empty_tool_calls", {s: "finish_reason_mismatch" for s in ("chat-auto", "chat-strict", "chat-narrowed",
+                                                                "messages-auto")}),
 ])
 def test_forms_shapes(quirk: str, failing: dict[str, str], tmp_path: Path) -> None:
     with ResponderEndpoint(forms_model(quirk)) as fake:
@@ -86,14 +90,17 @@ def test_forms_shapes(quirk: str, failing: dict[str, str], tmp_path: Path) -> No
     assert code == 0
     result = json.loads(out)
     full = 60 if quirk else 500
-    assert set(result) == {"tools", "shapes"} and result["tools"] == full and len(result["shapes"]) == 10
+    assert set(result) == {"tools", "shapes"} and result["tools"] == full and len(result["shapes"]) == 15
     assert all(set(s) == {"name", "passed", "reason"} for s in result["shapes"])
     assert {s["name"]: s["reason"] for s in result["shapes"] if not s["passed"]} == failing
     assert all(s["reason"] == "ok" for s in result["shapes"] if s["passed"])
     sizes = sorted(len(body["tools"]) for _, body in sent)
-    assert sizes == [8] + [full] * 9  # one narrowed catalog, the full one everywhere else
-    named = [body["tool_choice"] for _, body in sent if isinstance(body["tool_choice"], dict)]
-    assert named == [{"type": "function", "function": {"name": "get_forecast"}}] * 2
+    assert sizes == [8] + [full] * 14  # one narrowed catalog, the full one everywhere else
+    named = [body["tool_choice"] for _, body in sent if isinstance(body["tool_choice"], dict)
+             and body["tool_choice"].get("type") in ("function", "tool")]
+    assert named == [{"type": "function", "function": {"name": "get_forecast"}}] * 2 + \
+        [{"type": "tool", "name": "get_forecast"}] * 2
+    assert [path for path, _ in sent].count("/v1/messages") == 5
     assert (next(tmp_path.iterdir()) / "exchanges.json").is_file()
 
 
@@ -108,7 +115,7 @@ def test_report_shows_battery_and_forms_side_by_side(campaign_cases: list[Case],
     assert code == 0 and "ignored_required" in table
     code, report = run_cli("report", "--run-dir", runs, "--format", "md")
     assert code == 0
-    assert "tool-call battery" in report and "37/37 (100.0 %)" in report and "8/10 shapes" in report
+    assert "tool-call battery" in report and "37/37 (100.0 %)" in report and "12/15 shapes" in report
 
 
 def test_ctrl_c_does_not_wait_for_requests_in_flight(tmp_path: Path) -> None:

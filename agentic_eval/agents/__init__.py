@@ -3,7 +3,7 @@
     base       The Agent protocol, AgentContext / AgentOutcome, and loading agents by name.
     simple     `oracle` (runs the reference fix) and `nop` (does nothing): agents that never call a model.
     builtin/   The built-in agent: its loop, its tools and its system prompt.
-    adapters/  Real agent CLIs (opencode, codex, qwen-code, mini-swe-agent, aider) driven headless.
+    adapters/  Real agent CLIs (opencode, codex, qwen-code, kilo, cline, mini-swe-agent, aider) driven headless.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""CLI command `forms`: the form matrix, one request in 10 API shapes with N tools exposed; the work, and
-how a run is recorded, is in instruments/forms.py."""
+"""CLI command `forms`: the form matrix, one request in 15 API shapes (chat completions, Responses, Anthropic
+Messages) with N tools exposed; the work, and how a run is recorded, is in instruments/forms.py."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ MAX_TOOLS = 5000
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("forms", help="the form matrix: one request in 10 API shapes with N tools exposed")
+    p = sub.add_parser("forms", help="the form matrix: one request in 15 API shapes (chat completions, Responses, "
+                       "Anthropic Messages) with N tools exposed")
     add_endpoint_args(p)
     p.add_argument("--tools", type=whole_number(1, MAX_TOOLS), default=500, metavar="N",
                    help="tool schemas exposed (default 500)")
@@ -25,7 +26,7 @@ def register(sub: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """The 10 API shapes with N tools exposed: print pass/fail with reasons, save the run."""
+    """The API shapes with N tools exposed: print pass/fail with reasons, save the run."""
     import json
 
     from agentic_eval.instruments.forms import NARROWED_SIZE, SHAPES, forms_json, record, run_forms

@@ -62,6 +62,10 @@ def handle(args: argparse.Namespace) -> int:
     errors = []
     for row in report.shapes:
         note = ", ".join(row.flags)
+        if row.label == "unsupported":
+            table.add_row(row.shape, _cell(row.status), "not supported", "-", "-", "-", f"{row.latency_s:.1f}s",
+                          "no /v1/messages")
+            continue
         if row.error:
             errors.append(f"  {row.shape}: {row.error}")
             note = "error (below)"

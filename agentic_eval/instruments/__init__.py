@@ -3,7 +3,7 @@ think-check and cold start, and the helpers they share.
 
 The rule (guarded by tests/test_instrument_layout.py): an instrument module (battery, forms, bfcl,
 probe, speed, thinkcheck, coldstart) imports no other instrument module; a helper module (exchange,
-servers, cases, catalog, toolcheck, metrics, speedstats, consistency, wordproblems, registry) imports
+anthropic, servers, cases, catalog, toolcheck, metrics, speedstats, consistency, wordproblems, registry) imports
 no instrument module. What two instruments share lives in a helper.
 
 Every instrument but probe records its runs itself: its module has `KIND`, `headline(result)` and
@@ -14,7 +14,7 @@ instrument is its module, its CLI module (agentic_eval/cli/) and a row in that t
 Instruments:
 
     battery       The synthetic tool-calling battery: deterministic cases from a seed, in six phases.
-    forms         The form matrix: one tool-call request in 10 API shapes.
+    forms         The form matrix: one tool-call request in 15 API shapes.
     bfcl          BFCL's single-turn cases played through the wire (as battery cases).
     probe         `probe`: what a server and model do with tools, one request per API shape.
     speed         The speed instrument's measurement loop, gated on an otherwise idle server.
@@ -24,6 +24,7 @@ Instruments:
 Helpers:
 
     exchange      Talking to the endpoint: Exchange, post_json, make_client, stream_chat over SSEDecoder.
+    anthropic     The Anthropic Messages API: request bodies, replies checked, streams put together (probe, forms).
     servers       Which server it is (one ServerKind, detect_server) and Ollama's native /api/chat stream.
     cases         A tool-call case and its result: what the battery generates and BFCL's cases become.
     catalog       The battery's tool catalog: 42 realistic tools in 18 domains.

@@ -1,16 +1,18 @@
-"""The form matrix: one tool-call request in 10 API shapes, with N tool schemas exposed.
+"""The form matrix: one tool-call request in 15 API shapes, with N tool schemas exposed.
 
     results = run_forms(endpoint, "qwen3-coder", n_tools=500)
     forms_json(results, 500)   # {"tools": 500, "shapes": [{"name", "passed", "reason"}, ...]}
     record(results, Path("runs"), base_url=endpoint.base_url, model="qwen3-coder", tools=500)  # for the report
 
 The request always asks for the same thing (a 3-day metric forecast for Lisbon, which only
-`get_forecast` does); the shapes vary what agent clients vary: chat completions or the Responses
-API, `tool_choice` auto / required / named, streaming, strict schemas, and the full catalog of N
-tools against a narrowed one of 8. Each shape passes or fails with a reason: `http_error`,
+`get_forecast` does); the shapes vary what agent clients vary: chat completions, the Responses
+API or the Anthropic Messages API (`/v1/messages`, as Claude Code sends it), `tool_choice` auto /
+required (Anthropic: any) / named, streaming, strict schemas, and the full catalog of N tools
+against a narrowed one of 8. Each shape passes or fails with a reason: `unsupported` (the server
+has no /v1/messages: HTTP 404 or 405), `http_error`,
 `ignored_required`, `ignored_named_choice`, `call_written_as_text`, `no_call`,
 `arguments_duplicated_into_content` (the call also written in the text, typically when streaming),
-`think_tags_in_content`, `finish_reason_mismatch` ("tool_calls" with no call), `truncated`,
+`think_tags_in_content`, `finish_reason_mismatch` ("tool_calls" / "tool_use" with no call), `truncated`,
 `stream_incomplete`, `timeout`, or the argument checker's reasons (`wrong_tool`, `wrong_value ...`).
 """
 
@@ -44,7 +46,7 @@ class Shape:
     """One way of asking: API, tool_choice, streaming, strict schemas, narrowed catalog."""
 
     name: str
-    api: Literal["chat", "responses"]
+    api: Literal["chat", "responses", "messages"]
     tool_choice: Literal["auto", "required", "named"]
     stream: bool = False
     strict: bool = False
@@ -62,7 +64,13 @@ SHAPES: tuple[Shape, ...] = (
     Shape("responses-auto", "responses", "auto"),
     Shape("responses-required", "responses", "required"),
     Shape("responses-auto-stream", "responses", "auto", stream=True),
+    Shape("messages-auto", "messages", "auto"),
+    Shape("messages-any", "messages", "required"),
+    Shape("messages-named", "messages", "named"),
+    Shape("messages-auto-stream", "messages", "auto", stream=True),
+    Shape("messages-named-stream", "messages", "named", stream=True),
 )
+"""Anthropic's `tool_choice` any is the `required` of the other APIs."""
 
 # ---------------------------------------------------------------- the catalog of N tools
 
@@ -173,6 +181,13 @@ def build_request(shape: Shape, model: str, tools: list[Tool], max_tokens: int =
                                              {"role": "user", "content": REQUEST}],
                 "tools": specs, "tool_choice": choice, "temperature": 0, "max_tokens": max_tokens,
                 "stream": shape.stream}
+    if shape.api == "messages":
+        from agentic_eval.instruments.anthropic import anthropic_tool, choice, messages_body
+
+        kind = {"auto": "auto", "required": "any", "named": "tool"}[shape.tool_choice]
+        return messages_body(model, SYSTEM_PROMPT, REQUEST, [anthropic_tool(t.name, t.description, t.parameters)
+                                                             for t in offered],
+                             choice(kind, TARGET), stream=shape.stream, max_tokens=max_tokens)
     specs = [{"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters,
               "strict": False} for t in offered]
     choice = {"type": "function", "name": TARGET} if shape.tool_choice == "named" else shape.tool_choice
@@ -246,20 +261,22 @@ def judge_shape(shape: Shape, request: JSON, ex: Exchange, stream_done: bool = T
         return Verdict(False, f"{code} status={ex.status}" if ex.status else code, ex.error)
     if not is_model_turn(ex.body):
         return Verdict(False, f"http_error status={ex.status}", f"not a model turn: {json.dumps(ex.body)[:120]}")
-    wanted = "response" if shape.api == "responses" else "chat.completion"
+    wanted = "response" if shape.api == "responses" else "chat.completion"  # messages: judged as its chat form
     if isinstance(ex.body, dict) and ex.body.get("object") not in (None, wanted):
         return Verdict(False, "wrong_api", f"asked the {shape.api} API, got a {ex.body.get('object')} body: the "
                                           "server does not speak it at this path")
     turn = read_turn(ex.body)
     calls = turn.structured_calls
-    if shape.api == "chat" and _finish_reason(ex.body) == "tool_calls" and not calls:
-        return Verdict(False, "finish_reason_mismatch", "finish_reason is tool_calls but no call came back")
+    if shape.api != "responses" and _finish_reason(ex.body) == "tool_calls" and not calls:
+        said = "stop_reason is tool_use" if shape.api == "messages" else "finish_reason is tool_calls"
+        return Verdict(False, "finish_reason_mismatch", f"{said} but no call came back")
     if turn.hit_length_limit:
         return Verdict(False, "truncated", "the reply stopped at the token limit")
     if shape.api == "responses" and ex.body.get("status") not in (None, "completed"):
         return Verdict(False, "truncated", f"response status {ex.body.get('status')}")
     if shape.stream and not stream_done:
-        return Verdict(False, "stream_incomplete", "the stream never ended properly ([DONE] / response.completed)")
+        return Verdict(False, "stream_incomplete",
+                       "the stream never ended properly ([DONE] / response.completed / message_stop)")
     if not calls:
         if classification is not None and classification.label == "text_tool_call":
             ignored = f"; tool_choice {shape.tool_choice} was not enforced" if shape.tool_choice != "auto" else ""
@@ -300,24 +317,39 @@ class ShapeResult:
     classification: JSON | None = None
 
 
-def run_shape(client: Any, model: str, shape: Shape, tools: list[Tool], timeout_s: float = 600.0) -> ShapeResult:
-    """Send one shape's request and judge it; any failure is this shape's verdict."""
+def run_shape(client: Any, model: str, shape: Shape, tools: list[Tool], timeout_s: float = 600.0,
+              api_key: str = "") -> ShapeResult:
+    """Send one shape's request and judge it; any failure is this shape's verdict. `api_key` goes in the
+    Anthropic shapes' `x-api-key` header (the client already sends it as a Bearer token)."""
     from agentic_eval.classify.turn import NotAModelTurn, classify_turn
 
     request = build_request(shape, model, tools)
-    path = "/chat/completions" if shape.api == "chat" else "/responses"
-    ex, done = (stream_json(client, path, request, timeout_s) if shape.stream
-                else (post_json(client, path, request, timeout_s), True))
+    summary = {**request, "tools": f"<{len(request['tools'])} tools>"}
+    judged, recorded = request, None
+    if shape.api == "messages":
+        from agentic_eval.instruments.anthropic import chat_request, send_messages
+
+        reply = send_messages(client, request, timeout_s, api_key)
+        if reply.unsupported:
+            return ShapeResult(shape.name, False, "unsupported", reply.error or "", round(reply.elapsed_s, 3),
+                               summary, reply.body)
+        # Judged through its chat-completion equivalent; the Anthropic body is what is recorded.
+        ex, done, recorded = Exchange(reply.status, reply.chat, reply.error, reply.elapsed_s), reply.stream_done, reply
+        judged = chat_request(request)
+    else:
+        path = "/chat/completions" if shape.api == "chat" else "/responses"
+        ex, done = (stream_json(client, path, request, timeout_s) if shape.stream
+                    else (post_json(client, path, request, timeout_s), True))
     classification = None
     if ex.error is None:
         try:
-            classification = classify_turn(request, ex.body)
+            classification = classify_turn(judged, ex.body)
         except NotAModelTurn:
             pass
-    verdict = judge_shape(shape, request, ex, done, classification)
-    summary = {**request, "tools": f"<{len(request['tools'])} tools>"}
+    verdict = judge_shape(shape, judged, ex, done, classification)
     return ShapeResult(shape.name, verdict.passed, verdict.reason, verdict.detail, round(ex.elapsed_s, 3), summary,
-                       ex.body, classification.model_dump(mode="json") if classification else None)
+                       recorded.body if recorded is not None else ex.body,
+                       classification.model_dump(mode="json") if classification else None)
 
 
 def run_forms(endpoint: Any, model: str, n_tools: int = 500, *, shapes: tuple[Shape, ...] = SHAPES,
@@ -328,7 +360,7 @@ def run_forms(endpoint: Any, model: str, n_tools: int = 500, *, shapes: tuple[Sh
     with make_client(endpoint, 1) as client:
         for shape in shapes:
             try:
-                result = run_shape(client, model, shape, tools, timeout_s)
+                result = run_shape(client, model, shape, tools, timeout_s, getattr(endpoint, "api_key", ""))
             except Exception as exc:  # noqa: BLE001 - a harness bug on one shape must not sink the others
                 result = ShapeResult(shape.name, False, "harness_error", f"{type(exc).__name__}: {exc}", 0.0)
             results.append(result)

@@ -2,11 +2,15 @@
 
 The same tiny request (one `read_file` tool, "show me src/main.py") is sent in each shape a coding
 agent might use: chat completions with tool_choice auto / required / named function, streamed and
-not, and the Responses API, streamed and not. Each answer is labelled by the turn classifier
-(structured call, call written as text and its family, prose, empty), and its call checked: the
-right tool with `{"path": "src/main.py"}`. A shape that fails (HTTP error, timeout, a body that is
-not a model turn) is a row saying so, never a crash. Streams are assembled with the openai
-package's stream helpers. Finally `/metrics` is read, if the server has one, to name the metric
+not, the Responses API, streamed and not, and the Anthropic Messages API (`POST /v1/messages`,
+tool_choice auto / any / a named tool, streamed and not; read by instruments/anthropic.py). Each
+answer is labelled by the turn classifier (structured call, call written as text and its family,
+prose, empty; an Anthropic reply through its chat-completion equivalent, thinking blocks as
+reasoning), and its call checked: the right tool with `{"path": "src/main.py"}`. A shape that fails
+(HTTP error, timeout, a body that is not a model turn) is a row saying so, never a crash; a server
+without `/v1/messages` (HTTP 404 or 405) gets `unsupported` rows for the Messages API shapes.
+Streams are assembled with the openai package's stream helpers (the Messages API's by
+instruments/anthropic.py). Finally `/metrics` is read, if the server has one, to name the metric
 families it exports (`vllm:`, `llamacpp:`, `sglang:` ...).
 """
 
@@ -39,6 +43,7 @@ _DESCRIPTION = "Read a text file of the repository and return its contents."
 CHAT_TOOL = {"type": "function", "function": {"name": TOOL_NAME, "description": _DESCRIPTION,
                                               "parameters": _PARAMETERS}}
 RESPONSES_TOOL = {"type": "function", "name": TOOL_NAME, "description": _DESCRIPTION, "parameters": _PARAMETERS}
+MESSAGES_TOOL = {"name": TOOL_NAME, "description": _DESCRIPTION, "input_schema": _PARAMETERS}
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,7 @@ class Shape:
     """One request shape: which API, tool_choice, and whether streamed."""
 
     name: str
-    api: str  # "chat" | "responses"
+    api: str  # "chat" | "responses" | "messages" (Anthropic)
     tool_choice: Any
     stream: bool
 
@@ -56,6 +61,11 @@ class Shape:
                     "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER}],
                     "tools": [CHAT_TOOL], "tool_choice": self.tool_choice, "max_tokens": max_tokens,
                     "temperature": 0}
+        if self.api == "messages":
+            from agentic_eval.instruments.anthropic import messages_body
+
+            return messages_body(model, SYSTEM, USER, [MESSAGES_TOOL], self.tool_choice, stream=self.stream,
+                                 max_tokens=max_tokens)
         return {"model": model, "instructions": SYSTEM, "input": USER, "tools": [RESPONSES_TOOL],
                 "tool_choice": self.tool_choice, "max_output_tokens": max_tokens, "temperature": 0}
 
@@ -67,6 +77,10 @@ SHAPES: tuple[Shape, ...] = (
     Shape("chat auto stream", "chat", "auto", True),
     Shape("responses auto", "responses", "auto", False),
     Shape("responses auto stream", "responses", "auto", True),
+    Shape("messages auto", "messages", {"type": "auto"}, False),
+    Shape("messages any", "messages", {"type": "any"}, False),
+    Shape("messages named", "messages", {"type": "tool", "name": TOOL_NAME}, False),
+    Shape("messages auto stream", "messages", {"type": "auto"}, True),
 )
 
 
@@ -78,7 +92,8 @@ class ShapeResult:
     status: int | None = None
     """HTTP status (None when no answer came: timeout, connection refused)."""
     label: str = "error"
-    """The classifier's label, or `error` when there was no model turn to classify."""
+    """The classifier's label, `error` when there was no model turn to classify, `unsupported` when the server
+    does not speak the shape's API (no /v1/messages)."""
     family: str | None = None
     tool: str | None = None
     """The tool called first (structured, else written as text)."""
@@ -193,6 +208,10 @@ def probe_shape(endpoint: Endpoint, model: str, shape: Shape, timeout_s: float =
     row = ShapeResult(shape=shape.name)
     body = shape.body(model, max_tokens)
     t0 = time.monotonic()
+    if shape.api == "messages":
+        _messages(endpoint, row, body, timeout_s)
+        row.latency_s = round(time.monotonic() - t0, 2)
+        return row
     try:
         status, data = (_streamed if shape.stream else _plain)(endpoint, shape, body, timeout_s)
     except (openai.APITimeoutError, httpx.TimeoutException):
@@ -212,6 +231,25 @@ def probe_shape(endpoint: Endpoint, model: str, shape: Shape, timeout_s: float =
             classify_answer(row, body, data)
     row.latency_s = round(time.monotonic() - t0, 2)
     return row
+
+
+def _messages(endpoint: Endpoint, row: ShapeResult, body: dict[str, Any], timeout_s: float) -> None:
+    """One Anthropic Messages API shape: sent, checked, and classified through its chat equivalent."""
+    from agentic_eval.endpoint import http_client
+    from agentic_eval.instruments.anthropic import chat_request, send_messages
+
+    with http_client(endpoint) as client:
+        reply = send_messages(client, body, timeout_s, endpoint.api_key)
+    row.status = reply.status
+    if reply.unsupported:
+        row.label, row.error = "unsupported", reply.error
+        return
+    if reply.error is not None or reply.chat is None:
+        row.error = reply.error or "no message"
+        return
+    classify_answer(row, chat_request(body), reply.chat)
+    usage = reply.message.get("usage") if reply.message else None
+    row.usage = usage if isinstance(usage, dict) else None
 
 
 def read_metrics(endpoint: Endpoint, timeout_s: float = 15.0) -> MetricsInfo:
@@ -260,7 +298,8 @@ def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHA
 
 def verdict(report: ProbeReport) -> str:
     """One sentence on what the server and model do with tools."""
-    answered = [r for r in report.shapes if r.label != "error"]
+    answered = [r for r in report.shapes if r.label not in ("error", "unsupported")]
+    unsupported = [r for r in report.shapes if r.label == "unsupported"]
     structured = [r for r in answered if r.label == "tool_call"]
     text = [r for r in answered if r.label == "text_tool_call"]
     parts = [f"{len(structured)} of {len(report.shapes)} shapes got a structured tool call"]
@@ -272,7 +311,9 @@ def verdict(report: ProbeReport) -> str:
         families = sorted({r.family or "?" for r in text})
         parts.append(f"{len(text)} a tool call written as text ({', '.join(families)}): the server did not parse "
                      "the model's format; `run --lenient-text-calls` shows what the model could do")
-    errors = len(report.shapes) - len(answered)
+    if unsupported:
+        parts.append(f"{len(unsupported)} not supported (the server has no Anthropic Messages API at /v1/messages)")
+    errors = len(report.shapes) - len(answered) - len(unsupported)
     if errors:
         parts.append(f"{errors} failed")
     return "; ".join(parts) + "."

@@ -1,4 +1,5 @@
-"""Agents that drive real coding-agent CLIs: opencode, codex, qwen-code, claude-code, mini-swe-agent, aider.
+"""Agents that drive real coding-agent CLIs: opencode, codex, qwen-code, claude-code, kilo, cline, mini-swe-agent,
+aider.
 
 Each adapter runs its CLI headless in the sandbox against the wire recorder, so
 its turns are recorded and classified exactly like the built-in agent's. The
@@ -18,6 +19,8 @@ register it under the same entry-point group; `agents install` installs it too.
     codex           the codex adapter
     qwen_code       the qwen-code adapter
     claude_code     the claude-code adapter (Anthropic Messages API: passed through or translated)
+    kilo            the kilo adapter (Kilo Code's CLI, an opencode fork: OpencodeAgent with its own switches)
+    cline           the cline adapter
     mini_swe_agent  the mini-swe-agent adapter
     aider           the aider adapter
 """
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
     from .base import CliAgent as CliAgent
     from .base import CliRun as CliRun
     from .base import Invocation as Invocation
+    from .claude_code import ClaudeCodeAgent as ClaudeCodeAgent
+    from .cline import ClineAgent as ClineAgent
     from .codex import CodexAgent as CodexAgent
     from .install import AgentRow as AgentRow
     from .install import CliTool as CliTool
@@ -42,6 +47,7 @@ if TYPE_CHECKING:
     from .install import install_tool as install_tool
     from .install import installable_tools as installable_tools
     from .install import tools_dir as tools_dir
+    from .kilo import KiloAgent as KiloAgent
     from .mini_swe_agent import MiniSweAgent as MiniSweAgent
     from .opencode import OpencodeAgent as OpencodeAgent
     from .qwen_code import QwenCodeAgent as QwenCodeAgent
@@ -59,6 +65,9 @@ _EXPORTS = {
     "installable_tools": ".install",
     "tools_dir": ".install",
     "AiderAgent": ".aider",
+    "ClaudeCodeAgent": ".claude_code",
+    "ClineAgent": ".cline",
+    "KiloAgent": ".kilo",
     "CodexAgent": ".codex",
     "MiniSweAgent": ".mini_swe_agent",
     "OpencodeAgent": ".opencode",

@@ -78,8 +78,9 @@ class OpencodeAgent(CliAgent):
             message = _error_text(errors[-1])
             failure = run.wire.last_model_failure
             if failure is not None:
-                return self.outcome(run, "endpoint_error", detail=f"opencode stopped on an endpoint error: {failure}")
-            return self.outcome(run, "agent_error", detail=f"opencode reported an error: {message}")
+                return self.outcome(run, "endpoint_error",
+                                    detail=f"{self.name} stopped on an endpoint error: {failure}")
+            return self.outcome(run, "agent_error", detail=f"{self.name} reported an error: {message}")
         finishes = [e for e in events if e.get("type") == "step_finish"]
         reason = ""
         if finishes:
