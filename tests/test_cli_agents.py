@@ -168,7 +168,8 @@ def test_cli_carries_out_a_structured_tool_call(agent: str, pack: Path, tmp_path
 
 
 @pytest.mark.agent_cli
-@pytest.mark.parametrize("agent", CLI_NAMES)
+# kilo is an opencode fork run by OpencodeAgent's code (15-40 s of start-up a run): opencode's run covers the path
+@pytest.mark.parametrize("agent", [name for name in CLI_NAMES if name != "kilo"])
 def test_cli_trial_fails_on_invented_xml_and_counts_text_calls(agent: str, pack: Path, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     require_cli(agent, monkeypatch)
