@@ -185,6 +185,27 @@ class SandboxBackend:
         """The run is over: end everything this backend started."""
         return None
 
+    # ----- tasks that bring their own environment (packs/environment.py): the docker backend's alone
+
+    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> None:
+        """Before any trial: get ready for the run's tasks (docker: build the images of environment tasks).
+        Raise AgenticEvalError, one line, for a task this backend cannot run (here: every environment task)."""
+        needing = [t.id for t in tasks if getattr(t.meta, "environment", None) is not None]
+        if needing:
+            listed = ", ".join(needing[:3]) + (f" and {len(needing) - 3} more" if len(needing) > 3 else "")
+            raise AgenticEvalError(f"{listed} bring{'s' if len(needing) == 1 else ''} its own environment (a "
+                                   f"Dockerfile), which --sandbox {self.name or 'this backend'} cannot run: use "
+                                   "--sandbox docker, or leave those tasks out with --task")
+
+    def environment_sandbox(self, task: Any, seed: int, dest: Path) -> Any:
+        """An environment task's sandbox (a `packs.sandbox.Sandbox`): its working directory's files in `dest`,
+        committed as pristine, and its containers ready to start."""
+        raise AgenticEvalError(f"task {task.id} brings its own environment: use --sandbox docker")
+
+    def verify_environment(self, sandbox: Path, cancel: Any = None) -> Any:
+        """Run an environment task's reward verifier (its agent's phase over); a `packs.grader.GradeResult`."""
+        raise AgenticEvalError("this backend runs no environment verifier: use --sandbox docker")
+
 
 def _prlimit(limits: ResourceLimits, dedicated_uid: bool) -> list[str]:
     tool = shutil.which("prlimit")

@@ -58,6 +58,11 @@ class ScriptResult:
 class GradeResult:
     verdict: Verdict
     script: ScriptResult
+    reward: float | None = None
+    """A reward verifier's number (Harbor's reward file): 1 is a pass, anything from 0 to below 1 a fail with
+    that partial credit. None for a grade script (its exit status is the verdict)."""
+    error: str = ""
+    """Why a reward verifier's verdict is a grader error (no reward file, not a number), when it ran."""
 
     @property
     def reason(self) -> str:
@@ -65,6 +70,8 @@ class GradeResult:
         s = self.script
         if self.verdict is not Verdict.ERROR:
             return ""
+        if self.error:
+            return self.error
         if s.start_error:
             return f"could not start: {s.start_error}"
         if s.timed_out:

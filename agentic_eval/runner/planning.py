@@ -167,7 +167,9 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     tasks = select_tasks(loaded.tasks, list(settings.task_ids))
     if not tasks:
         raise AgenticEvalError("no tasks to run (check --tasks and --task)")
-    check_grader_requirements(tasks)  # before any trial: a grader that cannot run would grade every trial wrong
+    check_grader_requirements([t for t in tasks if t.verifier == "script"])  # before any trial: a grader that
+    # cannot run would grade every trial wrong; a reward verifier runs in its task's own image
+    backend.prepare_tasks(tasks, log)  # environment tasks: refused, or their images built, before any trial
     # A resumed run goes back to the endpoint it recorded, unless base_url (or a local server) says otherwise.
     recorded_url = config.base_url if config is not None and not config.local else None
     endpoint = resolve_endpoint(local_server.base_url if local_server is not None
