@@ -65,7 +65,7 @@ def _write_task(folder: Path, toml: str) -> Path:
     ('[environment]\ndockerfile = "env/Dockerfile"\nmemory = 512\n', "environment.memory: unknown key in "
      "[environment]; did you mean 'memory_mb'?"),
     ('[environment]\ndockerfile = "env/Missing"\n', "environment.dockerfile: 'env/Missing' is not a file or folder"),
-    ("[metadata]\nanything = 1\n", "a task needs a [sandbox] generator or an [environment]"),
+    ("[metadata]\nanything = 1\n", "sandbox: a task needs a [sandbox] generator or an [environment]"),
 ])
 def test_environment_section_errors_name_the_field(tmp_path: Path, section: str, error: str) -> None:
     from agentic_eval.errors import TaskLoadError
@@ -88,7 +88,7 @@ def test_environment_section_errors_name_the_field(tmp_path: Path, section: str,
     ({"reward.json": '{"a": 1, "b": 0}'}, "no number"),
 ])
 def test_reward_file_is_the_verdict(tmp_path: Path, files: dict[str, str], expected: float | str) -> None:
-    from agentic_eval.packs.environment import RewardError, parse_reward
+    from agentic_eval.confine.docker_env import RewardError, parse_reward
 
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -100,7 +100,7 @@ def test_reward_file_is_the_verdict(tmp_path: Path, files: dict[str, str], expec
 
 
 def test_base_image_replacement_keeps_stages() -> None:
-    from agentic_eval.packs.environment import base_images, replace_bases
+    from agentic_eval.confine.docker_env import base_images, replace_bases
 
     text = "FROM golang:1.22 AS build\nRUN make\nFROM debian:bookworm\nCOPY --from=build /x /x\nFROM build\n"
     assert base_images(text) == ["golang:1.22", "debian:bookworm"]

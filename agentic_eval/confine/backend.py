@@ -197,13 +197,15 @@ class SandboxBackend:
                                    f"Dockerfile), which --sandbox {self.name or 'this backend'} cannot run: use "
                                    "--sandbox docker, or leave those tasks out with --task")
 
-    def environment_sandbox(self, task: Any, seed: int, dest: Path) -> Any:
-        """An environment task's sandbox (a `packs.sandbox.Sandbox`): its working directory's files in `dest`,
-        committed as pristine, and its containers ready to start."""
+    def environment_start(self, task: Any, dest: Path) -> None:
+        """An environment task's trial: its working directory's files into the empty folder `dest` (the caller
+        commits them as pristine), its services started; the sandbox's commands run in its container from then
+        on, until `trial_end`."""
         raise AgenticEvalError(f"task {task.id} brings its own environment: use --sandbox docker")
 
     def verify_environment(self, sandbox: Path, cancel: Any = None) -> Any:
-        """Run an environment task's reward verifier (its agent's phase over); a `packs.grader.GradeResult`."""
+        """Run an environment task's reward verifier once its agent's phase is over (confine/docker_env.py's
+        `VerifierRun`)."""
         raise AgenticEvalError("this backend runs no environment verifier: use --sandbox docker")
 
 

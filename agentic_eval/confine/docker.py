@@ -402,12 +402,10 @@ class DockerBackend(SandboxBackend):
                     log(f"environment of {task.id}: building or finding its image on {engine.name} ...")
                 self._task_images(engine, task)
 
-    def environment_sandbox(self, task: Any, seed: int, dest: Path) -> Any:
-        """The working directory's files copied out of the task's image into `dest` (a generator's tree laid over
-        them when the task has both), committed as pristine; the trial's services started."""
+    def environment_start(self, task: Any, dest: Path) -> None:
+        """The working directory's files copied out of the task's image into the empty folder `dest`; the trial's
+        services started on its own network. Its commands run in the task's container from then on."""
         from agentic_eval.confine.docker_env import EnvironmentTrial, extract_workdir, image_path_env, image_user
-        from agentic_eval.packs import gitsafe
-        from agentic_eval.packs.sandbox import Sandbox, commit_pristine, generate_tree, pristine_store_for
 
         spec = task.meta.environment
         with self._lock:
@@ -417,14 +415,6 @@ class DockerBackend(SandboxBackend):
         try:
             image, services = self._task_images(engine, task)
             extract_workdir(engine.client, image, spec.workdir, dest)
-            variables: dict[str, Any] = {"seed": seed}
-            if task.meta.sandbox is not None:
-                with tempfile_dir() as generated:
-                    variables = generate_tree(task, seed, generated / "tree")
-                    shutil.copytree(generated / "tree", dest, symlinks=True, dirs_exist_ok=True)
-            commit = commit_pristine(dest, allow_empty=True)
-            store = pristine_store_for(dest)
-            gitsafe.save_pristine(dest, store)
             uid, gid = image_user(engine.client, image, spec.user)
             trial = EnvironmentTrial(task=task, spec=spec, engine=engine, image=image, sandbox=dest.resolve(),
                                      uid=uid, gid=gid, path_env=image_path_env(engine.client, image),
@@ -438,8 +428,6 @@ class DockerBackend(SandboxBackend):
             raise
         with self._lock:
             self._envs[str(dest.resolve())] = trial
-        return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
-                       pristine_store=store.resolve())
 
     def verify_environment(self, sandbox: Path, cancel: Any = None) -> Any:
         env = self._envs.get(str(sandbox.resolve()))
@@ -978,10 +966,3 @@ else:
         if skeleton:
             shutil.rmtree(skeleton, ignore_errors=True)
 
-
-@contextmanager
-def tempfile_dir() -> Iterator[Path]:
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="ae-env-gen-") as tmp:
-        yield Path(tmp)

@@ -18,6 +18,7 @@ working directory from the host, the task's verifier files copied in at /tests a
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
@@ -33,21 +34,15 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.packs.environment import (
-    TESTS_MOUNT,
-    VERIFIER_LOGS,
-    EnvironmentSpec,
-    RewardError,
-    base_images,
-    context_digest,
-    parse_reward,
-    replace_bases,
-)
 
 if TYPE_CHECKING:
-    from agentic_eval.packs.grader import GradeResult
+    from agentic_eval.packs.environment import EnvironmentSpec
     from agentic_eval.packs.task import Task
 
+REWARD_FILES = ("reward.txt", "reward.json")
+"""Where a Harbor verifier writes its reward, in /logs/verifier."""
+VERIFIER_LOGS = "/logs/verifier"
+TESTS_MOUNT = "/tests"
 ENV_REPOSITORY = "agentic-eval-env"
 SNAPSHOT_REPOSITORY = "agentic-eval-snapshot"
 LABEL = "agentic-eval.environment"
@@ -57,6 +52,85 @@ _UNREACHABLE = re.compile(r"pull access denied|repository does not exist|no such
                           r"manifest unknown|dial tcp|TLS handshake|i/o timeout|connection refused|"
                           r"not found: manifest|server misbehaving|network is unreachable|no basic auth|"
                           r"unauthorized|Get \"https?://", re.IGNORECASE)
+
+
+def context_digest(folder: Path, dockerfile_text: str, extra: str = "") -> str:
+    """A hash of a build context: every file's path, mode and bytes, the Dockerfile as built, and `extra`."""
+    h = hashlib.sha256(extra.encode() + b"\0" + dockerfile_text.encode() + b"\0")
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() or p.is_symlink()):
+        h.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        h.update(oct(path.lstat().st_mode).encode() + b"\0")
+        h.update(path.read_bytes() if path.is_file() and not path.is_symlink() else str(path.readlink()).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+_FROM_RE = re.compile(r"^(\s*FROM\s+)(?:--platform=\S+\s+)?(\S+)(.*)$", re.IGNORECASE | re.MULTILINE)
+
+
+def base_images(dockerfile_text: str) -> list[str]:
+    """The images a Dockerfile's FROM lines name (stage names excepted)."""
+    stages: set[str] = set()
+    found: list[str] = []
+    for match in _FROM_RE.finditer(dockerfile_text):
+        image, rest = match[2], match[3].split()
+        if image.lower() not in stages:
+            found.append(image)
+        if len(rest) >= 2 and rest[0].lower() == "as":
+            stages.add(rest[1].lower())
+    return found
+
+
+def replace_bases(dockerfile_text: str, image: str) -> str:
+    """The Dockerfile with every FROM of an outside image replaced by `image` (stages keep their names)."""
+    stages: set[str] = set()
+
+    def sub(match: re.Match[str]) -> str:
+        rest = match[3].split()
+        if len(rest) >= 2 and rest[0].lower() == "as":
+            stages.add(rest[1].lower())
+        if match[2].lower() in stages - ({rest[1].lower()} if len(rest) >= 2 else set()):
+            return match[0]
+        return f"{match[1]}{image}{match[3]}"
+
+    return _FROM_RE.sub(sub, dockerfile_text)
+
+
+class RewardError(ValueError):
+    """The verifier wrote no reward, or one that is not a number from 0 to 1."""
+
+
+def parse_reward(folder: Path) -> float:
+    """The reward a Harbor verifier wrote in `folder` (its /logs/verifier): reward.txt holding one number, or
+    reward.json holding {"reward": x} (or a single number under another key). RewardError when there is none,
+    it is not such a number, or it lies outside 0..1."""
+    import json
+    import math
+
+    text_file, json_file = (folder / name for name in REWARD_FILES)
+    if text_file.is_file() and not text_file.is_symlink():
+        raw = text_file.read_text(encoding="utf-8", errors="replace")[:1000].strip()
+        try:
+            value = float(raw)
+        except ValueError:
+            raise RewardError(f"reward.txt holds {raw[:60]!r}, not a number") from None
+    elif json_file.is_file() and not json_file.is_symlink():
+        try:
+            data = json.loads(json_file.read_text(encoding="utf-8", errors="replace")[:100_000])
+        except ValueError as exc:
+            raise RewardError(f"reward.json is not JSON: {exc}") from None
+        numbers = data if isinstance(data, dict) else {}
+        picked = numbers.get("reward") if "reward" in numbers else (
+            next(iter(numbers.values())) if len(numbers) == 1 else None)
+        if isinstance(picked, bool) or not isinstance(picked, int | float):
+            raise RewardError("reward.json holds no number under \"reward\" (nor a single number)")
+        value = float(picked)
+    else:
+        raise RewardError(f"the verifier wrote no reward ({VERIFIER_LOGS}/reward.txt or reward.json)")
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise RewardError(f"the reward {value!r} is not a number from 0 to 1")
+    return value
+
 
 
 class EnvironmentBuildError(AgenticEvalError):
@@ -212,6 +286,21 @@ def image_path_env(client: Any, image: str) -> str:
     return found[0] if found else "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
+@dataclass(frozen=True)
+class VerifierRun:
+    """What a reward verifier's run left: its exit and output, and the reward (or why there is none)."""
+
+    exit_code: int | None
+    output: str
+    duration_s: float
+    reward: float | None = None
+    error: str = ""
+    """Why there is no reward: no reward file, not a number from 0 to 1."""
+    timed_out: bool = False
+    cancelled: bool = False
+    start_error: str | None = None
+
+
 @dataclass
 class EnvironmentTrial:
     """One trial's environment on one engine: the agent's container, its services and their network."""
@@ -315,11 +404,9 @@ class EnvironmentTrial:
             except Exception:  # noqa: BLE001 - already stopped
                 pass
 
-    def verify(self, cancel: threading.Event | None = None) -> GradeResult:
+    def verify(self, cancel: threading.Event | None = None) -> VerifierRun:
         """Run the reward verifier in a container made from a snapshot of the agent's (or the image, when the
         agent started none), its verifier files at /tests and an empty /logs/verifier; the reward is the verdict."""
-        from agentic_eval.packs.grader import GradeResult, ScriptResult, Verdict
-
         self.stop()
         start = time.monotonic()
         snapshot = None
@@ -371,17 +458,15 @@ class EnvironmentTrial:
             if timed_out or cancelled:
                 container.kill()
             output = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")[-64_000:]
-            script = ScriptResult(code, output, time.monotonic() - start, timed_out=timed_out, cancelled=cancelled)
+            took = time.monotonic() - start
             if timed_out or cancelled:
-                return GradeResult(Verdict.ERROR, script)
+                return VerifierRun(None, output, took, timed_out=timed_out, cancelled=cancelled)
             try:
-                reward = parse_reward(logs)
+                return VerifierRun(code, output, took, reward=parse_reward(logs))
             except RewardError as exc:
-                return GradeResult(Verdict.ERROR, script, error=str(exc))
-            return GradeResult(Verdict.PASS if reward == 1.0 else Verdict.FAIL, script, reward=reward)
+                return VerifierRun(code, output, took, error=str(exc))
         except Exception as exc:  # noqa: BLE001 - the engine failed the verifier: a grader error, one line
-            script = ScriptResult(None, "", time.monotonic() - start, start_error=f"{type(exc).__name__}: {exc}"[:300])
-            return GradeResult(Verdict.ERROR, script)
+            return VerifierRun(None, "", time.monotonic() - start, start_error=f"{type(exc).__name__}: {exc}"[:300])
         finally:
             if container is not None:
                 self._remove(container)

@@ -10,13 +10,12 @@ the agent starts, so diff.patch, tree.json and the leak scans work as for a gene
 A Harbor task folder (task.toml with `[metadata]`, `[agent]`, `[verifier]`, `[environment]`;
 `instruction.md`; `environment/Dockerfile` or `environment/docker-compose.yaml`; `tests/test.sh`;
 `solution/solve.sh`) loads as a `Task` whose verifier is `tests/test.sh`, judged by the reward file it
-writes (`reward_verdict`). Fields this suite does not act on are listed in `Task.unsupported`, which
-`validate` prints.
+writes (confine/docker_env.py's `parse_reward`). Fields this suite does not act on are listed in
+`Task.unsupported`, which `validate` prints.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -28,10 +27,6 @@ MAX_MEMORY_MB = 1 << 20
 """A terabyte: past it a memory limit means nothing."""
 HARBOR_MAIN_SERVICES = ("main", "client")
 """The names a Harbor docker-compose.yaml gives the agent's own container."""
-REWARD_FILES = ("reward.txt", "reward.json")
-"""Where a Harbor verifier writes its reward, in /logs/verifier."""
-VERIFIER_LOGS = "/logs/verifier"
-TESTS_MOUNT = "/tests"
 
 
 class ServiceSpec(BaseModel):
@@ -87,86 +82,6 @@ class EnvironmentSpec(BaseModel):
         if not path.is_absolute() or ".." in path.parts or str(path) == "/":
             raise ValueError("must be an absolute path below / (e.g. \"/app\")")
         return str(path)
-
-
-def context_digest(folder: Path, dockerfile_text: str, extra: str = "") -> str:
-    """A hash of a build context: every file's path, mode and bytes, the Dockerfile as built, and `extra`."""
-    h = hashlib.sha256(extra.encode() + b"\0" + dockerfile_text.encode() + b"\0")
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() or p.is_symlink()):
-        h.update(path.relative_to(folder).as_posix().encode() + b"\0")
-        h.update(oct(path.lstat().st_mode).encode() + b"\0")
-        h.update(path.read_bytes() if path.is_file() and not path.is_symlink() else str(path.readlink()).encode())
-        h.update(b"\0")
-    return h.hexdigest()[:16]
-
-
-_FROM_RE = re.compile(r"^(\s*FROM\s+)(?:--platform=\S+\s+)?(\S+)(.*)$", re.IGNORECASE | re.MULTILINE)
-
-
-def base_images(dockerfile_text: str) -> list[str]:
-    """The images a Dockerfile's FROM lines name (stage names excepted)."""
-    stages: set[str] = set()
-    found: list[str] = []
-    for match in _FROM_RE.finditer(dockerfile_text):
-        image, rest = match[2], match[3].split()
-        if image.lower() not in stages:
-            found.append(image)
-        if len(rest) >= 2 and rest[0].lower() == "as":
-            stages.add(rest[1].lower())
-    return found
-
-
-def replace_bases(dockerfile_text: str, image: str) -> str:
-    """The Dockerfile with every FROM of an outside image replaced by `image` (stages keep their names)."""
-    stages: set[str] = set()
-
-    def sub(match: re.Match[str]) -> str:
-        rest = match[3].split()
-        if len(rest) >= 2 and rest[0].lower() == "as":
-            stages.add(rest[1].lower())
-        if match[2].lower() in stages - ({rest[1].lower()} if len(rest) >= 2 else set()):
-            return match[0]
-        return f"{match[1]}{image}{match[3]}"
-
-    return _FROM_RE.sub(sub, dockerfile_text)
-
-
-# --------------------------------------------------------------------------- rewards
-
-class RewardError(ValueError):
-    """The verifier wrote no reward, or one that is not a number from 0 to 1."""
-
-
-def parse_reward(folder: Path) -> float:
-    """The reward a Harbor verifier wrote in `folder` (its /logs/verifier): reward.txt holding one number, or
-    reward.json holding {"reward": x} (or a single number under another key). RewardError when there is none,
-    it is not such a number, or it lies outside 0..1."""
-    import json
-    import math
-
-    text_file, json_file = (folder / name for name in REWARD_FILES)
-    if text_file.is_file() and not text_file.is_symlink():
-        raw = text_file.read_text(encoding="utf-8", errors="replace")[:1000].strip()
-        try:
-            value = float(raw)
-        except ValueError:
-            raise RewardError(f"reward.txt holds {raw[:60]!r}, not a number") from None
-    elif json_file.is_file() and not json_file.is_symlink():
-        try:
-            data = json.loads(json_file.read_text(encoding="utf-8", errors="replace")[:100_000])
-        except ValueError as exc:
-            raise RewardError(f"reward.json is not JSON: {exc}") from None
-        numbers = data if isinstance(data, dict) else {}
-        picked = numbers.get("reward") if "reward" in numbers else (
-            next(iter(numbers.values())) if len(numbers) == 1 else None)
-        if isinstance(picked, bool) or not isinstance(picked, int | float):
-            raise RewardError("reward.json holds no number under \"reward\" (nor a single number)")
-        value = float(picked)
-    else:
-        raise RewardError(f"the verifier wrote no reward ({VERIFIER_LOGS}/reward.txt or reward.json)")
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise RewardError(f"the reward {value!r} is not a number from 0 to 1")
-    return value
 
 
 # --------------------------------------------------------------------------- Harbor task folders

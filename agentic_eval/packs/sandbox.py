@@ -169,3 +169,25 @@ def materialize_sandbox(task: Task, seed: int, dest: Path) -> Sandbox:
     gitsafe.save_pristine(dest, store)
     return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
                    pristine_store=store.resolve())
+
+
+def materialize_environment(task: Task, seed: int, dest: Path, backend: Any) -> Sandbox:
+    """An environment task's sandbox: its working directory's files copied out of its image by the backend
+    (`environment_start`; its services started), a generator's tree laid over them when the task has both,
+    committed as pristine, and the pristine objects kept beside it as for a generated sandbox."""
+    import shutil
+    import tempfile
+
+    backend.environment_start(task, dest)
+    variables: dict[str, Any] = {"seed": seed}
+    if task.meta.sandbox is not None:
+        with tempfile.TemporaryDirectory(prefix="ae-env-gen-") as tmp:
+            variables = generate_tree(task, seed, Path(tmp) / "tree")
+            shutil.copytree(Path(tmp) / "tree", dest, symlinks=True, dirs_exist_ok=True)
+    commit = commit_pristine(dest, allow_empty=True)
+    store = pristine_store_for(dest)
+    if store.exists():
+        raise SandboxError(f"{store}: a pristine store is already there")
+    gitsafe.save_pristine(dest, store)
+    return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
+                   pristine_store=store.resolve())

@@ -149,7 +149,8 @@ class TaskMeta(BaseModel):
     @model_validator(mode="after")
     def _has_a_tree(self) -> TaskMeta:
         if self.sandbox is None and self.environment is None:
-            raise ValueError("a task needs a [sandbox] generator or an [environment] (see docs/task-format.md)")
+            raise ValueError("sandbox: a task needs a [sandbox] generator or an [environment] (see "
+                             "docs/task-format.md)")
         return self
 
 
@@ -294,6 +295,8 @@ def _format_validation_error(exc: ValidationError) -> str:
         bound = (first.get("ctx") or {}).get("le", (first.get("ctx") or {}).get("lt"))
         msg = f"{first.get('input')!r} is over the upper bound {bound:g} ({LIMIT_BOUNDS[field_name]})"
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    if not first["loc"] and first["type"] == "value_error":  # a rule of the whole file: its message names the field
+        return str(msg).removeprefix("Value error, ") + more
     return f"{loc}: {msg}{more}"
 
 

@@ -37,9 +37,16 @@ from pathlib import Path
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs import redteam as rt
-from agentic_eval.packs.grader import GradeResult, ScriptResult, ScriptRunner, Verdict, check_grader_requirements
+from agentic_eval.packs.grader import (
+    GradeResult,
+    ScriptResult,
+    ScriptRunner,
+    Verdict,
+    check_grader_requirements,
+    reward_grade,
+)
 from agentic_eval.packs.leaks import scan_sandbox, task_needles
-from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox, pristine_store_for
+from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materialize_sandbox, pristine_store_for
 from agentic_eval.packs.task import Task, TaskLoadError
 
 
@@ -730,7 +737,7 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
 def _materialize(task: Task, seed: int, dest: Path, backend: SandboxBackend) -> Sandbox:
     """The task's fresh sandbox: generated, or an environment task's working directory out of its image."""
     if task.meta.environment is not None:
-        return backend.environment_sandbox(task, seed, dest)  # type: ignore[no-any-return]
+        return materialize_environment(task, seed, dest, backend)
     return materialize_sandbox(task, seed, dest)
 
 
@@ -741,7 +748,7 @@ def _grade(task: Task, sandbox: Sandbox, runner: ScriptRunner, backend: SandboxB
     if task.meta.environment is not None:
         backend.phase_end(sandbox.path)  # the fix's processes end before anything is judged
     if task.verifier == "reward":
-        return backend.verify_environment(sandbox.path, cancel)  # type: ignore[no-any-return]
+        return reward_grade(backend.verify_environment(sandbox.path, cancel))
     return runner.grade(cancel)
 
 

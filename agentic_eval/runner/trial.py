@@ -30,8 +30,8 @@ from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_e
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
-from agentic_eval.packs.grader import ScriptRunner, Verdict
-from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.grader import ScriptRunner, Verdict, reward_grade
+from agentic_eval.packs.sandbox import materialize_environment, materialize_sandbox
 from agentic_eval.packs.snapshot import take_snapshot
 from agentic_eval.packs.task import Task, render_template
 from agentic_eval.results import Outcome, RunConfig, RunPlan, TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
@@ -171,7 +171,7 @@ class TrialRunner:
         try:
             try:
                 if task.meta.environment is not None:  # its own image's working directory (docker backend)
-                    sandbox = self.backend.environment_sandbox(task, self.config.seed, tmp / "sandbox")
+                    sandbox = materialize_environment(task, self.config.seed, tmp / "sandbox", self.backend)
                 else:
                     sandbox = materialize_sandbox(task, self.config.seed, tmp / "sandbox")
                 self.backend.trial_start(sandbox.path)
@@ -213,7 +213,7 @@ class TrialRunner:
                                      if version_file.is_file() else f"agentic-eval {__version__}")
             g0 = time.monotonic()
             if task.verifier == "reward":  # in the task's environment, after the agent's container is gone
-                grade = self.backend.verify_environment(sandbox.path, self.cancel)
+                grade = reward_grade(self.backend.verify_environment(sandbox.path, self.cancel))
             else:
                 with ScriptRunner(task, sandbox, backend=self.backend) as runner:
                     grade = runner.grade(cancel=self.cancel)
