@@ -436,9 +436,9 @@ class DockerBackend(SandboxBackend):
         return env.verify(cancel)
 
     def _env_wrap(self, env: Any, argv: Sequence[str], cwd: Path, writable: list[Path],
-                  readable: list[Path]) -> list[str]:
+                  readable: list[Path], hidden: Sequence[Path]) -> list[str]:
         """`argv` run in the environment's agent container, as its user, in the working directory."""
-        env.ensure_container(readable, _package_dir())
+        env.ensure_container(readable, _package_dir(), writable, hidden)
         command = ["python3" if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
         return [sys.executable, "-I", "-S", str(_EXEC_HELPER), env.engine.name, env.container.id,
                 env.container_cwd(cwd), f"{env.uid}:{env.gid}", env.path_env, "python3", *map(str, writable), "--",
@@ -571,7 +571,8 @@ class DockerBackend(SandboxBackend):
         readable = [Path(p) for p in getattr(spec, "readable", ()) if not _system_path(Path(p))]
         env = self._envs.get(str(writable[0])) if writable else None
         if env is not None:  # the agent's or the fix's command in an environment task: the task's container
-            return self._env_wrap(env, argv, Path(cwd), writable, readable)
+            return self._env_wrap(env, argv, Path(cwd), writable, readable,
+                                  [Path(p) for p in getattr(spec, "hidden", ())])
         if not writable and not _system_path(Path(cwd)) and Path(cwd) not in readable:
             readable.insert(0, Path(cwd))  # nothing writable (the sealed grader): its cwd, the sandbox, read-only
         key = writable[0] if writable else Path(cwd)

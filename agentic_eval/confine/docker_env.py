@@ -357,9 +357,12 @@ class EnvironmentTrial:
                 or self.spec.workdir
         return str(cwd)
 
-    def ensure_container(self, readable: Sequence[Path], package: Path) -> None:
+    def ensure_container(self, readable: Sequence[Path], package: Path, writable: Sequence[Path] = (),
+                         hidden: Sequence[Path] = ()) -> None:
         """The agent's container, started at its first command: the task's image, the sandbox at the working
-        directory (and at its own path), `readable` and agentic-eval's package read-only at their own paths."""
+        directory (and at its own path), its other `writable` paths at their own, `readable` and agentic-eval's
+        package read-only at their own paths, an empty tmpfs over each `hidden` folder under a mounted one (the
+        built-in packs inside an installed package)."""
         with self.lock:
             if self.container is not None and not self.stopped:
                 missing = [p for p in readable if p.exists() and not any(
@@ -374,12 +377,20 @@ class EnvironmentTrial:
             volumes = [f"{self.sandbox}:{self.spec.workdir}:rw", f"{self.sandbox}:{self.sandbox}:rw",
                        f"{package}:{package}:ro"]
             mounted = [str(self.sandbox), str(package)]
+            for path in writable:
+                if path.exists() and path != self.sandbox:
+                    volumes.append(f"{path}:{path}:rw")
+                    mounted.append(str(path))
             for path in readable:
                 if path.exists() and str(path) not in binds and not any(
                         path == Path(m) or Path(m) in path.parents for m in mounted):
                     volumes.append(f"{path}:{path}:ro")
                     mounted.append(str(path))
             root = self.uid == 0
+            tmpfs = {"/tmp": "rw,nosuid,nodev,size=512m,mode=1777"}
+            for folder in hidden:
+                if Path(folder).is_dir() and any(Path(m) in Path(folder).parents for m in mounted):
+                    tmpfs[str(folder)] = "ro,noexec,nosuid,nodev,size=64k"
             self.container = self.client.containers.create(
                 self.image, ["sleep", "infinity"], entrypoint=[], working_dir=self.spec.workdir,
                 environment={**self.spec.env, "PATH": self.path_env}, volumes=volumes, init=True,
@@ -388,8 +399,7 @@ class EnvironmentTrial:
                 network_mode=None if self.network is not None else "none",
                 mem_limit=f"{self.spec.memory_mb}m", memswap_limit=f"{self.spec.memory_mb}m",
                 nano_cpus=int(self.spec.cpus * 1e9), pids_limit=1024, security_opt=["no-new-privileges"],
-                cap_drop=None if root else ["ALL"], tmpfs={"/tmp": "rw,nosuid,nodev,size=512m,mode=1777"},
-                user="0:0")
+                cap_drop=None if root else ["ALL"], tmpfs=tmpfs, user="0:0")
             self.container.start()
             self.mounted = tuple(mounted)
 
