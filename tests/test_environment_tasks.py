@@ -1,6 +1,7 @@
 """Tasks that bring their own environment: our task.toml's [environment] and Harbor / Terminal-Bench 2 folders
 read as they are (tests/packs/harbor: one task with a fractional reward, one with a service beside it;
-tests/packs/envpack: our format, a non-root user, a workdir outside /app, an env var). Run with the oracle,
+tests/packs/envpack: our format, a non-root user, a workdir outside /app, an env var, a generator's tree laid
+over an image's). Run with the oracle,
 nop and the built-in agent against a scripted endpoint, and validated, on a real Docker engine (private, or
 DOCKER_HOST's), their images built FROM the suite's own image (`--base-image suite`: no registry here)."""
 
@@ -200,14 +201,20 @@ def test_our_environment_task_runs_and_validates(docker_env: str, tmp_path: Path
     `validate` on both packs: pristine fails, oracle passes, and the unsupported Harbor field is named."""
     from tests.helpers import run_cli
 
-    oracle = _run(tmp_path, "own-oracle", "--agent", "oracle", "--tasks", str(ENVPACK))
+    oracle = _run(tmp_path, "own-oracle", "--agent", "oracle", "--tasks", str(ENVPACK), "--seed", "3")
     nop = _run(tmp_path, "own-nop", "--agent", "nop", "--tasks", str(ENVPACK))
-    assert [(t["outcome"], t["reward"]) for t in oracle + nop] == [("pass", None), ("fail", None)]
+    assert [(t["task_id"], t["outcome"], t["reward"]) for t in oracle + nop] == [
+        ("greet-env", "pass", None), ("seeded-env", "pass", None), ("greet-env", "fail", None),
+        ("seeded-env", "fail", None)]
+    seeded = oracle[1]
+    tree = json.loads((tmp_path / "own-oracle" / seeded["run_id"] / seeded["files"]["tree"]).read_text())
+    assert "tool.txt" in json.dumps(tree) and "config.txt" in json.dumps(tree)  # the image's file and the seed's
     code, data = run_cli("validate", "--tasks", str(HARBOR), "--tasks", str(ENVPACK), "--sandbox", "docker",
                          "--base-image", "suite", "--seeds", "1", "--repeat", "1", "--json")
     assert code == 0, data
     by_id = {t["id"]: t for t in data["tasks"]}
     assert {i: (t["status"], t["pristine_fails"], t["fixed_passes"]) for i, t in by_id.items()} == {
-        "greet-env": ("ok", 1, 1), "kv-fetch": ("ok", 1, 1), "tally-words": ("ok", 1, 1)}
+        "greet-env": ("ok", 1, 1), "kv-fetch": ("ok", 1, 1), "seeded-env": ("ok", 1, 1),
+        "tally-words": ("ok", 1, 1)}
     assert any("environment.gpus" in n for n in by_id["tally-words"]["notes"])
-    assert json.dumps(data).count("red team not run") == 3
+    assert json.dumps(data).count("red team not run") == 4

@@ -51,6 +51,13 @@ CodeHost fills when grading starts; if the grader runs none of the model's code 
 background.
 `AGENTIC_EVAL_DOCKER_WARM=0` turns warm starts off (to measure what they save).
 
+Environment tasks (packs/environment.py: a task's own Dockerfile, working directory, user, services) run in
+containers of their own image instead (confine/docker_env.py): `environment_start` copies the working
+directory out of the image into the sandbox folder and starts the services, every command of the agent's
+phase runs in one container of that image, and `verify_environment` runs a reward verifier in a snapshot of
+it once it is killed. `prepare_tasks` builds their images (cached by context hash) before any trial;
+`base_image` (`--base-image`) builds their outside FROMs on another image, the suite's own for `suite`.
+
 Commands are started through a small helper (`confine/docker_exec.py`, run with `python -I -S`:
 standard library only) that calls the engine's exec API over its unix socket with the caller's
 environment in the request body (no value on a command line), forwards standard input, and swaps the
@@ -621,6 +628,13 @@ class DockerBackend(SandboxBackend):
         phases += [p for p in map(self._claim, warm) if p is not None]
         for phase in phases:
             self._remove(phase)
+        with self._lock:
+            envs, self._envs = list(self._envs.values()), {}
+        for env in envs:  # environment tasks' containers, services and networks
+            try:
+                env.end()
+            except Exception:  # noqa: BLE001 - an engine that is gone took them with it
+                pass
         for path in list(self._capped):
             self.release(Path(path))
         with self._lock:
