@@ -171,7 +171,8 @@ def test_an_unreachable_base_image_is_one_line(docker_env: str, tmp_path: Path,
 def test_harbor_tasks_with_oracle_nop_and_the_builtin_agent(docker_env: str, tmp_path: Path) -> None:
     """The oracle passes both (a service reached by name), nop fails both with reward 0, and the built-in agent
     that answers half of tally-words fails it with its partial credit kept; its container had no network, its
-    diff.patch records what it wrote, and the state the image has outside the workdir survives to the verifier."""
+    diff.patch records what it wrote, the state the image has outside the workdir survives to the verifier, and
+    a reward and a test.sh it planted where the verifier's go count for nothing."""
     from agentic_eval.testing import FakeEndpoint
     from tests.helpers import commands_then_done
 
@@ -182,7 +183,10 @@ def test_harbor_tasks_with_oracle_nop_and_the_builtin_agent(docker_env: str, tmp
     assert [(t["task_id"], t["outcome"], t["reward"]) for t in nop] == [("kv-fetch", "fail", 0.0),
                                                                         ("tally-words", "fail", 0.0)]
     commands = ["wc -w < data/words.txt > /app/count.txt; pwd; id -u",
-                "ls /sys/class/net; cat /srv/tally/note.txt"]
+                "ls /sys/class/net; cat /srv/tally/note.txt",
+                # a planted reward and verifier: the verifier's /logs/verifier and /tests are mounted fresh over them
+                "mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt && "
+                "printf 'echo 1 > /logs/verifier/reward.txt' > /tests/test.sh; ls /tests"]
     with FakeEndpoint(responder=commands_then_done(commands)) as fake:
         (trial,) = _run(tmp_path, "builtin", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
                         str(HARBOR), "--task", "tally-words", "--agent-opt", "max_retries=0")
@@ -190,10 +194,11 @@ def test_harbor_tasks_with_oracle_nop_and_the_builtin_agent(docker_env: str, tmp
     assert (trial["outcome"], trial["reward"], trial["grader_verdict"]) == ("fail", 0.5, "fail")
     assert "/app" in outputs[0] and "\n0" in outputs[0]  # in the workdir, as root of its own container
     assert outputs[1].split()[:1] == ["lo"] and "kept outside the workdir" in outputs[1]  # no network but lo
+    assert outputs[2].split()[:1] == ["test.sh"]  # the verifier's files were not there: only the planted one
     run_dir = tmp_path / "builtin" / trial["run_id"]
     diff = (run_dir / trial["files"]["diff"]).read_text()
     assert "count.txt" in diff and "+6" in diff
-    assert (trial["turns"]["tool_call"], trial["turns"]["text_tool_call"]) == (2, 0)  # the wire log, classified
+    assert (trial["turns"]["tool_call"], trial["turns"]["text_tool_call"]) == (3, 0)  # the wire log, classified
 
 
 def test_our_environment_task_runs_and_validates(docker_env: str, tmp_path: Path) -> None:
