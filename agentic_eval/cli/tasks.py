@@ -248,6 +248,7 @@ def _environment_lines(task: Any) -> list[str]:
 
     m, env = task.meta, task.meta.environment
     services = ", ".join(s.name for s in env.services) or "none"
+    user = env.user or "the image's own"
     return [
         f"id:          {m.id}",
         f"title:       {m.title}",
@@ -255,7 +256,7 @@ def _environment_lines(task: Any) -> list[str]:
         f"difficulty:  {m.difficulty}",
         f"tags:        {', '.join(m.tags)}",
         f"metadata:    {json.dumps(m.metadata, sort_keys=True, default=str)}",
-        f"environment: {env.dockerfile}, workdir {env.workdir}, user {env.user}, {env.cpus:g} CPUs, "
+        f"environment: {env.dockerfile}, workdir {env.workdir}, user {user}, {env.cpus:g} CPUs, "
         f"{env.memory_mb} MB memory, {env.storage_mb} MB storage, internet {'yes' if env.allow_internet else 'no'}, "
         f"services: {services}",
         f"verifier:    {task.grader_path.relative_to(task.dir)} "

@@ -296,6 +296,7 @@ class DockerBackend(SandboxBackend):
         """Grading folders made ahead, by sandbox: the grader's warm container binds their socket folder."""
         self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
         self._envs: dict[str, Any] = {}
+        self._builders: dict[str, Any] = {}
         """Environment tasks' trials (confine/docker_env.py's EnvironmentTrial), by sandbox."""
         self._env_images: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}
         """(engine, task dir) -> the task's image and its services' images, built by prepare_tasks."""
@@ -374,9 +375,15 @@ class DockerBackend(SandboxBackend):
     # ----- environment tasks (confine/docker_env.py)
 
     def _builder(self, engine: Engine) -> Any:
+        """The engine's image builder (one per engine: two trials never build the same context at once)."""
         from agentic_eval.confine.docker_env import EnvironmentBuilder
 
-        return EnvironmentBuilder(engine.image, self.base_image, log=lambda line: print(line, file=sys.stderr))
+        with self._lock:
+            builder = self._builders.get(engine.name)
+            if builder is None:
+                builder = self._builders[engine.name] = EnvironmentBuilder(
+                    engine.image, self.base_image, log=lambda line: print(line, file=sys.stderr))
+        return builder
 
     def _task_images(self, engine: Engine, task: Any) -> tuple[str, dict[str, str]]:
         key = (engine.name, str(task.dir))

@@ -255,8 +255,13 @@ def extract_workdir(client: Any, image: str, workdir: str, dest: Path) -> None:
         tar.extractall(dest, members=members, numeric_owner=True, filter="fully_trusted")
 
 
-def image_user(client: Any, image: str, user: str) -> tuple[int, int]:
-    """The uid and gid of `user` (a name or a number) in `image`'s /etc/passwd."""
+def image_user(client: Any, image: str, user: str | None) -> tuple[int, int]:
+    """The uid and gid of `user` (a name or a number; None: the image's USER, root when it sets none) in
+    `image`'s /etc/passwd."""
+    if user is None:
+        user = str(client.images.get(image).attrs.get("Config", {}).get("User") or "root")
+    if ":" in user:  # USER name:group or uid:gid: the user's own group is taken
+        user = user.split(":", 1)[0]
     if user.isdigit():
         return int(user), int(user)
     if user == "root":

@@ -58,8 +58,9 @@ class EnvironmentSpec(BaseModel):
     """The Dockerfile, a path in the task folder; its folder is the build context."""
     workdir: str = "/app"
     """The absolute working directory: the agent starts there; its files are the pristine tree."""
-    user: str = "root"
-    """Who the agent's commands run as (a name or uid the image knows); root is root of its own container only."""
+    user: str | None = None
+    """Who the agent's commands run as (a name or uid the image knows; root is root of its own container only);
+    default: the image's USER, root when it sets none."""
     env: dict[str, str] = Field(default_factory=dict)
     cpus: float = Field(default=1.0, gt=0, le=MAX_CPUS)
     memory_mb: int = Field(default=2048, gt=0, le=MAX_MEMORY_MB)
@@ -143,7 +144,7 @@ def harbor_meta(folder: Path, raw: dict[str, Any]) -> tuple[dict[str, Any], list
     tags = [str(t) for t in (meta_table.get("tags") or task_table.get("keywords") or [])]
     environment: dict[str, Any] = {
         "workdir": str(env.get("workdir", "/app")),
-        "user": str(agent.get("user", "root")),
+        "user": str(agent["user"]) if agent.get("user") else None,
         "cpus": float(env.get("cpus", 1)),
         "memory_mb": _size_mb(env.get("memory_mb", env.get("memory", 2048)), "memory_mb"),
         "storage_mb": _size_mb(env.get("storage_mb", env.get("storage", 10240)), "storage_mb"),
