@@ -196,6 +196,9 @@ def test_harbor_tasks_with_oracle_nop_and_the_builtin_agent(docker_env: str, tmp
     assert outputs[1].split()[:1] == ["lo"] and "kept outside the workdir" in outputs[1]  # no network but lo
     assert outputs[2].split()[:1] == ["test.sh"]  # the verifier's files were not there: only the planted one
     run_dir = tmp_path / "builtin" / trial["run_id"]
+    from agentic_eval.report.summary import summarize_run, task_cell
+
+    assert task_cell(summarize_run(run_dir), "tally-words") == "fail (reward 0.5)"  # the report shows the credit
     diff = (run_dir / trial["files"]["diff"]).read_text()
     assert "count.txt" in diff and "+6" in diff
     assert (trial["turns"]["tool_call"], trial["turns"]["text_tool_call"]) == (3, 0)  # the wire log, classified
