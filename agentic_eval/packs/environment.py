@@ -157,6 +157,10 @@ def harbor_meta(folder: Path, raw: dict[str, Any]) -> tuple[dict[str, Any], list
     }
     if env.get("docker_image") and not (folder / "environment" / "Dockerfile").is_file():
         unsupported.append("environment.docker_image (a prebuilt image: give environment/Dockerfile instead)")
+    for separate in ("Dockerfile", "docker-compose.yaml"):
+        if (folder / "tests" / separate).is_file():
+            unsupported.append(f"tests/{separate} (a separate verifier environment: not supported; the verifier runs "
+                               "in a snapshot of the agent's)")
     compose = folder / "environment" / "docker-compose.yaml"
     if not compose.is_file():
         compose = folder / "environment" / "docker-compose.yml"
@@ -169,7 +173,7 @@ def harbor_meta(folder: Path, raw: dict[str, Any]) -> tuple[dict[str, Any], list
         "id": task_id, "title": str(task_table.get("description") or meta_table.get("title") or folder.name),
         "tags": tags, "difficulty": difficulty if difficulty in ("easy", "medium", "hard") else "medium",
         "instruction": "instruction.md", "grader": "tests/test.sh",
-        "solution": "solution/solve.sh" if (folder / "solution" / "solve.sh").is_file() else None,
+        "solution": "solution/solve.sh",
         "environment": environment, "metadata": dict(meta_table),
         "limits": {"agent_timeout_s": float(agent.get("timeout_sec", 600)),
                    "grader_timeout_s": float(verifier.get("timeout_sec", 600)), "max_turns": 40},
