@@ -157,7 +157,7 @@ def _run(tmp_path: Path, name: str, *args: str) -> list[dict]:
     return sorted(data["trials"], key=lambda t: t["task_id"])
 
 
-def test_an_unreachable_base_image_is_one_line(docker_env: str, tmp_path: Path,
+def test_an_unreachable_base_image_and_a_cli_agent_are_one_line(docker_env: str, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     from tests.helpers import run_cli
 
@@ -166,6 +166,10 @@ def test_an_unreachable_base_image_is_one_line(docker_env: str, tmp_path: Path,
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0
     assert "cannot get the base image 'python:3.12-slim'" in err[-1] and "--base-image suite" in err[-1]
+    code, _ = run_cli("run", "--agent", "opencode", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+                      "--sandbox", "docker", "--tasks", str(HARBOR), "--run-dir", str(tmp_path / "runs"))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and "agent 'opencode' (a CLI) does not run in a task's own environment yet" in err[-1]
 
 
 def test_harbor_tasks_with_oracle_nop_and_the_builtin_agent(docker_env: str, tmp_path: Path) -> None:
