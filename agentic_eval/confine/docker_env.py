@@ -358,8 +358,7 @@ class EnvironmentTrial:
         """Where `cwd` (the sandbox or a folder in it) is in the container: under the working directory."""
         cwd = Path(cwd)
         if cwd == self.sandbox or self.sandbox in cwd.parents:
-            return str(PurePosixPath(self.spec.workdir) / cwd.relative_to(self.sandbox).as_posix()).rstrip("/.") \
-                or self.spec.workdir
+            return str(PurePosixPath(self.spec.workdir, *cwd.relative_to(self.sandbox).parts))
         return str(cwd)
 
     def ensure_container(self, readable: Sequence[Path], package: Path, writable: Sequence[Path] = (),
@@ -396,17 +395,27 @@ class EnvironmentTrial:
             for folder in hidden:
                 if Path(folder).is_dir() and any(Path(m) in Path(folder).parents for m in mounted):
                     tmpfs[str(folder)] = "ro,noexec,nosuid,nodev,size=64k"
-            self.container = self.client.containers.create(
-                self.image, ["sleep", "infinity"], entrypoint=[], working_dir=self.spec.workdir,
-                environment={**self.spec.env, "PATH": self.path_env}, volumes=volumes, init=True,
-                labels={LABEL: str(self.sandbox), "agentic-eval.pid": str(os.getpid())},
-                network=self.network.name if self.network is not None else None,
-                network_mode=None if self.network is not None else "none",
-                mem_limit=f"{self.spec.memory_mb}m", memswap_limit=f"{self.spec.memory_mb}m",
-                nano_cpus=int(self.spec.cpus * 1e9), pids_limit=1024, security_opt=["no-new-privileges"],
-                cap_drop=None if root else ["ALL"], tmpfs=tmpfs, user="0:0")
-            self.container.start()
+            try:
+                self._create_agent_container(volumes, tmpfs, root)
+            except Exception as exc:  # noqa: BLE001 - whatever the engine said, one line for the trial
+                if self.container is not None:
+                    self._remove(self.container)
+                    self.container = None
+                raise AgenticEvalError(f"the environment's container did not start: {type(exc).__name__}: "
+                                       f"{str(exc)[:200]}") from None
             self.mounted = tuple(mounted)
+
+    def _create_agent_container(self, volumes: list[str], tmpfs: dict[str, str], root: bool) -> None:
+        self.container = self.client.containers.create(
+            self.image, ["sleep", "infinity"], entrypoint=[], working_dir=self.spec.workdir,
+            environment={**self.spec.env, "PATH": self.path_env}, volumes=volumes, init=True,
+            labels={LABEL: str(self.sandbox), "agentic-eval.pid": str(os.getpid())},
+            network=self.network.name if self.network is not None else None,
+            network_mode=None if self.network is not None else "none",
+            mem_limit=f"{self.spec.memory_mb}m", memswap_limit=f"{self.spec.memory_mb}m",
+            nano_cpus=int(self.spec.cpus * 1e9), pids_limit=1024, security_opt=["no-new-privileges"],
+            cap_drop=None if root else ["ALL"], tmpfs=tmpfs, user="0:0")
+        self.container.start()
 
     def stop(self) -> None:
         """End the agent's phase: its container is killed (every process in it ends) and kept for the snapshot."""
