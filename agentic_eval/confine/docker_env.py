@@ -385,6 +385,9 @@ class EnvironmentTrial:
                 if path.exists() and path != self.sandbox:
                     volumes.append(f"{path}:{path}:rw")
                     mounted.append(str(path))
+            solution = self.task.dir / "solution"
+            if self.task.format == "harbor" and solution.is_dir() and any(p == self.task.dir for p in readable):
+                volumes.append(f"{solution}:/solution:ro")  # the oracle's phase: where Harbor puts solution/
             for path in readable:
                 if path.exists() and str(path) not in binds and not any(
                         path == Path(m) or Path(m) in path.parents for m in mounted):
@@ -456,7 +459,7 @@ class EnvironmentTrial:
                     shutil.copy2(source, target)
             container = self.client.containers.create(
                 image, ["bash", f"{TESTS_MOUNT}/test.sh"], entrypoint=[], working_dir=self.spec.workdir,
-                environment={**self.spec.env, **self.spec.verifier_env, "PATH": self.path_env},
+                environment={**self.spec.env, "TEST_DIR": TESTS_MOUNT, **self.spec.verifier_env, "PATH": self.path_env},
                 volumes=[f"{self.sandbox}:{self.spec.workdir}:rw", f"{tests}:{TESTS_MOUNT}:rw",
                          f"{logs}:{VERIFIER_LOGS}:rw"], init=True, user="0:0",
                 labels={LABEL: str(self.sandbox), "agentic-eval.pid": str(os.getpid())},
