@@ -166,6 +166,15 @@ def test_an_unreachable_base_image_and_a_cli_agent_are_one_line(docker_env: str,
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0
     assert "cannot get the base image 'python:3.12-slim'" in err[-1] and "--base-image suite" in err[-1]
+    prebuilt = tmp_path / "prebuilt" / "tally-prebuilt"  # Harbor's docker_image, no Dockerfile
+    shutil.copytree(HARBOR / "tally-words", prebuilt)
+    (prebuilt / "environment" / "Dockerfile").unlink()
+    with (prebuilt / "task.toml").open("a") as toml:
+        toml.write('docker_image = "example.invalid/never-pushed:1"\n')
+    code, _ = run_cli("run", "--agent", "nop", "--sandbox", "docker", "--tasks", str(prebuilt.parent), "--run-dir",
+                      str(tmp_path / "runs"))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and "cannot get the task's image 'example.invalid/never-pushed:1'" in err[-1]
     code, _ = run_cli("run", "--agent", "opencode", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
                       "--sandbox", "docker", "--tasks", str(HARBOR), "--run-dir", str(tmp_path / "runs"))
     err = capsys.readouterr().err.strip().splitlines()

@@ -393,7 +393,10 @@ class DockerBackend(SandboxBackend):
             return known
         spec = task.meta.environment
         builder = self._builder(engine)
-        image, _ = builder.build(engine.client, task.dir, spec.dockerfile, spec.build_timeout_s, task.id)
+        if spec.image and not (task.dir / spec.dockerfile).is_file():
+            image = builder.prebuilt(engine.client, spec.image, task.id)
+        else:
+            image, _ = builder.build(engine.client, task.dir, spec.dockerfile, spec.build_timeout_s, task.id)
         services = {}
         for service in spec.services:
             if service.dockerfile:

@@ -210,6 +210,29 @@ class EnvironmentBuilder:
                 raise self._why(what, dockerfile, text, step, failure)
             return tag, f"built in {time.monotonic() - start:.1f}s"
 
+    def prebuilt(self, client: Any, image: str, what: str) -> str:
+        """A task's prebuilt image (Harbor's `docker_image`): the base image in its place when one is given, else
+        the engine's copy, pulled if it has none; one line when it cannot be got."""
+        import docker
+
+        base = self.base()
+        if base:
+            return base
+        try:
+            client.images.get(image)
+            return image
+        except docker.errors.ImageNotFound:
+            pass
+        try:
+            client.images.pull(image)
+            return image
+        except Exception as exc:  # noqa: BLE001 - no registry, no such image: one line
+            detail = " ".join(str(getattr(exc, "explanation", None) or exc).split())[:160]
+            raise EnvironmentBuildError(
+                f"{what}: the Docker engine cannot get the task's image {image!r} (no image registry reachable from "
+                f"it? {detail}); load it into the engine (docker load), or pass --base-image suite to run the suite's "
+                "own image in its place") from None
+
     def _why(self, what: str, dockerfile: str, text: str, step: str, failure: str) -> EnvironmentBuildError:
         failure = " ".join(failure.split())[:300]
         froms = base_images(text)

@@ -56,6 +56,8 @@ class EnvironmentSpec(BaseModel):
 
     dockerfile: str = "environment/Dockerfile"
     """The Dockerfile, a path in the task folder; its folder is the build context."""
+    image: str | None = None
+    """A prebuilt image to run instead, when the task has no Dockerfile (Harbor's `docker_image`)."""
     workdir: str = "/app"
     """The absolute working directory: the agent starts there; its files are the pristine tree."""
     user: str | None = None
@@ -156,7 +158,7 @@ def harbor_meta(folder: Path, raw: dict[str, Any]) -> tuple[dict[str, Any], list
         "verifier_env": {str(k): str(v) for k, v in (verifier.get("env") or {}).items()},
     }
     if env.get("docker_image") and not (folder / "environment" / "Dockerfile").is_file():
-        unsupported.append("environment.docker_image (a prebuilt image: give environment/Dockerfile instead)")
+        environment["image"] = str(env["docker_image"])  # with a Dockerfile too, the Dockerfile is built
     for separate in ("Dockerfile", "docker-compose.yaml"):
         if (folder / "tests" / separate).is_file():
             unsupported.append(f"tests/{separate} (a separate verifier environment: not supported; the verifier runs "

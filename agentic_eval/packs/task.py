@@ -373,7 +373,8 @@ def load_task(task_dir: Path, pack: str | None = None) -> Task:
 def _check_environment_files(task_dir: Path, env: EnvironmentSpec) -> None:
     """The Dockerfiles and verifier files an `[environment]` names exist inside the task folder."""
     toml_path = task_dir / TASK_FILE
-    named = [("environment.dockerfile", env.dockerfile)]
+    prebuilt = env.image is not None and not (task_dir / env.dockerfile).is_file()  # no Dockerfile: the image runs
+    named = [] if prebuilt else [("environment.dockerfile", env.dockerfile)]
     named += [(f"environment.services.{s.name}.dockerfile", s.dockerfile) for s in env.services if s.dockerfile]
     named += [("environment.verifier_files", f) for f in env.verifier_files]
     for field_name, rel in named:
