@@ -270,11 +270,16 @@ def extract_workdir(client: Any, image: str, workdir: str, dest: Path) -> None:
             if rel is None or ".." in rel.parts or rel.is_absolute():
                 continue
             member.name = str(rel)
-            if member.islnk():  # hard links name their target by its path in the archive
-                target = PurePosixPath(member.linkname).parts
-                member.linkname = str(PurePosixPath(*target[1:])) if len(target) > 1 else member.linkname
+            if member.isdev():  # a device node in a working directory: nothing a task needs (and nodev anyway)
+                continue
+            if member.islnk():  # hard links name their target by its path in the archive: kept inside `dest`
+                target = PurePosixPath(member.linkname)
+                inner = PurePosixPath(*target.parts[1:]) if len(target.parts) > 1 else None
+                if target.is_absolute() or inner is None or ".." in inner.parts:
+                    continue
+                member.linkname = str(inner)
             members.append(member)
-        # the image is the task author's (never the model's): its symlinks may point anywhere in it
+        # the image is the task author's (never the model's): its symlinks may point anywhere in the container
         tar.extractall(dest, members=members, numeric_owner=True, filter="fully_trusted")
 
 
