@@ -125,16 +125,16 @@ def test_other_backends_refuse_environment_tasks_before_any_trial(tmp_path: Path
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from tests.test_docker_backend import DOCKERD, _answers, _no_engine, _start_engine
+    from tests.helpers import DOCKERD, docker_answers, no_docker_engine, start_docker_engine
 
     host = os.environ.get("DOCKER_HOST", "")
-    if host and _answers(host):
+    if host and docker_answers(host):
         yield host
         return
     if shutil.which("dockerd") is None or os.geteuid() != 0:
-        _no_engine("no Docker engine: set DOCKER_HOST, or run as root with docker.io installed")
+        no_docker_engine("no Docker engine: set DOCKER_HOST, or run as root with docker.io installed")
     folder = Path("/tmp") / f"ae-test-envd-{os.getpid()}"
-    host = _start_engine(folder)
+    host = start_docker_engine(folder)
     yield host
     import subprocess
 
