@@ -109,6 +109,10 @@ class SandboxBackend:
         backend.trial_end(sandbox, keep=)           # the trial is over (its sandbox kept or removed next)
         backend.close_all()                         # the run is over
 
+    Tasks that bring their own environment add `prepare_tasks(tasks)` (once per run, before any trial: the
+    default refuses them), `environment_start(task, sandbox)` (instead of a generator) and
+    `verify_environment(sandbox)` (a reward verifier, instead of the grade script); docker's alone.
+
     Backends are found by name in the `agentic_eval.backends` entry-point group (`--sandbox NAME`; the
     built-ins are registered there too): the entry point names the class, and `create` makes it.
     """
