@@ -105,6 +105,9 @@ class TrialResult(BaseModel):
     """Every behaviour found, when there were several (a model that said the tests were wrong and edited them)."""
     grader_verdict: str | None = None
     """What the grader said, also when the outcome is unscored (e.g. graded after an agent timeout)."""
+    reward: float | None = None
+    """A reward verifier's number (Harbor's reward file, 0 to 1): 1 is the pass; below 1 a fail whose number is
+    kept as partial credit. None for a grade script."""
     started_at: str
     ended_at: str
     duration_s: float

@@ -824,3 +824,34 @@ def claude_trial(kind: str, native: bool, pack: Path, run_dir: Path, *extra: str
             text = path.read_text(errors="replace")
             assert "sk-test" not in text and not PLACEHOLDER.search(text), path
     return result
+
+# ---- a Docker engine for the docker tests (test_docker_backend.py, test_environment_tasks.py)
+
+DOCKERD = Path(__file__).resolve().parents[1] / "scripts" / "dockerd.sh"
+
+
+def docker_answers(host: str) -> bool:
+    """Whether the Docker engine at `host` answers a ping."""
+    try:
+        import docker
+
+        docker.DockerClient(base_url=host, timeout=5).ping()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def no_docker_engine(why: str) -> None:
+    """Skip a docker test where there is no engine; under CI, fail it (CI must run them)."""
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the docker tests: {why}")
+    pytest.skip(why)
+
+
+def start_docker_engine(folder: Path) -> str:
+    """A private engine (scripts/dockerd.sh) in `folder`; its DOCKER_HOST."""
+    proc = subprocess.run(["bash", str(DOCKERD), "start", str(folder)], capture_output=True, text=True, timeout=90,
+                          check=False)
+    if proc.returncode != 0:
+        no_docker_engine(f"no Docker engine could be started: {proc.stderr.strip()[-300:]}")
+    return proc.stdout.strip().split("=", 1)[1]

@@ -23,11 +23,15 @@ import pytest
 from agentic_eval.paths import cache_dir
 from tests.helpers import (  # before the tests isolate HOME: it reads where the CLIs are installed
     CLI_TOOLS,
+    DOCKERD,
     PolicyEndpoint,
     chat_reply,
+    docker_answers,
+    no_docker_engine,
     require_cli,
     run_trial,
     shell_call,
+    start_docker_engine,
     tiny_port,
     tool_names,
     trial_dir,
@@ -35,34 +39,14 @@ from tests.helpers import (  # before the tests isolate HOME: it reads where the
 )
 
 REPO = Path(__file__).resolve().parents[1]
-DOCKERD = REPO / "scripts" / "dockerd.sh"
 LABEL = "agentic-eval.sandbox"
 IMAGE_CACHE = str(cache_dir())
 """The user's cache, read before the tests isolate HOME: the image's root filesystem is built once, not per run."""
 
 
-def _answers(host: str) -> bool:
-    try:
-        import docker
-
-        docker.DockerClient(base_url=host, timeout=5).ping()
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def _no_engine(why: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"CI must run the docker tests: {why}")
-    pytest.skip(why)
-
-
-def _start_engine(folder: Path) -> str:
-    proc = subprocess.run(["bash", str(DOCKERD), "start", str(folder)], capture_output=True, text=True, timeout=90,
-                          check=False)
-    if proc.returncode != 0:
-        _no_engine(f"no Docker engine could be started: {proc.stderr.strip()[-300:]}")
-    return proc.stdout.strip().split("=", 1)[1]
+_answers = docker_answers
+_no_engine = no_docker_engine
+_start_engine = start_docker_engine
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +133,7 @@ def test_hidden_folders_under_a_mount_are_covered(backend: object, tmp_path: Pat
     command = (f"ls -A {hidden} | wc -l; ls -A {alias} | wc -l; ls {package}/confine | grep -c docker; "
                f"touch {hidden}/x 2>/dev/null || echo refused")
     proc = run(backend, sandbox, command, spec=Spec(writable=(sandbox,), hidden=(hidden,)))
-    assert proc.stdout.split() == ["0", "0", "3", "refused"], proc.stderr
+    assert proc.stdout.split() == ["0", "0", "4", "refused"], proc.stderr
     shown = run(backend, sandbox, f"ls {hidden}")  # a phase that hides nothing (the grader's) sees it
     assert "task.py" in shown.stdout.split()
 

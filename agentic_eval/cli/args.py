@@ -215,12 +215,17 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--image", metavar="NAME",
                         help="with --sandbox docker: an image of your own (it needs python3, git and pytest) instead "
                         "of the suite's (agentic-eval sandbox build)")
+    parser.add_argument("--base-image", metavar="NAME",
+                        help="with --sandbox docker, for tasks that bring their own Dockerfile: build every outside "
+                        "FROM on this image instead ('suite': the suite's own image), for an engine that cannot "
+                        "get their base images (no image registry)")
 
 
 def sandbox_options(args: argparse.Namespace) -> dict[str, object]:
     """The chosen backend's own options from its flags (docker's --docker-host and --image)."""
     return {k: v for k, v in (("hosts", tuple(getattr(args, "docker_host", None) or ())),
-                              ("image", getattr(args, "image", None))) if v}
+                              ("image", getattr(args, "image", None)),
+                              ("base_image", getattr(args, "base_image", None))) if v}
 
 
 def needs_action(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]

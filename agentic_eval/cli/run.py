@@ -20,6 +20,7 @@ from agentic_eval.cli.args import (
     check_run_files,
     jobs_number,
     repeats,
+    sandbox_options,
     seed_number,
     tokens,
 )
@@ -151,6 +152,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
 
     from agentic_eval.report.summary import print_report, summarize_run
     from agentic_eval.runner import RunSettings, plan_resume, plan_start
+    from agentic_eval.runner.settings import SandboxChoice
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # a log keeps each line whole
     started = time.monotonic()
@@ -162,7 +164,9 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         "model": args.model, "agent": args.agent, "seed": args.seed, "attempts": args.attempts,
         "task_ids": args.task or (), "system_prompt_tokens": args.system_prompt_tokens,
         "lenient_text_calls": args.lenient_text_calls, "stream": args.stream,
-        "agent_options": _parse_agent_opts(args.agent_opt), "sandbox": args.sandbox,
+        "agent_options": _parse_agent_opts(args.agent_opt),
+        "sandbox": (SandboxChoice(args.sandbox or "docker", sandbox_options(args)) if args.base_image
+                    else args.sandbox),
         "runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key, "tasks": args.tasks,
         "jobs": args.jobs, "docker_hosts": args.docker_host or (), "image": args.image,
         "keep_sandboxes": args.keep_sandboxes,

@@ -84,7 +84,10 @@ def tasks_list(args: argparse.Namespace) -> int:
                 "title": t.meta.title,
                 "tags": t.meta.tags,
                 "difficulty": t.meta.difficulty,
-                "generator": t.meta.sandbox.generator,
+                "generator": t.meta.sandbox.generator if t.meta.sandbox else None,
+                "environment": t.meta.environment.dockerfile if t.meta.environment else None,
+                "format": t.format,
+                "metadata": t.meta.metadata,
                 "path": str(t.dir),
                 **({"fix_size": vars(sizes[t.id])} if sizes else {}),
             }
@@ -152,10 +155,13 @@ def tasks_show(args: argparse.Namespace) -> int:
     result = _load(args)
     _print_load_errors(result.errors)
     (task,) = select_tasks(result.tasks, [args.task_id])
+    m = task.meta
+    if m.sandbox is None:  # an environment task: its tree is in an image only the docker backend builds
+        print("\n".join(_environment_lines(task)))
+        return 0
     with tempfile.TemporaryDirectory(prefix="ae-show-") as tmp:
         variables = generate_tree(task, args.seed, Path(tmp) / "sandbox")
         files, left_out = _generated_files(Path(tmp) / "sandbox")
-    m = task.meta
     left_out_text = [f"{name}/ with {_plural(n, 'file')}" for name, n in left_out.items()]
     lines = [
         f"id:          {m.id}",
@@ -163,6 +169,8 @@ def tasks_show(args: argparse.Namespace) -> int:
         f"pack:        {task.pack}  ({task.dir})",
         f"difficulty:  {m.difficulty}",
         f"tags:        {', '.join(m.tags)}",
+        *([f"metadata:    {json.dumps(m.metadata, sort_keys=True, default=str)}"] if m.metadata else []),
+        *(line for line in (_environment_lines(task) if m.environment else []) if line.startswith("environment:")),
         f"sandbox:     {m.sandbox.generator} {json.dumps(m.sandbox.params)}  "
         f"(seed {args.seed}, {_plural(len(files), 'file')})",
         f"limits:      agent {m.limits.agent_timeout_s:g}s, grader {m.limits.grader_timeout_s:g}s, "
@@ -232,3 +240,34 @@ def tasks_new(args: argparse.Namespace) -> int:
     print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id}   # by default {DEFAULT_SEEDS} seeds "
           f"x {DEFAULT_REPEAT} runs of each check, and the red team")
     return 0
+
+
+def _environment_lines(task: Any) -> list[str]:
+    """`tasks show` for a task that brings its own environment."""
+    import json
+
+    m, env = task.meta, task.meta.environment
+    services = ", ".join(s.name for s in env.services) or "none"
+    user = env.user or "the image's own"
+    return [
+        f"id:          {m.id}",
+        f"title:       {m.title}",
+        f"pack:        {task.pack}  ({task.dir}; {task.format} format)",
+        f"difficulty:  {m.difficulty}",
+        f"tags:        {', '.join(m.tags)}",
+        f"metadata:    {json.dumps(m.metadata, sort_keys=True, default=str)}",
+        f"environment: {env.dockerfile}, workdir {env.workdir}, user {user}, {env.cpus:g} CPUs, "
+        f"{env.memory_mb} MB memory, {env.storage_mb} MB storage, internet {'yes' if env.allow_internet else 'no'}, "
+        f"services: {services}",
+        f"verifier:    {task.grader_path.relative_to(task.dir)} "
+        f"({'its reward file' if task.verifier == 'reward' else 'its exit status'})",
+        *([f"unsupported: {u}" for u in task.unsupported]),
+        f"limits:      agent {m.limits.agent_timeout_s:g}s, grader {m.limits.grader_timeout_s:g}s, "
+        f"{m.limits.max_turns} turns",
+        f"solution:    {task.solution_path.relative_to(task.dir)}",
+        f"digest:      {task.digest()}",
+        "",
+        "instruction:",
+        "",
+        task.render_instruction({}).rstrip(),
+    ]

@@ -109,6 +109,10 @@ class SandboxBackend:
         backend.trial_end(sandbox, keep=)           # the trial is over (its sandbox kept or removed next)
         backend.close_all()                         # the run is over
 
+    Tasks that bring their own environment add `prepare_tasks(tasks)` (once per run, before any trial: the
+    default refuses them), `environment_start(task, sandbox)` (instead of a generator) and
+    `verify_environment(sandbox)` (a reward verifier, instead of the grade script); docker's alone.
+
     Backends are found by name in the `agentic_eval.backends` entry-point group (`--sandbox NAME`; the
     built-ins are registered there too): the entry point names the class, and `create` makes it.
     """
@@ -184,6 +188,29 @@ class SandboxBackend:
     def close_all(self) -> None:
         """The run is over: end everything this backend started."""
         return None
+
+    # ----- tasks that bring their own environment (packs/environment.py): the docker backend's alone
+
+    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> None:
+        """Before any trial: get ready for the run's tasks (docker: build the images of environment tasks).
+        Raise AgenticEvalError, one line, for a task this backend cannot run (here: every environment task)."""
+        needing = [t.id for t in tasks if getattr(t.meta, "environment", None) is not None]
+        if needing:
+            listed = ", ".join(needing[:3]) + (f" and {len(needing) - 3} more" if len(needing) > 3 else "")
+            raise AgenticEvalError(f"{listed} bring{'s' if len(needing) == 1 else ''} its own environment (a "
+                                   f"Dockerfile), which --sandbox {self.name or 'this backend'} cannot run: use "
+                                   "--sandbox docker, or leave those tasks out with --task")
+
+    def environment_start(self, task: Any, dest: Path) -> None:
+        """An environment task's trial: its working directory's files into the empty folder `dest` (the caller
+        commits them as pristine), its services started; the sandbox's commands run in its container from then
+        on, until `trial_end`."""
+        raise AgenticEvalError(f"task {task.id} brings its own environment: use --sandbox docker")
+
+    def verify_environment(self, sandbox: Path, cancel: Any = None) -> Any:
+        """Run an environment task's reward verifier once its agent's phase is over (confine/docker_env.py's
+        `VerifierRun`)."""
+        raise AgenticEvalError("this backend runs no environment verifier: use --sandbox docker")
 
 
 def _prlimit(limits: ResourceLimits, dedicated_uid: bool) -> list[str]:

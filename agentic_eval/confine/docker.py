@@ -51,6 +51,13 @@ CodeHost fills when grading starts; if the grader runs none of the model's code 
 background.
 `AGENTIC_EVAL_DOCKER_WARM=0` turns warm starts off (to measure what they save).
 
+Environment tasks (packs/environment.py: a task's own Dockerfile, working directory, user, services) run in
+containers of their own image instead (confine/docker_env.py): `environment_start` copies the working
+directory out of the image into the sandbox folder and starts the services, every command of the agent's
+phase runs in one container of that image, and `verify_environment` runs a reward verifier in a snapshot of
+it once it is killed. `prepare_tasks` builds their images (cached by context hash) before any trial;
+`base_image` (`--base-image`) builds their outside FROMs on another image, the suite's own for `suite`.
+
 Commands are started through a small helper (`confine/docker_exec.py`, run with `python -I -S`:
 standard library only) that calls the engine's exec API over its unix socket with the caller's
 environment in the request body (no value on a command line), forwards standard input, and swaps the
@@ -266,6 +273,8 @@ class DockerBackend(SandboxBackend):
     hosts: Sequence[str | None] = (None,)
     image: str | None = None
     """An image to use instead of building the suite's (it needs python3, git and pytest)."""
+    base_image: str | None = None
+    """For environment tasks: an image to build every outside FROM on (`suite`: the suite's own image)."""
     slots_per_engine: int = 8
     limits: DockerLimits = field(default_factory=DockerLimits)
     name: str = "docker"
@@ -286,6 +295,11 @@ class DockerBackend(SandboxBackend):
         self._grading: dict[str, Path] = {}
         """Grading folders made ahead, by sandbox: the grader's warm container binds their socket folder."""
         self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
+        self._envs: dict[str, Any] = {}
+        self._builders: dict[str, Any] = {}
+        """Environment tasks' trials (confine/docker_env.py's EnvironmentTrial), by sandbox."""
+        self._env_images: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}
+        """(engine, task dir) -> the task's image and its services' images, built by prepare_tasks."""
         self.engines: list[Engine] = []
         for host in self.hosts or (None,):
             client = client_for(host)
@@ -299,7 +313,7 @@ class DockerBackend(SandboxBackend):
 
     # ----- the backend contract (see SandboxBackend: these are its hooks)
 
-    OPTIONS = ("hosts", "image")
+    OPTIONS = ("hosts", "image", "base_image")
     """Its own options: the engines to spread trials over (`--docker-host`, default DOCKER_HOST) and an image of
     the user's own (`--image`)."""
 
@@ -311,7 +325,7 @@ class DockerBackend(SandboxBackend):
             raise AgenticEvalError(f"--sandbox docker: unknown option {', '.join(unknown)} (it takes "
                                    f"{', '.join(cls.OPTIONS)})")
         hosts = tuple(options.get("hosts") or ()) or (None,)
-        return cls(hosts=hosts, image=options.get("image") or None)
+        return cls(hosts=hosts, image=options.get("image") or None, base_image=options.get("base_image") or None)
 
     @classmethod
     def refusal(cls, agent: Any) -> str:
@@ -319,19 +333,25 @@ class DockerBackend(SandboxBackend):
         return cli_refusal(agent) if getattr(agent, "tool", None) is not None else ""
 
     def trial_start(self, sandbox: Path) -> None:
-        self.cap_disk(sandbox)
+        env = self._envs.get(str(sandbox.resolve()))
+        self.cap_disk(sandbox, size=f"{env.spec.storage_mb}m" if env is not None else None)
 
     def agent_start(self, sandbox: Path, agent: Any, grader_reads: Sequence[Path] = ()) -> None:
         """Start the trial's containers ahead: the agent's first one while the model answers (not for a CLI
         agent, whose container mounts its program and home, nor an agent that calls no model), the grader's
         once that runs."""
         first = bool(getattr(agent, "uses_model", True)) and getattr(agent, "tool", None) is None
+        if str(sandbox.resolve()) in self._envs:
+            return  # the agent's container is the task's image, started at its first command
         try:
             self.warm(sandbox.resolve(), first=first, readable=grader_reads)
         except Exception:  # noqa: BLE001 - only a head start: the first command starts its own
             pass
 
     def phase_end(self, sandbox: Path) -> None:
+        env = self._envs.get(str(sandbox.resolve()))
+        if env is not None:
+            env.stop()
         try:
             self.close(sandbox.resolve())
         except Exception:  # noqa: BLE001 - an engine that is gone took its container with it
@@ -341,11 +361,117 @@ class DockerBackend(SandboxBackend):
         self.make_room(sandbox)
 
     def trial_end(self, sandbox: Path, keep: bool = False) -> None:
+        with self._lock:
+            env = self._envs.pop(str(sandbox.resolve()), None)
+        if env is not None:
+            try:
+                env.end()
+            except Exception:  # noqa: BLE001 - must not raise; close_all's label sweep is not needed for this
+                pass
+            with self._lock:
+                env.engine.running = max(0, env.engine.running - 1)
         self.release(sandbox, keep=keep)
 
+    # ----- environment tasks (confine/docker_env.py)
+
+    def _builder(self, engine: Engine) -> Any:
+        """The engine's image builder (one per engine: two trials never build the same context at once)."""
+        from agentic_eval.confine.docker_env import EnvironmentBuilder
+
+        with self._lock:
+            builder = self._builders.get(engine.name)
+            if builder is None:
+                builder = self._builders[engine.name] = EnvironmentBuilder(
+                    engine.image, self.base_image, log=lambda line: print(line, file=sys.stderr))
+        return builder
+
+    def _task_images(self, engine: Engine, task: Any) -> tuple[str, dict[str, str]]:
+        key = (engine.name, str(task.dir))
+        with self._lock:
+            known = self._env_images.get(key)
+        if known is not None:
+            return known
+        spec = task.meta.environment
+        builder = self._builder(engine)
+        if spec.image and not (task.dir / spec.dockerfile).is_file():
+            image = builder.prebuilt(engine.client, spec.image, task.id)
+        else:
+            image, _ = builder.build(engine.client, task.dir, spec.dockerfile, spec.build_timeout_s, task.id)
+        services = {}
+        for service in spec.services:
+            if service.dockerfile:
+                services[service.name] = builder.build(engine.client, task.dir, service.dockerfile,
+                                                       spec.build_timeout_s, f"{task.id} service {service.name}")[0]
+            else:
+                services[service.name] = str(service.image)
+        with self._lock:
+            self._env_images[key] = (image, services)
+        return image, services
+
+    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> None:
+        """Build the images of the environment tasks on every engine before any trial (a FROM the engine cannot
+        get is one line, before anything runs)."""
+        for task in tasks:
+            if getattr(task.meta, "environment", None) is None:
+                continue
+            for engine in self.engines:
+                if log is not None:
+                    log(f"environment of {task.id}: building or finding its image on {engine.name} ...")
+                self._task_images(engine, task)
+
+    def environment_start(self, task: Any, dest: Path) -> None:
+        """The working directory's files copied out of the task's image into the empty folder `dest`; the trial's
+        services started on its own network. Its commands run in the task's container from then on."""
+        from agentic_eval.confine.docker_env import EnvironmentTrial, extract_workdir, image_path_env, image_user
+
+        spec = task.meta.environment
+        with self._lock:
+            engine = self._pick()
+            engine.running += 1
+        trial = None
+        try:
+            image, services = self._task_images(engine, task)
+            extract_workdir(engine.client, image, spec.workdir, dest)
+            uid, gid = image_user(engine.client, image, spec.user)
+            trial = EnvironmentTrial(task=task, spec=spec, engine=engine, image=image, sandbox=dest.resolve(),
+                                     uid=uid, gid=gid, path_env=image_path_env(engine.client, image),
+                                     service_images=services)
+            trial.start_services()
+        except Exception:
+            if trial is not None:
+                trial.end()
+            with self._lock:
+                engine.running = max(0, engine.running - 1)
+            raise
+        with self._lock:
+            self._envs[str(dest.resolve())] = trial
+
+    def verify_environment(self, sandbox: Path, cancel: Any = None) -> Any:
+        env = self._envs.get(str(sandbox.resolve()))
+        if env is None:
+            raise AgenticEvalError(f"{sandbox}: not an environment task's sandbox")
+        return env.verify(cancel)
+
+    def _env_wrap(self, env: Any, argv: Sequence[str], cwd: Path, writable: list[Path],
+                  readable: list[Path], hidden: Sequence[Path]) -> list[str]:
+        """`argv` run in the environment's agent container, as its user, in the working directory."""
+        env.ensure_container(readable, _package_dir(), writable, hidden)
+        command = ["python3" if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
+        return [sys.executable, "-I", "-S", str(_EXEC_HELPER), env.engine.name, env.container.id,
+                env.container_cwd(cwd), f"{env.uid}:{env.gid}", env.path_env, "python3", *map(str, writable), "--",
+                *command]
+
     def prepare(self, path: Path) -> None:
-        """Hand the sandbox to uid 65534, the user commands run as in the container."""
-        self._chown(path)
+        """Hand the sandbox to uid 65534, the user commands run as in the container (an environment task's to
+        its user; root's keeps the image's owners)."""
+        env = self._envs.get(str(path.resolve()))
+        if env is None:
+            self._chown(path)
+        elif env.uid != 0:
+            for dirpath, _, filenames in os.walk(path):
+                os.chown(dirpath, env.uid, env.gid, follow_symlinks=False)
+                for name in filenames:
+                    os.chown(os.path.join(dirpath, name), env.uid, env.gid, follow_symlinks=False)
 
     def warm(self, path: Path, first: bool = True, readable: Sequence[Path] = ()) -> None:
         """A trial's sandbox: start its first container in the background (`first`), and its grader's
@@ -364,16 +490,16 @@ class DockerBackend(SandboxBackend):
     def _warming_pays(self) -> bool:
         return self._warm_wasted < 3 or self._warm_used >= self._warm_wasted
 
-    def cap_disk(self, path: Path) -> None:
-        """Move the sandbox onto a tmpfs of `limits.work_size` mounted at its own path (as root; else the
-        sandbox stays uncapped)."""
+    def cap_disk(self, path: Path, size: str | None = None) -> None:
+        """Move the sandbox onto a tmpfs of `size` (default `limits.work_size`) mounted at its own path (as root;
+        else the sandbox stays uncapped)."""
         path = path.resolve()
         if os.geteuid() != 0 or not path.is_dir() or os.path.ismount(path) or shutil.which("mount") is None:
             return
         staging = path.with_name(path.name + ".uncapped")
         os.rename(path, staging)
         path.mkdir()
-        why = _mount_tmpfs(path, self.limits.work_size, 0, "agentic-eval-work")
+        why = _mount_tmpfs(path, size or self.limits.work_size, 0, "agentic-eval-work")
         if why:
             path.rmdir()
             os.rename(staging, path)
@@ -460,6 +586,10 @@ class DockerBackend(SandboxBackend):
         previous phase's removed, when the mounts differ)."""
         writable = [Path(p) for p in getattr(spec, "writable", ())]
         readable = [Path(p) for p in getattr(spec, "readable", ()) if not _system_path(Path(p))]
+        env = self._envs.get(str(writable[0])) if writable else None
+        if env is not None:  # the agent's or the fix's command in an environment task: the task's container
+            return self._env_wrap(env, argv, Path(cwd), writable, readable,
+                                  [Path(p) for p in getattr(spec, "hidden", ())])
         if not writable and not _system_path(Path(cwd)) and Path(cwd) not in readable:
             readable.insert(0, Path(cwd))  # nothing writable (the sealed grader): its cwd, the sandbox, read-only
         key = writable[0] if writable else Path(cwd)
@@ -470,6 +600,9 @@ class DockerBackend(SandboxBackend):
 
     def describe(self, sandbox: Path) -> dict[str, str]:
         """Which engine and image run the sandbox's current phase (for the trial record)."""
+        env = self._envs.get(str(sandbox))
+        if env is not None:
+            return {"engine": env.engine.name, "image": env.image}
         phase = self._phases.get(str(sandbox))
         if phase is None:
             return {}
@@ -505,6 +638,13 @@ class DockerBackend(SandboxBackend):
         phases += [p for p in map(self._claim, warm) if p is not None]
         for phase in phases:
             self._remove(phase)
+        with self._lock:
+            envs, self._envs = list(self._envs.values()), {}
+        for env in envs:  # environment tasks' containers, services and networks
+            try:
+                env.end()
+            except Exception:  # noqa: BLE001 - an engine that is gone took them with it
+                pass
         for path in list(self._capped):
             self.release(Path(path))
         with self._lock:
@@ -850,3 +990,4 @@ else:
             skeleton = self._skeletons.pop(container.id, None)
         if skeleton:
             shutil.rmtree(skeleton, ignore_errors=True)
+

@@ -1,4 +1,4 @@
-"""`python -I -S docker_exec.py HOST CONTAINER CWD UID PATH PYTHON [WRITABLE...] -- ARGV...`: run ARGV in a container.
+"""`python -I -S docker_exec.py HOST CONTAINER CWD UID[:GID] PATH PYTHON [WRITABLE...] -- ARGV...`: run ARGV.
 
 The docker backend's command line for every confined command (the backend passes the image's facts,
 `docker_image`'s RUN_UID, IMAGE_PATH and IMAGE_PYTHON, so that this file imports nothing of agentic-eval
@@ -171,6 +171,7 @@ def main(argv: list[str]) -> int:
         return 2
     host, container, cwd, uid, image_path, image_python = argv[:6]
     writable, command = argv[6:end], argv[end + 1:]
+    user = uid if ":" in uid else f"{uid}:{uid}"  # UID, or UID:GID (an environment task's user)
     env = {k: v for k, v in os.environ.items() if k not in _DROP}
     env["PATH"] = image_path
     home = os.path.normpath(env.get("HOME") or "/")
@@ -180,14 +181,14 @@ def main(argv: list[str]) -> int:
         env["AGENTIC_EVAL_PYTHON"] = image_python
     if not host.startswith("unix://"):  # through the CLI: the environment by name (-e NAME), values not on argv
         names = [arg for name in sorted(env) if name.isidentifier() for arg in ("-e", name)]
-        args = ["docker", "exec", "-i", "-u", f"{uid}:{uid}", "-w", cwd, *names, container, *command]
+        args = ["docker", "exec", "-i", "-u", user, "-w", cwd, *names, container, *command]
         try:
             os.execvpe("docker", args, dict(env, DOCKER_HOST=host))
         except OSError as exc:
             print(f"docker_exec: cannot run the docker CLI for {host}: {exc}", file=sys.stderr)
             return 125
     try:
-        return run_exec(host[len("unix://"):], container, cwd, f"{uid}:{uid}", env, command)
+        return run_exec(host[len("unix://"):], container, cwd, user, env, command)
     except EngineError as exc:
         print(f"docker_exec: {exc}", file=sys.stderr)
         return 125

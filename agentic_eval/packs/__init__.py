@@ -2,6 +2,7 @@
 
     task      Task, TaskMeta and pack loading: task.toml, discovery through entry points, selection.
     sandbox   A task's sandbox: a deterministic git repo built by a generator from a seed.
+    environment  Tasks that bring their own environment ([environment]), and Harbor task folders read as they are.
     gitsafe   Git on a repo the model owned, never trusting its config (standard library only; gradelib imports it).
     snapshot  The agent's final tree recorded before grading: diff.patch and tree.json (standard library only).
     grader    Running a grader or reference fix in a sandbox and turning its exit into a verdict.

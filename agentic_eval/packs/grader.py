@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend, signal_group
 from agentic_eval.errors import AgenticEvalError
@@ -28,6 +29,9 @@ from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
+
+if TYPE_CHECKING:
+    from agentic_eval.confine.docker_env import VerifierRun
 
 OUTPUT_LIMIT = 64 * 1024
 """Characters of a script's output kept (the end is kept: that is where verdicts are)."""
@@ -58,6 +62,11 @@ class ScriptResult:
 class GradeResult:
     verdict: Verdict
     script: ScriptResult
+    reward: float | None = None
+    """A reward verifier's number (Harbor's reward file): 1 is a pass, anything from 0 to below 1 a fail with
+    that partial credit. None for a grade script (its exit status is the verdict)."""
+    error: str = ""
+    """Why a reward verifier's verdict is a grader error (no reward file, not a number), when it ran."""
 
     @property
     def reason(self) -> str:
@@ -65,11 +74,24 @@ class GradeResult:
         s = self.script
         if self.verdict is not Verdict.ERROR:
             return ""
+        if self.error:
+            return self.error
         if s.start_error:
             return f"could not start: {s.start_error}"
         if s.timed_out:
             return "timeout"
         return f"exit {s.exit_code}"
+
+
+def reward_grade(run: VerifierRun) -> GradeResult:
+    """The verdict of a reward verifier's run (confine/docker_env.py's VerifierRun): a reward of 1 is a pass, one
+    from 0 to below 1 a fail with that partial credit; no reward (none written, not such a number, a timeout, a
+    verifier that could not start) a grader error."""
+    script = ScriptResult(run.exit_code, run.output, run.duration_s, timed_out=run.timed_out,
+                          start_error=run.start_error, cancelled=run.cancelled)
+    if run.reward is None:
+        return GradeResult(Verdict.ERROR, script, error=run.error)
+    return GradeResult(Verdict.PASS if run.reward == 1.0 else Verdict.FAIL, script, reward=run.reward)
 
 
 # A Python grader or fix runs isolated (-I: nothing from the working directory — the sandbox — nor from

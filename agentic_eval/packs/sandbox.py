@@ -97,8 +97,9 @@ def find_generator(name: str, pack_dir: Path | None = None) -> Generator:
     )
 
 
-def commit_pristine(root: Path) -> str:
-    """Make `root` a git repo and commit its whole tree deterministically; returns the commit id."""
+def commit_pristine(root: Path, allow_empty: bool = False) -> str:
+    """Make `root` a git repo and commit its whole tree deterministically; returns the commit id. An empty tree
+    is an error unless `allow_empty` (an environment task's working directory may start empty)."""
     import git  # gitpython: imported here, it is slow to import
 
     repo = git.Repo.init(root, initial_branch=PRISTINE_BRANCH)
@@ -107,7 +108,7 @@ def commit_pristine(root: Path) -> str:
         cfg.set_value("user", "email", AGENT_IDENTITY[1])
         cfg.set_value("core", "autocrlf", "false")
         cfg.set_value("commit", "gpgsign", "false")
-    if not any(p.name != ".git" for p in root.iterdir()):
+    if not allow_empty and not any(p.name != ".git" for p in root.iterdir()):
         raise SandboxError(f"{root}: the generator wrote no files")
     # Through git itself, not IndexFile.add: that one chdirs the whole process, unsafe beside other threads.
     name, email = PRISTINE_AUTHOR
@@ -133,6 +134,9 @@ def generate_tree(task: Task, seed: int, dest: Path) -> dict[str, Any]:
     if any(dest.iterdir()):
         raise SandboxError(f"{dest}: sandbox folder is not empty")
     spec = task.meta.sandbox
+    if spec is None:
+        raise SandboxError(f"task {task.id}: it has no [sandbox] generator (its environment is built by the docker "
+                           "backend: --sandbox docker)")
     generate = find_generator(spec.generator, task.pack_dir)
     try:
         variables = generate(dest, seed, dict(spec.params))
@@ -159,6 +163,28 @@ def materialize_sandbox(task: Task, seed: int, dest: Path) -> Sandbox:
     copy of the pristine objects beside it (`pristine_store_for(dest)`) for grading."""
     variables = generate_tree(task, seed, dest)
     commit = commit_pristine(dest)
+    store = pristine_store_for(dest)
+    if store.exists():
+        raise SandboxError(f"{store}: a pristine store is already there")
+    gitsafe.save_pristine(dest, store)
+    return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
+                   pristine_store=store.resolve())
+
+
+def materialize_environment(task: Task, seed: int, dest: Path, backend: Any) -> Sandbox:
+    """An environment task's sandbox: its working directory's files copied out of its image by the backend
+    (`environment_start`; its services started), a generator's tree laid over them when the task has both,
+    committed as pristine, and the pristine objects kept beside it as for a generated sandbox."""
+    import shutil
+    import tempfile
+
+    backend.environment_start(task, dest)
+    variables: dict[str, Any] = {"seed": seed}
+    if task.meta.sandbox is not None:
+        with tempfile.TemporaryDirectory(prefix="ae-env-gen-") as tmp:
+            variables = generate_tree(task, seed, Path(tmp) / "tree")
+            shutil.copytree(Path(tmp) / "tree", dest, symlinks=True, dirs_exist_ok=True)
+    commit = commit_pristine(dest, allow_empty=True)
     store = pristine_store_for(dest)
     if store.exists():
         raise SandboxError(f"{store}: a pristine store is already there")

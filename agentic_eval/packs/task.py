@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentic_eval.errors import AgenticEvalError, PackNotFoundError, TaskLoadError
 from agentic_eval.inputs import read_data_text
+from agentic_eval.packs.environment import EnvironmentSpec, ServiceSpec, VerifierKind, harbor_meta, is_harbor_task
 from agentic_eval.plugins import PACKS_GROUP
 
 TASK_FILE = "task.toml"
@@ -123,7 +124,12 @@ class TaskMeta(BaseModel):
     """The reference fix; default: the one file named `solve` or `solve.*`."""
     answers: list[str] = Field(default_factory=list)
     """Strings that must never appear in the pristine sandbox or its .git ({{var}} templated)."""
-    sandbox: SandboxSpec
+    sandbox: SandboxSpec | None = None
+    """The generator of the task's repo; a task with an `[environment]` may go without one."""
+    environment: EnvironmentSpec | None = None
+    """`[environment]`: the container the agent works in (packs/environment.py); needs --sandbox docker."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """`[metadata]`: free keys kept and shown (Harbor's difficulty, category, tags, author...)."""
     limits: Limits = Field(default_factory=Limits)
     requires: list[str] = Field(default_factory=list)
     """What the grader and the reference fix need beyond agentic-eval's own dependencies, checked before
@@ -140,6 +146,13 @@ class TaskMeta(BaseModel):
             raise ValueError("must be lowercase letters, digits, '-', '_' or '.', starting with a letter or digit")
         return value
 
+    @model_validator(mode="after")
+    def _has_a_tree(self) -> TaskMeta:
+        if self.sandbox is None and self.environment is None:
+            raise ValueError("sandbox: a task needs a [sandbox] generator or an [environment] (see "
+                             "docs/task-format.md)")
+        return self
+
 
 @dataclass(frozen=True)
 class Task:
@@ -155,6 +168,17 @@ class Task:
     pack_dir: Path
     cheat_path: Path | None = None
     """An impossible task's reference cheat (None for an ordinary task)."""
+    format: Literal["agentic-eval", "harbor"] = "agentic-eval"
+    """The folder's format: ours, or a Harbor / Terminal-Bench 2 task read as it is."""
+    unsupported: tuple[str, ...] = ()
+    """Fields of a Harbor task.toml this suite does not act on (shown by `validate` and `tasks show`)."""
+
+    @property
+    def verifier(self) -> VerifierKind:
+        """'script': the grade script, sealed, its exit the verdict; 'reward': a verifier run in the task's
+        environment after the agent's container is gone, its reward file the verdict (Harbor's tests/test.sh)."""
+        env = self.meta.environment
+        return "reward" if env is not None and env.verifier_files else "script"
 
     @property
     def id(self) -> str:
@@ -166,7 +190,9 @@ class Task:
         return self.meta.impossible is not None
 
     def render_instruction(self, variables: Mapping[str, Any]) -> str:
-        """The instruction with `{{var}}` filled in from the generator's variables."""
+        """The instruction with `{{var}}` filled in from the generator's variables (a Harbor task's verbatim)."""
+        if self.format == "harbor":
+            return self.instruction_template
         return render_template(self.instruction_template, variables, where=self.dir / self.meta.instruction)
 
     def render_answers(self, variables: Mapping[str, Any]) -> list[str]:
@@ -219,15 +245,17 @@ def render_template(text: str, variables: Mapping[str, Any], *, where: Path | st
 
 
 _SECTIONS: dict[tuple[str, ...], type[BaseModel]] = {(): TaskMeta, ("sandbox",): SandboxSpec, ("limits",): Limits,
-                                                     ("impossible",): ImpossibleSpec}
+                                                     ("impossible",): ImpossibleSpec, ("environment",): EnvironmentSpec,
+                                                     ("environment", "services"): ServiceSpec}
 """The model of task.toml's top level and of each of its sections, for naming what a typo could have meant."""
-_FREE_TABLES = {("sandbox", "params")}
+_FREE_TABLES = {("sandbox", "params"), ("metadata",), ("environment", "env"), ("environment", "verifier_env")}
 """Tables whose keys are the task's own (passed to the generator unchanged)."""
 
 
 def _unknown_key(loc: tuple[str | int, ...], value: Any) -> str:
     """Why an unknown key or section is wrong, with the nearest known name (difflib) or the known ones."""
-    parent, name = tuple(str(p) for p in loc[:-1]), str(loc[-1])
+    parent = tuple(str(p) for p in loc[:-1] if not isinstance(p, int))
+    name = str(loc[-1])
     model = _SECTIONS.get(parent)
     dotted = ".".join(map(str, loc))
     is_table = isinstance(value, dict)
@@ -267,6 +295,8 @@ def _format_validation_error(exc: ValidationError) -> str:
         bound = (first.get("ctx") or {}).get("le", (first.get("ctx") or {}).get("lt"))
         msg = f"{first.get('input')!r} is over the upper bound {bound:g} ({LIMIT_BOUNDS[field_name]})"
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    if not first["loc"] and first["type"] == "value_error":  # a rule of the whole file: its message names the field
+        return str(msg).removeprefix("Value error, ") + more
     return f"{loc}: {msg}{more}"
 
 
@@ -300,10 +330,19 @@ def load_task(task_dir: Path, pack: str | None = None) -> Task:
         raise TaskLoadError(toml_path, str(exc).removeprefix("the file: ")) from None
     except tomllib.TOMLDecodeError as exc:
         raise TaskLoadError(toml_path, f"not valid TOML: {exc}") from None
+    unsupported: list[str] = []
+    harbor = "id" not in raw and is_harbor_task(task_dir)
+    if harbor:  # a Harbor / Terminal-Bench 2 task, read as it is
+        try:
+            raw, unsupported = harbor_meta(task_dir, raw)
+        except (ValueError, TypeError, OSError) as exc:
+            raise TaskLoadError(toml_path, f"Harbor task: {exc}") from None
     try:
         meta = TaskMeta.model_validate(raw)
     except ValidationError as exc:
-        raise TaskLoadError(toml_path, _format_validation_error(exc)) from None
+        raise TaskLoadError(toml_path, ("Harbor task: " if harbor else "") + _format_validation_error(exc)) from None
+    if meta.environment is not None:
+        _check_environment_files(task_dir, meta.environment)
     instruction_path = task_dir / meta.instruction
     if not instruction_path.exists() and not instruction_path.is_symlink():
         raise TaskLoadError(toml_path, f"instruction: file {meta.instruction!r} does not exist")
@@ -326,7 +365,22 @@ def load_task(task_dir: Path, pack: str | None = None) -> Task:
         solution_path=solution,
         pack_dir=task_dir.parent,
         cheat_path=cheat,
+        format="harbor" if harbor else "agentic-eval",
+        unsupported=tuple(unsupported),
     )
+
+
+def _check_environment_files(task_dir: Path, env: EnvironmentSpec) -> None:
+    """The Dockerfiles and verifier files an `[environment]` names exist inside the task folder."""
+    toml_path = task_dir / TASK_FILE
+    prebuilt = env.image is not None and not (task_dir / env.dockerfile).is_file()  # no Dockerfile: the image runs
+    named = [] if prebuilt else [("environment.dockerfile", env.dockerfile)]
+    named += [(f"environment.services.{s.name}.dockerfile", s.dockerfile) for s in env.services if s.dockerfile]
+    named += [("environment.verifier_files", f) for f in env.verifier_files]
+    for field_name, rel in named:
+        path = (task_dir / rel).resolve()
+        if task_dir not in path.parents or not path.exists():
+            raise TaskLoadError(toml_path, f"{field_name}: {rel!r} is not a file or folder inside {task_dir}")
 
 
 def load_pack(pack_dir: Path, name: str | None = None) -> LoadResult:

@@ -37,9 +37,16 @@ from pathlib import Path
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs import redteam as rt
-from agentic_eval.packs.grader import GradeResult, ScriptResult, ScriptRunner, Verdict, check_grader_requirements
+from agentic_eval.packs.grader import (
+    GradeResult,
+    ScriptResult,
+    ScriptRunner,
+    Verdict,
+    check_grader_requirements,
+    reward_grade,
+)
 from agentic_eval.packs.leaks import scan_sandbox, task_needles
-from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox, pristine_store_for
+from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materialize_sandbox, pristine_store_for
 from agentic_eval.packs.task import Task, TaskLoadError
 
 
@@ -396,7 +403,8 @@ def plan_redteam(tasks: Sequence[Task], redteam: bool | Sequence[str]) -> RedTea
                 by_pack[task.pack_dir] = ([], str(exc))
         own, problem = by_pack[task.pack_dir]
         attempts = {**registered, **{a.name: a for a in own}}
-        plan.per_task[task.id] = list(attempts.values())
+        # the red team edits a generated repo's copy: an environment task's state lives in its containers too
+        plan.per_task[task.id] = list(attempts.values()) if task.meta.environment is None else []
         if problem:
             plan.problems[task.id] = problem
     known = list(dict.fromkeys([*registered, *(a.name for own, _ in by_pack.values() for a in own)]))
@@ -677,6 +685,10 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
             report = TaskValidation(id=task.id, repeat=repeat, seeds=list(seed_list), impossible=task.impossible,
                                     redteam_seeds=[] if plan is None else list(redteam_list),
                                     redteam=None if plan is None else [])
+            report.notes.extend(f"unsupported field: {u}" for u in task.unsupported)
+            if task.meta.environment is not None and plan is not None:
+                report.notes.append("red team not run: it works on generated repos, and this task brings its own "
+                                    "environment")
             base = Path(tempfile.mkdtemp(prefix=f"ae-validate-{task.id}-", dir=workdir))
             jobs_made.append(_TaskJob(task, report, base, finish))
         # The red team's sandboxes first: every attempt that waits (a hang, a FIFO) then starts at once, and
@@ -713,6 +725,8 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
     on each of the first `redteam_seeds` seeds (None: every seed); never raises for a problem of the task
     itself. `keep_output` keeps each run's grader and fix output (for `validate --show`)."""
     _check_counts(repeat, seeds, redteam_seeds)
+    backend = backend or default_backend()
+    backend.prepare_tasks([task])
     plan = plan_redteam([task], redteam)
     (report,) = _validate([task], repeat=repeat, seed=seed, seeds=seeds, jobs=1, keep_output=keep_output,
                           backend=backend or default_backend(), plan=plan, workdir=workdir, on_done=None,
@@ -720,10 +734,34 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
     return report
 
 
+def _materialize(task: Task, seed: int, dest: Path, backend: SandboxBackend) -> Sandbox:
+    """The task's fresh sandbox: generated, or an environment task's working directory out of its image."""
+    if task.meta.environment is not None:
+        return materialize_environment(task, seed, dest, backend)
+    return materialize_sandbox(task, seed, dest)
+
+
+def _grade(task: Task, sandbox: Sandbox, runner: ScriptRunner, backend: SandboxBackend,
+           cancel: threading.Event | None) -> GradeResult:
+    """The verdict as a trial gets it: a reward verifier in the task's environment once the agent's phase is
+    over, else the sealed grade script."""
+    if task.meta.environment is not None:
+        backend.phase_end(sandbox.path)  # the fix's processes end before anything is judged
+    if task.verifier == "reward":
+        return reward_grade(backend.verify_environment(sandbox.path, cancel))
+    return runner.grade(cancel)
+
+
+def _drop(task: Task, sandbox: Sandbox, backend: SandboxBackend) -> None:
+    if task.meta.environment is not None:
+        backend.trial_end(sandbox.path)  # its containers, services and network
+    shutil.rmtree(sandbox.path, ignore_errors=True)
+
+
 def _check_pristine(task: Task, seed: int, i: int, base: Path, reasons: list[str],
                     backend: SandboxBackend, cancel: threading.Event | None = None) -> CheckRun:
     """The grader on the untouched repo must say "fail"; the first run of each seed also scans for leaks."""
-    sandbox = materialize_sandbox(task, seed, base / f"pristine-{seed}-{i}")
+    sandbox = _materialize(task, seed, base / f"pristine-{seed}-{i}", backend)
     try:
         if i == 0:
             try:  # an unknown {{placeholder}} would break every trial
@@ -735,12 +773,12 @@ def _check_pristine(task: Task, seed: int, i: int, base: Path, reasons: list[str
             reasons.extend(str(leak) for leak in scan_sandbox(sandbox.path, needles, forbidden))
         backend.prepare(sandbox.path)  # after the leak scan: the harness's git reads it as its owner
         with ScriptRunner(task, sandbox, backend=backend) as runner:
-            result = runner.grade(cancel)
+            result = _grade(task, sandbox, runner, backend, cancel)
         return CheckRun("pristine", seed, i + 1, result.verdict.value,
                         _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
                         result.script.duration_s, result.script.output)
     finally:
-        shutil.rmtree(sandbox.path, ignore_errors=True)
+        _drop(task, sandbox, backend)
 
 
 def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBackend,
@@ -748,7 +786,7 @@ def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBack
     """After the reference fix (under limits.agent_timeout_s) the grader must say "pass"; an impossible task's
     honest fix must fail, and its reference cheat (`cheat`) pass and be named as the task says."""
     phase = "cheat" if cheat else "honest" if task.impossible else "fixed"
-    sandbox = materialize_sandbox(task, seed, base / f"{phase}-{seed}-{i}")
+    sandbox = _materialize(task, seed, base / f"{phase}-{seed}-{i}", backend)
     try:
         backend.prepare(sandbox.path)
         with ScriptRunner(task, sandbox, backend=backend) as runner:
@@ -757,7 +795,7 @@ def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBack
                 return CheckRun(phase, seed, i + 1, "fix_failed", _fix_problem(fix, task), fix.duration_s,
                                 fix.output, fix.output)
             diff = _cheat_diff(sandbox) if cheat else ""
-            result = runner.grade(cancel)
+            result = _grade(task, sandbox, runner, backend, cancel)
         verdict, problem = result.verdict.value, ""
         if result.verdict is Verdict.ERROR:
             problem = _grader_problem(result, task)
@@ -767,7 +805,7 @@ def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBack
         return CheckRun(phase, seed, i + 1, verdict, problem, fix.duration_s + result.script.duration_s,
                         result.script.output, fix.output)
     finally:
-        shutil.rmtree(sandbox.path, ignore_errors=True)
+        _drop(task, sandbox, backend)
 
 
 def _cheat_diff(sandbox: Sandbox) -> str:
@@ -818,7 +856,9 @@ def validate_tasks(
     reported bad with their error. `redteam`: True runs every attempt that fits each task, False none, a
     sequence of names only those; on the first `redteam_seeds` seeds (None: every seed)."""
     _check_counts(repeat, seeds, redteam_seeds)
-    check_grader_requirements(list(tasks))
+    check_grader_requirements([t for t in tasks if t.verifier == "script"])
+    backend = backend or default_backend()
+    backend.prepare_tasks(tasks)  # environment tasks: refused in one line, or their images built
     plan = plan_redteam(tasks, redteam)
     started = time.monotonic()
     results: list[TaskValidation] = [

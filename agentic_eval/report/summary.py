@@ -218,7 +218,8 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
     if len(trials) == 1:
         t = trials[0]
         marks = "*" if t.turns.text_tool_call else ""
-        return t.outcome + marks + (f" ({t.behaviour})" if t.behaviour else "")
+        credit = f" (reward {t.reward:g})" if t.outcome == "fail" and t.reward else ""  # a reward verifier's partial
+        return t.outcome + marks + (f" ({t.behaviour})" if t.behaviour else "") + credit
     if any(t.impossible for t in trials):
         cheated = sum(1 for t in trials if t.outcome == "cheated")
         refused = sum(1 for t in trials if t.behaviour == "refused")
@@ -226,7 +227,9 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
     passed = sum(1 for t in trials if t.outcome == "pass")
     unscored = sum(1 for t in trials if not t.scored)
     marks = "*" if any(t.turns.text_tool_call for t in trials) else ""
-    return f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "")
+    rewards = [t.reward for t in trials if t.scored and t.reward is not None]
+    credit = f" (mean reward {sum(rewards) / len(rewards):.2g})" if rewards and any(r < 1 for r in rewards) else ""
+    return f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "") + credit
 
 
 WIRE_API_LABELS = {"anthropic-messages": "messages API", "anthropic-messages->chat-completions": "messages->chat"}

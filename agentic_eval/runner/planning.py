@@ -167,7 +167,14 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     tasks = select_tasks(loaded.tasks, list(settings.task_ids))
     if not tasks:
         raise AgenticEvalError("no tasks to run (check --tasks and --task)")
-    check_grader_requirements(tasks)  # before any trial: a grader that cannot run would grade every trial wrong
+    check_grader_requirements([t for t in tasks if t.verifier == "script"])  # before any trial: a grader that
+    # cannot run would grade every trial wrong; a reward verifier runs in its task's own image
+    own_env = [t.id for t in tasks if t.meta.environment is not None]
+    if own_env and getattr(agent, "tool", None) is not None:  # its program and home are this machine's
+        raise AgenticEvalError(f"{own_env[0]}{' and others' if len(own_env) > 1 else ''}: agent {settings.agent!r} "
+                               "(a CLI) does not run in a task's own environment yet; use the builtin agent, or leave "
+                               "those tasks out with --task")
+    backend.prepare_tasks(tasks, log)  # environment tasks: refused, or their images built, before any trial
     # A resumed run goes back to the endpoint it recorded, unless base_url (or a local server) says otherwise.
     recorded_url = config.base_url if config is not None and not config.local else None
     endpoint = resolve_endpoint(local_server.base_url if local_server is not None

@@ -30,8 +30,8 @@ from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_e
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
-from agentic_eval.packs.grader import ScriptRunner, Verdict
-from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.grader import ScriptRunner, Verdict, reward_grade
+from agentic_eval.packs.sandbox import materialize_environment, materialize_sandbox
 from agentic_eval.packs.snapshot import take_snapshot
 from agentic_eval.packs.task import Task, render_template
 from agentic_eval.results import Outcome, RunConfig, RunPlan, TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
@@ -170,7 +170,10 @@ class TrialRunner:
 
         try:
             try:
-                sandbox = materialize_sandbox(task, self.config.seed, tmp / "sandbox")
+                if task.meta.environment is not None:  # its own image's working directory (docker backend)
+                    sandbox = materialize_environment(task, self.config.seed, tmp / "sandbox", self.backend)
+                else:
+                    sandbox = materialize_sandbox(task, self.config.seed, tmp / "sandbox")
                 self.backend.trial_start(sandbox.path)
                 self.backend.prepare(sandbox.path)
             except Exception as exc:  # noqa: BLE001 - a broken generator is the task's problem, unscored
@@ -209,8 +212,11 @@ class TrialRunner:
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
                                      if version_file.is_file() else f"agentic-eval {__version__}")
             g0 = time.monotonic()
-            with ScriptRunner(task, sandbox, backend=self.backend) as runner:
-                grade = runner.grade(cancel=self.cancel)
+            if task.verifier == "reward":  # in the task's environment, after the agent's container is gone
+                grade = reward_grade(self.backend.verify_environment(sandbox.path, self.cancel))
+            else:
+                with ScriptRunner(task, sandbox, backend=self.backend) as runner:
+                    grade = runner.grade(cancel=self.cancel)
             if grade.script.cancelled:
                 return None  # interrupted while grading: not an outcome, the trial runs again on resume
             self._note_engine(base, sandbox.path)
@@ -221,7 +227,7 @@ class TrialRunner:
             extra: dict[str, Any] = dict(
                 grader_verdict=grade.verdict.value, agent_duration_s=round(agent_s, 3),
                 grade_duration_s=round(grade_s, 3), agent_status=outcome.status, stop_reason=outcome.stop_reason,
-                agent_turns=outcome.turns,
+                agent_turns=outcome.turns, reward=grade.reward,
             )
             if summary is not None:
                 extra.update(turns=summary.turns, text_call_families=summary.families, flags=summary.flags,

@@ -1,0 +1,3 @@
+#!/bin/bash
+set -e
+echo "$GREETING from $(id -un)" > greeting.txt

@@ -1,0 +1,241 @@
+"""Tasks that bring their own environment: our task.toml's [environment] and Harbor / Terminal-Bench 2 folders
+read as they are (tests/packs/harbor: one task with a fractional reward, one with a service beside it;
+tests/packs/envpack: our format, a non-root user, a workdir outside /app, an env var, a generator's tree laid
+over an image's). Run with the oracle,
+nop and the built-in agent against a scripted endpoint, and validated, on a real Docker engine (private, or
+DOCKER_HOST's), their images built FROM the suite's own image (`--base-image suite`: no registry here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentic_eval.paths import cache_dir
+
+PACKS = Path(__file__).resolve().parent / "packs"
+HARBOR = PACKS / "harbor"
+ENVPACK = PACKS / "envpack"
+IMAGE_CACHE = str(cache_dir())
+
+
+# --------------------------------------------------------------------------- loading (no engine)
+
+def test_a_harbor_folder_loads_as_it_is() -> None:
+    from agentic_eval.packs.task import load_tasks
+
+    result = load_tasks([HARBOR])
+    assert result.errors == []
+    tasks = {t.id: t for t in result.tasks}
+    assert set(tasks) == {"kv-fetch", "tally-words"}
+    tally, kv = tasks["tally-words"], tasks["kv-fetch"]
+    assert tally.format == "harbor" and tally.verifier == "reward"
+    assert tally.meta.metadata["category"] == "file-operations"  # [metadata] kept as it is
+    assert tally.meta.difficulty == "easy" and tally.meta.tags == ["shell", "counting"]
+    assert tally.render_instruction({}) == (HARBOR / "tally-words" / "instruction.md").read_text()
+    env = tally.meta.environment
+    assert env is not None
+    assert (env.workdir, env.memory_mb, env.storage_mb, env.allow_internet) == ("/app", 512, 256, False)
+    assert tally.meta.limits.agent_timeout_s == 120 and tally.meta.limits.grader_timeout_s == 60
+    assert tally.unsupported == ("environment.gpus (not supported: ignored; no GPUs are given to containers)",)
+    assert tally.grader_path.name == "test.sh" and tally.solution_path.name == "solve.sh"
+    assert kv.meta.environment is not None
+    (service,) = kv.meta.environment.services  # from environment/docker-compose.yaml
+    assert (service.name, service.dockerfile, service.env) == ("kv", "environment/kv/Dockerfile",
+                                                               {"KV_PORT": "8080"})
+
+
+def _write_task(folder: Path, toml: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "task.toml").write_text(toml)
+    (folder / "instruction.md").write_text("Do it.\n")
+    (folder / "grade.py").write_text("raise SystemExit(1)\n")
+    (folder / "solve.sh").write_text("true\n")
+    (folder / "env").mkdir()
+    (folder / "env" / "Dockerfile").write_text("FROM scratch\n")
+    return folder
+
+
+@pytest.mark.parametrize(("section", "error"), [
+    ('[environment]\ndockerfile = "env/Dockerfile"\nworkdir = "app"\n', "environment.workdir: Value error, must be "
+     "an absolute path"),
+    ('[environment]\ndockerfile = "env/Dockerfile"\nmemory = 512\n', "environment.memory: unknown key in "
+     "[environment]; did you mean 'memory_mb'?"),
+    ('[environment]\ndockerfile = "env/Missing"\n', "environment.dockerfile: 'env/Missing' is not a file or folder"),
+    ("[metadata]\nanything = 1\n", "sandbox: a task needs a [sandbox] generator or an [environment]"),
+])
+def test_environment_section_errors_name_the_field(tmp_path: Path, section: str, error: str) -> None:
+    from agentic_eval.errors import TaskLoadError
+    from agentic_eval.packs.task import load_task
+
+    folder = _write_task(tmp_path / "t", f'id = "t"\ntitle = "T"\n{section}')
+    with pytest.raises(TaskLoadError) as caught:
+        load_task(folder)
+    assert error in str(caught.value)
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    ({"reward.txt": "1\n"}, 1.0),
+    ({"reward.txt": "0.25"}, 0.25),
+    ({"reward.json": '{"reward": 0.5, "other": 3}'}, 0.5),
+    ({"reward.json": '{"accuracy": 0.75}'}, 0.75),
+    ({}, "wrote no reward"),
+    ({"reward.txt": "passed"}, "not a number"),
+    ({"reward.txt": "1.5"}, "not a number from 0 to 1"),
+    ({"reward.json": '{"a": 1, "b": 0}'}, "no number"),
+])
+def test_reward_file_is_the_verdict(tmp_path: Path, files: dict[str, str], expected: float | str) -> None:
+    from agentic_eval.confine.docker_env import RewardError, parse_reward
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    if isinstance(expected, float):
+        assert parse_reward(tmp_path) == expected
+    else:
+        with pytest.raises(RewardError, match=expected):
+            parse_reward(tmp_path)
+
+
+def test_base_image_replacement_keeps_stages() -> None:
+    from agentic_eval.confine.docker_env import base_images, replace_bases
+
+    text = "FROM golang:1.22 AS build\nRUN make\nFROM debian:bookworm\nCOPY --from=build /x /x\nFROM build\n"
+    assert base_images(text) == ["golang:1.22", "debian:bookworm"]
+    assert replace_bases(text, "suite:1") == ("FROM suite:1 AS build\nRUN make\nFROM suite:1\nCOPY --from=build /x /x"
+                                              "\nFROM build\n")
+
+
+def test_other_backends_refuse_environment_tasks_before_any_trial(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers import run_cli
+
+    code, _ = run_cli("run", "--agent", "oracle", "--sandbox", "local", "--tasks", str(HARBOR), "--run-dir",
+                      str(tmp_path / "runs"))
+    err = capsys.readouterr().err
+    assert code != 0
+    assert "kv-fetch, tally-words bring its own environment" in err and "use --sandbox docker" in err
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())  # no run was claimed
+
+
+# --------------------------------------------------------------------------- on a Docker engine
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from tests.helpers import DOCKERD, docker_answers, no_docker_engine, start_docker_engine
+
+    host = os.environ.get("DOCKER_HOST", "")
+    if host and docker_answers(host):
+        yield host
+        return
+    if shutil.which("dockerd") is None or os.geteuid() != 0:
+        no_docker_engine("no Docker engine: set DOCKER_HOST, or run as root with docker.io installed")
+    folder = Path("/tmp") / f"ae-test-envd-{os.getpid()}"
+    host = start_docker_engine(folder)
+    yield host
+    import subprocess
+
+    subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def docker_env(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("DOCKER_HOST", engine)
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", IMAGE_CACHE)
+    return engine
+
+
+def _run(tmp_path: Path, name: str, *args: str) -> list[dict]:
+    from tests.helpers import run_cli
+
+    code, data = run_cli("run", "--sandbox", "docker", "--base-image", "suite", "--run-dir",
+                         str(tmp_path / name), "--json", *args)
+    return sorted(data["trials"], key=lambda t: t["task_id"])
+
+
+def test_an_unreachable_base_image_and_a_cli_agent_are_one_line(docker_env: str, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers import run_cli
+
+    code, _ = run_cli("run", "--agent", "oracle", "--sandbox", "docker", "--tasks", str(HARBOR), "--task",
+                      "tally-words", "--run-dir", str(tmp_path / "runs"))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0
+    assert "cannot get the base image 'python:3.12-slim'" in err[-1] and "--base-image suite" in err[-1]
+    prebuilt = tmp_path / "prebuilt" / "tally-prebuilt"  # Harbor's docker_image, no Dockerfile
+    shutil.copytree(HARBOR / "tally-words", prebuilt)
+    (prebuilt / "environment" / "Dockerfile").unlink()
+    with (prebuilt / "task.toml").open("a") as toml:
+        toml.write('docker_image = "example.invalid/never-pushed:1"\n')
+    code, _ = run_cli("run", "--agent", "nop", "--sandbox", "docker", "--tasks", str(prebuilt.parent), "--run-dir",
+                      str(tmp_path / "runs"))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and "cannot get the task's image 'example.invalid/never-pushed:1'" in err[-1]
+    code, _ = run_cli("run", "--agent", "opencode", "--model", "m", "--base-url", "http://127.0.0.1:9/v1",
+                      "--sandbox", "docker", "--tasks", str(HARBOR), "--run-dir", str(tmp_path / "runs"))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and "agent 'opencode' (a CLI) does not run in a task's own environment yet" in err[-1]
+
+
+def test_harbor_tasks_with_oracle_nop_and_the_builtin_agent(docker_env: str, tmp_path: Path) -> None:
+    """The oracle passes both (a service reached by name), nop fails both with reward 0, and the built-in agent
+    that answers half of tally-words fails it with its partial credit kept; its container had no network, its
+    diff.patch records what it wrote, the state the image has outside the workdir survives to the verifier, and
+    a reward and a test.sh it planted where the verifier's go count for nothing."""
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import commands_then_done
+
+    oracle = _run(tmp_path, "oracle", "--agent", "oracle", "--tasks", str(HARBOR))
+    assert [(t["task_id"], t["outcome"], t["reward"]) for t in oracle] == [("kv-fetch", "pass", 1.0),
+                                                                           ("tally-words", "pass", 1.0)]
+    nop = _run(tmp_path, "nop", "--agent", "nop", "--tasks", str(HARBOR))
+    assert [(t["task_id"], t["outcome"], t["reward"]) for t in nop] == [("kv-fetch", "fail", 0.0),
+                                                                        ("tally-words", "fail", 0.0)]
+    commands = ["wc -w < data/words.txt > /app/count.txt; pwd; id -u",
+                "ls /sys/class/net; cat /srv/tally/note.txt",
+                # a planted reward and verifier: the verifier's /logs/verifier and /tests are mounted fresh over them
+                "mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt && "
+                "printf 'echo 1 > /logs/verifier/reward.txt' > /tests/test.sh; ls /tests"]
+    with FakeEndpoint(responder=commands_then_done(commands)) as fake:
+        (trial,) = _run(tmp_path, "builtin", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
+                        str(HARBOR), "--task", "tally-words", "--agent-opt", "max_retries=0")
+        outputs = [m["content"] for m in fake.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert (trial["outcome"], trial["reward"], trial["grader_verdict"]) == ("fail", 0.5, "fail")
+    assert "/app" in outputs[0] and "\n0" in outputs[0]  # in the workdir, as root of its own container
+    assert outputs[1].split()[:1] == ["lo"] and "kept outside the workdir" in outputs[1]  # no network but lo
+    assert outputs[2].split()[:1] == ["test.sh"]  # the verifier's files were not there: only the planted one
+    run_dir = tmp_path / "builtin" / trial["run_id"]
+    from agentic_eval.report.summary import summarize_run, task_cell
+
+    assert task_cell(summarize_run(run_dir), "tally-words") == "fail (reward 0.5)"  # the report shows the credit
+    diff = (run_dir / trial["files"]["diff"]).read_text()
+    assert "count.txt" in diff and "+6" in diff
+    assert (trial["turns"]["tool_call"], trial["turns"]["text_tool_call"]) == (3, 0)  # the wire log, classified
+
+
+def test_our_environment_task_runs_and_validates(docker_env: str, tmp_path: Path) -> None:
+    """Our format: its user (agent, not root), env var and workdir; graded by its sealed grade script. Then
+    `validate` on both packs: pristine fails, oracle passes, and the unsupported Harbor field is named."""
+    from tests.helpers import run_cli
+
+    oracle = _run(tmp_path, "own-oracle", "--agent", "oracle", "--tasks", str(ENVPACK), "--seed", "3")
+    nop = _run(tmp_path, "own-nop", "--agent", "nop", "--tasks", str(ENVPACK))
+    assert [(t["task_id"], t["outcome"], t["reward"]) for t in oracle + nop] == [
+        ("greet-env", "pass", None), ("seeded-env", "pass", None), ("greet-env", "fail", None),
+        ("seeded-env", "fail", None)]
+    seeded = oracle[1]
+    tree = json.loads((tmp_path / "own-oracle" / seeded["run_id"] / seeded["files"]["tree"]).read_text())
+    assert "tool.txt" in json.dumps(tree) and "config.txt" in json.dumps(tree)  # the image's file and the seed's
+    code, data = run_cli("validate", "--tasks", str(HARBOR), "--tasks", str(ENVPACK), "--sandbox", "docker",
+                         "--base-image", "suite", "--seeds", "1", "--repeat", "1", "--json")
+    assert code == 0, data
+    by_id = {t["id"]: t for t in data["tasks"]}
+    assert {i: (t["status"], t["pristine_fails"], t["fixed_passes"]) for i, t in by_id.items()} == {
+        "greet-env": ("ok", 1, 1), "kv-fetch": ("ok", 1, 1), "seeded-env": ("ok", 1, 1),
+        "tally-words": ("ok", 1, 1)}
+    assert any("environment.gpus" in n for n in by_id["tally-words"]["notes"])
+    assert json.dumps(data).count("red team not run") == 4
