@@ -21,11 +21,11 @@ from ray.cluster_utils import Cluster
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from helpers import make_pack, solver  # noqa: E402
+from helpers import make_pack, solver
 
-from agentic_eval.results import read_trials  # noqa: E402
-from agentic_eval.runner import resume_run, start_run  # noqa: E402
-from agentic_eval.testing import FakeEndpoint  # noqa: E402
+from agentic_eval.results import read_trials
+from agentic_eval.runner import resume_run, start_run
+from agentic_eval.testing import FakeEndpoint
 
 MINI = Path(__file__).resolve().parent / "packs" / "mini"
 KEY = "sk-ray-test-0123456789abcdef"
@@ -117,6 +117,23 @@ def main(work: Path) -> dict[str, Any]:
             out["builtin_files"] = sorted(p.name for p in folder.iterdir())
             out["key_in_run_folder"] = any(KEY.encode() in p.read_bytes() for p in built.run_dir.rglob("*")
                                            if p.is_file())
+
+        # The package the nodes run is the driver's copy, shipped by Ray (working_dir), built-in packs inside.
+        import ray
+
+        from agentic_eval.runner.cluster import join_cluster
+
+        assert join_cluster(address, work / "stage")
+
+        @ray.remote(num_cpus=1)
+        def where() -> tuple[str, str]:
+            import agentic_eval
+            from agentic_eval.paths import builtin_root
+
+            return agentic_eval.__file__, str(builtin_root())
+
+        out["node_package"], out["node_builtin"] = ray.get(where.remote(), timeout=120)
+        ray.shutdown()
 
         # A node killed mid-trial: the trial runs again on another node, and its record says so. The slow task
         # asks for 2 CPUs, which only the `big` nodes have.

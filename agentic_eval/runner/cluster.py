@@ -9,8 +9,9 @@ so `--resume` and a driver killed mid-run work as they do locally.
 What travels, and how:
 
 - the package: the driver's own copy of `agentic_eval` (with the built-in packs, generators and grader
-  helpers at `_builtin/`, as in a wheel) goes to every node as a Ray `py_modules` runtime environment,
-  uploaded once per run (Ray keys it by content) and cached by each node: nodes run the driver's code. Its
+  helpers at `_builtin/`, as in a wheel) goes to every node as the job's Ray `working_dir`, uploaded once per
+  run (Ray keys it by content) and cached by each node, first on the workers' path: nodes run the driver's
+  code. Its
   third-party dependencies (pydantic, httpx, ...) must be installed on the nodes, as Ray itself is.
 - the tasks: each task's folder and its pack's `graders/` helpers as one tar archive in Ray's object store,
   put once per run and unpacked once per node (keyed by the archive's hash) under the node's temp folder;
@@ -112,7 +113,7 @@ def task_bundle(task: Task) -> bytes:
 
 def stage_package(into: Path) -> Path:
     """A copy of the running `agentic_eval` package laid out as in a wheel (the built-in packs, generators and
-    grader helpers at `_builtin/`), for Ray's `py_modules`."""
+    grader helpers at `_builtin/`) in the folder `into`, the working directory Ray ships to the nodes."""
     import agentic_eval
     from agentic_eval.paths import builtin_root
 
@@ -295,6 +296,24 @@ def resources(task: Task) -> dict[str, Any]:
     return asked
 
 
+def join_cluster(address: str, staging: Path) -> bool:
+    """Connect this process to the cluster as a driver whose tasks run the package staged under `staging`
+    (False: it was connected already, by the Python caller, whose runtime environment stands)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    try:
+        # working_dir rather than py_modules: with it Ray does not also put the driver's current folder first
+        # on the workers' path, where a source checkout's own package would shadow the shipped one.
+        ray.init(address=address, runtime_env={"working_dir": str(stage_package(staging).parent)},
+                 logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise AgenticEvalError(f"--ray {address}: cannot join the Ray cluster ({str(exc).splitlines()[0][:200]}); "
+                               "is `ray start --head` running there and reachable from here?") from None
+    return True
+
+
 def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], None] | None = None,
                    on_start: Callable[[TrialSpec], None] | None = None,
                    cancel: threading.Event | None = None) -> list[TrialResult]:
@@ -311,15 +330,7 @@ def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], Non
     staging = Path(tempfile.mkdtemp(prefix="ae-ray-package-"))
     started_ray = False
     try:
-        if not ray.is_initialized():
-            try:
-                ray.init(address=settings.ray_address, runtime_env={"py_modules": [str(stage_package(staging))]},
-                         logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise AgenticEvalError(f"--ray {settings.ray_address}: cannot join the Ray cluster "
-                                       f"({str(exc).splitlines()[0][:200]}); is `ray start --head` running "
-                                       "there and reachable from here?") from None
-            started_ray = True
+        started_ray = join_cluster(str(settings.ray_address), staging)
         remote = ray.remote(max_retries=0)(run_trial_on_node)  # a lost node's trial is retried here, said so
         bundles: dict[str, tuple[str, Any, str]] = {}
         for spec in plan.trials:
