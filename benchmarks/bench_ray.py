@@ -3,11 +3,10 @@
 Starts a Ray cluster on this machine (a head without CPUs and two worker nodes of 2 CPUs, each its own
 raylet), inside a private network namespace holding only loopback (the script runs itself again under
 `unshare -n`), then runs the same oracle trials (N copies of the mini task) locally and on the cluster,
-interleaved over rounds, and prints per setting the median wall time per trial and the difference.
-
-A Ray run's wall time includes joining the cluster (the driver's `ray.init`, the package's upload, which
-Ray skips when its content is already there) and the workers' start for the run's runtime environment:
-fixed per run, so the 1-trial runs are printed apart to show it. All nodes share this machine's cores with
+interleaved over rounds, and prints per setting the median wall time per trial, the time to the run's
+first record (a Ray run's includes joining the cluster: the driver's `ray.init`, staging and hashing the
+package, whose upload Ray skips when its content is already there, and each node's worker start for the
+run's runtime environment) and the time per trial after it (the steady pace). All nodes share this machine's cores with
 the driver, so the figures are an upper bound of the overhead, not of a cluster's throughput.
 
     python benchmarks/bench_ray.py [--trials N] [--rounds R]
@@ -32,14 +31,17 @@ MINI = REPO / "tests" / "packs" / "mini"
 INSIDE = "AE_BENCH_RAY_INSIDE"
 
 
-def timed_run(**settings: object) -> float:
+def timed_run(**settings: object) -> tuple[float, float, float]:
+    """A run's wall time, the time to its first record, and the time from its first record to its last."""
     from agentic_eval.runner import start_run
 
+    seen: list[float] = []
     start = time.perf_counter()
-    done = start_run(agent="oracle", **settings)  # type: ignore[arg-type]
+    done = start_run(agent="oracle", on_result=lambda _: seen.append(time.perf_counter()),  # type: ignore[arg-type]
+                     **settings)
     wall = time.perf_counter() - start
     assert done.passed == len(done.trials_run), done.outcomes
-    return wall
+    return wall, seen[0] - start, seen[-1] - seen[0]
 
 
 def main(trials: int, rounds: int) -> None:
@@ -54,32 +56,30 @@ def main(trials: int, rounds: int) -> None:
         for _ in range(2):
             cluster.add_node(num_cpus=2, node_ip_address="127.0.0.1")
         pack = make_pack(MINI, trials, dest=work / "pack")
-        one = ["t0"]
-        timed_run(tasks=[pack], task_ids=one, runs_root=work / "warm", ray_address=cluster.address)  # upload, workers
-        walls: dict[str, list[float]] = {}
+        timed_run(tasks=[pack], task_ids=["t0"], runs_root=work / "warm", ray_address=cluster.address)  # upload once
+        walls: dict[str, list[tuple[float, float, float]]] = {}
         for n in range(rounds):
             for jobs in (1, 4):
                 for where in ("local", "ray"):
                     ray = {"ray_address": cluster.address} if where == "ray" else {}
-                    wall = timed_run(tasks=[pack], jobs=jobs, runs_root=work / f"{where}{jobs}-{n}", **ray)
-                    walls.setdefault(f"{where} -j {jobs}", []).append(wall / trials)
-            for where in ("local", "ray"):
-                ray = {"ray_address": cluster.address} if where == "ray" else {}
-                wall = timed_run(tasks=[pack], task_ids=one, runs_root=work / f"{where}one-{n}", **ray)
-                walls.setdefault(f"{where} 1 trial", []).append(wall)
+                    walls.setdefault(f"{where} -j {jobs}", []).append(
+                        timed_run(tasks=[pack], jobs=jobs, runs_root=work / f"{where}{jobs}-{n}", **ray))
     finally:
+        import ray
+
+        ray.shutdown()  # the runs left this process joined (as a campaign's runs share one connection)
         cluster.shutdown()
         shutil.rmtree(work, ignore_errors=True)
-    median = {k: statistics.median(v) for k, v in walls.items()}
     print(f"oracle, {trials} mini trials per run, {rounds} rounds interleaved, 2 worker nodes x 2 CPUs "
-          f"on {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}")
+          f"on {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f} at the end")
+    print("setting      wall/trial   to 1st record   then per trial   (medians)")
     for jobs in (1, 4):
-        local, ray = median[f"local -j {jobs}"], median[f"ray -j {jobs}"]
-        print(f"-j {jobs}: local {local:.3f} s/trial, ray {ray:.3f} s/trial, overhead {ray - local:+.3f} s/trial "
-              f"({ray / local:.2f}x)")
-    local, ray = median["local 1 trial"], median["ray 1 trial"]
-    print(f"a 1-trial run (its fixed cost: join, runtime env, shutdown): local {local:.3f} s, ray {ray:.3f} s, "
-          f"{ray - local:+.3f} s")
+        for where in ("local", "ray"):
+            runs = walls[f"{where} -j {jobs}"]
+            wall = statistics.median(r[0] for r in runs) / trials
+            first = statistics.median(r[1] for r in runs)
+            pace = statistics.median(r[2] for r in runs) / (trials - 1)
+            print(f"{where:5s} -j {jobs}   {wall:8.3f} s   {first:11.3f} s   {pace:12.3f} s")
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ def main(work: Path) -> dict[str, Any]:
 
         from agentic_eval.runner.cluster import join_cluster
 
-        assert join_cluster(address, work / "stage")
+        join_cluster(address)  # joined by the runs above already: the same connection, the same package
 
         @ray.remote(num_cpus=1)
         def where() -> tuple[str, str]:
@@ -133,7 +133,6 @@ def main(work: Path) -> dict[str, Any]:
             return agentic_eval.__file__, str(builtin_root())
 
         out["node_package"], out["node_builtin"] = ray.get(where.remote(), timeout=120)
-        ray.shutdown()
 
         # A node killed mid-trial: the trial runs again on another node, and its record says so. The slow task
         # asks for 2 CPUs, which only the `big` nodes have.
@@ -179,6 +178,9 @@ def main(work: Path) -> dict[str, Any]:
         resumed = resume_run(result["lost"].run_dir, ray_address=address)
         out["resumed"] = records(resumed.run_dir)
     finally:
+        import ray
+
+        ray.shutdown()  # the runs left this process joined (as a campaign's runs share one connection)
         cluster.shutdown()
     return out
 

@@ -53,6 +53,8 @@ LIMIT_BOUNDS = {
     "agent_timeout_s": "a week in seconds, the longest time limit a task may set",
     "grader_timeout_s": "a week in seconds, the longest time limit a task may set",
     "max_turns": "the most model turns a task may allow, more than a day of one trial at a second a turn",
+    "cpus": "1024 CPUs, more than any one node has",
+    "memory_mb": "16 TiB in MiB, more memory than any one node has",
 }
 """What each limit's upper bound is, for its error."""
 

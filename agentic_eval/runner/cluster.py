@@ -198,13 +198,14 @@ def _node_backend(job: TrialJob) -> SandboxBackend:
 
 
 def _refused(job: TrialJob, node: str, why: str) -> NodeReturn:
-    from agentic_eval.endpoint import scrub
+    from agentic_eval.endpoint import scrub, url_secrets
 
+    secrets = [s for s in (job.endpoint.api_key, *url_secrets(job.endpoint.base_url)) if len(s) >= 4]
     now = utc_now()
     record = TrialResult(trial_id=job.trial_id, run_id=job.config.run_id, task_id=job.task_id, task_digest="",
                          pack=job.pack, agent=job.config.agent, model=job.config.model, seed=job.config.seed,
                          attempt=job.attempt, outcome="agent_error", fault=NODE_LOST,
-                         detail=scrub(f"node {node} cannot run this trial: {why}", [job.endpoint.api_key]),
+                         detail=scrub(f"node {node} cannot run this trial: {why}", secrets)[:500],
                          fault_reason=f"node {node} lacks what the trial needs", started_at=now, ended_at=now,
                          duration_s=0.0, node=node)
     return NodeReturn(record.model_dump_json(), b"", node)
@@ -296,22 +297,37 @@ def resources(task: Task) -> dict[str, Any]:
     return asked
 
 
-def join_cluster(address: str, staging: Path) -> bool:
-    """Connect this process to the cluster as a driver whose tasks run the package staged under `staging`
-    (False: it was connected already, by the Python caller, whose runtime environment stands)."""
+_joined: list[str] = []
+"""The address this process joined: it stays joined, so that later runs (a campaign's) reuse the connection, the
+shipped package and the nodes' warm workers; Ray leaves the cluster when the process exits."""
+_join_lock = threading.Lock()
+
+
+def join_cluster(address: str) -> None:
+    """Connect this process to the cluster as a driver whose tasks run this package (staged, then uploaded by
+    `ray.init`), unless it is connected already: by an earlier run to the same address, or by the Python
+    caller, whose connection and runtime environment stand."""
     import ray
 
-    if ray.is_initialized():
-        return False
-    try:
-        # working_dir rather than py_modules: with it Ray does not also put the driver's current folder first
-        # on the workers' path, where a source checkout's own package would shadow the shipped one.
-        ray.init(address=address, runtime_env={"working_dir": str(stage_package(staging).parent)},
-                 logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise AgenticEvalError(f"--ray {address}: cannot join the Ray cluster ({str(exc).splitlines()[0][:200]}); "
-                               "is `ray start --head` running there and reachable from here?") from None
-    return True
+    with _join_lock:
+        if ray.is_initialized():
+            if not _joined or _joined[0] == address:
+                return
+            ray.shutdown()  # joined for an earlier run to another cluster
+        _joined.clear()
+        staging = Path(tempfile.mkdtemp(prefix="ae-ray-package-"))
+        try:
+            # working_dir rather than py_modules: with it Ray does not also put the driver's current folder
+            # first on the workers' path, where a source checkout's own package would shadow the shipped one.
+            ray.init(address=address, runtime_env={"working_dir": str(stage_package(staging).parent)},
+                     logging_level=logging.WARNING, log_to_driver=False, configure_logging=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise AgenticEvalError(f"--ray {address}: cannot join the Ray cluster "
+                                   f"({str(exc).splitlines()[0][:200]}); is `ray start --head` running there and "
+                                   "reachable from here?") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        _joined.append(address)
 
 
 def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], None] | None = None,
@@ -327,81 +343,74 @@ def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], Non
     cancel = cancel or threading.Event()
     log = TrialLog(plan.run_dir)
     results: list[TrialResult] = []
-    staging = Path(tempfile.mkdtemp(prefix="ae-ray-package-"))
-    started_ray = False
+    join_cluster(str(settings.ray_address))
+    remote = ray.remote(max_retries=0)(run_trial_on_node)  # a lost node's trial is retried here, said so
+    bundles: dict[str, tuple[str, Any, str]] = {}
+    for spec in plan.trials:
+        task = spec.task
+        if task.id not in bundles:
+            data = task_bundle(task)
+            bundles[task.id] = (hashlib.sha256(data).hexdigest()[:24], ray.put(data),
+                                f"{task.pack_dir.name or 'pack'}/{task.dir.name}")
+    backend_options = dict(settings.sandbox.options)
+
+    def submit(spec: TrialSpec) -> Any:
+        key, bundle, path = bundles[spec.task.id]
+        job = TrialJob(config=plan.config, trial_id=spec.trial_id, attempt=spec.attempt, task_id=spec.task.id,
+                       pack=spec.task.pack, task_path=path, bundle_key=key, agent=campaign.agent,
+                       endpoint=campaign.endpoint, options=campaign.options,
+                       backend_class=type(campaign.backend), backend_options=backend_options)
+        return remote.options(**resources(spec.task)).remote(job, bundle)
+
+    def finish(result: TrialResult) -> None:
+        log.append(result)
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    queue = list(reversed(plan.trials))
+    flights: dict[Any, _Flight] = {}
     try:
-        started_ray = join_cluster(str(settings.ray_address), staging)
-        remote = ray.remote(max_retries=0)(run_trial_on_node)  # a lost node's trial is retried here, said so
-        bundles: dict[str, tuple[str, Any, str]] = {}
-        for spec in plan.trials:
-            task = spec.task
-            if task.id not in bundles:
-                data = task_bundle(task)
-                bundles[task.id] = (hashlib.sha256(data).hexdigest()[:24], ray.put(data),
-                                    f"{task.pack_dir.name or 'pack'}/{task.dir.name}")
-        backend_options = dict(settings.sandbox.options)
-
-        def submit(spec: TrialSpec) -> Any:
-            key, bundle, path = bundles[spec.task.id]
-            job = TrialJob(config=plan.config, trial_id=spec.trial_id, attempt=spec.attempt, task_id=spec.task.id,
-                           pack=spec.task.pack, task_path=path, bundle_key=key, agent=campaign.agent,
-                           endpoint=campaign.endpoint, options=campaign.options,
-                           backend_class=type(campaign.backend), backend_options=backend_options)
-            return remote.options(**resources(spec.task)).remote(job, bundle)
-
-        def finish(result: TrialResult) -> None:
-            log.append(result)
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
-
-        queue = list(reversed(plan.trials))
-        flights: dict[Any, _Flight] = {}
-        try:
-            while (queue or flights) and not cancel.is_set():
-                while queue and len(flights) < max(1, settings.jobs):
-                    spec = queue.pop()
-                    if on_start is not None:
-                        on_start(spec)
-                    flights[submit(spec)] = _Flight(spec, time.monotonic())
-                ready, _ = ray.wait(list(flights), num_returns=1, timeout=0.5)
-                for ref in ready:
-                    flight = flights.pop(ref)
-                    spec = flight.spec
-                    try:
-                        back: NodeReturn = ray.get(ref)
-                    except rex.TaskCancelledError:
+        while (queue or flights) and not cancel.is_set():
+            while queue and len(flights) < max(1, settings.jobs):
+                spec = queue.pop()
+                if on_start is not None:
+                    on_start(spec)
+                flights[submit(spec)] = _Flight(spec, time.monotonic())
+            ready, _ = ray.wait(list(flights), num_returns=1, timeout=0.5)
+            for ref in ready:
+                flight = flights.pop(ref)
+                spec = flight.spec
+                try:
+                    back: NodeReturn = ray.get(ref)
+                except rex.TaskCancelledError:
+                    continue
+                except rex.RayError as exc:
+                    node = _lost_node(exc)
+                    if node is not None and flight.lost is None:  # one more try, wherever Ray places it
+                        flights[submit(spec)] = _Flight(spec, flight.started, lost=node or "unknown")
                         continue
-                    except rex.RayError as exc:
-                        node = _lost_node(exc)
-                        if node is not None and flight.lost is None:  # one more try, wherever Ray places it
-                            flights[submit(spec)] = _Flight(spec, flight.started, lost=node or "unknown")
-                            continue
-                        cause = (f"Ray node {node or 'unknown'} was lost mid-trial" if node is not None
-                                 else f"the trial's Ray task failed: {str(exc).splitlines()[0][:300]}")
-                        if flight.lost is not None:
-                            cause += f" (its first try was lost with node {flight.lost})"
-                        finish(_unscored(campaign, spec, flight.started, cause, node))
-                        continue
-                    if back.record is None:
-                        continue
-                    result = TrialResult.model_validate_json(back.record)
-                    if not result.task_digest:  # refused before the node could load the task
-                        result = result.model_copy(update={"task_digest": spec.task.digest()})
+                    cause = (f"Ray node {node or 'unknown'} was lost mid-trial" if node is not None
+                             else f"the trial's Ray task failed: {str(exc).splitlines()[0][:300]}")
                     if flight.lost is not None:
-                        note = f"ran again on node {back.node} after node {flight.lost} was lost mid-trial"
-                        result = result.model_copy(update={"detail": f"{result.detail}; {note}" if result.detail
-                                                           else note})
-                    _write_folder(plan.run_dir, spec, back.folder)
-                    finish(result)
-        except KeyboardInterrupt:
-            cancel.set()
-            raise
-        finally:
-            for ref in flights:
-                ray.cancel(ref, force=True)
+                        cause += f" (its first try was lost with node {flight.lost})"
+                    finish(_unscored(campaign, spec, flight.started, cause, node))
+                    continue
+                if back.record is None:
+                    continue
+                result = TrialResult.model_validate_json(back.record)
+                if not result.task_digest:  # refused before the node could load the task
+                    result = result.model_copy(update={"task_digest": spec.task.digest()})
+                if flight.lost is not None:
+                    note = f"ran again on node {back.node} after node {flight.lost} was lost mid-trial"
+                    result = result.model_copy(update={"detail": f"{result.detail}; {note}" if result.detail
+                                                       else note})
+                _write_folder(plan.run_dir, spec, back.folder)
+                finish(result)
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
     finally:
-        if started_ray:
-            ray.shutdown()
-        shutil.rmtree(staging, ignore_errors=True)
+        for ref in flights:
+            ray.cancel(ref, force=True)
     return results
