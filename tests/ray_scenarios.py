@@ -115,6 +115,15 @@ def main(work: Path) -> dict[str, Any]:
                                           for r in fake.requests if r.method == "POST"})
             folder = built.run_dir / "trials" / "t0.a1"
             out["builtin_files"] = sorted(p.name for p in folder.iterdir())
+            # A campaign file's ray_address puts its agent runs' trials on the cluster too.
+            from agentic_eval.campaign import run_campaign
+
+            spec = work / "spread.toml"
+            spec.write_text(f'packs = ["{pack}"]\ntasks = ["t1"]\nagents = ["oracle"]\ninstruments = []\n'
+                            f'ray_address = "{address}"\n\n[[models]]\nname = "{fake.model}"\n'
+                            f'base_url = "{fake.base_url}"\n')
+            campaign = run_campaign(spec, runs / "campaign")
+            out["campaign"] = [r for p in sorted(campaign.folder.rglob("trials.jsonl")) for r in records(p.parent)]
             out["key_in_run_folder"] = any(KEY.encode() in p.read_bytes() for p in built.run_dir.rglob("*")
                                            if p.is_file())
 

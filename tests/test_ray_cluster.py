@@ -61,6 +61,11 @@ def test_the_key_reaches_the_endpoint_through_the_nodes_recorder_and_nowhere_els
     assert seen["key_in_run_folder"] is False
 
 
+def test_a_campaign_files_ray_address_runs_its_trials_on_the_cluster(seen: dict[str, Any]) -> None:
+    [record] = seen["campaign"]
+    assert record["task_id"] == "t1" and record["outcome"] == "pass" and record["node"]
+
+
 def test_the_package_reaches_the_nodes_by_itself(seen: dict[str, Any]) -> None:
     """The nodes ran the driver's copy of the package (the job's Ray working_dir), built-in packs at its _builtin/."""
     assert "runtime_resources" in seen["node_package"] and seen["node_package"].endswith("agentic_eval/__init__.py")

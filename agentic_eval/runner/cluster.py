@@ -114,10 +114,9 @@ def task_bundle(task: Task) -> bytes:
 def stage_package(into: Path) -> Path:
     """A copy of the running `agentic_eval` package laid out as in a wheel (the built-in packs, generators and
     grader helpers at `_builtin/`) in the folder `into`, the working directory Ray ships to the nodes."""
-    import agentic_eval
     from agentic_eval.paths import builtin_root
 
-    here = Path(agentic_eval.__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the agentic_eval package
     staged = into / "agentic_eval"
     shutil.copytree(here, staged, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), symlinks=True)
     if not (staged / "_builtin" / "tasks").is_dir():  # a source checkout keeps them at the repository's top
