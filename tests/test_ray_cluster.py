@@ -7,6 +7,7 @@ the tests below read what it saw.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -36,10 +37,13 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if why:
         pytest.skip(why)
     work = tmp_path_factory.mktemp("ray")
+    home = tmp_path_factory.mktemp("ray-home")  # as every test's (conftest): no user config read or written
+    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+    env.pop("COLUMNS", None)
     done = subprocess.run(
         ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$1" "$2"', sys.executable,
          str(HERE / "ray_scenarios.py"), str(work)],
-        capture_output=True, text=True, timeout=600, check=False)
+        capture_output=True, text=True, timeout=290, check=False, env=env)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
