@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -166,6 +167,22 @@ def main(work: Path) -> dict[str, Any]:
         big = node(cluster, 2)
         thread.join(timeout=120)
         out["retried"] = records(result["retried"].run_dir)
+
+        # A driver killed mid-run (kill -9): its run resumes from its folder, on the cluster.
+        before = trial_dirs(task_id)
+        code = ("import sys; from agentic_eval.runner import start_run; "
+                "start_run(agent='oracle', tasks=[sys.argv[1]], runs_root=sys.argv[2], ray_address=sys.argv[3])")
+        driver = subprocess.Popen([sys.executable, "-c", code, str(slow), str(runs / "killed"), address],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(trial_running(task_id, before), "the killed driver's trial to start")
+            time.sleep(1.0)
+        finally:
+            driver.kill()
+            driver.wait(timeout=60)
+        [killed_run] = (runs / "killed").iterdir()
+        out["killed_driver_records"] = records(killed_run)
+        out["killed_driver_resumed"] = records(resume_run(killed_run, ray_address=address).run_dir)
 
         # Lost twice: unscored, the node as cause; --resume runs it again.
         before = trial_dirs(task_id)

@@ -108,3 +108,9 @@ def test_without_ray_or_with_a_bad_address_one_line_says_how_to_fix_it(monkeypat
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
     with pytest.raises(AgenticEvalError, match=RAY_INSTALL.replace("[", r"\[").replace("]", r"\]")):
         import_ray()
+
+
+def test_a_driver_killed_mid_run_resumes_from_its_run_folder(seen: dict[str, Any]) -> None:
+    assert seen["killed_driver_records"] == []  # killed mid-trial: nothing recorded for it
+    [record] = seen["killed_driver_resumed"]
+    assert record["outcome"] == "pass" and record["node"]

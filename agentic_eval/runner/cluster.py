@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.leftovers import TRIAL_FOLDER_PREFIX, clean_dead_runs, mark_trial_folder
 from agentic_eval.results import TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
 
 if TYPE_CHECKING:
@@ -210,6 +211,18 @@ def _refused(job: TrialJob, node: str, why: str) -> NodeReturn:
     return NodeReturn(record.model_dump_json(), b"", node)
 
 
+_cleaned: list[bool] = []
+
+
+def _clean_once() -> None:
+    """What trials of dead workers left on this node (their sandboxes, the model's processes in them), once per
+    worker process: a worker is killed, never cleans up, when its task is cancelled or its driver dies."""
+    with _backends_lock:
+        if not _cleaned:
+            _cleaned.append(True)
+            clean_dead_runs()
+
+
 def run_trial_on_node(job: TrialJob, bundle: bytes) -> NodeReturn:
     """The Ray task: one trial run on this node, returned as data (see the module's docstring)."""
     from agentic_eval.packs.grader import check_grader_requirements
@@ -223,7 +236,9 @@ def run_trial_on_node(job: TrialJob, bundle: bytes) -> NodeReturn:
         backend = _node_backend(job)
     except AgenticEvalError as exc:
         return _refused(job, node, str(exc))
-    run_dir = Path(tempfile.mkdtemp(prefix="ae-ray-trial-"))
+    _clean_once()
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{TRIAL_FOLDER_PREFIX}ray-"))
+    mark_trial_folder(run_dir)  # a worker killed with its node's job (Ctrl-C, a dead driver) leaves it behind
     try:
         runner = TrialRunner(run_dir=run_dir, config=job.config, agent=job.agent, endpoint=job.endpoint,
                              options=job.options, cancel=threading.Event(), backend=backend)
