@@ -128,6 +128,12 @@ def main(work: Path) -> dict[str, Any]:
             out["key_in_run_folder"] = any(KEY.encode() in p.read_bytes() for p in built.run_dir.rglob("*")
                                            if p.is_file())
 
+        # The backend is made on the nodes, not here: an engine no node reaches refuses each trial, naming the node.
+        unreachable = start_run(agent="nop", tasks=[pack], task_ids=["t0"], runs_root=runs / "no-engine",
+                                sandbox="docker", docker_hosts=["unix:///nonexistent-ae-ray/docker.sock"],
+                                ray_address=address)
+        out["no_engine"] = records(unreachable.run_dir)
+
         # The package the nodes run is the driver's copy, shipped by Ray (working_dir), built-in packs inside.
         import ray
 

@@ -84,6 +84,13 @@ def test_a_node_lacking_what_a_grader_requires_ends_the_trial_naming_itself(seen
     assert "ae-ray-tool-" in record["detail"] and record["task_digest"]
 
 
+def test_the_sandbox_backend_is_made_on_each_node_bwrap_unless_named(seen: dict[str, Any]) -> None:
+    assert seen["builtin"][0]["sandbox"] == "bwrap"  # no --sandbox: bwrap on the node, never a silent local
+    [record] = seen["no_engine"]  # the driver made no engine of its own; the node could not reach this one
+    assert record["outcome"] == "agent_error" and record["fault"] == "machine" and record["sandbox"] == "docker"
+    assert f"node {record['node']} cannot run this trial: cannot reach a Docker engine" in record["detail"]
+
+
 def test_a_node_killed_mid_trial_runs_it_again_elsewhere_and_says_so(seen: dict[str, Any]) -> None:
     [record] = seen["retried"]
     assert record["outcome"] == "pass"

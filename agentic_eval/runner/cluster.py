@@ -41,22 +41,23 @@ import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentic_eval.confine.backend import Confinement, SandboxBackend, backend_class
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import TRIAL_FOLDER_PREFIX, clean_dead_runs, mark_trial_folder
 from agentic_eval.results import TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
 
 if TYPE_CHECKING:
     from agentic_eval.agents.base import Agent, AgentOptions
-    from agentic_eval.confine.backend import SandboxBackend
     from agentic_eval.endpoint import Endpoint
     from agentic_eval.packs.task import Task
     from agentic_eval.results import RunConfig
     from agentic_eval.runner.planning import Campaign
+    from agentic_eval.runner.settings import SandboxChoice
 
 RAY_INSTALL = "pip install 'agentic-eval[ray]'"
 BUNDLE_ROOT = "ae-ray-tasks"
@@ -81,6 +82,27 @@ def check_ray_address(address: str) -> str:
         return value
     raise AgenticEvalError(f"--ray {address!r}: give the head node's HOST:PORT (as `ray start --head` printed it), "
                            "ray://HOST:PORT, or auto")
+
+
+class OnNodes(SandboxBackend):
+    """The run's backend as the driver holds it under `--ray`: its class and options, made on each node (the
+    driver needs neither bwrap nor an engine of its own). Nothing is confined here, so it wraps nothing."""
+
+    def __init__(self, cls: type[SandboxBackend], options: Mapping[str, Any]) -> None:
+        self.cls, self.options = cls, dict(options)
+        self.name, self.confined = cls.name, cls.confined
+
+    def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
+        raise AgenticEvalError(f"--sandbox {self.name} under --ray confines commands on the cluster's nodes only")
+
+
+def nodes_backend(choice: SandboxChoice, agent: Agent) -> tuple[OnNodes, str | None]:
+    """The backend the nodes make for a `--ray` run (the named one, else bwrap: never a silent fall back to an
+    unconfined run where a node lacks it) and a warning for an unconfined one."""
+    cls = backend_class(choice.name or "bwrap", agent)
+    warning = None if cls.confined else (f"WARNING: commands the model writes will run UNCONFINED on the nodes "
+                                         f"(--sandbox {cls.name}), with each node's network: on a cluster, confine")
+    return OnNodes(cls, choice.options), warning
 
 
 # --------------------------------------------------------------------------- what travels to the nodes
@@ -207,7 +229,7 @@ def _refused(job: TrialJob, node: str, why: str) -> NodeReturn:
                          attempt=job.attempt, outcome="agent_error", fault=NODE_LOST,
                          detail=scrub(f"node {node} cannot run this trial: {why}", secrets)[:500],
                          fault_reason=f"node {node} lacks what the trial needs", started_at=now, ended_at=now,
-                         duration_s=0.0, node=node)
+                         duration_s=0.0, sandbox=job.backend_class.name, node=node)
     return NodeReturn(record.model_dump_json(), b"", node)
 
 
@@ -366,14 +388,16 @@ def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], Non
             data = task_bundle(task)
             bundles[task.id] = (hashlib.sha256(data).hexdigest()[:24], ray.put(data),
                                 f"{task.pack_dir.name or 'pack'}/{task.dir.name}")
-    backend_options = dict(settings.sandbox.options)
+    backend = campaign.backend
+    backend_cls, backend_options = ((backend.cls, backend.options) if isinstance(backend, OnNodes)
+                                    else (type(backend), dict(settings.sandbox.options)))
 
     def submit(spec: TrialSpec) -> Any:
         key, bundle, path = bundles[spec.task.id]
         job = TrialJob(config=plan.config, trial_id=spec.trial_id, attempt=spec.attempt, task_id=spec.task.id,
                        pack=spec.task.pack, task_path=path, bundle_key=key, agent=campaign.agent,
                        endpoint=campaign.endpoint, options=campaign.options,
-                       backend_class=type(campaign.backend), backend_options=backend_options)
+                       backend_class=backend_cls, backend_options=backend_options)
         return remote.options(**resources(spec.task)).remote(job, bundle)
 
     def finish(result: TrialResult) -> None:

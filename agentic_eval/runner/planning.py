@@ -168,7 +168,13 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
             raise AgenticEvalError("--keep-sandboxes keeps sandboxes on this machine, --ray runs them on the "
                                    "cluster's nodes: drop one")
     agent = load_agent(settings.agent)
-    backend, warning = resolve_backend(settings.sandbox.name, settings.sandbox.options, agent)
+    backend: SandboxBackend
+    if settings.ray_address:  # made on each node, not here
+        from agentic_eval.runner.cluster import nodes_backend
+
+        backend, warning = nodes_backend(settings.sandbox, agent)
+    else:
+        backend, warning = resolve_backend(settings.sandbox.name, settings.sandbox.options, agent)
     if warning:
         log(warning, style="bold red" if settings.sandbox.name is None else "yellow")
     check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
