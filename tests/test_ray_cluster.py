@@ -18,8 +18,6 @@ import pytest
 
 from agentic_eval.errors import AgenticEvalError
 
-pytest.importorskip("ray", reason="the [ray] extra is not installed")
-
 HERE = Path(__file__).resolve().parent
 
 
@@ -33,6 +31,7 @@ def _private_network() -> str | None:
 
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    pytest.importorskip("ray", reason="the [ray] extra is not installed")
     why = _private_network()
     if why:
         pytest.skip(why)
@@ -106,12 +105,19 @@ def test_a_trial_lost_twice_is_unscored_with_the_node_and_resume_reruns_it(seen:
     assert first == lost and again["outcome"] == "pass" and again["trial_id"] == lost["trial_id"]
 
 
-def test_without_ray_or_with_a_bad_address_one_line_says_how_to_fix_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_ray_or_with_a_bad_address_one_line_says_how_to_fix_it(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from agentic_eval.runner.cluster import RAY_INSTALL, check_ray_address, import_ray
 
     assert check_ray_address("127.0.0.1:6379") == "127.0.0.1:6379" and check_ray_address("auto") == "auto"
     with pytest.raises(AgenticEvalError, match="HOST:PORT"):
         check_ray_address("not an address")
+    from agentic_eval.cli import main
+
+    code = main(["run", "--agent", "nop", "--tasks", str(HERE / "packs" / "mini"), "--ray", "not an address",
+                 "--run-dir", str(tmp_path)])
+    assert code != 0 and "--ray 'not an address': give the head node's HOST:PORT" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # refused before a run folder was claimed
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
     with pytest.raises(AgenticEvalError, match=RAY_INSTALL.replace("[", r"\[").replace("]", r"\]")):
         import_ray()
