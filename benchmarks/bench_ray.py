@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # the shared test helpers live in tests/
@@ -31,15 +32,14 @@ MINI = REPO / "tests" / "packs" / "mini"
 INSIDE = "AE_BENCH_RAY_INSIDE"
 
 
-def timed_run(**settings: object) -> tuple[float, float, float, float]:
+def timed_run(**settings: Any) -> tuple[float, float, float, float]:
     """A run's wall time, the time to its first record, the time from its first record to its last, and the
     median of its trials' own duration (the record's duration_s: on the node, for a Ray run)."""
     from agentic_eval.runner import start_run
 
     seen: list[float] = []
     start = time.perf_counter()
-    done = start_run(agent="oracle", on_result=lambda _: seen.append(time.perf_counter()),  # type: ignore[arg-type]
-                     **settings)
+    done = start_run(agent="oracle", on_result=lambda _: seen.append(time.perf_counter()), **settings)
     wall = time.perf_counter() - start
     assert done.passed == len(done.trials_run), done.outcomes
     return wall, seen[0] - start, seen[-1] - seen[0], statistics.median(r.duration_s for r in done.trials_run)
@@ -62,9 +62,9 @@ def main(trials: int, rounds: int) -> None:
         for n in range(rounds):
             for jobs in (1, 4):
                 for where in ("local", "ray"):
-                    ray = {"ray_address": cluster.address} if where == "ray" else {}
+                    on = {"ray_address": cluster.address} if where == "ray" else {}
                     walls.setdefault(f"{where} -j {jobs}", []).append(
-                        timed_run(tasks=[pack], jobs=jobs, runs_root=work / f"{where}{jobs}-{n}", **ray))
+                        timed_run(tasks=[pack], jobs=jobs, runs_root=work / f"{where}{jobs}-{n}", **on))
     finally:
         import ray
 

@@ -20,13 +20,12 @@ from typing import Any
 
 from ray.cluster_utils import Cluster
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from helpers import make_pack, solver
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the shared test helpers, as tests.helpers
 
 from agentic_eval.results import read_trials
 from agentic_eval.runner import resume_run, start_run
 from agentic_eval.testing import FakeEndpoint
+from tests.helpers import make_pack, solver
 
 MINI = Path(__file__).resolve().parent / "packs" / "mini"
 KEY = "sk-ray-test-0123456789abcdef"
