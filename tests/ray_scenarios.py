@@ -151,7 +151,7 @@ def main(work: Path) -> dict[str, Any]:
 
         # A node killed mid-trial: the trial runs again on another node, and its record says so. The slow task
         # asks for 2 CPUs, which only the `big` nodes have.
-        slow = make_pack(MINI, 1, fix_sleep=4, dest=work / "slow")
+        slow = make_pack(MINI, 1, fix_sleep=3, dest=work / "slow")
         task_id = f"slow{TAG}"
         shutil.move(slow / "t0", slow / task_id)
         toml = slow / task_id / "task.toml"

@@ -19,7 +19,7 @@ What travels, and how:
   id) is the one the driver computed.
 - the agent and the backend: the agent object and the backend's class are pickled by reference (a plugin's
   package must be installed on the nodes); the backend is made on the node from the run's own options.
-- the endpoint key: inside the task's arguments (Ray inlines arguments this small into the task itself: held
+- the endpoint key: the task's own small argument (Ray inlines arguments this small into the task itself: held
   in memory, never in the object store's spill files), never on a command line, in an environment variable
   or in a file on the node. On the node it lives in the wire recorder, as locally: the agent gets a
   per-trial placeholder.
@@ -184,7 +184,6 @@ class TrialJob:
     """The task's folder inside its archive."""
     bundle_key: str
     agent: Agent
-    endpoint: Endpoint
     options: AgentOptions
     backend_class: type[SandboxBackend]
     backend_options: dict[str, Any]
@@ -219,10 +218,10 @@ def _node_backend(job: TrialJob) -> SandboxBackend:
         return _backends[key]  # type: ignore[no-any-return]
 
 
-def _refused(job: TrialJob, node: str, why: str) -> NodeReturn:
+def _refused(job: TrialJob, endpoint: Endpoint, node: str, why: str) -> NodeReturn:
     from agentic_eval.endpoint import scrub, url_secrets
 
-    secrets = [s for s in (job.endpoint.api_key, *url_secrets(job.endpoint.base_url)) if len(s) >= 4]
+    secrets = [s for s in (endpoint.api_key, *url_secrets(endpoint.base_url)) if len(s) >= 4]
     now = utc_now()
     record = TrialResult(trial_id=job.trial_id, run_id=job.config.run_id, task_id=job.task_id, task_digest="",
                          pack=job.pack, agent=job.config.agent, model=job.config.model, seed=job.config.seed,
@@ -245,8 +244,10 @@ def _clean_once() -> None:
             clean_dead_runs()
 
 
-def run_trial_on_node(job: TrialJob, bundle: bytes) -> NodeReturn:
-    """The Ray task: one trial run on this node, returned as data (see the module's docstring)."""
+def run_trial_on_node(job: TrialJob, bundle: bytes, endpoint: Endpoint) -> NodeReturn:
+    """The Ray task: one trial run on this node, returned as data (see the module's docstring). The endpoint
+    (its key) is an argument of its own, always small enough for Ray to inline it in the task: a large job
+    (a run of many tasks has a large config) could otherwise take it into the object store, which spills."""
     from agentic_eval.packs.grader import check_grader_requirements
     from agentic_eval.packs.task import load_task
     from agentic_eval.runner.trial import TrialRunner
@@ -257,12 +258,12 @@ def run_trial_on_node(job: TrialJob, bundle: bytes) -> NodeReturn:
         check_grader_requirements([task])  # before the trial starts: a grader that cannot run here
         backend = _node_backend(job)
     except AgenticEvalError as exc:
-        return _refused(job, node, str(exc))
+        return _refused(job, endpoint, node, str(exc))
     _clean_once()
     run_dir = Path(tempfile.mkdtemp(prefix=f"{TRIAL_FOLDER_PREFIX}ray-"))
     mark_trial_folder(run_dir)  # a worker killed with its node's job (Ctrl-C, a dead driver) leaves it behind
     try:
-        runner = TrialRunner(run_dir=run_dir, config=job.config, agent=job.agent, endpoint=job.endpoint,
+        runner = TrialRunner(run_dir=run_dir, config=job.config, agent=job.agent, endpoint=endpoint,
                              options=job.options, cancel=threading.Event(), backend=backend)
         result = runner.run(TrialSpec(task, job.attempt, job.trial_id))
         if result is None:
@@ -396,9 +397,8 @@ def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], Non
         key, bundle, path = bundles[spec.task.id]
         job = TrialJob(config=plan.config, trial_id=spec.trial_id, attempt=spec.attempt, task_id=spec.task.id,
                        pack=spec.task.pack, task_path=path, bundle_key=key, agent=campaign.agent,
-                       endpoint=campaign.endpoint, options=campaign.options,
-                       backend_class=backend_cls, backend_options=backend_options)
-        return remote.options(**resources(spec.task)).remote(job, bundle)
+                       options=campaign.options, backend_class=backend_cls, backend_options=backend_options)
+        return remote.options(**resources(spec.task)).remote(job, bundle, campaign.endpoint)
 
     def finish(result: TrialResult) -> None:
         log.append(result)
