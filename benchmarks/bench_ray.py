@@ -51,6 +51,9 @@ def main(trials: int, rounds: int) -> None:
     from tests.helpers import make_pack
 
     work = Path(tempfile.mkdtemp(prefix="ae-bench-ray-"))
+    (work / "tmp" / "ray").mkdir(parents=True)  # this run's temp folder, the nodes' too: nothing left in /tmp
+    os.environ["TMPDIR"] = str(work / "tmp")
+    tempfile.tempdir = None  # read TMPDIR again
     cluster = Cluster(initialize_head=True, head_node_args={
         "num_cpus": 0, "node_ip_address": "127.0.0.1", "include_dashboard": False, "temp_dir": str(work / "ray")})
     try:

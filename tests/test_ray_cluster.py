@@ -37,7 +37,9 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         pytest.skip(why)
     work = tmp_path_factory.mktemp("ray")
     home = tmp_path_factory.mktemp("ray-home")  # as every test's (conftest): no user config read or written
-    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"}
+    temp = tmp_path_factory.mktemp("ray-tmp")  # the driver's and the nodes' temp folder: nothing left in /tmp
+    (temp / "ray").mkdir()  # where Ray notes the cluster's address (ray_current_cluster)
+    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "TMPDIR": str(temp)}
     env.pop("COLUMNS", None)
     done = subprocess.run(
         ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$1" "$2"', sys.executable,
