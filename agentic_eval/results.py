@@ -140,6 +140,8 @@ class TrialResult(BaseModel):
     records."""
     sandbox_engine: str = ""
     """docker: the Docker engine that ran the trial (its URL)."""
+    node: str = ""
+    """`run --ray`: the Ray node that ran the trial (its node id's start and address); '' for a local run."""
     sandbox_image: str = ""
     """docker: the image's id (a content digest)."""
     agent_version: str = ""

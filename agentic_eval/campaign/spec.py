@@ -107,6 +107,8 @@ class CampaignSpec(BaseModel):
     """The built-in agent's padding, one run each (0: no padding); other agents run once."""
     instruments: list[str] = list(INSTRUMENT_KINDS)
     sandbox: str | None = None
+    ray_address: str | None = Field(default=None, min_length=1, max_length=300)
+    """Run every agent run's trials on this Ray cluster (`run --ray`); unset: on this machine."""
     agent_options: dict[str, dict[str, str | int | float | bool]] = {}
     """Per agent, its `--agent-opt` values: `[agent_options.builtin] max_turns = 30`."""
     models: list[ModelSpec] = Field(min_length=1, max_length=100)

@@ -58,6 +58,9 @@ def register(sub: Any) -> None:
     p.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
     p.add_argument("--keep-sandboxes", action="store_true", help="keep each trial's sandbox in its trial folder")
     add_sandbox_args(p)
+    p.add_argument("--ray", metavar="ADDRESS", help="run each trial as a task on this Ray cluster (the head's "
+                   "HOST:PORT, ray://HOST:PORT or auto), confined by each node's own sandbox backend; needs "
+                   "the [ray] extra (docs/scale-out.md)")
     p.add_argument("--json", action="store_true", help="print the run's summary as JSON at the end")
     p.add_argument("--local", action="store_true",
                    help="serve a small model on 127.0.0.1 with llama.cpp for this run (the [local] extra's "
@@ -138,6 +141,8 @@ def resume_command(run_dir: Path, args: argparse.Namespace) -> str:
     import shlex
 
     line = f"agentic-eval run --resume {shlex.quote(str(run_dir))}"
+    if getattr(args, "ray", None):  # how it ran, not recorded: say it again to stay on the cluster
+        line += f" --ray {shlex.quote(args.ray)}"
     if getattr(args, "api_key", None):
         line += "; give --api-key again (keys are never stored)"
     return line
@@ -169,7 +174,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
                     else args.sandbox),
         "runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key, "tasks": args.tasks,
         "jobs": args.jobs, "docker_hosts": args.docker_host or (), "image": args.image,
-        "keep_sandboxes": args.keep_sandboxes,
+        "keep_sandboxes": args.keep_sandboxes, "ray_address": args.ray,
     }
     if args.resume:
         campaign = plan_resume(args.resume, given, local_server=server, log=log)

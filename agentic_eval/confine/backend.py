@@ -435,6 +435,12 @@ def bwrap_problem() -> str | None:
 def get_backend(name: str, options: Mapping[str, Any] | None = None, agent: Any = None) -> SandboxBackend:
     """The backend registered as `name`, made with its own `options`; `AgenticEvalError` (saying how to fix
     it) if it is unknown, cannot work here, or refuses `agent` (asked before it is made)."""
+    return backend_class(name, agent).create(dict(options or {}))
+
+
+def backend_class(name: str, agent: Any = None) -> type[SandboxBackend]:
+    """The backend class registered as `name`, not made (`run --ray` makes it on each node); `AgenticEvalError`
+    (saying how to fix it) if it is unknown or refuses `agent`."""
     from agentic_eval.plugins import BACKENDS_GROUP, entry_points_in
 
     found = [ep for ep in entry_points_in(BACKENDS_GROUP) if ep.name == name]
@@ -450,7 +456,7 @@ def get_backend(name: str, options: Mapping[str, Any] | None = None, agent: Any 
         raise AgenticEvalError(f"sandbox {name!r} ({found[0].value}) is not a SandboxBackend subclass")
     if agent is not None and (why := cls.refusal(agent)):
         raise AgenticEvalError(why)
-    return cls.create(dict(options or {}))
+    return cls
 
 
 def resolve_backend(name: str | None, options: Mapping[str, Any] | None = None,

@@ -54,6 +54,8 @@ LIMIT_BOUNDS = {
     "agent_timeout_s": "a week in seconds, the longest time limit a task may set",
     "grader_timeout_s": "a week in seconds, the longest time limit a task may set",
     "max_turns": "the most model turns a task may allow, more than a day of one trial at a second a turn",
+    "cpus": "1024 CPUs, more than any one node has",
+    "memory_mb": "16 TiB in MiB, more memory than any one node has",
 }
 """What each limit's upper bound is, for its error."""
 
@@ -69,8 +71,12 @@ class Limits(BaseModel):
     """Wall time the grader gets; exceeding it is a grader error, never a fail; at most a week."""
     max_turns: int = Field(default=40, gt=0, le=MAX_TURNS)
     """Model turns the built-in agent may take; at most MAX_TURNS."""
+    cpus: float = Field(default=1, gt=0, le=1024, allow_inf_nan=False)
+    """CPUs one trial asks for where trials are placed by resources (`run --ray`: Ray's `num_cpus`)."""
+    memory_mb: int | None = Field(default=None, gt=0, le=16 * 1024 * 1024)
+    """Memory one trial asks for there, in MiB (`run --ray`: Ray's `memory`); unset: none reserved."""
 
-    @field_validator("agent_timeout_s", "grader_timeout_s", "max_turns", mode="before")
+    @field_validator("agent_timeout_s", "grader_timeout_s", "max_turns", "cpus", "memory_mb", mode="before")
     @classmethod
     def _not_a_boolean(cls, value: Any) -> Any:
         if isinstance(value, bool):  # pydantic would take true for 1

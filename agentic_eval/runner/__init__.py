@@ -4,6 +4,7 @@
     planning  Planning a run and its rules (plan_start, plan_resume, Campaign).
     trial     A trial's life (TrialRunner) and running a plan's trials concurrently (execute_plan).
     api       The Python API: start_run, resume_run, RunOutcome.
+    cluster   `--ray`: a plan's trials as tasks on a Ray cluster's nodes (execute_on_ray), the driver writing the run.
 
 What a run writes (run.json, trials.jsonl) and its plan's plumbing (which trials stand, the run's lock)
 live in `agentic_eval.results`.
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from .api import RunOutcome as RunOutcome
     from .api import resume_run as resume_run
     from .api import start_run as start_run
+    from .cluster import execute_on_ray as execute_on_ray
     from .planning import Campaign as Campaign
     from .planning import make_run_config as make_run_config
     from .planning import plan_resume as plan_resume
@@ -34,6 +36,7 @@ _EXPORTS = {
     "start_run": ".api",
     "resume_run": ".api",
     "RunOutcome": ".api",
+    "execute_on_ray": ".cluster",
     "RunSettings": ".settings",
     "SandboxChoice": ".settings",
     "plan_start": ".planning",

@@ -73,7 +73,7 @@ def start_run(settings: RunSettings | None = None, /, *, local_server: Any = Non
 
     The run's settings: a `RunSettings`, or its keywords (`RunSettings.of`: model, agent, base_url, api_key,
     tasks, task_ids, seed, attempts, jobs, runs_root, system_prompt_tokens, lenient_text_calls, stream,
-    agent_options, sandbox, docker_hosts, image, keep_sandboxes)."""
+    agent_options, sandbox, docker_hosts, image, keep_sandboxes, ray_address)."""
     if settings is None:
         settings = RunSettings.of(**keywords)
     elif keywords:
@@ -85,5 +85,5 @@ def resume_run(run: str | Path, /, *, local_server: Any = None, log: Log | None 
                on_result: Callable[[TrialResult], None] | None = None, **given: Any) -> RunOutcome:
     """Resume a run (its folder, or its id under `runs_root`): rerun its unscored and missing trials,
     keep its scored ones (`plan_resume` then `Campaign.execute`). `given`: `RunSettings.of` keywords; how
-    it runs (base_url, api_key, jobs, tasks, docker_hosts, ...) may change, what it measures may not."""
+    it runs (base_url, api_key, jobs, tasks, docker_hosts, ray_address, ...) may change, what it measures may not."""
     return _finish(plan_resume(run, given, local_server=local_server, log=log), on_result)

@@ -63,7 +63,12 @@ class Campaign:
     def execute(self, *, on_result: Callable[[TrialResult], None] | None = None,
                 on_start: Callable[[TrialSpec], None] | None = None,
                 cancel: threading.Event | None = None) -> list[TrialResult]:
-        """Run the planned trials (see `execute_plan`; KeyboardInterrupt propagates, finished trials kept)."""
+        """Run the planned trials (see `execute_plan`, or `execute_on_ray` with `--ray`; KeyboardInterrupt
+        propagates, finished trials kept)."""
+        if self.settings.ray_address:
+            from agentic_eval.runner.cluster import execute_on_ray
+
+            return execute_on_ray(self, on_result=on_result, on_start=on_start, cancel=cancel)
         return execute_plan(self.plan, agent=self.agent, endpoint=self.endpoint, options=self.options,
                             jobs=self.jobs, on_result=on_result, on_start=on_start, cancel=cancel,
                             keep_sandboxes=self.settings.keep_sandboxes, backend=self.backend)
@@ -154,8 +159,22 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     from agentic_eval.packs.task import load_tasks, select_tasks
     from agentic_eval.results import changed_tasks, claim_run_dir, new_run_id, prepare_run, read_trials
 
+    if settings.ray_address:  # before anything is claimed: Ray installed, an address it takes
+        from agentic_eval.runner.cluster import check_ray_address, import_ray
+
+        import_ray()
+        settings = replace(settings, ray_address=check_ray_address(settings.ray_address))
+        if settings.keep_sandboxes:
+            raise AgenticEvalError("--keep-sandboxes keeps sandboxes on this machine, --ray runs them on the "
+                                   "cluster's nodes: drop one")
     agent = load_agent(settings.agent)
-    backend, warning = resolve_backend(settings.sandbox.name, settings.sandbox.options, agent)
+    backend: SandboxBackend
+    if settings.ray_address:  # made on each node, not here
+        from agentic_eval.runner.cluster import nodes_backend
+
+        backend, warning = nodes_backend(settings.sandbox, agent)
+    else:
+        backend, warning = resolve_backend(settings.sandbox.name, settings.sandbox.options, agent)
     if warning:
         log(warning, style="bold red" if settings.sandbox.name is None else "yellow")
     check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
@@ -206,6 +225,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         + (f", {plan.skipped} already scored" if plan.skipped else "")
         + f"), agent {settings.agent}, "
         + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
-        + f", -j {settings.jobs}, sandbox {backend.name}")
+        + f", -j {settings.jobs}, sandbox {backend.name}"
+        + (f" on the nodes of Ray cluster {settings.ray_address}" if settings.ray_address else ""))
     log(f"results: {run_dir}")
     return Campaign(plan=plan, settings=settings, agent=agent, endpoint=endpoint, tasks=list(tasks), backend=backend)

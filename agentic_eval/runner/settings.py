@@ -60,6 +60,8 @@ class RunSettings:
     jobs: int = 1
     runs_root: Path = Path("runs")
     keep_sandboxes: bool = False
+    ray_address: str | None = None
+    """`--ray`: run each trial as a task on this Ray cluster (agentic_eval.runner.cluster); None: here."""
 
     @classmethod
     def of(cls, *, system_prompt_tokens: int | None = None, lenient_text_calls: bool = False, stream: bool = False,
