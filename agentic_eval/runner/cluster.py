@@ -326,11 +326,14 @@ def _write_folder(run_dir: Path, spec: TrialSpec, data: bytes) -> None:
 
 
 def resources(task: Task) -> dict[str, Any]:
-    """The Ray resources one trial of `task` asks for: its `[limits]` cpus and memory."""
-    limits = task.meta.limits
-    asked: dict[str, Any] = {"num_cpus": limits.cpus}
-    if limits.memory_mb:
-        asked["memory"] = limits.memory_mb * 1024 * 1024
+    """The Ray resources one trial of `task` asks for: its `[limits]` cpus and memory, or what its `[environment]`
+    gives the agent's container (a Harbor task's cpus and memory), whichever is more."""
+    limits, env = task.meta.limits, task.meta.environment
+    cpus = max(limits.cpus, env.cpus) if env is not None else limits.cpus
+    memory_mb = max(limits.memory_mb or 0, env.memory_mb if env is not None else 0)
+    asked: dict[str, Any] = {"num_cpus": cpus}
+    if memory_mb:
+        asked["memory"] = memory_mb * 1024 * 1024
     return asked
 
 
