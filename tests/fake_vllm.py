@@ -73,6 +73,9 @@ class _State:
     chat_requests: int = 0
     cache: set[str] = field(default_factory=set)
     events: list[tuple[str, float]] = field(default_factory=list)
+    lateness: list[float] = field(default_factory=list)
+    """Per request, how much longer its decode took than scheduled (0.03: 3 % late): a loaded machine wakes the
+    sender late, and the measured rate can only be as true as what was sent."""
     """(what, time.perf_counter()): request starts/ends and neighbour starts/ends."""
 
 
@@ -339,7 +342,10 @@ class _Handler(BaseHTTPRequestHandler):
             fake.emit_count(size, first=i == 0)
             emit(size)
         decode_s = time.perf_counter() - t_first
+        scheduled_s = deadline - t_first
         with fake.lock:
+            if scheduled_s > 0:
+                fake.state.lateness.append(max(0.0, decode_s / scheduled_s - 1))
             fake.state.running -= 1
             fake.state.events.append(("request_end", time.perf_counter()))
         return n_prompt, cached, sum(sizes), decode_s, prefill_s
