@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from agentic_eval.errors import SandboxError
 from agentic_eval.packs import gitsafe
+from agentic_eval.packs.gitwrite import Pristine, write_pristine
 from agentic_eval.packs.task import Task
 from agentic_eval.plugins import GENERATORS_GROUP
 
@@ -97,19 +98,19 @@ def find_generator(name: str, pack_dir: Path | None = None) -> Generator:
     )
 
 
-def commit_pristine(root: Path) -> str:
-    """Make `root` a git repo and commit its whole tree deterministically; returns the commit id."""
-    import git  # gitpython: imported here, it is slow to import
+_CONFIG = (
+    "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
+    "\tautocrlf = false\n"
+    f"[user]\n\tname = {AGENT_IDENTITY[0]}\n\temail = {AGENT_IDENTITY[1]}\n"
+    "[commit]\n\tgpgsign = false\n"
+    # No `git maintenance run --auto` (a process) after each commit made in the sandbox: nothing to pack here.
+    "[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
+)
+"""The sandbox repository's .git/config: git init's, the agent's identity, no signing, no maintenance."""
 
-    repo = git.Repo.init(root, initial_branch=PRISTINE_BRANCH)
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", AGENT_IDENTITY[0])
-        cfg.set_value("user", "email", AGENT_IDENTITY[1])
-        cfg.set_value("core", "autocrlf", "false")
-        cfg.set_value("commit", "gpgsign", "false")
-    if not any(p.name != ".git" for p in root.iterdir()):
-        raise SandboxError(f"{root}: the generator wrote no files")
-    # Through git itself, not IndexFile.add: that one chdirs the whole process, unsafe beside other threads.
+
+def _git_commit(root: Path) -> str:
+    """The pristine commit through git itself (for a tree `gitwrite` leaves to git): init, add, commit."""
     name, email = PRISTINE_AUTHOR
     env = {
         "GIT_AUTHOR_NAME": name,
@@ -118,13 +119,37 @@ def commit_pristine(root: Path) -> str:
         "GIT_COMMITTER_NAME": name,
         "GIT_COMMITTER_EMAIL": email,
         "GIT_COMMITTER_DATE": PRISTINE_DATE,
-        "GIT_CONFIG_GLOBAL": os.devnull,  # the user's hooks, signing or templates must not change the commit
-        "GIT_CONFIG_NOSYSTEM": "1",
     }
-    repo.git.add("--all", "--force", env=env)
-    repo.git.commit("--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m", PRISTINE_MESSAGE, env=env)
-    commit = repo.head.commit
-    return str(commit.hexsha)
+    git_dir = root / ".git"
+    try:  # gitsafe's environment: the user's hooks, signing, templates or config must not change the commit
+        gitsafe.run_git(["init", "--quiet", f"--initial-branch={PRISTINE_BRANCH}"], git_dir=git_dir, work_tree=root)
+        (git_dir / "config").write_text(_CONFIG, encoding="utf-8")
+        gitsafe.run_git(["add", "--all", "--force"], git_dir=git_dir, work_tree=root, extra_env=env)
+        gitsafe.run_git(["commit", "--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m",
+                         PRISTINE_MESSAGE], git_dir=git_dir, work_tree=root, extra_env=env)
+        return gitsafe.run_git(["rev-parse", "--verify", "HEAD^{commit}"], git_dir=git_dir).decode().strip()
+    except gitsafe.GitError as exc:
+        raise SandboxError(f"{root}: the pristine commit failed: {exc}") from None
+
+
+def _pristine_commit(root: Path) -> tuple[str, Pristine | None]:
+    """Make `root` a git repo with its whole tree committed deterministically: (commit id, what was committed,
+    when written here without git; None when git made it)."""
+    if not any(p.name != ".git" for p in root.iterdir()):
+        raise SandboxError(f"{root}: the generator wrote no files")
+    name, email = PRISTINE_AUTHOR
+    when = datetime.strptime(PRISTINE_DATE, "%Y-%m-%dT%H:%M:%S%z")
+    found = write_pristine(root, branch=PRISTINE_BRANCH, ident=f"{name} <{email}>",
+                           when=f"{int(when.timestamp())} {when.strftime('%z')}", message=PRISTINE_MESSAGE,
+                           config=_CONFIG)
+    if found is not None:
+        return found.commit, found
+    return _git_commit(root), None
+
+
+def commit_pristine(root: Path) -> str:
+    """Make `root` a git repo and commit its whole tree deterministically; returns the commit id."""
+    return _pristine_commit(root)[0]
 
 
 def generate_tree(task: Task, seed: int, dest: Path) -> dict[str, Any]:
@@ -158,10 +183,12 @@ def materialize_sandbox(task: Task, seed: int, dest: Path) -> Sandbox:
     """Build the task's sandbox for `seed` in the empty folder `dest`, committed as pristine, and keep a
     copy of the pristine objects beside it (`pristine_store_for(dest)`) for grading."""
     variables = generate_tree(task, seed, dest)
-    commit = commit_pristine(dest)
+    commit, found = _pristine_commit(dest)
     store = pristine_store_for(dest)
     if store.exists():
         raise SandboxError(f"{store}: a pristine store is already there")
-    gitsafe.save_pristine(dest, store)
+    gitsafe.save_pristine(dest, store, with_index=True)
+    if found is not None:  # what `git ls-tree` of the store would say, known already
+        gitsafe.remember_pristine(commit, found.entries, found.gitignores)
     return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
                    pristine_store=store.resolve())

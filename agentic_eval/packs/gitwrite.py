@@ -1,0 +1,168 @@
+"""The pristine commit of a freshly generated tree, written without a git process.
+
+`git init`, `git add --all --force` and `git commit` cost three processes per trial (four with the
+`git maintenance run --auto` a commit starts); for a tree of plain files, folders and symlinks the result
+is fixed by git's formats alone: a loose object per blob and tree (`<type> <size>\\0<bytes>`, SHA-1 named,
+zlib compressed), one commit object, `HEAD`, the branch ref, and an index (version 2) listing every file
+with its lstat data, so that `git status` in the sandbox is clean. `write_pristine` writes exactly that,
+and returns None for any tree it does not handle the way `git add` would (a `.gitattributes`, which may
+convert contents; a nested `.git`; a FIFO, socket or device; a name git treats specially): the caller then
+runs git itself. The commit id is the one `git commit` makes of the same tree (tests/test_gitwrite.py checks
+it, and `git fsck`, against real git).
+
+Only the harness runs this, on a tree its own generator just wrote, before any agent: nothing here reads a
+file of the model's. Standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import struct
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_INDEX_SIGNATURE = b"DIRC"
+_INDEX_VERSION = 2
+_ZERO = "0" * 40
+
+
+@dataclass
+class Pristine:
+    """What was committed: the commit id, and every file as {path: (mode, blob id, size)} (what
+    `git ls-tree -r -l` would list), with the bytes of each `.gitignore` (for gitsafe's ignore rules)."""
+
+    commit: str
+    entries: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    gitignores: dict[str, bytes] = field(default_factory=dict)
+
+
+class _Unsupported(Exception):
+    """The tree holds something only git itself should commit."""
+
+
+_SPECIAL_NAMES = frozenset({".gitattributes", ".gitmodules"})
+
+
+def _plain_name(name: str) -> bool:
+    """A name `git add` stores as a plain file or folder: not `.git` or a look-alike of it, no attributes or
+    submodules file (they change what git stores), nothing git's path checks might refuse."""
+    low = name.lower()
+    return not (low.rstrip(" .") == ".git" or low in _SPECIAL_NAMES or low.startswith("git~") or "\\" in name
+                or ":" in name or name.endswith((" ", ".")) or not name.isprintable())
+
+
+class _Writer:
+    def __init__(self, git_dir: Path) -> None:
+        self.objects = git_dir / "objects"
+        self.written: set[str] = set()
+
+    def store(self, kind: bytes, data: bytes) -> str:
+        raw = b"%s %d\0%s" % (kind, len(data), data)
+        oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+        if oid not in self.written:
+            folder = self.objects / oid[:2]
+            folder.mkdir(exist_ok=True)
+            path = folder / oid[2:]
+            with open(path, "wb") as fh:
+                fh.write(zlib.compress(raw, 1))
+            os.chmod(path, 0o444)
+            self.written.add(oid)
+        return oid
+
+
+def _tree(writer: _Writer, root: Path, rel: str, index: list[tuple[bytes, os.stat_result, str, str]],
+          found: Pristine) -> str | None:
+    """The tree object of folder `rel` (None when it holds no file: git stores no empty folder)."""
+    rows: list[tuple[bytes, bytes, str, str]] = []  # (sort key, name, mode, object id)
+    with os.scandir(root / rel if rel else root) as it:
+        listing = sorted(it, key=lambda e: e.name)
+    for entry in listing:
+        name = entry.name
+        if not rel and name == ".git":  # the repository being written
+            continue
+        if not _plain_name(name):
+            raise _Unsupported(name)
+        path = f"{rel}/{name}" if rel else name
+        st = entry.stat(follow_symlinks=False)
+        bname = os.fsencode(name)
+        if stat.S_ISDIR(st.st_mode):
+            sub = _tree(writer, root, path, index, found)
+            if sub is not None:
+                rows.append((bname + b"/", bname, "40000", sub))
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            mode, data = "120000", os.fsencode(os.readlink(root / path))
+        elif stat.S_ISREG(st.st_mode):
+            mode = "100755" if st.st_mode & stat.S_IXUSR else "100644"
+            data = (root / path).read_bytes()
+            if name == ".gitignore":
+                found.gitignores[path] = data
+        else:
+            raise _Unsupported(path)
+        oid = writer.store(b"blob", data)
+        found.entries[path] = (mode, oid, len(data))
+        index.append((os.fsencode(path), st, mode, oid))
+        rows.append((bname, bname, mode, oid))
+    if not rows:
+        return None
+    rows.sort(key=lambda r: r[0])
+    body = b"".join(b"%s %s\0%s" % (mode.encode(), name, bytes.fromhex(oid)) for _, name, mode, oid in rows)
+    return writer.store(b"tree", body)
+
+
+def _index(entries: list[tuple[bytes, os.stat_result, str, str]]) -> bytes:
+    """An index (version 2) of `entries`, sorted by path as git sorts them."""
+    out = [struct.pack(">4sII", _INDEX_SIGNATURE, _INDEX_VERSION, len(entries))]
+    for path, st, mode, oid in sorted(entries, key=lambda e: e[0]):
+        fields = (int(st.st_ctime), st.st_ctime_ns % 1_000_000_000, int(st.st_mtime), st.st_mtime_ns % 1_000_000_000,
+                  st.st_dev, st.st_ino, int(mode, 8), st.st_uid, st.st_gid, st.st_size)
+        head = struct.pack(">10I", *(v & 0xFFFFFFFF for v in fields)) + bytes.fromhex(oid)
+        head += struct.pack(">H", min(len(path), 0xFFF))
+        length = len(head) + len(path)
+        out.append(head + path + b"\0" * (8 - length % 8))  # 1 to 8 NULs: the entry ends on 8 bytes
+    data = b"".join(out)
+    return data + hashlib.sha1(data, usedforsecurity=False).digest()
+
+
+def write_pristine(root: Path, *, branch: str, ident: str, when: str, message: str, config: str) -> Pristine | None:
+    """Make the folder `root` (the generated tree, no `.git` yet) a repository on `branch` with one commit of
+    its whole tree (author and committer `ident`, e.g. 'Name <mail>'; `when` as '<epoch> <+zone>'), its
+    index and `config` (the text of .git/config). None, with nothing left behind, when the tree needs git
+    itself (see the module's docstring)."""
+    git_dir = root / ".git"
+    if git_dir.exists() or git_dir.is_symlink():
+        return None
+    git_dir.mkdir()
+    try:
+        for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info", "logs/refs/heads"):
+            (git_dir / sub).mkdir(parents=True)
+        found = Pristine(commit="")
+        index: list[tuple[bytes, os.stat_result, str, str]] = []
+        writer = _Writer(git_dir)
+        try:
+            tree = _tree(writer, root, "", index, found)
+        except _Unsupported:
+            tree = None
+        if tree is None:  # something git must commit itself, or no file at all (git would refuse it too)
+            raise _Unsupported("")
+        body = f"tree {tree}\nauthor {ident} {when}\ncommitter {ident} {when}\n\n{message}\n"
+        found.commit = writer.store(b"commit", body.encode("utf-8"))
+        (git_dir / "index").write_bytes(_index(index))
+        (git_dir / "config").write_text(config, encoding="utf-8")
+        (git_dir / "HEAD").write_text(f"ref: refs/heads/{branch}\n", encoding="utf-8")
+        (git_dir / "description").write_text("Unnamed repository; edit this file 'description' to name the "
+                                             "repository.\n", encoding="utf-8")
+        (git_dir / "info" / "exclude").write_text("", encoding="utf-8")
+        (git_dir / "refs" / "heads" / branch).write_text(found.commit + "\n", encoding="utf-8")
+        log = f"{_ZERO} {found.commit} {ident} {when}\tcommit (initial): {message}\n"
+        (git_dir / "logs" / "HEAD").write_text(log, encoding="utf-8")
+        (git_dir / "logs" / "refs" / "heads" / branch).write_text(log, encoding="utf-8")
+        return found
+    except _Unsupported:
+        import shutil
+
+        shutil.rmtree(git_dir)
+        return None
