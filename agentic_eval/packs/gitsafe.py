@@ -130,7 +130,8 @@ def save_pristine(sandbox: Path, store: Path, with_index: bool = False) -> None:
     Called before any agent runs, so what is copied is the harness's own commit.
     """
     source = sandbox / ".git" / "objects"
-    shutil.copytree(source, store / "objects", symlinks=True)
+    if not (store / "objects").is_dir():  # else written there already, with the sandbox's (packs/gitwrite.py)
+        shutil.copytree(source, store / "objects", symlinks=True)
     if with_index:
         shutil.copyfile(sandbox / ".git" / "index", store / PRISTINE_INDEX, follow_symlinks=False)
     (store / "refs" / "heads").mkdir(parents=True)

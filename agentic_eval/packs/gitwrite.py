@@ -55,20 +55,22 @@ def _plain_name(name: str) -> bool:
 
 
 class _Writer:
-    def __init__(self, git_dir: Path) -> None:
-        self.objects = git_dir / "objects"
+    def __init__(self, objects: list[str]) -> None:
+        self.objects = objects
         self.written: set[str] = set()
 
     def store(self, kind: bytes, data: bytes) -> str:
         raw = b"%s %d\0%s" % (kind, len(data), data)
         oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
         if oid not in self.written:
-            folder = self.objects / oid[:2]
-            folder.mkdir(exist_ok=True)
-            path = folder / oid[2:]
-            with open(path, "wb") as fh:
-                fh.write(zlib.compress(raw, 1))
-            os.chmod(path, 0o444)
+            packed = zlib.compress(raw, 1)
+            for objects in self.objects:
+                folder = os.path.join(objects, oid[:2])
+                if not os.path.isdir(folder):
+                    os.mkdir(folder)
+                fd = os.open(os.path.join(folder, oid[2:]), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(packed)
             self.written.add(oid)
         return oid
 
@@ -127,11 +129,13 @@ def _index(entries: list[tuple[bytes, os.stat_result, str, str]]) -> bytes:
     return data + hashlib.sha1(data, usedforsecurity=False).digest()
 
 
-def write_pristine(root: Path, *, branch: str, ident: str, when: str, message: str, config: str) -> Pristine | None:
+def write_pristine(root: Path, *, branch: str, ident: str, when: str, message: str, config: str,
+                   mirror: Path | None = None) -> Pristine | None:
     """Make the folder `root` (the generated tree, no `.git` yet) a repository on `branch` with one commit of
     its whole tree (author and committer `ident`, e.g. 'Name <mail>'; `when` as '<epoch> <+zone>'), its
-    index and `config` (the text of .git/config). None, with nothing left behind, when the tree needs git
-    itself (see the module's docstring)."""
+    index and `config` (the text of .git/config); every object is written into the objects folder `mirror`
+    too (the pristine store's, not made yet: no copy is read back). None, with nothing left behind, when the
+    tree needs git itself (see the module's docstring)."""
     git_dir = root / ".git"
     if git_dir.exists() or git_dir.is_symlink():
         return None
@@ -141,7 +145,9 @@ def write_pristine(root: Path, *, branch: str, ident: str, when: str, message: s
             (git_dir / sub).mkdir(parents=True)
         found = Pristine(commit="")
         index: list[tuple[bytes, os.stat_result, str, str]] = []
-        writer = _Writer(git_dir)
+        if mirror is not None:
+            mirror.mkdir(parents=True)
+        writer = _Writer([str(git_dir / "objects"), *([str(mirror)] if mirror is not None else [])])
         try:
             tree = _tree(writer, root, "", index, found)
         except _Unsupported:
@@ -165,4 +171,6 @@ def write_pristine(root: Path, *, branch: str, ident: str, when: str, message: s
         import shutil
 
         shutil.rmtree(git_dir)
+        if mirror is not None:
+            shutil.rmtree(mirror, ignore_errors=True)
         return None

@@ -132,16 +132,17 @@ def _git_commit(root: Path) -> str:
         raise SandboxError(f"{root}: the pristine commit failed: {exc}") from None
 
 
-def _pristine_commit(root: Path) -> tuple[str, Pristine | None]:
+def _pristine_commit(root: Path, store: Path | None = None) -> tuple[str, Pristine | None]:
     """Make `root` a git repo with its whole tree committed deterministically: (commit id, what was committed,
-    when written here without git; None when git made it)."""
+    when written here without git; None when git made it). `store`: a pristine store to be, whose objects
+    folder the written objects go to as well."""
     if not any(p.name != ".git" for p in root.iterdir()):
         raise SandboxError(f"{root}: the generator wrote no files")
     name, email = PRISTINE_AUTHOR
     when = datetime.strptime(PRISTINE_DATE, "%Y-%m-%dT%H:%M:%S%z")
     found = write_pristine(root, branch=PRISTINE_BRANCH, ident=f"{name} <{email}>",
                            when=f"{int(when.timestamp())} {when.strftime('%z')}", message=PRISTINE_MESSAGE,
-                           config=_CONFIG)
+                           config=_CONFIG, mirror=store / "objects" if store is not None else None)
     if found is not None:
         return found.commit, found
     return _git_commit(root), None
@@ -183,10 +184,10 @@ def materialize_sandbox(task: Task, seed: int, dest: Path) -> Sandbox:
     """Build the task's sandbox for `seed` in the empty folder `dest`, committed as pristine, and keep a
     copy of the pristine objects beside it (`pristine_store_for(dest)`) for grading."""
     variables = generate_tree(task, seed, dest)
-    commit, found = _pristine_commit(dest)
     store = pristine_store_for(dest)
     if store.exists():
         raise SandboxError(f"{store}: a pristine store is already there")
+    commit, found = _pristine_commit(dest, store)
     gitsafe.save_pristine(dest, store, with_index=True)
     if found is not None:  # what `git ls-tree` of the store would say, known already
         gitsafe.remember_pristine(commit, found.entries, found.gitignores)
