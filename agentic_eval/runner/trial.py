@@ -72,10 +72,10 @@ class RunProgress:
 
 def _wire_end(wire_path: Path) -> WireEnd | None:
     """What the trial's wire log says of its last model call (None without a log)."""
+    if not wire_path.exists():  # an agent that calls no model: the recorder (and httpx) stay unimported
+        return None
     from agentic_eval.wire.recorder import read_wire_log
 
-    if not wire_path.exists():
-        return None
     try:
         return wire_end(read_wire_log(wire_path, errors=[]))
     except (OSError, ValueError):
