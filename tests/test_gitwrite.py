@@ -91,3 +91,23 @@ def test_scratch_from_the_stored_index_diffs_as_read_tree(mini_pack: Path, tmp_p
     gitsafe._PRISTINE_CACHE.clear()  # and `git ls-tree`
     assert gitsafe.final_diff(sb.path, sb.pristine_store, sb.pristine_commit) == fast
     assert b"+new" in fast and b"deleted file mode" in fast and b"+changed" in fast
+
+
+def test_model_repo_checks_refuse_special_files_in_git_only(mini_pack: Path, tmp_path: Path) -> None:
+    """`sandbox_git` walks only .git for commands that read no work tree: a FIFO there (or .git itself a FIFO)
+    is refused before git runs; one in the work tree stops `status` only."""
+    import pytest
+
+    sb = materialize_sandbox(load_task(mini_pack / "answer-file"), 0, tmp_path / "s")
+    os.mkfifo(sb.path / "pipe")
+    check = ["diff-index", "--cached", "--name-only", f"{sb.pristine_commit}^{{commit}}", "--"]
+    assert gitsafe.sandbox_git(sb.path, check) == ""
+    with pytest.raises(gitsafe.GitError, match="a FIFO: pipe"):
+        gitsafe.sandbox_git(sb.path, ["status", "--porcelain"])
+    os.mkfifo(sb.path / ".git" / "objects" / "ab")
+    with pytest.raises(gitsafe.GitError, match="a FIFO: .git/objects/ab"):
+        gitsafe.sandbox_git(sb.path, check)
+    os.rename(sb.path / ".git", tmp_path / "moved")
+    os.mkfifo(sb.path / ".git")
+    with pytest.raises(gitsafe.GitError, match="a FIFO: .git"):
+        gitsafe.sandbox_git(sb.path, check)

@@ -580,11 +580,19 @@ def sandbox_git(sandbox: Path, args: Iterable[str], timeout: float = GIT_TIMEOUT
     open it, and wait, when it hashes the work tree (`status`) or reads a loose object (anything in .git).
     Commands that read no work tree (`log`, `rev-parse`, `diff-index --cached`) mind only .git's."""
     args = list(args)
-    reads_tree = bool(args) and args[0] == "status"
-    for rel, found in walk_tree(sandbox, WALK_LIMIT):
-        if isinstance(found, OSError) or not (kind := special_kind(found)):
-            continue
-        if reads_tree or rel == ".git" or rel.startswith(".git/"):
+    if args and args[0] == "status":
+        found_in = walk_tree(sandbox, WALK_LIMIT)
+    else:  # only .git's entries matter: the work tree is not walked
+        try:
+            top = (sandbox / ".git").lstat()
+        except OSError:
+            top = None
+        if top is not None and (kind := special_kind(top)):
+            raise GitError(f"the repository holds {kind}: .git")
+        found_in = ((f".git/{rel}", st) for rel, st in walk_tree(sandbox / ".git", WALK_LIMIT)) if (
+            top is not None and stat.S_ISDIR(top.st_mode)) else iter(())
+    for rel, found in found_in:
+        if not isinstance(found, OSError) and (kind := special_kind(found)):
             raise GitError(f"the repository holds {kind}: {rel}")
     with tempfile.TemporaryDirectory(prefix="ae-view-") as tmp:
         view = make_view(sandbox, Path(tmp) / "view.git")
