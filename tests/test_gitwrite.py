@@ -77,6 +77,21 @@ def test_trees_git_must_commit_itself(tmp_path: Path) -> None:
         assert found is None
         assert _git(root, "rev-parse", "HEAD").strip() == commit
     assert _git(tmp_path / "attrs", "status", "--porcelain") == ""
+    # a generator's own history (docs/task-format.md) is kept, its config too, the pristine commit on top
+    root = tmp_path / "history"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "core.abbrev", "12")
+    (root / "old.txt").write_text("old\n")
+    _git(root, "add", "old.txt")
+    _git(root, "-c", "user.name=g", "-c", "user.email=g@x", "commit", "-q", "-m", "the generator's")
+    (root / "new.txt").write_text("left uncommitted\n")
+    commit, found = _pristine_commit(root)
+    assert found is None
+    assert _git(root, "log", "--format=%H %s").splitlines()[1].endswith("the generator's")
+    assert _git(root, "rev-parse", "HEAD").strip() == commit and _git(root, "status", "--porcelain") == ""
+    assert _git(root, "config", "core.abbrev").strip() == "12"
+    assert _git(root, "config", "user.email").strip() == "agent@sandbox.invalid"
     assert _git(tmp_path / "nested", "ls-files", "-s", "b").startswith("160000 ")  # a gitlink, as git adds it
 
 

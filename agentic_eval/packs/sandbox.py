@@ -98,15 +98,17 @@ def find_generator(name: str, pack_dir: Path | None = None) -> Generator:
     )
 
 
-_CONFIG = (
-    "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
-    "\tautocrlf = false\n"
+_OWN_CONFIG = (
+    "[core]\n\tautocrlf = false\n"
     f"[user]\n\tname = {AGENT_IDENTITY[0]}\n\temail = {AGENT_IDENTITY[1]}\n"
     "[commit]\n\tgpgsign = false\n"
     # No `git maintenance run --auto` (a process) after each commit made in the sandbox: nothing to pack here.
     "[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
 )
-"""The sandbox repository's .git/config: git init's, the agent's identity, no signing, no maintenance."""
+"""What the harness sets in the sandbox repository's config: the agent's identity, no signing, no maintenance."""
+_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
+           + _OWN_CONFIG)
+"""The sandbox repository's .git/config when the harness makes the repository: git init's, then `_OWN_CONFIG`."""
 
 
 def _git_commit(root: Path) -> str:
@@ -122,8 +124,13 @@ def _git_commit(root: Path) -> str:
     }
     git_dir = root / ".git"
     try:  # gitsafe's environment: the user's hooks, signing, templates or config must not change the commit
+        own_history = git_dir.is_dir()  # the generator's own repository (docs/task-format.md): its config kept
         gitsafe.run_git(["init", "--quiet", f"--initial-branch={PRISTINE_BRANCH}"], git_dir=git_dir, work_tree=root)
-        (git_dir / "config").write_text(_CONFIG, encoding="utf-8")
+        if own_history:  # later values win: ours come last
+            with open(git_dir / "config", "a", encoding="utf-8") as fh:
+                fh.write("\n" + _OWN_CONFIG)
+        else:
+            (git_dir / "config").write_text(_CONFIG, encoding="utf-8")
         gitsafe.run_git(["add", "--all", "--force"], git_dir=git_dir, work_tree=root, extra_env=env)
         gitsafe.run_git(["commit", "--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m",
                          PRISTINE_MESSAGE], git_dir=git_dir, work_tree=root, extra_env=env)
