@@ -46,6 +46,9 @@ def test_written_commit_is_gits_own(tmp_path: Path) -> None:
         assert _git(root, "status", "--porcelain", "--ignored") == ""  # the index matches the tree
         assert _git(root, "rev-parse", "--abbrev-ref", "HEAD").strip() == "main"
     assert _git(tmp_path / "fast", "ls-files", "-s") == _git(tmp_path / "git", "ls-files", "-s")
+    (pack,) = (tmp_path / "fast" / ".git" / "objects" / "pack").glob("*.pack")  # one pack, no loose object
+    _git(tmp_path / "fast", "verify-pack", str(pack))
+    assert "count: 0" in _git(tmp_path / "fast", "count-objects", "-v")
     assert _git(tmp_path / "fast", "log", "--format=%an %ae %ad %s", "--date=raw") == \
         _git(tmp_path / "git", "log", "--format=%an %ae %ad %s", "--date=raw")
     # what the harness remembers is what git lists
@@ -98,6 +101,7 @@ def test_trees_git_must_commit_itself(tmp_path: Path) -> None:
 def test_scratch_from_the_stored_index_diffs_as_read_tree(mini_pack: Path, tmp_path: Path) -> None:
     sb = materialize_sandbox(load_task(mini_pack / "answer-file"), 3, tmp_path / "s")
     assert sb.pristine_store is not None and (sb.pristine_store / gitsafe.PRISTINE_INDEX).is_file()
+    _git(sb.pristine_store, "--git-dir", str(sb.pristine_store), "fsck", "--strict", sb.pristine_commit)
     (sb.path / "README.md").write_text("changed\n")
     (sb.path / "config" / "settings.ini").unlink()
     (sb.path / "new.txt").write_text("new\n")

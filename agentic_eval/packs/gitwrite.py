@@ -2,9 +2,12 @@
 
 `git init`, `git add --all --force` and `git commit` cost three processes per trial (four with the
 `git maintenance run --auto` a commit starts); for a tree of plain files, folders and symlinks the result
-is fixed by git's formats alone: a loose object per blob and tree (`<type> <size>\\0<bytes>`, SHA-1 named,
-zlib compressed), one commit object, `HEAD`, the branch ref, and an index (version 2) listing every file
-with its lstat data, so that `git status` in the sandbox is clean. `write_pristine` writes exactly that,
+is fixed by git's formats alone: a blob and tree object per file and folder and one commit object (each
+named by the SHA-1 of `<type> <size>\\0<bytes>`), written as one pack (version 2, undeltified) with its
+index, `HEAD`, the branch ref, and an index (version 2) listing every file with its lstat data, so that
+`git status` in the sandbox is clean. One pack, not loose objects: on a busy disk each file and folder
+made and later removed costs a few milliseconds, and loose objects are two per object, in the sandbox and
+again in the pristine store. `write_pristine` writes exactly that,
 and returns None for any tree it does not handle the way `git add` would (a `.gitattributes`, which may
 convert contents; a nested `.git`; a FIFO, socket or device; a name git treats specially): the caller then
 runs git itself. The commit id is the one `git commit` makes of the same tree (tests/test_gitwrite.py checks
@@ -54,25 +57,75 @@ def _plain_name(name: str) -> bool:
                 or ":" in name or name.endswith((" ", ".")) or not name.isprintable())
 
 
+_PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3}
+_PACK_LIMIT = 1 << 30
+"""A tree whose objects pass this many bytes is left to git (they are held in memory to be packed)."""
+
+
 class _Writer:
-    def __init__(self, objects: list[str]) -> None:
-        self.objects = objects
-        self.written: set[str] = set()
+    """Collects the objects, then writes them as one pack (and its index): two files in the repository
+    and two in the store, where loose objects would be a file and a fan-out folder each, twice."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, tuple[bytes, bytes]] = {}
+        self.size = 0
 
     def store(self, kind: bytes, data: bytes) -> str:
-        raw = b"%s %d\0%s" % (kind, len(data), data)
-        oid = hashlib.sha1(raw, usedforsecurity=False).hexdigest()
-        if oid not in self.written:
-            packed = zlib.compress(raw, 1)
-            for objects in self.objects:
-                folder = os.path.join(objects, oid[:2])
-                if not os.path.isdir(folder):
-                    os.mkdir(folder)
-                fd = os.open(os.path.join(folder, oid[2:]), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(packed)
-            self.written.add(oid)
+        oid = hashlib.sha1(b"%s %d\0%s" % (kind, len(data), data), usedforsecurity=False).hexdigest()
+        if oid not in self.objects:
+            self.size += len(data)
+            if self.size > _PACK_LIMIT:
+                raise _Unsupported("too large to pack in memory")
+            self.objects[oid] = (kind, data)
         return oid
+
+    def pack(self) -> tuple[str, bytes, bytes]:
+        """(name, pack, index): a version 2 pack of every object, undeltified, and its version 2 index."""
+        parts = [struct.pack(">4sII", b"PACK", 2, len(self.objects))]
+        offset = 12
+        rows: list[tuple[bytes, int, int]] = []  # (binary id, crc32 of the entry, offset)
+        for oid, (kind, data) in self.objects.items():
+            size = len(data)
+            byte = (_PACK_TYPES[kind] << 4) | (size & 0x0F)
+            size >>= 4
+            head = bytearray()
+            while size:
+                head.append(byte | 0x80)
+                byte = size & 0x7F
+                size >>= 7
+            head.append(byte)
+            entry = bytes(head) + zlib.compress(data, 1)
+            rows.append((bytes.fromhex(oid), zlib.crc32(entry), offset))
+            parts.append(entry)
+            offset += len(entry)
+        if offset >= 1 << 31:  # would need the index's 64-bit offsets
+            raise _Unsupported("pack too large")
+        body = b"".join(parts)
+        checksum = hashlib.sha1(body, usedforsecurity=False).digest()
+        rows.sort()
+        fanout, count = [], 0
+        by_first = [0] * 256
+        for oid_bytes, _, _ in rows:
+            by_first[oid_bytes[0]] += 1
+        for n in by_first:
+            count += n
+            fanout.append(count)
+        index = b"".join([b"\xfftOc", struct.pack(">I", 2), struct.pack(">256I", *fanout),
+                          *(r[0] for r in rows), *(struct.pack(">I", r[1]) for r in rows),
+                          *(struct.pack(">I", r[2]) for r in rows), checksum])
+        index += hashlib.sha1(index, usedforsecurity=False).digest()
+        return f"pack-{checksum.hex()}", body + checksum, index
+
+    def write(self, folders: list[Path]) -> None:
+        """The pack and its index into each objects folder's pack/ (read-only, as git leaves them)."""
+        name, pack, index = self.pack()
+        for objects in folders:
+            (objects / "pack").mkdir(parents=True, exist_ok=True)
+            for suffix, data in ((".pack", pack), (".idx", index)):  # the index last: git looks for it first
+                fd = os.open(objects / "pack" / (name + suffix), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                             0o444)
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
 
 
 def _tree(writer: _Writer, root: Path, rel: str, index: list[tuple[bytes, os.stat_result, str, str]],
@@ -145,17 +198,13 @@ def write_pristine(root: Path, *, branch: str, ident: str, when: str, message: s
             (git_dir / sub).mkdir(parents=True)
         found = Pristine(commit="")
         index: list[tuple[bytes, os.stat_result, str, str]] = []
-        if mirror is not None:
-            mirror.mkdir(parents=True)
-        writer = _Writer([str(git_dir / "objects"), *([str(mirror)] if mirror is not None else [])])
-        try:
-            tree = _tree(writer, root, "", index, found)
-        except _Unsupported:
-            tree = None
-        if tree is None:  # something git must commit itself, or no file at all (git would refuse it too)
+        writer = _Writer()
+        tree = _tree(writer, root, "", index, found)
+        if tree is None:  # no file at all (git would refuse it too)
             raise _Unsupported("")
         body = f"tree {tree}\nauthor {ident} {when}\ncommitter {ident} {when}\n\n{message}\n"
         found.commit = writer.store(b"commit", body.encode("utf-8"))
+        writer.write([git_dir / "objects", *([mirror] if mirror is not None else [])])
         (git_dir / "index").write_bytes(_index(index))
         (git_dir / "config").write_text(config, encoding="utf-8")
         (git_dir / "HEAD").write_text(f"ref: refs/heads/{branch}\n", encoding="utf-8")
