@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -81,6 +82,13 @@ def make_pack(dest: Path, n: int) -> Path:
     return dest
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + system) of every child process waited for so far: less moved by the machine's
+    load than wall time."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def floor_sample(root: Path, fix: Path, grader: Path) -> float:
     """The same work as one oracle trial, from a plain loop: generator, git init/add/commit, fix, grader,
     git add, git diff."""
@@ -98,11 +106,16 @@ def floor_sample(root: Path, fix: Path, grader: Path) -> float:
     return time.perf_counter() - start
 
 
+CPU: list[float] = [0.0]
+"""The CPU seconds of the last `timed_run` (the CLI and every process it waited for)."""
+
+
 def timed_run(args: list[str], env: dict[str, str] | None = None) -> float:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), children_cpu()
     proc = subprocess.run([*CLI, "run", "--model", "m", *args], capture_output=True, text=True, timeout=1800,
                           check=False, env=env)
     wall = time.perf_counter() - start
+    CPU[0] = children_cpu() - cpu
     if proc.returncode != 0:
         raise SystemExit(f"run failed ({proc.returncode}): {' '.join(args)}: {proc.stderr.strip()[-800:]}")
     return wall
@@ -133,8 +146,11 @@ def main() -> int:
         return reply
 
     floor: list[float] = []
+    floor_cpu: list[float] = []
     k1: dict[str, list[float]] = {b: [] for b in backends}
     per: dict[str, list[float]] = {b: [] for b in backends}
+    per_cpu: dict[str, list[float]] = {b: [] for b in backends}
+    k1_cpu: dict[str, list[float]] = {b: [] for b in backends}
     agent_own: dict[str, list[float]] = {b: [] for b in backends}
     of_ideal: dict[str, list[float]] = {b: [] for b in backends}
     try:
@@ -145,14 +161,19 @@ def main() -> int:
                 for step in steps:
                     out = tmp / f"r{r}-{step}"
                     if step == "floor":
+                        cpu = children_cpu()
                         samples = [floor_sample(out / f"s{i}", fix, grader) for i in range(K)]
                         floor.append(statistics.median(samples))
+                        floor_cpu.append((children_cpu() - cpu) / K)
                         continue
                     oracle = ["--agent", "oracle", "--sandbox", step, "-j", "1"]
                     w1 = timed_run([*oracle, "--tasks", str(one), "--run-dir", str(out / "k1")])
+                    c1 = CPU[0]
                     w14 = timed_run([*oracle, "--tasks", str(many), "--run-dir", str(out / "k14")])
                     k1[step].append(w1)
+                    k1_cpu[step].append(c1)
                     per[step].append((w14 - w1) / (K - 1))
+                    per_cpu[step].append((CPU[0] - c1) / (K - 1))
                     if args.no_agent:
                         continue
                     agent = ["--model", fake.model, "--base-url", fake.base_url, "--tasks", str(MINI), "--attempts",
@@ -175,12 +196,16 @@ def main() -> int:
     base = statistics.median(floor)
     print(f"{args.rounds} interleaved rounds, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
           "medians (spread min-max)")
-    print(f"floor per sample:                 {spread(floor, 1000, 1)} ms")
+    base_cpu = statistics.median(floor_cpu)
+    print(f"floor per sample:                 {spread(floor, 1000, 1)} ms wall, {base_cpu * 1000:.1f} ms CPU")
     for b in backends:
         ratio = statistics.median(per[b]) / base
         print(f"{b:6s} oracle per sample:         {spread(per[b], 1000, 1)} ms = {ratio:.2f}x the floor"
               + ("   goal <= 1.5x" if b == "local" else "   goal <= 0.7 s" if b == "docker" else ""))
-        print(f"{b:6s} start-up (K=1 run):        {spread(k1[b], 1, 3)} s   goal <= 0.5 s")
+        print(f"{b:6s}   CPU per sample:          {spread(per_cpu[b], 1000, 1)} ms = "
+              f"{statistics.median(per_cpu[b]) / base_cpu:.2f}x the floor's CPU")
+        print(f"{b:6s} start-up (K=1 run):        {spread(k1[b], 1, 3)} s wall, {statistics.median(k1_cpu[b]):.3f} s "
+              "CPU   goal <= 0.5 s")
     if "bwrap" in per:
         added = statistics.median(per["bwrap"]) - statistics.median(per["local"])
         print(f"bwrap - local per oracle sample:  {added * 1000:.1f} ms (a fix and a sealed grader: two confined "
