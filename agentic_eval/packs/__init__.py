@@ -3,6 +3,7 @@
     task      Task, TaskMeta and pack loading: task.toml, discovery through entry points, selection.
     sandbox   A task's sandbox: a deterministic git repo built by a generator from a seed.
     gitsafe   Git on a repo the model owned, never trusting its config (standard library only; gradelib imports it).
+    gitwrite  The pristine commit of a generated tree written without a git process (standard library only).
     snapshot  The agent's final tree recorded before grading: diff.patch and tree.json (standard library only).
     grader    Running a grader or reference fix in a sandbox and turning its exit into a verdict.
     sealed    Where the model's code runs while a grader grades: apart from it, on a work copy.
