@@ -237,6 +237,7 @@ class LocalBackend(SandboxBackend):
         return None
 
 
+@cache
 def _python_roots() -> list[Path]:
     """Where the harness's Python lives (its prefix, base prefix, the interpreter's real folder)."""
     roots = {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent}
@@ -245,6 +246,24 @@ def _python_roots() -> list[Path]:
 
 def _under(path: Path, top: Path) -> bool:
     return path == top or top in path.parents
+
+
+def _under_str(path: str, top: str) -> bool:
+    """`_under` for abspath-normalised strings."""
+    return path == top or path.startswith(top if top == "/" else top + "/")
+
+
+def _parents_top_down(path: str) -> list[str]:
+    """The folders above the abspath `path`, from "/" down ('/a/b/c' -> ['/', '/a', '/a/b'])."""
+    out: list[str] = []
+    parent = os.path.dirname(path)
+    while True:
+        out.append(parent)
+        up = os.path.dirname(parent)
+        if up == parent:
+            break
+        parent = up
+    return out[::-1]
 
 
 class BwrapBackend(SandboxBackend):
@@ -257,6 +276,7 @@ class BwrapBackend(SandboxBackend):
         self.executable = executable or shutil.which("bwrap") or "bwrap"
         self.as_root = os.geteuid() == 0
         self.setpriv = shutil.which("setpriv") or "setpriv"
+        self._fixed: list[str] | None = None
 
     @classmethod
     def create(cls, options: Mapping[str, Any] | None = None) -> SandboxBackend:
@@ -291,41 +311,49 @@ class BwrapBackend(SandboxBackend):
     def phase_end(self, sandbox: Path) -> None:
         self.end_processes(sandbox)
 
+    def _fixed_args(self) -> list[str]:
+        """The part of every command line that depends on nothing but this machine: bwrap's namespaces and
+        the system's read-only folders (worked out once)."""
+        if self._fixed is None:
+            args = [self.executable, "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid",
+                    "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+            if not self.as_root:
+                args += ["--unshare-user", "--cap-drop", "ALL"]
+            args += ["--ro-bind", "/usr", "/usr"]
+            for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+                if os.path.islink(top):
+                    args += ["--symlink", os.readlink(top), top]
+                elif os.path.isdir(top):
+                    args += ["--ro-bind", top, top]
+            self._fixed = [*args, "--ro-bind", "/etc", "/etc"]
+        return self._fixed
+
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
         uid = sandbox_uid(spec.writable[0]) if spec.writable else UNPRIVILEGED_UID
         for path in spec.writable:  # a tree nobody prepared (a library caller's) is handed over on first use
             self.prepare(Path(path), uid)
-        args = [self.executable, "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid",
-                "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
-        if not self.as_root:
-            args += ["--unshare-user", "--cap-drop", "ALL"]
-        args += ["--ro-bind", "/usr", "/usr"]
-        for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-            if os.path.islink(top):
-                args += ["--symlink", os.readlink(top), top]
-            elif os.path.isdir(top):
-                args += ["--ro-bind", top, top]
-        args += ["--ro-bind", "/etc", "/etc"]
+        args = [*self._fixed_args()]
         if self.as_root:  # programs ask who they are (node's os.userInfo): name the sandbox's uid
             passwd, group = _identity_files(uid)
             args += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
-        mounts: list[tuple[Path, str]] = [(p, "--ro-bind") for p in [*_python_roots(), *spec.readable]]
-        mounts += [(p, "--bind") for p in spec.writable]
-        made: set[Path] = {Path("/"), Path("/usr"), Path("/etc"), Path("/tmp"), Path("/dev"), Path("/proc")}
-        for path, how in sorted(((Path(os.path.abspath(p)), h) for p, h in mounts), key=lambda m: len(m[0].parts)):
-            if not path.exists() or any(_under(path, Path(t)) for t in ("/usr", "/etc", "/proc", "/dev")):
+        # Paths as strings (abspath-normalised): Path objects cost more than the rest of this per command.
+        mounts = [(os.path.abspath(p), "--ro-bind") for p in [*_python_roots(), *spec.readable]]
+        mounts += [(os.path.abspath(p), "--bind") for p in spec.writable]
+        made: set[str] = {"/", "/usr", "/etc", "/tmp", "/dev", "/proc"}
+        for mount, how in sorted(mounts, key=lambda m: 1 if m[0] == "/" else m[0].count("/") + 1):
+            if not os.path.exists(mount) or any(_under_str(mount, t) for t in ("/usr", "/etc", "/proc", "/dev")):
                 continue
-            for parent in reversed(path.parents):
+            for parent in _parents_top_down(mount):
                 if parent not in made:
-                    args += ["--perms", "0755", "--dir", str(parent)]
+                    args += ["--perms", "0755", "--dir", parent]
                     made.add(parent)
-            args += [how, str(path), str(path)]
-            made.add(path)
+            args += [how, mount, mount]
+            made.add(mount)
         for hidden in spec.hidden:
-            hidden = Path(os.path.abspath(hidden))
-            if hidden.is_dir() and any(_under(hidden, m) and hidden != m for m in made if m != Path("/")):
-                args += ["--tmpfs", str(hidden)]
+            where = os.path.abspath(hidden)
+            if os.path.isdir(where) and any(_under_str(where, m) and where != m for m in made if m != "/"):
+                args += ["--tmpfs", where]
         args += ["--chdir", str(cwd), "--"]
         if self.as_root:
             args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",

@@ -28,13 +28,14 @@ Standard library only: gradelib imports this module too.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import shutil
 import stat
 import subprocess
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -116,13 +117,23 @@ def run_git(args: Iterable[str], *, git_dir: Path, work_tree: Path | None = None
 # --------------------------------------------------------------------------- the pristine store
 
 
-def save_pristine(sandbox: Path, store: Path) -> None:
-    """Copy the freshly committed sandbox's objects into `store`, a bare git folder outside the sandbox.
+PRISTINE_INDEX = "pristine-index"
+"""The pristine commit's index, kept in the store (`save_pristine(with_index=True)`): a scratch index starts
+as a copy of it instead of a `git read-tree`."""
+
+
+def save_pristine(sandbox: Path, store: Path, with_index: bool = False) -> None:
+    """Copy the freshly committed sandbox's objects into `store`, a bare git folder outside the sandbox, and
+    with `with_index` its index (the caller's word that the index is the pristine commit's, as right after
+    `git add --all` and `git commit` of the whole tree).
 
     Called before any agent runs, so what is copied is the harness's own commit.
     """
     source = sandbox / ".git" / "objects"
-    shutil.copytree(source, store / "objects", symlinks=True)
+    if not (store / "objects").is_dir():  # else written there already, with the sandbox's (packs/gitwrite.py)
+        shutil.copytree(source, store / "objects", symlinks=True)
+    if with_index:
+        shutil.copyfile(sandbox / ".git" / "index", store / PRISTINE_INDEX, follow_symlinks=False)
     (store / "refs" / "heads").mkdir(parents=True)
     (store / "refs" / "tags").mkdir()
     (store / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
@@ -166,17 +177,49 @@ def _translate_ignore(base: str, line: str) -> str | None:
     return ("!" if negate else "") + text
 
 
-@functools.lru_cache(maxsize=16)
+_PRISTINE_CACHE: OrderedDict[str, tuple[dict[str, tuple[str, str, int]], str]] = OrderedDict()
+_PRISTINE_CACHE_SIZE = 64
+_pristine_lock = threading.Lock()
+
+
+def _ignore_rules(gitignores: dict[str, str]) -> str:
+    """The exclude file of the pristine ignore rules: the tool caches, then every .gitignore's lines as
+    root-relative patterns."""
+    patterns = [f"{name}/" for name in sorted(TOOL_CACHES)] + ["*.pyc"]
+    for path in sorted(gitignores):
+        base = path[: -len(".gitignore")]
+        patterns += [t for line in gitignores[path].splitlines() if (t := _translate_ignore(base, line)) is not None]
+    return "\n".join(patterns) + "\n"
+
+
+def _remember(commit: str, value: tuple[dict[str, tuple[str, str, int]], str]) -> None:
+    with _pristine_lock:
+        _PRISTINE_CACHE[commit] = value
+        _PRISTINE_CACHE.move_to_end(commit)
+        while len(_PRISTINE_CACHE) > _PRISTINE_CACHE_SIZE:
+            _PRISTINE_CACHE.popitem(last=False)
+
+
+def remember_pristine(commit: str, entries: dict[str, tuple[str, str, int]], gitignores: dict[str, bytes]) -> None:
+    """What the harness committed as `commit` ({path: (mode, blob id, size)} and each .gitignore's bytes),
+    known when it wrote the commit: `_pristine` then reads none of it from a store."""
+    _remember(commit, (dict(entries), _ignore_rules({p: b.decode("utf-8", "replace") for p, b in gitignores.items()})))
+
+
 def _pristine(store: Path, commit: str) -> tuple[dict[str, tuple[str, str, int]], str]:
     """The pristine commit's files, and its ignore rules (every .gitignore of the commit, as root-relative
-    patterns, plus the tool caches): read once per process, the store never changes."""
+    patterns, plus the tool caches): read once per process and commit. Keyed by the commit id alone: it names
+    its tree, whichever store holds it."""
+    with _pristine_lock:
+        known = _PRISTINE_CACHE.get(commit)
+    if known is not None:
+        return known
     entries = pristine_entries(store, commit)
-    patterns = [f"{name}/" for name in sorted(TOOL_CACHES)] + ["*.pyc"]
-    for path in sorted(p for p in entries if p == ".gitignore" or p.endswith("/.gitignore")):
-        base = path[: -len(".gitignore")]
-        text = pristine_blob(store, commit, path).decode("utf-8", "replace")
-        patterns += [t for line in text.splitlines() if (t := _translate_ignore(base, line)) is not None]
-    return entries, "\n".join(patterns) + "\n"
+    gitignores = {p: pristine_blob(store, commit, p).decode("utf-8", "replace")
+                  for p in entries if p == ".gitignore" or p.endswith("/.gitignore")}
+    value = (entries, _ignore_rules(gitignores))
+    _remember(commit, value)
+    return value
 
 
 class _Scratch:
@@ -190,7 +233,11 @@ class _Scratch:
                     "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(store / "objects")}
         self.excludes = tmp / "excludes"
         self.excludes.write_text(_pristine(store, commit)[1], encoding="utf-8")
-        self.git(["read-tree", commit])
+        index = store / PRISTINE_INDEX
+        if index.is_file():  # the harness's copy of the pristine index: no `git read-tree` needed
+            shutil.copyfile(index, tmp / "index", follow_symlinks=False)
+        else:
+            self.git(["read-tree", commit])
 
     def git(self, args: list[str], stdin: bytes | None = None) -> bytes:
         return run_git(args, git_dir=self.store, work_tree=self.sandbox, extra_env=self.env, stdin=stdin)
@@ -533,11 +580,19 @@ def sandbox_git(sandbox: Path, args: Iterable[str], timeout: float = GIT_TIMEOUT
     open it, and wait, when it hashes the work tree (`status`) or reads a loose object (anything in .git).
     Commands that read no work tree (`log`, `rev-parse`, `diff-index --cached`) mind only .git's."""
     args = list(args)
-    reads_tree = bool(args) and args[0] == "status"
-    for rel, found in walk_tree(sandbox, WALK_LIMIT):
-        if isinstance(found, OSError) or not (kind := special_kind(found)):
-            continue
-        if reads_tree or rel == ".git" or rel.startswith(".git/"):
+    if args and args[0] == "status":
+        found_in = walk_tree(sandbox, WALK_LIMIT)
+    else:  # only .git's entries matter: the work tree is not walked
+        try:
+            top = (sandbox / ".git").lstat()
+        except OSError:
+            top = None
+        if top is not None and (kind := special_kind(top)):
+            raise GitError(f"the repository holds {kind}: .git")
+        found_in = ((f".git/{rel}", st) for rel, st in walk_tree(sandbox / ".git", WALK_LIMIT)) if (
+            top is not None and stat.S_ISDIR(top.st_mode)) else iter(())
+    for rel, found in found_in:
+        if not isinstance(found, OSError) and (kind := special_kind(found)):
             raise GitError(f"the repository holds {kind}: {rel}")
     with tempfile.TemporaryDirectory(prefix="ae-view-") as tmp:
         view = make_view(sandbox, Path(tmp) / "view.git")

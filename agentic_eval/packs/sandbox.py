@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from agentic_eval.errors import SandboxError
 from agentic_eval.packs import gitsafe
+from agentic_eval.packs.gitwrite import Pristine, write_pristine
 from agentic_eval.packs.task import Task
 from agentic_eval.plugins import GENERATORS_GROUP
 
@@ -97,20 +98,21 @@ def find_generator(name: str, pack_dir: Path | None = None) -> Generator:
     )
 
 
-def commit_pristine(root: Path, allow_empty: bool = False) -> str:
-    """Make `root` a git repo and commit its whole tree deterministically; returns the commit id. An empty tree
-    is an error unless `allow_empty` (an environment task's working directory may start empty)."""
-    import git  # gitpython: imported here, it is slow to import
+_OWN_CONFIG = (
+    "[core]\n\tautocrlf = false\n"
+    f"[user]\n\tname = {AGENT_IDENTITY[0]}\n\temail = {AGENT_IDENTITY[1]}\n"
+    "[commit]\n\tgpgsign = false\n"
+    # No `git maintenance run --auto` (a process) after each commit made in the sandbox: nothing to pack here.
+    "[maintenance]\n\tauto = false\n[gc]\n\tauto = 0\n"
+)
+"""What the harness sets in the sandbox repository's config: the agent's identity, no signing, no maintenance."""
+_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
+           + _OWN_CONFIG)
+"""The sandbox repository's .git/config when the harness makes the repository: git init's, then `_OWN_CONFIG`."""
 
-    repo = git.Repo.init(root, initial_branch=PRISTINE_BRANCH)
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", AGENT_IDENTITY[0])
-        cfg.set_value("user", "email", AGENT_IDENTITY[1])
-        cfg.set_value("core", "autocrlf", "false")
-        cfg.set_value("commit", "gpgsign", "false")
-    if not allow_empty and not any(p.name != ".git" for p in root.iterdir()):
-        raise SandboxError(f"{root}: the generator wrote no files")
-    # Through git itself, not IndexFile.add: that one chdirs the whole process, unsafe beside other threads.
+
+def _git_commit(root: Path) -> str:
+    """The pristine commit through git itself (for a tree `gitwrite` leaves to git): init, add, commit."""
     name, email = PRISTINE_AUTHOR
     env = {
         "GIT_AUTHOR_NAME": name,
@@ -119,13 +121,44 @@ def commit_pristine(root: Path, allow_empty: bool = False) -> str:
         "GIT_COMMITTER_NAME": name,
         "GIT_COMMITTER_EMAIL": email,
         "GIT_COMMITTER_DATE": PRISTINE_DATE,
-        "GIT_CONFIG_GLOBAL": os.devnull,  # the user's hooks, signing or templates must not change the commit
-        "GIT_CONFIG_NOSYSTEM": "1",
     }
-    repo.git.add("--all", "--force", env=env)
-    repo.git.commit("--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m", PRISTINE_MESSAGE, env=env)
-    commit = repo.head.commit
-    return str(commit.hexsha)
+    git_dir = root / ".git"
+    try:  # gitsafe's environment: the user's hooks, signing, templates or config must not change the commit
+        own_history = git_dir.is_dir()  # the generator's own repository (docs/task-format.md): its config kept
+        gitsafe.run_git(["init", "--quiet", f"--initial-branch={PRISTINE_BRANCH}"], git_dir=git_dir, work_tree=root)
+        if own_history:  # later values win: ours come last
+            with open(git_dir / "config", "a", encoding="utf-8") as fh:
+                fh.write("\n" + _OWN_CONFIG)
+        else:
+            (git_dir / "config").write_text(_CONFIG, encoding="utf-8")
+        gitsafe.run_git(["add", "--all", "--force"], git_dir=git_dir, work_tree=root, extra_env=env)
+        gitsafe.run_git(["commit", "--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m",
+                         PRISTINE_MESSAGE], git_dir=git_dir, work_tree=root, extra_env=env)
+        return gitsafe.run_git(["rev-parse", "--verify", "HEAD^{commit}"], git_dir=git_dir).decode().strip()
+    except gitsafe.GitError as exc:
+        raise SandboxError(f"{root}: the pristine commit failed: {exc}") from None
+
+
+def _pristine_commit(root: Path, store: Path | None = None, allow_empty: bool = False) -> tuple[str, Pristine | None]:
+    """Make `root` a git repo with its whole tree committed deterministically: (commit id, what was committed,
+    when written here without git; None when git made it). `store`: a pristine store to be, whose objects
+    folder the written objects go to as well. An empty tree is an error unless `allow_empty` (an environment
+    task's working directory may start empty)."""
+    if not allow_empty and not any(p.name != ".git" for p in root.iterdir()):
+        raise SandboxError(f"{root}: the generator wrote no files")
+    name, email = PRISTINE_AUTHOR
+    when = datetime.strptime(PRISTINE_DATE, "%Y-%m-%dT%H:%M:%S%z")
+    found = write_pristine(root, branch=PRISTINE_BRANCH, ident=f"{name} <{email}>",
+                           when=f"{int(when.timestamp())} {when.strftime('%z')}", message=PRISTINE_MESSAGE,
+                           config=_CONFIG, mirror=store / "objects" if store is not None else None)
+    if found is not None:
+        return found.commit, found
+    return _git_commit(root), None
+
+
+def commit_pristine(root: Path, allow_empty: bool = False) -> str:
+    """Make `root` a git repo and commit its whole tree deterministically; returns the commit id."""
+    return _pristine_commit(root, allow_empty=allow_empty)[0]
 
 
 def generate_tree(task: Task, seed: int, dest: Path) -> dict[str, Any]:
@@ -162,11 +195,18 @@ def materialize_sandbox(task: Task, seed: int, dest: Path) -> Sandbox:
     """Build the task's sandbox for `seed` in the empty folder `dest`, committed as pristine, and keep a
     copy of the pristine objects beside it (`pristine_store_for(dest)`) for grading."""
     variables = generate_tree(task, seed, dest)
-    commit = commit_pristine(dest)
+    return _committed(dest, seed, variables)
+
+
+def _committed(dest: Path, seed: int, variables: dict[str, Any], allow_empty: bool = False) -> Sandbox:
+    """The tree at `dest` committed as pristine, with the pristine objects kept beside it for grading."""
     store = pristine_store_for(dest)
     if store.exists():
         raise SandboxError(f"{store}: a pristine store is already there")
-    gitsafe.save_pristine(dest, store)
+    commit, found = _pristine_commit(dest, store, allow_empty=allow_empty)
+    gitsafe.save_pristine(dest, store, with_index=True)
+    if found is not None:  # what `git ls-tree` of the store would say, known already
+        gitsafe.remember_pristine(commit, found.entries, found.gitignores)
     return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
                    pristine_store=store.resolve())
 
@@ -184,10 +224,4 @@ def materialize_environment(task: Task, seed: int, dest: Path, backend: Any) -> 
         with tempfile.TemporaryDirectory(prefix="ae-env-gen-") as tmp:
             variables = generate_tree(task, seed, Path(tmp) / "tree")
             shutil.copytree(Path(tmp) / "tree", dest, symlinks=True, dirs_exist_ok=True)
-    commit = commit_pristine(dest, allow_empty=True)
-    store = pristine_store_for(dest)
-    if store.exists():
-        raise SandboxError(f"{store}: a pristine store is already there")
-    gitsafe.save_pristine(dest, store)
-    return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
-                   pristine_store=store.resolve())
+    return _committed(dest, seed, variables, allow_empty=True)
