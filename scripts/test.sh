@@ -61,6 +61,8 @@ fi
 
 t0=$SECONDS
 status=0
-python -m pytest -q "$@" || status=$?
+# Two workers, each taking whole test files (--dist loadfile: a file's fixtures, the real model's server among
+# them, start once): most tests wait on subprocesses, so two share two cores well. `-n 0` runs in one process.
+python -m pytest -q -n 2 --dist loadfile "$@" || status=$?
 echo "test.sh: pytest took $((SECONDS - t0)) s" >&2
 exit $status
