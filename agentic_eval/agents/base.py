@@ -97,12 +97,18 @@ class AgentOutcome:
 class Agent(Protocol):
     """An agent: `run` drives the model (or not) in the sandbox and returns how it ended.
 
-    Optional hook (looked up with getattr, so an agent without it still meets the protocol):
+    Optional hooks (looked up with getattr, so an agent without them still meets the protocol):
 
         def check_options(self, extra: dict[str, object]) -> None
 
     called once before any trial with the run's `--agent-opt` values (`AgentOptions.extra`); raise
     AgenticEvalError with one line saying how to fix a bad value, rather than failing every trial.
+
+        def wire_api(self, base_url: str, api_key: str, options: AgentOptions) -> str
+
+    for an agent that speaks the Anthropic Messages API (claude-code): 'native' (the wire recorder passes
+    `/v1/messages` through to the endpoint) or 'translate' (it translates to the endpoint's chat completions);
+    the trial records the choice as `wire_api`. Without the hook, requests are passed through as sent.
     """
 
     name: str
