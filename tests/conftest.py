@@ -21,13 +21,26 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-FIRST_FILES = ("test_real_model.py",)
-"""Started first: the longest file (a CPU-served model), so that under `-n 2 --dist loadfile` (scripts/test.sh) the
-other worker works through the rest meanwhile instead of it being the tail of the run."""
+FIRST_FILES = ("test_redteam.py", "test_docker_backend.py", "test_relay_origin.py", "test_cli_agents.py",
+               "test_ray_cluster.py", "test_grading_integrity.py", "test_breadth_packs.py", "test_claude_code.py")
+"""Started first, longest first: under `-n 2 --dist loadfile` (scripts/test.sh) each worker takes whole files in
+this order, so the short files fill in at the end instead of one long file being the tail of the run."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.path.name not in FIRST_FILES)  # stable: the order within a file is kept
+    rank = {name: i for i, name in enumerate(FIRST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the order within a file is kept
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A folder with a short path (under /tmp), removed after the test: for trial folders that hold unix sockets,
+    whose paths are limited to 107 bytes (pytest's own folders, under xdist, can be longer)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="ae-t-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -194,15 +194,15 @@ def test_codex_without_responses_api_is_an_agent_error(pack: Path, tmp_path: Pat
 
 
 
-@pytest.mark.real_model
+@pytest.mark.real_model_long
 @pytest.mark.timeout(3000)
 def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, pack: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """opencode on the packaged small model (serve-local): its ~7,000-token first request takes
     minutes of prompt processing on a CPU. Whatever the model does, the trial must end scored, with
-    every turn on the wire classified. Select with `-m real_model`."""
-    if "real_model" not in (request.config.getoption("-m") or ""):
-        pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model")
+    every turn on the wire classified. Select with `-m real_model_long`."""
+    if "real_model_long" not in (request.config.getoption("-m") or ""):
+        pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model_long")
     require_cli("opencode", monkeypatch)
     local_server = pytest.importorskip("agentic_eval.local.server")
     monkeypatch.setenv("AGENTIC_EVAL_CACHE", str(MODEL_CACHE_AT_IMPORT))

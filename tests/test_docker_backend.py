@@ -511,7 +511,7 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
 
 
 def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                                  monkeypatch: pytest.MonkeyPatch, short_tmp: Path) -> None:
     from agentic_eval.testing import FakeEndpoint
     from tests.helpers import commands_then_done, integrity_pack, run_cli
 
@@ -519,10 +519,9 @@ def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Pat
         pytest.skip("the capped work dir needs root (a tmpfs mount)")
     def work_mounts() -> int:  # this test's own: another run on the machine may have capped work dirs too
         return sum(1 for line in Path("/proc/mounts").read_text().splitlines()
-                   if line.startswith("agentic-eval-work ") and str(tmp_path) in line)
+                   if line.startswith("agentic-eval-work ") and str(short_tmp) in line)
 
-    (tmp_path / "trials").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "trials"))  # the trial's sandbox, and its mount
+    monkeypatch.setattr(tempfile, "tempdir", str(short_tmp))  # the trial's sandbox, and its mount
 
     monkeypatch.setenv("AGENTIC_EVAL_DOCKER_WORK_SIZE", "40m")
     before = work_mounts()
@@ -570,7 +569,7 @@ CONNECT = ("python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s
 
 
 def test_code_that_fills_the_disk_while_graded_fails_scored(docker_env: str, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                                            monkeypatch: pytest.MonkeyPatch, short_tmp: Path) -> None:
     """The model's code, run while it is graded, fills its capped copy (not this machine's disk): its test
     run cannot even write its report, a scored fail; the grading folder is unmounted and removed after."""
     from agentic_eval.testing import FakeEndpoint
@@ -581,10 +580,9 @@ def test_code_that_fills_the_disk_while_graded_fails_scored(docker_env: str, tmp
 
     def grading_mounts() -> int:
         return sum(1 for line in Path("/proc/mounts").read_text().splitlines()
-                   if line.startswith("agentic-eval-grading ") and str(tmp_path) in line)
+                   if line.startswith("agentic-eval-grading ") and str(short_tmp) in line)
 
-    (tmp_path / "trials").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "trials"))  # the trial's folders, and their mounts
+    monkeypatch.setattr(tempfile, "tempdir", str(short_tmp))  # the trial's folders, and their mounts
     monkeypatch.setenv("AGENTIC_EVAL_DOCKER_WORK_SIZE", "40m")
     pack = integrity_pack(tmp_path / "fill")
     filler = "import os\nos.system('dd if=/dev/zero of=fill bs=1M count=400 status=none')\n"
@@ -597,7 +595,7 @@ def test_code_that_fills_the_disk_while_graded_fails_scored(docker_env: str, tmp
     assert trial["outcome"] == "fail" and trial["grader_verdict"] == "fail", trial
     grader = (tmp_path / "runs" / trial["run_id"] / trial["files"]["grader"]).read_text()
     assert "No space left on device" in grader or "wrote no report" in grader, grader
-    assert grading_mounts() == 0 and not list((tmp_path / "trials").glob("ae-grading-*"))
+    assert grading_mounts() == 0 and not list(short_tmp.glob("ae-grading-*"))
 
 
 def test_the_graders_container_is_started_during_the_first_phase(engine: str, tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ NUMERIC_METAVARS = {"N", "S", "K", "GB", "GB/s"}
 """Metavars that promise a number: such a flag must have a bounded type."""
 TEXT_FLAGS = {"--model", "--agent", "--task", "--agent-opt", "--sandbox", "--docker-host", "--image", "--format",
               "--show", "--redteam", "--generator", "--package", "--phase", "--suite", "--category", "--workload",
-              "--cmd", "--api-key", "--base-url", "names", "task_id"}
+              "--cmd", "--api-key", "--base-url", "--base-image", "--ray", "names", "task_id"}
 """Every other flag that takes a value: text, checked by its command (a new flag must join one of the three)."""
 HOSTILE_NUMBERS = ["99999999999999999999", "9" * 5000, "-1", "-99999999999999999999", "nan", "inf", "-inf",
                    "1e999", "", "ten", "0x10"]

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,15 @@ def _private_network() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def seen(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, Any]:
     pytest.importorskip("ray", reason="the [ray] extra is not installed")
     why = _private_network()
     if why:
         pytest.skip(why)
-    work = tmp_path_factory.mktemp("ray")
+    # Short: Ray's unix sockets live under its temp folder (work/ray/session_*/sockets/plasma_store), and a socket
+    # path is limited to 107 bytes, which pytest's own folders (under xdist, .../popen-gw0/ray0) can exceed.
+    work = Path(tempfile.mkdtemp(prefix="ae-ray-"))
+    request.addfinalizer(lambda: shutil.rmtree(work, ignore_errors=True))
     home = tmp_path_factory.mktemp("ray-home")  # as every test's (conftest): no user config read or written
     temp = tmp_path_factory.mktemp("ray-tmp")  # the driver's and the nodes' temp folder: nothing left in /tmp
     (temp / "ray").mkdir()  # where Ray notes the cluster's address (ray_current_cluster)

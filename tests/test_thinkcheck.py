@@ -1,6 +1,6 @@
 """think-check against a scripted reasoning server on 127.0.0.1 that plants arithmetic slips in its
 reasoning-off answers, in the shapes of vLLM, Ollama and an OpenAI-style API, honouring or ignoring
-the switch. Plus the real local model, selected with `-m real_model`."""
+the switch. Plus the real local model, selected with `-m real_model_long`."""
 
 from __future__ import annotations
 
@@ -267,13 +267,13 @@ def test_cli_model_not_served(serve: Any, capsys: pytest.CaptureFixture[str], tm
     assert "not served" in capsys.readouterr().err
 
 
-@pytest.mark.real_model
+@pytest.mark.real_model_long
 @pytest.mark.timeout(1800)
 def test_real_local_model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """The packaged small model on llama.cpp: two problems, short outputs. It is not a reasoning
     model, so both modes must answer, nothing may crash, and the switch must read as honoured."""
-    if "real_model" not in (request.config.getoption("-m") or ""):
-        pytest.skip("runs the real local model (minutes on a CPU): select with -m real_model")
+    if "real_model_long" not in (request.config.getoption("-m") or ""):
+        pytest.skip("runs the real local model (minutes on a CPU): select with -m real_model_long")
     local_server = pytest.importorskip("agentic_eval.local.server")
     monkeypatch.setenv("AGENTIC_EVAL_CACHE", USER_CACHE)  # assemble the model once, not in every tmp HOME
     with local_server.LocalServer(threads=2, ctx=4096) as server:
