@@ -604,11 +604,18 @@ async def _relay_until_done_or_disconnect(
             exchange.wait_upstream(False)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
+    await race_client(receive, exchange, pump())  # re-raises _UpstreamBrokeOff
+
+
+async def race_client(receive: Receive, exchange: _Exchange, work: Any) -> None:
+    """Run `work` (a coroutine), stopping it early if the client goes away (noted on the exchange); its own
+    exception is re-raised."""
+
     async def client_gone() -> None:
         while (await receive())["type"] != "http.disconnect":
             pass
 
-    relay, watch = asyncio.ensure_future(pump()), asyncio.ensure_future(client_gone())
+    relay, watch = asyncio.ensure_future(work), asyncio.ensure_future(client_gone())
     try:
         await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -617,7 +624,7 @@ async def _relay_until_done_or_disconnect(
             relay.cancel()
             exchange.error = exchange.error or "client disconnected before the response ended"
             await asyncio.gather(relay, return_exceptions=True)
-    relay.result()  # re-raises _UpstreamBrokeOff
+    relay.result()
 
 
 def _carries_key(headers: list[tuple[bytes, bytes]], key: str) -> bool:

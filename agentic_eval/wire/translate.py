@@ -13,7 +13,6 @@ answered 404 here: chat completions has nothing to count them with.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import TYPE_CHECKING, Any
@@ -105,28 +104,11 @@ async def relay_translated(app: _ProxyApp, scope: Scope, receive: Receive, send:
     upstream.content_type = reply.headers.get("content-type", "")
     upstream.content_encoding = reply.headers.get("content-encoding", "")
     try:
-        await _race_client(receive, exchange, _relay(send, exchange, upstream, reply, body))
+        from agentic_eval.wire.recorder import race_client
+
+        await race_client(receive, exchange, _relay(send, exchange, upstream, reply, body))
     finally:
         await reply.aclose()
-
-
-async def _race_client(receive: Receive, exchange: _Exchange, work: Any) -> None:
-    """Run `work`, stopping it early if the client goes away."""
-
-    async def client_gone() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-
-    relay, watch = asyncio.ensure_future(work), asyncio.ensure_future(client_gone())
-    try:
-        await asyncio.wait({relay, watch}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        watch.cancel()
-        if not relay.done():
-            relay.cancel()
-            exchange.error = exchange.error or "client disconnected before the response ended"
-            await asyncio.gather(relay, return_exceptions=True)
-    relay.result()
 
 
 async def _relay(send: Send, exchange: _Exchange, upstream: _Exchange, reply: httpx.Response,

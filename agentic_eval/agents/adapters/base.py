@@ -308,6 +308,22 @@ class CliAgent:
                             transcript=transcript, stop_reason=stop_reason, timed_out_at=timed_out_at,
                             signal=signal)
 
+    def result_event_outcome(self, run: CliRun, message_keys: tuple[str, ...] = ("result", "error")) -> AgentOutcome:
+        """How a run ended by its stream-json `result` event (Claude Code's format, which qwen-code shares): an
+        error other than the turn limit is the endpoint's fault when the wire saw the model call fail, else the
+        agent's; `message_keys` are the event's fields tried in turn for the message."""
+        results = [e for e in json_events(run.stdout) if e.get("type") == "result"]
+        if not results:
+            return self.outcome(run, "completed", stop_reason="exited")
+        last = results[-1]
+        subtype = str(last.get("subtype", ""))
+        if last.get("is_error") and subtype != "error_max_turns":
+            message = str(next((last[k] for k in message_keys if last.get(k)), subtype))[:300]
+            if run.wire.last_model_failure is not None:
+                return self.outcome(run, "endpoint_error", detail=f"{self.name}: {run.wire.last_model_failure}")
+            return self.outcome(run, "agent_error", detail=f"{self.name} ended with {subtype}: {message}")
+        return self.outcome(run, "completed", stop_reason=subtype or "exited")
+
 
 def forget_keys(key_files: dict[Path, str | None]) -> None:
     """Rewrite (or remove) the files that handed a CLI its key (`Invocation.key_files`)."""

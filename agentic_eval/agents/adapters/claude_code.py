@@ -32,7 +32,7 @@ import threading
 from pathlib import Path
 from typing import ClassVar
 
-from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, json_events, key_file
+from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, key_file
 from agentic_eval.agents.adapters.install import CliTool
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 
@@ -150,14 +150,4 @@ class ClaudeCodeAgent(CliAgent):
         return Invocation(argv=argv, env=env, key_files={key_path: None})
 
     def completed(self, run: CliRun) -> AgentOutcome:
-        results = [e for e in json_events(run.stdout) if e.get("type") == "result"]
-        if not results:
-            return self.outcome(run, "completed", stop_reason="exited")
-        last = results[-1]
-        subtype = str(last.get("subtype", ""))
-        if last.get("is_error") and subtype != "error_max_turns":
-            message = str(last.get("result") or last.get("error") or subtype)[:300]
-            if run.wire.last_model_failure is not None:
-                return self.outcome(run, "endpoint_error", detail=f"claude-code: {run.wire.last_model_failure}")
-            return self.outcome(run, "agent_error", detail=f"claude-code ended with {subtype}: {message}")
-        return self.outcome(run, "completed", stop_reason=subtype or "exited")
+        return self.result_event_outcome(run)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation, json_events
+from agentic_eval.agents.adapters.base import CliAgent, CliRun, Invocation
 from agentic_eval.agents.adapters.install import CliTool
 from agentic_eval.agents.base import AgentContext, AgentOutcome
 
@@ -62,14 +62,4 @@ class QwenCodeAgent(CliAgent):
                           key_files={settings: json.dumps(settings_with_key(None), indent=2)})
 
     def completed(self, run: CliRun) -> AgentOutcome:
-        results = [e for e in json_events(run.stdout) if e.get("type") == "result"]
-        if not results:
-            return self.outcome(run, "completed", stop_reason="exited")
-        last = results[-1]
-        subtype = str(last.get("subtype", ""))
-        if last.get("is_error") and subtype != "error_max_turns":
-            message = str(last.get("error") or last.get("result") or subtype)[:300]
-            if run.wire.last_model_failure is not None:
-                return self.outcome(run, "endpoint_error", detail=f"qwen-code: {run.wire.last_model_failure}")
-            return self.outcome(run, "agent_error", detail=f"qwen-code ended with {subtype}: {message}")
-        return self.outcome(run, "completed", stop_reason=subtype or "exited")
+        return self.result_event_outcome(run, ("error", "result"))
