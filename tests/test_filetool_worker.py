@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,17 @@ def _backends() -> list[str]:
     if bwrap_problem() is None or os.environ.get("CI") == "true":
         return ["local", "bwrap"]
     return ["local"]
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and its descendants, from /proc."""
+    found: list[int] = []
+    todo = [pid]
+    while todo and len(found) < 100:
+        found.append(current := todo.pop())
+        for task in Path(f"/proc/{current}/task").iterdir():
+            todo.extend(int(child) for child in (task / "children").read_text().split())
+    return found
 
 
 @pytest.fixture(params=_backends())
@@ -47,11 +59,13 @@ def test_one_worker_serves_every_file_tool_with_the_same_checks(served: tuple[Pa
              ("list_dir", {}, "new/", False),
              ("read_file", {"path": "../outside.txt"}, "outside the repository", True),
              ("read_file", {"path": "link"}, "outside the repository", True),
-             ("write_file", {"path": "/etc/evil", "content": "x"}, "outside the repository", True)]
+             ("write_file", {"path": "/etc/evil", "content": "x"}, "outside the repository", True),
+             ("write_file", {"path": "big.txt", "content": "b" * 1_000_000}, "wrote 1000000 bytes", False)]
     for name, args, expected, is_error in calls:
         result = execute_tool(root, name, args, limits)
         assert (expected in result.text, result.is_error) == (True, is_error), (name, result)
     assert (root / "new" / "notes.txt").read_text() == "one\ntwo\n"
+    assert (root / "big.txt").read_text() == "b" * 1_000_000  # more than a pipe holds, written whole
     assert "a + b" in (root / "src" / "app.py").read_text()
     assert (root / "new" / "notes.txt").stat().st_uid == (sandbox_uid(root) if limits.backend.confined
                                                           else os.getuid())
@@ -62,7 +76,7 @@ def test_one_worker_serves_every_file_tool_with_the_same_checks(served: tuple[Pa
 def test_a_hung_or_killed_worker_fails_that_call_only(served: tuple[Path, ToolLimits]) -> None:
     root, limits = served
     (root / "big.txt").write_text("a" * 40 + "\n")
-    quick = dataclasses.replace(limits, file_tool_timeout_s=1.5)
+    quick = dataclasses.replace(limits, file_tool_timeout_s=1.0)
     hung = execute_tool(root, "grep", {"pattern": "(a*)*b"}, quick)  # catastrophic backtracking: never answers
     assert hung.is_error and "timed out" in hung.text and "was killed" in hung.text
     assert execute_tool(root, "read_file", {"path": "src/app.py"}, limits).text.startswith("def add")
@@ -72,6 +86,13 @@ def test_a_hung_or_killed_worker_fails_that_call_only(served: tuple[Path, ToolLi
     limits.worker._proc.wait()
     assert execute_tool(root, "list_dir", {"path": "src"}, limits).text == "app.py"
     assert limits.worker.started == 3
+    # Stopped (it reads nothing more): a request larger than a pipe holds cannot hang the call past its time.
+    for pid in _tree(limits.worker._proc.pid):  # bwrap's child runs in a session of its own
+        os.kill(pid, signal.SIGSTOP)
+    stuck = execute_tool(root, "write_file", {"path": "w.txt", "content": "w" * 1_000_000}, quick)
+    assert stuck.is_error and "timed out" in stuck.text
+    assert execute_tool(root, "read_file", {"path": "big.txt"}, limits).text == "a" * 40 + "\n"
+    assert limits.worker.started == 4
     # Cancelled mid-call: that call's error, at once.
     cancel = threading.Event()
     cancel.set()

@@ -218,8 +218,9 @@ class FileToolWorker:
         proc = subprocess.Popen(backend.wrap(argv, cwd=self.root, spec=_file_spec(self.root, self.limits, cpu_s)),
                                 cwd=self.root, env=_command_env(home), stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-        assert proc.stdout is not None
+        assert proc.stdin is not None and proc.stdout is not None
         os.set_blocking(proc.stdout.fileno(), False)
+        os.set_blocking(proc.stdin.fileno(), False)
         self.started += 1
         return proc
 
@@ -243,16 +244,9 @@ class FileToolWorker:
             if self._proc is None:
                 self._proc = self._start()
             proc = self._proc
-            assert proc.stdin is not None and proc.stdout is not None
             line = json.dumps({**request, "cpu_s": math.ceil(timeout) + 1}).encode() + b"\n"
             try:
-                proc.stdin.write(line)
-                proc.stdin.flush()
-            except OSError:
-                self._kill()
-                raise ToolError(f"{name} failed: the file tool worker ended unexpectedly") from None
-            try:
-                output, why = self._read_answer(proc, end, cancel, 12 * self.limits.max_output_bytes + 65536)
+                output, why = self._exchange(proc, line, end, cancel, 12 * self.limits.max_output_bytes + 65536)
             except BaseException:
                 self._kill()
                 raise
@@ -264,35 +258,48 @@ class FileToolWorker:
             return _answer(name, output, 0)
 
     @staticmethod
-    def _read_answer(proc: subprocess.Popen[bytes], end: float, cancel: threading.Event | None,
-                     limit: int) -> tuple[bytes, str]:
-        """The worker's next line (its answer) and '' ; or what came and why it stopped there."""
-        assert proc.stdout is not None
-        fd, got = proc.stdout.fileno(), bytearray()
+    def _exchange(proc: subprocess.Popen[bytes], line: bytes, end: float, cancel: threading.Event | None,
+                  limit: int) -> tuple[bytes, str]:
+        """Send `line` and read the worker's next line (its answer), never blocking past `end` or `cancel`
+        (a worker that stops reading cannot hold a large request's write): the answer and '', or what
+        came and why it stopped there ('ended': the worker ended or answered past `limit`)."""
+        assert proc.stdin is not None and proc.stdout is not None
+        out, into = proc.stdout.fileno(), proc.stdin.fileno()
+        got, note, pending = bytearray(), b"", memoryview(line)
         with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
+            selector.register(out, selectors.EVENT_READ)
+            selector.register(into, selectors.EVENT_WRITE)
             while True:
                 if cancel is not None and cancel.is_set():
                     return bytes(got), "was cancelled"
                 left = end - time.monotonic()
                 if left <= 0:
                     return bytes(got), "timed out"
-                if not selector.select(min(left, 0.05)):
-                    continue
-                try:
-                    block = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not block:
-                    return bytes(got), "ended"
-                got += block
-                while (newline := got.find(b"\n")) >= 0:
-                    answer, got = bytes(got[:newline]), got[newline + 1:]
-                    if answer.startswith(b"{"):
-                        return answer, ""
-                    # a line that is not an answer (a warning on stderr): kept for the message, if one is due
-                if len(got) > limit:
-                    return bytes(got[-300:]), "ended"
+                for key, _ in selector.select(min(left, 0.05)):
+                    if key.fd == into:
+                        try:
+                            pending = pending[os.write(into, pending):]
+                        except BlockingIOError:
+                            continue
+                        except OSError:  # the worker is gone; its output says why, if anything
+                            pending = pending[len(pending):]
+                        if not pending:
+                            selector.unregister(into)
+                        continue
+                    try:
+                        block = os.read(out, 65536)
+                    except BlockingIOError:
+                        continue
+                    if not block:
+                        return bytes(got) or note, "ended"
+                    got += block
+                    while (newline := got.find(b"\n")) >= 0:
+                        answer, got = bytes(got[:newline]), got[newline + 1:]
+                        if answer.startswith(b"{"):
+                            return answer, ""
+                        note = answer  # not an answer (a warning on stderr): its message, if the worker ends
+                    if len(got) > limit:
+                        return bytes(got[-300:]), "ended"
 
     def close(self) -> None:
         with self._lock:
