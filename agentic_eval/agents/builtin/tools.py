@@ -10,10 +10,10 @@ Confinement: every tool runs in a process of its own through the run's sandbox
 backend (`confine/backend.py`; bwrap by default): `bash` as a shell per call, the
 file tools in `_filetools.py` (the run's `FileToolWorker` when `ToolLimits.worker`
 is set: one process serving every call; else one process per call). Confined,
-the process sees the sandbox writable, the system read-only, a private /tmp, no network and no other process, so neither a
-`cd ..` nor a symlink swapped in mid-call reaches the harness's files. The file
-tools also resolve each path and refuse anything outside the sandbox. Every
-call is bounded in time (grep included), CPU, memory, output and file size.
+the process sees the sandbox writable, the system read-only, a private /tmp, no
+network and no other process, so neither a `cd ..` nor a symlink swapped in
+mid-call reaches the harness's files. The file tools also resolve each path and
+refuse anything outside the sandbox. Every call is bounded in time (grep included), CPU, memory, output and file size.
 """
 
 from __future__ import annotations
