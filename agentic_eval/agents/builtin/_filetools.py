@@ -1,7 +1,9 @@
 """The built-in agent's file tools, run as a process of their own inside the sandbox's confinement.
 
 Standard library only: `python -I -S _filetools.py` reads one request (JSON on
-stdin: tool, root, args, limits) and prints one answer (JSON: text, error).
+stdin: tool, root, args, limits) and prints one answer (JSON: text, error);
+`python -I -S _filetools.py --serve` answers requests, one JSON object a line,
+until its stdin ends (the built-in agent keeps one such process per run).
 Run confined, a symlink swapped in mid-call can only lead where the confined
 process may go anyway (the sandbox, read-only system files), never to the
 harness's files; the path checks below only keep the model's answers honest.
@@ -210,7 +212,38 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         return {"text": "too deep to handle", "error": True}
 
 
+def _limit_cpu(seconds: Any) -> None:
+    """Soft CPU limit at what this process used so far plus `seconds` (below the hard limit the harness
+    set): a served request is bounded in CPU as a process of its own would be."""
+    import resource
+
+    if not isinstance(seconds, int | float) or seconds <= 0:
+        return
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def serve() -> int:
+    """Answer requests, one JSON object a line on stdin, one answer a line on stdout, until stdin ends.
+    A request's `cpu_s` bounds the CPU it may take."""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    for line in stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        _limit_cpu(request.get("cpu_s"))
+        stdout.write(json.dumps(answer(request)).encode() + b"\n")
+        stdout.flush()
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["--serve"]:
+        return serve()
     request = json.loads(sys.stdin.buffer.read())
     sys.stdout.write(json.dumps(answer(request)))
     return 0

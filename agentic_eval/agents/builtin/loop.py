@@ -13,6 +13,7 @@ retries of connection errors and HTTP 5xx/429, default 2), `bash_timeout_s` (def
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -34,7 +35,7 @@ from pydantic import ValidationError
 
 from agentic_eval.agents.base import AgentContext, AgentOutcome
 from agentic_eval.agents.builtin.prompts import build_system_prompt
-from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS, ToolLimits, execute_tool
+from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS, FileToolWorker, ToolLimits, execute_tool
 from agentic_eval.classify.turn import find_text_tool_calls
 from agentic_eval.endpoint import not_an_event_stream, shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
@@ -250,6 +251,7 @@ class BuiltinAgent:
             outcome = AgentOutcome("agent_error", detail=f"{type(exc).__name__}: {exc}")
         finally:
             loop.client.close()
+            loop.limits.worker.close()
         outcome.turns, outcome.transcript = loop.turns, transcript.path
         transcript.write("end", loop.turns, status=outcome.status, stop_reason=outcome.stop_reason,
                          detail=outcome.detail)
@@ -269,8 +271,9 @@ class _Loop:
         self.client = openai.OpenAI(base_url=ctx.base_url, api_key=ctx.api_key or "none", http_client=http,
                                     max_retries=self.retries, timeout=ctx.timeout_s,
                                     default_headers={"Accept-Encoding": ACCEPT_ENCODING})
-        self.limits = ToolLimits(bash_timeout_s=_option(ctx, "bash_timeout_s", float, 60.0),
-                                 deadline=self.deadline, cancel=ctx.cancel, backend=ctx.backend)
+        limits = ToolLimits(bash_timeout_s=_option(ctx, "bash_timeout_s", float, 60.0),
+                            deadline=self.deadline, cancel=ctx.cancel, backend=ctx.backend)
+        self.limits = dataclasses.replace(limits, worker=FileToolWorker(ctx.sandbox.path, limits))
         self.messages: list[ChatCompletionMessageParam] = []
 
     def append(self, message: ChatCompletionMessageParam, **extra: Any) -> None:

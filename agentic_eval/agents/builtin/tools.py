@@ -6,21 +6,25 @@ returns a `ToolResult` the model sees: a bad path, unknown tool, arguments that
 are not JSON or miss a field, a failing or hanging command are all results,
 never exceptions.
 
-Confinement: every tool runs as a process of its own through the run's sandbox
-backend (`confine/backend.py`; bwrap by default): `bash` as a shell, the file tools as
-`_filetools.py`. Confined, the process sees the sandbox writable, the system
-read-only, a private /tmp, no network and no other process, so neither a
-`cd ..` nor a symlink swapped in mid-call reaches the harness's files. The file
-tools also resolve each path and refuse anything outside the sandbox. Every
-call is bounded in time (grep included), CPU, memory, output and file size.
+Confinement: every tool runs in a process of its own through the run's sandbox
+backend (`confine/backend.py`; bwrap by default): `bash` as a shell per call, the
+file tools in `_filetools.py` (the run's `FileToolWorker` when `ToolLimits.worker`
+is set: one process serving every call; else one process per call). Confined,
+the process sees the sandbox writable, the system read-only, a private /tmp, no
+network and no other process, so neither a `cd ..` nor a symlink swapped in
+mid-call reaches the harness's files. The file tools also resolve each path and
+refuse anything outside the sandbox. Every call is bounded in time (grep included), CPU, memory, output and file size.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
+import selectors
+import subprocess
 import sys
 import tempfile
 import threading
@@ -35,11 +39,11 @@ from openai.types.chat import ChatCompletionToolParam
 from openai.types.shared_params import FunctionDefinition
 
 from agentic_eval.agents.builtin._filetools import resolve_in_sandbox, truncate_middle
-from agentic_eval.confine.backend import Confinement, ResourceLimits, default_backend, run_command
+from agentic_eval.confine.backend import Confinement, ResourceLimits, default_backend, run_command, signal_group
 from agentic_eval.packs.builtin import hidden_from_model
 
-__all__ = ["TOOL_NAMES", "TOOL_SCHEMAS", "ToolError", "ToolLimits", "ToolResult", "execute_tool", "parse_arguments",
-           "resolve_in_sandbox", "truncate_middle"]
+__all__ = ["TOOL_NAMES", "TOOL_SCHEMAS", "FileToolWorker", "ToolError", "ToolLimits", "ToolResult", "execute_tool",
+           "parse_arguments", "resolve_in_sandbox", "truncate_middle"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ class ToolLimits:
     """Wall time of one file tool call, at most `bash_timeout_s` (a pathological grep pattern is killed by then)."""
     memory_bytes: int = 4 * 1024 ** 3
     """Address space of each process a call starts (RLIMIT_AS)."""
+    worker: Any = None
+    """The run's `FileToolWorker` serving the file tools (None: a process per call)."""
 
 
 @dataclass(frozen=True)
@@ -123,33 +129,185 @@ _SCHEMAS_BY_NAME = {t["function"]["name"]: t["function"].get("parameters", {}) f
 TOOL_NAMES = tuple(_SCHEMAS_BY_NAME)
 
 
-def _file_tool(name: str, root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
-    """Run one file tool as its own process through the sandbox backend; its answer, or `ToolError`."""
+def _file_request(name: str, root: Path, args: dict[str, Any], limits: ToolLimits) -> dict[str, Any]:
+    return {"tool": name, "root": str(root), "args": args,
+            "limits": {"max_output_bytes": limits.max_output_bytes, "max_read_lines": limits.max_read_lines,
+                       "grep_max_matches": limits.grep_max_matches, "max_file_bytes": limits.max_file_bytes}}
+
+
+def _file_spec(root: Path, limits: ToolLimits, cpu_s: int | None) -> Confinement:
     from agentic_eval.agents.builtin import _filetools
 
-    backend = limits.backend or default_backend()
-    timeout = _time_left(limits, min(limits.file_tool_timeout_s, limits.bash_timeout_s))
-    request = {"tool": name, "root": str(root), "args": args,
-               "limits": {"max_output_bytes": limits.max_output_bytes, "max_read_lines": limits.max_read_lines,
-                          "grep_max_matches": limits.grep_max_matches, "max_file_bytes": limits.max_file_bytes}}
-    script = Path(_filetools.__file__).resolve()
-    spec = Confinement(writable=(root,), readable=(script,), hidden=hidden_from_model(),
-                       limits=ResourceLimits(cpu_s=math.ceil(timeout) + 1, memory_bytes=limits.memory_bytes))
-    with _private_home(backend) as home:
-        result = run_command(backend, [sys.executable, "-I", "-S", str(script)], cwd=root, env=_command_env(home),
-                             spec=spec, timeout_s=timeout, cancel=limits.cancel, stdin=json.dumps(request).encode(),
-                             output_limit=12 * limits.max_output_bytes + 65536)
-    if result.stopped_by:
-        raise ToolError(f"{name} {result.stopped_by} and was killed" +
-                        (" (simplify the pattern or narrow the path)" if name == "grep" else ""))
+    return Confinement(writable=(root,), readable=(Path(_filetools.__file__).resolve(),), hidden=hidden_from_model(),
+                       limits=ResourceLimits(cpu_s=cpu_s, memory_bytes=limits.memory_bytes))
+
+
+def _answer(name: str, output: bytes, returncode: int | None) -> str:
+    """The text of a file tool's JSON answer; `ToolError` for an error answer or output that is none."""
     try:
-        answer = json.loads(result.output)
+        answer = json.loads(output)
     except ValueError:
-        tail = result.output.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {result.returncode}"]
+        tail = output.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {returncode}"]
         raise ToolError(f"{name} failed: {tail[0][:300]}") from None
     if answer["error"]:
         raise ToolError(answer["text"])
     return str(answer["text"])
+
+
+def _stopped(name: str, why: str) -> ToolError:
+    return ToolError(f"{name} {why} and was killed" +
+                     (" (simplify the pattern or narrow the path)" if name == "grep" else ""))
+
+
+def _file_tool(name: str, root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
+    """Run one file tool through the run's worker, else as its own process through the sandbox backend;
+    its answer, or `ToolError`."""
+    from agentic_eval.agents.builtin import _filetools
+
+    timeout = _time_left(limits, min(limits.file_tool_timeout_s, limits.bash_timeout_s))
+    request = _file_request(name, root, args, limits)
+    if limits.worker is not None and limits.worker.serves(root):
+        return limits.worker.call(name, request, timeout, limits.cancel)
+    backend = limits.backend or default_backend()
+    spec = _file_spec(root, limits, math.ceil(timeout) + 1)
+    with _private_home(backend) as home:
+        result = run_command(backend, [sys.executable, "-I", "-S", str(Path(_filetools.__file__).resolve())], cwd=root,
+                             env=_command_env(home), spec=spec, timeout_s=timeout, cancel=limits.cancel,
+                             stdin=json.dumps(request).encode(), output_limit=12 * limits.max_output_bytes + 65536)
+    if result.stopped_by:
+        raise _stopped(name, result.stopped_by)
+    return _answer(name, result.output, result.returncode)
+
+
+class FileToolWorker:
+    """One confined process serving a run's file tool calls over a pipe (`_filetools.py --serve`), started
+    at the first call: a process per call cost ~0.17 s here. It runs through the same backend, as the same
+    uid, with the same confinement, environment and memory limit as a process per call would; each request
+    gets its own CPU limit (the worker lowers its soft limit), and the harness its own wall time limit and
+    the cancel event. A call that times out, is cancelled, or finds the worker dead or answering nonsense
+    kills the worker's process group (and PID namespace) and is that call's error; the next call starts a
+    new worker. `close()` ends it; the agent's phase end would end it anyway. Only for backends that run a
+    command as a process of this host (local, bwrap); others get a process per call."""
+
+    BACKENDS = ("local", "bwrap")
+
+    def __init__(self, root: Path, limits: ToolLimits) -> None:
+        self.root, self.limits = Path(root), limits
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._home: tempfile.TemporaryDirectory[str] | None = None
+        self._lock = threading.Lock()
+        self.started = 0
+        """How many worker processes were started (for tests and figures)."""
+
+    def serves(self, root: Path) -> bool:
+        backend = self.limits.backend or default_backend()
+        return Path(root) == self.root and getattr(backend, "name", "") in self.BACKENDS
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        from agentic_eval.agents.builtin import _filetools
+
+        backend = self.limits.backend or default_backend()
+        if backend.confined:
+            home = "/tmp"
+        else:
+            if self._home is None:
+                self._home = tempfile.TemporaryDirectory(prefix="ae-home-")
+            home = self._home.name
+        deadline = self.limits.deadline
+        cpu_s = None if deadline is None else math.ceil(max(deadline - time.monotonic(), 0)) + 1
+        argv = [sys.executable, "-I", "-S", str(Path(_filetools.__file__).resolve()), "--serve"]
+        proc = subprocess.Popen(backend.wrap(argv, cwd=self.root, spec=_file_spec(self.root, self.limits, cpu_s)),
+                                cwd=self.root, env=_command_env(home), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+        os.set_blocking(proc.stdin.fileno(), False)
+        self.started += 1
+        return proc
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        signal_group(proc.pid)
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                if stream is not None:
+                    stream.close()
+
+    def call(self, name: str, request: dict[str, Any], timeout: float, cancel: threading.Event | None) -> str:
+        """The answer of one request, within `timeout` seconds; `ToolError` otherwise."""
+        with self._lock:
+            end = time.monotonic() + timeout
+            if self._proc is not None and self._proc.poll() is not None:
+                self._kill()  # ended between calls (e.g. its CPU limit): start afresh, not this call's fault
+            if self._proc is None:
+                self._proc = self._start()
+            proc = self._proc
+            line = json.dumps({**request, "cpu_s": math.ceil(timeout) + 1}).encode() + b"\n"
+            try:
+                output, why = self._exchange(proc, line, end, cancel, 12 * self.limits.max_output_bytes + 65536)
+            except BaseException:
+                self._kill()
+                raise
+            if why:
+                self._kill()
+                if why == "ended":
+                    return _answer(name, output, proc.returncode)
+                raise _stopped(name, why if why != "timed out" else f"timed out after {timeout:g}s")
+            return _answer(name, output, 0)
+
+    @staticmethod
+    def _exchange(proc: subprocess.Popen[bytes], line: bytes, end: float, cancel: threading.Event | None,
+                  limit: int) -> tuple[bytes, str]:
+        """Send `line` and read the worker's next line (its answer), never blocking past `end` or `cancel`
+        (a worker that stops reading cannot hold a large request's write): the answer and '', or what
+        came and why it stopped there ('ended': the worker ended or answered past `limit`)."""
+        assert proc.stdin is not None and proc.stdout is not None
+        out, into = proc.stdout.fileno(), proc.stdin.fileno()
+        got, note, pending = bytearray(), b"", memoryview(line)
+        with selectors.DefaultSelector() as selector:
+            selector.register(out, selectors.EVENT_READ)
+            selector.register(into, selectors.EVENT_WRITE)
+            while True:
+                if cancel is not None and cancel.is_set():
+                    return bytes(got), "was cancelled"
+                left = end - time.monotonic()
+                if left <= 0:
+                    return bytes(got), "timed out"
+                for key, _ in selector.select(min(left, 0.05)):
+                    if key.fd == into:
+                        try:
+                            pending = pending[os.write(into, pending):]
+                        except BlockingIOError:
+                            continue
+                        except OSError:  # the worker is gone; its output says why, if anything
+                            pending = pending[len(pending):]
+                        if not pending:
+                            selector.unregister(into)
+                        continue
+                    try:
+                        block = os.read(out, 65536)
+                    except BlockingIOError:
+                        continue
+                    if not block:
+                        return bytes(got) or note, "ended"
+                    got += block
+                    while (newline := got.find(b"\n")) >= 0:
+                        answer, got = bytes(got[:newline]), got[newline + 1:]
+                        if answer.startswith(b"{"):
+                            return answer, ""
+                        note = answer  # not an answer (a warning on stderr): its message, if the worker ends
+                    if len(got) > limit:
+                        return bytes(got[-300:]), "ended"
+
+    def close(self) -> None:
+        with self._lock:
+            self._kill()
+            if self._home is not None:
+                self._home.cleanup()
+                self._home = None
 
 
 def read_file(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
@@ -283,12 +441,21 @@ def parse_arguments(name: str, arguments: dict[str, Any] | str | None) -> dict[s
     if not isinstance(arguments, dict):
         raise ToolError(f"arguments of {name} must be a JSON object, got {type(arguments).__name__}")
     _check_values(arguments)
-    try:
-        jsonschema.validate(arguments, _SCHEMAS_BY_NAME[name])
-    except jsonschema.ValidationError as exc:
-        where = ".".join(str(p) for p in exc.absolute_path)
-        raise ToolError(f"bad arguments for {name}: {(where + ': ') if where else ''}{exc.message[:500]}") from None
+    # What jsonschema.validate does, less checking the schema itself again at every call.
+    error = jsonschema.exceptions.best_match(_validator(name).iter_errors(arguments))
+    if error is not None:
+        where = ".".join(str(p) for p in error.absolute_path)
+        raise ToolError(f"bad arguments for {name}: {(where + ': ') if where else ''}{error.message[:500]}")
     return arguments
+
+
+@functools.cache
+def _validator(name: str) -> Any:
+    """The checked validator of a tool's arguments schema, made once."""
+    schema = _SCHEMAS_BY_NAME[name]
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def _sendable(text: str, limit: int | None = None) -> str:
