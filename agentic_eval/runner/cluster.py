@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentic_eval.confine.backend import Confinement, SandboxBackend, backend_class
 from agentic_eval.errors import AgenticEvalError
@@ -55,9 +55,24 @@ if TYPE_CHECKING:
     from agentic_eval.agents.base import Agent, AgentOptions
     from agentic_eval.endpoint import Endpoint
     from agentic_eval.packs.task import Task
-    from agentic_eval.results import RunConfig
-    from agentic_eval.runner.planning import Campaign
-    from agentic_eval.runner.settings import SandboxChoice
+    from agentic_eval.results import RunConfig, RunPlan
+    from agentic_eval.runner.settings import RunSettings, SandboxChoice
+
+class Campaign(Protocol):
+    """What a run on the cluster needs of the planned run (runner.planning.Campaign, which calls this module)."""
+
+    plan: RunPlan
+    settings: RunSettings
+    agent: Agent
+    endpoint: Endpoint
+    backend: SandboxBackend
+
+    @property
+    def config(self) -> RunConfig: ...
+
+    @property
+    def options(self) -> AgentOptions: ...
+
 
 RAY_INSTALL = "pip install 'agentic-eval[ray]'"
 BUNDLE_ROOT = "ae-ray-tasks"
