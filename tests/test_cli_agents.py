@@ -414,8 +414,13 @@ def test_agents_list_and_install_commands(tmp_path: Path, monkeypatch: pytest.Mo
         assert rows[name]["kind"] == "cli" and rows[name]["installed"] is False
         assert rows[name]["install"] == f"agentic-eval agents install {name}"
     assert rows["nop"]["kind"] == "builtin" and rows["nop"]["installed"] is None
+    monkeypatch.setenv("COLUMNS", "80")
     assert main(["agents", "list"]) == 0
-    assert "agentic-eval agents install qwen-code" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    install = next(line for line in out.splitlines() if line.startswith("install with: agentic-eval agents install "))
+    assert set(CLI_TOOLS) <= set(install.split()), install  # none installed in this tools folder
+    table = out.split("tools folder:")[0]
+    assert max(len(line) for line in table.splitlines()) <= 80, table
     assert main(["agents", "install", "no-such-cli"]) == 2
     assert "no CLI to install for no-such-cli" in capsys.readouterr().err
 

@@ -37,25 +37,33 @@ def agents_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"tools_dir": str(tools_dir()), "agents": [asdict(r) for r in rows]}, indent=2))
         return 0
-    table = [("agent", "CLI (pinned)", "installed", "version", "install with")]
+    # Four columns fit 80: the install commands and what each CLI speaks go below the table, a line each.
+    table = [("agent", "CLI (pinned)", "installed", "version")]
+    stale: list[str] = []
     for r in rows:
         if r.kind == "cli":
             pin = (r.pinned or "").rsplit(" ", 1)[-1]
             version = r.version or "-"
             if r.version and pin and pin not in r.version:  # installed by hand, or an older install
-                version += f" (not the pinned {pin}: reinstall with the command on the right)"
-            table.append((r.name, r.pinned or "", "yes" if r.installed else "no", version, r.install or ""))
+                version += f" (pinned: {pin})"
+                stale.append(r.name)
+            table.append((r.name, r.pinned or "", "yes" if r.installed else "no", version))
         elif r.kind == "broken":
-            table.append((r.name, "cannot load", "-", "-", (r.speaks or "")[:60]))
+            table.append((r.name, "cannot load", "-", "-"))
         else:
-            table.append((r.name, "none needed", "-", "-", ""))
+            table.append((r.name, "none needed", "-", "-"))
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     for row in table:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
     print(f"tools folder: {tools_dir()} (AGENTIC_EVAL_TOOLS moves it)")
+    missing = [r.name for r in rows if r.kind == "cli" and not r.installed]
+    if missing or stale:
+        print(f"install with: agentic-eval agents install {' '.join(missing + stale)}   (or: all)")
     for r in rows:
         if r.kind == "cli":
             print(f"  {r.name} speaks {r.speaks}")
+        elif r.kind == "broken":
+            print(f"  {r.name} cannot load: {r.speaks or ''}")
     return 0
 
 

@@ -37,7 +37,7 @@ from agentic_eval.agents.adapters.install import CliTool
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 
 TOOL = CliTool(agent="claude-code", kind="npm", package="@anthropic-ai/claude-code", version="2.1.328",
-               binary="claude", speaks="Anthropic Messages API, streamed (native, or translated to chat completions)")
+               binary="claude", speaks="Anthropic Messages API, streamed (native or translated)")
 KEY_FILE = ".agentic-eval-key"
 """Under the trial's HOME: the key, printed once by the apiKeyHelper as Claude Code starts."""
 DISALLOWED_TOOLS = ("WebFetch", "WebSearch")
