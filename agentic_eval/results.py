@@ -449,7 +449,14 @@ class RunPlan:
     skipped: int = 0
     """Trials already scored in an earlier session of this run (resume)."""
     lock: Any = None
-    """The run's lock file, held while this plan lives."""
+    """The run's lock file, held while this plan lives or until `release`."""
+
+    def release(self) -> None:
+        """Let go of the run's lock now (its trials are done here), not when the plan is garbage: a plan kept
+        alive by a reference cycle would otherwise refuse a resume of the same run in this process."""
+        if self.lock is not None:
+            self.lock.close()
+            self.lock = None
 
 
 def plan_trials(tasks: Sequence[Task], agent: str, model: str, seed: int, attempts: int) -> list[TrialSpec]:

@@ -63,3 +63,14 @@ def test_builtin_agent_then_resume_from_python(scripted: Any, mini_pack: Path, t
     assert len(records) == 5  # 3 first, then the 2 unscored again
     config = json.loads((first.run_dir / "run.json").read_text())
     assert config["seed"] == 0 and config["agent_options"] == OPTS
+
+
+def test_a_run_executed_in_this_process_can_be_resumed_in_it_while_its_plan_lives(mini_pack: Path,
+                                                                                   tmp_path: Path) -> None:
+    """The run's lock goes when its trials are done, not when its plan is garbage: a plan still referenced (here,
+    on purpose; in a Ray run, by a cycle) must not refuse a resume of the same run in the same process."""
+    campaign = plan_start(agent="oracle", tasks=[str(mini_pack)], runs_root=tmp_path, sandbox="local")
+    campaign.execute()
+    assert campaign.plan.lock is None
+    again = resume_run(campaign.run_dir)
+    assert again.trials_run == [] and not again.interrupted  # every trial was scored: nothing left to run

@@ -64,14 +64,17 @@ class Campaign:
                 on_start: Callable[[TrialSpec], None] | None = None,
                 cancel: threading.Event | None = None) -> list[TrialResult]:
         """Run the planned trials (see `execute_plan`, or `execute_on_ray` with `--ray`; KeyboardInterrupt
-        propagates, finished trials kept)."""
-        if self.settings.ray_address:
-            from agentic_eval.runner.cluster import execute_on_ray
+        propagates, finished trials kept). The run's lock is released when it returns."""
+        try:
+            if self.settings.ray_address:
+                from agentic_eval.runner.cluster import execute_on_ray
 
-            return execute_on_ray(self, on_result=on_result, on_start=on_start, cancel=cancel)
-        return execute_plan(self.plan, agent=self.agent, endpoint=self.endpoint, options=self.options,
-                            jobs=self.jobs, on_result=on_result, on_start=on_start, cancel=cancel,
-                            keep_sandboxes=self.settings.keep_sandboxes, backend=self.backend)
+                return execute_on_ray(self, on_result=on_result, on_start=on_start, cancel=cancel)
+            return execute_plan(self.plan, agent=self.agent, endpoint=self.endpoint, options=self.options,
+                                jobs=self.jobs, on_result=on_result, on_start=on_start, cancel=cancel,
+                                keep_sandboxes=self.settings.keep_sandboxes, backend=self.backend)
+        finally:
+            self.plan.release()
 
 
 def make_run_config(settings: RunSettings, *, run_id: str, endpoint: Endpoint, tasks: list[Task],
