@@ -50,7 +50,8 @@ every readable one mounted or copied in), else discarded; after a few misses no 
 grader's, with nothing writable, can serve no phase but the grader's. Beside it the container of the
 model's code is started too, binding the grading folder's (empty) work and scratch folders, which the
 CodeHost fills when grading starts; if the grader runs none of the model's code it is removed unused, in the
-background.
+background, and once three were (and more unused than used: graders that only read files) no more are
+started ahead: the model's code's container then starts at its first command.
 `AGENTIC_EVAL_DOCKER_WARM=0` turns warm starts off (to measure what they save).
 
 Environment tasks (packs/environment.py: a task's own Dockerfile, working directory, user, services) run in
@@ -292,6 +293,10 @@ class DockerBackend(SandboxBackend):
         self._ending: dict[str, Future[None]] = {}
         """Graders' containers being killed in the background (see `_end_later`), by phase key."""
         self._warm_used = self._warm_wasted = 0
+        self._host_used = self._host_wasted = 0
+        """Gradings that ran the model's code (its container used) and that left a warm one unused."""
+        self._hosts: set[str] = set()
+        """The work copies of gradings under way (their container is the model's code's)."""
         self._capped: set[str] = set()
         self._skeletons: dict[str, str] = {}
         """Containers that mount a stand-in /root (see `_root_skeleton`), and its folder."""
@@ -493,6 +498,11 @@ class DockerBackend(SandboxBackend):
                 self._warm[key] = self._warming.submit(self._start_phase, Path(key), [Path(key)], [], None,
                                                       hidden_from_model())  # what the built-in agent hides
 
+    def _hosting_pays(self) -> bool:
+        """Whether to start the container of the model's code ahead: until graders that run none of it (a grep)
+        have left three unused, and more of them unused than used."""
+        return self._host_wasted < 3 or self._host_used >= self._host_wasted
+
     def _warming_pays(self) -> bool:
         return self._warm_wasted < 3 or self._warm_used >= self._warm_wasted
 
@@ -628,6 +638,10 @@ class DockerBackend(SandboxBackend):
             # after the trial's first phase, its grader's container stays ready for the next
             keep = self._trials.get(str(sandbox)) == 1
             warm = None if keep else self._warm.pop(str(sandbox), None)
+            if str(sandbox) in self._hosts:  # the model's code's, at the end of grading (packs/sealed.py)
+                self._hosts.discard(str(sandbox))
+                self._host_used += phase is not None  # the grader ran some of it
+                self._host_wasted += phase is None and warm is not None
         if phase is not None and not phase.writable:
             self._end_later(str(sandbox), phase)
         elif phase is not None:
@@ -731,6 +745,7 @@ class DockerBackend(SandboxBackend):
             kept = sandbox in self._trials and sandbox not in self._grading  # not released meanwhile
             if kept:
                 self._grading[sandbox] = folder
+            if kept and self._hosting_pays():
                 self._warm[str(work)] = self._warming.submit(self._start_phase, work, [work, folder / "scratch"], [],
                                                              engine, hidden_from_model())
         if not kept:
@@ -757,9 +772,13 @@ class DockerBackend(SandboxBackend):
             folder = self._grading.pop(key, None)
         if folder is None:
             folder = self._new_grading_folder(key)
+        with self._lock:
+            self._hosts.add(str(folder / "work"))
         try:
             yield folder
         finally:
+            with self._lock:
+                self._hosts.discard(str(folder / "work"))
             self._end_grading_folder(folder)
 
     def _new_grading_folder(self, sandbox: str) -> Path:
