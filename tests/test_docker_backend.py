@@ -646,6 +646,10 @@ def test_the_graders_container_is_started_during_the_first_phase(engine: str, tm
         assert "sandbox-read-only" in proc.stdout and "hello" in proc.stdout and not (sandbox / "x").exists()
         assert proc.stdout.rstrip().endswith("answer"), proc.stdout + proc.stderr  # connect() through the bind
         assert backend._warm_used == 1 and backend._warm_wasted == 0  # type: ignore[attr-defined]
+        grader = backend._phases[str(sandbox)].container.id  # type: ignore[attr-defined]
+        backend.close(sandbox)  # type: ignore[attr-defined]  # the grader's container ends in the background
+        backend.wrap(["true"], cwd=sandbox, spec=Spec(writable=(sandbox,)))  # type: ignore[attr-defined]
+        assert not client.api.containers(all=True, filters={"id": grader})  # gone before a next phase's command
         backend.close(sandbox)  # type: ignore[attr-defined]
         backend.release(sandbox)  # type: ignore[attr-defined]
         assert not client.api.containers(filters={"label": label})

@@ -12,7 +12,9 @@ A container serves one *phase* of one sandbox, keyed by its first writable path 
 folder): the agent's commands share one; the reference fix and the grader each get a fresh one, and the
 previous phase's container (with every process the agent left) is killed before the next runs its first
 command, so the grader runs after all of the agent's processes are gone. `close(sandbox)` kills the
-current one; `release(sandbox)` ends the trial. A command with nothing writable (the sealed grader:
+current one (a container with nothing writable, the sealed grader's once it has graded, in the background:
+nothing in it can change a file, and a next phase of the same sandbox waits until it is gone);
+`release(sandbox)` ends the trial. A command with nothing writable (the sealed grader:
 packs/sealed.py) gets its working folder, the sandbox, mounted read-only, and can still connect to a
 unix socket in a folder it reads (connect() needs no write access to the mount). The model's code that
 such a grader has run goes to the harness's CodeHost, whose commands are a phase of their own, keyed by
@@ -48,7 +50,8 @@ every readable one mounted or copied in), else discarded; after a few misses no 
 grader's, with nothing writable, can serve no phase but the grader's. Beside it the container of the
 model's code is started too, binding the grading folder's (empty) work and scratch folders, which the
 CodeHost fills when grading starts; if the grader runs none of the model's code it is removed unused, in the
-background.
+background, and once three were (and more unused than used: graders that only read files) no more are
+started ahead: the model's code's container then starts at its first command.
 `AGENTIC_EVAL_DOCKER_WARM=0` turns warm starts off (to measure what they save).
 
 Environment tasks (packs/environment.py: a task's own Dockerfile, working directory, user, services) run in
@@ -113,6 +116,8 @@ class Engine:
     running: int = 0
     lost: str = ""
     """Why the engine is no longer used (empty while it is)."""
+    image_id: str = ""
+    """The image's id (what the trial record names), once asked."""
 
     @property
     def name(self) -> str:
@@ -285,7 +290,13 @@ class DockerBackend(SandboxBackend):
         self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
         self._phases: dict[str, _Phase] = {}
         self._warm: dict[str, Future[_Phase]] = {}
+        self._ending: dict[str, Future[None]] = {}
+        """Graders' containers being killed in the background (see `_end_later`), by phase key."""
         self._warm_used = self._warm_wasted = 0
+        self._host_used = self._host_wasted = 0
+        """Gradings that ran the model's code (its container used) and that left a warm one unused."""
+        self._hosts: set[str] = set()
+        """The work copies of gradings under way (their container is the model's code's)."""
         self._capped: set[str] = set()
         self._skeletons: dict[str, str] = {}
         """Containers that mount a stand-in /root (see `_root_skeleton`), and its folder."""
@@ -487,6 +498,11 @@ class DockerBackend(SandboxBackend):
                 self._warm[key] = self._warming.submit(self._start_phase, Path(key), [Path(key)], [], None,
                                                       hidden_from_model())  # what the built-in agent hides
 
+    def _hosting_pays(self) -> bool:
+        """Whether to start the container of the model's code ahead: until graders that run none of it (a grep)
+        have left three unused, and more of them unused than used."""
+        return self._host_wasted < 3 or self._host_used >= self._host_wasted
+
     def _warming_pays(self) -> bool:
         return self._warm_wasted < 3 or self._warm_used >= self._warm_wasted
 
@@ -550,6 +566,7 @@ class DockerBackend(SandboxBackend):
             self._grader_reads.pop(str(path), None)
             warm = self._warm.pop(str(path), None)
             grading = self._grading.pop(str(path), None)
+            self._ending.pop(str(path), None)  # no phase follows: its grader's container goes on ending alone
             capped = str(path) in self._capped
             self._capped.discard(str(path))
         ready = self._claim(warm)
@@ -606,11 +623,13 @@ class DockerBackend(SandboxBackend):
         phase = self._phases.get(str(sandbox))
         if phase is None:
             return {}
-        try:
-            image = phase.engine.client.images.get(phase.engine.image).id
-        except Exception:  # noqa: BLE001 - a lost engine: its name is still worth recording
-            image = phase.engine.image
-        return {"engine": phase.engine.name, "image": image}
+        engine = phase.engine
+        if not engine.image_id:  # asked once per engine: its image's tag does not move during a run
+            try:
+                engine.image_id = engine.client.images.get(engine.image).id
+            except Exception:  # noqa: BLE001 - a lost engine: its name is still worth recording
+                return {"engine": engine.name, "image": engine.image}
+        return {"engine": engine.name, "image": engine.image_id}
 
     def close(self, sandbox: Path) -> None:
         """Remove the sandbox's container: every process in it ends."""
@@ -619,7 +638,13 @@ class DockerBackend(SandboxBackend):
             # after the trial's first phase, its grader's container stays ready for the next
             keep = self._trials.get(str(sandbox)) == 1
             warm = None if keep else self._warm.pop(str(sandbox), None)
-        if phase is not None:
+            if str(sandbox) in self._hosts:  # the model's code's, at the end of grading (packs/sealed.py)
+                self._hosts.discard(str(sandbox))
+                self._host_used += phase is not None  # the grader ran some of it
+                self._host_wasted += phase is None and warm is not None
+        if phase is not None and not phase.writable:
+            self._end_later(str(sandbox), phase)
+        elif phase is not None:
             self._remove(phase)
         if warm is not None and warm.done():  # started and never used (nothing of the model's in it): in the background
             try:
@@ -636,6 +661,8 @@ class DockerBackend(SandboxBackend):
             phases, self._phases = list(self._phases.values()), {}
             warm, self._warm = list(self._warm.values()), {}
         phases += [p for p in map(self._claim, warm) if p is not None]
+        with self._lock:
+            self._ending.clear()  # the removal pool, shut down below, waits for them
         for phase in phases:
             self._remove(phase)
         with self._lock:
@@ -679,6 +706,7 @@ class DockerBackend(SandboxBackend):
             warm = self._warm.pop(sandbox, None) if current is None else None
         if current is not None:
             self._remove(current)  # the previous phase ends with every process it left
+        self._ended(sandbox)  # and a grader's ended off the trial's path, too
         ready = self._claim(warm)
         if ready is not None:
             missing = ready.missing(writable, readable, hidden)
@@ -717,6 +745,7 @@ class DockerBackend(SandboxBackend):
             kept = sandbox in self._trials and sandbox not in self._grading  # not released meanwhile
             if kept:
                 self._grading[sandbox] = folder
+            if kept and self._hosting_pays():
                 self._warm[str(work)] = self._warming.submit(self._start_phase, work, [work, folder / "scratch"], [],
                                                              engine, hidden_from_model())
         if not kept:
@@ -743,9 +772,13 @@ class DockerBackend(SandboxBackend):
             folder = self._grading.pop(key, None)
         if folder is None:
             folder = self._new_grading_folder(key)
+        with self._lock:
+            self._hosts.add(str(folder / "work"))
         try:
             yield folder
         finally:
+            with self._lock:
+                self._hosts.discard(str(folder / "work"))
             self._end_grading_folder(folder)
 
     def _new_grading_folder(self, sandbox: str) -> Path:
@@ -972,6 +1005,14 @@ else:
     def _remove(self, phase: _Phase) -> None:
         """Kill the container (every process in it ends: its PID namespace goes with its init) before
         returning; its removal (unmounting, ~70 ms) goes on in the background."""
+        self._kill(phase)
+        try:
+            self._removals.submit(_remove_quietly, phase.container)
+        except RuntimeError:  # at interpreter exit (atexit): no new threads, so remove it here
+            _remove_quietly(phase.container)
+
+    def _kill(self, phase: _Phase) -> None:
+        """Kill the container: the engine answers once its init (and with it every process in it) is gone."""
         try:
             phase.container.kill()
         except Exception:  # noqa: BLE001 - already stopped, or an engine that is gone took it with it
@@ -979,10 +1020,29 @@ else:
         with self._lock:
             phase.engine.running = max(0, phase.engine.running - 1)
         self._drop_skeleton(phase.container)
-        try:
-            self._removals.submit(_remove_quietly, phase.container)
-        except RuntimeError:  # at interpreter exit (atexit): no new threads, so remove it here
+
+    def _end_later(self, key: str, phase: _Phase) -> None:
+        """Kill and remove a container with nothing writable (the sealed grader's, once it has graded) off the
+        trial's path: nothing left in it can change a file the harness reads, and the next phase of `key`
+        (`_phase`) waits until it is gone before it runs anything."""
+        def end() -> None:
+            self._kill(phase)
             _remove_quietly(phase.container)
+
+        try:
+            ending = self._removals.submit(end)
+        except RuntimeError:  # at interpreter exit
+            self._remove(phase)
+            return
+        with self._lock:
+            self._ending[key] = ending
+
+    def _ended(self, key: str) -> None:
+        """Wait until the container `_end_later` is ending for `key` is gone (none: return at once)."""
+        with self._lock:
+            ending = self._ending.pop(key, None)
+        if ending is not None:
+            ending.result()
 
     def _drop_skeleton(self, container: Any) -> None:
         """Remove the stand-in /root of a killed container (its mounts are gone with it)."""
