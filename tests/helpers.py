@@ -29,7 +29,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
@@ -855,3 +855,24 @@ def start_docker_engine(folder: Path) -> str:
     if proc.returncode != 0:
         no_docker_engine(f"no Docker engine could be started: {proc.stderr.strip()[-300:]}")
     return proc.stdout.strip().split("=", 1)[1]
+
+
+def stop_docker_engine(folder: Path) -> None:
+    """Stop a private engine started by `start_docker_engine` and remove its folder."""
+    subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def docker_engine(name: str) -> Iterator[str]:
+    """For a module's engine fixture (`yield from docker_engine("name")`): DOCKER_HOST's engine when it answers,
+    else a private one in /tmp/ae-test-<name>-<pid> (short: unix socket paths are limited), stopped after."""
+    host = os.environ.get("DOCKER_HOST", "")
+    if host and docker_answers(host):
+        yield host
+        return
+    if shutil.which("dockerd") is None or os.geteuid() != 0:
+        no_docker_engine("no Docker engine: set DOCKER_HOST, or run as root with docker.io installed")
+    folder = Path("/tmp") / f"ae-test-{name}-{os.getpid()}"
+    host = start_docker_engine(folder)
+    yield host
+    stop_docker_engine(folder)

@@ -26,12 +26,13 @@ from tests.helpers import (  # before the tests isolate HOME: it reads where the
     DOCKERD,
     PolicyEndpoint,
     chat_reply,
-    docker_answers,
+    docker_engine,
     no_docker_engine,
     require_cli,
     run_trial,
     shell_call,
     start_docker_engine,
+    stop_docker_engine,
     tiny_port,
     tool_names,
     trial_dir,
@@ -44,26 +45,11 @@ IMAGE_CACHE = str(cache_dir())
 """The user's cache, read before the tests isolate HOME: the image's root filesystem is built once, not per run."""
 
 
-_answers = docker_answers
-_no_engine = no_docker_engine
-_start_engine = start_docker_engine
-
-
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Docker engine: DOCKER_HOST's when it answers, else a private one started for these tests."""
     os.environ.setdefault("AGENTIC_EVAL_CACHE", IMAGE_CACHE)
-    host = os.environ.get("DOCKER_HOST", "")
-    if host and _answers(host):
-        yield host
-        return
-    if shutil.which("dockerd") is None or os.geteuid() != 0:
-        _no_engine("no Docker engine: set DOCKER_HOST, or run as root with docker.io installed")
-    folder = Path("/tmp") / f"ae-test-dockerd-{os.getpid()}"  # short: unix socket paths are limited
-    host = _start_engine(folder)
-    yield host
-    subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
-    shutil.rmtree(folder, ignore_errors=True)
+    yield from docker_engine("dockerd")
 
 
 @dataclass(frozen=True)
@@ -196,9 +182,9 @@ def test_trials_spread_over_engines_and_a_lost_engine_costs_only_its_trials(engi
     from agentic_eval.confine.docker import DockerBackend
 
     if os.geteuid() != 0 or shutil.which("dockerd") is None:
-        _no_engine("a second engine needs root and docker.io")
+        no_docker_engine("a second engine needs root and docker.io")
     folder = Path("/tmp") / f"ae-test-dockerd2-{os.getpid()}"
-    second = _start_engine(folder)
+    second = start_docker_engine(folder)
     try:
         backend = DockerBackend(hosts=[engine, second], slots_per_engine=4)
         sandboxes = []
@@ -224,8 +210,7 @@ def test_trials_spread_over_engines_and_a_lost_engine_costs_only_its_trials(engi
         assert proc.returncode == 0 and backend.describe(late)["engine"] == engine
         backend.close_all()
     finally:
-        subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
-        shutil.rmtree(folder, ignore_errors=True)
+        stop_docker_engine(folder)
 
 
 def test_helper_refuses_a_bad_command_line() -> None:

@@ -8,7 +8,6 @@ DOCKER_HOST's), their images built FROM the suite's own image (`--base-image sui
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,21 +124,9 @@ def test_other_backends_refuse_environment_tasks_before_any_trial(tmp_path: Path
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from tests.helpers import DOCKERD, docker_answers, no_docker_engine, start_docker_engine
+    from tests.helpers import docker_engine
 
-    host = os.environ.get("DOCKER_HOST", "")
-    if host and docker_answers(host):
-        yield host
-        return
-    if shutil.which("dockerd") is None or os.geteuid() != 0:
-        no_docker_engine("no Docker engine: set DOCKER_HOST, or run as root with docker.io installed")
-    folder = Path("/tmp") / f"ae-test-envd-{os.getpid()}"
-    host = start_docker_engine(folder)
-    yield host
-    import subprocess
-
-    subprocess.run(["bash", str(DOCKERD), "stop", str(folder)], capture_output=True, timeout=90, check=False)
-    shutil.rmtree(folder, ignore_errors=True)
+    yield from docker_engine("envd")
 
 
 @pytest.fixture
