@@ -58,6 +58,15 @@ def test_help_imports_nothing_heavy() -> None:
     assert _run(code) == ""
 
 
+def test_the_builtin_agent_does_not_import_the_openai_sdk() -> None:
+    """The built-in agent speaks to the endpoint with plain httpx: the `openai` SDK's import (a model of
+    every API it covers, ~0.3 s of CPU) was most of a campaign's start-up, and -j on few cores pays it."""
+    code = ("import sys; from agentic_eval.agents import load_agent; load_agent('builtin');"
+            "import agentic_eval.agents.builtin.loop, agentic_eval.wire.recorder;"
+            "print('openai' in sys.modules)")
+    assert _run(code) == "False"
+
+
 PACKAGE = Path(__file__).resolve().parents[1] / "agentic_eval"
 
 

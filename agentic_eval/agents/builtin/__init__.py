@@ -1,6 +1,7 @@
 """The built-in agent: one linear chat history, the model's tool calls run in the sandbox.
 
-    loop        BuiltinAgent: where the agent loop lives.
+    loop        BuiltinAgent: where the agent loop lives (plain httpx to the endpoint).
+    chat        The reply shapes it checks, and a stream's chunks added up.
     tools       Its tools: file tools confined to the sandbox, and a bash shell.
     _filetools  The file tools' own process inside the sandbox's confinement.
     prompts     Its system prompt, and padding it to a chosen size with realistic guidance.

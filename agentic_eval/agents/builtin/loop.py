@@ -6,8 +6,11 @@ without any ends the run (`completed`, `no_tool_call`). With `lenient_text_calls
 wrote as text are found by the turn classifier, executed, and their results fed back in a user
 message. Endpoint problems are outcomes (`endpoint_error`), never exceptions.
 
+The endpoint is spoken to with plain httpx (`chat.py` checks the replies): the `openai` SDK's import
+alone was most of a campaign's start-up.
+
 Settings in `ctx.options.extra` (strings from `--agent-opt` are accepted): `max_retries` (client
-retries of connection errors and HTTP 5xx/429, default 2), `bash_timeout_s` (default 60),
+retries of connection errors and HTTP 408/409/429/5xx, default 2), `bash_timeout_s` (default 60),
 `temperature`, `max_tokens` (sent only when given).
 """
 
@@ -23,17 +26,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-import openai
-from openai.lib.streaming.chat import ChatCompletionStreamState
-from openai.types.chat import (
-    ChatCompletionChunk,
-    ChatCompletionMessage,
-    ChatCompletionMessageParam,
-    ChatCompletionMessageToolCallParam,
-)
+import httpx
+from httpx_retries import Retry, RetryTransport
 from pydantic import ValidationError
 
 from agentic_eval.agents.base import AgentContext, AgentOutcome
+from agentic_eval.agents.builtin.chat import Chunk, Message, StatusError, StreamState
 from agentic_eval.agents.builtin.prompts import build_system_prompt
 from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS, FileToolWorker, ToolLimits, execute_tool
 from agentic_eval.classify.turn import find_text_tool_calls
@@ -44,6 +42,9 @@ from agentic_eval.wire.bounded import ACCEPT_ENCODING, UnreadableReply, bound_re
 from agentic_eval.wire.sse import MAX_LINE_BYTES, SSEDecoder, StreamUnreadable, stream_error
 
 DEFAULT_MAX_RETRIES = 2
+RETRIED_STATUSES = frozenset({408, 409, 429, *range(500, 600)})
+"""The answers a request is sent again for (as the OpenAI SDK does): a timeout, a conflict, a rate limit,
+a server error."""
 _CONTEXT_LENGTH_HINTS = ("context length", "context_length", "maximum context", "too many tokens",
                          "prompt is too long")
 T = TypeVar("T")
@@ -87,7 +88,7 @@ def _option(ctx: AgentContext, key: str, kind: Callable[[Any], T], default: T) -
     return default if value is None else kind(value)
 
 
-def _describe_status_error(exc: openai.APIStatusError, retries: int) -> str:
+def _describe_status_error(exc: StatusError, retries: int) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
     message = str(body.get("message") or exc.message).splitlines()[0][:300]
     if exc.status_code >= 500:
@@ -106,7 +107,7 @@ def _shown(value: Any, size: int = 120) -> str:
     return text[:size].replace("\n", " ")
 
 
-def read_reply(data: Any) -> tuple[ChatCompletionMessage, str | None, Any]:
+def read_reply(data: Any) -> tuple[Message, str | None, Any]:
     """(message, finish_reason, usage) of a chat completion body; `EndpointFailure` if it is none."""
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
         raise EndpointFailure(f"reply is not a chat completion: {_shown(data)}")
@@ -129,7 +130,7 @@ def read_reply(data: Any) -> tuple[ChatCompletionMessage, str | None, Any]:
             call.setdefault("type", "function")
             call["id"] = call.get("id") or f"call_{number}"
     try:
-        parsed = ChatCompletionMessage.model_validate(message)
+        parsed = Message.model_validate(message)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
@@ -139,7 +140,7 @@ def read_reply(data: Any) -> tuple[ChatCompletionMessage, str | None, Any]:
     return parsed, choice.get("finish_reason"), usage if isinstance(usage, dict) else None
 
 
-def _reasoning(message: ChatCompletionMessage) -> str:
+def _reasoning(message: Message) -> str:
     """The reasoning text servers put beside the content (`reasoning_content` or `reasoning`)."""
     extra = message.model_extra or {}
     value = extra.get("reasoning_content") or extra.get("reasoning")
@@ -159,18 +160,19 @@ def _note_once(line: str) -> None:
     print(f"agentic-eval: {line}", file=sys.stderr, flush=True)
 
 
-def _accumulate(state: ChatCompletionStreamState, data: str, event: str | None) -> None:
+def _accumulate(state: StreamState, data: str, event: str | None) -> None:
     """Add one stream event to the reply being accumulated."""
-    chunk = _parse_chunk(data, event)
+    payload, chunk = _parse_chunk(data, event)
     try:
-        state.handle_chunk(chunk)
-    except Exception as exc:  # noqa: BLE001 - the SDK's accumulator asserts on sequences it does not expect
+        state.add(payload, chunk)
+    except (ValueError, TypeError, RecursionError) as exc:
         raise EndpointFailure(f"malformed stream chunk ({type(exc).__name__}"
                               f"{': ' + str(exc).splitlines()[0] if str(exc) else ''}): {data[:120]}") from None
 
 
-def _parse_chunk(data: str, event: str | None) -> ChatCompletionChunk:
-    """One stream event as a checked `chat.completion.chunk`; `EndpointFailure` saying what is wrong."""
+def _parse_chunk(data: str, event: str | None) -> tuple[dict[str, Any], Chunk]:
+    """One stream event, and the same checked as a `chat.completion.chunk`; `EndpointFailure` saying what is
+    wrong."""
     try:
         payload = json_reply(data)
     except UnreadableReply as exc:
@@ -179,16 +181,10 @@ def _parse_chunk(data: str, event: str | None) -> ChatCompletionChunk:
         raise EndpointFailure(f"malformed stream chunk: not a JSON object: {_shown(payload)}")
     if event == "error" or stream_error(payload):
         raise EndpointFailure(f"the endpoint sent an error in the stream: {stream_error(payload) or _shown(payload)}")
-    for key, default in (("id", ""), ("created", 0), ("model", ""), ("object", "chat.completion.chunk")):
-        payload.setdefault(key, default)  # header fields some servers leave out; the agent reads none
     try:
-        return ChatCompletionChunk.model_validate(payload)
+        return payload, Chunk.model_validate(payload)
     except ValidationError as exc:
-        errors = exc.errors()
-        if all(error["type"] == "literal_error" and isinstance(error["input"], str) for error in errors):
-            # a value this SDK's enums do not list yet (e.g. a new finish_reason): kept, like the SDK does
-            return ChatCompletionChunk.construct(**payload)
-        first = errors[0]
+        first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise EndpointFailure(f"malformed stream chunk: {where}: {first['msg']}: {_shown(payload)}") from None
 
@@ -266,17 +262,22 @@ class _Loop:
         self.ctx, self.transcript, self.turns = ctx, transcript, 0
         self.deadline = time.monotonic() + ctx.timeout_s
         self.retries = _option(ctx, "max_retries", int, DEFAULT_MAX_RETRIES)
-        # Every reply is read within bounds (wire.bounded): a size cap, no inflation past it.
-        http = openai.DefaultHttpxClient(verify=shared_ssl_context(), event_hooks={"response": [bound_replies]})
-        self.client = openai.OpenAI(base_url=ctx.base_url, api_key=ctx.api_key or "none", http_client=http,
-                                    max_retries=self.retries, timeout=ctx.timeout_s,
-                                    default_headers={"Accept-Encoding": ACCEPT_ENCODING})
+        # Every reply is read within bounds (wire.bounded): a size cap, no inflation past it. Connection
+        # errors and the RETRIED_STATUSES are sent again, up to max_retries times, backing off from 0.5 s
+        # (at most 8 s, or what a Retry-After asks for up to that).
+        retry = Retry(total=self.retries, allowed_methods=["POST"], status_forcelist=RETRIED_STATUSES,
+                      retry_on_exceptions=(httpx.NetworkError, httpx.RemoteProtocolError), backoff_factor=0.5,
+                      max_backoff_wait=8.0, backoff_jitter=0.25)
+        transport = RetryTransport(httpx.HTTPTransport(verify=shared_ssl_context()), retry=retry)
+        headers = {"Accept-Encoding": ACCEPT_ENCODING, "Authorization": f"Bearer {ctx.api_key or 'none'}"}
+        self.client = httpx.Client(base_url=ctx.base_url.rstrip("/") + "/", transport=transport, headers=headers,
+                                   event_hooks={"response": [bound_replies]}, timeout=ctx.timeout_s)
         limits = ToolLimits(bash_timeout_s=_option(ctx, "bash_timeout_s", float, 60.0),
                             deadline=self.deadline, cancel=ctx.cancel, backend=ctx.backend)
         self.limits = dataclasses.replace(limits, worker=FileToolWorker(ctx.sandbox.path, limits))
-        self.messages: list[ChatCompletionMessageParam] = []
+        self.messages: list[dict[str, Any]] = []
 
-    def append(self, message: ChatCompletionMessageParam, **extra: Any) -> None:
+    def append(self, message: dict[str, Any], **extra: Any) -> None:
         self.messages.append(message)
         self.transcript.write("message", self.turns, message=message, **extra)
 
@@ -327,7 +328,7 @@ class _Loop:
             raise box["error"]
         return box["value"]  # type: ignore[no-any-return]
 
-    def _ask_model(self) -> ChatCompletionMessage:
+    def _ask_model(self) -> Message:
         ctx = self.ctx
         params: dict[str, Any] = {"model": ctx.model, "messages": list(self.messages), "tools": TOOL_SCHEMAS,
                                   "tool_choice": "auto"}
@@ -336,47 +337,68 @@ class _Loop:
                 params[key] = kind(ctx.options.extra[key])
         timeout = max(self.deadline - time.monotonic(), 0.1)
 
+        if ctx.options.stream:
+            params["stream"] = True
+
         def request() -> Any:
-            if not ctx.options.stream:
-                raw = self.client.chat.completions.with_raw_response.create(**params, timeout=timeout)
-                return self._whole_reply(raw.http_response)
-            raw = self.client.chat.completions.with_raw_response.create(**params, stream=True, timeout=timeout)
-            if why := not_an_event_stream(raw.http_response.headers.get("content-type", "")):
-                return self._unstreamed_reply(raw.http_response, why)
-            return self._read_stream(raw.http_response)
+            response = self.client.send(self.client.build_request("POST", "chat/completions", json=params,
+                                                                  timeout=timeout), stream=True)
+            try:
+                if response.status_code >= 400:
+                    raise self._status_error(response)
+                if not ctx.options.stream:
+                    return self._whole_reply(response)
+                if why := not_an_event_stream(response.headers.get("content-type", "")):
+                    return self._unstreamed_reply(response, why)
+                return self._read_stream(response)
+            finally:
+                response.close()
 
         started = time.monotonic()
         try:
             data = self._wait(request)
-        except UnreadableReply as exc:  # a body the client could not read (the SDK reads error bodies itself)
+        except UnreadableReply as exc:  # a body that could not be read (past the cap, say)
             raise EndpointFailure(f"{exc.subject()} is {exc}") from None
-        except openai.APIStatusError as exc:
+        except StatusError as exc:
             raise EndpointFailure(_describe_status_error(exc, self.retries)) from None
-        except openai.APITimeoutError:
+        except httpx.TimeoutException:
             if time.monotonic() >= self.deadline:
                 raise _Stopped from None
             raise EndpointFailure(f"request to {ctx.base_url} timed out") from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            if isinstance(cause, UnreadableReply):  # read by the client before the SDK saw the reply
-                raise EndpointFailure(f"{cause.subject()} is {cause}") from None
-            # Matched by name: openai builds may vendor their own httpx.
-            if type(cause).__name__ in ("RemoteProtocolError", "ReadError"):
-                raise EndpointFailure(f"the endpoint dropped the connection mid-reply: {cause}") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise EndpointFailure(f"the endpoint dropped the connection mid-reply: {exc}") from None
+        except httpx.TransportError as exc:
             raise EndpointFailure(f"cannot reach the endpoint at {ctx.base_url} (after {self.retries} "
-                                  f"retries): {type(cause).__name__}: {cause}") from None
-        except (openai.OpenAIError, ValueError) as exc:  # e.g. a stream event that is not JSON
+                                  f"retries): {type(exc).__name__}: {exc}") from None
+        except (httpx.HTTPError, ValueError) as exc:  # e.g. a URL httpx cannot send to
             raise EndpointFailure(f"broken reply from the endpoint: {type(exc).__name__}: {exc}") from None
         message, finish_reason, usage = read_reply(data)
         self.transcript.write("reply", self.turns, latency_s=round(time.monotonic() - started, 3),
                               finish_reason=finish_reason, usage=usage, reasoning=_reasoning(message))
         return message
 
+    @staticmethod
+    def _status_error(response: httpx.Response) -> StatusError:
+        """What an HTTP error answer says: its JSON's `error` (or the JSON, or the text) and a line of it."""
+        status = response.status_code
+        raw = response.read()  # UnreadableReply (past the cap, say) is the caller's
+        try:
+            body: Any = json_reply(raw)
+        except UnreadableReply:
+            body = raw.decode("utf-8", "replace").strip()
+        if isinstance(body, dict) and "error" in body:
+            body = body["error"]
+        message = body.get("message") if isinstance(body, dict) else None
+        if not isinstance(message, str) or not message.strip():
+            message = f"Error code: {status}" + (f" - {_shown(body, 300)}" if body not in ("", None) else "")
+        return StatusError(status, body, message)
+
     def _whole_reply(self, response: Any) -> Any:
         """The JSON body of a reply to `stream: false`; `EndpointFailure` naming what keeps it from being read."""
         content_type = response.headers.get("content-type", "")
+        body = response.read()  # UnreadableReply (past the cap, say) is the caller's: "the reply is ..."
         try:
-            return json_reply(response.read())
+            return json_reply(body)
         except UnreadableReply as exc:
             if "text/event-stream" in content_type:
                 raise EndpointFailure(f"the endpoint sent an event stream where a JSON body was asked for "
@@ -398,11 +420,11 @@ class _Loop:
         return data
 
     def _read_stream(self, response: Any) -> Any:
-        """The chat completion a stream of chunks adds up to. Each event is parsed and checked
-        against the chunk type here (the SDK's own stream reader asserts on shapes it does not
-        expect), so a chunk of the wrong shape is the endpoint's fault, named in one line; so is a
-        line that is not UTF-8 or longer than MAX_LINE_BYTES, and a stream past the reply cap."""
-        state = ChatCompletionStreamState()
+        """The chat completion a stream of chunks adds up to (`chat.StreamState`). Each event is
+        parsed and checked against the chunk's shape, so a chunk of the wrong shape is the endpoint's
+        fault, named in one line; so is a line that is not UTF-8 or longer than MAX_LINE_BYTES, and a
+        stream past the reply cap. A reply cut at the token limit (`length`) is a turn like any other."""
+        state = StreamState()
         decoder, chunks, events = SSEDecoder(max_line=MAX_LINE_BYTES, strict=True), 0, 0
         head = bytearray()  # the stream's first bytes, to show when it held no event
         pieces, done = response.iter_bytes(), False
@@ -433,26 +455,22 @@ class _Loop:
             raise
         except (StreamUnreadable, UnreadableReply) as exc:
             raise EndpointFailure(f"unreadable stream from the endpoint: {exc}") from None
-        except Exception as exc:  # httpx's, matched by name: openai builds may vendor their own httpx
-            if "Timeout" in type(exc).__name__:
-                if time.monotonic() >= self.deadline:
-                    raise _Stopped from None
-                raise EndpointFailure(f"request to {self.ctx.base_url} timed out mid-stream") from None
-            if type(exc).__name__ in ("RemoteProtocolError", "ReadError"):
-                raise EndpointFailure(f"the endpoint dropped the connection mid-reply: {exc}") from None
-            raise
+        except httpx.TimeoutException:
+            if time.monotonic() >= self.deadline:
+                raise _Stopped from None
+            raise EndpointFailure(f"request to {self.ctx.base_url} timed out mid-stream") from None
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            raise EndpointFailure(f"the endpoint dropped the connection mid-reply: {exc}") from None
         finally:
             response.close()
         if not chunks:
             seen = ("the stream was empty" if not head else f"it held {events} event(s), none a chunk" if events
                     else f"it held no `data:` event; it began: {bytes(head)!r}")
             raise EndpointFailure(f"stream ended without any completion chunk ({seen})")
-        # The snapshot, not get_final_completion(): that one raises on finish_reason "length" or
-        # "content_filter", and a reply cut at the token limit is a turn like any other.
-        completion = state.current_completion_snapshot
-        if completion.choices and completion.choices[0].finish_reason is None:
+        completion = state.completion()
+        if completion["choices"] and "finish_reason" not in completion["choices"][0]:
             raise EndpointFailure("stream ended without a finish_reason (cut short)")
-        return completion.model_dump(exclude_none=True, warnings=False)
+        return completion
 
     def _drain(self, pieces: Any, limit: int = 1 << 20) -> None:
         """Read what follows `[DONE]` (the stream's end), so the server sees the reply taken whole;
@@ -465,8 +483,8 @@ class _Loop:
         except Exception:  # noqa: BLE001 - the reply is complete; a broken tail changes nothing
             pass
 
-    def _run_structured_calls(self, message: ChatCompletionMessage) -> None:
-        calls: list[ChatCompletionMessageToolCallParam] = []
+    def _run_structured_calls(self, message: Message) -> None:
+        calls: list[dict[str, Any]] = []
         executed: list[tuple[str, str]] = []  # as the model sent them; the history gets them as valid text
         for reply_call in message.tool_calls or []:
             function = getattr(reply_call, "function", None)  # only function tools are offered
@@ -483,7 +501,7 @@ class _Loop:
             self.append({"role": "tool", "tool_call_id": call["id"], "content": result.text},
                         name=name, is_error=result.is_error, duration_s=round(time.monotonic() - started, 3))
 
-    def _run_text_calls(self, message: ChatCompletionMessage) -> bool:
+    def _run_text_calls(self, message: Message) -> bool:
         """Lenient mode: execute the tool calls written in the reply's text (its content, else its
         reasoning) and feed the results back. False when the text holds none."""
         request = {"tools": TOOL_SCHEMAS}

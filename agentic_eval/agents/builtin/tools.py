@@ -32,15 +32,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
-from openai.types.chat import ChatCompletionToolParam
-from openai.types.shared_params import FunctionDefinition
 
 from agentic_eval.agents.builtin._filetools import resolve_in_sandbox, truncate_middle
 from agentic_eval.confine.backend import Confinement, ResourceLimits, default_backend, run_command, signal_group
 from agentic_eval.packs.builtin import hidden_from_model
+
+if TYPE_CHECKING:  # the SDK's types only describe the schemas: importing openai costs ~0.3 s of start-up
+    from openai.types.chat import ChatCompletionToolParam
+    from openai.types.shared_params import FunctionDefinition
 
 __all__ = ["TOOL_NAMES", "TOOL_SCHEMAS", "FileToolWorker", "ToolError", "ToolLimits", "ToolResult", "execute_tool",
            "parse_arguments", "resolve_in_sandbox", "truncate_middle"]
