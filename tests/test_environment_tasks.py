@@ -226,3 +226,28 @@ def test_our_environment_task_runs_and_validates(docker_env: str, tmp_path: Path
         "tally-words": ("ok", 1, 1)}
     assert any("environment.gpus" in n for n in by_id["tally-words"]["notes"])
     assert json.dumps(data).count("red team not run") == 4
+
+
+def test_a_campaign_file_gives_the_base_image(docker_env: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`base_image` in a campaign file is `run --base-image`: it implies the docker sandbox, and a Harbor task,
+    whose base image no registry here serves, passes its oracle; without it the same file cannot build it."""
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import run_cli
+
+    file, runs = tmp_path / "harbor.toml", tmp_path / "runs"
+    with FakeEndpoint(model="served") as fake:
+        body = (f'packs = ["{HARBOR}"]\ntasks = ["tally-words"]\nagents = ["oracle"]\ninstruments = []\n'
+                f'[[models]]\nname = "served"\nbase_url = "{fake.base_url}"\n')
+        file.write_text('sandbox = "docker"\n' + body)
+        code, _ = run_cli("campaign", str(file), "--run-dir", str(runs))
+        assert code != 0
+        err = capsys.readouterr().err
+        assert "cannot get the base image 'python:3.12-slim'" in err and 'set base_image = "suite" in the campaign' in err
+        file.write_text('base_image = "suite"\n' + body)
+        code, _ = run_cli("campaign", str(file), "--run-dir", str(runs))
+        assert code == 0
+    (run_json,) = (runs / "harbor" / "served" / "runs" / "oracle").glob("*/run.json")
+    assert json.loads(run_json.read_text())["sandbox"] == "docker"
+    trials = [json.loads(line) for line in (run_json.parent / "trials.jsonl").read_text().splitlines()]
+    assert [(t["task_id"], t["outcome"], t["reward"]) for t in trials][-1] == ("tally-words", "pass", 1.0)
