@@ -271,7 +271,14 @@ def test_a_campaign_file_gives_the_base_image(docker_env: str, tmp_path: Path,
         file.write_text('base_image = "suite"\n' + body)
         code, _ = run_cli("campaign", str(file), "--run-dir", str(runs))
         assert code == 0
-    (run_json,) = (runs / "harbor" / "served" / "runs" / "oracle").glob("*/run.json")
-    assert json.loads(run_json.read_text())["sandbox"] == "docker"
-    trials = [json.loads(line) for line in (run_json.parent / "trials.jsonl").read_text().splitlines()]
-    assert [(t["task_id"], t["outcome"], t["reward"]) for t in trials][-1] == ("tally-words", "pass", 1.0)
+        (run_json,) = (runs / "harbor" / "served" / "runs" / "oracle").glob("*/run.json")
+        assert json.loads(run_json.read_text())["sandbox"] == "docker"
+        trials_file = run_json.parent / "trials.jsonl"
+        trials = [json.loads(line) for line in trials_file.read_text().splitlines()]
+        assert [(t["task_id"], t["outcome"], t["reward"]) for t in trials] == [("tally-words", "pass", 1.0)]
+        trials_file.write_text("")  # its trial missing: the same command resumes the run, on the same base image
+        code, _ = run_cli("campaign", str(file), "--run-dir", str(runs))
+        assert code == 0, capsys.readouterr().err
+    assert [p.parent for p in run_json.parent.parent.glob("*/run.json")] == [run_json.parent]
+    trials = [json.loads(line) for line in trials_file.read_text().splitlines()]
+    assert [(t["task_id"], t["outcome"]) for t in trials] == [("tally-words", "pass")]
