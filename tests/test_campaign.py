@@ -171,6 +171,31 @@ def test_mistakes_are_one_line_before_anything_starts(mini_pack: Path, tmp_path:
     assert not list(runs.glob("**/trials.jsonl"))
 
 
+@pytest.mark.parametrize(("head", "expected"), [
+    ('base_image = "suite"\n', ("docker", {"base_image": "suite"})),
+    ('sandbox = "docker"\nbase_image = "python:3.12-slim"\n', ("docker", {"base_image": "python:3.12-slim"})),
+    ('sandbox = "bwrap"\n', ("bwrap", {})),
+    ('sandbox = "bwrap"\nbase_image = "suite"\n', "c.toml: base_image: it is for the docker sandbox, not sandbox = "
+     "'bwrap': drop sandbox (base_image implies docker) or base_image"),
+    ('base_image = "suite\\nRUN true"\n', "c.toml: base_image: 'suite\\nRUN true' is not an image name"),
+    ('base_image = ""\n', "c.toml: base_image: String should have at least 1 character"),
+    ('base-image = "suite"\n', "c.toml: unknown key base-image (did you mean 'base_image'?)"),
+])
+def test_base_image_is_a_sandbox_setting_of_the_file(head: str, expected: tuple[str, dict] | str) -> None:
+    """`base_image` is `run --base-image`: it implies the docker sandbox; a bad value is one line naming the key."""
+    from agentic_eval.campaign.spec import parse_campaign
+    from agentic_eval.errors import AgenticEvalError
+
+    text = head + '[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+    if isinstance(expected, tuple):
+        spec = parse_campaign(text, Path("c.toml"))
+        assert (spec.sandbox_name(), spec.sandbox_options()) == expected
+        return
+    with pytest.raises(AgenticEvalError) as caught:
+        parse_campaign(text, Path("c.toml"))
+    assert str(caught.value).startswith(expected) and "\n" not in str(caught.value)
+
+
 def test_the_example_file_is_a_valid_campaign() -> None:
     from agentic_eval.campaign import load_campaign
 

@@ -48,6 +48,24 @@ def test_a_harbor_folder_loads_as_it_is() -> None:
                                                                {"KV_PORT": "8080"})
 
 
+def test_only_a_task_no_seed_reaches_is_seed_independent(tmp_path: Path) -> None:
+    """A Harbor task: its tree is its image's and its verifier gets no seed. Ours with a grade script (which gets
+    AGENTIC_EVAL_SEED) or a generator (whose tree the seed makes) are not; nor is a generated task."""
+    from agentic_eval.packs.environment import seed_independent
+    from agentic_eval.packs.task import load_task, load_tasks
+
+    result = load_tasks([HARBOR, ENVPACK, PACKS / "mini"])
+    assert result.errors == []
+    assert {t.id: seed_independent(t) for t in result.tasks} == {
+        "kv-fetch": True, "tally-words": True, "greet-env": False, "seeded-env": False, "answer-file": False}
+    ours = '[environment]\ndockerfile = "env/Dockerfile"\nverifier_files = ["tests"]\n'  # a reward verifier
+    for answers, expected in (("", True), ('answers = ["port {{seed}}"]\n', False)):  # the leak scan's needles
+        folder = _write_task(tmp_path / f"t{expected}", f'id = "t"\ntitle = "T"\n{answers}{ours}')
+        (folder / "tests").mkdir()
+        (folder / "tests" / "test.sh").write_text("echo 1 > /logs/verifier/reward.txt\n")
+        assert seed_independent(load_task(folder)) is expected
+
+
 def _write_task(folder: Path, toml: str) -> Path:
     folder.mkdir(parents=True)
     (folder / "task.toml").write_text(toml)
@@ -218,11 +236,49 @@ def test_our_environment_task_runs_and_validates(docker_env: str, tmp_path: Path
     tree = json.loads((tmp_path / "own-oracle" / seeded["run_id"] / seeded["files"]["tree"]).read_text())
     assert "tool.txt" in json.dumps(tree) and "config.txt" in json.dumps(tree)  # the image's file and the seed's
     code, data = run_cli("validate", "--tasks", str(HARBOR), "--tasks", str(ENVPACK), "--sandbox", "docker",
-                         "--base-image", "suite", "--seeds", "1", "--repeat", "1", "--json")
+                         "--base-image", "suite", "--seeds", "2", "--repeat", "1", "--json")
     assert code == 0, data
     by_id = {t["id"]: t for t in data["tasks"]}
-    assert {i: (t["status"], t["pristine_fails"], t["fixed_passes"]) for i, t in by_id.items()} == {
-        "greet-env": ("ok", 1, 1), "kv-fetch": ("ok", 1, 1), "seeded-env": ("ok", 1, 1),
-        "tally-words": ("ok", 1, 1)}
+    # no seed reaches a Harbor task (its tree is its image's, its verifier's environment has none): one seed checks
+    # it; ours have a grade script that gets the seed, and seeded-env a generator: both seeds
+    assert {i: (t["status"], t["seeds"], t["pristine_fails"], t["fixed_passes"]) for i, t in by_id.items()} == {
+        "greet-env": ("ok", [0, 1], 2, 2), "kv-fetch": ("ok", [0], 1, 1), "seeded-env": ("ok", [0, 1], 2, 2),
+        "tally-words": ("ok", [0], 1, 1)}
+    one_seed = "seeds: 1 of 2 (seed 0): its tree and verifier do not depend on the seed"
+    assert {i for i, t in by_id.items() if one_seed in t["notes"]} == {"kv-fetch", "tally-words"}
+    assert data["seeds"] == [0, 1]
     assert any("environment.gpus" in n for n in by_id["tally-words"]["notes"])
     assert json.dumps(data).count("red team not run") == 4
+
+
+def test_a_campaign_file_gives_the_base_image(docker_env: str, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`base_image` in a campaign file is `run --base-image`: it implies the docker sandbox, and a Harbor task,
+    whose base image no registry here serves, passes its oracle; without it the same file cannot build it."""
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import run_cli
+
+    file, runs = tmp_path / "harbor.toml", tmp_path / "runs"
+    with FakeEndpoint(model="served") as fake:
+        body = (f'packs = ["{HARBOR}"]\ntasks = ["tally-words"]\nagents = ["oracle"]\ninstruments = []\n'
+                f'[[models]]\nname = "served"\nbase_url = "{fake.base_url}"\n')
+        file.write_text('sandbox = "docker"\n' + body)
+        code, _ = run_cli("campaign", str(file), "--run-dir", str(runs))
+        assert code != 0
+        err = capsys.readouterr().err
+        assert "cannot get the base image 'python:3.12-slim'" in err
+        assert 'set base_image = "suite" in the campaign file' in err  # run's --base-image, as the file says it
+        file.write_text('base_image = "suite"\n' + body)
+        code, _ = run_cli("campaign", str(file), "--run-dir", str(runs))
+        assert code == 0
+        (run_json,) = (runs / "harbor" / "served" / "runs" / "oracle").glob("*/run.json")
+        assert json.loads(run_json.read_text())["sandbox"] == "docker"
+        trials_file = run_json.parent / "trials.jsonl"
+        trials = [json.loads(line) for line in trials_file.read_text().splitlines()]
+        assert [(t["task_id"], t["outcome"], t["reward"]) for t in trials] == [("tally-words", "pass", 1.0)]
+        trials_file.write_text("")  # its trial missing: the same command resumes the run, on the same base image
+        code, _ = run_cli("campaign", str(file), "--run-dir", str(runs))
+        assert code == 0, capsys.readouterr().err
+    assert [p.parent for p in run_json.parent.parent.glob("*/run.json")] == [run_json.parent]
+    trials = [json.loads(line) for line in trials_file.read_text().splitlines()]
+    assert [(t["task_id"], t["outcome"]) for t in trials] == [("tally-words", "pass")]

@@ -246,6 +246,8 @@ class AgentPart:
     task_ids: tuple[str, ...]
     matches: bool
     complete: bool
+    sandbox: str | None = None
+    """The sandbox backend it recorded."""
 
 
 def agent_parts(plan_spec: CampaignSpec, folder: Path, model: str, agent: str, padding: int) -> list[AgentPart]:
@@ -265,7 +267,7 @@ def agent_parts(plan_spec: CampaignSpec, folder: Path, model: str, agent: str, p
                    and dict(config.agent_options) == plan_spec.options_of(agent))
         scored = {(t.task_id, t.attempt) for t in latest_by_trial(records).values() if t.scored}
         complete = all((task, a) in scored for task in config.task_ids for a in range(1, config.attempts + 1))
-        parts.append(AgentPart(run_json.parent, tuple(config.task_ids), matches, complete))
+        parts.append(AgentPart(run_json.parent, tuple(config.task_ids), matches, complete, config.sandbox))
     return parts
 
 
@@ -381,9 +383,30 @@ def _instrument_once(spec: CampaignSpec, kind: str, model: str, endpoint: Any, s
     return thinkcheck.record(thinkcheck.run_think_check(endpoint, config), slot, base_url=endpoint.base_url)
 
 
+_FLAGS_IN_FILE = {"pass --base-image suite": 'set base_image = "suite" in the campaign file',
+                  "use --sandbox docker": 'set sandbox = "docker" (or base_image = "suite") in the campaign file'}
+"""`run`'s advice in an error, as a campaign file takes it."""
+
+
+def in_file_terms(text: str) -> str:
+    """An error's advice to pass a flag of `run` said as the campaign file's key."""
+    for flag, key in _FLAGS_IN_FILE.items():
+        text = text.replace(flag, key)
+    return text
+
+
+def _resumed_sandbox(spec: CampaignSpec, part: AgentPart) -> Any:
+    """A resumed run keeps the sandbox it recorded; the file's base_image goes with it when that is docker (a run
+    recorded on another sandbox resumes there, without it)."""
+    from agentic_eval.runner.settings import SandboxChoice
+
+    return SandboxChoice(None, spec.sandbox_options() if part.sandbox == "docker" else {})
+
+
 def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding: int, server: Any) -> None:
     """Resume the slot's unfinished runs, then start one for the tasks no run of it covers."""
     from agentic_eval.runner import RunSettings, plan_resume, plan_start
+    from agentic_eval.runner.settings import SandboxChoice
 
     plan, spec = session.plan, session.plan.spec
     slot = plan.folder / slug(model.spec.name) / "runs" / agent_slot_name(agent, padding)
@@ -395,15 +418,16 @@ def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding
     def log(text: str, style: str | None = None) -> None:
         session.log(f"{label}: {text}")
 
-    campaigns = [plan_resume(p.run_dir, how, local_server=server, log=log) for p in parts
-                 if not p.complete and set(p.task_ids) & set(plan.task_ids)]
+    campaigns = [plan_resume(p.run_dir, {**how, "sandbox": _resumed_sandbox(spec, p)}, local_server=server, log=log)
+                 for p in parts if not p.complete and set(p.task_ids) & set(plan.task_ids)]
     covered = {t for p in parts for t in p.task_ids}
     missing = [t for t in plan.task_ids if t not in covered]
     if missing:
+        sandbox = SandboxChoice(spec.sandbox_name(), spec.sandbox_options())
         settings = RunSettings.of(model=server.model if server is not None else model.spec.name, agent=agent,
                                   seed=spec.seed, attempts=spec.attempts, system_prompt_tokens=padding or None,
-                                  task_ids=missing, sandbox=spec.sandbox,
-                                  agent_options=spec.options_of(agent) or None, **how)
+                                  task_ids=missing, sandbox=sandbox, agent_options=spec.options_of(agent) or None,
+                                  **how)
         campaigns.append(plan_start(settings, local_server=server, log=log))
     for campaign in campaigns:
         if session.cancel.is_set():
@@ -446,7 +470,7 @@ def _run_model(session: _Session, model: ModelEndpoint) -> None:
             try:
                 part()
             except AgenticEvalError as exc:
-                session.problem(f"{model.spec.name} / {name}: {exc}")
+                session.problem(f"{model.spec.name} / {name}: {in_file_terms(str(exc))}")
             except KeyboardInterrupt:
                 session.cancel.set()
                 return

@@ -23,7 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from agentic_eval.errors import AgenticEvalError
 
@@ -107,6 +107,9 @@ class CampaignSpec(BaseModel):
     """The built-in agent's padding, one run each (0: no padding); other agents run once."""
     instruments: list[str] = list(INSTRUMENT_KINDS)
     sandbox: str | None = None
+    base_image: str | None = Field(default=None, min_length=1, max_length=300)
+    """For tasks that bring their own Dockerfile: build every outside FROM on this image (`suite`: the suite's
+    own), as `run --base-image`; it implies `sandbox = "docker"`."""
     ray_address: str | None = Field(default=None, min_length=1, max_length=300)
     """Run every agent run's trials on this Ray cluster (`run --ray`); unset: on this machine."""
     agent_options: dict[str, dict[str, str | int | float | bool]] = {}
@@ -126,6 +129,20 @@ class CampaignSpec(BaseModel):
                 raise ValueError(f"unknown instrument {name!r}{hint}; choose from {', '.join(INSTRUMENT_KINDS)}")
         return list(dict.fromkeys(value))
 
+    @field_validator("base_image")
+    @classmethod
+    def _base_image(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return value
+        if value.split() != [value]:
+            raise ValueError(f"{value!r} is not an image name: give one without spaces (\"suite\": the suite's own "
+                             "image; or one the Docker engine has, e.g. \"python:3.12-slim\")")
+        sandbox = info.data.get("sandbox")
+        if sandbox not in (None, "docker"):
+            raise ValueError(f"it is for the docker sandbox, not sandbox = {sandbox!r}: drop sandbox (base_image "
+                             "implies docker) or base_image")
+        return value
+
     @field_validator("system_prompt_tokens")
     @classmethod
     def _tokens(cls, value: list[int]) -> list[int]:
@@ -140,6 +157,14 @@ class CampaignSpec(BaseModel):
         if twice:
             raise ValueError(f"model {twice[0]!r} is listed twice; give each [[models]] its own name")
         return self
+
+    def sandbox_options(self) -> dict[str, str]:
+        """The sandbox backend's own options the file gives (`run`'s --base-image)."""
+        return {"base_image": self.base_image} if self.base_image else {}
+
+    def sandbox_name(self) -> str | None:
+        """The sandbox backend: as given, else docker when base_image asks for it (as `run --base-image` does)."""
+        return self.sandbox or ("docker" if self.base_image else None)
 
     def kinds(self) -> list[str]:
         """The instruments to run, as recorded kinds."""

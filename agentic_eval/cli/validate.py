@@ -45,7 +45,8 @@ def register(sub: Any) -> None:
     p.add_argument("--seed", type=seed_number, default=0, metavar="S", help="first sandbox seed (default 0)")
     p.add_argument("--seeds", type=repeats, default=DEFAULT_SEEDS, metavar="N",
                    help="check N seeds, S to S+N-1, each --repeat times: catches a generator or grader that only "
-                   f"works for some seeds (default {DEFAULT_SEEDS})")
+                   f"works for some seeds (default {DEFAULT_SEEDS}; a task no seed reaches, such as a Harbor task, "
+                   "on S alone)")
     p.add_argument("--show", metavar="ID",
                    help="validate only this task and print the grader's output of every pristine and fixed run")
     p.add_argument("-j", "--jobs", type=jobs_number, default=None, metavar="N", help="tasks validated in parallel")

@@ -87,6 +87,17 @@ class EnvironmentSpec(BaseModel):
         return str(path)
 
 
+def seed_independent(task: Any) -> bool:
+    """Whether no seed reaches the task's tree or verdict, so that one seed checks it as well as many: an
+    environment task with no generator (its tree is its image's working directory, which no seed reaches), judged
+    by a reward verifier (whose container's environment is the task's, with no seed in it; a grade script gets
+    the seed in AGENTIC_EVAL_SEED and its variables file) and with no `{{placeholder}}` in its answers (the leak
+    scan's needles). Every Harbor task is one; a task with a generator or a grade script is not."""
+    meta = task.meta
+    return (meta.environment is not None and meta.sandbox is None and task.verifier == "reward"
+            and not any("{{" in answer for answer in meta.answers))
+
+
 # --------------------------------------------------------------------------- Harbor task folders
 
 _HARBOR_KNOWN: dict[str, set[str]] = {

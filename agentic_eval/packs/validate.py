@@ -12,7 +12,9 @@ team on the first seed) are chosen to catch a grader that depends on the seed
 or goes wrong a good share of the time; `evidence()` says what a number of
 runs can and cannot rule out. The library functions default to one seed and
 one run (and the red team on every seed), which is what a caller that asks for
-nothing more gets.
+nothing more gets. A task no seed reaches (`environment.seed_independent`: a
+Harbor task, say) is checked on the first seed alone, `repeat` times, and a
+note says so: its other seeds would build the same tree and verdict again.
 
 The work is cut into units (one pristine and one fixed check of one seed; one
 red-team attempt on one seed) run in parallel: `jobs` units at a time, plus
@@ -37,6 +39,7 @@ from pathlib import Path
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs import redteam as rt
+from agentic_eval.packs.environment import seed_independent
 from agentic_eval.packs.grader import (
     GradeResult,
     ScriptResult,
@@ -200,7 +203,7 @@ class ValidationReport:
     redteam: list[str] | None = None
     """The attempts the red team could run (None: it was off)."""
     seeds: list[int] = field(default_factory=list)
-    """The seeds every check ran with."""
+    """The seeds the checks ran with (a task no seed reaches: the first alone, its own `seeds` says)."""
     repeat: int = 1
     """Runs of each check per seed."""
     redteam_seeds: list[int] = field(default_factory=list)
@@ -682,9 +685,13 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
 
     try:
         for task in tasks:
-            report = TaskValidation(id=task.id, repeat=repeat, seeds=list(seed_list), impossible=task.impossible,
-                                    redteam_seeds=[] if plan is None else list(redteam_list),
+            own = seed_list[:1] if seed_independent(task) else seed_list
+            report = TaskValidation(id=task.id, repeat=repeat, seeds=list(own), impossible=task.impossible,
+                                    redteam_seeds=[] if plan is None else [s for s in redteam_list if s in own],
                                     redteam=None if plan is None else [])
+            if len(own) < len(seed_list):
+                report.notes.append(f"seeds: 1 of {len(seed_list)} (seed {own[0]}): its tree and verifier do not "
+                                    "depend on the seed")
             report.notes.extend(f"unsupported field: {u}" for u in task.unsupported)
             if task.meta.environment is not None and plan is not None:
                 report.notes.append("red team not run: it works on generated repos, and this task brings its own "
@@ -698,10 +705,10 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
                 if job.task.id in plan.problems:
                     job.report.reasons.append(plan.problems[job.task.id])
                 attempts = plan.per_task.get(job.task.id, [])
-                for s in redteam_list if attempts else ():
+                for s in job.report.redteam_seeds if attempts else ():
                     engine.submit(job, functools.partial(_plan_attempts, engine, job, s, attempts, backend))
         for job in jobs_made:
-            for s in seed_list:
+            for s in job.report.seeds:
                 for i in range(repeat):
                     engine.submit(job, functools.partial(_run_checks, job, s, i, backend, engine.cancel))
         for job in jobs_made:
