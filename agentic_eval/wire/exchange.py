@@ -24,6 +24,9 @@ from pydantic import BaseModel, Field
 from agentic_eval.wire.refs import deeper_than
 from agentic_eval.wire.sse import summarize_stream
 
+__all__ = ["WIRE_FORMAT_VERSION", "EndpointClock", "Exchange", "Receive", "Scope", "Send", "WireRecord",
+           "WireTimings", "race_client"]
+
 WIRE_FORMAT_VERSION = 2
 """1: every request whole. 2: a request may be stored by reference to an earlier one (`request_ref`),
 and a reply the recorder could not reassemble is kept raw (`raw_reply`). Version 1 logs still load."""
