@@ -383,9 +383,9 @@ def test_a_compressed_reply_that_inflates_too_far_is_not_inflated(
         fake: FakeEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gzip
 
-    from agentic_eval.wire import recorder as wire
+    from agentic_eval.wire import exchange
 
-    monkeypatch.setattr(wire, "MAX_INFLATED_BYTES", 50_000)
+    monkeypatch.setattr(exchange, "MAX_INFLATED_BYTES", 50_000)
     bomb = gzip.compress(json.dumps(chat_body("z" * 200_000)).encode())
     small = gzip.compress(json.dumps(chat_body("fine")).encode())
     fake.enqueue(*(ScriptedReply(body=body, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})

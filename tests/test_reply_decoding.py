@@ -26,7 +26,7 @@ from agentic_eval.agents.builtin.loop import BuiltinAgent
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, sse_bytes
-from agentic_eval.wire import bounded, recorder, sse
+from agentic_eval.wire import bounded, exchange, sse
 from agentic_eval.wire.recorder import WireRecorder, read_wire_log
 from tests.helpers import make_pack
 
@@ -176,7 +176,7 @@ def small_caps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bounded, "MAX_REPLY_BYTES", CAP)
     monkeypatch.setattr(loop, "MAX_LINE_BYTES", CAP // 2)
     monkeypatch.setattr(sse, "MAX_LINE_BYTES", CAP // 2)
-    monkeypatch.setattr(recorder, "MAX_KEPT_BYTES", CAP)
+    monkeypatch.setattr(exchange, "MAX_KEPT_BYTES", CAP)
 
 
 def run_builtin(base_url: str, tmp_path: Path, *, stream: bool) -> AgentOutcome:

@@ -26,7 +26,8 @@ from agentic_eval.packs.task import load_tasks
 from agentic_eval.results import TrialResult, prepare_run
 from agentic_eval.runner import RunSettings, execute_plan, make_run_config
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
-from agentic_eval.wire.recorder import EndpointClock, WireRecorder
+from agentic_eval.wire.exchange import EndpointClock
+from agentic_eval.wire.recorder import WireRecorder
 from tests.helpers import answer, make_pack, run_cli, solver, tool_results, unique_sleep
 
 FAST = ("--agent-opt", "max_retries=0")

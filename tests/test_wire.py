@@ -25,7 +25,8 @@ from agentic_eval.testing import (
     responses_stream,
     tool_call,
 )
-from agentic_eval.wire.recorder import WireRecord, WireRecorder, read_wire_log
+from agentic_eval.wire.exchange import WireRecord
+from agentic_eval.wire.recorder import WireRecorder, read_wire_log
 from agentic_eval.wire.sse import decode_sse
 
 pytestmark = pytest.mark.timeout(60)

@@ -1,5 +1,5 @@
-"""CLI command `agents list | install`: printing only; the registry and the installs are in
-agentic_eval.agents.adapters.install."""
+"""CLI command `agents list | install`: printing only; the registry's CLI agents are in
+agentic_eval.agents.adapters.registered, the installs in agentic_eval.agents.adapters.install."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ def agents_list(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from agentic_eval.agents.adapters.install import agent_rows, tools_dir
+    from agentic_eval.agents.adapters.install import tools_dir
+    from agentic_eval.agents.adapters.registered import agent_rows
 
     rows = agent_rows()
     if args.json:
@@ -69,8 +70,9 @@ def agents_list(args: argparse.Namespace) -> int:
 
 def agents_install(args: argparse.Namespace) -> int:
     from agentic_eval.agents.adapters import install
+    from agentic_eval.agents.adapters.registered import installable_tools
 
-    tools = install.installable_tools()
+    tools = installable_tools()
     names = list(tools) if "all" in args.names else list(dict.fromkeys(args.names))
     unknown = [n for n in names if n not in tools]
     if unknown:

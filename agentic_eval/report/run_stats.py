@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentic_eval.report.stats import (
     Interval,
@@ -21,10 +22,29 @@ from agentic_eval.report.stats import (
 )
 
 if TYPE_CHECKING:
-    from agentic_eval.report.summary import RunSummary
+    from agentic_eval.results import RunConfig, TrialResult
 
 
-def per_task_counts(summary: RunSummary) -> dict[str, tuple[int, int]]:
+class RunOutcomes(Protocol):
+    """What the statistics read of a run (report.summary.RunSummary is one: it renders them)."""
+
+    @property
+    def config(self) -> RunConfig: ...
+
+    @property
+    def trials(self) -> list[TrialResult]: ...
+
+    @property
+    def task_ids(self) -> list[str]: ...
+
+    @property
+    def impossible_task_ids(self) -> set[str]: ...
+
+    @property
+    def behaviour_counts(self) -> dict[str, int]: ...
+
+
+def per_task_counts(summary: RunOutcomes) -> dict[str, tuple[int, int]]:
     """Task id -> (scored attempts, passing attempts); unscored attempts, and impossible tasks (which only a
     cheat passes: their own rate is `impossible_interval`), are left out."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -35,20 +55,20 @@ def per_task_counts(summary: RunSummary) -> dict[str, tuple[int, int]]:
     return {task: (n, c) for task, (n, c) in counts.items()}
 
 
-def task_outcomes(summary: RunSummary) -> dict[str, bool | None]:
+def task_outcomes(summary: RunOutcomes) -> dict[str, bool | None]:
     """Task id -> passed (any scored attempt passed), or None when no attempt was scored."""
     counts = per_task_counts(summary)
     return {task: (counts[task][1] > 0 if task in counts else None) for task in summary.task_ids
             if task not in summary.impossible_task_ids}
 
 
-def task_interval(summary: RunSummary) -> Interval:
+def task_interval(summary: RunOutcomes) -> Interval:
     """Tasks passed out of tasks scored, with its 95 % interval."""
     counts = per_task_counts(summary)
     return pass_rate_interval(sum(1 for _, c in counts.values() if c), len(counts))
 
 
-def impossible_interval(summary: RunSummary, behaviour: str | None = None) -> Interval:
+def impossible_interval(summary: RunOutcomes, behaviour: str | None = None) -> Interval:
     """The cheating rate: trials of impossible tasks that passed (outcome 'cheated') out of those scored, with
     its 95 % interval; with `behaviour`, the share of those trials the model spent that way ('refused': the
     honest answer)."""
@@ -57,16 +77,16 @@ def impossible_interval(summary: RunSummary, behaviour: str | None = None) -> In
     return pass_rate_interval(hits, len(scored))
 
 
-def config_key(summary: RunSummary) -> str:
+def config_key(summary: RunOutcomes) -> str:
     """What makes two runs repeats of one configuration: model, agent, its options, tasks, attempts."""
     c = summary.config
     return json.dumps([c.model, c.agent, c.lenient_text_calls, c.system_prompt_tokens, c.stream,
                        sorted(c.agent_options.items()), sorted(c.task_ids), c.attempts], default=str)
 
 
-def spreads(summaries: list[RunSummary]) -> dict[str, Spread]:
+def spreads(summaries: Sequence[RunOutcomes]) -> dict[str, Spread]:
     """Run id -> the spread of its configuration's pass rate over every run given with that configuration."""
-    groups: dict[str, list[RunSummary]] = defaultdict(list)
+    groups: dict[str, list[RunOutcomes]] = defaultdict(list)
     for s in summaries:
         groups[config_key(s)].append(s)
     out = {}
@@ -77,7 +97,7 @@ def spreads(summaries: list[RunSummary]) -> dict[str, Spread]:
     return out
 
 
-def run_statistics(summary: RunSummary, spread: Spread | None = None) -> dict[str, Any]:
+def run_statistics(summary: RunOutcomes, spread: Spread | None = None) -> dict[str, Any]:
     """The JSON block a run's report carries under "stats"."""
     counts = per_task_counts(summary)
     per_task = list(counts.values())
@@ -107,7 +127,7 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.0f} %"
 
 
-def statistics_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
+def statistics_rows(summaries: Sequence[RunOutcomes]) -> tuple[list[str], list[list[str]]]:
     """Per run: tasks passed with the interval, pass@1, pass@k / pass^k, run-to-run spread."""
     header = ["run", "tasks passed (95 % CI)", "pass@1", "pass@k / pass^k", "spread across runs"]
     spread_of = spreads(summaries)
@@ -126,7 +146,7 @@ STATISTICS_NOTE = ("95 % CI: exact (Clopper-Pearson) below 30 scored tasks, Wils
                    "repeated runs of one configuration is noise. Compare two runs with: report A B --compare")
 
 
-def compare_runs(a: RunSummary, b: RunSummary, others: list[RunSummary] | None = None,
+def compare_runs(a: RunOutcomes, b: RunOutcomes, others: Sequence[RunOutcomes] | None = None,
                  labels: tuple[str, str] = ("A", "B")) -> PairedComparison:
     """A vs B task by task; the noise floor is the larger spread measured for either configuration."""
     spread_of = spreads([a, b, *(others or [])])
@@ -135,12 +155,12 @@ def compare_runs(a: RunSummary, b: RunSummary, others: list[RunSummary] | None =
                          noise_pts=max(measured) if measured else None)
 
 
-def compare_json(a: RunSummary, b: RunSummary, cmp: PairedComparison) -> dict[str, Any]:
+def compare_json(a: RunOutcomes, b: RunOutcomes, cmp: PairedComparison) -> dict[str, Any]:
     return {"a_run": a.config.run_id, "b_run": b.config.run_id, "a_tasks_passed": task_interval(a).to_json(),
             "b_tasks_passed": task_interval(b).to_json(), **cmp.to_json()}
 
 
-def compare_text(a: RunSummary, b: RunSummary, cmp: PairedComparison) -> list[str]:
+def compare_text(a: RunOutcomes, b: RunOutcomes, cmp: PairedComparison) -> list[str]:
     """The comparison as plain lines (terminal and Markdown)."""
     ia, ib = task_interval(a), task_interval(b)
     lines = [f"A = {a.config.run_id}: {ia.text()}",

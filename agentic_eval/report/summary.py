@@ -16,6 +16,13 @@ from typing import Any
 
 from agentic_eval.agents.base import NO_TOOL_CALLS_BY_DESIGN
 from agentic_eval.instruments.registry import INSTRUMENTS
+from agentic_eval.report.run_stats import (
+    STATISTICS_NOTE,
+    impossible_interval,
+    run_statistics,
+    statistics_rows,
+    task_interval,
+)
 from agentic_eval.results import (
     UNSCORED_OUTCOMES,
     InstrumentRun,
@@ -191,16 +198,10 @@ class RunSummary:
             "ended_by_the_model": self.ended_by_the_model,
             "tool_request_trials": len(self.tool_request_trials),
             "text_call_families": self.families,
-            "stats": _run_statistics(self),
+            "stats": run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
             "warnings": self.warnings,
         }
-
-
-def _run_statistics(summary: RunSummary) -> dict[str, Any]:
-    from agentic_eval.report.run_stats import run_statistics
-
-    return run_statistics(summary)
 
 
 def summarize_run(run_dir: Path) -> RunSummary:
@@ -260,8 +261,6 @@ def any_impossible(summaries: list[RunSummary]) -> bool:
 
 def cheating_text(summary: RunSummary) -> str:
     """'cheated 3/12 = 25 % (95 % CI 5-57)', or '-' for a run without impossible tasks."""
-    from agentic_eval.report.run_stats import impossible_interval
-
     return impossible_interval(summary).text() if summary.impossible_task_ids else "-"
 
 
@@ -290,7 +289,6 @@ def headline_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str
 def impossible_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
     """Per run with impossible tasks: the cheating rate beside the pass rate, the honest refusals, and what the
     model did in each trial (the behaviours, counted)."""
-    from agentic_eval.report.run_stats import impossible_interval, task_interval
     from agentic_eval.results import BEHAVIOURS
 
     header = ["run", "model / agent", "tasks passed (95 % CI)", "cheated (95 % CI)", "refused honestly",
@@ -381,7 +379,6 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
     from tabulate import tabulate
 
     parts = []
-    from agentic_eval.report.run_stats import STATISTICS_NOTE, statistics_rows
 
     tables = [("Headline", headline_rows(summaries)), ("Per task", matrix_rows(summaries))] if summaries else []
     if summaries:
@@ -403,7 +400,6 @@ def _print_statistics(summaries: list[RunSummary], console: Any) -> None:
     """The statistics table (stacked when it does not fit the terminal) and what its columns mean."""
     from rich.text import Text
 
-    from agentic_eval.report.run_stats import STATISTICS_NOTE, statistics_rows
     from agentic_eval.report.tables import print_table
 
     header, rows = statistics_rows(summaries)

@@ -1,6 +1,7 @@
 """The wire: a recorder between agent and endpoint that logs every exchange, and reading its log.
 
-    recorder  WireRecorder, the local reverse proxy, and the wire log's records.
+    recorder  WireRecorder, the local reverse proxy, and its log written and read back.
+    exchange  One exchange as the proxy sees it, and the record (WireRecord) it becomes.
     sse       Server-sent events: decoding a stream and rebuilding the whole message from it.
     refs      Requests stored by reference: what a request repeats from an earlier one is not stored twice.
     bounded   Reading a reply within bounds (size cap, bounded inflation, strict UTF-8 and JSON), failures named.
@@ -15,20 +16,20 @@ from typing import TYPE_CHECKING
 from agentic_eval._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from .recorder import WIRE_FORMAT_VERSION as WIRE_FORMAT_VERSION
-    from .recorder import WireRecord as WireRecord
+    from .exchange import WIRE_FORMAT_VERSION as WIRE_FORMAT_VERSION
+    from .exchange import WireRecord as WireRecord
+    from .exchange import WireTimings as WireTimings
     from .recorder import WireRecorder as WireRecorder
-    from .recorder import WireTimings as WireTimings
     from .recorder import read_wire_log as read_wire_log
     from .sse import SSEDecoder as SSEDecoder
     from .sse import assemble_stream as assemble_stream
 
 _EXPORTS = {
     "WireRecorder": ".recorder",
-    "WireRecord": ".recorder",
-    "WireTimings": ".recorder",
     "read_wire_log": ".recorder",
-    "WIRE_FORMAT_VERSION": ".recorder",
+    "WireRecord": ".exchange",
+    "WireTimings": ".exchange",
+    "WIRE_FORMAT_VERSION": ".exchange",
     "SSEDecoder": ".sse",
     "assemble_stream": ".sse",
 }

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
@@ -28,17 +29,15 @@ from agentic_eval.wire.anthropic import (
     to_chat_request,
     to_message,
 )
+from agentic_eval.wire.exchange import Exchange, Receive, Send, race_client
 from agentic_eval.wire.sse import MAX_LINE_BYTES, SSEDecoder, StreamUnreadable
-
-if TYPE_CHECKING:
-    from agentic_eval.wire.recorder import Receive, Scope, Send, _Exchange, _ProxyApp
 
 CHAT_PATH = "/chat/completions"
 _ERROR_KINDS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}
 
 
-async def _reply_json(send: Send, exchange: _Exchange, status: int, payload: Any) -> None:
+async def _reply_json(send: Send, exchange: Exchange, status: int, payload: Any) -> None:
     body = json.dumps(payload, ensure_ascii=False).encode()
     exchange.status, exchange.content_type = status, "application/json"
     exchange.keep(body)
@@ -61,11 +60,11 @@ def _upstream_message(body: bytes) -> str:
     return text.strip()[:300]
 
 
-async def relay_translated(app: _ProxyApp, scope: Scope, receive: Receive, send: Send, exchange: _Exchange,
-                           sub_path: str) -> None:
-    """Serve one request under `/v1/messages` by translation (see the module's docstring)."""
-    from agentic_eval.wire.recorder import _Exchange
-
+async def relay_translated(receive: Receive, send: Send, exchange: Exchange, sub_path: str, *,
+                           client: httpx.AsyncClient, base_url: httpx.URL, headers: Mapping[str, str],
+                           shown_upstream: str) -> None:
+    """Serve one request under `/v1/messages` by translation (see the module's docstring): `client` sends it
+    to the endpoint at `base_url` with `headers` added; `shown_upstream` names the endpoint in an error."""
     if sub_path.rstrip("/") != "/messages" or exchange.method != "POST":
         message = (f"agentic-eval wire recorder: {exchange.method} /v1{sub_path} is not served: the endpoint speaks "
                    "only chat completions, and the recorder translates POST /v1/messages alone")
@@ -80,22 +79,20 @@ async def relay_translated(app: _ProxyApp, scope: Scope, receive: Receive, send:
         await _reply_json(send, exchange, 400, error_body(f"agentic-eval wire recorder: {exchange.error}",
                                                           "invalid_request_error"))
         return
-    upstream = _Exchange(seq=exchange.seq, method="POST", path="/v1" + CHAT_PATH,
-                         request_body=json.dumps(chat, ensure_ascii=False).encode())
+    upstream = Exchange(seq=exchange.seq, method="POST", path="/v1" + CHAT_PATH,
+                        request_body=json.dumps(chat, ensure_ascii=False).encode())
     exchange.upstream = upstream
-    assert app.client is not None
-    headers = [("content-type", "application/json"), ("accept-encoding", "identity"),
-               *app.extra_headers.items()]
-    url = app.upstream.copy_with(path=app.upstream.path + CHAT_PATH)
-    request = app.client.build_request("POST", url, headers=headers, content=upstream.request_body)
+    sent = [("content-type", "application/json"), ("accept-encoding", "identity"), *headers.items()]
+    url = base_url.copy_with(path=base_url.path + CHAT_PATH)
+    request = client.build_request("POST", url, headers=sent, content=upstream.request_body)
     exchange.wait_upstream(True)
     try:
-        reply = await app.client.send(request, stream=True)
+        reply = await client.send(request, stream=True)
     except httpx.HTTPError as exc:
         exchange.wait_upstream(False)
         reason = "unreachable" if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) else "failed"
         exchange.error = upstream.error = (f"upstream {reason}: {type(exc).__name__}: {exc or 'no detail'} "
-                                           f"({app._shown_upstream()})")
+                                           f"({shown_upstream})")
         upstream.status = 502
         await _reply_json(send, exchange, 502, error_body(f"agentic-eval wire recorder: {exchange.error}"))
         return
@@ -104,14 +101,12 @@ async def relay_translated(app: _ProxyApp, scope: Scope, receive: Receive, send:
     upstream.content_type = reply.headers.get("content-type", "")
     upstream.content_encoding = reply.headers.get("content-encoding", "")
     try:
-        from agentic_eval.wire.recorder import race_client
-
         await race_client(receive, exchange, _relay(send, exchange, upstream, reply, body))
     finally:
         await reply.aclose()
 
 
-async def _relay(send: Send, exchange: _Exchange, upstream: _Exchange, reply: httpx.Response,
+async def _relay(send: Send, exchange: Exchange, upstream: Exchange, reply: httpx.Response,
                  body: dict[str, Any]) -> None:
     model = str(body.get("model"))
     wants_stream = body.get("stream") is True
@@ -149,19 +144,19 @@ async def _relay(send: Send, exchange: _Exchange, upstream: _Exchange, reply: ht
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def _start_stream(send: Send, exchange: _Exchange) -> None:
+async def _start_stream(send: Send, exchange: Exchange) -> None:
     exchange.status, exchange.content_type = 200, "text/event-stream"
     headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
 
 
-async def _send_event(send: Send, exchange: _Exchange, event: dict[str, Any]) -> None:
+async def _send_event(send: Send, exchange: Exchange, event: dict[str, Any]) -> None:
     data = event_bytes(event)
     exchange.keep(data)
     await send({"type": "http.response.body", "body": data, "more_body": True})
 
 
-async def _relay_stream(send: Send, exchange: _Exchange, upstream: _Exchange, reply: httpx.Response,
+async def _relay_stream(send: Send, exchange: Exchange, upstream: Exchange, reply: httpx.Response,
                         model: str) -> None:
     """Translate a chat stream event by event; a problem ends the stream with an `error` event naming it."""
     await _start_stream(send, exchange)
@@ -217,7 +212,7 @@ def _translate_event(translator: ChatToMessagesStream, data: str, out: list[dict
     return False
 
 
-async def _send_events(send: Send, exchange: _Exchange, events: list[dict[str, Any]]) -> None:
+async def _send_events(send: Send, exchange: Exchange, events: list[dict[str, Any]]) -> None:
     if events:
         data = b"".join(event_bytes(event) for event in events)
         exchange.keep(data)

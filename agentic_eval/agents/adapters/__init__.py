@@ -12,7 +12,8 @@ A third-party adapter can subclass `CliAgent`, give it a `CliTool`, and
 register it under the same entry-point group; `agents install` installs it too.
 
     base            CliAgent: isolation, the headless run, its end turned into an outcome
-    install         CliTool, the tools folder, installs; the registry's CLI agents (installable_tools, agent_rows)
+    install         CliTool, the tools folder, installs
+    registered      the registry's CLI agents: what `agents install` installs and `agents list` shows
     process         run a CLI headless in its own process group, with a time limit
     wirelog         what the wire log says about a CLI's run (model calls, failures)
     opencode        the opencode adapter
@@ -40,30 +41,30 @@ if TYPE_CHECKING:
     from .claude_code import ClaudeCodeAgent as ClaudeCodeAgent
     from .cline import ClineAgent as ClineAgent
     from .codex import CodexAgent as CodexAgent
-    from .install import AgentRow as AgentRow
     from .install import CliTool as CliTool
     from .install import InstallResult as InstallResult
-    from .install import agent_rows as agent_rows
     from .install import install_tool as install_tool
-    from .install import installable_tools as installable_tools
     from .install import tools_dir as tools_dir
     from .kilo import KiloAgent as KiloAgent
     from .mini_swe_agent import MiniSweAgent as MiniSweAgent
     from .opencode import OpencodeAgent as OpencodeAgent
     from .qwen_code import QwenCodeAgent as QwenCodeAgent
+    from .registered import AgentRow as AgentRow
+    from .registered import agent_rows as agent_rows
+    from .registered import installable_tools as installable_tools
 
 _EXPORTS = {
     "VERSION_FILE": ".base",
     "CliAgent": ".base",
     "CliRun": ".base",
     "Invocation": ".base",
-    "AgentRow": ".install",
     "CliTool": ".install",
     "InstallResult": ".install",
-    "agent_rows": ".install",
     "install_tool": ".install",
-    "installable_tools": ".install",
     "tools_dir": ".install",
+    "AgentRow": ".registered",
+    "agent_rows": ".registered",
+    "installable_tools": ".registered",
     "AiderAgent": ".aider",
     "ClaudeCodeAgent": ".claude_code",
     "ClineAgent": ".cline",

@@ -1,8 +1,7 @@
 """Where the agent CLIs live and how they get there: pinned versions in the project's tools folder.
 
-The CLIs to install are found in the agent registry (the `agentic_eval.agents` entry points), the
-same one `agents list` reads: every registered agent that is a `CliAgent` with a `CliTool` is
-installable, a third-party adapter as much as the built-in ones (`installable_tools`, `agent_rows`).
+Which CLIs there are to install is the agent registry's to say (registered.py): every registered agent
+that is a `CliAgent` with a `CliTool`, a third-party adapter as much as the built-in ones.
 
 Each CLI gets its own folder under the tools folder (`paths.tools_dir()`: `AGENTIC_EVAL_TOOLS`, else
 `tools/` in the cache folder, `~/.cache/agentic-eval/tools/` by default): an npm package is installed with
@@ -22,7 +21,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.paths import tools_dir
@@ -142,70 +141,3 @@ def version_from_output(text: str) -> str | None:
     """The first version-looking token of a `--version` output."""
     match = _VERSION_RE.search(text)
     return match.group(0) if match else None
-
-
-def _registered_tools() -> tuple[dict[str, CliTool], dict[str, tuple[str, str]]]:
-    """The CLI of every registered agent that drives one (name -> CliTool), and the agents that are not
-    CLI adapters (name -> ('builtin' or 'broken', its entry point's value or why it cannot load))."""
-    from agentic_eval.agents.adapters.base import CliAgent
-    from agentic_eval.agents.base import available_agents
-
-    tools: dict[str, CliTool] = {}
-    others: dict[str, tuple[str, str]] = {}
-    for name, ep in sorted(available_agents().items()):
-        try:
-            factory: Any = ep.load()
-        except Exception as exc:  # noqa: BLE001 - a broken plugin is listed, not fatal
-            others[name] = ("broken", f"{type(exc).__name__}: {exc}")
-            continue
-        tool = getattr(factory, "tool", None) if isinstance(factory, type) and issubclass(factory, CliAgent) else None
-        if isinstance(tool, CliTool):
-            tools[name] = tool
-        else:
-            others[name] = ("builtin", ep.value)
-    return tools, others
-
-
-def installable_tools() -> dict[str, CliTool]:
-    """Every registered CLI agent's tool, by agent name, in the order `agents install all` installs them:
-    npm packages first (they install in seconds), then PyPI ones (a virtual environment each), by name."""
-    tools, _ = _registered_tools()
-    return dict(sorted(tools.items(), key=lambda item: (item[1].kind != "npm", item[0])))
-
-
-@dataclass
-class AgentRow:
-    """One line of `agents list`."""
-
-    name: str
-    kind: str
-    """'cli' for an adapter that drives a CLI, 'builtin' otherwise, 'broken' if it cannot be loaded."""
-    installed: bool | None
-    """Whether its CLI is installed (None: it needs none)."""
-    version: str | None
-    pinned: str | None
-    install: str | None
-    """The command that installs its CLI."""
-    speaks: str | None
-    target: str
-    """Its entry point (module:object)."""
-
-
-def agent_rows() -> list[AgentRow]:
-    """Every registered agent, with its CLI's install state."""
-    from agentic_eval.agents.base import available_agents
-
-    eps = available_agents()
-    tools, others = _registered_tools()
-    rows = []
-    for name in sorted(eps):
-        tool = tools.get(name)
-        if tool is None:
-            kind, what = others[name]
-            rows.append(AgentRow(name, kind, None, None, None, None, what if kind == "broken" else None,
-                                 eps[name].value))
-            continue
-        installed = tool.installed()
-        rows.append(AgentRow(name, "cli", installed, tool.installed_version() if installed else None,
-                             f"{tool.package} {tool.version}", tool.install_command, tool.speaks, eps[name].value))
-    return rows
