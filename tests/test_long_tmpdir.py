@@ -1,8 +1,9 @@
 """A long temp folder (TMPDIR) is no harness error: the unix sockets the harness makes there (the sealed
 grader's run.sock, a confined CLI's wire.sock) are longer than the 107 bytes a socket's path may be, and are
-bound and reached through /proc/self/fd (confine/relay.py's `at_unix_path`). Shown with the oracle, the
-built-in agent against the scripted endpoint and a scripted CLI behind the relay, under each sandbox; and
-the one-line error where even that cannot help."""
+bound and reached through /proc/self/fd (confine/relay.py's `at_unix_path`), by the harness and by the confined
+side (the relay in a bwrap sandbox or a container, gradelib's `request`). Shown with both ends of the grader's
+socket, the oracle and the built-in agent against the scripted endpoint under each sandbox, and a scripted CLI
+behind the relay; and the one-line error where even that cannot help."""
 
 from __future__ import annotations
 
@@ -96,6 +97,26 @@ def test_a_path_that_cannot_be_shortened_is_one_clear_line(tmp_path: Path, monke
         at_unix_path(sock.bind, str(folder / "run.sock"))
 
 
+def test_a_grader_reaches_its_code_host_in_a_long_tmpdir(long_tmp: Path) -> None:
+    """Both ends of packs/sealed.py's socket: the harness's CodeHost binds it in a grading folder of the long
+    temp folder, gradelib's `request` connects to the path the grader is told."""
+    from agentic_eval.confine.backend import LocalBackend
+    from agentic_eval.packs.sealed import SOCKET_ENV, CodeHost, decode, request
+
+    snapshot = long_tmp / "snap"
+    snapshot.mkdir()
+    (snapshot / "a.txt").write_text("from the tree\n")
+    with tempfile.TemporaryDirectory(prefix="ae-grading-") as folder:
+        host = CodeHost(snapshot, Path(folder), LocalBackend())
+        try:
+            assert len(os.fsencode(host.env[SOCKET_ENV])) > UNIX_PATH_MAX
+            response = request({"argv": ["cat", "a.txt"], "collect": ["a.txt"]}, host.env[SOCKET_ENV], timeout=30)
+        finally:
+            host.close()
+    assert (response["exit"], response["output"]) == (0, "from the tree\n"), response
+    assert decode(response["files"]["a.txt"]) == b"from the tree\n"
+
+
 def test_a_docker_engine_at_a_path_too_long_is_one_clear_line(monkeypatch: pytest.MonkeyPatch) -> None:
     from agentic_eval.confine.docker_image import client_for
     from agentic_eval.errors import AgenticEvalError
@@ -155,24 +176,39 @@ class ScriptedCli(CliAgent):
         return Invocation(argv=[executable], env={"BASE_URL": ctx.base_url})
 
 
-def test_a_confined_cli_reaches_its_endpoint_through_a_relay_in_a_long_tmpdir(long_tmp: Path, mini_pack: Path,
-                                                                              tmp_path: Path) -> None:
-    needs_bwrap()
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
+def test_a_confined_cli_reaches_its_endpoint_through_a_relay_in_a_long_tmpdir(
+        sandbox: str, long_tmp: Path, mini_pack: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The relay (confine/relay.py, in the sandbox) connects to the harness's wire.sock, bound in at its long path."""
+    if sandbox == "bwrap":
+        needs_bwrap()
+        backend: Any = BwrapBackend()
+    else:
+        from agentic_eval.confine.docker import DockerBackend
+
+        backend = DockerBackend(hosts=[request.getfixturevalue("engine")])
     tmp_path.chmod(0o755)  # the stand-in CLI lives here, and the confined uid runs it
     program = tmp_path / "scripted-cli"
     program.write_text(SCRIPTED_CLI)
     program.chmod(0o755)
     task = load_task(mini_pack / "answer-file")
-    sandbox = materialize_sandbox(task, 0, tmp_path / "sandbox")
+    tree = materialize_sandbox(task, 0, tmp_path / "sandbox")
     trial = tmp_path / "trial"
     trial.mkdir()
-    with FakeEndpoint(responder=lambda request: ScriptedReply(body=chat_body("ok"))) as fake:
-        ctx = AgentContext(task=task, sandbox=sandbox, instruction="do it", base_url=fake.base_url, api_key="the-key",
-                           model=MODEL, timeout_s=120, max_turns=5, trial_dir=trial,
-                           options=AgentOptions(extra={"bin": str(program)}), backend=BwrapBackend(),
-                           cancel=threading.Event())
-        outcome = ScriptedCli().run(ctx)
-        assert len(fake.requests) == 1
+    agent = ScriptedCli()
+    try:
+        with FakeEndpoint(responder=lambda request: ScriptedReply(body=chat_body("ok"))) as fake:
+            ctx = AgentContext(task=task, sandbox=tree, instruction="do it", base_url=fake.base_url, api_key="key",
+                               model=MODEL, timeout_s=120, max_turns=5, trial_dir=trial,
+                               options=AgentOptions(extra={"bin": str(program)}), backend=backend,
+                               cancel=threading.Event())
+            backend.trial_start(tree.path)
+            backend.agent_start(tree.path, agent)
+            outcome = agent.run(ctx)
+            backend.trial_end(tree.path)
+            assert len(fake.requests) == 1
+    finally:
+        backend.close_all()
     out = (trial / "agent_stdout.txt").read_text()
     assert outcome.status == "completed" and out == "status 200\n", (out, (trial / "agent_stderr.txt").read_text())
     assert not list(long_tmp.glob("ae-wire-*"))  # the relay's folder, and its socket, are gone
