@@ -21,7 +21,8 @@ import pytest
 from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation
 from agentic_eval.agents.base import AgentContext, AgentOptions
 from agentic_eval.confine.backend import BwrapBackend, bwrap_problem
-from agentic_eval.confine.relay import UNIX_PATH_MAX, UnixPathTooLong, at_unix_path
+from agentic_eval.confine.relay import LINK_FOLDER_PREFIX, UNIX_PATH_MAX, UnixPathTooLong, at_unix_path
+from agentic_eval.leftovers import clean_socket_links
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
 from agentic_eval.paths import cache_dir
@@ -83,18 +84,44 @@ def _open_files() -> set[str]:
     return found
 
 
-def test_a_path_that_cannot_be_shortened_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    long_name = str(tmp_path / ("n" * 110))  # the name alone is too long, /proc/self/fd or not
+def test_without_proc_a_link_under_tmp_leads_there_and_goes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on macOS (no O_PATH, no /proc): through a link to the folder in a 0700 folder of its own under /tmp."""
+    folder = tmp_path / ("f" * 120)
+    folder.mkdir()
+    path = str(folder / "run.sock")
+    before = set(Path("/tmp").glob(f"{LINK_FOLDER_PREFIX}*"))
+    monkeypatch.delattr(os, "O_PATH")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        at_unix_path(listener.bind, path)
+        listener.listen(1)
+        assert stat.S_ISSOCK(os.stat(path).st_mode)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            at_unix_path(client.connect, path)
+            accepted, _ = listener.accept()
+            accepted.close()
+    assert set(Path("/tmp").glob(f"{LINK_FOLDER_PREFIX}*")) <= before  # each link folder went with its call
+
+
+def test_a_link_folder_a_killed_run_left_is_removed_not_followed(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "keep.txt").write_text("keep")
+    stale, fresh = tmp_path / f"{LINK_FOLDER_PREFIX}stale", tmp_path / f"{LINK_FOLDER_PREFIX}fresh"
+    for folder in (stale, fresh):
+        folder.mkdir(mode=0o700)
+        (folder / "d").symlink_to(target)
+    os.utime(stale, (0, 0))
+    assert clean_socket_links(tmp_path) == [stale]
+    assert not stale.exists() and (fresh / "d").is_symlink() and (target / "keep.txt").read_text() == "keep"
+
+
+def test_a_path_that_cannot_be_shortened_is_one_clear_line(tmp_path: Path) -> None:
+    long_name = str(tmp_path / ("n" * 110))  # the name alone is too long, /proc/self/fd or a link
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, pytest.raises(UnixPathTooLong) as caught:
         at_unix_path(sock.bind, long_name)
     message = str(caught.value)
     assert long_name in message and "TMPDIR" in message and "\n" not in message
     assert not os.path.exists(long_name)
-    folder = tmp_path / ("f" * 120)
-    folder.mkdir()
-    monkeypatch.delattr(os, "O_PATH")  # as on macOS: no O_PATH, no /proc
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock, pytest.raises(UnixPathTooLong, match="TMPDIR"):
-        at_unix_path(sock.bind, str(folder / "run.sock"))
 
 
 def test_a_grader_reaches_its_code_host_in_a_long_tmpdir(long_tmp: Path) -> None:
