@@ -8,7 +8,9 @@ when a run or a resume starts, removes the folders whose owner is gone, after ki
 processes whose working folder is inside them. A folder of a live run, or one without a mark
 (made by an older version, or being made right now), is never touched.
 
-Processes are found through /proc (Linux); elsewhere only the folders are removed.
+Processes are found through /proc (Linux); elsewhere only the folders are removed. Without /proc a unix
+socket at a long path is bound and reached through a link in a folder under /tmp (confine/relay.py's
+`at_unix_path`) that lives for one call: `clean_socket_links` removes one that a killed run left.
 """
 
 from __future__ import annotations
@@ -119,11 +121,40 @@ class Cleanup:
         return "; ".join(parts)
 
 
+def clean_socket_links(root: Path = Path("/tmp"), min_age_s: float = 60.0) -> list[Path]:
+    """Remove the link folders confine/relay.py's `at_unix_path` makes where there is no /proc (each lives for
+    one bind or connect: one older than `min_age_s` was left by a killed run); the links are not followed."""
+    from agentic_eval.confine.relay import LINK_FOLDER_PREFIX
+
+    removed: list[Path] = []
+    try:
+        candidates = [path for path in root.iterdir() if path.name.startswith(LINK_FOLDER_PREFIX)]
+    except OSError:
+        return removed
+    for folder in candidates:
+        try:
+            info = folder.lstat()
+            if not folder.is_dir() or folder.is_symlink() or info.st_uid != os.getuid():
+                continue
+            if time.time() - info.st_mtime < min_age_s:
+                continue  # in use right now
+            for entry in folder.iterdir():
+                entry.unlink()  # a link (never followed)
+            folder.rmdir()
+            removed.append(folder)
+        except OSError:
+            continue
+    return removed
+
+
 def clean_dead_runs(temp_root: Path | None = None, *, rounds: int = 5) -> Cleanup:
     """Find trial temp folders whose owning run process is dead, kill the processes still working
-    inside them, and remove them. Never touches a folder of a live run or one without a mark."""
+    inside them, and remove them. Never touches a folder of a live run or one without a mark.
+    The system temp folder's own run (no `temp_root`) also removes stale socket link folders."""
     root = Path(temp_root or tempfile.gettempdir())
     cleanup = Cleanup()
+    if temp_root is None:
+        clean_socket_links()
     try:
         candidates = sorted(path for path in root.iterdir() if path.name.startswith(TRIAL_FOLDER_PREFIX))
     except OSError as exc:

@@ -540,6 +540,7 @@ class UnixRelay:
         import socket
 
         from agentic_eval.confine.origin import RefusalLog
+        from agentic_eval.confine.relay import at_unix_path
 
         self.folder, self.host, self.port = folder, host, port
         self.path = folder / "wire.sock"
@@ -549,7 +550,11 @@ class UnixRelay:
         self._relay_pid: int | None = None
         self._lock = threading.Lock()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(self.path))
+        try:
+            at_unix_path(self._listener.bind, str(self.path))  # a long TMPDIR too
+        except OSError:
+            self._listener.close()
+            raise
         os.chmod(self.path, 0o666)  # the confined uid connects
         self._listener.listen(64)
         self._closed = threading.Event()

@@ -143,11 +143,18 @@ def client_for(host: str | None = None) -> Any:
         import docker
     except ImportError:
         raise AgenticEvalError("the docker sandbox needs the Docker SDK: pip install docker") from None
+    from agentic_eval.confine.relay import UNIX_PATH_MAX
+
+    where = host or os.environ.get("DOCKER_HOST") or "the default socket"
+    path = where[len("unix://"):] if where.startswith("unix://") else ""
+    if len(os.fsencode(path)) > UNIX_PATH_MAX:  # the SDK's and the docker CLI's connect would fail, unexplained
+        raise AgenticEvalError(f"the Docker engine's socket {path} is {len(os.fsencode(path))} bytes long, over "
+                               f"the {UNIX_PATH_MAX} a socket's path may be: reach it through a shorter one (ln -s "
+                               f"{path} /tmp/docker.sock, then DOCKER_HOST=unix:///tmp/docker.sock)")
     try:
         client = docker.DockerClient(base_url=host, timeout=120) if host else docker.from_env(timeout=120)
         client.ping()
     except Exception as exc:  # noqa: BLE001 - every way of not reaching an engine is one line
-        where = host or os.environ.get("DOCKER_HOST") or "the default socket"
         raise AgenticEvalError(f"cannot reach a Docker engine at {where} ({type(exc).__name__}); start one "
                                "(scripts/dockerd.sh start DIR) and set DOCKER_HOST, or pass --docker-host") from None
     return client

@@ -12,6 +12,9 @@ the CLI starts, when nothing else runs in the sandbox: that is how the harness
 knows it is this relay's. The relay exits with the CLI's exit status;
 everything else dies with the sandbox's PID namespace. Standard library only:
 it runs on the harness's interpreter with -S.
+
+`at_unix_path` is how every unix socket of the harness's is bound and reached (here, in confine/backend.py,
+packs/sealed.py), whatever the length of the temp folder it lies in.
 """
 
 from __future__ import annotations
@@ -20,6 +23,62 @@ import os
 import socket
 import sys
 import threading
+from collections.abc import Callable
+
+UNIX_PATH_MAX = 103 if sys.platform == "darwin" else 107
+"""Bytes of a unix socket's path, its final NUL not counted (sun_path is 104 bytes on macOS, 108 on Linux)."""
+
+
+LINK_FOLDER_PREFIX = "ae-sock-"
+"""Name prefix of the folders under /tmp that `at_unix_path` makes where there is no /proc (leftovers.py removes
+one a killed run left)."""
+
+
+class UnixPathTooLong(OSError):
+    """A unix socket's path too long to bind or reach, even through /proc/self/fd or a link."""
+
+
+def at_unix_path(call: Callable[[str], None], path: str) -> None:
+    """`call(path)`: a unix socket's bind or connect. A path longer than a socket's address can be (a long
+    TMPDIR) is reached as /proc/self/fd/N/NAME instead, where N is an O_PATH descriptor of its folder (Linux):
+    the same file, no race (the folder is opened once) and no change of the cwd, which threads share. Without
+    /proc (macOS), through a link to its folder in a folder of this process's own under /tmp (mode 0700, so no
+    one else can change the link), removed at once. Where neither can be (a name too long itself, no /tmp to
+    write), UnixPathTooLong says which path and how to fix it."""
+    if len(os.fsencode(path)) <= UNIX_PATH_MAX:
+        call(path)
+        return
+    folder, name = os.path.split(os.path.abspath(path))
+    o_path = getattr(os, "O_PATH", 0)
+    if o_path and os.path.isdir("/proc/self/fd"):
+        fd = os.open(folder, o_path | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            short = f"/proc/self/fd/{fd}/{name}"
+            if len(os.fsencode(short)) <= UNIX_PATH_MAX:
+                call(short)
+                return
+        finally:
+            os.close(fd)
+    elif len(os.fsencode(name)) <= UNIX_PATH_MAX - 32:  # /tmp/ae-sock-XXXXXXXX/d/NAME
+        import tempfile
+
+        try:
+            links = tempfile.mkdtemp(prefix=LINK_FOLDER_PREFIX, dir="/tmp")
+        except OSError:
+            links = ""
+        if links:
+            try:
+                os.symlink(folder, os.path.join(links, "d"))
+                call(os.path.join(links, "d", name))
+                return
+            finally:
+                for remove, what in ((os.unlink, os.path.join(links, "d")), (os.rmdir, links)):
+                    try:
+                        remove(what)
+                    except OSError:  # (one left, unlikely, goes with the next run: leftovers.py)
+                        pass
+    raise UnixPathTooLong(f"the unix socket {path} is {len(os.fsencode(path))} bytes long, over the "
+                          f"{UNIX_PATH_MAX} a socket's path may be here: set TMPDIR to a shorter folder (TMPDIR=/tmp)")
 
 
 def splice(client: socket.socket, upstream: socket.socket) -> None:
@@ -73,7 +132,7 @@ def main(argv: list[str]) -> int:
     listener.listen(64)
     control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        control.connect(target)
+        at_unix_path(control.connect, target)
     except OSError as exc:
         print(f"relay: cannot reach the harness at {target}: {exc}", file=sys.stderr)
         return 125

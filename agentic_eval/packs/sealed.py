@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER
+from agentic_eval.confine.relay import at_unix_path
 
 SOCKET_ENV = "AGENTIC_EVAL_RUN_SOCKET"
 """The grader's way to the harness: the unix socket a `CodeHost` listens on."""
@@ -113,7 +114,7 @@ def request(payload: Mapping[str, Any], socket_path: str | None = None, timeout:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         try:
-            sock.connect(path)
+            at_unix_path(sock.connect, path)  # a long TMPDIR too
             _send(sock, payload)
             return _receive(sock)
         except (OSError, ValueError) as exc:
@@ -306,7 +307,11 @@ class CodeHost:
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._listener.bind(str(self.socket_path))
+        try:
+            at_unix_path(self._listener.bind, str(self.socket_path))  # a long TMPDIR too
+        except OSError:
+            self._listener.close()
+            raise
         os.chmod(self.socket_path, 0o666)  # the grader's uid connects
         self._listener.listen(8)
         from agentic_eval.confine.backend import serve_unix
