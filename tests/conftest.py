@@ -34,8 +34,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture
 def short_tmp() -> Iterator[Path]:
-    """A folder with a short path (under /tmp), removed after the test: for trial folders that hold unix sockets,
-    whose paths are limited to 107 bytes (pytest's own folders, under xdist, can be longer)."""
+    """A folder of the test's own with a short path (under /tmp), removed after the test: a temp folder for trials
+    whose mounts the test looks for in /proc/mounts (a long one works too: tests/test_long_tmpdir.py)."""
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix="ae-t-"))
