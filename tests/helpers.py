@@ -37,7 +37,8 @@ from typing import Any, Self
 
 import pytest
 
-from agentic_eval.agents.adapters import installable_tools, tools_dir
+from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation, installable_tools, tools_dir
+from agentic_eval.agents.base import AgentContext
 from agentic_eval.cli import main
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.instruments.battery import Case, case_key
@@ -876,3 +877,15 @@ def docker_engine(name: str) -> Iterator[str]:
     host = start_docker_engine(folder)
     yield host
     stop_docker_engine(folder)
+
+
+class ScriptedCli(CliAgent):
+    """A stand-in CLI agent: the program given as `--agent-opt bin=...` (a script of the test's), started with
+    BASE_URL set to the endpoint (the relay's, when confined)."""
+
+    name = "scripted"
+    tool = CliTool(agent="scripted-cli", kind="npm", package="scripted-cli", version="0", binary="scripted-cli",
+                   speaks="chat completions")
+
+    def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
+        return Invocation(argv=[executable], env={"BASE_URL": ctx.base_url})

@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation
 from agentic_eval.agents.base import AgentContext, AgentOptions
 from agentic_eval.confine.backend import BwrapBackend, bwrap_problem
 from agentic_eval.confine.relay import LINK_FOLDER_PREFIX, UNIX_PATH_MAX, UnixPathTooLong, at_unix_path
@@ -27,7 +26,7 @@ from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
 from agentic_eval.paths import cache_dir
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body
-from tests.helpers import MODEL, docker_engine, run_cli, solver
+from tests.helpers import MODEL, ScriptedCli, docker_engine, run_cli, solver
 
 IMAGE_CACHE = str(cache_dir())
 """The user's cache, read before the tests isolate HOME: the docker image is built once, not per run."""
@@ -192,15 +191,6 @@ request = urllib.request.Request(os.environ["BASE_URL"] + "/chat/completions", d
 with urllib.request.urlopen(request, timeout=30) as reply:
     print(f"status {reply.status}")
 '''
-
-
-class ScriptedCli(CliAgent):
-    name = "scripted"
-    tool = CliTool(agent="scripted-cli", kind="npm", package="scripted-cli", version="0", binary="scripted-cli",
-                   speaks="chat completions")
-
-    def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
-        return Invocation(argv=[executable], env={"BASE_URL": ctx.base_url})
 
 
 @pytest.mark.parametrize("sandbox", ["bwrap", "docker"])

@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation
 from agentic_eval.agents.base import AgentContext, AgentOptions
 from agentic_eval.confine.backend import BwrapBackend, bwrap_problem
 from agentic_eval.confine.origin import REFUSED_FILE, holders, process, refused_requests, socket_inode
@@ -33,6 +32,7 @@ from tests.helpers import (
     CLI_TOOLS,
     MODEL,
     PolicyEndpoint,
+    ScriptedCli,
     chat_reply,
     require_cli,
     run_trial,
@@ -117,15 +117,6 @@ around.connect(path)
 around.settimeout(5)
 print("around the relay:", around.recv(1) == b"" and "closed")
 '''
-
-
-class ScriptedCli(CliAgent):
-    name = "scripted"
-    tool = CliTool(agent="scripted-cli", kind="npm", package="scripted-cli", version="0", binary="scripted-cli",
-                   speaks="chat completions")
-
-    def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
-        return Invocation(argv=[executable], env={"BASE_URL": ctx.base_url})
 
 
 def test_a_scripted_clis_child_is_refused_and_recorded(mini_pack: Path, tmp_path: Path) -> None:

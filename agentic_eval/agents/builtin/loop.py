@@ -455,13 +455,7 @@ class _Loop:
             raise
         except (StreamUnreadable, UnreadableReply) as exc:
             raise EndpointFailure(f"unreadable stream from the endpoint: {exc}") from None
-        except httpx.TimeoutException:
-            if time.monotonic() >= self.deadline:
-                raise _Stopped from None
-            raise EndpointFailure(f"request to {self.ctx.base_url} timed out mid-stream") from None
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            raise EndpointFailure(f"the endpoint dropped the connection mid-reply: {exc}") from None
-        finally:
+        finally:  # (httpx's timeouts and dropped connections mid-stream: _ask_model says them)
             response.close()
         if not chunks:
             seen = ("the stream was empty" if not head else f"it held {events} event(s), none a chunk" if events
