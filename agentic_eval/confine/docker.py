@@ -229,7 +229,8 @@ def _root_skeleton(volumes: dict[str, dict[str, str]]) -> str | None:
         return None
     made = MarkedTempDir("ae-root-", inner="root")
     skeleton = Path(made.name)
-    os.chmod(skeleton, 0o755)
+    for where in (made.top, skeleton):
+        os.chmod(where, 0o755)
     for source, target in targets:
         point = skeleton / target.relative_to(root)
         for folder in reversed(point.parents):

@@ -248,7 +248,8 @@ class CliAgent:
         port = url.port or (443 if url.scheme == "https" else 80)
         wire_dir = MarkedTempDir("ae-wire-", inner="wire")  # bound whole (read-only): its owner mark outside it
         folder = Path(wire_dir.name)
-        os.chmod(folder, 0o755)
+        for where in (wire_dir.top, folder):  # the confined uid passes through both (the temp folder may be bound)
+            os.chmod(where, 0o755)
         relay = UnixRelay(folder, url.hostname or "127.0.0.1", port, refusals=ctx.trial_dir / REFUSED_FILE,
                           on_first=lambda: forget_keys(key_files or {}))
         made = [p for p in outputs if not p.exists()]
