@@ -1,22 +1,38 @@
-"""Leftovers of dead runs: trial temp folders (sandboxes) and the processes still running in them.
+"""Leftovers of dead runs: the temp folders a run makes (sandboxes, grading folders, sockets) and the processes
+still running in them.
 
 A run killed with `kill -9` (or a machine that lost power mid-run) cannot clean up after itself:
-its trials' temp folders stay in the system temp folder and the model's commands may run on.
-Each trial's temp folder is marked with its owner (`mark_trial_folder`: the runner's pid and that
-process's start time, so a reused pid is not mistaken for the owner). `clean_dead_runs`, called
-when a run or a resume starts, removes the folders whose owner is gone, after killing the
-processes whose working folder is inside them. A folder of a live run, or one without a mark
-(made by an older version, or being made right now), is never touched.
+its temp folders stay in the system temp folder and the model's commands may run on. Every temp folder
+a run keeps for longer than a moment is marked with its owner (`mark_trial_folder`: the runner's pid and
+that process's start time, so a reused pid is not mistaken for the owner) and named with one of
+`TEMP_FOLDER_PREFIXES`: a trial's folder (`ae-trial-*`, its sandbox inside), the grader's code host's
+folder (`ae-grading-*`, its work copy of the model's code; as root a size-capped tmpfs mount), a confined
+CLI's wire socket folder (`ae-wire-*`), the built-in agent's HOME under `--sandbox local` (`ae-home-*`),
+the docker backend's stand-in /root (`ae-root-*`) and a root harness's passwd and group files for bwrap
+(`ae-identity-*`, one per run process). `MarkedTempDir` makes one. A folder bound into a sandbox whole,
+or used as HOME, is handed out as a folder inside the marked one, so the mark stays out of the model's
+sight. `clean_dead_runs`, called when a run or a resume starts, removes the folders whose owner is gone,
+after killing the processes whose working folder is inside them and, as root, unmounting the mounts
+inside them (a capped sandbox or grading folder). A folder of a live run, or one without a mark (made by
+an older version, or being made right now), is never touched.
 
-Processes are found through /proc (Linux); elsewhere only the folders are removed. Without /proc a unix
-socket at a long path is bound and reached through a link in a folder under /tmp (confine/relay.py's
+Folders that live within one short call (git's scratch copies `ae-scratch-`, `ae-diff-`, `ae-view-`; a
+generator's `ae-env-gen-`; the one-off commands' `ae-show-`, `ae-fixsize-`, `ae-validate-`) are not
+marked: a kill is unlikely to fall inside one, and what it leaves holds nothing of the model's.
+
+Processes and mounts are found through /proc (Linux); elsewhere only the folders are removed. Without /proc a
+unix socket at a long path is bound and reached through a link in a folder under /tmp (confine/relay.py's
 `at_unix_path`) that lives for one call: `clean_socket_links` removes one that a killed run left.
+
+Standard library only, and no import of the package's own: the sandbox backends (confine) and agents that
+make these folders import it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,9 +40,15 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 TRIAL_FOLDER_PREFIX = "ae-trial-"
 """Name prefix of a trial's temp folder (`tempfile.mkdtemp(prefix=...)` in the runner)."""
+TEMP_FOLDER_PREFIXES = (TRIAL_FOLDER_PREFIX, "ae-grading-", "ae-wire-", "ae-home-", "ae-root-", "ae-identity-")
+"""Name prefixes of the marked temp folders that `clean_dead_runs` removes once their run is dead (see above)."""
+LINK_FOLDER_PREFIX = "ae-sock-"
+"""confine/relay.py's LINK_FOLDER_PREFIX: that module runs in the sandbox on the standard library alone, so it
+cannot import this one, and this one is imported by confine (tests/test_long_tmpdir.py checks they agree)."""
 OWNER_FILE = "owner.json"
 _PROC = Path("/proc")
 
@@ -43,8 +65,9 @@ def process_start_token(pid: int) -> str | None:
 
 
 def mark_trial_folder(folder: Path) -> bool:
-    """Write the owner mark of a trial's temp folder: this process's pid and start token. False
-    when it cannot be written (the folder is then never cleaned by another run: the safe side)."""
+    """Write the owner mark of a run's temp folder (a trial's, or one of `TEMP_FOLDER_PREFIXES`): this process's
+    pid and start token. False when it cannot be written (the folder is then never cleaned by another run:
+    the safe side)."""
     mark = {"pid": os.getpid(), "start": process_start_token(os.getpid()), "created": time.time()}
     partial = folder / (OWNER_FILE + ".partial")
     try:
@@ -61,6 +84,63 @@ def _remove(folder: Path) -> None:
     if folder.exists():
         subprocess.run(["chmod", "-R", "u+rwx", str(folder)], capture_output=True, timeout=60, check=False)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class MarkedTempDir:
+    """Like `tempfile.TemporaryDirectory` (`name`, `cleanup()`, a context manager giving `name`), made in the
+    system temp folder with this process's owner mark, so that the next run removes it if this process dies
+    without removing it. `prefix` starts with one of `TEMP_FOLDER_PREFIXES`. `inner`: the name of a folder
+    inside to hand out as `name` instead of the top (for a folder bound into a sandbox whole, or used as HOME:
+    the mark stays out of sight). `cleanup` never raises."""
+
+    def __init__(self, prefix: str, inner: str = "") -> None:
+        if not prefix.startswith(TEMP_FOLDER_PREFIXES):
+            raise ValueError(f"{prefix!r}: a marked temp folder's prefix starts with one of {TEMP_FOLDER_PREFIXES}")
+        self.top = Path(tempfile.mkdtemp(prefix=prefix))
+        mark_trial_folder(self.top)
+        path = self.top / inner if inner else self.top
+        if inner:
+            path.mkdir(mode=0o700)
+        self.name = str(path)
+
+    def cleanup(self) -> None:
+        _remove(self.top)
+
+    def __enter__(self) -> str:
+        return self.name
+
+    def __exit__(self, *exc: Any) -> None:
+        self.cleanup()
+
+
+def _mounts_inside(folder: Path) -> list[str]:
+    """The mount points at or under `folder` (Linux: /proc/self/mountinfo), deepest first."""
+    try:
+        table = (_PROC / "self" / "mountinfo").read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return []
+    top = str(folder.resolve())
+    found = set()
+    for line in table.splitlines():
+        fields = line.split(" ")
+        if len(fields) > 4:  # the mount point, with space, tab, newline and backslash as octal escapes
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+            if point == top or point.startswith(top + "/"):
+                found.add(point)
+    return sorted(found, key=lambda point: point.count("/"), reverse=True)
+
+
+def _unmount_inside(folder: Path) -> list[str]:
+    """As root, detach every mount at or under `folder` (a capped sandbox or grading folder: a tmpfs), deepest
+    first; what could not be detached. A container that binds part of one keeps its own reference."""
+    left: list[str] = []
+    if os.geteuid() != 0:
+        return left
+    for point in _mounts_inside(folder):
+        done = subprocess.run(["umount", "--lazy", point], capture_output=True, timeout=60, check=False)
+        if done.returncode != 0:
+            left.append(point)
+    return left
 
 
 def owner_is_alive(mark: dict[str, object]) -> bool:
@@ -111,7 +191,7 @@ class Cleanup:
         """One line for the run's output, or "" when there was nothing to clean."""
         if not self.folders and not self.killed and not self.errors:
             return ""
-        parts = [f"removed {len(self.folders)} trial temp folder(s) of dead runs"
+        parts = [f"removed {len(self.folders)} temp folder(s) of dead runs"
                  + (f" ({', '.join(path.name for path in self.folders[:5])}{', ...' if len(self.folders) > 5 else ''})"
                     if self.folders else "")]
         if self.killed:
@@ -124,8 +204,6 @@ class Cleanup:
 def clean_socket_links(root: Path = Path("/tmp"), min_age_s: float = 60.0) -> list[Path]:
     """Remove the link folders confine/relay.py's `at_unix_path` makes where there is no /proc (each lives for
     one bind or connect: one older than `min_age_s` was left by a killed run); the links are not followed."""
-    from agentic_eval.confine.relay import LINK_FOLDER_PREFIX
-
     removed: list[Path] = []
     try:
         candidates = [path for path in root.iterdir() if path.name.startswith(LINK_FOLDER_PREFIX)]
@@ -148,15 +226,16 @@ def clean_socket_links(root: Path = Path("/tmp"), min_age_s: float = 60.0) -> li
 
 
 def clean_dead_runs(temp_root: Path | None = None, *, rounds: int = 5) -> Cleanup:
-    """Find trial temp folders whose owning run process is dead, kill the processes still working
-    inside them, and remove them. Never touches a folder of a live run or one without a mark.
-    The system temp folder's own run (no `temp_root`) also removes stale socket link folders."""
+    """Find the temp folders (`TEMP_FOLDER_PREFIXES`) whose owning run process is dead, kill the processes still
+    working inside them, unmount what is mounted inside them (as root), and remove them. Never touches a folder
+    of a live run or one without a mark. The system temp folder's own run (no `temp_root`) also removes stale
+    socket link folders."""
     root = Path(temp_root or tempfile.gettempdir())
     cleanup = Cleanup()
     if temp_root is None:
         clean_socket_links()
     try:
-        candidates = sorted(path for path in root.iterdir() if path.name.startswith(TRIAL_FOLDER_PREFIX))
+        candidates = sorted(path for path in root.iterdir() if path.name.startswith(TEMP_FOLDER_PREFIXES))
     except OSError as exc:
         cleanup.errors.append(f"cannot list {root}: {exc.strerror or exc}")
         return cleanup
@@ -180,6 +259,10 @@ def clean_dead_runs(temp_root: Path | None = None, *, rounds: int = 5) -> Cleanu
                 except OSError:
                     pass
             time.sleep(0.1)
+        mounted = _unmount_inside(folder)
+        if mounted:
+            cleanup.errors.append(f"{mounted[0]} could not be unmounted")
+            continue  # removing the folder would empty the mount, not remove it
         _remove(folder)
         if folder.exists():
             cleanup.errors.append(f"{folder} could not be removed")

@@ -381,6 +381,63 @@ def test_a_confined_cli_reaches_the_recorder_and_nothing_else(pack: Path, tmp_pa
     assert int(out.split()[0]) >= 1000 or os.geteuid() != 0
 
 
+KILLED_MID_TRIAL = """\
+import sys
+from pathlib import Path
+
+from agentic_eval.confine.backend import BwrapBackend
+from tests.test_cli_agents import script_run
+
+script_run(Path(sys.argv[1]), Path(sys.argv[2]), "sleep " + sys.argv[3] + "\\n", timeout_s=120, backend=BwrapBackend(),
+           base_url="http://127.0.0.1:18080/v1")  # (a port the confined uid may listen on)
+"""
+
+
+def test_a_confined_cli_killed_mid_trial_leaves_nothing_the_next_run_does_not_remove(pack: Path,
+                                                                                       tmp_path: Path) -> None:
+    """kill -9 of the harness while a confined CLI runs: its wire socket folder (and, as root, the run's passwd
+    and group folder) stays in the temp folder, marked; the next run's cleanup removes them."""
+    if bwrap_problem() is not None:
+        pytest.skip(f"bubblewrap cannot run here: {bwrap_problem()}")
+    import signal
+    import subprocess
+    import sys
+
+    from agentic_eval.leftovers import clean_dead_runs
+    from tests.helpers import running, unique_sleep
+
+    tmp_path.chmod(0o755)  # the stand-in CLI lives here, and the confined uid runs it
+    temp_root, work = tmp_path / "tmp", tmp_path / "work"
+    temp_root.mkdir()
+    work.mkdir(mode=0o755)
+    marker = unique_sleep(6)
+    env = {**os.environ, "TMPDIR": str(temp_root),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_MID_TRIAL, str(work), str(pack), marker], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not running(f"sleep {marker}") and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert running(f"sleep {marker}"), "the CLI never started"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    left = sorted(path.name for path in temp_root.iterdir())
+    assert any(name.startswith("ae-wire-") for name in left), left
+    cleanup = clean_dead_runs(temp_root)
+    assert sorted(path.name for path in cleanup.folders) == left and not cleanup.errors
+    assert list(temp_root.iterdir()) == []
+    for _ in range(100):  # the CLI died with its sandbox (bwrap --die-with-parent), or was killed just now
+        if not running(f"sleep {marker}"):
+            break
+        time.sleep(0.1)
+    assert running(f"sleep {marker}") == []
+
+
 def test_missing_cli_names_the_install_command(pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTIC_EVAL_TOOLS", str(tmp_path / "no-tools"))
     with FakeEndpoint() as fake:

@@ -21,10 +21,12 @@ import pytest
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.agents.builtin.loop import BuiltinAgent
 from agentic_eval.classify.summary import summarize_wire_log
+from agentic_eval.confine.backend import bwrap_problem
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import (
     OWNER_FILE,
     TRIAL_FOLDER_PREFIX,
+    MarkedTempDir,
     clean_dead_runs,
     mark_trial_folder,
     process_start_token,
@@ -310,20 +312,23 @@ def test_classify_prints_one_line_per_bad_record(tmp_path: Path) -> None:
 def test_only_dead_runs_folders_are_cleaned_and_their_processes_killed(tmp_path: Path) -> None:
     root = tmp_path / "tmp"
     live, dead, unmarked, other = (root / f"{TRIAL_FOLDER_PREFIX}{name}" for name in ("live", "dead", "unmarked", "x"))
-    for folder in (live, dead, unmarked, other):
+    # a trial's other temp folders, by the same rule: a live run's, a dead one's, one without a mark
+    live_grading, dead_wire, unmarked_home = root / "ae-grading-live", root / "ae-wire-dead", root / "ae-home-x"
+    for folder in (live, dead, unmarked, other, live_grading, dead_wire, unmarked_home):
         (folder / "sandbox").mkdir(parents=True)
-    assert mark_trial_folder(live)  # this process: alive
-    (dead / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "start": "0"}))  # our pid, reused: dead
+    assert mark_trial_folder(live) and mark_trial_folder(live_grading)  # this process: alive
+    for folder in (dead, dead_wire):
+        (folder / OWNER_FILE).write_text(json.dumps({"pid": os.getpid(), "start": "0"}))  # our pid, reused: dead
     marker = unique_sleep(8)
     inside = subprocess.Popen(["sleep", marker], cwd=dead / "sandbox", start_new_session=True)
     owner = subprocess.Popen(["sleep", unique_sleep(9)], start_new_session=True)  # another live run's process
     try:
         (other / OWNER_FILE).write_text(json.dumps({"pid": owner.pid, "start": process_start_token(owner.pid)}))
         cleanup = clean_dead_runs(root)
-        assert cleanup.folders == [dead] and cleanup.killed == [inside.pid]
+        assert cleanup.folders == [dead, dead_wire] and cleanup.killed == [inside.pid]
         assert inside.wait(timeout=10) == -signal.SIGKILL
-        assert live.is_dir() and unmarked.is_dir() and other.is_dir() and not dead.exists()
-        assert "removed 1 trial temp folder(s) of dead runs" in cleanup.describe()
+        assert sorted(root.iterdir()) == sorted([live, unmarked, other, live_grading, unmarked_home])
+        assert "removed 2 temp folder(s) of dead runs" in cleanup.describe()
         assert clean_dead_runs(root).describe() == ""  # nothing left to do
     finally:
         for proc in (inside, owner):
@@ -332,8 +337,51 @@ def test_only_dead_runs_folders_are_cleaned_and_their_processes_killed(tmp_path:
                 proc.wait(timeout=10)
 
 
-def test_kill_9_leftovers_are_cleaned_by_the_resume(mini_pack: Path, tmp_path: Path) -> None:
-    """Under --sandbox local (bwrap's commands die with the run: nothing is left to find)."""
+def test_a_marked_temp_dir_hands_out_its_inner_folder_and_refuses_an_unknown_prefix(tmp_path: Path) -> None:
+    made = MarkedTempDir("ae-wire-", inner="wire")
+    try:
+        assert Path(made.name) == made.top / "wire" and Path(made.name).is_dir()
+        assert sorted(p.name for p in made.top.iterdir()) == [OWNER_FILE, "wire"]  # the mark beside, not inside
+    finally:
+        made.cleanup()
+    assert not made.top.exists()
+    with pytest.raises(ValueError, match="prefix"):
+        MarkedTempDir("ae-other-")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs: root only (without root nothing is mounted)")
+def test_a_dead_runs_mounts_are_unmounted_before_its_folders_go(tmp_path: Path) -> None:
+    """As root the docker backend's capped sandbox (inside the trial folder) and grading folder are tmpfs mounts,
+    marked beneath and on the mount. A space in the path: /proc/self/mountinfo escapes it."""
+    root = tmp_path / "temp dir"
+    trial, grading = root / f"{TRIAL_FOLDER_PREFIX}t-dead", root / "ae-grading-dead"
+    points = [trial / "sandbox", grading]
+    dead = json.dumps({"pid": os.getpid(), "start": "0"})
+    for folder in (*points, trial):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / OWNER_FILE).write_text(dead)
+    try:
+        for point in points:
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "ae-test", str(point)], check=True, timeout=30)
+        (grading / OWNER_FILE).write_text(dead)  # on the mount, as the backend marks it
+        (trial / "sandbox" / "file").write_text("the model's")
+        cleanup = clean_dead_runs(root)
+        assert cleanup.folders == [grading, trial] and not cleanup.errors
+        assert list(root.iterdir()) == []
+        assert not any(str(root) in line for line in Path("/proc/self/mounts").read_text().splitlines())
+    finally:
+        for point in points:
+            if os.path.ismount(point):
+                subprocess.run(["umount", "--lazy", str(point)], check=False, timeout=30)
+
+
+@pytest.mark.parametrize("sandbox", ["local", "bwrap"])
+def test_kill_9_leftovers_are_cleaned_by_the_resume(sandbox: str, mini_pack: Path, tmp_path: Path) -> None:
+    """The built-in agent's run killed while the model's command runs leaves its trial folder and, under --sandbox
+    local, the command's HOME and the command itself (bwrap's commands die with the run), as root under bwrap the
+    run's passwd and group files: the resume removes every one, and kills what runs in them."""
+    if sandbox == "bwrap" and bwrap_problem() is not None:
+        pytest.skip(f"bubblewrap cannot run here: {bwrap_problem()}")
     marker = unique_sleep(7)
     healthy = tmp_path / "healthy"
 
@@ -349,7 +397,7 @@ def test_kill_9_leftovers_are_cleaned_by_the_resume(mini_pack: Path, tmp_path: P
     runs = tmp_path / "runs"
     command = [sys.executable, "-m", "agentic_eval.cli", "run", "--model", "fake-model", "--tasks",
                str(make_pack(mini_pack, 1)), "--run-dir", str(runs), "--agent-opt", "max_retries=0",
-               "--sandbox", "local"]
+               "--sandbox", sandbox]
     with FakeEndpoint(responder=responder) as fake:
         proc = subprocess.Popen([*command, "--base-url", fake.base_url], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
@@ -358,10 +406,17 @@ def test_kill_9_leftovers_are_cleaned_by_the_resume(mini_pack: Path, tmp_path: P
             while not running(f"sleep {marker}") and time.monotonic() < deadline:
                 time.sleep(0.1)
             assert running(f"sleep {marker}"), "the model's command never started"
-            os.kill(proc.pid, signal.SIGKILL)  # the run dies; its sandbox and the model's command stay
+            os.kill(proc.pid, signal.SIGKILL)  # the run dies; its temp folders (and, local, the command) stay
             proc.wait(timeout=10)
-            (leftover,) = temp_root.glob(f"{TRIAL_FOLDER_PREFIX}*")
-            assert running(f"sleep {marker}")
+            left = sorted(path.name for path in temp_root.iterdir())
+            expected = {TRIAL_FOLDER_PREFIX, *(["ae-home-"] if sandbox == "local" else []),
+                        *(["ae-identity-"] if sandbox == "bwrap" and os.geteuid() == 0 else [])}
+            assert {name[:name.index("-", 3) + 1] for name in left} == expected, left
+            for _ in range(100):  # bwrap's command dies with the run: a moment later
+                if sandbox == "local" or not running(f"sleep {marker}"):
+                    break
+                time.sleep(0.1)
+            assert bool(running(f"sleep {marker}")) == (sandbox == "local")
             healthy.touch()
             (run_dir,) = [path.parent for path in runs.glob("*/run.json")]
             resume = subprocess.run([sys.executable, "-m", "agentic_eval.cli", "run", "--resume", str(run_dir),
@@ -373,10 +428,11 @@ def test_kill_9_leftovers_are_cleaned_by_the_resume(mini_pack: Path, tmp_path: P
                 proc.wait(timeout=10)
             for pid in running(f"sleep {marker}"):
                 os.kill(int(pid), signal.SIGKILL)
-    assert "removed 1 trial temp folder(s) of dead runs" in resume.stderr and leftover.name in resume.stderr
-    assert "killed 1 leftover process(es)" in resume.stderr
-    assert running(f"sleep {marker}") == [] and not leftover.exists()
-    assert list(temp_root.glob(f"{TRIAL_FOLDER_PREFIX}*")) == []  # the resume's own trial cleaned up after itself
+    assert f"removed {len(left)} temp folder(s) of dead runs" in resume.stderr, resume.stderr
+    assert all(name in resume.stderr for name in left)
+    assert ("killed 1 leftover process(es)" in resume.stderr) == (sandbox == "local")
+    assert running(f"sleep {marker}") == []
+    assert list(temp_root.iterdir()) == []  # nothing of the killed run, and the resume cleaned up after itself
 
 
 def test_a_compressed_reply_that_inflates_too_far_is_not_inflated(

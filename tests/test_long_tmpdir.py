@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agentic_eval import leftovers
 from agentic_eval.agents.base import AgentContext, AgentOptions
 from agentic_eval.confine.backend import BwrapBackend, bwrap_problem
 from agentic_eval.confine.relay import LINK_FOLDER_PREFIX, UNIX_PATH_MAX, UnixPathTooLong, at_unix_path
@@ -112,6 +113,7 @@ def test_a_link_folder_a_killed_run_left_is_removed_not_followed(tmp_path: Path)
     os.utime(stale, (0, 0))
     assert clean_socket_links(tmp_path) == [stale]
     assert not stale.exists() and (fresh / "d").is_symlink() and (target / "keep.txt").read_text() == "keep"
+    assert leftovers.LINK_FOLDER_PREFIX == LINK_FOLDER_PREFIX  # repeated there: relay.py cannot be imported by it
 
 
 def test_a_path_that_cannot_be_shortened_is_one_clear_line(tmp_path: Path) -> None:

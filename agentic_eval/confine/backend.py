@@ -167,10 +167,11 @@ class SandboxBackend:
         return None
 
     def grading_folder(self, sandbox: Path) -> AbstractContextManager[str | Path]:
-        """A folder for the grader's code host (its socket, work copy and scratch), removed on exit."""
-        import tempfile
+        """A folder for the grader's code host (its socket, work copy and scratch), removed on exit (marked: the
+        next run removes it if this one is killed)."""
+        from agentic_eval.leftovers import MarkedTempDir
 
-        return tempfile.TemporaryDirectory(prefix="ae-grading-")
+        return MarkedTempDir("ae-grading-")
 
     def end_processes(self, work: Path) -> None:
         """End the processes still running on `work` (a code host's copy) before it is replaced."""
@@ -367,14 +368,16 @@ _identity_dir: list[Path] = []
 
 def _identity_files(uid: int) -> tuple[Path, Path]:
     """/etc/passwd and /etc/group with a line for `uid` ('agent', HOME /tmp), made once per uid in a
-    folder of this process's own (removed at exit)."""
+    folder of this process's own (removed at exit; marked: the next run removes it if this one is killed)."""
     with _identity_lock:
         if not _identity_dir:
             import atexit
-            import tempfile
 
-            folder = Path(tempfile.mkdtemp(prefix="ae-identity-"))
-            atexit.register(shutil.rmtree, folder, True)
+            from agentic_eval.leftovers import MarkedTempDir
+
+            made = MarkedTempDir("ae-identity-")
+            atexit.register(made.cleanup)
+            folder = made.top
             _identity_dir.append(folder)
         folder = _identity_dir[0] / str(uid)
         passwd, group = folder / "passwd", folder / "group"

@@ -219,15 +219,18 @@ def _system_path(path: Path) -> bool:
 def _root_skeleton(volumes: dict[str, dict[str, str]]) -> str | None:
     """For mounts under /root (a tools folder or a run folder in root's home): a folder of empty, root-owned,
     world-readable mount points to stand in for the image's /root (0700, which uid 65534 cannot pass through,
-    and a tmpfs over it keeps that mode). None when nothing is mounted there; the caller removes it."""
-    import tempfile
+    and a tmpfs over it keeps that mode): its `root` folder, beside its owner mark (the next run removes it if
+    this one is killed). None when nothing is mounted there; the caller removes it."""
+    from agentic_eval.leftovers import MarkedTempDir
 
     root = Path("/root")
     targets = [(Path(src), Path(v["bind"])) for src, v in volumes.items() if root in Path(v["bind"]).parents]
     if not targets:
         return None
-    skeleton = Path(tempfile.mkdtemp(prefix="ae-root-"))
-    os.chmod(skeleton, 0o755)
+    made = MarkedTempDir("ae-root-", inner="root")
+    skeleton = Path(made.name)
+    for where in (made.top, skeleton):
+        os.chmod(where, 0o755)
     for source, target in targets:
         point = skeleton / target.relative_to(root)
         for folder in reversed(point.parents):
@@ -237,7 +240,7 @@ def _root_skeleton(volumes: dict[str, dict[str, str]]) -> str | None:
             point.mkdir(mode=0o755, exist_ok=True)
         else:
             point.touch()
-    return str(skeleton)
+    return str(made.top)
 
 
 def _under_any(paths: Sequence[Path], mounted: Sequence[str]) -> tuple[str, ...]:
@@ -782,17 +785,20 @@ class DockerBackend(SandboxBackend):
             self._end_grading_folder(folder)
 
     def _new_grading_folder(self, sandbox: str) -> Path:
-        import tempfile
+        """A grading folder, marked with its owner (the next run unmounts and removes it if this one is killed):
+        beneath the tmpfs, for after a reboot, and on it, which hides the first."""
+        from agentic_eval.leftovers import MarkedTempDir, mark_trial_folder
 
-        folder = Path(tempfile.mkdtemp(prefix="ae-grading-"))
+        folder = MarkedTempDir("ae-grading-").top
         with self._lock:
             capped = sandbox in self._capped
         if capped:
             why = _mount_tmpfs(folder, self.limits.work_size, GRADING_ROOM, "agentic-eval-grading")
             if why:
-                folder.rmdir()
+                shutil.rmtree(folder, ignore_errors=True)
                 raise AgenticEvalError(f"cannot mount the size-capped grading folder ({self.limits.work_size} + "
                                        f"{GRADING_ROOM >> 20} MiB) at {folder}: {why}")
+            mark_trial_folder(folder)
         os.chmod(folder, 0o755)
         for sub in (GRADING_SOCKET_FOLDER, "work", "scratch"):
             (folder / sub).mkdir(mode=0o755)
@@ -967,7 +973,7 @@ else:
         binds = [f"{src}:{v['bind']}:{v['mode']}" for src, v in volumes.items()]
         skeleton = _root_skeleton({**volumes, package: {"bind": package, "mode": "ro"}})
         if skeleton:
-            binds.append(f"{skeleton}:/root:ro")  # the engine mounts by depth: /root before what is under it
+            binds.append(f"{skeleton}/root:/root:ro")  # the engine mounts by depth: /root before what is under it
         limits = self.limits
         tmpfs = {"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}
         for target in _covered(hidden, [(src, v["bind"]) for src, v in volumes.items()] + [(package, package)]):

@@ -31,7 +31,6 @@ import os
 import shlex
 import shutil
 import sys
-import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -46,6 +45,7 @@ from agentic_eval.agents.adapters.wirelog import WireFacts, wire_facts
 from agentic_eval.agents.base import AGENT_VERSION_FILE, AgentContext, AgentOutcome
 from agentic_eval.confine.backend import Confinement, ResourceLimits, UnixRelay, default_backend
 from agentic_eval.confine.origin import REFUSED_FILE
+from agentic_eval.leftovers import MarkedTempDir
 from agentic_eval.packs.sandbox import AGENT_IDENTITY
 
 PASSED_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME")
@@ -246,8 +246,10 @@ class CliAgent:
 
         url = urlsplit(ctx.base_url)
         port = url.port or (443 if url.scheme == "https" else 80)
-        folder = Path(tempfile.mkdtemp(prefix="ae-wire-"))
-        os.chmod(folder, 0o755)
+        wire_dir = MarkedTempDir("ae-wire-", inner="wire")  # bound whole (read-only): its owner mark outside it
+        folder = Path(wire_dir.name)
+        for where in (wire_dir.top, folder):  # the confined uid passes through both (the temp folder may be bound)
+            os.chmod(where, 0o755)
         relay = UnixRelay(folder, url.hostname or "127.0.0.1", port, refusals=ctx.trial_dir / REFUSED_FILE,
                           on_first=lambda: forget_keys(key_files or {}))
         made = [p for p in outputs if not p.exists()]
@@ -267,7 +269,7 @@ class CliAgent:
             yield backend.wrap(inner, cwd=ctx.sandbox.path, spec=spec)
         finally:
             relay.close()
-            shutil.rmtree(folder, ignore_errors=True)
+            wire_dir.cleanup()
             for path in made:  # made for the CLI, never written: as if it had not been there
                 if path.is_file() and path.stat().st_size == 0:
                     path.unlink()

@@ -26,7 +26,6 @@ import os
 import selectors
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -38,6 +37,7 @@ import jsonschema
 
 from agentic_eval.agents.builtin._filetools import resolve_in_sandbox, truncate_middle
 from agentic_eval.confine.backend import Confinement, ResourceLimits, default_backend, run_command, signal_group
+from agentic_eval.leftovers import MarkedTempDir
 from agentic_eval.packs.builtin import hidden_from_model
 
 if TYPE_CHECKING:  # the SDK's types only describe the schemas: importing openai costs ~0.3 s of start-up
@@ -196,7 +196,7 @@ class FileToolWorker:
     def __init__(self, root: Path, limits: ToolLimits) -> None:
         self.root, self.limits = Path(root), limits
         self._proc: subprocess.Popen[bytes] | None = None
-        self._home: tempfile.TemporaryDirectory[str] | None = None
+        self._home: MarkedTempDir | None = None
         self._lock = threading.Lock()
         self.started = 0
         """How many worker processes were started (for tests and figures)."""
@@ -213,7 +213,7 @@ class FileToolWorker:
             home = "/tmp"
         else:
             if self._home is None:
-                self._home = tempfile.TemporaryDirectory(prefix="ae-home-")
+                self._home = MarkedTempDir("ae-home-", inner="home")
             home = self._home.name
         deadline = self.limits.deadline
         cpu_s = None if deadline is None else math.ceil(max(deadline - time.monotonic(), 0)) + 1
@@ -364,11 +364,12 @@ def _command_env(home: str) -> dict[str, str]:
 
 @contextlib.contextmanager
 def _private_home(backend: Any) -> Iterator[str]:
-    """HOME for one command: the confined command's private /tmp, or a fresh folder removed afterwards."""
+    """HOME for one command: the confined command's private /tmp, or a fresh folder removed afterwards (marked:
+    a command may run for minutes, and the next run removes it if this one is killed meanwhile)."""
     if backend.confined:
         yield "/tmp"
         return
-    with tempfile.TemporaryDirectory(prefix="ae-home-") as home:
+    with MarkedTempDir("ae-home-", inner="home") as home:
         yield home
 
 
