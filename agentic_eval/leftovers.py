@@ -20,6 +20,10 @@ Folders that live within one short call (git's scratch copies `ae-scratch-`, `ae
 generator's `ae-env-gen-`; the one-off commands' `ae-show-`, `ae-fixsize-`, `ae-validate-`) are not
 marked: a kill is unlikely to fall inside one, and what it leaves holds nothing of the model's.
 
+A run's docker containers are marked with the same owner and this machine (`owner_mark`: an engine may be shared
+by several machines, whose pids mean nothing here); the docker backend removes those whose owner is dead
+(`owner_is_dead_here`) when it first uses an engine (confine/docker.py's `remove_dead_runs`).
+
 Processes and mounts are found through /proc (Linux); elsewhere only the folders are removed. Without /proc a
 unix socket at a long path is bound and reached through a link in a folder under /tmp (confine/relay.py's
 `at_unix_path`) that lives for one call: `clean_socket_links` removes one that a killed run left.
@@ -38,7 +42,9 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +163,38 @@ def owner_is_alive(mark: dict[str, object]) -> bool:
     start = mark.get("start")
     current = process_start_token(pid)
     return start is None or current is None or current == start
+
+
+@cache
+def this_machine() -> str | None:
+    """What tells this machine's pids apart from another's, for what outlives a run outside this machine's temp
+    folder (a Docker engine's containers, the engine perhaps shared by several machines): the kernel's boot id
+    and this process's pid namespace (a pid names a process of one namespace of one boot). None where either
+    cannot be read (off Linux): nothing is then marked as this machine's."""
+    try:
+        boot = (_PROC / "sys" / "kernel" / "random" / "boot_id").read_text(encoding="ascii").strip()
+        namespace = os.readlink(_PROC / "self" / "ns" / "pid")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return f"{boot}/{namespace}" if boot and namespace else None
+
+
+def owner_mark() -> dict[str, str]:
+    """This process's mark for what it leaves outside its temp folders: its pid, start token and machine
+    (`this_machine`), as strings (a container's labels); {} where the start token or the machine is unknown."""
+    start, machine = process_start_token(os.getpid()), this_machine()
+    if start is None or machine is None:
+        return {}
+    return {"pid": str(os.getpid()), "start": start, "machine": machine}
+
+
+def owner_is_dead_here(mark: Mapping[str, object]) -> bool:
+    """True only when `mark` (an `owner_mark`) is whole, names this machine, and its process is gone. A mark of
+    another machine (or pid namespace, or boot), an incomplete one (an older version's) or a live owner's: False."""
+    machine, pid, start = this_machine(), str(mark.get("pid", "")), mark.get("start")
+    if machine is None or mark.get("machine") != machine or not pid.isdigit() or not isinstance(start, str) or not start:
+        return False
+    return not owner_is_alive({"pid": int(pid), "start": start})
 
 
 def _processes_inside(folder: Path) -> list[int]:

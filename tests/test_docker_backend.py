@@ -340,6 +340,85 @@ def test_builtin_agent_in_containers_honest_pass_and_attacks_fail(docker_env: st
         assert trial["outcome"] == expected, (name, trial)
 
 
+def test_a_killed_runs_containers_are_removed_by_the_next_run(docker_env: str, mini_pack: Path,
+                                                             tmp_path: Path) -> None:
+    """A run killed with SIGKILL while the model's command runs leaves its containers on the engine (the agent's,
+    the grader's started ahead); the next run on that engine removes them and says so. A container labelled
+    with a live process (this test's), one of another machine (another boot id) and one without the owner
+    labels (an older version's) survive it."""
+    import re
+    import signal
+
+    import docker
+
+    from agentic_eval.confine.docker_image import recipe
+    from agentic_eval.leftovers import process_start_token, this_machine
+    from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, tool_call
+    from tests.helpers import make_pack, running, unique_sleep
+
+    marker = unique_sleep(8)
+    temp_root = tmp_path / "tmp"
+    temp_root.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp_root)}
+    client = docker.DockerClient(base_url=docker_env, timeout=60)
+    survivors: list[str] = []
+
+    def owned_by(pid: int) -> list[dict]:  # (the survivors made below name the killed run's pid too)
+        found = client.api.containers(all=True, filters={"label": [LABEL, f"agentic-eval.pid={pid}"]})
+        return [c for c in found if c["Id"] not in survivors]
+
+    with FakeEndpoint(responder=lambda request: ScriptedReply(
+            body=chat_body(tool_calls=[tool_call("bash", {"command": f"sleep {marker}"})]))) as fake:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentic_eval.cli", "run", "--model", "fake-model", "--base-url", fake.base_url,
+             "--tasks", str(make_pack(mini_pack, 1)), "--run-dir", str(tmp_path / "runs"), "--agent-opt",
+             "max_retries=0", "--sandbox", "docker"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while not running(f"sleep {marker}") and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.2)
+            assert running(f"sleep {marker}"), "the model's command never started in its container"
+            os.kill(proc.pid, signal.SIGKILL)  # the run dies mid-trial: its containers stay on the engine
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+    try:
+        left = owned_by(proc.pid)
+        assert len(left) >= 2, left  # the agent's and, started beside it, the grader's
+        assert running(f"sleep {marker}")  # the model's command runs on in its container
+        killed = left[0]["Labels"]
+        image = recipe().tag
+        machine = this_machine()
+        assert machine is not None and killed["agentic-eval.machine"] == machine
+        for name, labels in (
+                ("live", {"agentic-eval.pid": str(os.getpid()), "agentic-eval.start": process_start_token(os.getpid()),
+                          "agentic-eval.machine": machine}),
+                ("other-machine", {**killed, "agentic-eval.machine": "0" * 36 + machine[36:]}),
+                ("old", {"agentic-eval.pid": str(proc.pid)})):
+            container = client.containers.run(image, ["sleep", "300"], detach=True, init=True, network_mode="none",
+                                              labels={**labels, LABEL: f"{tmp_path}/{name}"})
+            survivors.append(container.id)
+        after = subprocess.run(
+            [sys.executable, "-m", "agentic_eval.cli", "run", "--agent", "nop", "--sandbox", "docker", "--tasks",
+             str(mini_pack), "--run-dir", str(tmp_path / "runs2")],
+            env=env, capture_output=True, text=True, timeout=300, check=False)
+        said = re.search(rf"removed (\d+) container\(s\) of dead runs on {re.escape(docker_env)}\n", after.stderr)
+        assert said and int(said[1]) >= len(left), after.stderr  # (and any other dead run's on this engine)
+        assert owned_by(proc.pid) == [], after.stderr
+        assert running(f"sleep {marker}") == []
+        assert {c["Id"] for c in client.api.containers(filters={"id": survivors})} == set(survivors)
+    finally:
+        for container_id in survivors + [c["Id"] for c in owned_by(proc.pid)]:
+            try:
+                client.api.remove_container(container_id, force=True)
+            except docker.errors.NotFound:
+                pass
+        client.close()
+
+
 def test_a_pypi_cli_agent_is_refused_in_one_line(docker_env: str, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """aider runs from a virtual environment of this machine's Python, which the image does not hold."""

@@ -67,6 +67,13 @@ environment in the request body (no value on a command line), forwards standard 
 harness's Python for the image's. Containers are created and started with the engine's API directly
 (one call each). The containers are local to each engine, and bind mounts need the engine on this
 machine: engines on other hosts are the next step (see docs/scale-out.md).
+
+Every container is labelled with its sandbox (LABEL) and its owner: the run process's pid, start token and
+machine (`OWNER_LABEL` + leftovers.py's `owner_mark`). A run killed with `kill -9` leaves its containers on
+the engine (memory reserved, the model's processes running): when the backend first uses an engine
+(`remove_dead_runs`, once per engine per run, before any trial) it removes those whose owner ran on this machine
+and is gone, and prints one line saying how many. A container of a live run, of another machine (one engine
+may serve several) or without the owner labels (an older version's) is never touched.
 """
 
 from __future__ import annotations
@@ -78,6 +85,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -96,9 +104,14 @@ from agentic_eval.confine.docker_image import (
     recipe,
 )
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.leftovers import owner_is_dead_here, owner_mark, this_machine
 from agentic_eval.paths import hidden_from_model
 
 LABEL = "agentic-eval.sandbox"
+OWNER_LABEL = "agentic-eval."
+"""The prefix of a container's owner labels: `agentic-eval.pid`, `.start` and `.machine` (leftovers.owner_mark)."""
+CLEANUP_TIMEOUT_S = 20
+"""How long `remove_dead_runs` waits for one answer of the engine; its removals stop after three times that."""
 KEEPER_UID = RUN_UID - 1
 """The uid of a container's own processes (its init and `sleep`), not the commands' (RUN_UID, which every
 command runs as): their `kill -9 -1` cannot end the container, and `end_processes` ends all of theirs."""
@@ -162,6 +175,52 @@ def _remove_quietly(container: Any) -> None:
         container.remove(force=True)
     except Exception:  # noqa: BLE001 - gone already
         pass
+
+
+def _owner_labels() -> dict[str, str]:
+    """A new container's owner labels: this process's pid, and where known its start token and machine."""
+    return {f"{OWNER_LABEL}pid": str(os.getpid()), **{OWNER_LABEL + key: value for key, value in owner_mark().items()}}
+
+
+def remove_dead_runs(engine: Engine, timeout_s: float = CLEANUP_TIMEOUT_S) -> str:
+    """Remove (force: its processes killed) every container on `engine` that a dead run of this machine left: one
+    list call filtered by label, then removals until 3 x `timeout_s` have passed. One line for the run's output
+    ("" when there was none); an engine that errs is a warning line, never an exception."""
+    import docker
+
+    machine = this_machine()
+    if machine is None:  # off Linux nothing is marked as this machine's
+        return ""
+    deadline = time.monotonic() + 3 * timeout_s
+    removed, failed = 0, []
+    try:
+        # a client of its own: a short timeout for each call, the run's client keeps its own
+        client = (docker.DockerClient(base_url=engine.host, timeout=int(timeout_s)) if engine.host
+                  else docker.from_env(timeout=int(timeout_s)))
+        found = client.api.containers(all=True, filters={"label": [LABEL, f"{OWNER_LABEL}machine={machine}"]})
+        dead = [c["Id"] for c in found
+                if owner_is_dead_here({key[len(OWNER_LABEL):]: value for key, value in (c.get("Labels") or {}).items()
+                                       if key.startswith(OWNER_LABEL)})]
+        for index, container_id in enumerate(dead):
+            if time.monotonic() > deadline:
+                failed.append(f"{len(dead) - index} left for the next run (time limit)")
+                break
+            try:
+                client.api.remove_container(container_id, force=True)
+                removed += 1
+            except docker.errors.NotFound:
+                pass  # another run removed it first
+            except docker.errors.APIError as exc:
+                if exc.status_code != 409:  # 409: its removal is under way (another run's)
+                    failed.append(f"{container_id[:12]}: {str(exc.explanation or exc)[:120]}")
+        client.close()
+    except Exception as exc:  # noqa: BLE001 - whatever the engine did, the run goes on
+        return (f"warning: could not remove the containers of dead runs on {engine.name}: {type(exc).__name__}: "
+                f"{str(exc)[:200]}" + (f" (removed {removed})" if removed else ""))
+    if not removed and not failed:
+        return ""
+    return (f"removed {removed} container(s) of dead runs on {engine.name}"
+            + (f"; could not remove: {'; '.join(failed[:3])}" if failed else ""))
 
 
 def _mount(spec: dict[str, Any]) -> Any:
@@ -319,6 +378,8 @@ class DockerBackend(SandboxBackend):
             client = client_for(host)
             image = self.image or ensure_image(client, recipe(), log=lambda line: print(line, file=sys.stderr))[0]
             self.engines.append(Engine(host, client, image, self.slots_per_engine))
+            if cleaned := remove_dead_runs(self.engines[-1]):  # what a killed run left on it, before any trial
+                print(cleaned, file=sys.stderr)
         remote = [e.name for e in self.engines if not e.name.startswith("unix://")]
         if remote and shutil.which("docker") is None:  # the exec helper talks to unix sockets itself
             raise AgenticEvalError(
@@ -988,7 +1049,7 @@ else:
         try:
             created = api.create_container(
                 engine.image, ["sleep", "infinity"], user=f"{KEEPER_UID}:{KEEPER_UID}", working_dir=sandbox,
-                labels={LABEL: sandbox, "agentic-eval.pid": str(os.getpid())},
+                labels={LABEL: sandbox, **_owner_labels()},
                 environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, host_config=host_config,
             )
         except Exception:
