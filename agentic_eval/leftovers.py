@@ -192,7 +192,9 @@ def owner_is_dead_here(mark: Mapping[str, object]) -> bool:
     """True only when `mark` (an `owner_mark`) is whole, names this machine, and its process is gone. A mark of
     another machine (or pid namespace, or boot), an incomplete one (an older version's) or a live owner's: False."""
     machine, pid, start = this_machine(), str(mark.get("pid", "")), mark.get("start")
-    if machine is None or mark.get("machine") != machine or not pid.isdigit() or not isinstance(start, str) or not start:
+    if machine is None or mark.get("machine") != machine or not pid.isdigit() or not isinstance(start, str):
+        return False
+    if not start:
         return False
     return not owner_is_alive({"pid": int(pid), "start": start})
 
