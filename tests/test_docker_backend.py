@@ -419,6 +419,16 @@ def test_a_killed_runs_containers_are_removed_by_the_next_run(docker_env: str, m
         client.close()
 
 
+def test_an_engine_that_errs_while_dead_runs_are_looked_for_is_one_warning() -> None:
+    """The run goes on: the engine's error is a line of its output."""
+    from agentic_eval.confine.docker import Engine, remove_dead_runs
+
+    gone = "unix:///nonexistent/ae-docker.sock"
+    said = remove_dead_runs(Engine(gone, None, "image", 1), timeout_s=5)
+    assert said.startswith(f"warning: could not remove the containers of dead runs on {gone}: "), said
+    assert "\n" not in said
+
+
 def test_a_pypi_cli_agent_is_refused_in_one_line(docker_env: str, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """aider runs from a virtual environment of this machine's Python, which the image does not hold."""

@@ -194,9 +194,11 @@ def remove_dead_runs(engine: Engine, timeout_s: float = CLEANUP_TIMEOUT_S) -> st
     deadline = time.monotonic() + 3 * timeout_s
     removed, failed = 0, []
     try:
-        # a client of its own: a short timeout for each call, the run's client keeps its own
-        client = (docker.DockerClient(base_url=engine.host, timeout=int(timeout_s)) if engine.host
-                  else docker.from_env(timeout=int(timeout_s)))
+        # a client of its own, for a short timeout on each call (the run's keeps its own), at the API version the
+        # run's already asked for (none: one more call to ask)
+        version = getattr(getattr(engine.client, "api", None), "api_version", None)
+        client = (docker.DockerClient(base_url=engine.host, timeout=int(timeout_s), version=version) if engine.host
+                  else docker.from_env(timeout=int(timeout_s), version=version))
         found = client.api.containers(all=True, filters={"label": [LABEL, f"{OWNER_LABEL}machine={machine}"]})
         dead = [c["Id"] for c in found
                 if owner_is_dead_here({key[len(OWNER_LABEL):]: value for key, value in (c.get("Labels") or {}).items()
