@@ -188,6 +188,16 @@ def owner_mark() -> dict[str, str]:
     return {"pid": str(os.getpid()), "start": start, "machine": machine}
 
 
+OWNER_LABEL = "agentic-eval."
+"""The prefix of a docker container's or network's owner labels: `agentic-eval.pid`, `.start`, `.machine`."""
+
+
+def owner_labels() -> dict[str, str]:
+    """The owner labels of a docker container or network this process makes: its pid, and where known its start
+    token and machine (`owner_mark`; without them nothing is ever judged dead)."""
+    return {f"{OWNER_LABEL}pid": str(os.getpid()), **{OWNER_LABEL + key: value for key, value in owner_mark().items()}}
+
+
 def owner_is_dead_here(mark: Mapping[str, object]) -> bool:
     """True only when `mark` (an `owner_mark`) is whole, names this machine, and its process is gone. A mark of
     another machine (or pid namespace, or boot), an incomplete one (an older version's) or a live owner's: False."""

@@ -4,7 +4,9 @@ runs them (the backend's command line, as a process group)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -16,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -416,6 +419,42 @@ def test_a_killed_runs_containers_are_removed_by_the_next_run(docker_env: str, m
                 client.api.remove_container(container_id, force=True)
             except docker.errors.NotFound:
                 pass
+        client.close()
+
+
+def test_a_dead_runs_environment_containers_and_networks_are_removed(docker_env: str, tmp_path: Path) -> None:
+    """An environment task's containers (its own image's, its services') and its network carry the same owner
+    labels: a dead owner's go, the network after its containers; a live owner's stay."""
+    import docker
+
+    from agentic_eval.confine.docker import Engine, remove_dead_runs
+    from agentic_eval.confine.docker_env import LABEL as ENV_LABEL
+    from agentic_eval.confine.docker_image import recipe
+    from agentic_eval.leftovers import owner_labels, process_start_token, this_machine
+
+    gone = subprocess.Popen(["sleep", "60"])  # a run process that will have died
+    dead = {"agentic-eval.pid": str(gone.pid), "agentic-eval.start": process_start_token(gone.pid) or "",
+            "agentic-eval.machine": this_machine() or ""}
+    gone.kill()
+    gone.wait(timeout=10)
+    client = docker.DockerClient(base_url=docker_env, timeout=60)
+    made: list[Any] = []
+    try:
+        for owner in (dead, owner_labels()):
+            labels = {ENV_LABEL: f"{tmp_path}/{owner['agentic-eval.pid']}", **owner}
+            network = client.networks.create(f"ae-test-{owner['agentic-eval.pid']}-{os.getpid()}", internal=True,
+                                              labels=labels)
+            container = client.containers.run(recipe().tag, ["sleep", "300"], detach=True, init=True,
+                                              network=network.name, labels=labels)
+            made += [container, network]
+        said = remove_dead_runs(Engine(docker_env, client, recipe().tag, 1))
+        assert re.search(r"removed \d+ container\(s\) and \d+ network\(s\) of dead runs", said), said
+        ids = {c["Id"] for c in client.api.containers(all=True)} | {n["Id"] for n in client.api.networks()}
+        assert [thing.id in ids for thing in made] == [False, False, True, True]
+    finally:
+        for thing in made[0::2] + made[1::2]:  # the containers, then their networks
+            with contextlib.suppress(docker.errors.NotFound):
+                thing.remove(**({"force": True} if thing in made[0::2] else {}))
         client.close()
 
 

@@ -72,7 +72,8 @@ Every container is labelled with its sandbox (LABEL) and its owner: the run proc
 machine (`OWNER_LABEL` + leftovers.py's `owner_mark`). A run killed with `kill -9` leaves its containers on
 the engine (memory reserved, the model's processes running): when the backend first uses an engine
 (`remove_dead_runs`, once per engine per run, before any trial) it removes those whose owner ran on this machine
-and is gone, and prints one line saying how many. A container of a live run, of another machine (one engine
+and is gone, and prints one line saying how many; an environment task's containers and network
+(confine/docker_env.py, labelled the same way) too. A container of a live run, of another machine (one engine
 may serve several) or without the owner labels (an older version's) is never touched.
 """
 
@@ -94,6 +95,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
+from agentic_eval.confine.docker_env import LABEL as ENVIRONMENT_LABEL
 from agentic_eval.confine.docker_image import (
     IMAGE_PATH,
     IMAGE_PYTHON,
@@ -104,12 +106,10 @@ from agentic_eval.confine.docker_image import (
     recipe,
 )
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.leftovers import owner_is_dead_here, owner_mark, this_machine
+from agentic_eval.leftovers import OWNER_LABEL, owner_is_dead_here, owner_labels, this_machine
 from agentic_eval.paths import hidden_from_model
 
 LABEL = "agentic-eval.sandbox"
-OWNER_LABEL = "agentic-eval."
-"""The prefix of a container's owner labels: `agentic-eval.pid`, `.start` and `.machine` (leftovers.owner_mark)."""
 CLEANUP_TIMEOUT_S = 20
 """How long `remove_dead_runs` waits for one answer of the engine; its removals stop after three times that."""
 KEEPER_UID = RUN_UID - 1
@@ -177,52 +177,62 @@ def _remove_quietly(container: Any) -> None:
         pass
 
 
-def _owner_labels() -> dict[str, str]:
-    """A new container's owner labels: this process's pid, and where known its start token and machine."""
-    return {f"{OWNER_LABEL}pid": str(os.getpid()), **{OWNER_LABEL + key: value for key, value in owner_mark().items()}}
-
-
 def remove_dead_runs(engine: Engine, timeout_s: float = CLEANUP_TIMEOUT_S) -> str:
-    """Remove (force: its processes killed) every container on `engine` that a dead run of this machine left: one
-    list call filtered by label, then removals until 3 x `timeout_s` have passed. One line for the run's output
-    ("" when there was none); an engine that errs is a warning line, never an exception."""
+    """Remove every container (force: its processes killed), then every network, on `engine` that a dead run of
+    this machine left: the suite's sandboxes and environment tasks' containers, services and networks. One list
+    call each, filtered by this machine's label, then removals until 3 x `timeout_s` have passed. One line for the
+    run's output ("" when there was none); an engine that errs is a warning line, never an exception."""
     import docker
 
     machine = this_machine()
     if machine is None:  # off Linux nothing is marked as this machine's
         return ""
+
+    def dead(labels: Mapping[str, str] | None) -> bool:
+        labels = labels or {}
+        return ((LABEL in labels or ENVIRONMENT_LABEL in labels)
+                and owner_is_dead_here({key[len(OWNER_LABEL):]: value for key, value in labels.items()
+                                        if key.startswith(OWNER_LABEL)}))
+
     deadline = time.monotonic() + 3 * timeout_s
-    removed, failed = 0, []
+    removed, networks, failed = 0, 0, []
     try:
         # a client of its own, for a short timeout on each call (the run's keeps its own), at the API version the
         # run's already asked for (none: one more call to ask)
         version = getattr(getattr(engine.client, "api", None), "api_version", None)
         client = (docker.DockerClient(base_url=engine.host, timeout=int(timeout_s), version=version) if engine.host
                   else docker.from_env(timeout=int(timeout_s), version=version))
-        found = client.api.containers(all=True, filters={"label": [LABEL, f"{OWNER_LABEL}machine={machine}"]})
-        dead = [c["Id"] for c in found
-                if owner_is_dead_here({key[len(OWNER_LABEL):]: value for key, value in (c.get("Labels") or {}).items()
-                                       if key.startswith(OWNER_LABEL)})]
-        for index, container_id in enumerate(dead):
-            if time.monotonic() > deadline:
-                failed.append(f"{len(dead) - index} left for the next run (time limit)")
-                break
-            try:
-                client.api.remove_container(container_id, force=True)
-                removed += 1
-            except docker.errors.NotFound:
-                pass  # another run removed it first
-            except docker.errors.APIError as exc:
-                if exc.status_code != 409:  # 409: its removal is under way (another run's)
-                    failed.append(f"{container_id[:12]}: {str(exc.explanation or exc)[:120]}")
+        mine = {"label": [f"{OWNER_LABEL}machine={machine}"]}
+        for kind, found, remove in (
+                ("container", client.api.containers(all=True, filters=mine),
+                 lambda item: client.api.remove_container(item, force=True)),
+                ("network", None, client.api.remove_network)):
+            if found is None:  # the networks, once their containers are gone
+                found = client.api.networks(filters=mine)
+            doomed = [item["Id"] for item in found if dead(item.get("Labels"))]
+            for index, item_id in enumerate(doomed):
+                if time.monotonic() > deadline:
+                    failed.append(f"{len(doomed) - index} {kind}(s) left for the next run (time limit)")
+                    break
+                try:
+                    remove(item_id)
+                    if kind == "container":
+                        removed += 1
+                    else:
+                        networks += 1
+                except docker.errors.NotFound:
+                    pass  # another run removed it first
+                except docker.errors.APIError as exc:
+                    if exc.status_code != 409:  # 409: its removal is under way (another run's)
+                        failed.append(f"{kind} {item_id[:12]}: {str(exc.explanation or exc)[:120]}")
         client.close()
     except Exception as exc:  # noqa: BLE001 - whatever the engine did, the run goes on
         return (f"warning: could not remove the containers of dead runs on {engine.name}: {type(exc).__name__}: "
                 f"{str(exc)[:200]}" + (f" (removed {removed})" if removed else ""))
-    if not removed and not failed:
+    if not removed and not networks and not failed:
         return ""
-    return (f"removed {removed} container(s) of dead runs on {engine.name}"
-            + (f"; could not remove: {'; '.join(failed[:3])}" if failed else ""))
+    return (f"removed {removed} container(s)" + (f" and {networks} network(s)" if networks else "")
+            + f" of dead runs on {engine.name}" + (f"; could not remove: {'; '.join(failed[:3])}" if failed else ""))
 
 
 def _mount(spec: dict[str, Any]) -> Any:
@@ -1051,7 +1061,7 @@ else:
         try:
             created = api.create_container(
                 engine.image, ["sleep", "infinity"], user=f"{KEEPER_UID}:{KEEPER_UID}", working_dir=sandbox,
-                labels={LABEL: sandbox, **_owner_labels()},
+                labels={LABEL: sandbox, **owner_labels()},
                 environment={"HOME": "/tmp", "PATH": IMAGE_PATH}, host_config=host_config,
             )
         except Exception:

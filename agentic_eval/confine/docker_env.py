@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.leftovers import owner_labels
 
 if TYPE_CHECKING:
     from agentic_eval.packs.environment import EnvironmentSpec
@@ -365,12 +366,12 @@ class EnvironmentTrial:
             return
         name = f"ae-env-{secrets.token_hex(6)}"
         self.network = self.client.networks.create(name, driver="bridge", internal=not self.spec.allow_internet,
-                                                   labels={LABEL: str(self.sandbox)})
+                                                   labels={LABEL: str(self.sandbox), **owner_labels()})
         for service in self.spec.services:
             image = self.service_images[service.name]
             container = self.client.containers.create(
                 image, service.command, name=f"{name}-{service.name}", environment=dict(service.env),
-                labels={LABEL: str(self.sandbox), "agentic-eval.pid": str(os.getpid())}, init=True,
+                labels={LABEL: str(self.sandbox), **owner_labels()}, init=True,
                 mem_limit=f"{self.spec.memory_mb}m", nano_cpus=int(self.spec.cpus * 1e9), pids_limit=1024,
                 security_opt=["no-new-privileges"], network=self.network.name)
             self.services.append(container)
@@ -440,7 +441,7 @@ class EnvironmentTrial:
         self.container = self.client.containers.create(
             self.image, ["sleep", "infinity"], entrypoint=[], working_dir=self.spec.workdir,
             environment={**self.spec.env, "PATH": self.path_env}, volumes=volumes, init=True,
-            labels={LABEL: str(self.sandbox), "agentic-eval.pid": str(os.getpid())},
+            labels={LABEL: str(self.sandbox), **owner_labels()},
             network=self.network.name if self.network is not None else None,
             network_mode=None if self.network is not None else "none",
             mem_limit=f"{self.spec.memory_mb}m", memswap_limit=f"{self.spec.memory_mb}m",
@@ -490,7 +491,7 @@ class EnvironmentTrial:
                 environment={**self.spec.env, "TEST_DIR": TESTS_MOUNT, **self.spec.verifier_env, "PATH": self.path_env},
                 volumes=[f"{self.sandbox}:{self.spec.workdir}:rw", f"{tests}:{TESTS_MOUNT}:rw",
                          f"{logs}:{VERIFIER_LOGS}:rw"], init=True, user="0:0",
-                labels={LABEL: str(self.sandbox), "agentic-eval.pid": str(os.getpid())},
+                labels={LABEL: str(self.sandbox), **owner_labels()},
                 network=self.network.name if self.network is not None else None,
                 network_mode=None if self.network is not None else "none",
                 mem_limit=f"{self.spec.memory_mb}m", nano_cpus=int(self.spec.cpus * 1e9), pids_limit=1024,
