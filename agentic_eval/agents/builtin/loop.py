@@ -335,16 +335,15 @@ class _Loop:
         for key, kind in (("temperature", float), ("max_tokens", int)):
             if ctx.options.extra.get(key) is not None:
                 params[key] = kind(ctx.options.extra[key])
-        timeout = max(self.deadline - time.monotonic(), 0.1)
-
         if ctx.options.stream:
             params["stream"] = True
+        timeout = max(self.deadline - time.monotonic(), 0.1)
 
         def request() -> Any:
             response = self.client.send(self.client.build_request("POST", "chat/completions", json=params,
                                                                   timeout=timeout), stream=True)
             try:
-                if response.status_code >= 400:
+                if not response.is_success:  # (a redirect too: the agent follows none, as the SDK did)
                     raise self._status_error(response)
                 if not ctx.options.stream:
                     return self._whole_reply(response)
