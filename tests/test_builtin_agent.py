@@ -195,6 +195,8 @@ def test_endpoint_down(run_agent: RunAgent) -> None:
 BAD_REPLIES = {
     "http_500": (ScriptedReply(status=500, body={"error": {"message": "engine dead"}}),
                  "HTTP 500 from the endpoint (after 0 retries): engine dead"),
+    "redirect": (ScriptedReply(status=307, body={"error": {"message": "moved"}}),
+                 "HTTP 307 from the endpoint: moved"),  # followed by no one: the URL is wrong
     "garbage": (ScriptedReply(body="<html>oops</html>"), "reply is not JSON"),
     "not_a_completion": (ScriptedReply(body={"foo": 1}), "reply is not a chat completion"),
     "no_choices": (ScriptedReply(body={"object": "chat.completion", "choices": []}), "it has no choices"),
