@@ -11,6 +11,7 @@ import base64
 import json
 import os
 import re
+import shutil
 import socket
 import stat
 import subprocess
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from agentic_eval.agents.adapters import Invocation
 from agentic_eval.agents.base import AgentContext, AgentOptions
 from agentic_eval.confine.backend import BwrapBackend, bwrap_problem
 from agentic_eval.confine.origin import REFUSED_FILE, holders, process, refused_requests, socket_inode
@@ -272,3 +274,52 @@ def test_a_real_clis_tools_cannot_call_the_endpoint(agent: str, sandbox: str, mi
                            capture_output=True, text=True, timeout=120, check=False, env={**os.environ,
                                                                                           "COLUMNS": "200"})
     assert "the agent's tools sent their own requests to the endpoint in 1 trial" in table.stdout
+
+
+LIST_CONFIG = '''#!/usr/bin/env python3
+import os, sys
+if sys.argv[1:] == ["--version"]:
+    print("scripted-cli 1.0")
+    sys.exit(0)
+print(sorted(os.listdir(os.environ["CONFIG"])))
+'''
+
+
+def test_a_clis_machine_wide_settings_are_not_in_its_sandbox(mini_pack: Path, tmp_path: Path) -> None:
+    """A CLI's managed or system settings folder (/etc/claude-code and the like: `system_config`) is an empty
+    folder in its bwrap sandbox, whose /etc is this machine's: its hooks and permissions do not reach the run."""
+    needs_bwrap()
+    if os.geteuid() != 0:
+        pytest.skip("makes a folder under /etc")
+    config = Path(f"/etc/ae-test-config-{os.getpid()}")
+    config.mkdir()
+    (config / "managed-settings.json").write_text('{"hooks": {}}')
+    tmp_path.chmod(0o755)
+    program = tmp_path / "scripted-cli"
+    program.write_text(LIST_CONFIG)
+    program.chmod(0o755)
+
+    class Lister(ScriptedCli):
+        def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
+            return Invocation(argv=[executable], env={"CONFIG": str(config)})
+
+    class Hiding(Lister):
+        system_config = (str(config),)
+
+    task = load_task(mini_pack / "answer-file")
+    tree = materialize_sandbox(task, 0, tmp_path / "sandbox")
+    try:
+        outcomes = []
+        for agent in (Hiding(), Lister()):
+            trial = tmp_path / f"trial-{agent.system_config != ()}"
+            trial.mkdir()
+            with FakeEndpoint() as fake:
+                ctx = AgentContext(task=task, sandbox=tree, instruction="do it", base_url=fake.base_url, api_key="k",
+                                   model=MODEL, timeout_s=120, max_turns=5, trial_dir=trial,
+                                   options=AgentOptions(extra={"bin": str(program)}), backend=BwrapBackend(),
+                                   cancel=threading.Event())
+                outcome = agent.run(ctx)
+            outcomes.append((outcome.status, (trial / "agent_stdout.txt").read_text().strip()))
+    finally:
+        shutil.rmtree(config)
+    assert outcomes == [("completed", "[]"), ("completed", "['managed-settings.json']")]

@@ -116,6 +116,10 @@ class CliAgent:
     uses_model = True
     home_dirs: ClassVar[tuple[str, ...]] = ()
     """Extra folders (relative to HOME) the CLI needs to exist before it starts."""
+    system_config: ClassVar[tuple[str, ...]] = ()
+    """Machine-wide folders the CLI reads settings from (managed or system settings, e.g. /etc/claude-code):
+    covered by an empty folder in a confined sandbox, so that this machine's settings (hooks, permissions, other
+    endpoints) do not change what is measured. (The docker image's /etc has none of this machine's.)"""
 
     def __init__(self) -> None:
         self._version: str | None = None
@@ -262,7 +266,7 @@ class CliAgent:
             node = shutil.which("node")
             if node:
                 readable.append(Path(os.path.realpath(node)).parent.parent)
-            hidden = (*hidden_from_model(), ctx.task.pack_dir)
+            hidden = (*hidden_from_model(), ctx.task.pack_dir, *(Path(p) for p in self.system_config))
             spec = Confinement(writable=(ctx.sandbox.path, home, *outputs), readable=tuple(readable), hidden=hidden,
                                limits=ResourceLimits(memory_bytes=None))  # node reserves more address space
             inner = [sys.executable, "-I", "-S", str(relay_py), str(port), str(relay.path), "--", *argv]

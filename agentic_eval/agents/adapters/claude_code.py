@@ -87,6 +87,7 @@ class ClaudeCodeAgent(CliAgent):
     name = "claude-code"
     tool = TOOL
     home_dirs = (".claude",)
+    system_config = ("/etc/claude-code",)  # managed-settings.json, managed-mcp.json
     whole_number_options: ClassVar[tuple[str, ...]] = ("max_output",)
 
     def __init__(self) -> None:

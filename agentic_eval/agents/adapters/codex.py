@@ -46,6 +46,7 @@ class CodexAgent(CliAgent):
     name = "codex"
     tool = TOOL
     home_dirs = (".codex",)
+    system_config = ("/etc/codex",)  # its managed configuration
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
         config = home / ".codex" / "config.toml"

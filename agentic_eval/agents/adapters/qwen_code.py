@@ -47,6 +47,7 @@ class QwenCodeAgent(CliAgent):
     name = "qwen-code"
     tool = TOOL
     home_dirs = (".qwen",)
+    system_config = ("/etc/qwen-code",)  # settings.json (over the user's), system-defaults.json
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
         settings = home / ".qwen" / "settings.json"
