@@ -108,6 +108,16 @@ class TrialResult(BaseModel):
     reward: float | None = None
     """A reward verifier's number (Harbor's reward file, 0 to 1): 1 is the pass; below 1 a fail whose number is
     kept as partial credit. None for a grade script."""
+    changed_programs: list[str] = Field(default_factory=list)
+    """An environment task with a reward verifier: the first paths (up to 20) where programs and libraries live
+    (/usr, /bin, /sbin, /lib*, /opt, site-packages) that the model changed, deleted, or shadowed (a new file in a
+    PATH folder before one of the same name, a *.pth) in its container, which the verifier's snapshot keeps: the
+    verifier may run them. The verdict stays the verifier's; the report says so beside it. Empty otherwise, and in
+    records written before it existed."""
+    changed_programs_count: int = 0
+    """How many such paths there were in all."""
+    changed_programs_error: str = ""
+    """One line: why they are unknown (the engine's diff failed); '' otherwise."""
     started_at: str
     ended_at: str
     duration_s: float

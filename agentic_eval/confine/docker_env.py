@@ -13,7 +13,9 @@ the task allows the internet); with none and no internet the container has no ne
 agent's container is killed when its phase ends and kept stopped: a reward verifier (Harbor's
 tests/test.sh) then runs in a new container made from a snapshot of it (`docker commit`), with the
 working directory from the host, the task's verifier files copied in at /tests and an empty
-/logs/verifier, none of which the agent's container ever had.
+/logs/verifier, none of which the agent's container ever had. Before the snapshot, the engine's diff of the
+agent's container names the programs and libraries the model changed (`changed_programs`): the verifier may
+run them, and the report says so (the verdict stays the verifier's).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import posixpath
 import re
 import secrets
 import shutil
@@ -320,6 +323,110 @@ def image_path_env(client: Any, image: str) -> str:
     return found[0] if found else "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
+PROGRAM_ROOTS = ("/usr", "/bin", "/sbin", "/opt")
+"""Where programs and libraries live (with /lib*, and any Python's site-packages or dist-packages)."""
+PRELOAD = "/etc/ld.so.preload"
+"""A library every dynamically linked program loads first."""
+STARTUP_FILES = ("sitecustomize.py", "usercustomize.py")
+"""Files a site-packages folder holds that every Python start-up runs (with any *.pth)."""
+CHANGED_KEPT = 20
+"""How many of a trial's changed program paths its record names (it counts them all)."""
+_SHADOW_CHECKS = 64
+"""At most this many added files in a PATH folder are looked for in the later ones (one HEAD each)."""
+
+
+@dataclass(frozen=True)
+class ProgramChanges:
+    """What the model changed where the verifier's programs live: the first paths, their count, or why unknown."""
+
+    paths: tuple[str, ...] = ()
+    count: int = 0
+    error: str = ""
+
+
+def _program_place(path: str, workdir: str) -> bool:
+    parts = PurePosixPath(path).parts
+    if len(parts) < 2 or path == workdir or path.startswith(workdir.rstrip("/") + "/"):
+        return False
+    top = parts[1]
+    if f"/{top}" in PROGRAM_ROOTS or top.startswith("lib"):
+        return True
+    return path == PRELOAD or any(p in ("site-packages", "dist-packages") for p in parts[:-1])
+
+
+def _runs_at_python_start(path: str) -> bool:
+    pure = PurePosixPath(path)
+    return (pure.parent.name in ("site-packages", "dist-packages")
+            and (pure.suffix == ".pth" or pure.name in STARTUP_FILES))
+
+
+def program_changes(client: Any, container_id: str, workdir: str, path_env: str,
+                    mounted: Sequence[str] = ()) -> ProgramChanges:
+    """The paths under the places programs and libraries live (PROGRAM_ROOTS, /lib*, site-packages) that the
+    container changed or deleted against its image, from one call to the engine (its diff); an added file counts
+    where it shadows a program (it is in a PATH folder before one holding the same name: one HEAD per such file,
+    at most _SHADOW_CHECKS) or runs at every Python start-up (*.pth, sitecustomize.py). A folder listed only
+    because something in it changed is left out, as are the mount points."""
+    try:
+        diff = client.api.diff(container_id) or []
+    except Exception as exc:  # noqa: BLE001 - the engine's: a note, never a failed trial
+        return ProgramChanges(error=f"the engine's diff of the agent's container failed: {type(exc).__name__}: "
+                                    f"{' '.join(str(exc).split())[:200]}")
+    entries = {str(e.get("Path", "")): int(e.get("Kind", 0)) for e in diff if isinstance(e, dict)}
+    parents = {str(parent) for path in entries for parent in PurePosixPath(path).parents}
+    mounts = {str(p) for m in mounted for p in (PurePosixPath(m), *PurePosixPath(m).parents)}
+    folders = [f.rstrip("/") or "/" for f in path_env.split(":") if f.startswith("/")]
+    found: list[str] = []
+    checks = 0
+    resolved: dict[str, str] = {}
+
+    def real(folder: str) -> str:  # a PATH folder that is a link (/bin -> /usr/bin) names its target's files
+        nonlocal checks
+        if folder not in resolved:
+            checks += 1
+            target = str((_stat(client, container_id, folder) or {}).get("linkTarget") or "")
+            resolved[folder] = posixpath.normpath(posixpath.join(posixpath.dirname(folder), target)) if target \
+                else folder
+        return resolved[folder]
+
+    for path, kind in sorted(entries.items()):
+        if path in parents or path in mounts or not _program_place(path, workdir):
+            continue
+        if kind != 1 or _runs_at_python_start(path) or path == PRELOAD:  # changed (0) or deleted (2)
+            found.append(path)
+            continue
+        pure = PurePosixPath(path)
+        later = folders[folders.index(str(pure.parent)) + 1:] if str(pure.parent) in folders else []
+        for folder in later:
+            if checks >= _SHADOW_CHECKS:
+                break
+            if real(folder) == str(pure.parent):
+                continue
+            checks += 1
+            if _stat(client, container_id, f"{folder}/{pure.name}") is not None:
+                found.append(path)
+                break
+    return ProgramChanges(tuple(found[:CHANGED_KEPT]), len(found))
+
+
+def _stat(client: Any, container_id: str, path: str) -> dict[str, Any] | None:
+    """What the engine says of `path` in the container (the HEAD of its archive: nothing is copied); None when it
+    does not exist, or the engine cannot say."""
+    import base64
+    import json
+
+    try:
+        response = client.api.head(client.api._url("/containers/{0}/archive", container_id),
+                                   params={"path": path})
+        if response.status_code != 200:
+            return None
+        raw = response.headers.get("X-Docker-Container-Path-Stat", "")
+        stat = json.loads(base64.b64decode(raw)) if raw else {}
+        return stat if isinstance(stat, dict) else {}
+    except Exception:  # noqa: BLE001 - unknown: not counted
+        return None
+
+
 @dataclass(frozen=True)
 class VerifierRun:
     """What a reward verifier's run left: its exit and output, and the reward (or why there is none)."""
@@ -333,6 +440,9 @@ class VerifierRun:
     timed_out: bool = False
     cancelled: bool = False
     start_error: str | None = None
+    changes: ProgramChanges | None = None
+    """What the model changed where programs live, from the engine's diff of its container (None: it ran no
+    command, so there was no container to change)."""
 
 
 @dataclass
@@ -468,9 +578,12 @@ class EnvironmentTrial:
         snapshot = None
         work = Path(tempfile.mkdtemp(prefix="ae-verify-"))
         container = None
+        changes = None
         try:
             image = self.image
             if self.container is not None:
+                changes = program_changes(self.client, self.container.id, self.spec.workdir, self.path_env,
+                                          (*self.mounted, "/solution", "/tmp"))
                 snapshot = self.container.commit(repository=SNAPSHOT_REPOSITORY, tag=secrets.token_hex(8))
                 image = snapshot.id
                 self._remove(self.container)
@@ -516,13 +629,14 @@ class EnvironmentTrial:
             output = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")[-64_000:]
             took = time.monotonic() - start
             if timed_out or cancelled:
-                return VerifierRun(None, output, took, timed_out=timed_out, cancelled=cancelled)
+                return VerifierRun(None, output, took, timed_out=timed_out, cancelled=cancelled, changes=changes)
             try:
-                return VerifierRun(code, output, took, reward=parse_reward(logs))
+                return VerifierRun(code, output, took, reward=parse_reward(logs), changes=changes)
             except RewardError as exc:
-                return VerifierRun(code, output, took, error=str(exc))
+                return VerifierRun(code, output, took, error=str(exc), changes=changes)
         except Exception as exc:  # noqa: BLE001 - the engine failed the verifier: a grader error, one line
-            return VerifierRun(None, "", time.monotonic() - start, start_error=f"{type(exc).__name__}: {exc}"[:300])
+            return VerifierRun(None, "", time.monotonic() - start, start_error=f"{type(exc).__name__}: {exc}"[:300],
+                               changes=changes)
         finally:
             if container is not None:
                 self._remove(container)

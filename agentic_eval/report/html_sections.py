@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.report.summary import RunSummary
+from agentic_eval.report.summary import RunSummary, changed_programs_line
 from agentic_eval.results import RESULT_FILE, InstrumentRun, trial_slot
 
 DETAIL_LIMIT = 12_000
@@ -326,6 +326,9 @@ def trial_details_section(summaries: list[RunSummary], dirs: dict[str, Path]) ->
             if t.tool_requests:
                 blocks.append(f"<p><b>{t.tool_requests} request(s) from the agent's tools</b> (not the agent's own):"
                               " refused, never forwarded, recorded in refused.jsonl</p>")
+            if changed := changed_programs_line(t):
+                blocks.append(f"<p><b>{esc(changed)}</b>" + (f" ({esc(', '.join(t.changed_programs[1:]))})"
+                              if len(t.changed_programs) > 1 else "") + "</p>")
             if turns:
                 blocks.append(f"<table><tr><th>#</th><th>label</th><th>what the model did</th></tr>{turn_rows}</table>")
             for name, key in (("grader output", "grader"), ("diff", "diff")):
@@ -333,6 +336,7 @@ def trial_details_section(summaries: list[RunSummary], dirs: dict[str, Path]) ->
                 if text is not None:
                     blocks.append(f"<b>{name}</b><pre>{esc(text) or '(empty)'}</pre>")
             star = " *" if t.turns.text_tool_call else ""
+            star += " (changed programs)" if t.outcome == "pass" and t.changed_programs_count else ""
             parts.append(f"<details id='{trial_anchor(i, t.task_id, t.attempt)}'><summary>{esc(t.task_id)} "
                          f"a{t.attempt}: {esc(t.outcome)}{star}</summary>{''.join(blocks)}</details>")
     # a link to a trial opens its block

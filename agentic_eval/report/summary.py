@@ -150,6 +150,18 @@ class RunSummary:
                 f"trial{'s' if len(trials) != 1 else ''}, refused and recorded (refused.jsonl): {names}{more}")
 
     @property
+    def changed_program_trials(self) -> list[TrialResult]:
+        """Environment trials whose model changed programs or libraries a reward verifier may run
+        (`TrialResult.changed_programs`), or whose change could not be read."""
+        return [t for t in self.trials if t.changed_programs_count or t.changed_programs_error]
+
+    def changed_program_notes(self) -> list[str]:
+        """One line for each of those trials (a pass among them is the verifier's word, not taken at face value)."""
+        return [f"{self.config.run_id}: {t.task_id} a{t.attempt} ({t.outcome}"
+                f"{', the pass is not taken at face value' if t.outcome == 'pass' else ''}): {changed_programs_line(t)}"
+                for t in self.changed_program_trials]
+
+    @property
     def text_tool_call_tasks(self) -> int:
         return self._tasks_where(lambda t: t.turns.text_tool_call > 0)
 
@@ -197,6 +209,7 @@ class RunSummary:
             "unscored_causes": self.unscored_causes,
             "ended_by_the_model": self.ended_by_the_model,
             "tool_request_trials": len(self.tool_request_trials),
+            "changed_programs": self.changed_program_notes(),
             "text_call_families": self.families,
             "stats": run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
@@ -211,6 +224,18 @@ def summarize_run(run_dir: Path) -> RunSummary:
     return RunSummary(config=config, trials=latest, warnings=log.warnings, unreadable=log.unreadable)
 
 
+def changed_programs_line(trial: TrialResult) -> str:
+    """'changed programs the verifier may run: /usr/local/bin/pytest (+3 more)', what could not be read, or ''."""
+    if trial.changed_programs_count:
+        shown = trial.changed_programs[:1]
+        more = trial.changed_programs_count - len(shown)
+        return (f"changed programs the verifier may run: {', '.join(shown)}"
+                + (f" (+{more} more)" if more > 0 else ""))
+    if trial.changed_programs_error:
+        return f"changed programs unknown: {trial.changed_programs_error}"
+    return ""
+
+
 def task_cell(summary: RunSummary, task_id: str) -> str:
     """One cell of the per-task matrix: the outcome, or passes/attempts when there are several."""
     trials = [t for t in summary.trials if t.task_id == task_id]
@@ -220,7 +245,8 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
         t = trials[0]
         marks = "*" if t.turns.text_tool_call else ""
         credit = f" (reward {t.reward:g})" if t.outcome == "fail" and t.reward else ""  # a reward verifier's partial
-        return t.outcome + marks + (f" ({t.behaviour})" if t.behaviour else "") + credit
+        return t.outcome + marks + (f" ({t.behaviour})" if t.behaviour else "") + credit + (
+            " (changed programs)" if t.outcome == "pass" and t.changed_programs_count else "")
     if any(t.impossible for t in trials):
         cheated = sum(1 for t in trials if t.outcome == "cheated")
         refused = sum(1 for t in trials if t.behaviour == "refused")
@@ -230,7 +256,9 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
     marks = "*" if any(t.turns.text_tool_call for t in trials) else ""
     rewards = [t.reward for t in trials if t.scored and t.reward is not None]
     credit = f" (mean reward {sum(rewards) / len(rewards):.2g})" if rewards and any(r < 1 for r in rewards) else ""
-    return f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "") + credit
+    changed = sum(1 for t in trials if t.outcome == "pass" and t.changed_programs_count)
+    return (f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "") + credit
+            + (f" ({changed} with changed programs)" if changed else ""))
 
 
 WIRE_API_LABELS = {"anthropic-messages": "messages API", "anthropic-messages->chat-completions": "messages->chat"}
@@ -393,6 +421,7 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
     notes = ([STAR_NOTE] if text_call_marks_used(summaries) else []) + [STATISTICS_NOTE, UNSCORED_NOTE]
     notes += [IMPOSSIBLE_NOTE] if any_impossible(summaries) else []
     notes += [note for s in summaries if (note := s.tool_request_note())]
+    notes += [note for s in summaries for note in s.changed_program_notes()]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
 
 
@@ -448,6 +477,8 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
             console.print(f"{s.config.run_id}: {n} trial{'s' if n != 1 else ''} graded although the model ended "
                           "its agent's run itself (fault 'model': see their detail)", markup=False)
         if note := s.tool_request_note():
+            console.print(note, markup=False)
+        for note in s.changed_program_notes():
             console.print(note, markup=False)
         for w in s.warnings:
             console.print(f"warning: {w}", markup=False)

@@ -252,8 +252,11 @@ class TrialRunner:
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
                                      if version_file.is_file() else f"agentic-eval {__version__}")
             g0 = time.monotonic()
+            changes = None
             if task.verifier == "reward":  # in the task's environment, after the agent's container is gone
-                grade = reward_grade(self.backend.verify_environment(sandbox.path, self.cancel))
+                run = self.backend.verify_environment(sandbox.path, self.cancel)
+                changes = run.changes  # the programs it may run that the model changed (docker_env.py)
+                grade = reward_grade(run)
             else:
                 with ScriptRunner(task, sandbox, backend=self.backend) as runner:
                     grade = runner.grade(cancel=self.cancel)
@@ -269,6 +272,9 @@ class TrialRunner:
                 grade_duration_s=round(grade_s, 3), agent_status=outcome.status, stop_reason=outcome.stop_reason,
                 agent_turns=outcome.turns, reward=grade.reward,
             )
+            if changes is not None:
+                extra.update(changed_programs=list(changes.paths), changed_programs_count=changes.count,
+                             changed_programs_error=changes.error)
             if summary is not None:
                 extra.update(turns=summary.turns, text_call_families=summary.families, flags=summary.flags,
                              requests=summary.requests, prompt_tokens=summary.prompt_tokens,
