@@ -247,7 +247,7 @@ def test_changed_programs_the_verifier_may_run_are_recorded_and_reported(docker_
         outputs = [m["content"] for m in fake.requests[-1].body["messages"] if m["role"] == "tool"]
     os_py, site = outputs[2].split()[:2]
     assert (trial["outcome"], trial["reward"]) == ("pass", 1.0)  # the verdict is the verifier's
-    assert trial["changed_programs"] == sorted([os_py, "/usr/local/bin/pytest", f"{site}/zz-hook.pth"])
+    assert trial["changed_programs"] == ["/usr/local/bin/pytest", *sorted([os_py, f"{site}/zz-hook.pth"])]
     assert (trial["changed_programs_count"], trial["changed_programs_error"]) == (3, "")
     run_dir = tmp_path / "changed" / trial["run_id"]
     from agentic_eval.report.summary import summarize_run, task_cell
@@ -255,8 +255,11 @@ def test_changed_programs_the_verifier_may_run_are_recorded_and_reported(docker_
     assert task_cell(summarize_run(run_dir), "tally-words") == "pass (changed programs)"
     code, report = run_cli("report", str(run_dir), "--json")
     (note,) = report["changed_programs"]
-    assert code == 0 and note.endswith("tally-words a1 (pass, the pass is not taken at face value): changed programs "
-                                       f"the verifier may run: {min(trial['changed_programs'])} (+2 more)")
+    assert code == 0 and note.endswith("tally-words a1 (pass, not at face value): changed programs the verifier may "
+                                       "run: /usr/local/bin/pytest (+2 more)")
+    code, _ = run_cli("report", str(run_dir), "--html", str(tmp_path / "report.html"))
+    page = (tmp_path / "report.html").read_text()
+    assert code == 0 and page.count("changed programs the verifier may run: /usr/local/bin/pytest (+2 more)") == 2
 
 
 def test_an_engine_that_cannot_diff_is_a_note(docker_env: str) -> None:

@@ -366,7 +366,7 @@ def program_changes(client: Any, container_id: str, workdir: str, path_env: str,
     container changed or deleted against its image, from one call to the engine (its diff); an added file counts
     where it shadows a program (it is in a PATH folder before one holding the same name: one HEAD per such file,
     at most _SHADOW_CHECKS) or runs at every Python start-up (*.pth, sitecustomize.py). A folder listed only
-    because something in it changed is left out, as are the mount points."""
+    because something in it changed is left out, as are the mount points. The programs on PATH come first."""
     try:
         diff = client.api.diff(container_id) or []
     except Exception as exc:  # noqa: BLE001 - the engine's: a note, never a failed trial
@@ -406,6 +406,7 @@ def program_changes(client: Any, container_id: str, workdir: str, path_env: str,
             if _stat(client, container_id, f"{folder}/{pure.name}") is not None:
                 found.append(path)
                 break
+    found.sort(key=lambda path: (str(PurePosixPath(path).parent) not in folders, path))  # programs first
     return ProgramChanges(tuple(found[:CHANGED_KEPT]), len(found))
 
 

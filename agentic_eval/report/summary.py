@@ -158,7 +158,7 @@ class RunSummary:
     def changed_program_notes(self) -> list[str]:
         """One line for each of those trials (a pass among them is the verifier's word, not taken at face value)."""
         return [f"{self.config.run_id}: {t.task_id} a{t.attempt} ({t.outcome}"
-                f"{', the pass is not taken at face value' if t.outcome == 'pass' else ''}): {changed_programs_line(t)}"
+                f"{', not at face value' if t.outcome == 'pass' else ''}): {changed_programs_line(t)}"
                 for t in self.changed_program_trials]
 
     @property
