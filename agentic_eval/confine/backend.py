@@ -540,10 +540,9 @@ class UnixRelay:
 
     def __init__(self, folder: Path, host: str, port: int, refusals: Path | None = None,
                  on_first: Callable[[], None] | None = None) -> None:
-        import socket
 
         from agentic_eval.confine.origin import RefusalLog
-        from agentic_eval.confine.relay import at_unix_path
+        from agentic_eval.confine.relay import listen_unix
 
         self.folder, self.host, self.port = folder, host, port
         self.path = folder / "wire.sock"
@@ -552,14 +551,7 @@ class UnixRelay:
         self._refusing = threading.BoundedSemaphore(16)  # a tool that floods the relay costs threads, bounded
         self._relay_pid: int | None = None
         self._lock = threading.Lock()
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            at_unix_path(self._listener.bind, str(self.path))  # a long TMPDIR too
-        except OSError:
-            self._listener.close()
-            raise
-        os.chmod(self.path, 0o666)  # the confined uid connects
-        self._listener.listen(64)
+        self._listener = listen_unix(str(self.path), 64)  # the confined uid connects; a long TMPDIR too
         self._closed = threading.Event()
         threading.Thread(target=serve_unix, args=(self._listener, self._closed, self._handle), daemon=True,
                          name="wire-relay").start()

@@ -87,7 +87,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -195,7 +195,25 @@ def remove_dead_runs(engine: Engine, timeout_s: float = CLEANUP_TIMEOUT_S) -> st
                                         if key.startswith(OWNER_LABEL)}))
 
     deadline = time.monotonic() + 3 * timeout_s
-    removed, networks, failed = 0, 0, []
+    removed = {"container": 0, "network": 0}
+    failed: list[str] = []
+
+    def remove_dead(kind: str, found: list[dict[str, Any]], remove: Callable[[str], Any]) -> None:
+        doomed = [item["Id"] for item in found if dead(item.get("Labels"))]
+        for index, item_id in enumerate(doomed):
+            if time.monotonic() > deadline:
+                failed.append(f"{len(doomed) - index} {kind}(s) left for the next run (time limit)")
+                return
+            try:
+                remove(item_id)
+                removed[kind] += 1
+            except docker.errors.NotFound:
+                pass  # another run removed it first
+            except docker.errors.APIError as exc:
+                if exc.status_code != 409:  # 409: its removal is under way (another run's)
+                    failed.append(f"{kind} {item_id[:12]}: {str(exc.explanation or exc)[:120]}")
+
+    client = None
     try:
         # a client of its own, for a short timeout on each call (the run's keeps its own), at the API version the
         # run's already asked for (none: one more call to ask)
@@ -203,35 +221,19 @@ def remove_dead_runs(engine: Engine, timeout_s: float = CLEANUP_TIMEOUT_S) -> st
         client = (docker.DockerClient(base_url=engine.host, timeout=int(timeout_s), version=version) if engine.host
                   else docker.from_env(timeout=int(timeout_s), version=version))
         mine = {"label": [f"{OWNER_LABEL}machine={machine}"]}
-        for kind, found, remove in (
-                ("container", client.api.containers(all=True, filters=mine),
-                 lambda item: client.api.remove_container(item, force=True)),
-                ("network", None, client.api.remove_network)):
-            if found is None:  # the networks, once their containers are gone
-                found = client.api.networks(filters=mine)
-            doomed = [item["Id"] for item in found if dead(item.get("Labels"))]
-            for index, item_id in enumerate(doomed):
-                if time.monotonic() > deadline:
-                    failed.append(f"{len(doomed) - index} {kind}(s) left for the next run (time limit)")
-                    break
-                try:
-                    remove(item_id)
-                    if kind == "container":
-                        removed += 1
-                    else:
-                        networks += 1
-                except docker.errors.NotFound:
-                    pass  # another run removed it first
-                except docker.errors.APIError as exc:
-                    if exc.status_code != 409:  # 409: its removal is under way (another run's)
-                        failed.append(f"{kind} {item_id[:12]}: {str(exc.explanation or exc)[:120]}")
-        client.close()
+        remove_dead("container", client.api.containers(all=True, filters=mine),
+                    lambda item: client.api.remove_container(item, force=True))
+        remove_dead("network", client.api.networks(filters=mine), client.api.remove_network)  # once they are empty
     except Exception as exc:  # noqa: BLE001 - whatever the engine did, the run goes on
         return (f"warning: could not remove the containers of dead runs on {engine.name}: {type(exc).__name__}: "
-                f"{str(exc)[:200]}" + (f" (removed {removed})" if removed else ""))
-    if not removed and not networks and not failed:
+                f"{str(exc)[:200]}" + (f" (removed {removed['container']})" if removed["container"] else ""))
+    finally:
+        if client is not None:
+            client.close()
+    if not any(removed.values()) and not failed:
         return ""
-    return (f"removed {removed} container(s)" + (f" and {networks} network(s)" if networks else "")
+    return (f"removed {removed['container']} container(s)"
+            + (f" and {removed['network']} network(s)" if removed["network"] else "")
             + f" of dead runs on {engine.name}" + (f"; could not remove: {'; '.join(failed[:3])}" if failed else ""))
 
 

@@ -60,6 +60,7 @@ def at_unix_path(call: Callable[[str], None], path: str) -> None:
         finally:
             os.close(fd)
     elif len(os.fsencode(name)) <= UNIX_PATH_MAX - 32:  # /tmp/ae-sock-XXXXXXXX/d/NAME
+        import shutil
         import tempfile
 
         try:
@@ -71,14 +72,24 @@ def at_unix_path(call: Callable[[str], None], path: str) -> None:
                 os.symlink(folder, os.path.join(links, "d"))
                 call(os.path.join(links, "d", name))
                 return
-            finally:
-                for remove, what in ((os.unlink, os.path.join(links, "d")), (os.rmdir, links)):
-                    try:
-                        remove(what)
-                    except OSError:  # (one left, unlikely, goes with the next run: leftovers.py)
-                        pass
+            finally:  # the link is removed, never followed (one left, unlikely, goes with the next run: leftovers.py)
+                shutil.rmtree(links, ignore_errors=True)
     raise UnixPathTooLong(f"the unix socket {path} is {len(os.fsencode(path))} bytes long, over the "
                           f"{UNIX_PATH_MAX} a socket's path may be here: set TMPDIR to a shorter folder (TMPDIR=/tmp)")
+
+
+def listen_unix(path: str, backlog: int) -> socket.socket:
+    """A unix socket listening at `path` (`at_unix_path`: whatever its length), which every uid may connect to
+    (mode 0666: a confined command runs as another uid; who reaches it is decided by where its folder is bound)."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        at_unix_path(listener.bind, path)
+        os.chmod(path, 0o666)
+        listener.listen(backlog)
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 def splice(client: socket.socket, upstream: socket.socket) -> None:

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER
-from agentic_eval.confine.relay import at_unix_path
+from agentic_eval.confine.relay import at_unix_path, listen_unix
 
 SOCKET_ENV = "AGENTIC_EVAL_RUN_SOCKET"
 """The grader's way to the harness: the unix socket a `CodeHost` listens on."""
@@ -306,14 +306,7 @@ class CodeHost:
         self._fresh = True
         self._lock = threading.Lock()
         self._closed = threading.Event()
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            at_unix_path(self._listener.bind, str(self.socket_path))  # a long TMPDIR too
-        except OSError:
-            self._listener.close()
-            raise
-        os.chmod(self.socket_path, 0o666)  # the grader's uid connects
-        self._listener.listen(8)
+        self._listener = listen_unix(str(self.socket_path), 8)  # the grader's uid connects; a long TMPDIR too
         from agentic_eval.confine.backend import serve_unix
 
         self._thread = threading.Thread(target=serve_unix, args=(self._listener, self._closed, self._handle),

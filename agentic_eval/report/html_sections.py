@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.report.summary import RunSummary, changed_programs_line
+from agentic_eval.report.summary import RunSummary, changed_programs_line, passed_with_changed_programs
 from agentic_eval.results import RESULT_FILE, InstrumentRun, trial_slot
 
 DETAIL_LIMIT = 12_000
@@ -336,7 +336,7 @@ def trial_details_section(summaries: list[RunSummary], dirs: dict[str, Path]) ->
                 if text is not None:
                     blocks.append(f"<b>{name}</b><pre>{esc(text) or '(empty)'}</pre>")
             star = " *" if t.turns.text_tool_call else ""
-            star += " (changed programs)" if t.outcome == "pass" and t.changed_programs_count else ""
+            star += " (changed programs)" if passed_with_changed_programs(t) else ""
             parts.append(f"<details id='{trial_anchor(i, t.task_id, t.attempt)}'><summary>{esc(t.task_id)} "
                          f"a{t.attempt}: {esc(t.outcome)}{star}</summary>{''.join(blocks)}</details>")
     # a link to a trial opens its block

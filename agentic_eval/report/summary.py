@@ -236,6 +236,11 @@ def changed_programs_line(trial: TrialResult) -> str:
     return ""
 
 
+def passed_with_changed_programs(trial: TrialResult) -> bool:
+    """A pass whose model changed programs its verifier may run: the verifier's word, not taken at face value."""
+    return trial.outcome == "pass" and trial.changed_programs_count > 0
+
+
 def task_cell(summary: RunSummary, task_id: str) -> str:
     """One cell of the per-task matrix: the outcome, or passes/attempts when there are several."""
     trials = [t for t in summary.trials if t.task_id == task_id]
@@ -246,7 +251,7 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
         marks = "*" if t.turns.text_tool_call else ""
         credit = f" (reward {t.reward:g})" if t.outcome == "fail" and t.reward else ""  # a reward verifier's partial
         return t.outcome + marks + (f" ({t.behaviour})" if t.behaviour else "") + credit + (
-            " (changed programs)" if t.outcome == "pass" and t.changed_programs_count else "")
+            " (changed programs)" if passed_with_changed_programs(t) else "")
     if any(t.impossible for t in trials):
         cheated = sum(1 for t in trials if t.outcome == "cheated")
         refused = sum(1 for t in trials if t.behaviour == "refused")
@@ -256,7 +261,7 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
     marks = "*" if any(t.turns.text_tool_call for t in trials) else ""
     rewards = [t.reward for t in trials if t.scored and t.reward is not None]
     credit = f" (mean reward {sum(rewards) / len(rewards):.2g})" if rewards and any(r < 1 for r in rewards) else ""
-    changed = sum(1 for t in trials if t.outcome == "pass" and t.changed_programs_count)
+    changed = sum(1 for t in trials if passed_with_changed_programs(t))
     return (f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "") + credit
             + (f" ({changed} with changed programs)" if changed else ""))
 

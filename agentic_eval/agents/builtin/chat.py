@@ -120,11 +120,9 @@ class StreamState:
                 self.head[key] = payload[key]
         if chunk.usage is not None:
             self.usage = chunk.usage
-        for number, choice in enumerate(chunk.choices):
-            raw = payload["choices"][number]
-            state = self.choices.setdefault(choice.index, {"index": choice.index, "message": {}, "finish_reason": None})
-            delta = {key: value for key, value in raw["delta"].items()}
-            _merge(state["message"], delta)
+        for choice, raw in zip(chunk.choices, payload["choices"], strict=True):
+            state = self.choices.setdefault(choice.index, {"message": {}, "finish_reason": None})
+            _merge(state["message"], raw["delta"])
             if choice.finish_reason is not None:
                 state["finish_reason"] = choice.finish_reason
 

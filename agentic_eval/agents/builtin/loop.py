@@ -89,8 +89,7 @@ def _option(ctx: AgentContext, key: str, kind: Callable[[Any], T], default: T) -
 
 
 def _describe_status_error(exc: StatusError, retries: int) -> str:
-    body = exc.body if isinstance(exc.body, dict) else {}
-    message = str(body.get("message") or exc.message).splitlines()[0][:300]
+    message = exc.message.splitlines()[0][:300]
     if exc.status_code >= 500:
         return f"HTTP {exc.status_code} from the endpoint (after {retries} retries): {message}"
     if is_context_refusal(exc.status_code, exc.body) or any(hint in message.lower() for hint in _CONTEXT_LENGTH_HINTS):
@@ -387,9 +386,9 @@ class _Loop:
             body = raw.decode("utf-8", "replace").strip()
         if isinstance(body, dict) and "error" in body:
             body = body["error"]
-        message = body.get("message") if isinstance(body, dict) else None
-        if not isinstance(message, str) or not message.strip():
-            message = f"Error code: {status}" + (f" - {_shown(body, 300)}" if body not in ("", None) else "")
+        said = body.get("message") if isinstance(body, dict) else None
+        message = (str(said) if said else
+                   f"Error code: {status}" + (f" - {_shown(body, 300)}" if body not in ("", None) else ""))
         return StatusError(status, body, message)
 
     def _whole_reply(self, response: Any) -> Any:
