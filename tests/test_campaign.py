@@ -301,3 +301,47 @@ def test_the_campaign_page_shows_the_speed_it_quotes_and_only_the_models_the_fil
     table = table[:table.index("</table>")]
     assert f"<td>{fake.config.model}</td><td>code_edit</td>" in table
     assert "gone-model" not in table
+
+
+def test_small_numbers_read_as_what_they_are() -> None:
+    """A 6-case battery's band is not the 370-case one; nobody is 'best' at 0 passes; a decode figure taken on a
+    loaded host says so."""
+    from agentic_eval.campaign.verdict import ModelFigures, _pick
+
+    assert ModelFigures(synthetic_pct=[80.0], synthetic_cases=6).noise_pts == pytest.approx(11.78, abs=0.01)
+    assert ModelFigures(synthetic_pct=[80.0], synthetic_cases=370).noise_pts == pytest.approx(1.5)
+    assert ModelFigures(synthetic_pct=[80.0, 90.0], synthetic_cases=370).noise_pts == pytest.approx(10.0)
+
+    class Summary:
+        def __init__(self, passed: int) -> None:
+            self.passed, self.task_ids = passed, ["a", "b", "c"]
+
+    class Interval:
+        n, rate = 3, 0.0
+
+    class Best:
+        def __init__(self, passed: int) -> None:
+            self.summary, self.interval, self.label = Summary(passed), Interval(), "builtin"
+
+    import agentic_eval.campaign.verdict as verdict
+
+    original = verdict._state
+    verdict._state = lambda row: "weak"  # type: ignore[assignment]
+    try:
+        zero = _pick("a", {"a": Best(0), "b": Best(0)}, {}, ["a", "b"])  # type: ignore[dict-item]
+        level = _pick("a", {"a": Best(1), "b": Best(1)}, {}, ["a", "b"])  # type: ignore[dict-item]
+    finally:
+        verdict._state = original
+    assert "best" not in zero and "no pick" in zero and "0/3" in zero
+    assert "best" not in level and "a, b level at 1/3" in level
+
+
+def test_a_decode_figure_from_a_loaded_host_says_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from agentic_eval.instruments.speed import host_load_per_core
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (6.0, 5.0, 4.0))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert host_load_per_core("http://127.0.0.1:8080/v1") == 3.0
+    assert host_load_per_core("http://gpu-box.example:8000/v1") is None

@@ -9,7 +9,7 @@ from typing import Any
 
 from agentic_eval.campaign.verdict import HEADER, CampaignReport, table_rows
 
-NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs, at least 1.5 pts); agentic tasks: "
+NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs, at least 1.5 pts at 370 cases and wider on fewer); agentic tasks: "
         "a task passes when any attempt passed, unscored trials are never fails; text tool calls: tasks where the "
         "model wrote a tool call as text instead of calling the API; verdicts are fixed rules on these figures.")
 
