@@ -142,7 +142,7 @@ def client_for(host: str | None = None) -> Any:
     try:
         import docker
     except ImportError:
-        raise AgenticEvalError("the docker sandbox needs the Docker SDK: pip install docker") from None
+        raise AgenticEvalError("the docker sandbox needs the Docker SDK: pip install 'agentic-eval[docker]'") from None
     from agentic_eval.confine.relay import UNIX_PATH_MAX
 
     where = host or os.environ.get("DOCKER_HOST") or "the default socket"
