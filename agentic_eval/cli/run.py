@@ -140,12 +140,24 @@ def resume_command(run_dir: Path, args: argparse.Namespace) -> str:
     server and the settings come from run.json; a key is never stored, so it says to pass it again)."""
     import shlex
 
-    line = f"agentic-eval run --resume {shlex.quote(str(run_dir))}"
+    line = f"agentic-eval run --resume {shlex.quote(str(run_dir))}{sandbox_flags(args)}"
     if getattr(args, "ray", None):  # how it ran, not recorded: say it again to stay on the cluster
         line += f" --ray {shlex.quote(args.ray)}"
     if getattr(args, "api_key", None):
         line += "; give --api-key again (keys are never stored)"
     return line
+
+
+def sandbox_flags(args: argparse.Namespace) -> str:
+    """The sandbox flags this command was given (` --sandbox docker --base-image suite`), for a next-step command
+    printed to be typed: without them it would run elsewhere, or not build the tasks' images."""
+    import shlex
+
+    flags = [("--sandbox", getattr(args, "sandbox", None)), ("--base-image", getattr(args, "base_image", None)),
+             ("--base-image-packages", ",".join(getattr(args, "base_image_packages", None) or ()) or None),
+             ("--image", getattr(args, "image", None))]
+    flags += [("--docker-host", host) for host in getattr(args, "docker_host", None) or ()]
+    return "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in flags if value)
 
 
 def _run(args: argparse.Namespace, server: Any) -> int:
@@ -170,8 +182,8 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         "task_ids": args.task or (), "system_prompt_tokens": args.system_prompt_tokens,
         "lenient_text_calls": args.lenient_text_calls, "stream": args.stream,
         "agent_options": _parse_agent_opts(args.agent_opt),
-        "sandbox": (SandboxChoice(args.sandbox or "docker", sandbox_options(args)) if args.base_image
-                    else args.sandbox),
+        "sandbox": (SandboxChoice(args.sandbox or "docker", sandbox_options(args))
+                    if args.base_image or args.base_image_packages else args.sandbox),
         "runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key, "tasks": args.tasks,
         "jobs": args.jobs, "docker_hosts": args.docker_host or (), "image": args.image,
         "keep_sandboxes": args.keep_sandboxes, "ray_address": args.ray,
@@ -197,20 +209,23 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     else:
         print_report([summary], _stdout_console())
         print(f"done in {time.monotonic() - started:.1f}s; report again with: agentic-eval report {run_dir}")
+    for _, why in sorted(campaign.unbuildable.items()):
+        console.print(f"unbuildable: {why} (its trials are unscored: the task's to fix)", markup=False,
+                      overflow="fold")
     if summary.trials and not summary.scored_trials:
         console.print(f"no trial was scored ({', '.join(f'{k} {v}' for k, v in summary.outcome_counts.items() if v)}):"
                       f" fix the cause above, then: {resume_command(run_dir, args)}", markup=False)
         return 1
-    broken = broken_pack_message(summary)
+    broken = broken_pack_message(summary, sandbox_flags(args))
     if broken:
         console.print(broken, markup=False)
         return 1
     return 0
 
 
-def broken_pack_message(summary: Any) -> str | None:
+def broken_pack_message(summary: Any, flags: str = "") -> str | None:
     """The oracle must pass every task and nop none: otherwise the pack (not a model) is broken, and
-    the run says so loudly and exits 1."""
+    the run says so loudly and exits 1. `flags`: the run's sandbox flags, which the validate it names needs too."""
     agent = summary.config.agent
     if agent == "oracle":
         # An impossible task's honest fix must fail (t.behaviour is set): its pass would be a cheat.
@@ -229,7 +244,7 @@ def broken_pack_message(summary: Any) -> str | None:
     return (f"BROKEN PACK: {agent} {'failed' if agent == 'oracle' else 'passed'} {len(bad)} of "
             f"{len(summary.task_ids)} tasks ({', '.join(bad)}): {what}. No model result from this pack means "
             f"anything until it is fixed; see why with: agentic-eval validate {paths + ' ' if paths else ''}"
-            f"--task {bad[0]}")
+            f"--task {bad[0]}{flags}")
 
 
 def _execute_with_progress(campaign: Any, console: Any) -> None:

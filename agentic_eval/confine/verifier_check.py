@@ -1,0 +1,135 @@
+"""What the engine can say of a Harbor task's needs beyond its own files: whether its containers reach the
+internet the task asks for, and whether a program its verifier did not find is missing from its image.
+
+`engine_internet` runs one short container of the suite's image on a bridge network of its own (as a trial
+that allows the internet gets) and tries the hosts the task's files fetch from (their `https://host/...`
+URLs; with none, whether a name resolves at all through the engine's DNS). `DockerBackend.prepare_tasks`
+asks it once per engine and set of hosts before the first trial, and warns in one line naming the task and
+the engine when the answer is no.
+
+`machine_fault` is the one place a reward verifier's run is judged for the machine's or the task's fault
+(packs/verifier_cause.py's pure `verifier_fault`, then the image checked for the missing program): called
+for a verifier that ran in a fresh container of the task's image, never for one in the agent's own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.leftovers import owner_labels
+from agentic_eval.packs.verifier_cause import VerifierFault, verifier_fault
+
+PROBE_TIMEOUT_S = 20.0
+"""The probe's whole time: DNS lookups on an engine with no network take several seconds to fail."""
+PROBE_HOSTS_MAX = 3
+_URL_HOST = re.compile(r"\bhttps?://([A-Za-z0-9][A-Za-z0-9.-]*\.[A-Za-z]{2,})(?::\d+)?(?:[/\"'\s)]|$)")
+_PROBE = """
+import json, socket, sys
+socket.setdefaulttimeout(4)
+found = []
+for host in sys.argv[1:] or [""]:
+    try:
+        if host:
+            socket.create_connection((host, 443), 4).close()
+        else:
+            with open("/proc/net/route") as routes:
+                if not any(line.split()[1:2] == ["00000000"] for line in routes.readlines()[1:]):
+                    raise OSError("no default route")
+        found.append([host, ""])
+    except Exception as exc:
+        found.append([host, f"{type(exc).__name__}: {exc}"[:160]])
+print(json.dumps(found))
+"""
+
+
+@dataclass(frozen=True)
+class InternetCheck:
+    """What one probe of an engine found."""
+
+    reached: bool
+    detail: str
+    """The first host it could not reach and why, or what failed ('' when it reached them all)."""
+
+
+def fetched_hosts(files: Iterable[Path]) -> list[str]:
+    """The hosts the `https://host/...` URLs in `files` (a task's Dockerfile and verifier script) name, in
+    order, at most PROBE_HOSTS_MAX of them."""
+    hosts: list[str] = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")[:200_000]
+        except OSError:
+            continue
+        for host in _URL_HOST.findall(text):
+            if host.lower() not in hosts and not host.lower().startswith(("localhost", "127.")):
+                hosts.append(host.lower())
+    return hosts[:PROBE_HOSTS_MAX]
+
+
+def engine_internet(client: Any, image: str, hosts: list[str]) -> InternetCheck:
+    """Whether a container on a bridge network of the engine's reaches `hosts` (TCP port 443), or with none, has
+    a default route; never raises (an engine that cannot make the network has none to give)."""
+    import secrets
+
+    network = container = None
+    try:
+        network = client.networks.create(f"ae-probe-{secrets.token_hex(4)}", driver="bridge", internal=False,
+                                          labels=owner_labels())
+        container = client.containers.create(image, ["python3", "-I", "-c", _PROBE, *hosts], entrypoint=[],
+                                             network=network.name, labels=owner_labels(), user="65534:65534")
+        container.start()
+        result = container.wait(timeout=PROBE_TIMEOUT_S)
+        output = container.logs(stdout=True, stderr=False).decode("utf-8", "replace").strip()
+        if int(result.get("StatusCode", 1)) != 0:
+            return InternetCheck(False, f"the probe exited {result.get('StatusCode')}")
+        for host, error in json.loads(output.splitlines()[-1]):
+            if error:
+                return InternetCheck(False, f"{host or 'a default route'}: {error}")
+        return InternetCheck(True, "")
+    except Exception as exc:  # noqa: BLE001 - a timeout, a refused network: no internet to give
+        return InternetCheck(False, f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}")
+    finally:
+        try:
+            if container is not None:
+                container.remove(force=True)
+            if network is not None:
+                network.remove()
+        except Exception:  # noqa: BLE001 - gone already
+            pass
+
+
+def program_in_image(client: Any, image: str, path_env: str, program: str) -> bool | None:
+    """Whether `program` is on the image's PATH (a container of it, no network, `command -v`); None when the
+    engine could not say."""
+    container = None
+    try:
+        container = client.containers.create(image, ["sh", "-c", 'command -v "$1"', "sh", program], entrypoint=[],
+                                             environment={"PATH": path_env}, network_mode="none",
+                                             labels=owner_labels(), user="0:0")
+        container.start()
+        code = int(container.wait(timeout=60).get("StatusCode", -1))
+        return code == 0 if code in (0, 1, 127) else None
+    except Exception:  # noqa: BLE001 - unknown
+        return None
+    finally:
+        if container is not None:
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def machine_fault(client: Any, image: str, path_env: str, output: str, script: str, *, offline: bool,
+                  reward: float | None) -> VerifierFault | None:
+    """The machine's or task's fault in a reward verifier's run in a fresh container of the task's `image`
+    (`verifier_fault`), a program it names confirmed missing from the image; None when there is none, or the
+    program is there after all (the model's code printed the line), or the engine could not say."""
+    fault = verifier_fault(output, script, offline=offline, reward=reward)
+    if fault is None or not fault.program:
+        return fault
+    return fault if program_in_image(client, image, path_env, fault.program) is False else None
