@@ -117,6 +117,8 @@ class CampaignSpec(BaseModel):
     base_image_packages: list[str] = Field(default=[], max_length=100)
     """With base_image = "suite": Debian packages added to the stand-in image (e.g. ["python3-pip", "gcc",
     "curl"]), as `run --base-image-packages`."""
+    agent_timeout_s: float | None = Field(default=None, ge=1, le=7 * 24 * 3600)
+    """The agent's time limit in seconds for every task, in place of the task's own (`run --agent-timeout`)."""
     ray_address: str | None = Field(default=None, min_length=1, max_length=300)
     """Run every agent run's trials on this Ray cluster (`run --ray`); unset: on this machine."""
     agent_options: dict[str, dict[str, str | int | float | bool]] = {}

@@ -56,7 +56,10 @@ class Campaign:
 
     @property
     def options(self) -> AgentOptions:
-        return self.settings.agent_options
+        """The agent's options, with the run's own time limit for it (`--agent-timeout`) when one was given."""
+        if self.settings.agent_timeout_s is None:
+            return self.settings.agent_options
+        return replace(self.settings.agent_options, agent_timeout_s=self.settings.agent_timeout_s)
 
     @property
     def jobs(self) -> int:

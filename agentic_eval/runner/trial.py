@@ -318,7 +318,8 @@ class TrialRunner:
         ctx = AgentContext(
             task=task, sandbox=sandbox, instruction=task.render_instruction(sandbox.variables),
             base_url=self.endpoint.shown_url, api_key=placeholder, model=self.config.model,
-            timeout_s=task.meta.limits.agent_timeout_s, max_turns=task.meta.limits.max_turns,
+            timeout_s=self.options.agent_timeout_s or task.meta.limits.agent_timeout_s,
+            max_turns=task.meta.limits.max_turns,
             trial_dir=trial_dir, options=self.options, cancel=self.cancel, backend=self.backend,
         )
         a0 = time.monotonic()
