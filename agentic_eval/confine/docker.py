@@ -558,7 +558,7 @@ class DockerBackend(SandboxBackend):
                 hosts = fetched_hosts([task.dir / spec.dockerfile, task.grader_path])
                 probe = (engine.name, tuple(hosts))
                 if probe not in self._internet:
-                    self._internet[probe] = engine_internet(engine.client, engine.image, hosts)
+                    self._internet[probe] = engine_internet(engine.client, engine.image, hosts, engine.name)
                 found = self._internet[probe]
                 if not found.reached:
                     missing.append(task.id)

@@ -51,6 +51,7 @@ ENV_REPOSITORY = "agentic-eval-env"
 SNAPSHOT_REPOSITORY = "agentic-eval-snapshot"
 LABEL = "agentic-eval.environment"
 SUITE_BASE = "suite"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 BUILD_TAIL_LINES = 6
 """Lines of a failing build step's output its error shows."""
 """`--base-image suite`: the suite's own image stands in for every outside FROM."""
@@ -221,7 +222,7 @@ class EnvironmentBuilder:
                                           dockerfile=name, rm=True, forcerm=True, decode=True,
                                           labels={LABEL: what}, timeout=max(60, int(timeout_s)))
                 for chunk in stream:
-                    line = str(chunk.get("stream", "")).strip()
+                    line = _ANSI.sub("", str(chunk.get("stream", ""))).strip()
                     if line.startswith("Step "):
                         step, tail = line, []
                     elif line and not line.startswith(("---> ", "Removing intermediate container")):
