@@ -15,7 +15,9 @@ tests/test.sh) then runs in a new container made from a snapshot of it (`docker 
 working directory from the host, the task's verifier files copied in at /tests and an empty
 /logs/verifier, none of which the agent's container ever had. Before the snapshot, the engine's diff of the
 agent's container names the programs and libraries the model changed (`changed_programs`): the verifier may
-run them, and the report says so (the verdict stays the verifier's).
+run them, and the report says so (the verdict stays the verifier's). A verifier that failed for want of a
+program or of the network its script installs one from is the machine's or the task's fault, not the model's
+(`VerifierRun.fault`, confine/verifier_check.py).
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ URLs; with none, whether a name resolves at all through the engine's DNS). `Dock
 asks it once per engine and set of hosts before the first trial, and warns in one line naming the task and
 the engine when the answer is no.
 
-`machine_fault` is the one place a reward verifier's run is judged for the machine's or the task's fault
-(packs/verifier_cause.py's pure `verifier_fault`, then the image checked for the missing program): called
-for a verifier that ran in a fresh container of the task's image, never for one in the agent's own.
+`machine_fault` is the one place a trial's reward verifier run is judged for the machine's or the task's fault
+(packs/verifier_cause.py's pure `verifier_fault`, then the task's image checked for the missing program);
+docker_env.py's `EnvironmentTrial.verify` calls it, and keeps only the network's kind for a verifier that ran
+in a snapshot of the agent's container.
 """
 
 from __future__ import annotations

@@ -248,7 +248,7 @@ class ValidationReport:
         else:
             checks = "; ".join(f"{_plural(len(ids), 'task')} {_seeds_range(self.seeds[:n])} x {runs}"
                                for n, ids in groups.items())
-        attempts = sum(1 for t in self.tasks for a in t.redteam or () if a.verdict != "skipped")
+        attempts = len({a.attempt for t in self.tasks for a in t.redteam or () if a.verdict != "skipped"})
         if self.redteam is None:
             team = "no red team"
         elif not attempts:
@@ -781,7 +781,7 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
     itself. `keep_output` keeps each run's grader and fix output (for `validate --show`)."""
     _check_counts(repeat, seeds, redteam_seeds)
     backend = backend or default_backend()
-    if task.id in (unbuildable := backend.prepare_tasks([task])):
+    if task.id in (unbuildable := backend.prepare_tasks([task]) or {}):
         return _unbuildable(task.id, unbuildable[task.id])
     plan = plan_redteam([task], redteam)
     (report,) = _validate([task], repeat=repeat, seed=seed, seeds=seeds, jobs=1, keep_output=keep_output,
@@ -931,7 +931,7 @@ def validate_tasks(
     check_grader_requirements([t for t in tasks if t.verifier == "script"])
     backend = backend or default_backend()
     started = time.monotonic()
-    unbuildable = backend.prepare_tasks(tasks, log)  # environment tasks: refused in one line, or images built
+    unbuildable = backend.prepare_tasks(tasks, log) or {}  # environment tasks: refused in one line, or built
     tasks = [t for t in tasks if t.id not in unbuildable]
     plan = plan_redteam(tasks, redteam)
     results: list[TaskValidation] = [

@@ -5,10 +5,11 @@ A Terminal-Bench 2 `tests/test.sh` installs curl and uv from the internet before
 engine with no network it writes reward 0 itself after `uvx: command not found`, on a machine where no model
 could pass. `verifier_fault` names that cause from the verifier's output, the task's own script and what the
 harness knows of the container (whether it had a way out, whether a reward was written): a pure function,
-tested table-driven in tests/test_verifier_cause.py. Its one caller is `confine/verifier_check.py`'s
-`machine_fault`, which also confirms that the program is missing from the task's image, and only for a
-verifier that ran in a fresh container of that image: in the agent's own container a missing program may be
-the model's doing, and is scored.
+tested table-driven in tests/test_verifier_cause.py. Its callers: `confine/verifier_check.py`'s
+`machine_fault` (a trial's verifier), which also confirms that the program is missing from the task's image,
+and validate's reason for its reference fix's run. In a fresh container of the task's image either kind
+counts; in a snapshot of the agent's own container only the network's (confine/docker_env.py): there a
+program merely missing may be the model's doing, and is scored.
 
 What the model's code prints is no evidence (it runs under the verifier and can print anything), so a line
 of output counts only beside facts it cannot forge: the program not found is one the task's script runs and

@@ -201,7 +201,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         raise AgenticEvalError(f"{own_env[0]}{' and others' if len(own_env) > 1 else ''}: agent {settings.agent!r} "
                                "(a CLI) does not run in a task's own environment yet; use the builtin agent, or leave "
                                "those tasks out with --task")
-    unbuildable = backend.prepare_tasks(tasks, log)  # environment tasks: refused, or images built, before any trial
+    unbuildable = backend.prepare_tasks(tasks, log) or {}  # environment tasks: refused, or images built, first
     # A resumed run goes back to the endpoint it recorded, unless base_url (or a local server) says otherwise.
     recorded_url = config.base_url if config is not None and not config.local else None
     endpoint = resolve_endpoint(local_server.base_url if local_server is not None
