@@ -76,7 +76,7 @@ def test_verifier_fault(output: str, script: str, offline: bool, reward: float |
     ("make: *** [all] Error 2", ""),
 ])
 def test_the_stand_in_says_what_it_lacks(text: str, package: str) -> None:
-    from agentic_eval.confine.docker_env import stand_in_hint
+    from agentic_eval.confine.verifier_check import stand_in_hint
 
     hint = stand_in_hint(text)
     assert (f"--base-image-packages {package}" in hint) if package else hint == ""

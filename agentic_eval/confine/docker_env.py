@@ -105,27 +105,6 @@ def replace_bases(dockerfile_text: str, image: str) -> str:
     return _FROM_RE.sub(sub, dockerfile_text)
 
 
-STAND_IN_LACKS = {"python": "python-is-python3", "pip": "python3-pip", "pip3": "python3-pip", "gcc": "gcc",
-                  "cc": "gcc", "g++": "g++", "curl": "curl", "wget": "wget", "node": "nodejs", "npm": "npm",
-                  "cmake": "cmake", "unzip": "unzip", "venv": "python3-venv", "ensurepip": "python3-venv"}
-"""What the field's base images have (python:3.x-slim, ubuntu with build tools) and the suite's stand-in lacks,
-by the program a step or verifier looks for, with the Debian package that brings it."""
-_LOOKED_FOR = re.compile(r"(?:^|[\s:/])([\w.+-]+): (?:command )?not found|No module named '?([\w.]+)|"
-                         r"No such file or directory: '?([\w.+/-]+)")
-
-
-def stand_in_hint(text: str) -> str:
-    """For a failure on the stand-in base image (`--base-image suite`): the program `text` (a step's or a
-    verifier's output) shows missing that the field's bases have, and how to add it; '' when it shows none."""
-    for match in _LOOKED_FOR.finditer(text):
-        name = PurePosixPath(next(g for g in match.groups() if g)).name.split(".")[0]
-        if name in STAND_IN_LACKS:
-            return (f"the stand-in base image (--base-image suite) has no {name}, which the field's base images "
-                    f"have: add the Debian package with --base-image-packages {STAND_IN_LACKS[name]} "
-                    f"(base_image_packages in a campaign file)")
-    return ""
-
-
 class RewardError(ValueError):
     """The verifier wrote no reward, or one that is not a number from 0 to 1."""
 
@@ -268,6 +247,8 @@ class EnvironmentBuilder:
 
     def _lacks(self, step: str, tail: Sequence[str]) -> str:
         """On the stand-in base image, what the failing step shows it lacks, and how to add it."""
+        from agentic_eval.confine.verifier_check import stand_in_hint
+
         if self.base_image != SUITE_BASE:
             return ""
         hint = stand_in_hint("\n".join([step, *tail]))
@@ -733,6 +714,8 @@ class EnvironmentTrial:
                               reward=reward)
         if fault is None or (not fresh and fault.kind != "network"):
             return "", ""
+        from agentic_eval.confine.verifier_check import stand_in_hint
+
         hint = stand_in_hint(f"{fault.program}: not found") if self.stand_in and fault.kind == "program" else ""
         return fault.cause + (f"; {hint}" if hint else ""), "machine" if fault.kind == "network" else "grader"
 

@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from agentic_eval.leftovers import owner_labels
@@ -53,6 +53,27 @@ print(json.dumps([[host, found.get(host, "no answer within 6 s (a name lookup or
                   for host in hosts]))
 """
 """Each host at once, in a thread: a name lookup on an engine with no network can hang past any socket timeout."""
+
+
+STAND_IN_LACKS = {"python": "python-is-python3", "pip": "python3-pip", "pip3": "python3-pip", "gcc": "gcc",
+                  "cc": "gcc", "g++": "g++", "curl": "curl", "wget": "wget", "node": "nodejs", "npm": "npm",
+                  "cmake": "cmake", "unzip": "unzip", "venv": "python3-venv", "ensurepip": "python3-venv"}
+"""What the field's base images have (python:3.x-slim, ubuntu with build tools) and the suite's stand-in lacks,
+by the program a step or verifier looks for, with the Debian package that brings it."""
+_LOOKED_FOR = re.compile(r"(?:^|[\s:/])([\w.+-]+): (?:command )?not found|No module named '?([\w.]+)|"
+                         r"No such file or directory: '?([\w.+/-]+)")
+
+
+def stand_in_hint(text: str) -> str:
+    """For a failure on the stand-in base image (`--base-image suite`): the program `text` (a step's or a
+    verifier's output) shows missing that the field's bases have, and how to add it; '' when it shows none."""
+    for match in _LOOKED_FOR.finditer(text):
+        name = PurePosixPath(next(g for g in match.groups() if g)).name.split(".")[0]
+        if name in STAND_IN_LACKS:
+            return (f"the stand-in base image (--base-image suite) has no {name}, which the field's base images "
+                    f"have: add the Debian package with --base-image-packages {STAND_IN_LACKS[name]} "
+                    f"(base_image_packages in a campaign file)")
+    return ""
 
 
 @dataclass(frozen=True)
