@@ -143,3 +143,7 @@ def test_an_offline_tb2_task_is_the_machines_fault_not_the_models(docker_env: st
         assert "--sandbox docker --base-image suite" in err  # the resume line carries the flags
     run_json = json.loads(next((tmp_path / "nop").glob("*/run.json")).read_text())
     assert run_json["sandbox"] == "docker"
+    from agentic_eval.report.summary import summarize_run
+
+    note = summarize_run(next((tmp_path / "nop").glob("*/run.json")).parent).internet_missing_note()
+    assert "1 trial ran without the internet their task asks for" in note and "fetch-runner" in note

@@ -1,4 +1,4 @@
-"""A reward verifier's failure named as the machine's or the task's, not the model's (packs/verifier_cause.py), table
+"""A reward verifier's failure named as the machine's or the task's, not the model's (confine/verifier_cause.py), table
 by table; the internet a task asks for and the engine lacks, and the stand-in base image's gaps, worded."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.packs.verifier_cause import verifier_fault
+from agentic_eval.confine.verifier_cause import verifier_fault
 
 TB2_SCRIPT = """#!/bin/bash
 apt-get update

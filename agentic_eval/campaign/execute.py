@@ -434,7 +434,7 @@ def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding
                            "agent_timeout_s": spec.agent_timeout_s}
 
     def log(text: str, style: str | None = None) -> None:
-        session.log(f"{label}: {text}")
+        session.log(f"{label}: {in_file_terms(text)}")  # an unbuildable task's advice, as the file says it
 
     campaigns = [plan_resume(p.run_dir, {**how, "sandbox": _resumed_sandbox(spec, p)}, local_server=server, log=log)
                  for p in parts if not p.complete and set(p.task_ids) & set(plan.task_ids)]

@@ -8,7 +8,7 @@ asks it once per engine and set of hosts before the first trial, and warns in on
 the engine when the answer is no.
 
 `machine_fault` is the one place a trial's reward verifier run is judged for the machine's or the task's fault
-(packs/verifier_cause.py's pure `verifier_fault`, then the task's image checked for the missing program);
+(confine/verifier_cause.py's pure `verifier_fault`, then the task's image checked for the missing program);
 docker_env.py's `EnvironmentTrial.verify` calls it, and keeps only the network's kind for a verifier that ran
 in a snapshot of the agent's container.
 """
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from agentic_eval.confine.verifier_cause import VerifierFault, verifier_fault
 from agentic_eval.leftovers import owner_labels
-from agentic_eval.packs.verifier_cause import VerifierFault, verifier_fault
 
 PROBE_TIMEOUT_S = 30.0
 """The probe container's whole time (its own checks give up after 6 s; the rest is the container's start)."""

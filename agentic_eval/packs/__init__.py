@@ -7,7 +7,6 @@
     gitwrite  The pristine commit of a generated tree written without a git process (standard library only).
     snapshot  The agent's final tree recorded before grading: diff.patch and tree.json (standard library only).
     grader    Running a grader or reference fix in a sandbox and turning its exit into a verdict.
-    verifier_cause  Why a reward verifier failed when it is the machine's or the task's fault, not the model's.
     sealed    Where the model's code runs while a grader grades: apart from it, on a work copy.
     impossible  What the model did on an impossible task, named from the diff: edited the tests, special-cased...
     leaks     The leak scan: nothing of the answer, the grader or the fix visible in a sandbox.

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentic_eval.confine.backend import SandboxBackend, default_backend
+from agentic_eval.confine.verifier_cause import verifier_fault
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs import redteam as rt
 from agentic_eval.packs.environment import seed_independent
@@ -51,7 +52,6 @@ from agentic_eval.packs.grader import (
 from agentic_eval.packs.leaks import scan_sandbox, task_needles
 from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materialize_sandbox, pristine_store_for
 from agentic_eval.packs.task import Task, TaskLoadError
-from agentic_eval.packs.verifier_cause import verifier_fault
 
 
 @dataclass
