@@ -104,6 +104,11 @@ class WireEnd:
     first_items: int = 0
     message: str = ""
     """The refusal, in one line."""
+    calls: int = 0
+    """Model calls on the wire."""
+    unanswered_tokens: int = 0
+    """When the only call got no answer at all (no status: the agent was stopped while it waited), its request's
+    size in tokens, estimated at 4 characters a token; 0 otherwise."""
 
     @property
     def filled_by_the_model(self) -> bool:
@@ -151,9 +156,12 @@ def wire_end(records: list[Any]) -> WireEnd:
         return WireEnd()
     last = calls[-1]
     accepted = sum(1 for r in calls[:-1] if not r.error and isinstance(r.status, int) and r.status < 400)
+    unanswered = 0
+    if len(calls) == 1 and last.response is None and (last.error or not isinstance(last.status, int)):
+        unanswered = max(1, len(json.dumps(last.request, ensure_ascii=False, default=str)) // 4)
     return WireEnd(context_refusal=is_context_refusal(last.status, last.response), accepted_before=accepted,
                    model_items=model_items(last.request), first_items=model_items(calls[0].request),
-                   message=_one_line(last.response, last.status))
+                   message=_one_line(last.response, last.status), calls=len(calls), unanswered_tokens=unanswered)
 
 
 def rule_agent_end(outcome: AgentOutcome, *, uses_model: bool, wire: WireEnd | None = None) -> Ruling:
@@ -168,6 +176,10 @@ def rule_agent_end(outcome: AgentOutcome, *, uses_model: bool, wire: WireEnd | N
             return Ruling(None, "model", "the time ran out in the model's own commands, not in the endpoint",
                           note=f"{outcome.detail}, in the model's own commands (no request to the endpoint in "
                                "flight): the tree was graded")
+        if outcome.waiting_for_endpoint and wire is not None and wire.unanswered_tokens:
+            return Ruling("agent_timeout", "endpoint", f"the endpoint did not answer the agent's first request (about "
+                          f"{wire.unanswered_tokens:,} tokens) within the agent's time limit: give a model this slow "
+                          "more time (run --agent-timeout SECONDS; agent_timeout_s in a campaign file)")
         if outcome.waiting_for_endpoint:
             return Ruling("agent_timeout", "endpoint", "the time ran out while a request to the endpoint was in "
                           "flight")

@@ -114,6 +114,9 @@ class TrialResult(BaseModel):
     PATH folder before one of the same name, a *.pth) in its container, which the verifier's snapshot keeps: the
     verifier may run them. The verdict stays the verifier's; the report says so beside it. Empty otherwise, and in
     records written before it existed."""
+    internet_missing: bool = False
+    """The task allows the internet (`allow_internet`), and before the run the engine's containers reached none
+    (confine/verifier_check.py): the agent and the verifier ran offline. False otherwise, and in older records."""
     changed_programs_count: int = 0
     """How many such paths there were in all."""
     changed_programs_error: str = ""

@@ -327,7 +327,9 @@ def test_a_campaign_file_gives_the_base_image(docker_env: str, tmp_path: Path,
         assert json.loads(run_json.read_text())["sandbox"] == "docker"
         trials_file = run_json.parent / "trials.jsonl"
         trials = [json.loads(line) for line in trials_file.read_text().splitlines()]
-        assert [(t["task_id"], t["outcome"], t["reward"]) for t in trials] == [("tally-words", "pass", 1.0)]
+        # the first file's trial was recorded unscored (its image did not build): this one resumed it, and passed
+        assert [(t["task_id"], t["outcome"], t["reward"], t["fault"]) for t in trials] == [
+            ("tally-words", "agent_error", None, "grader"), ("tally-words", "pass", 1.0, "")]
         trials_file.write_text("")  # its trial missing: the same command resumes the run, on the same base image
         code, _ = run_cli("campaign", str(file), "--run-dir", str(runs))
         assert code == 0, capsys.readouterr().err

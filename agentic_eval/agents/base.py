@@ -43,6 +43,9 @@ class AgentOptions:
     """Built-in agent: request streamed completions."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Agent-specific settings (`--agent-opt KEY=VALUE`)."""
+    agent_timeout_s: float | None = None
+    """The agent's time limit in seconds, in place of each task's `limits.agent_timeout_s` (`run --agent-timeout`);
+    None: the task's. How a run runs, not what it measures: a resume may change it."""
 
 
 @dataclass

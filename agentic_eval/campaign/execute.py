@@ -431,10 +431,11 @@ def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding
     label = f"{model.spec.name} / {agent_slot_name(agent, padding)}"
     parts = [p for p in agent_parts(spec, plan.folder, model.spec.name, agent, padding) if p.matches]
     how: dict[str, Any] = {"base_url": model.base_url, "api_key": model.api_key, "jobs": model.spec.jobs,
-                           "tasks": plan.task_paths, "runs_root": slot, "ray_address": spec.ray_address}
+                           "tasks": plan.task_paths, "runs_root": slot, "ray_address": spec.ray_address,
+                           "agent_timeout_s": spec.agent_timeout_s}
 
     def log(text: str, style: str | None = None) -> None:
-        session.log(f"{label}: {text}")
+        session.log(f"{label}: {in_file_terms(text)}")  # an unbuildable task's advice, as the file says it
 
     campaigns = [plan_resume(p.run_dir, {**how, "sandbox": _resumed_sandbox(spec, p)}, local_server=server, log=log)
                  for p in parts if not p.complete and set(p.task_ids) & set(plan.task_ids)]

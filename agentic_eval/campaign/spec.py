@@ -114,6 +114,11 @@ class CampaignSpec(BaseModel):
     base_image: str | None = Field(default=None, min_length=1, max_length=300)
     """For tasks that bring their own Dockerfile: build every outside FROM on this image (`suite`: the suite's
     own), as `run --base-image`; it implies `sandbox = "docker"`."""
+    base_image_packages: list[str] = Field(default=[], max_length=100)
+    """With base_image = "suite": Debian packages added to the stand-in image (e.g. ["python3-pip", "gcc",
+    "curl"]), as `run --base-image-packages`."""
+    agent_timeout_s: float | None = Field(default=None, ge=1, le=7 * 24 * 3600)
+    """The agent's time limit in seconds for every task, in place of the task's own (`run --agent-timeout`)."""
     ray_address: str | None = Field(default=None, min_length=1, max_length=300)
     """Run every agent run's trials on this Ray cluster (`run --ray`); unset: on this machine."""
     agent_options: dict[str, dict[str, str | int | float | bool]] = {}
@@ -147,6 +152,18 @@ class CampaignSpec(BaseModel):
                              "implies docker) or base_image")
         return value
 
+    @field_validator("base_image_packages")
+    @classmethod
+    def _packages(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        from agentic_eval.confine.docker_image import check_packages
+
+        try:
+            check_packages(value, info.data.get("base_image"))
+        except AgenticEvalError as exc:
+            raise ValueError(str(exc).replace("--base-image-packages", "base_image_packages").replace(
+                "pass --base-image suite", 'set base_image = "suite"')) from None
+        return value
+
     @field_validator("system_prompt_tokens")
     @classmethod
     def _tokens(cls, value: list[int]) -> list[int]:
@@ -162,9 +179,12 @@ class CampaignSpec(BaseModel):
             raise ValueError(f"model {twice[0]!r} is listed twice; give each [[models]] its own name")
         return self
 
-    def sandbox_options(self) -> dict[str, str]:
+    def sandbox_options(self) -> dict[str, Any]:
         """The sandbox backend's own options the file gives (`run`'s --base-image)."""
-        return {"base_image": self.base_image} if self.base_image else {}
+        options: dict[str, Any] = {"base_image": self.base_image} if self.base_image else {}
+        if self.base_image_packages:
+            options["base_image_packages"] = tuple(self.base_image_packages)
+        return options
 
     def sandbox_name(self) -> str | None:
         """The sandbox backend: as given, else docker when base_image asks for it (as `run --base-image` does)."""

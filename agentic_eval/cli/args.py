@@ -219,13 +219,23 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
                         help="with --sandbox docker, for tasks that bring their own Dockerfile: build every outside "
                         "FROM on this image instead ('suite': the suite's own image), for an engine that cannot "
                         "get their base images (no image registry)")
+    parser.add_argument("--base-image-packages", metavar="PKG,...", type=_package_list,
+                        help="with --base-image suite: Debian packages to add to the stand-in image, which has "
+                        "python3, git, pytest and make but not python, pip, gcc or curl as the field's bases do "
+                        "(e.g. python3-pip,gcc,curl; built once from apt's mirror and cached)")
+
+
+def _package_list(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
 def sandbox_options(args: argparse.Namespace) -> dict[str, object]:
     """The chosen backend's own options from its flags (docker's --docker-host and --image)."""
     return {k: v for k, v in (("hosts", tuple(getattr(args, "docker_host", None) or ())),
                               ("image", getattr(args, "image", None)),
-                              ("base_image", getattr(args, "base_image", None))) if v}
+                              ("base_image", getattr(args, "base_image", None)),
+                              ("base_image_packages", tuple(getattr(args, "base_image_packages", None) or ())))
+            if v}
 
 
 def needs_action(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]

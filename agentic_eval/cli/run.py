@@ -56,6 +56,10 @@ def register(sub: Any) -> None:
                    help="builtin agent: also execute tool calls the model wrote as text (marked in the report)")
     p.add_argument("--stream", action="store_true", help="builtin agent: request streamed completions")
     p.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
+    p.add_argument("--agent-timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="the agent's time limit for every task, in place of the task's own (limits.agent_timeout_s; "
+                   "Harbor's [agent] timeout_sec): e.g. for a model on CPU whose first answer to a CLI's large "
+                   "prompt takes minutes; a resume may change it")
     p.add_argument("--keep-sandboxes", action="store_true", help="keep each trial's sandbox in its trial folder")
     add_sandbox_args(p)
     p.add_argument("--ray", metavar="ADDRESS", help="run each trial as a task on this Ray cluster (the head's "
@@ -69,6 +73,16 @@ def register(sub: Any) -> None:
     p.add_argument("--ctx", type=tokens, default=None, metavar="N",
                    help="with --local: context size (default 16384, or the resumed run's)")
     p.set_defaults(handler=handle)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (e.g. 1800)") from None
+    if not 1 <= value <= 7 * 24 * 3600:
+        raise argparse.ArgumentTypeError("give between 1 and 604800 seconds (a week)")
+    return value
 
 
 def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
@@ -140,12 +154,24 @@ def resume_command(run_dir: Path, args: argparse.Namespace) -> str:
     server and the settings come from run.json; a key is never stored, so it says to pass it again)."""
     import shlex
 
-    line = f"agentic-eval run --resume {shlex.quote(str(run_dir))}"
+    line = f"agentic-eval run --resume {shlex.quote(str(run_dir))}{sandbox_flags(args)}"
     if getattr(args, "ray", None):  # how it ran, not recorded: say it again to stay on the cluster
         line += f" --ray {shlex.quote(args.ray)}"
     if getattr(args, "api_key", None):
         line += "; give --api-key again (keys are never stored)"
     return line
+
+
+def sandbox_flags(args: argparse.Namespace) -> str:
+    """The sandbox flags this command was given (` --sandbox docker --base-image suite`), for a next-step command
+    printed to be typed: without them it would run elsewhere, or not build the tasks' images."""
+    import shlex
+
+    flags = [("--sandbox", getattr(args, "sandbox", None)), ("--base-image", getattr(args, "base_image", None)),
+             ("--base-image-packages", ",".join(getattr(args, "base_image_packages", None) or ()) or None),
+             ("--image", getattr(args, "image", None))]
+    flags += [("--docker-host", host) for host in getattr(args, "docker_host", None) or ()]
+    return "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in flags if value)
 
 
 def _run(args: argparse.Namespace, server: Any) -> int:
@@ -170,11 +196,11 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         "task_ids": args.task or (), "system_prompt_tokens": args.system_prompt_tokens,
         "lenient_text_calls": args.lenient_text_calls, "stream": args.stream,
         "agent_options": _parse_agent_opts(args.agent_opt),
-        "sandbox": (SandboxChoice(args.sandbox or "docker", sandbox_options(args)) if args.base_image
-                    else args.sandbox),
+        "sandbox": (SandboxChoice(args.sandbox or "docker", sandbox_options(args))
+                    if args.base_image or args.base_image_packages else args.sandbox),
         "runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key, "tasks": args.tasks,
         "jobs": args.jobs, "docker_hosts": args.docker_host or (), "image": args.image,
-        "keep_sandboxes": args.keep_sandboxes, "ray_address": args.ray,
+        "keep_sandboxes": args.keep_sandboxes, "ray_address": args.ray, "agent_timeout_s": args.agent_timeout,
     }
     if args.resume:
         campaign = plan_resume(args.resume, given, local_server=server, log=log)
@@ -197,20 +223,42 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     else:
         print_report([summary], _stdout_console())
         print(f"done in {time.monotonic() - started:.1f}s; report again with: agentic-eval report {run_dir}")
+    for _, why in sorted(campaign.unbuildable.items()):
+        console.print(f"unbuildable: {why} (its trials are unscored: the task's to fix)", markup=False,
+                      overflow="fold")
     if summary.trials and not summary.scored_trials:
-        console.print(f"no trial was scored ({', '.join(f'{k} {v}' for k, v in summary.outcome_counts.items() if v)}):"
-                      f" fix the cause above, then: {resume_command(run_dir, args)}", markup=False)
+        console.print(f"no trial was scored ({', '.join(f'{k} {v}' for k, v in summary.outcome_counts.items() if v)})"
+                      f": {unscored_cause(summary.trials)}; once that is fixed: {resume_command(run_dir, args)}",
+                      markup=False)
         return 1
-    broken = broken_pack_message(summary)
+    broken = broken_pack_message(summary, sandbox_flags(args))
     if broken:
         console.print(broken, markup=False)
         return 1
     return 0
 
 
-def broken_pack_message(summary: Any) -> str | None:
+def unscored_cause(trials: Any) -> str:
+    """The cause the unscored trials give most often (their fault's reason, and what the agent said when that
+    adds to it), and how many others there were."""
+    from collections import Counter
+
+    causes: Counter[str] = Counter()
+    for t in trials:
+        if not t.scored:
+            reason, detail = t.fault_reason, t.detail.removeprefix("grader error: ")
+            causes[reason + (f" ({detail})" if detail and reason and detail not in reason and reason not in detail
+                             else "") if reason else detail or t.outcome] += 1
+    if not causes:
+        return "see the trials above"
+    (cause, n), *others = causes.most_common()
+    return cause + (f" ({n} trials; {len(others)} other cause{'s' if len(others) > 1 else ''} above)" if others
+                    else "")
+
+
+def broken_pack_message(summary: Any, flags: str = "") -> str | None:
     """The oracle must pass every task and nop none: otherwise the pack (not a model) is broken, and
-    the run says so loudly and exits 1."""
+    the run says so loudly and exits 1. `flags`: the run's sandbox flags, which the validate it names needs too."""
     agent = summary.config.agent
     if agent == "oracle":
         # An impossible task's honest fix must fail (t.behaviour is set): its pass would be a cheat.
@@ -229,7 +277,7 @@ def broken_pack_message(summary: Any) -> str | None:
     return (f"BROKEN PACK: {agent} {'failed' if agent == 'oracle' else 'passed'} {len(bad)} of "
             f"{len(summary.task_ids)} tasks ({', '.join(bad)}): {what}. No model result from this pack means "
             f"anything until it is fixed; see why with: agentic-eval validate {paths + ' ' if paths else ''}"
-            f"--task {bad[0]}")
+            f"--task {bad[0]}{flags}")
 
 
 def _execute_with_progress(campaign: Any, console: Any) -> None:
@@ -244,14 +292,15 @@ def _execute_with_progress(campaign: Any, console: Any) -> None:
         msg = f"{result.task_id} a{result.attempt}: {result.outcome}"
         if result.behaviour:  # an impossible task: what the model did
             msg += f" [{result.behaviour}: {result.behaviour_detail}]"
-        if result.outcome not in ("pass", "fail", "cheated") or result.turns.text_tool_call:
-            extra = result.detail or ""
+        if result.outcome not in ("pass", "fail", "cheated"):
+            msg += f" ({result.detail})" if result.detail else ""
+        else:
+            parts = [fail_reason(result, run_dir)] if result.outcome == "fail" else (
+                [agent_end(result.detail)] if result.detail else [])
             if result.turns.text_tool_call:
                 n = result.turns.text_tool_call
-                extra = f"{n} text tool call turn{'' if n == 1 else 's'}" + (f"; {extra}" if extra else "")
-            msg += f" ({extra})"
-        elif result.outcome == "fail":
-            msg += f" ({fail_reason(result, run_dir)})"
+                parts.insert(0, f"{n} text tool call turn{'' if n == 1 else 's'}")
+            msg += f" ({'; '.join(parts)})" if parts else ""
         msg += f" in {result.duration_s:.1f}s"
         console.print(msg, markup=False)
 
@@ -292,4 +341,10 @@ def fail_reason(result: Any, run_dir: Path) -> str:
         failing = [ln for ln in lines if ln.startswith("✗")] or [ln for ln in lines if ln.strip()][-1:]
         first = failing[0].lstrip("✗ ").strip()[:100] if failing else ""
     why = f"grader: {first}" if first else "the grader said no"
-    return why + (f"; {result.detail}" if result.detail else "")
+    return why + (f"; {agent_end(result.detail)}" if result.detail else "")
+
+
+def agent_end(detail: str) -> str:
+    """How the agent's run ended, said as the agent's: a CLI's bare result word (Claude Code's `success`, its run
+    ended without an error) beside a fail would read as the verdict's."""
+    return f"the agent reported: {detail}" if detail and " " not in detail.strip() else detail

@@ -80,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
     import json
 
     from agentic_eval.confine.backend import resolve_backend
-    from agentic_eval.packs.validate import evidence, validate_tasks
+    from agentic_eval.packs.validate import validate_tasks
 
     if args.redteam_only and "list" in args.redteam_only:
         return _list_redteam(args)
@@ -99,7 +99,10 @@ def handle(args: argparse.Namespace) -> int:
         def on_done(t: TaskValidation) -> None:
             progress.advance(note=f"{t.id} {t.status}")
 
-        report = validate_tasks(tasks, on_done=on_done, **run)
+        def log(text: str, style: str | None = None) -> None:
+            console.print(text, markup=False, style=style, soft_wrap=True)
+
+        report = validate_tasks(tasks, on_done=on_done, log=log, **run)
 
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
@@ -123,13 +126,12 @@ def handle(args: argparse.Namespace) -> int:
     if skipped:
         out.print(f"note: red team: {', '.join(skipped)} skipped: they need a confining sandbox backend, and "
                   f"--sandbox {backend.name} is not one", markup=False, overflow="fold")
-    out.print(f"evidence: {evidence(len(report.seeds), report.repeat)}", markup=False, overflow="fold")
-    if report.redteam is None:
-        redteam_text = "no red team"
-    else:
-        redteam_text = (f"{_plural(len(report.redteam), 'red-team attempt')} on {_seeds_text(report.redteam_seeds)}")
-    out.print(f"{report.ok} ok, {report.bad} bad ({_seeds_text(report.seeds)} x {_plural(report.repeat, 'run')}, "
-              f"{redteam_text}, {report.duration_s:.1f}s)", markup=False)
+    for line in report.evidence_lines():
+        out.print(f"evidence: {line}", markup=False, overflow="fold")
+    for t in report.tasks:
+        if t.unbuildable:
+            out.print(f"unbuildable: {t.id}: {t.unbuildable}", markup=False, overflow="fold")
+    out.print(f"{report.ok} ok, {report.bad} bad ({report.ran()}, {report.duration_s:.1f}s)", markup=False)
     return 0 if report.bad == 0 else 1
 
 

@@ -192,15 +192,18 @@ class SandboxBackend:
 
     # ----- tasks that bring their own environment (packs/environment.py): the docker backend's alone
 
-    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> None:
-        """Before any trial: get ready for the run's tasks (docker: build the images of environment tasks).
-        Raise AgenticEvalError, one line, for a task this backend cannot run (here: every environment task)."""
+    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> dict[str, str]:
+        """Before any trial: get ready for the run's tasks (docker: build the images of environment tasks). The
+        tasks it could not get ready (task id -> one line: an image that does not build), which the run goes on
+        without. Raise AgenticEvalError, one line, for tasks this backend cannot run at all (here: every
+        environment task)."""
         needing = [t.id for t in tasks if getattr(t.meta, "environment", None) is not None]
         if needing:
             listed = ", ".join(needing[:3]) + (f" and {len(needing) - 3} more" if len(needing) > 3 else "")
             raise AgenticEvalError(f"{listed} bring{'s' if len(needing) == 1 else ''} its own environment (a "
                                    f"Dockerfile), which --sandbox {self.name or 'this backend'} cannot run: use "
                                    "--sandbox docker, or leave those tasks out with --task")
+        return {}
 
     def environment_start(self, task: Any, dest: Path) -> None:
         """An environment task's trial: its working directory's files into the empty folder `dest` (the caller

@@ -96,11 +96,13 @@ from typing import Any
 
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
 from agentic_eval.confine.docker_env import LABEL as ENVIRONMENT_LABEL
+from agentic_eval.confine.docker_env import SUITE_BASE
 from agentic_eval.confine.docker_image import (
     IMAGE_PATH,
     IMAGE_PYTHON,
     PACKAGE_MOUNT,
     RUN_UID,
+    check_packages,
     client_for,
     ensure_image,
     recipe,
@@ -356,6 +358,9 @@ class DockerBackend(SandboxBackend):
     """An image to use instead of building the suite's (it needs python3, git and pytest)."""
     base_image: str | None = None
     """For environment tasks: an image to build every outside FROM on (`suite`: the suite's own image)."""
+    base_image_packages: tuple[str, ...] = ()
+    """With base_image `suite`: Debian packages added to the stand-in (python3-pip, gcc, curl, ...): a second
+    image of the suite's recipe plus these, built once and cached like the first."""
     slots_per_engine: int = 8
     limits: DockerLimits = field(default_factory=DockerLimits)
     name: str = "docker"
@@ -386,6 +391,12 @@ class DockerBackend(SandboxBackend):
         self._builders: dict[str, Any] = {}
         """Environment tasks' trials (confine/docker_env.py's EnvironmentTrial), by sandbox."""
         self._env_images: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}
+        self._env_failed: dict[tuple[str, str], Exception] = {}
+        """(engine, task dir) -> why the task's image could not be built (prepare_tasks)."""
+        self._internet: dict[tuple[str, tuple[str, ...]], Any] = {}
+        """(engine, hosts) -> what the engine's probe found (confine/verifier_check.py's InternetCheck)."""
+        self._offline: set[tuple[str, str]] = set()
+        """(engine, task dir) of tasks that allow the internet on an engine whose containers reach none."""
         """(engine, task dir) -> the task's image and its services' images, built by prepare_tasks."""
         self.engines: list[Engine] = []
         for host in self.hosts or (None,):
@@ -402,7 +413,7 @@ class DockerBackend(SandboxBackend):
 
     # ----- the backend contract (see SandboxBackend: these are its hooks)
 
-    OPTIONS = ("hosts", "image", "base_image")
+    OPTIONS = ("hosts", "image", "base_image", "base_image_packages")
     """Its own options: the engines to spread trials over (`--docker-host`, default DOCKER_HOST) and an image of
     the user's own (`--image`)."""
 
@@ -414,7 +425,10 @@ class DockerBackend(SandboxBackend):
             raise AgenticEvalError(f"--sandbox docker: unknown option {', '.join(unknown)} (it takes "
                                    f"{', '.join(cls.OPTIONS)})")
         hosts = tuple(options.get("hosts") or ()) or (None,)
-        return cls(hosts=hosts, image=options.get("image") or None, base_image=options.get("base_image") or None)
+        packages = tuple(options.get("base_image_packages") or ())
+        check_packages(packages, options.get("base_image") or None)
+        return cls(hosts=hosts, image=options.get("image") or None, base_image=options.get("base_image") or None,
+                   base_image_packages=packages)
 
     @classmethod
     def refusal(cls, agent: Any) -> str:
@@ -470,16 +484,23 @@ class DockerBackend(SandboxBackend):
         with self._lock:
             builder = self._builders.get(engine.name)
             if builder is None:
+                stand_in = engine.image
+                if self.base_image_packages:  # the stand-in with the user's packages: its own cached image
+                    stand_in = ensure_image(engine.client, recipe(self.base_image_packages),
+                                            log=lambda line: print(line, file=sys.stderr))[0]
                 builder = self._builders[engine.name] = EnvironmentBuilder(
-                    engine.image, self.base_image, log=lambda line: print(line, file=sys.stderr))
+                    stand_in, self.base_image, log=lambda line: print(line, file=sys.stderr))
         return builder
 
     def _task_images(self, engine: Engine, task: Any) -> tuple[str, dict[str, str]]:
         key = (engine.name, str(task.dir))
         with self._lock:
             known = self._env_images.get(key)
+            failed = self._env_failed.get(key)
         if known is not None:
             return known
+        if failed is not None:  # built once before the run and failed: not again for every trial
+            raise failed
         spec = task.meta.environment
         builder = self._builder(engine)
         if spec.image and not (task.dir / spec.dockerfile).is_file():
@@ -497,16 +518,60 @@ class DockerBackend(SandboxBackend):
             self._env_images[key] = (image, services)
         return image, services
 
-    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> None:
-        """Build the images of the environment tasks on every engine before any trial (a FROM the engine cannot
-        get is one line, before anything runs)."""
+    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> dict[str, str]:
+        """Build the images of the environment tasks on every engine before any trial; the tasks whose image
+        cannot be built (a FROM the engine cannot get, a failing step: one line each, with the step's last
+        output), which the others go on without: their trials end unscored with that line. Tasks that ask for
+        the internet on an engine whose containers reach none are warned of in one line."""
+        from agentic_eval.confine.docker_env import EnvironmentBuildError
+
+        unbuildable: dict[str, str] = {}
         for task in tasks:
             if getattr(task.meta, "environment", None) is None:
                 continue
             for engine in self.engines:
                 if log is not None:
                     log(f"environment of {task.id}: building or finding its image on {engine.name} ...")
-                self._task_images(engine, task)
+                try:
+                    self._task_images(engine, task)
+                except EnvironmentBuildError as exc:
+                    with self._lock:
+                        self._env_failed[(engine.name, str(task.dir))] = exc
+                    unbuildable.setdefault(task.id, str(exc))
+                    if log is not None:
+                        log(f"cannot build: {exc}")
+        self._check_internet([t for t in tasks if t.id not in unbuildable], log)
+        return unbuildable
+
+    def _check_internet(self, tasks: Sequence[Any], log: Any) -> None:
+        """Probe each engine once per set of hosts for the tasks that allow the internet; warn in one line of the
+        tasks whose engine reaches none (their trials are marked `internet_missing`)."""
+        from agentic_eval.confine.verifier_check import engine_internet, fetched_hosts
+
+        for engine in self.engines:
+            missing: list[str] = []
+            detail = ""
+            for task in tasks:
+                spec = getattr(task.meta, "environment", None)
+                if spec is None or not spec.allow_internet:
+                    continue
+                hosts = fetched_hosts([task.dir / spec.dockerfile, task.grader_path])
+                probe = (engine.name, tuple(hosts))
+                if probe not in self._internet:
+                    self._internet[probe] = engine_internet(engine.client, engine.image, hosts, engine.name)
+                found = self._internet[probe]
+                if not found.reached:
+                    missing.append(task.id)
+                    detail = detail or found.detail
+                    self._offline.add((engine.name, str(task.dir)))
+            if missing and log is not None:
+                listed = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+                log(f"warning: {listed} ask{'s' if len(missing) == 1 else ''} for the internet (allow_internet), which "
+                    f"the Docker engine {engine.name} does not give its containers ({detail}): they run offline "
+                    "(their trials marked internet_missing), and a verifier that fails for want of it is unscored "
+                    "(the machine's fault), not the model's fail; give the engine a network, or put what the task "
+                    "fetches into its image",
+                    "yellow")
 
     def environment_start(self, task: Any, dest: Path) -> None:
         """The working directory's files copied out of the task's image into the empty folder `dest`; the trial's
@@ -524,7 +589,9 @@ class DockerBackend(SandboxBackend):
             uid, gid = image_user(engine.client, image, spec.user)
             trial = EnvironmentTrial(task=task, spec=spec, engine=engine, image=image, sandbox=dest.resolve(),
                                      uid=uid, gid=gid, path_env=image_path_env(engine.client, image),
-                                     service_images=services)
+                                     service_images=services,
+                                     internet_missing=(engine.name, str(task.dir)) in self._offline,
+                                     stand_in=self.base_image == SUITE_BASE)
             trial.start_services()
         except Exception:
             if trial is not None:
@@ -697,7 +764,8 @@ class DockerBackend(SandboxBackend):
         """Which engine and image run the sandbox's current phase (for the trial record)."""
         env = self._envs.get(str(sandbox))
         if env is not None:
-            return {"engine": env.engine.name, "image": env.image}
+            return {"engine": env.engine.name, "image": env.image,
+                    **({"internet": "missing"} if env.internet_missing else {})}
         phase = self._phases.get(str(sandbox))
         if phase is None:
             return {}

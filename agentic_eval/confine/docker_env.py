@@ -15,7 +15,9 @@ tests/test.sh) then runs in a new container made from a snapshot of it (`docker 
 working directory from the host, the task's verifier files copied in at /tests and an empty
 /logs/verifier, none of which the agent's container ever had. Before the snapshot, the engine's diff of the
 agent's container names the programs and libraries the model changed (`changed_programs`): the verifier may
-run them, and the report says so (the verdict stays the verifier's).
+run them, and the report says so (the verdict stays the verifier's). A verifier that failed for want of a
+program or of the network its script installs one from is the machine's or the task's fault, not the model's
+(`VerifierRun.fault`, confine/verifier_check.py).
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ ENV_REPOSITORY = "agentic-eval-env"
 SNAPSHOT_REPOSITORY = "agentic-eval-snapshot"
 LABEL = "agentic-eval.environment"
 SUITE_BASE = "suite"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+BUILD_TAIL_LINES = 6
+"""Lines of a failing build step's output its error shows."""
 """`--base-image suite`: the suite's own image stands in for every outside FROM."""
 _UNREACHABLE = re.compile(r"pull access denied|repository does not exist|no such host|failed to resolve|"
                           r"manifest unknown|dial tcp|TLS handshake|i/o timeout|connection refused|"
@@ -192,14 +197,17 @@ class EnvironmentBuilder:
             name = ".agentic-eval.Dockerfile"
             start = time.monotonic()
             step, failure = "", ""
+            tail: list[str] = []  # the current step's last lines of output: what a failing step said
             try:
                 stream = client.api.build(fileobj=_context_tar(folder, name, text), custom_context=True, tag=tag,
                                           dockerfile=name, rm=True, forcerm=True, decode=True,
                                           labels={LABEL: what}, timeout=max(60, int(timeout_s)))
                 for chunk in stream:
-                    line = str(chunk.get("stream", "")).strip()
+                    line = _ANSI.sub("", str(chunk.get("stream", ""))).strip()
                     if line.startswith("Step "):
-                        step = line
+                        step, tail = line, []
+                    elif line and not line.startswith(("---> ", "Removing intermediate container")):
+                        tail = (tail + [ln for ln in line.splitlines() if ln.strip()])[-BUILD_TAIL_LINES:]
                     if "error" in chunk or "errorDetail" in chunk:
                         failure = str(chunk.get("error") or chunk.get("errorDetail", {}).get("message", ""))
                         break
@@ -211,7 +219,7 @@ class EnvironmentBuilder:
             except Exception as exc:  # noqa: BLE001 - the engine's transport: one line
                 failure = f"{type(exc).__name__}: {exc}"
             if failure:
-                raise self._why(what, dockerfile, text, step, failure)
+                raise self._why(what, dockerfile, text, step, failure, tail)
             return tag, f"built in {time.monotonic() - start:.1f}s"
 
     def prebuilt(self, client: Any, image: str, what: str) -> str:
@@ -237,7 +245,22 @@ class EnvironmentBuilder:
                 f"it? {detail}); load it into the engine (docker load), or pass --base-image suite to run the suite's "
                 "own image in its place") from None
 
-    def _why(self, what: str, dockerfile: str, text: str, step: str, failure: str) -> EnvironmentBuildError:
+    def _lacks(self, step: str, tail: Sequence[str]) -> str:
+        """On the stand-in base image, what the failing step shows it lacks, and how to add it."""
+        from agentic_eval.confine.verifier_check import stand_in_hint
+
+        if self.base_image != SUITE_BASE:
+            return ""
+        hint = stand_in_hint("\n".join([step, *tail]))
+        offline = r"Temporary failure resolving|Could not resolve|Unable to locate package"
+        if not hint and re.search(offline, "\n".join(tail)):
+            hint = ("the build fetches from the network, which this engine's builds cannot reach: with --base-image "
+                    "suite, add the Debian packages the step installs with --base-image-packages (built from this "
+                    "machine's apt mirror), and drop the step's fetch from the Dockerfile")
+        return hint
+
+    def _why(self, what: str, dockerfile: str, text: str, step: str, failure: str,
+             tail: Sequence[str] = ()) -> EnvironmentBuildError:
         failure = " ".join(failure.split())[:300]
         froms = base_images(text)
         at_from = not step or "FROM" in step.upper().split(":", 1)[-1][:8] or any(f in failure for f in froms)
@@ -248,7 +271,10 @@ class EnvironmentBuilder:
                 f"reachable from it: {failure[:160]}); load it into the engine (docker load), or pass "
                 "--base-image suite to build it FROM the suite's own image")
         where = f" at {step[:120]!r}" if step else ""
-        return EnvironmentBuildError(f"{what}: building {dockerfile} failed{where}: {failure}")
+        said = " | ".join(" ".join(line.split())[:200] for line in tail)
+        lacks = self._lacks(step, tail)
+        return EnvironmentBuildError(f"{what}: building {dockerfile} failed{where}: {failure}"
+                                     + (f"; its last output: {said}" if said else "") + (f"; {lacks}" if lacks else ""))
 
 
 def extract_workdir(client: Any, image: str, workdir: str, dest: Path) -> None:
@@ -444,6 +470,17 @@ class VerifierRun:
     changes: ProgramChanges | None = None
     """What the model changed where programs live, from the engine's diff of its container (None: it ran no
     command, so there was no container to change)."""
+    fresh: bool = False
+    """It ran in a fresh container of the task's image, not in the agent's (where a missing program may be the
+    model's doing)."""
+    fault: str = ""
+    """A verifier's failure that is the machine's or the task's, not the model's (in a fresh container, a program
+    its script runs that the image lacks; in either, a runner its script installs from a network its container
+    had not): one line (confine/verifier_check.py), '' otherwise."""
+    offline: bool = False
+    """Its container had no way out: no network, an internal one, or an engine whose probe reached nothing."""
+    fault_side: str = ""
+    """Whose that fault is: 'machine' (no network) or 'grader' (the task's image lacks a program its verifier runs)."""
 
 
 @dataclass
@@ -465,6 +502,10 @@ class EnvironmentTrial:
     container: Any = None
     mounted: tuple[str, ...] = ()
     stopped: bool = False
+    internet_missing: bool = False
+    """The task allows the internet, and the engine's probe reached none (confine/verifier_check.py)."""
+    stand_in: bool = False
+    """Its image was built on the suite's stand-in base (`--base-image suite`), which lacks what the field's have."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -582,6 +623,7 @@ class EnvironmentTrial:
         changes = None
         try:
             image = self.image
+            fresh = self.container is None
             if self.container is not None:
                 changes = program_changes(self.client, self.container.id, self.spec.workdir, self.path_env,
                                           (*self.mounted, "/solution", "/tmp"))
@@ -631,10 +673,14 @@ class EnvironmentTrial:
             took = time.monotonic() - start
             if timed_out or cancelled:
                 return VerifierRun(None, output, took, timed_out=timed_out, cancelled=cancelled, changes=changes)
+            reward, error = None, ""
             try:
-                return VerifierRun(code, output, took, reward=parse_reward(logs), changes=changes)
+                reward = parse_reward(logs)
             except RewardError as exc:
-                return VerifierRun(code, output, took, error=str(exc), changes=changes)
+                error = str(exc)
+            fault, side = self._machine_fault(output, reward, fresh)
+            return VerifierRun(code, output, took, reward=reward, error=error, changes=changes, fresh=fresh,
+                               fault=fault, fault_side=side, offline=self.offline)
         except Exception as exc:  # noqa: BLE001 - the engine failed the verifier: a grader error, one line
             return VerifierRun(None, "", time.monotonic() - start, start_error=f"{type(exc).__name__}: {exc}"[:300],
                                changes=changes)
@@ -647,6 +693,31 @@ class EnvironmentTrial:
                 except Exception:  # noqa: BLE001
                     pass
             shutil.rmtree(work, ignore_errors=True)
+
+    @property
+    def offline(self) -> bool:
+        """Whether the trial's containers have no way out (no network, an internal one, or no internet behind)."""
+        return self.internet_missing or self.network is None or not self.spec.allow_internet
+
+    def _machine_fault(self, output: str, reward: float | None, fresh: bool) -> tuple[str, str]:
+        """Why the verifier's failure is the machine's or the task's (confine/verifier_check.py), and whose: ('', '')
+        when it is neither's. In a snapshot of the agent's container only the network's counts (a runner the
+        task's image lacks, which its script installs, on a container with no way out: no model could pass, and
+        nothing it did there changes that); a program merely missing there may be the model's doing."""
+        from agentic_eval.confine.verifier_check import machine_fault
+
+        try:
+            script = self.task.grader_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return "", ""
+        fault = machine_fault(self.client, self.image, self.path_env, output, script, offline=self.offline,
+                              reward=reward)
+        if fault is None or (not fresh and fault.kind != "network"):
+            return "", ""
+        from agentic_eval.confine.verifier_check import stand_in_hint
+
+        hint = stand_in_hint(f"{fault.program}: not found") if self.stand_in and fault.kind == "program" else ""
+        return fault.cause + (f"; {hint}" if hint else ""), "machine" if fault.kind == "network" else "grader"
 
     @staticmethod
     def _remove(container: Any) -> None:

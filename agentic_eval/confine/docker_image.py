@@ -94,6 +94,22 @@ def apt_mirror() -> str:
     raise ImageBuildError("no Debian mirror found in apt's sources (/etc/apt/sources.list.d/*.sources)")
 
 
+_DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]{0,99}")
+
+
+def check_packages(packages: Sequence[str], base_image: str | None) -> None:
+    """`--base-image-packages`: Debian package names, for the stand-in base image alone; one line otherwise."""
+    if not packages:
+        return
+    if base_image != "suite":  # docker_env.SUITE_BASE
+        raise AgenticEvalError("--base-image-packages adds Debian packages to the suite's stand-in base image: pass "
+                               "--base-image suite with it")
+    bad = [p for p in packages if not _DEBIAN_PACKAGE.fullmatch(p)]
+    if bad or len(packages) > 100:
+        raise AgenticEvalError(f"--base-image-packages: {bad[0] if bad else 'over 100 packages'!r} is not a Debian "
+                               "package name (comma-separated names, e.g. python3-pip,gcc,curl)")
+
+
 def recipe(extra_packages: Sequence[str] = ()) -> ImageRecipe:
     return ImageRecipe(suite=host_suite(), packages=tuple(sorted({*BASE_PACKAGES, *extra_packages})))
 
@@ -142,7 +158,7 @@ def client_for(host: str | None = None) -> Any:
     try:
         import docker
     except ImportError:
-        raise AgenticEvalError("the docker sandbox needs the Docker SDK: pip install docker") from None
+        raise AgenticEvalError("the docker sandbox needs the Docker SDK: pip install 'agentic-eval[docker]'") from None
     from agentic_eval.confine.relay import UNIX_PATH_MAX
 
     where = host or os.environ.get("DOCKER_HOST") or "the default socket"

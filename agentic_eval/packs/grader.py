@@ -67,6 +67,8 @@ class GradeResult:
     that partial credit. None for a grade script (its exit status is the verdict)."""
     error: str = ""
     """Why a reward verifier's verdict is a grader error (no reward file, not a number), when it ran."""
+    cause_found: bool = False
+    """`error` names the cause (a program or the network the verifier lacked), not a symptom: nothing to add."""
 
     @property
     def reason(self) -> str:
@@ -86,9 +88,12 @@ class GradeResult:
 def reward_grade(run: VerifierRun) -> GradeResult:
     """The verdict of a reward verifier's run (confine/docker_env.py's VerifierRun): a reward of 1 is a pass, one
     from 0 to below 1 a fail with that partial credit; no reward (none written, not such a number, a timeout, a
-    verifier that could not start) a grader error."""
+    verifier that could not start), or a fault of the machine's or the task's that a fresh verifier container
+    showed (`VerifierRun.fault`), a grader error."""
     script = ScriptResult(run.exit_code, run.output, run.duration_s, timed_out=run.timed_out,
                           start_error=run.start_error, cancelled=run.cancelled)
+    if run.fault:  # the machine's or the task's (a fresh verifier without a program or the network): unscored
+        return GradeResult(Verdict.ERROR, script, reward=run.reward, error=run.fault, cause_found=True)
     if run.reward is None:
         return GradeResult(Verdict.ERROR, script, error=run.error)
     return GradeResult(Verdict.PASS if run.reward == 1.0 else Verdict.FAIL, script, reward=run.reward)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentic_eval.confine.backend import SandboxBackend, default_backend
+from agentic_eval.confine.verifier_cause import verifier_fault
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs import redteam as rt
 from agentic_eval.packs.environment import seed_independent
@@ -165,6 +166,8 @@ class TaskValidation:
     """The sandbox's languages, which chose the attempts."""
     notes: list[str] = field(default_factory=list)
     """What is worth saying but does not make the task bad (an attempt that could not be applied)."""
+    unbuildable: str = ""
+    """Why its image could not be built (nothing of it ran; the task author's to fix), or ''."""
 
     @property
     def runs(self) -> int:
@@ -188,7 +191,7 @@ class TaskValidation:
     def to_json(self) -> dict[str, object]:
         return {"id": self.id, "status": self.status, "reasons": list(self.reasons), "notes": list(self.notes),
                 "pristine_fails": self.pristine_fails, "fixed_passes": self.fixed_passes,
-                "impossible": self.impossible, "honest_fails": self.honest_fails,
+                "impossible": self.impossible, "honest_fails": self.honest_fails, "unbuildable": self.unbuildable,
                 "cheats_caught": self.cheats_caught, "runs": self.runs,
                 "repeat": self.repeat, "seeds": list(self.seeds), "redteam_seeds": list(self.redteam_seeds),
                 "duration_s": round(self.duration_s, 3),
@@ -217,10 +220,49 @@ class ValidationReport:
     def bad(self) -> int:
         return len(self.tasks) - self.ok
 
+    def seed_groups(self) -> dict[int, list[str]]:
+        """The tasks that ran, by how many seeds their checks ran on (a task no seed reaches: one)."""
+        groups: dict[int, list[str]] = {}
+        for t in self.tasks:
+            if t.checks:
+                groups.setdefault(len(t.seeds), []).append(t.id)
+        return dict(sorted(groups.items(), reverse=True))
+
+    def evidence_lines(self) -> list[str]:
+        """What the runs that were made can rule out: one line per number of seeds the tasks ran on."""
+        groups = self.seed_groups()
+        if len(groups) <= 1:
+            return [evidence(next(iter(groups), len(self.seeds)), self.repeat)]
+        return [f"{_plural(len(ids), 'task')} ({', '.join(ids[:3])}{' ...' if len(ids) > 3 else ''}): "
+                f"{evidence(n, self.repeat)}" for n, ids in groups.items()]
+
+    def ran(self) -> str:
+        """What ran, as it ran: the seeds x runs of the tasks' checks and the red-team attempts actually made
+        (`seeds 0-2 x 2 runs, 14 red-team attempts on seed 0`; for tasks no seed reaches and no red team works
+        on, `seed 0 x 2 runs, no red team (not run on environment tasks)`)."""
+        groups = self.seed_groups()
+        runs = _plural(self.repeat, "run")
+        if len(groups) <= 1:
+            count = next(iter(groups), len(self.seeds))
+            checks = f"{_seeds_range(self.seeds[:count])} x {runs}"
+        else:
+            checks = "; ".join(f"{_plural(len(ids), 'task')} {_seeds_range(self.seeds[:n])} x {runs}"
+                               for n, ids in groups.items())
+        attempts = len({a.attempt for t in self.tasks for a in t.redteam or () if a.verdict != "skipped"})
+        if self.redteam is None:
+            team = "no red team"
+        elif not attempts:
+            team = "no red team on environment tasks" if groups else "no red team"
+        else:
+            on, ran = sum(1 for t in self.tasks if t.redteam), sum(map(len, groups.values()))
+            team = (f"{_plural(attempts, 'red-team attempt')} on {_seeds_range(self.redteam_seeds)}"
+                    + (f" ({on} of {ran} tasks)" if on < ran else ""))
+        return f"{checks}, {team}"
+
     def to_json(self) -> dict[str, object]:
         return {"ok": self.ok, "bad": self.bad, "duration_s": round(self.duration_s, 3), "redteam": self.redteam,
                 "seeds": list(self.seeds), "repeat": self.repeat, "redteam_seeds": list(self.redteam_seeds),
-                "evidence": evidence(len(self.seeds), self.repeat),
+                "evidence": "; ".join(self.evidence_lines()), "ran": self.ran(),
                 "tasks": [t.to_json() for t in self.tasks]}
 
 
@@ -268,6 +310,8 @@ def _grader_problem(result: GradeResult, task: Task, limit: float | None = None)
         if limit is not None and limit < full:
             return f"timed out after {limit:g}s (the red team's limit for an attempt that waits)"
         return f"timed out after {full:g}s (limits.grader_timeout_s)"
+    if result.cause_found:
+        return result.reason
     return _exit_and_last_line(result.reason, result.script.output)
 
 
@@ -275,6 +319,10 @@ def _fix_problem(fix: ScriptResult, task: Task) -> str:
     if fix.timed_out:
         return f"exceeded limits.agent_timeout_s ({task.meta.limits.agent_timeout_s:g}s), which the fix runs under"
     return _exit_and_last_line(fix.start_error or f"exit {fix.exit_code}", fix.output)
+
+
+def _seeds_range(seeds: Sequence[int]) -> str:
+    return f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}" if seeds else "no seed"
 
 
 def _plural(n: int, word: str) -> str:
@@ -733,7 +781,8 @@ def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path |
     itself. `keep_output` keeps each run's grader and fix output (for `validate --show`)."""
     _check_counts(repeat, seeds, redteam_seeds)
     backend = backend or default_backend()
-    backend.prepare_tasks([task])
+    if task.id in (unbuildable := backend.prepare_tasks([task]) or {}):
+        return _unbuildable(task.id, unbuildable[task.id])
     plan = plan_redteam([task], redteam)
     (report,) = _validate([task], repeat=repeat, seed=seed, seeds=seeds, jobs=1, keep_output=keep_output,
                           backend=backend or default_backend(), plan=plan, workdir=workdir, on_done=None,
@@ -755,8 +804,21 @@ def _grade(task: Task, sandbox: Sandbox, runner: ScriptRunner, backend: SandboxB
     if task.meta.environment is not None:
         backend.phase_end(sandbox.path)  # the fix's processes end before anything is judged
     if task.verifier == "reward":
-        return reward_grade(backend.verify_environment(sandbox.path, cancel))
+        run = backend.verify_environment(sandbox.path, cancel)
+        grade = reward_grade(run)
+        if grade.verdict is not Verdict.PASS and not run.fault:  # the oracle's run: the cause, not the symptom
+            fault = verifier_fault(run.output, _script_text(task), offline=run.offline, reward=run.reward)
+            if fault is not None:
+                return replace(grade, verdict=Verdict.ERROR, error=fault.cause, cause_found=True)
+        return grade
     return runner.grade(cancel)
+
+
+def _script_text(task: Task) -> str:
+    try:
+        return task.grader_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _drop(task: Task, sandbox: Sandbox, backend: SandboxBackend) -> None:
@@ -858,19 +920,24 @@ def validate_tasks(
     backend: SandboxBackend | None = None,
     redteam: bool | Sequence[str] = True,
     redteam_seeds: int | None = None,
+    log: Callable[..., None] | None = None,
 ) -> ValidationReport:
     """Validate many tasks in parallel (`jobs` units at a time; default 2); tasks that failed to load are
     reported bad with their error. `redteam`: True runs every attempt that fits each task, False none, a
-    sequence of names only those; on the first `redteam_seeds` seeds (None: every seed)."""
+    sequence of names only those; on the first `redteam_seeds` seeds (None: every seed). A task whose image
+    does not build is reported bad with the cause (`TaskValidation.unbuildable`), and the others go on; `log`
+    gets the backend's lines while it builds (the images, a task that asks for an internet the engine lacks)."""
     _check_counts(repeat, seeds, redteam_seeds)
     check_grader_requirements([t for t in tasks if t.verifier == "script"])
     backend = backend or default_backend()
-    backend.prepare_tasks(tasks)  # environment tasks: refused in one line, or their images built
-    plan = plan_redteam(tasks, redteam)
     started = time.monotonic()
+    unbuildable = backend.prepare_tasks(tasks, log) or {}  # environment tasks: refused in one line, or built
+    tasks = [t for t in tasks if t.id not in unbuildable]
+    plan = plan_redteam(tasks, redteam)
     results: list[TaskValidation] = [
         TaskValidation(id=_id_from_error(err), reasons=[f"load error: {err}"]) for err in load_errors
     ]
+    results += [_unbuildable(tid, why) for tid, why in unbuildable.items()]
     results.extend(_validate(tasks, repeat=repeat, seed=seed, seeds=seeds, jobs=jobs or 2, keep_output=keep_output,
                              backend=backend or default_backend(), plan=plan, workdir=None, on_done=on_done,
                              redteam_seeds=redteam_seeds))
@@ -878,6 +945,12 @@ def validate_tasks(
     return ValidationReport(results, duration_s=time.monotonic() - started,
                             redteam=None if plan is None else list(plan.names), seeds=seed_list, repeat=repeat,
                             redteam_seeds=[] if plan is None else seed_list[:redteam_seeds])
+
+
+def _unbuildable(task_id: str, why: str) -> TaskValidation:
+    why = why[len(task_id) + 2:] if why.startswith(f"{task_id}: ") else why
+    return TaskValidation(id=task_id, reasons=[f"its image does not build (the task's to fix): {why}"],
+                          unbuildable=why)
 
 
 MAX_RUNS_PER_CHECK = 1000

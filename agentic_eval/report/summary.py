@@ -149,6 +149,17 @@ class RunSummary:
         return (f"{self.config.run_id}: the agent's tools sent their own requests to the endpoint in {len(trials)} "
                 f"trial{'s' if len(trials) != 1 else ''}, refused and recorded (refused.jsonl): {names}{more}")
 
+    def internet_missing_note(self) -> str:
+        """One line when trials ran without the internet their task asks for (`TrialResult.internet_missing`), or ''."""
+        trials = [t for t in self.trials if t.internet_missing]
+        if not trials:
+            return ""
+        tasks = sorted({t.task_id for t in trials})
+        more = f" and {len(tasks) - 5} more" if len(tasks) > 5 else ""
+        return (f"{self.config.run_id}: {len(trials)} trial{'s' if len(trials) != 1 else ''} ran without the internet "
+                f"their task asks for (allow_internet; the engine's containers reached none): {', '.join(tasks[:5])}"
+                f"{more}; a verifier that failed for want of it is unscored, not a fail")
+
     @property
     def changed_program_trials(self) -> list[TrialResult]:
         """Environment trials whose model changed programs or libraries a reward verifier may run
@@ -427,6 +438,7 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
     notes += [IMPOSSIBLE_NOTE] if any_impossible(summaries) else []
     notes += [note for s in summaries if (note := s.tool_request_note())]
     notes += [note for s in summaries for note in s.changed_program_notes()]
+    notes += [note for s in summaries if (note := s.internet_missing_note())]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
 
 
@@ -484,6 +496,8 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
         if note := s.tool_request_note():
             console.print(note, markup=False)
         for note in s.changed_program_notes():
+            console.print(note, markup=False)
+        if note := s.internet_missing_note():
             console.print(note, markup=False)
         for w in s.warnings:
             console.print(f"warning: {w}", markup=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,8 @@ class Campaign:
     endpoint: Endpoint
     tasks: list[Task]
     backend: SandboxBackend
+    unbuildable: dict[str, str] = field(default_factory=dict)
+    """Tasks whose image did not build (task id -> why, one line): their trials end unscored, the others run."""
 
     @property
     def run_dir(self) -> Path:
@@ -54,7 +56,10 @@ class Campaign:
 
     @property
     def options(self) -> AgentOptions:
-        return self.settings.agent_options
+        """The agent's options, with the run's own time limit for it (`--agent-timeout`) when one was given."""
+        if self.settings.agent_timeout_s is None:
+            return self.settings.agent_options
+        return replace(self.settings.agent_options, agent_timeout_s=self.settings.agent_timeout_s)
 
     @property
     def jobs(self) -> int:
@@ -196,7 +201,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         raise AgenticEvalError(f"{own_env[0]}{' and others' if len(own_env) > 1 else ''}: agent {settings.agent!r} "
                                "(a CLI) does not run in a task's own environment yet; use the builtin agent, or leave "
                                "those tasks out with --task")
-    backend.prepare_tasks(tasks, log)  # environment tasks: refused, or their images built, before any trial
+    unbuildable = backend.prepare_tasks(tasks, log) or {}  # environment tasks: refused, or images built, first
     # A resumed run goes back to the endpoint it recorded, unless base_url (or a local server) says otherwise.
     recorded_url = config.base_url if config is not None and not config.local else None
     endpoint = resolve_endpoint(local_server.base_url if local_server is not None
@@ -231,4 +236,5 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         + f", -j {settings.jobs}, sandbox {backend.name}"
         + (f" on the nodes of Ray cluster {settings.ray_address}" if settings.ray_address else ""))
     log(f"results: {run_dir}")
-    return Campaign(plan=plan, settings=settings, agent=agent, endpoint=endpoint, tasks=list(tasks), backend=backend)
+    return Campaign(plan=plan, settings=settings, agent=agent, endpoint=endpoint, tasks=list(tasks), backend=backend,
+                    unbuildable=unbuildable)

@@ -62,6 +62,8 @@ class RunSettings:
     keep_sandboxes: bool = False
     ray_address: str | None = None
     """`--ray`: run each trial as a task on this Ray cluster (agentic_eval.runner.cluster); None: here."""
+    agent_timeout_s: float | None = None
+    """`--agent-timeout`: the agent's time limit in seconds for every task, in place of the task's own."""
 
     @classmethod
     def of(cls, *, system_prompt_tokens: int | None = None, lenient_text_calls: bool = False, stream: bool = False,

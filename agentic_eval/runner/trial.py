@@ -218,8 +218,10 @@ class TrialRunner:
                 self.backend.prepare(sandbox.path)
             except Exception as exc:  # noqa: BLE001 - a broken generator is the task's problem, unscored
                 fault = exception_fault(exc, default="grader")
+                unbuilt = type(exc).__name__ == "EnvironmentBuildError"  # confine/docker_env.py's, kept unimported
                 return finish("agent_error", f"sandbox setup failed: {exc}", fault,
-                              "the machine ran out of room" if fault == "machine" else "the task's generator failed")
+                              "the machine ran out of room" if fault == "machine" else
+                              "the task's image does not build" if unbuilt else "the task's generator failed")
             wire_path = trial_dir / "wire.jsonl"
             outcome, agent_s = self._run_agent(task, sandbox, trial_dir, wire_path, base)
             base["tool_requests"] = refused_requests(trial_dir)  # the agent's tools calling the endpoint
@@ -234,6 +236,7 @@ class TrialRunner:
                 if path.is_file() and path.name not in known:
                     files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
             self._note_engine(base, sandbox.path)
+            base["internet_missing"] = self.backend.describe(sandbox.path).get("internet") == "missing"
             self.backend.phase_end(sandbox.path)  # every process the agent left ends before anything is judged
             # The record of what the agent left, before any grader, fix or code of the model's runs again:
             # nothing run later can change or erase it.
@@ -252,10 +255,11 @@ class TrialRunner:
             base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
                                      if version_file.is_file() else f"agentic-eval {__version__}")
             g0 = time.monotonic()
-            changes = None
+            changes, side = None, ""
             if task.verifier == "reward":  # in the task's environment, after the agent's container is gone
                 run = self.backend.verify_environment(sandbox.path, self.cancel)
                 changes = run.changes  # the programs it may run that the model changed (docker_env.py)
+                side = run.fault_side  # whose fault a fresh verifier's failure is, when not the model's
                 grade = reward_grade(run)
             else:
                 with ScriptRunner(task, sandbox, backend=self.backend) as runner:
@@ -282,7 +286,7 @@ class TrialRunner:
             if ruling.unscored is not None:
                 return finish(ruling.unscored, outcome.detail, ruling.fault, ruling.reason, **extra)
             if grade.verdict is Verdict.ERROR:
-                return finish("grader_error", f"grader error: {grade.reason}", "grader", grade.reason, **extra)
+                return finish("grader_error", f"grader error: {grade.reason}", side or "grader", grade.reason, **extra)
             detail = ruling.note or outcome.stop_reason or outcome.detail
             passed = grade.verdict is Verdict.PASS
             if task.meta.impossible is not None:  # only a cheat passes: say so, and name what the model did
@@ -314,7 +318,8 @@ class TrialRunner:
         ctx = AgentContext(
             task=task, sandbox=sandbox, instruction=task.render_instruction(sandbox.variables),
             base_url=self.endpoint.shown_url, api_key=placeholder, model=self.config.model,
-            timeout_s=task.meta.limits.agent_timeout_s, max_turns=task.meta.limits.max_turns,
+            timeout_s=self.options.agent_timeout_s or task.meta.limits.agent_timeout_s,
+            max_turns=task.meta.limits.max_turns,
             trial_dir=trial_dir, options=self.options, cancel=self.cancel, backend=self.backend,
         )
         a0 = time.monotonic()
