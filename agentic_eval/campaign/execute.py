@@ -88,11 +88,11 @@ class CampaignOutcome:
 
 
 def _resolve_packs(spec: CampaignSpec, file: Path) -> list[str] | None:
-    from agentic_eval.packs.task import default_packs
+    from agentic_eval.packs.task import named_packs
 
     if not spec.packs:
         return None
-    named = dict(default_packs())
+    named = named_packs()
     paths = []
     for entry in spec.packs:
         if entry in named:
