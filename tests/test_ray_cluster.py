@@ -81,6 +81,14 @@ def test_the_package_reaches_the_nodes_by_itself(seen: dict[str, Any]) -> None:
     assert seen["node_builtin"].endswith("agentic_eval/_builtin")
 
 
+def test_a_grader_importing_gradelib_passes_on_a_node_from_an_editable_install_too(seen: dict[str, Any]) -> None:
+    """The fix and the grader import gradelib, gradelib agentic_eval: the node's confined grader imports the
+    package the node runs, also when this package is an editable install (a .pth naming a source checkout)."""
+    [record] = seen["gradelib"]
+    assert (record["outcome"], record["detail"]) == ("pass", "fix_applied"), (record, seen["gradelib_grader"])
+    assert record["node"]
+
+
 def test_a_node_lacking_what_a_grader_requires_ends_the_trial_naming_itself(seen: dict[str, Any]) -> None:
     [record] = seen["refused"]
     assert record["outcome"] == "agent_error" and record["fault"] == "machine"
