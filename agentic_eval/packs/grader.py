@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend, signal_group
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import gitsafe, gitshim
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
@@ -254,7 +254,9 @@ class ScriptRunner:
         vars_file.write_text(json.dumps(sandbox.variables, sort_keys=True), encoding="utf-8")
         home = Path(self._tmp.name) / "home"
         home.mkdir()
-        self.env = script_env(task, sandbox, vars_file, home, package_link(Path(self._tmp.name)))
+        package = package_link(Path(self._tmp.name))
+        self.env = script_env(task, sandbox, vars_file, home, package)
+        self._git_shim = gitshim.install(Path(self._tmp.name) / "gitshim", package)
         # Read-only for the confined script: its variables and home, the task, the pack, gradelib, the
         # pristine store it compares against, and agentic-eval's own package (gradelib imports gitsafe).
         self._readable = (Path(self._tmp.name), task.dir, task.pack_dir, graders_dir(),
@@ -291,7 +293,8 @@ class ScriptRunner:
                 def started() -> None:  # the grader's clock, and so its commands', starts when it does
                     host.deadline = time.monotonic() + timeout
 
-                env = {**self.env, **host.env}
+                env = {**self.env, **host.env, gitshim.SHIM_ENV: str(self._git_shim),  # plain `git`: the safe view
+                       "PATH": os.pathsep.join([str(self._git_shim), self.env["PATH"]])}
                 result = run_script(self.task.grader_path, self.sandbox.path, env, timeout, cancel,
                                     backend=self.backend, readable=(*self._readable, host.socket_dir),
                                     writable=False, started=started)
