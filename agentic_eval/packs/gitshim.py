@@ -42,14 +42,29 @@ _WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", 
                          "--config-env", "--list-cmds", "--attr-source"})
 
 
+_SCRIPT = """#!/bin/sh
+# git for a grader (agentic_eval/packs/gitshim.py). gitsafe's own git, and any with an absolute GIT_DIR outside
+# the sandbox, goes straight to the real git: no Python started per call.
+case "$GIT_DIR" in
+  /*) case "$GIT_DIR/" in
+        "$AGENTIC_EVAL_SANDBOX"/*) ;;
+        *) set -f; rest=""; IFS=:
+           for p in $PATH; do [ "$p" = {folder} ] || rest="${{rest:+$rest:}}$p"; done
+           unset IFS; PATH=$rest; export PATH; exec git "$@" ;;
+      esac ;;
+esac
+exec "${{AGENTIC_EVAL_PYTHON:-{python}}}" -I -B -c {boot} {package} "$0" "$@"
+"""
+
+
 def install(folder: Path, package: Path, python: str = sys.executable) -> Path:
     """Write the shim as `folder/git` (run with the grader's Python, `AGENTIC_EVAL_PYTHON`, importing
     agentic-eval from `package`, a folder holding only its package) and return `folder`."""
     folder.mkdir()
     boot = "import sys; sys.path.insert(0, sys.argv.pop(1)); from agentic_eval.packs.gitshim import main; main()"
     script = folder / "git"
-    script.write_text(f'#!/bin/sh\nexec "${{AGENTIC_EVAL_PYTHON:-{python}}}" -I -B -c {shlex.quote(boot)} '
-                      f'{shlex.quote(str(package))} "$0" "$@"\n', encoding="utf-8")
+    script.write_text(_SCRIPT.format(folder=shlex.quote(str(folder)), python=python, boot=shlex.quote(boot),
+                                     package=shlex.quote(str(package))), encoding="utf-8")
     script.chmod(0o755)
     return folder
 
