@@ -43,17 +43,20 @@ _WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", 
 
 
 _SCRIPT = """#!/bin/sh
-# git for a grader (agentic_eval/packs/gitshim.py). gitsafe's own git, and any with an absolute GIT_DIR outside
-# the sandbox, goes straight to the real git: no Python started per call.
+# git for a grader (agentic_eval/packs/gitshim.py). gitsafe's own git (an absolute GIT_DIR outside the sandbox)
+# and any git run with no sandbox named go straight to the real git: no Python started per call.
+real() {{
+  set -f; rest=""; IFS=:
+  for p in $PATH; do [ "$p" = {folder} ] || rest="${{rest:+$rest:}}$p"; done
+  unset IFS; PATH=$rest; export PATH; exec git "$@"
+}}
+[ -n "$AGENTIC_EVAL_SANDBOX" ] || real "$@"
 case "$GIT_DIR" in
-  /*) case "$GIT_DIR/" in
-        "$AGENTIC_EVAL_SANDBOX"/*) ;;
-        *) set -f; rest=""; IFS=:
-           for p in $PATH; do [ "$p" = {folder} ] || rest="${{rest:+$rest:}}$p"; done
-           unset IFS; PATH=$rest; export PATH; exec git "$@" ;;
-      esac ;;
+  /*) case "$GIT_DIR/" in "$AGENTIC_EVAL_SANDBOX"/*) ;; *) real "$@" ;; esac ;;
 esac
-exec "${{AGENTIC_EVAL_PYTHON:-{python}}}" -I -B -c {boot} {package} "$0" "$@"
+py=${{AGENTIC_EVAL_PYTHON:-{python}}}
+[ -x "$py" ] || py=python3
+exec "$py" -I -B -c {boot} {package} "$0" "$@"
 """
 
 
@@ -63,8 +66,9 @@ def install(folder: Path, package: Path, python: str = sys.executable) -> Path:
     folder.mkdir()
     boot = "import sys; sys.path.insert(0, sys.argv.pop(1)); from agentic_eval.packs.gitshim import main; main()"
     script = folder / "git"
-    script.write_text(_SCRIPT.format(folder=shlex.quote(str(folder)), python=python, boot=shlex.quote(boot),
-                                     package=shlex.quote(str(package))), encoding="utf-8")
+    text = _SCRIPT.format(folder=shlex.quote(str(folder)), python=shlex.quote(python), boot=shlex.quote(boot),
+                          package=shlex.quote(str(package)))
+    script.write_text(text, encoding="utf-8")
     script.chmod(0o755)
     return folder
 
