@@ -165,6 +165,17 @@ def test_mistakes_are_one_line_before_anything_starts(mini_pack: Path, tmp_path:
                         'api_key_env = "AGENTIC_EVAL_TEST_NO_SUCH_VAR"\n')
         err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
         assert "AGENTIC_EVAL_TEST_NO_SUCH_VAR is not set" in err
+        import importlib.util
+        import socket
+
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = free.getsockname()[1]
+        if importlib.util.find_spec("ray") is not None:  # a cluster where nothing answers: one line, at once
+            file.write_text(f'packs = ["{mini_pack}"]\nray_address = "ray://127.0.0.1:{port}"\n[[models]]\n'
+                            f'name = "served"\nbase_url = "{url}"\n')
+            err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
+            assert f"ray_address: --ray ray://127.0.0.1:{port}: cannot connect to 127.0.0.1:{port}" in err
     file.write_text(f'packs = ["{mini_pack}"]\n[[models]]\nname = "served"\nbase_url = "{url}"\n')
     err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))  # the server is gone
     assert "models[1] (name 'served').base_url" in err and "cannot reach" in err

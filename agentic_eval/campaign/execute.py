@@ -192,6 +192,15 @@ def plan_campaign(file: str | Path, folder: str | Path | None = None, *, spec: C
         except AgenticEvalError as exc:
             raise AgenticEvalError(f"{file}: agents: {exc}") from None
     task_ids, task_paths = _resolve_tasks(spec, file)
+    if spec.ray_address and spec.agents:  # a cluster where none answers: one line now, not one per agent run
+        from agentic_eval.runner.cluster import check_ray_address, import_ray
+        from agentic_eval.runner.cluster_probe import probe_cluster
+
+        try:
+            import_ray()
+            probe_cluster(check_ray_address(spec.ray_address))
+        except AgenticEvalError as exc:
+            raise AgenticEvalError(f"{file}: ray_address: {exc}") from None
     models = []
     for i, m in enumerate(spec.models):
         where = f"models[{i + 1}] (name {m.name!r})"
