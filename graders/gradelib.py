@@ -25,7 +25,9 @@ AGENTIC_EVAL_PRISTINE_GIT; the working directory is the sandbox.
 What changed is judged against ground truth the agent cannot touch: the pristine
 commit id and a copy of its objects that the harness keeps outside the sandbox.
 Nothing is read from the sandbox's history, index or ignore rules, and git never
-runs with the sandbox's config or hooks (see agentic_eval/packs/gitsafe.py).
+runs with the sandbox's config or hooks (see agentic_eval/packs/gitsafe.py). A
+grader's own plain `git` in the sandbox goes through the same view, with the
+pristine commit's objects from the harness's copy (agentic_eval/packs/gitshim.py).
 """
 
 from __future__ import annotations

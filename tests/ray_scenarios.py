@@ -105,6 +105,15 @@ def main(work: Path) -> dict[str, Any]:
             out[f"{agent}_files"] = sorted(str(p.relative_to(there.run_dir)) for p in
                                            (there.run_dir / "trials").rglob("*") if p.is_file())
 
+        # A built-in task whose fix and grader import gradelib, which imports agentic_eval: on the node they get
+        # the package the node runs (the job's working_dir), whatever the install here. The mini pack's grader
+        # imports nothing of ours, which hid that an editable install's (a .pth naming the source checkout, which
+        # a confined grader cannot read) left gradelib without agentic_eval.packs on every node.
+        core = start_run(agent="oracle", tasks=["core"], task_ids=["json-set-port"], runs_root=runs / "core",
+                         ray_address=address)
+        out["gradelib"] = records(core.run_dir)
+        out["gradelib_grader"] = (core.run_dir / "trials" / "json-set-port.a1" / "grader.txt").read_text()[-2000:]
+
         # The built-in agent on a node: the key reaches the endpoint through the node's wire recorder, the wire
         # log comes back to the run folder, and the key is in none of it.
         with FakeEndpoint(responder=solver) as fake:

@@ -165,10 +165,44 @@ def test_mistakes_are_one_line_before_anything_starts(mini_pack: Path, tmp_path:
                         'api_key_env = "AGENTIC_EVAL_TEST_NO_SUCH_VAR"\n')
         err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
         assert "AGENTIC_EVAL_TEST_NO_SUCH_VAR is not set" in err
+        import importlib.util
+        import socket
+
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = free.getsockname()[1]
+        if importlib.util.find_spec("ray") is not None:  # a cluster where nothing answers: one line, at once
+            file.write_text(f'packs = ["{mini_pack}"]\nray_address = "ray://127.0.0.1:{port}"\n[[models]]\n'
+                            f'name = "served"\nbase_url = "{url}"\n')
+            err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
+            assert f"ray_address: --ray ray://127.0.0.1:{port}: cannot connect to 127.0.0.1:{port}" in err
     file.write_text(f'packs = ["{mini_pack}"]\n[[models]]\nname = "served"\nbase_url = "{url}"\n')
     err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))  # the server is gone
     assert "models[1] (name 'served').base_url" in err and "cannot reach" in err
     assert not list(runs.glob("**/trials.jsonl"))
+
+
+def test_report_reads_a_campaigns_folder_and_names_it_when_given_the_folder_above(
+        mini_pack: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`report runs/NAME` and `report --run-dir runs/NAME` print the campaign's report (its runs sit deeper,
+    one folder per model); `report --run-dir runs`, which holds only campaigns, is one line naming the command."""
+    file, runs = tmp_path / "two.toml", tmp_path / "runs"
+    with FakeEndpoint(model="served") as fake:
+        file.write_text(f'packs = ["{mini_pack}"]\nagents = ["oracle"]\ninstruments = []\n[[models]]\n'
+                        f'name = "served"\nbase_url = "{fake.base_url}"\n')
+        assert cli("campaign", str(file), "--run-dir", str(runs))[0] == 0
+    capsys.readouterr()
+    code, recorded = cli("campaign", str(file), "--run-dir", str(runs), "--report", "--json")
+    assert code == 0 and json.loads(recorded)["rows"][0]["tasks_passed"] == 1
+    assert cli("report", str(runs / "two"), "--json") == (0, recorded)
+    assert cli("report", "two", "--run-dir", str(runs), "--json") == (0, recorded)
+    code, table = cli("report", "--run-dir", str(runs / "two"))
+    assert code == 0 and "served" in table and f"report again with: agentic-eval report {runs / 'two'}" in table
+    err = _error(capsys, "report", "--run-dir", str(runs))
+    assert "holds no runs of its own but campaign folders (two)" in err
+    assert err.endswith(f"report one with: agentic-eval report {runs / 'two'}")
+    err = _error(capsys, "report", str(runs / "two"), str(runs / "two"), "--compare")
+    assert "is a campaign's folder, reported on its own" in err
 
 
 @pytest.mark.parametrize(("head", "expected"), [

@@ -886,6 +886,19 @@ def test_a_forged_test_run_is_a_scored_fail_in_containers(backend: object, tmp_p
     assert verdict is (Verdict.FAIL if forgery else Verdict.PASS), output
 
 
+@pytest.mark.parametrize("forge", [False, True], ids=["hostile-git-config", "forged-pristine-objects"])
+def test_plain_git_in_a_grader_reads_the_agents_repository_safely_in_containers(backend: object, tmp_path: Path,
+                                                                                forge: bool) -> None:
+    """tests/test_grader_git.py's hostile repository, graded in a container: the exec helper keeps the grader's
+    `git` (the safe view) first on the image's PATH."""
+    from agentic_eval.packs.grader import Verdict
+    from tests.test_grader_git import _grade, _hostile, _task
+
+    verdict, output = _grade(_task(), tmp_path, lambda sandbox: _hostile(sandbox, forge=forge), backend)  # type: ignore[arg-type]
+    assert verdict is (Verdict.FAIL if forge else Verdict.PASS), output
+    assert f"ignored=True untouched={not forge}" in output and "PWNED" not in output, output
+
+
 def test_the_models_code_runs_in_another_container_and_sees_nothing_of_the_task(backend: object,
                                                                                 tmp_path: Path) -> None:
     from agentic_eval.packs.grader import Verdict

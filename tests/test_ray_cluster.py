@@ -81,6 +81,14 @@ def test_the_package_reaches_the_nodes_by_itself(seen: dict[str, Any]) -> None:
     assert seen["node_builtin"].endswith("agentic_eval/_builtin")
 
 
+def test_a_grader_importing_gradelib_passes_on_a_node_from_an_editable_install_too(seen: dict[str, Any]) -> None:
+    """The fix and the grader import gradelib, gradelib agentic_eval: the node's confined grader imports the
+    package the node runs, also when this package is an editable install (a .pth naming a source checkout)."""
+    [record] = seen["gradelib"]
+    assert (record["outcome"], record["detail"]) == ("pass", "fix_applied"), (record, seen["gradelib_grader"])
+    assert record["node"]
+
+
 def test_a_node_lacking_what_a_grader_requires_ends_the_trial_naming_itself(seen: dict[str, Any]) -> None:
     [record] = seen["refused"]
     assert record["outcome"] == "agent_error" and record["fault"] == "machine"
@@ -127,6 +135,56 @@ def test_without_ray_or_with_a_bad_address_one_line_says_how_to_fix_it(
     monkeypatch.setitem(sys.modules, "ray", None)  # as if the extra were not installed
     with pytest.raises(AgenticEvalError, match=RAY_INSTALL.replace("[", r"\[").replace("]", r"\]")):
         import_ray()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_address_where_nothing_answers_is_one_line_and_exit_2_before_a_run_folder(tmp_path: Path) -> None:
+    """`ray.init` there retries for minutes, deaf to Ctrl-C: the run asks the address first, bounded. Inside a
+    loopback-only network, as the cluster's scenarios run (Ray reads 127.0.0.1 as this machine's address)."""
+    pytest.importorskip("ray", reason="the [ray] extra is not installed")
+    why = _private_network()
+    if why:
+        pytest.skip(why)
+    runs = tmp_path / "runs"
+    env = {**os.environ, "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", sys.executable, "-m", "agentic_eval",
+         "run", "--agent", "nop", "--tasks", str(HERE / "packs" / "mini"), "--ray", f"127.0.0.1:{_free_port()}",
+         "--run-dir", str(runs)],
+        capture_output=True, text=True, timeout=120, check=False, env=env)
+    lines = [line for line in done.stderr.splitlines() if "network_util.cc" not in line]  # Ray's own warning
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert "cannot connect to 127.0.0.1:" in lines[0] and "is `ray start --head` running there" in lines[0]
+    assert not runs.exists()
+
+
+def test_a_port_that_holds_its_answer_or_is_no_ray_cluster_is_one_line_within_the_bound() -> None:
+    import socket
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from agentic_eval.runner.cluster_probe import probe_cluster
+
+    with socket.socket() as silent:  # accepts connections (the kernel does) and never says a word
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        with pytest.raises(AgenticEvalError, match="nothing answered at 127.0.0.1:[0-9]+ within 0.5 s"):
+            probe_cluster(f"ray://127.0.0.1:{silent.getsockname()[1]}", timeout_s=0.5)
+    web = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(AgenticEvalError, match="answers, but not as a Ray cluster"):
+            probe_cluster(f"ray://127.0.0.1:{web.server_address[1]}")
+    finally:
+        web.shutdown()
+        web.server_close()
 
 
 def test_a_driver_killed_mid_run_resumes_from_its_run_folder(seen: dict[str, Any]) -> None:

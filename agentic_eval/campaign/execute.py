@@ -88,11 +88,11 @@ class CampaignOutcome:
 
 
 def _resolve_packs(spec: CampaignSpec, file: Path) -> list[str] | None:
-    from agentic_eval.packs.task import default_packs
+    from agentic_eval.packs.task import named_packs
 
     if not spec.packs:
         return None
-    named = dict(default_packs())
+    named = named_packs()
     paths = []
     for entry in spec.packs:
         if entry in named:
@@ -192,6 +192,15 @@ def plan_campaign(file: str | Path, folder: str | Path | None = None, *, spec: C
         except AgenticEvalError as exc:
             raise AgenticEvalError(f"{file}: agents: {exc}") from None
     task_ids, task_paths = _resolve_tasks(spec, file)
+    if spec.ray_address and spec.agents:  # a cluster where none answers: one line now, not one per agent run
+        from agentic_eval.runner.cluster import check_ray_address, import_ray
+        from agentic_eval.runner.cluster_probe import probe_cluster
+
+        try:
+            import_ray()
+            probe_cluster(check_ray_address(spec.ray_address))
+        except AgenticEvalError as exc:
+            raise AgenticEvalError(f"{file}: ray_address: {exc}") from None
     models = []
     for i, m in enumerate(spec.models):
         where = f"models[{i + 1}] (name {m.name!r})"

@@ -191,9 +191,9 @@ def add_tasks_arg(p: argparse.ArgumentParser) -> None:
         action="append",
         metavar="PATH",
         default=None,
-        help="a task pack folder (or a single task folder), or a built-in pack's name (core, node, ops, "
-        "impossible); repeatable. Default: the built-in packs core, node and ops and any installed through the "
-        "'agentic_eval.packs' entry points (the impossible pack only when asked for).",
+        help="a task pack folder (or a single task folder), or a built-in or installed pack's name (core, "
+        "node, ops, impossible); repeatable. Default: the built-in packs core, node and ops and any installed "
+        "through the 'agentic_eval.packs' entry points (the impossible pack only when asked for).",
     )
 
 

@@ -41,11 +41,9 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def handle(args: argparse.Namespace) -> int:
-    import json
-
     from rich.console import Console
 
-    from agentic_eval.campaign import campaign_report, default_folder, plan_campaign, run_campaign
+    from agentic_eval.campaign import default_folder, plan_campaign, run_campaign
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -83,11 +81,22 @@ def handle(args: argparse.Namespace) -> int:
         if outcome.problems or outcome.left:
             log(f"fix the cause above, then run the same command again to finish: {_command(args)}")
             code = 1
+    show_report(folder, args, f"{_command(args)} --report")
+    return code
+
+
+def show_report(folder: Path, args: argparse.Namespace, again: str) -> None:
+    """A campaign folder's report as `args` ask (`--json`, `--format md`, `--html`), the table ending with the
+    command that prints it `again`."""
+    import json
+
+    from agentic_eval.campaign import campaign_report
+
     report = campaign_report(folder)
     if args.html:
         from agentic_eval.campaign import write_campaign_html
 
-        log(f"wrote {write_campaign_html(report, Path(args.html))}")
+        print(f"wrote {write_campaign_html(report, Path(args.html))}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     elif args.format == "md":
@@ -99,5 +108,4 @@ def handle(args: argparse.Namespace) -> int:
         from agentic_eval.report.tables import stdout_console
 
         print_campaign(report, stdout_console())
-        print(f"report again with: {_command(args)} --report")
-    return code
+        print(f"report again with: {again}")

@@ -49,10 +49,24 @@ def handle(args: argparse.Namespace) -> int:
         from agentic_eval.inputs import check_output_file
 
         check_output_file(args.html, what=f"--html {args.html}")
+    campaign = _campaign_asked(args.runs, runs_root, args.compare)
+    if campaign is not None:
+        from agentic_eval.cli.campaign import show_report
+
+        show_report(campaign, args, _report_command(campaign))
+        return 0
     if args.runs:
         dirs = [resolve_run_dir(r, runs_root) for r in args.runs]
     else:
         dirs = sorted(p.parent for p in [*runs_root.glob("*/run.json"), *runs_root.glob("*/instrument.json")])
+        campaigns = _campaign_folders(runs_root)
+        if campaigns:
+            say = "holds no runs of its own but campaign folders" if not dirs else "also holds campaign folders"
+            line = (f"{runs_root}/ {say} ({', '.join(c.name for c in campaigns)}): report one with: "
+                    f"{_report_command(campaigns[0])}")
+            if not dirs:
+                raise AgenticEvalError(line)
+            print(line, file=sys.stderr)
         if not dirs:
             raise AgenticEvalError(f"no runs in {runs_root}/ (start one with: agentic-eval run --model NAME)")
     instruments, summaries = [], []
@@ -90,6 +104,36 @@ def handle(args: argparse.Namespace) -> int:
     else:
         print_report(summaries, _stdout_console(), instruments)
     return 0
+
+
+def _is_campaign(folder: Path) -> bool:
+    from agentic_eval.campaign.execute import CAMPAIGN_FILE
+
+    return (folder / CAMPAIGN_FILE).is_file()
+
+
+def _campaign_folders(root: Path) -> list[Path]:
+    """The campaign folders directly under `root` (each holds its runs deeper, one folder per model)."""
+    return sorted(p for p in root.iterdir() if p.is_dir() and _is_campaign(p)) if root.is_dir() else []
+
+
+def _report_command(folder: Path) -> str:
+    import shlex
+
+    return f"agentic-eval report {shlex.quote(str(folder))}"
+
+
+def _campaign_asked(runs: list[str], runs_root: Path, compare: bool) -> Path | None:
+    """The campaign folder the command names (a RUN, or --run-dir when no RUN is given), else None: its report
+    is the campaign's (`campaign FILE --report`); a campaign folder beside other runs is one line."""
+    given = [Path(r) if _is_campaign(Path(r)) else runs_root / r for r in runs] or [runs_root]
+    found = [folder for folder in given if _is_campaign(folder)]
+    if not found:
+        return None
+    if len(given) > 1 or compare:
+        raise AgenticEvalError(f"{found[0]} is a campaign's folder, reported on its own (its verdicts and headline "
+                               f"table): {_report_command(found[0])}; to compare two of its runs, give their folders")
+    return found[0]
 
 
 def _write_html(summaries: list[Any], instruments: list[Any], path: str, dirs: list[Path]) -> None:

@@ -4,6 +4,7 @@
     sandbox   A task's sandbox: a deterministic git repo built by a generator from a seed.
     environment  Tasks that bring their own environment ([environment]), and Harbor task folders read as they are.
     gitsafe   Git on a repo the model owned, never trusting its config (standard library only; gradelib imports it).
+    gitshim   The `git` first on a grader's PATH: plain git on the sandbox through gitsafe's view.
     gitwrite  The pristine commit of a generated tree written without a git process (standard library only).
     snapshot  The agent's final tree recorded before grading: diff.patch and tree.json (standard library only).
     grader    Running a grader or reference fix in a sandbox and turning its exit into a verdict.

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend, signal_group
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import gitsafe, gitshim
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
@@ -100,10 +100,11 @@ def reward_grade(run: VerifierRun) -> GradeResult:
 
 
 # A Python grader or fix runs isolated (-I: nothing from the working directory — the sandbox — nor from
-# PYTHONPATH or the user site is importable or run at start-up), with its own folder, gradelib's and the
-# pack's graders folder first on sys.path, and an uncaught exception exiting 3 (a grader error), also
-# for a grader that does not import gradelib: a crash must never read as exit 1, a fail. Its last line names
-# the exception, its message and the script's line, as gradelib's does: `grader error: KeyError: 'port' (grade.py:12)`.
+# PYTHONPATH or the user site is importable or run at start-up), with its own folder, gradelib's, the pack's
+# graders folder and a folder holding only agentic-eval's package (`package_link`) first on sys.path, and an
+# uncaught exception exiting 3 (a grader error), also for a grader that does not import gradelib: a crash must
+# never read as exit 1, a fail. Its last line names the exception, its message and the script's line, as
+# gradelib's does: `grader error: KeyError: 'port' (grade.py:12)`.
 _SCRIPT_BOOT = """\
 import os, runpy, sys, traceback
 script = sys.argv[1]
@@ -138,9 +139,11 @@ def _command_for(script: Path, import_path: str) -> list[str]:
     return [str(script)]
 
 
-def script_env(task: Task, sandbox: Sandbox, vars_file: Path, home: Path) -> dict[str, str]:
+def script_env(task: Task, sandbox: Sandbox, vars_file: Path, home: Path, package: Path | None = None
+               ) -> dict[str, str]:
     """The environment a grader or fix runs with (see docs/task-format.md): an allow-list, never the
-    harness's own environment, plus the task's variables and the ground truth of the pristine state."""
+    harness's own environment, plus the task's variables and the ground truth of the pristine state.
+    `package`: a folder holding only agentic-eval's package (`package_link`), importable after the graders'."""
     env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
     python_dir = str(Path(sys.executable).parent)
     env.update(gitsafe.git_env())
@@ -152,7 +155,7 @@ def script_env(task: Task, sandbox: Sandbox, vars_file: Path, home: Path) -> dic
         AGENTIC_EVAL_SANDBOX=str(sandbox.path),
         AGENTIC_EVAL_PYTHON=sys.executable,
         AGENTIC_EVAL_SEED=str(sandbox.seed),
-        PYTHONPATH=grader_import_path(task),  # for .sh graders that start Python themselves
+        PYTHONPATH=os.pathsep.join([grader_import_path(task), *([str(package)] if package else [])]),
         PATH=python_dir + os.pathsep + os.environ.get("PATH", os.defpath),
         PYTHONDONTWRITEBYTECODE="1",
         LC_ALL=os.environ.get("LC_ALL", "C.UTF-8"),
@@ -166,6 +169,18 @@ def script_env(task: Task, sandbox: Sandbox, vars_file: Path, home: Path) -> dic
 def grader_import_path(task: Task) -> str:
     """gradelib's folder, then the pack's own graders folder."""
     return os.pathsep.join([str(graders_dir()), str(task.pack_dir / "graders")])
+
+
+def package_link(into: Path) -> Path:
+    """A folder made in `into` that holds only a link named `agentic_eval` to the package running here, for
+    gradelib's `import agentic_eval...`: the grader's `-I` leaves it only site-packages to find the package in,
+    which holds it for a regular install but not for an editable one (`pip install -e`: a .pth names the source
+    checkout, which the confined grader cannot read) nor on a Ray node (the package is the job's working_dir).
+    Only the package: the checkout's or site-packages' other modules are not put ahead of the standard library."""
+    folder = into / "package"
+    folder.mkdir()
+    (folder / "agentic_eval").symlink_to(Path(gitsafe.__file__).resolve().parents[1], target_is_directory=True)
+    return folder
 
 
 def run_script(script: Path, cwd: Path, env: dict[str, str], timeout_s: float,
@@ -244,7 +259,9 @@ class ScriptRunner:
         vars_file.write_text(json.dumps(sandbox.variables, sort_keys=True), encoding="utf-8")
         home = Path(self._tmp.name) / "home"
         home.mkdir()
-        self.env = script_env(task, sandbox, vars_file, home)
+        package = package_link(Path(self._tmp.name))
+        self.env = script_env(task, sandbox, vars_file, home, package)
+        self._git_shim = gitshim.install(Path(self._tmp.name) / "gitshim", package)
         # Read-only for the confined script: its variables and home, the task, the pack, gradelib, the
         # pristine store it compares against, and agentic-eval's own package (gradelib imports gitsafe).
         self._readable = (Path(self._tmp.name), task.dir, task.pack_dir, graders_dir(),
@@ -281,7 +298,8 @@ class ScriptRunner:
                 def started() -> None:  # the grader's clock, and so its commands', starts when it does
                     host.deadline = time.monotonic() + timeout
 
-                env = {**self.env, **host.env}
+                env = {**self.env, **host.env, gitshim.SHIM_ENV: str(self._git_shim),  # plain `git`: the safe view
+                       "PATH": os.pathsep.join([str(self._git_shim), self.env["PATH"]])}
                 result = run_script(self.task.grader_path, self.sandbox.path, env, timeout, cancel,
                                     backend=self.backend, readable=(*self._readable, host.socket_dir),
                                     writable=False, started=started)

@@ -393,7 +393,8 @@ def load_pack(pack_dir: Path, name: str | None = None) -> LoadResult:
     """Load every task of a pack folder. A folder holding task.toml itself is a one-task pack."""
     pack_dir = Path(pack_dir).expanduser()
     if not pack_dir.is_dir():
-        raise PackNotFoundError(f"{pack_dir}: no such folder (--tasks takes a pack folder or a task folder)")
+        raise PackNotFoundError(f"{pack_dir}: no such folder (--tasks takes a pack folder, a task folder or a "
+                                f"pack's name: {', '.join(named_packs())})")
     pack_dir = pack_dir.resolve()
     result = LoadResult()
     if (pack_dir / TASK_FILE).is_file():
@@ -450,16 +451,28 @@ def default_packs() -> list[tuple[str, Path]]:
     return packs
 
 
-def _pack_path(path: str | Path) -> Path:
-    """A `--tasks` value: a folder, or the name of a built-in pack that is not a folder here (`--tasks impossible`
-    for the impossible pack, which no default run loads)."""
+def named_packs() -> dict[str, Path]:
+    """Every pack a `--tasks` value or a campaign's `packs` may name: the default packs (built-in and installed)
+    and the built-in packs no default run loads (`impossible`)."""
     from agentic_eval.packs.builtin import builtin_root
 
-    given = Path(path)
-    named = builtin_root() / "tasks" / str(path)
-    if not given.exists() and "/" not in str(path) and _ID_RE.fullmatch(str(path)) and named.is_dir():
-        return named
-    return given
+    named = dict(default_packs())
+    root = builtin_root() / "tasks"
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        if folder.is_dir() and _ID_RE.fullmatch(folder.name) and folder.name not in named:
+            named[folder.name] = folder.resolve()
+    return named
+
+
+def pack_folder(value: str | Path, base: Path | None = None) -> Path:
+    """A `--tasks` value as an absolute path: the folder it names (relative to `base`, default the current
+    folder) when there is one, else the pack of that name (`--tasks impossible`, `--tasks core`), else the path
+    as given, which loading then reports missing."""
+    text = str(value)
+    given = ((base or Path.cwd()) / Path(text).expanduser()).resolve()
+    if given.exists() or "/" in text or not _ID_RE.fullmatch(text):
+        return given
+    return named_packs().get(text, given)
 
 
 def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
@@ -470,7 +483,7 @@ def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
     result = LoadResult()
     if paths:
         for path in paths:
-            result.extend(load_pack(_pack_path(path)))
+            result.extend(load_pack(pack_folder(path)))
     else:
         for name, path in default_packs():
             try:

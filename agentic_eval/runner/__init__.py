@@ -5,6 +5,7 @@
     trial     A trial's life (TrialRunner) and running a plan's trials concurrently (execute_plan).
     api       The Python API: start_run, resume_run, RunOutcome.
     cluster   `--ray`: a plan's trials as tasks on a Ray cluster's nodes (execute_on_ray), the driver writing the run.
+    cluster_probe  Whether a Ray cluster answers at `--ray ADDRESS`, asked in seconds before a run folder is made.
 
 What a run writes (run.json, trials.jsonl) and its plan's plumbing (which trials stand, the run's lock)
 live in `agentic_eval.results`.

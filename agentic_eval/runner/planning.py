@@ -167,11 +167,14 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     from agentic_eval.packs.task import load_tasks, select_tasks
     from agentic_eval.results import changed_tasks, claim_run_dir, new_run_id, prepare_run, read_trials
 
-    if settings.ray_address:  # before anything is claimed: Ray installed, an address it takes
+    if settings.ray_address:  # before anything is claimed: Ray installed, an address it takes, a cluster there
         from agentic_eval.runner.cluster import check_ray_address, import_ray
+        from agentic_eval.runner.cluster_probe import probe_cluster
 
         import_ray()
-        settings = replace(settings, ray_address=check_ray_address(settings.ray_address))
+        address = check_ray_address(settings.ray_address)
+        probe_cluster(address)  # in seconds: ray.init where nothing answers hangs for minutes
+        settings = replace(settings, ray_address=address)
         if settings.keep_sandboxes:
             raise AgenticEvalError("--keep-sandboxes keeps sandboxes on this machine, --ray runs them on the "
                                    "cluster's nodes: drop one")
@@ -209,6 +212,10 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     model = settings.model or ""
     if agent.uses_model:
         preflight(endpoint, model)
+    if settings.ray_address:  # joined before a run folder is claimed: a cluster that refuses us leaves none
+        from agentic_eval.runner.cluster import join_cluster
+
+        join_cluster(settings.ray_address)
     if config is not None and run_dir is not None:
         config = config.model_copy(update={"base_url": endpoint.shown_url})
         for task_id in changed_tasks(run_dir, tasks):

@@ -54,7 +54,8 @@ class RunSettings:
                                    metadata=_kept("--sandbox", lambda choice: choice.name))
     # how it runs: may change on resume
     tasks: tuple[str, ...] | None = None
-    """Pack (or task) folders, resolved; None: the built-in and installed packs."""
+    """Pack (or task) folders, resolved (a pack's name becomes its folder); None: the built-in and installed
+    packs."""
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     jobs: int = 1
@@ -73,6 +74,8 @@ class RunSettings:
         """Settings from the flat keywords `start_run` has always taken: the builtin agent's options and
         `agent_options` (a dict of `--agent-opt` values) become an `AgentOptions`; `sandbox`,
         `docker_hosts` and `image` a `SandboxChoice`; the rest are fields of their own name."""
+        from agentic_eval.packs.task import pack_folder
+
         if isinstance(agent_options, AgentOptions):
             options = agent_options
         else:
@@ -87,7 +90,7 @@ class RunSettings:
         if unknown:
             raise TypeError(f"unknown run setting {', '.join(unknown)}")
         return cls(agent_options=options, sandbox=choice, runs_root=Path(runs_root), task_ids=tuple(task_ids),
-                   tasks=tuple(str(Path(p).resolve()) for p in tasks) if tasks else None, **plain)
+                   tasks=tuple(str(pack_folder(p)) for p in tasks) if tasks else None, **plain)
 
     @classmethod
     def recorded(cls, config: RunConfig) -> RunSettings:
