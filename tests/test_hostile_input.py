@@ -1,0 +1,30 @@
+"""Hostile input from a user's files or a model's requests: each is refused or bounded, in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentic_eval.errors import AgenticEvalError
+
+
+def test_campaign_record_redacts_credentials_in_base_url(tmp_path: Path) -> None:
+    """campaign.json keeps what run.json keeps of a base_url: never its user info or a key in the query."""
+    from agentic_eval.campaign.execute import CampaignPlan, read_campaign_record, write_campaign_record
+    from agentic_eval.campaign.spec import parse_campaign
+
+    file = tmp_path / "c.toml"
+    text = ('[[models]]\nname = "m"\nbase_url = "http://alice:hunter2pw@gpu-box:8000/v1?api_key=sk-topsecret"\n'
+            '[[models]]\nname = "l"\nlocal = true\n')
+    spec = parse_campaign(text, file)
+    plan = CampaignPlan(file=file, spec=spec, folder=tmp_path / "runs", task_ids=[], task_paths=None, models=[],
+                        work={})
+    write_campaign_record(plan)
+    written = (tmp_path / "runs" / "campaign.json").read_text()
+    assert "hunter2pw" not in written and "alice" not in written and "sk-topsecret" not in written
+    assert "gpu-box:8000/v1" in written
+    read, _ = read_campaign_record(tmp_path / "runs")
+    assert read.models[0].base_url == "http://REDACTED@gpu-box:8000/v1?api_key=REDACTED"
+    assert read.models[1].local and read.models[1].base_url is None
+    assert spec.models[0].base_url and "hunter2pw" in spec.models[0].base_url  # the running spec keeps it
