@@ -28,3 +28,23 @@ def test_campaign_record_redacts_credentials_in_base_url(tmp_path: Path) -> None
     assert read.models[0].base_url == "http://REDACTED@gpu-box:8000/v1?api_key=REDACTED"
     assert read.models[1].local and read.models[1].base_url is None
     assert spec.models[0].base_url and "hunter2pw" in spec.models[0].base_url  # the running spec keeps it
+
+
+@pytest.mark.parametrize("nested", ["[" * 200_000 + "]" * 200_000, "{a = " * 50_000 + "1" + "}" * 50_000])
+def test_deeply_nested_toml_is_one_line(nested: str, tmp_path: Path) -> None:
+    """A campaign file or a task.toml nested 200k deep is a clear one-line error, never a RecursionError."""
+    from agentic_eval.campaign.spec import load_campaign
+    from agentic_eval.packs.task import TaskLoadError, load_task
+
+    file = tmp_path / "c.toml"
+    file.write_text(f"x = {nested}\n")
+    with pytest.raises(AgenticEvalError) as caught:
+        load_campaign(file)
+    message = str(caught.value)
+    assert message.startswith(f"{file}: not valid TOML") and "nested too deep" in message and "\n" not in message
+    task = tmp_path / "task"
+    task.mkdir()
+    (task / "task.toml").write_text(f"x = {nested}\n")
+    with pytest.raises(TaskLoadError) as loaded:
+        load_task(task)
+    assert "nested too deep" in str(loaded.value) and "\n" not in str(loaded.value)

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentic_eval.errors import AgenticEvalError, PackNotFoundError, TaskLoadError
-from agentic_eval.inputs import read_data_text
+from agentic_eval.inputs import loads_toml, read_data_text
 from agentic_eval.packs.environment import EnvironmentSpec, ServiceSpec, VerifierKind, harbor_meta, is_harbor_task
 from agentic_eval.plugins import PACKS_GROUP
 
@@ -331,7 +331,7 @@ def load_task(task_dir: Path, pack: str | None = None) -> Task:
     if not toml_path.exists() and not toml_path.is_symlink():
         raise TaskLoadError(toml_path, "missing (every task folder needs a task.toml)")
     try:  # a FIFO or a device in its place is refused without blocking, a huge file without reading it all
-        raw = tomllib.loads(read_data_text(toml_path, what="the file", limit=TASK_FILE_LIMIT))
+        raw = loads_toml(read_data_text(toml_path, what="the file", limit=TASK_FILE_LIMIT))
     except AgenticEvalError as exc:
         raise TaskLoadError(toml_path, str(exc).removeprefix("the file: ")) from None
     except tomllib.TOMLDecodeError as exc:
