@@ -54,6 +54,8 @@ CONTEXT_REFUSAL_PATTERNS: tuple[str, ...] = (
 )
 """What servers say when a request does not fit their context (matched lowercased, anywhere in the body)."""
 CONTEXT_REFUSAL_STATUSES = frozenset({400, 413})
+RELAY_OVER_LIMIT = "request_over_relay_limit"
+"""The error code of the wire relay's 413: a request body over its limit, refused unread (agentic_eval.wire.gate)."""
 
 
 def is_context_refusal(status: int | None, body: Any) -> bool:
@@ -104,13 +106,17 @@ class WireEnd:
     first_items: int = 0
     message: str = ""
     """The refusal, in one line."""
+    over_relay_limit: bool = False
+    """The wire relay refused the last model call unread, its body over the relay's limit: a run's requests grow
+    only by the model's turns and reads, so one over the limit after an accepted one was filled by the model."""
 
     @property
     def filled_by_the_model(self) -> bool:
         """The refused request carried more of the model's own turns and reads than the run's first request, which
         the endpoint accepted: the model filled the context (a context too small for the agent's own prompt is
         not its doing)."""
-        return self.context_refusal and self.accepted_before > 0 and self.model_items > self.first_items
+        return self.context_refusal and self.accepted_before > 0 and (self.model_items > self.first_items
+                                                                      or self.over_relay_limit)
 
 
 _MODEL_ROLES = frozenset({"assistant", "tool", "function"})
@@ -153,7 +159,13 @@ def wire_end(records: list[Any]) -> WireEnd:
     accepted = sum(1 for r in calls[:-1] if not r.error and isinstance(r.status, int) and r.status < 400)
     return WireEnd(context_refusal=is_context_refusal(last.status, last.response), accepted_before=accepted,
                    model_items=model_items(last.request), first_items=model_items(calls[0].request),
-                   message=_one_line(last.response, last.status))
+                   message=_one_line(last.response, last.status),
+                   over_relay_limit=last.status == 413 and _error_code(last.response) == RELAY_OVER_LIMIT)
+
+
+def _error_code(response: Any) -> str:
+    error = response.get("error") if isinstance(response, dict) else None
+    return str(error.get("code") or "") if isinstance(error, dict) else ""
 
 
 def rule_agent_end(outcome: AgentOutcome, *, uses_model: bool, wire: WireEnd | None = None) -> Ruling:
