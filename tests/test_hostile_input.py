@@ -48,3 +48,29 @@ def test_deeply_nested_toml_is_one_line(nested: str, tmp_path: Path) -> None:
     with pytest.raises(TaskLoadError) as loaded:
         load_task(task)
     assert "nested too deep" in str(loaded.value) and "\n" not in str(loaded.value)
+
+
+@pytest.mark.parametrize("link", ["outside", "missing", "loop", "outside_dir"])
+def test_a_link_in_a_harbor_tasks_tests_that_leaves_the_folder_is_refused_at_load(tmp_path: Path, link: str) -> None:
+    """tests/ is copied for the verifier with links followed: a link to a host file would put its contents in the
+    verifier's container and its output in grader.txt. Such a task is refused when it is loaded, naming the link."""
+    import shutil
+
+    from agentic_eval.packs.task import load_tasks
+
+    pack = tmp_path / "pack"
+    shutil.copytree(Path(__file__).parent / "packs" / "harbor" / "tally-words", pack / "tally-words", symlinks=True)
+    host = tmp_path / "host-secret.txt"
+    host.write_text("host only\n")
+    (tmp_path / "host-dir").mkdir()
+    tests = pack / "tally-words" / "tests"
+    (tests / "inside.txt").symlink_to("test.sh")  # a link within the task folder is fine
+    assert load_tasks([pack]).errors == []
+    target = {"outside": str(host), "missing": "no-such-file", "loop": "..", "outside_dir": "../../../host-dir"}[link]
+    (tests / "sub").mkdir()
+    (tests / "sub" / "data").symlink_to(target)
+    (error,) = load_tasks([pack]).errors
+    message = str(error)
+    assert "environment.verifier_files: tests/sub/data is a link to" in message and "\n" not in message
+    assert {"outside": "outside the task folder", "missing": "does not exist", "loop": "holds it",
+            "outside_dir": "outside the task folder"}[link] in message
