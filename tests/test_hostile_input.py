@@ -74,3 +74,59 @@ def test_a_link_in_a_harbor_tasks_tests_that_leaves_the_folder_is_refused_at_loa
     assert "environment.verifier_files: tests/sub/data is a link to" in message and "\n" not in message
     assert {"outside": "outside the task folder", "missing": "does not exist", "loop": "holds it",
             "outside_dir": "outside the task folder"}[link] in message
+
+
+def _grading_pack(mini_pack: Path, dest: Path, marker: str) -> Path:
+    """The mini task with a grader that first runs `sleep MARKER` (to be killed in)."""
+    from tests.helpers import make_pack
+
+    pack = make_pack(mini_pack, 1, dest=dest)
+    grade = pack / "t0" / "grade.py"
+    grade.write_text(f"import subprocess\nsubprocess.run(['sleep', '{marker}'])\n" + grade.read_text())
+    return pack
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_folders_a_sigkill_leaves_while_grading_are_removed_by_the_next_run(command: str, mini_pack: Path,
+                                                                          tmp_path: Path) -> None:
+    """`validate` killed leaves its ae-validate-* folder, `run` killed while grading its ae-vars-* folder (the
+    task's vars.json: expected answers); both are marked, so the next run removes them."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from agentic_eval.leftovers import clean_dead_runs
+    from tests.helpers import running, unique_sleep
+
+    marker = unique_sleep(8)
+    pack = _grading_pack(mini_pack, tmp_path / "pack", marker)
+    temp_root = tmp_path / "tmp"
+    temp_root.mkdir()
+    args = (["validate", "--tasks", str(pack), "--no-redteam"] if command == "validate" else
+            ["run", "--agent", "oracle", "--tasks", str(pack), "--run-dir", str(tmp_path / "runs")])
+    env = {**os.environ, "TMPDIR": str(temp_root)}
+    proc = subprocess.Popen([sys.executable, "-m", "agentic_eval.cli", *args], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while not running(f"sleep {marker}") and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert running(f"sleep {marker}"), "the grader never started"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        for pid in running(f"sleep {marker}"):
+            os.kill(int(pid), signal.SIGKILL)
+    prefix = "ae-validate-t0-" if command == "validate" else "ae-vars-"
+    left = [path for path in temp_root.rglob("*") if path.name.startswith(prefix)]
+    assert left, sorted(p.name for p in temp_root.iterdir())
+    if command == "run":
+        assert (left[0] / "vars.json").is_file()
+    cleaned = clean_dead_runs(temp_root)
+    assert set(left) <= set(cleaned.folders), cleaned
+    assert not any(path.exists() for path in left)
