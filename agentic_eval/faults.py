@@ -54,8 +54,6 @@ CONTEXT_REFUSAL_PATTERNS: tuple[str, ...] = (
 )
 """What servers say when a request does not fit their context (matched lowercased, anywhere in the body)."""
 CONTEXT_REFUSAL_STATUSES = frozenset({400, 413})
-RELAY_OVER_LIMIT = "request_over_relay_limit"
-"""The error code of the wire relay's 413: a request body over its limit, refused unread (agentic_eval.wire.gate)."""
 
 
 def is_context_refusal(status: int | None, body: Any) -> bool:
@@ -151,6 +149,7 @@ def _one_line(response: Any, status: int | None) -> str:
 def wire_end(records: list[Any]) -> WireEnd:
     """`WireEnd` of a run's wire records (`read_wire_log`: requests whole), read from its model calls."""
     from agentic_eval.classify.summary import is_model_call
+    from agentic_eval.wire.gate import RELAY_OVER_LIMIT
 
     calls = [r for r in records if is_model_call(r.method, r.path)]
     if not calls:

@@ -5,6 +5,7 @@
     docker_image  The docker sandbox image, built from Debian's packages, tagged by recipe hash.
     docker_exec   A command run in a sandbox container (a helper process).
     docker_env    Environment tasks on the docker backend: their images, services, containers and reward verifier.
+    layer_cap     A bound on an environment container's own filesystem (its writable layer).
     relay         Inside a confined CLI agent: its one way out, a relay that hands each connection to the harness.
     origin        Who opened a connection to the relay: the CLI itself, or its tools (refused and recorded).
 """

@@ -31,6 +31,8 @@ SERVED_TEXT = "POST /v1/chat/completions, /v1/responses, /v1/messages, /v1/messa
 MAX_REQUEST_BYTES = 32 * MIB
 """The largest request body the relay takes: a long agent context is a few megabytes of JSON, images included."""
 MAX_REQUEST_ENV = "AGENTIC_EVAL_MAX_REQUEST_MB"
+RELAY_OVER_LIMIT = "request_over_relay_limit"
+"""The error code of the relay's 413 (agentic_eval.faults reads it: the model grew the request)."""
 _DRAIN_FACTOR = 8
 """A refused body is read and dropped up to this many limits, so the client gets its 413 rather than a reset."""
 

@@ -38,7 +38,6 @@ import uvicorn
 
 from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.faults import RELAY_OVER_LIMIT
 from agentic_eval.wire.exchange import (
     EndpointClock,
     Exchange,
@@ -50,6 +49,7 @@ from agentic_eval.wire.exchange import (
 )
 from agentic_eval.wire.gate import (
     MAX_REQUEST_BYTES,
+    RELAY_OVER_LIMIT,
     SERVED_TEXT,
     configured_request_limit,
     declared_length,
