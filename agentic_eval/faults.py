@@ -109,13 +109,17 @@ class WireEnd:
     unanswered_tokens: int = 0
     """When the only call got no answer at all (no status: the agent was stopped while it waited), its request's
     size in tokens, estimated at 4 characters a token; 0 otherwise."""
+    over_relay_limit: bool = False
+    """The wire relay refused the last model call unread, its body over the relay's limit: a run's requests grow
+    only by the model's turns and reads, so one over the limit after an accepted one was filled by the model."""
 
     @property
     def filled_by_the_model(self) -> bool:
         """The refused request carried more of the model's own turns and reads than the run's first request, which
         the endpoint accepted: the model filled the context (a context too small for the agent's own prompt is
         not its doing)."""
-        return self.context_refusal and self.accepted_before > 0 and self.model_items > self.first_items
+        return self.context_refusal and self.accepted_before > 0 and (self.model_items > self.first_items
+                                                                      or self.over_relay_limit)
 
 
 _MODEL_ROLES = frozenset({"assistant", "tool", "function"})
@@ -150,6 +154,7 @@ def _one_line(response: Any, status: int | None) -> str:
 def wire_end(records: list[Any]) -> WireEnd:
     """`WireEnd` of a run's wire records (`read_wire_log`: requests whole), read from its model calls."""
     from agentic_eval.classify.summary import is_model_call
+    from agentic_eval.wire.gate import RELAY_OVER_LIMIT
 
     calls = [r for r in records if is_model_call(r.method, r.path)]
     if not calls:
@@ -161,7 +166,13 @@ def wire_end(records: list[Any]) -> WireEnd:
         unanswered = max(1, len(json.dumps(last.request, ensure_ascii=False, default=str)) // 4)
     return WireEnd(context_refusal=is_context_refusal(last.status, last.response), accepted_before=accepted,
                    model_items=model_items(last.request), first_items=model_items(calls[0].request),
-                   message=_one_line(last.response, last.status), calls=len(calls), unanswered_tokens=unanswered)
+                   message=_one_line(last.response, last.status), calls=len(calls), unanswered_tokens=unanswered,
+                   over_relay_limit=last.status == 413 and _error_code(last.response) == RELAY_OVER_LIMIT)
+
+
+def _error_code(response: Any) -> str:
+    error = response.get("error") if isinstance(response, dict) else None
+    return str(error.get("code") or "") if isinstance(error, dict) else ""
 
 
 def rule_agent_end(outcome: AgentOutcome, *, uses_model: bool, wire: WireEnd | None = None) -> Ruling:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Any
 
 from agentic_eval.errors import AgenticEvalError
 
@@ -95,6 +96,18 @@ def read_data_text(path: str | os.PathLike[str], *, what: str, limit: int) -> st
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise AgenticEvalError(f"{what}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """`tomllib.loads`, with arrays or tables nested deeper than the parser can follow (a few hundred levels)
+    raised as the same `TOMLDecodeError` as any other malformed TOML, never a RecursionError."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("arrays or tables nested too deep (keep nesting under a hundred levels)"
+                                      ) from None
 
 
 def check_data_file(path: str | os.PathLike[str], *, what: str, limit: int | None = None) -> None:

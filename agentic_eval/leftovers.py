@@ -8,8 +8,9 @@ that process's start time, so a reused pid is not mistaken for the owner) and na
 `TEMP_FOLDER_PREFIXES`: a trial's folder (`ae-trial-*`, its sandbox inside), the grader's code host's
 folder (`ae-grading-*`, its work copy of the model's code; as root a size-capped tmpfs mount), a confined
 CLI's wire socket folder (`ae-wire-*`), the built-in agent's HOME under `--sandbox local` (`ae-home-*`),
-the docker backend's stand-in /root (`ae-root-*`) and a root harness's passwd and group files for bwrap
-(`ae-identity-*`, one per run process). `MarkedTempDir` makes one. A folder bound into a sandbox whole,
+the docker backend's stand-in /root (`ae-root-*`), a root harness's passwd and group files for bwrap
+(`ae-identity-*`, one per run process), a grader's variables file (`ae-vars-*`: the task's expected answers)
+and `validate`'s folder per task (`ae-validate-*`). `MarkedTempDir` makes one. A folder bound into a sandbox whole,
 or used as HOME, is handed out as a folder inside the marked one, so the mark stays out of the model's
 sight. `clean_dead_runs`, called when a run or a resume starts, removes the folders whose owner is gone,
 after killing the processes whose working folder is inside them and, as root, unmounting the mounts
@@ -17,7 +18,7 @@ inside them (a capped sandbox or grading folder). A folder of a live run, or one
 an older version, or being made right now), is never touched.
 
 Folders that live within one short call (git's scratch copies `ae-scratch-`, `ae-diff-`, `ae-view-`; a
-generator's `ae-env-gen-`; the one-off commands' `ae-show-`, `ae-fixsize-`, `ae-validate-`) are not
+generator's `ae-env-gen-`; the one-off commands' `ae-show-`, `ae-fixsize-`) are not
 marked: a kill is unlikely to fall inside one, and what it leaves holds nothing of the model's.
 
 A run's docker containers are marked with the same owner and this machine (`owner_mark`: an engine may be shared
@@ -50,7 +51,8 @@ from typing import Any
 
 TRIAL_FOLDER_PREFIX = "ae-trial-"
 """Name prefix of a trial's temp folder (`tempfile.mkdtemp(prefix=...)` in the runner)."""
-TEMP_FOLDER_PREFIXES = (TRIAL_FOLDER_PREFIX, "ae-grading-", "ae-wire-", "ae-home-", "ae-root-", "ae-identity-")
+TEMP_FOLDER_PREFIXES = (TRIAL_FOLDER_PREFIX, "ae-grading-", "ae-wire-", "ae-home-", "ae-root-", "ae-identity-",
+                        "ae-vars-", "ae-validate-")
 """Name prefixes of the marked temp folders that `clean_dead_runs` removes once their run is dead (see above)."""
 LINK_FOLDER_PREFIX = "ae-sock-"
 """confine/relay.py's LINK_FOLDER_PREFIX: that module runs in the sandbox on the standard library alone, so it

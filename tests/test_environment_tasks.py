@@ -225,6 +225,29 @@ def test_harbor_tasks_with_oracle_nop_and_the_builtin_agent(docker_env: str, tmp
     assert (trial["turns"]["tool_call"], trial["turns"]["text_tool_call"]) == (3, 0)  # the wire log, classified
 
 
+def test_the_containers_own_filesystem_is_capped_and_the_caps_are_named(docker_env: str, tmp_path: Path) -> None:
+    """tally-words sets storage_mb = 256. The work dir is capped at that (named so in the detail, not the default
+    1g), and what the model writes elsewhere (the container's writable layer, on the engine's disk) is bounded
+    too: the engine's own cap where its storage driver has one, else the container is killed once over it. The
+    model filled its own disk, so the trial is a scored fail before grading, the detail naming both caps."""
+    import os
+
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import commands_then_done
+
+    commands = ["dd if=/dev/zero of=/app/fill bs=1M count=300 status=none; echo work-dir-done",
+                "dd if=/dev/zero of=/var/tmp/fill bs=1M count=400 status=none; sleep 20; echo survived"]
+    with FakeEndpoint(responder=commands_then_done(commands)) as fake:
+        (trial,) = _run(tmp_path, "fill", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
+                        str(HARBOR), "--task", "tally-words", "--agent-opt", "max_retries=0")
+        outputs = [m["content"] for m in fake.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert (trial["outcome"], trial["fault"], trial["grader_verdict"]) == ("fail", "model", None), trial
+    assert "survived" not in outputs[1]
+    assert "container's own filesystem (outside the work dir)" in trial["detail"] and "(256m" in trial["detail"]
+    if os.geteuid() == 0:  # the work dir's cap is a tmpfs mount
+        assert "the work dir filled its size cap (256m)" in trial["detail"], trial["detail"]
+
+
 def test_changed_programs_the_verifier_may_run_are_recorded_and_reported(docker_env: str, tmp_path: Path) -> None:
     """The built-in agent does tally-words' work and also replaces pytest (a new /usr/local/bin/pytest ahead of
     the image's /usr/bin/pytest on PATH), appends to Python's os.py and adds a .pth: the verdict stays the

@@ -122,6 +122,24 @@ def test_a_context_the_model_filled_is_its_doing(scripted: Any, mini_pack: Path,
     assert f"HTTP {status}" in trial["detail"]
 
 
+def test_a_request_the_model_grew_past_the_relays_limit_is_its_doing(scripted: Any, mini_pack: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wire relay refuses a body over its limit unread (413): after requests it took, only the model's turns and
+    reads grew it, so the tree is graded, not left unscored for --resume to retry."""
+    monkeypatch.setenv("AGENTIC_EVAL_MAX_REQUEST_MB", "0.25")
+
+    def answers_then_says_too_much(request: ReceivedRequest) -> ScriptedReply:
+        if len(tool_results(request)) < 2:
+            return solver(request)
+        return answer(tool_calls=[tool_call("bash", {"command": "true " + "x" * 300_000}, "c9")])
+
+    fake = scripted(answers_then_says_too_much)
+    (trial,) = _builtin(fake, make_pack(mini_pack, 1), tmp_path / "runs")
+    assert (trial["outcome"], trial["fault"], trial["agent_status"]) == ("pass", "model", "endpoint_error"), trial
+    assert "HTTP 413" in trial["detail"] and "relay's limit of 256 KiB" in trial["detail"]
+    assert sum(r.method == "POST" for r in fake.requests) == 3  # the fourth never reached the endpoint
+
+
 def test_a_context_too_small_for_the_first_request_is_the_endpoints(scripted: Any, mini_pack: Path,
                                                                     tmp_path: Path) -> None:
     status, body = REFUSALS["vllm"]

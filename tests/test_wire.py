@@ -275,16 +275,77 @@ def test_real_openai_client_through_the_proxy(fake: FakeEndpoint, recorder: Wire
     assert records[0].response["choices"][0]["message"]["tool_calls"] == PARALLEL_CALLS
 
 
-def test_any_method_and_path_under_v1_is_forwarded(fake: FakeEndpoint, recorder: WireRecorder) -> None:
-    fake.enqueue(ScriptedReply(body={"id": "file-1", "deleted": True}))
-    response = httpx.delete(recorder.base_url + "/files/file-1", timeout=10)
-    assert response.json() == {"id": "file-1", "deleted": True}
-    assert (fake.requests[-1].method, fake.requests[-1].path) == ("DELETE", "/v1/files/file-1")
+@pytest.mark.parametrize(("method", "path"), [
+    ("DELETE", "/files/file-1"), ("GET", "/files"), ("POST", "/fine_tuning/jobs"), ("POST", "/batches"),
+    ("GET", "/responses/resp_1"), ("POST", "/models"), ("GET", "/chat/completions"), ("POST", "/embeddings"),
+    ("GET", "/models/../files"), ("GET", "/models/%2e%2e/files"), ("POST", "/chat/completions/../../files"),
+])
+def test_only_the_model_api_is_forwarded(fake: FakeEndpoint, recorder: WireRecorder, method: str, path: str) -> None:
+    """The relay holds the endpoint's real key and the sandbox can reach it: files, batches, fine-tuning and any
+    other route never reach the endpoint; the agent gets a 404 naming what is served, and the wire log has it."""
+    response = httpx.request(method, recorder.base_url + path, json={"x": 1}, timeout=10)
+    assert response.status_code == 404 and "serves only the model API" in response.json()["error"]["message"]
+    assert fake.requests == []
     outside = httpx.get(recorder.base_url.removesuffix("/v1") + "/metrics", timeout=10)
     assert outside.status_code == 404 and "/v1" in outside.json()["error"]["message"]
-    assert [(r.method, r.path, r.request) for r in records_after_stop(recorder)] == [
-        ("DELETE", "/v1/files/file-1", None)
-    ]
+    [record] = records_after_stop(recorder)
+    assert (record.method, record.status, record.request) == (method, 404, None)
+    assert record.error and f"{method} /v1/" in record.error and "is not one" in record.error
+
+
+@pytest.mark.parametrize(("method", "path", "upstream"), [
+    ("POST", "/chat/completions", "/v1/chat/completions"), ("POST", "/responses", "/v1/responses"),
+    ("POST", "/messages?beta=true", "/v1/messages?beta=true"),
+    ("POST", "/messages/count_tokens", "/v1/messages/count_tokens"), ("GET", "/models", "/v1/models"),
+    ("GET", "/models/Qwen/Qwen3-8B", "/v1/models/Qwen/Qwen3-8B"),
+    ("POST", "//chat/completions/", "/v1/chat/completions"),
+])
+def test_the_model_api_is_forwarded(fake: FakeEndpoint, recorder: WireRecorder, method: str, path: str,
+                                    upstream: str) -> None:
+    fake.enqueue(ScriptedReply(body={"ok": True}))
+    response = httpx.request(method, recorder.base_url + path, json={"x": 1} if method == "POST" else None, timeout=10)
+    assert response.status_code == 200  # the fake answers GET /models itself, the rest with the scripted reply
+    assert (fake.requests[-1].method, fake.requests[-1].path) == (method, upstream)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_request_over_the_size_limit_is_413_unread_and_recorded_small(fake: FakeEndpoint, log_path: Path,
+                                                                      chunked: bool) -> None:
+    """A body over the relay's limit is answered 413 naming the limit, never forwarded, and its record holds no
+    body: one huge request cannot fill the machine's memory or the wire log."""
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * 300_000}]}).encode()
+
+    def pieces() -> Iterator[bytes]:
+        for i in range(0, len(body), 65536):
+            yield body[i:i + 65536]
+
+    with WireRecorder(fake.base_url, log_path, max_request_bytes=100_000) as recorder:
+        response = httpx.post(recorder.base_url + "/chat/completions", content=pieces() if chunked else body,
+                              timeout=10)
+        fake.enqueue(ScriptedReply(body=chat_body("fine")))
+        small = httpx.post(recorder.base_url + "/chat/completions", json={"messages": []}, timeout=10)
+        records = records_after_stop(recorder)
+    assert response.status_code == 413 and "limit of 100,000 bytes" in response.json()["error"]["message"]
+    assert "AGENTIC_EVAL_MAX_REQUEST_MB" in response.json()["error"]["message"]
+    assert small.status_code == 200 and len(fake.requests) == 1
+    assert [(r.status, r.request is None) for r in records] == [(413, True), (200, False)]
+    assert records[0].error and "larger than the relay's limit of 100,000 bytes" in records[0].error
+    assert (f"({len(body):,} bytes)" in records[0].error) != chunked
+    assert log_path.stat().st_size < 20_000
+
+
+def test_the_size_limit_is_set_in_megabytes_by_the_environment(monkeypatch: pytest.MonkeyPatch,
+                                                               log_path: Path) -> None:
+    from agentic_eval.errors import AgenticEvalError
+
+    monkeypatch.setenv("AGENTIC_EVAL_MAX_REQUEST_MB", "0.5")
+    assert WireRecorder("http://127.0.0.1:9/v1", log_path).max_request_bytes == 512 * 1024
+    monkeypatch.delenv("AGENTIC_EVAL_MAX_REQUEST_MB")
+    assert WireRecorder("http://127.0.0.1:9/v1", log_path).max_request_bytes == 32 * 1024 * 1024
+    for bad in ("lots", "0", "-1", "1e9", "nan"):
+        monkeypatch.setenv("AGENTIC_EVAL_MAX_REQUEST_MB", bad)
+        with pytest.raises(AgenticEvalError, match="AGENTIC_EVAL_MAX_REQUEST_MB=.*megabytes"):
+            WireRecorder("http://127.0.0.1:9/v1", log_path)
 
 
 def test_client_leaving_mid_stream_is_recorded(fake: FakeEndpoint, recorder: WireRecorder) -> None:

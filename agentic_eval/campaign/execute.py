@@ -311,10 +311,16 @@ def work_left(plan: CampaignPlan, model: ModelSpec) -> list[str]:
 
 
 def write_campaign_record(plan: CampaignPlan) -> None:
-    """campaign.json: what this session asks (the report reads it)."""
+    """campaign.json: what this session asks (the report reads it); credentials in a base_url redacted,
+    as in run.json."""
+    from agentic_eval.endpoint import redact_url
+
     plan.folder.mkdir(parents=True, exist_ok=True)
-    record = {"format_version": 1, "file": str(plan.file.resolve()), "task_ids": plan.task_ids,
-              "spec": plan.spec.model_dump(mode="json", by_alias=True)}
+    spec = plan.spec.model_dump(mode="json", by_alias=True)
+    for model in spec["models"]:
+        if model.get("base_url"):
+            model["base_url"] = redact_url(model["base_url"])
+    record = {"format_version": 1, "file": str(plan.file.resolve()), "task_ids": plan.task_ids, "spec": spec}
     tmp = plan.folder / (CAMPAIGN_FILE + ".tmp")
     tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, plan.folder / CAMPAIGN_FILE)

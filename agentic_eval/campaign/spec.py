@@ -257,8 +257,10 @@ def _one_line(path: Path, exc: ValidationError, data: dict[str, Any]) -> str:
 
 def parse_campaign(text: str, path: Path) -> CampaignSpec:
     """The campaign in `text` (the contents of `path`, named in errors)."""
+    from agentic_eval.inputs import loads_toml
+
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise AgenticEvalError(f"{path}: not valid TOML ({exc})") from None
     try:

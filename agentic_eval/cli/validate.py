@@ -89,6 +89,10 @@ def handle(args: argparse.Namespace) -> int:
     backend, warning = resolve_backend(args.sandbox, sandbox_options(args))
     if warning:
         console.print(warning, markup=False)
+    from agentic_eval.leftovers import clean_dead_runs
+
+    if cleaned := clean_dead_runs().describe():  # what a killed run or validate left behind
+        console.print(cleaned, markup=False)
     redteam: bool | list[str] = args.redteam_only or True if args.redteam else False
     run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
                            "load_errors": errors, "keep_output": bool(args.show), "backend": backend,

@@ -436,8 +436,12 @@ class DockerBackend(SandboxBackend):
         return cli_refusal(agent) if getattr(agent, "tool", None) is not None else ""
 
     def trial_start(self, sandbox: Path) -> None:
+        self.cap_disk(sandbox, size=self._work_size(sandbox))
+
+    def _work_size(self, sandbox: Path) -> str:
+        """The work dir's cap: an environment task's own storage_mb, else `limits.work_size`."""
         env = self._envs.get(str(sandbox.resolve()))
-        self.cap_disk(sandbox, size=f"{env.spec.storage_mb}m" if env is not None else None)
+        return f"{env.spec.storage_mb}m" if env is not None else self.limits.work_size
 
     def agent_start(self, sandbox: Path, agent: Any, grader_reads: Sequence[Path] = ()) -> None:
         """Start the trial's containers ahead: the agent's first one while the model answers (not for a CLI
@@ -664,15 +668,21 @@ class DockerBackend(SandboxBackend):
         if why:
             path.rmdir()
             os.rename(staging, path)
-            raise AgenticEvalError(f"cannot mount the size-capped work dir ({self.limits.work_size}) at {path}: {why}")
+            cap = size or self.limits.work_size
+            raise AgenticEvalError(f"cannot mount the size-capped work dir ({cap}) at {path}: {why}")
         with self._lock:
             self._capped.add(str(path))
         shutil.copytree(staging, path, symlinks=True, dirs_exist_ok=True)
         shutil.rmtree(staging)
 
     def disk_full(self, path: Path) -> str:
-        """Why the sandbox counts as full (under 16 MiB left of its cap), or an empty string."""
+        """Why the sandbox counts as full (under 16 MiB left of its cap; an environment task's container's own
+        filesystem over its cap), or an empty string."""
         path = path.resolve()
+        env = self._envs.get(str(path))
+        return "; ".join(filter(None, [self._work_dir_full(path), env.layer_full() if env is not None else ""]))
+
+    def _work_dir_full(self, path: Path) -> str:
         if str(path) not in self._capped:
             return ""
         st = os.statvfs(path)
@@ -680,7 +690,7 @@ class DockerBackend(SandboxBackend):
             return f"the work dir used up its files ({st.f_files} inodes): no room left to grade in"
         if st.f_bavail * st.f_frsize >= 16 << 20:
             return ""
-        return f"the work dir filled its size cap ({self.limits.work_size}): no space left to grade in"
+        return f"the work dir filled its size cap ({self._work_size(path)}): no space left to grade in"
 
     def make_room(self, path: Path) -> None:
         """Before grading: grow the capped work dir by GRADING_ROOM (and its files in proportion), so a model

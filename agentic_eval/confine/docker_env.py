@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from agentic_eval.confine.layer_cap import LayerWatch, create_capped, layer_full
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import owner_labels
 
@@ -501,6 +502,8 @@ class EnvironmentTrial:
     services: list[Any] = field(default_factory=list)
     container: Any = None
     mounted: tuple[str, ...] = ()
+    layer_watch: LayerWatch | None = None
+    """Where the engine cannot cap the container's writable layer: the watch that kills it over the cap."""
     stopped: bool = False
     internet_missing: bool = False
     """The task allows the internet, and the engine's probe reached none (confine/verifier_check.py)."""
@@ -590,7 +593,8 @@ class EnvironmentTrial:
             self.mounted = tuple(mounted)
 
     def _create_agent_container(self, volumes: list[str], tmpfs: dict[str, str], root: bool) -> None:
-        self.container = self.client.containers.create(
+        self.container, engine_caps = create_capped(
+            self.engine, self.spec.storage_mb, self.client.containers.create,
             self.image, ["sleep", "infinity"], entrypoint=[], working_dir=self.spec.workdir,
             environment={**self.spec.env, "PATH": self.path_env}, volumes=volumes, init=True,
             labels={LABEL: str(self.sandbox), **owner_labels()},
@@ -600,12 +604,21 @@ class EnvironmentTrial:
             nano_cpus=int(self.spec.cpus * 1e9), pids_limit=1024, security_opt=["no-new-privileges"],
             cap_drop=None if root else ["ALL"], tmpfs=tmpfs, user="0:0")
         self.container.start()
+        self.layer_watch = None if engine_caps else LayerWatch(self.client, self.container, self.spec.storage_mb)
+
+    def layer_full(self) -> str:
+        """Why the agent's container's own filesystem counts as full (agentic_eval.confine.layer_cap), or ''."""
+        if self.container is None:
+            return ""
+        return layer_full(self.client, self.container, self.spec.storage_mb, self.layer_watch)
 
     def stop(self) -> None:
         """End the agent's phase: its container is killed (every process in it ends) and kept for the snapshot."""
         with self.lock:
             self.stopped = True
             container = self.container
+        if self.layer_watch is not None:
+            self.layer_watch.stop()
         if container is not None:
             try:
                 container.kill()

@@ -16,6 +16,7 @@ writes (confine/docker_env.py's `parse_reward`). Fields this suite does not act 
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -250,3 +251,25 @@ def _compose_services(folder: Path, compose: Path) -> tuple[str, list[dict[str, 
 
 
 VerifierKind = Literal["script", "reward"]
+
+
+def link_leaving(task_dir: Path, folder: Path) -> str | None:
+    """What is wrong with the first symlink under `folder` whose target lies outside `task_dir` (a host file's
+    contents would reach the verifier), is missing, or holds the link itself (a copy would never end); None when
+    there is none. Links are read, never followed, while walking."""
+    if not folder.is_dir():
+        return None
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in sorted(dirnames + filenames):
+            link = Path(dirpath) / name
+            if not link.is_symlink():
+                continue
+            target = link.resolve()
+            shown = link.relative_to(task_dir).as_posix()
+            if task_dir not in target.parents:
+                return f"{shown} is a link to {os.readlink(link)!r}, outside the task folder: copy the file in instead"
+            if not target.exists():
+                return f"{shown} is a link to {os.readlink(link)!r}, which does not exist"
+            if target in link.parents:
+                return f"{shown} is a link to a folder that holds it: copying it would never end"
+    return None

@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend, signal_group
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.leftovers import MarkedTempDir
 from agentic_eval.packs import gitsafe, gitshim
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox
@@ -253,7 +253,7 @@ class ScriptRunner:
         self.task = task
         self.sandbox = sandbox
         self.backend = backend or default_backend()
-        self._tmp = tempfile.TemporaryDirectory(prefix="agentic-eval-vars-")
+        self._tmp = MarkedTempDir("ae-vars-")  # a run killed while grading leaves it: the next run removes it
         os.chmod(self._tmp.name, 0o755)  # the confined script's uid reads it (the agent never sees it)
         vars_file = Path(self._tmp.name) / "vars.json"
         vars_file.write_text(json.dumps(sandbox.variables, sort_keys=True), encoding="utf-8")

@@ -21,8 +21,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentic_eval.errors import AgenticEvalError, PackNotFoundError, TaskLoadError
-from agentic_eval.inputs import read_data_text
-from agentic_eval.packs.environment import EnvironmentSpec, ServiceSpec, VerifierKind, harbor_meta, is_harbor_task
+from agentic_eval.inputs import loads_toml, read_data_text
+from agentic_eval.packs.environment import (
+    EnvironmentSpec,
+    ServiceSpec,
+    VerifierKind,
+    harbor_meta,
+    is_harbor_task,
+    link_leaving,
+)
 from agentic_eval.plugins import PACKS_GROUP
 
 TASK_FILE = "task.toml"
@@ -331,7 +338,7 @@ def load_task(task_dir: Path, pack: str | None = None) -> Task:
     if not toml_path.exists() and not toml_path.is_symlink():
         raise TaskLoadError(toml_path, "missing (every task folder needs a task.toml)")
     try:  # a FIFO or a device in its place is refused without blocking, a huge file without reading it all
-        raw = tomllib.loads(read_data_text(toml_path, what="the file", limit=TASK_FILE_LIMIT))
+        raw = loads_toml(read_data_text(toml_path, what="the file", limit=TASK_FILE_LIMIT))
     except AgenticEvalError as exc:
         raise TaskLoadError(toml_path, str(exc).removeprefix("the file: ")) from None
     except tomllib.TOMLDecodeError as exc:
@@ -387,6 +394,11 @@ def _check_environment_files(task_dir: Path, env: EnvironmentSpec) -> None:
         path = (task_dir / rel).resolve()
         if task_dir not in path.parents or not path.exists():
             raise TaskLoadError(toml_path, f"{field_name}: {rel!r} is not a file or folder inside {task_dir}")
+    for rel in env.verifier_files:  # copied for the verifier with links followed: none may leave the folder
+        problem = link_leaving(task_dir, (task_dir / rel).resolve())
+        if problem is not None:
+            raise TaskLoadError(toml_path, f"environment.verifier_files: {problem}")
+
 
 
 def load_pack(pack_dir: Path, name: str | None = None) -> LoadResult:

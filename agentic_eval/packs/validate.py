@@ -39,6 +39,7 @@ from pathlib import Path
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.confine.verifier_cause import verifier_fault
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.packs import redteam as rt
 from agentic_eval.packs.environment import seed_independent
 from agentic_eval.packs.grader import (
@@ -745,6 +746,7 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
                 report.notes.append("red team not run: it works on generated repos, and this task brings its own "
                                     "environment")
             base = Path(tempfile.mkdtemp(prefix=f"ae-validate-{task.id}-", dir=workdir))
+            mark_trial_folder(base)  # a validate killed with SIGKILL leaves it: the next run removes it
             jobs_made.append(_TaskJob(task, report, base, finish))
         # The red team's sandboxes first: every attempt that waits (a hang, a FIFO) then starts at once, and
         # the grader time limits they wait out pass while the checks and the other attempts work.

@@ -1,6 +1,7 @@
 """The wire: a recorder between agent and endpoint that logs every exchange, and reading its log.
 
     recorder  WireRecorder, the local reverse proxy, and its log written and read back.
+    gate      What the relay takes: the model API's routes only, and request bodies up to a size.
     exchange  One exchange as the proxy sees it, and the record (WireRecord) it becomes.
     sse       Server-sent events: decoding a stream and rebuilding the whole message from it.
     refs      Requests stored by reference: what a request repeats from an earlier one is not stored twice.

@@ -1,8 +1,9 @@
 """The wire recorder: a local reverse proxy that logs every exchange with the model endpoint.
 
-Agents are pointed at `WireRecorder.base_url` instead of the endpoint. Every request under `/v1`
-(any method, any path: chat completions, the Responses API, models, ...) is forwarded to the
-upstream, and the response is passed back unchanged and unbuffered: a stream reaches the client
+Agents are pointed at `WireRecorder.base_url` instead of the endpoint. The model API's requests
+under `/v1` (chat completions, the Responses API, Anthropic Messages, models: agentic_eval.wire.gate)
+are forwarded to the upstream, any other route is answered 404 and a body over the size limit 413,
+both recorded; the response is passed back unchanged and unbuffered: a stream reaches the client
 chunk by chunk, as the upstream sends it. Each exchange becomes one `WireRecord` line in a JSONL
 wire log, written and flushed when the exchange ends. Request headers are forwarded but never
 written anywhere, so no Authorization header or API key reaches the log.
@@ -45,6 +46,16 @@ from agentic_eval.wire.exchange import (
     Send,
     WireRecord,
     race_client,
+)
+from agentic_eval.wire.gate import (
+    MAX_REQUEST_BYTES,
+    RELAY_OVER_LIMIT,
+    SERVED_TEXT,
+    configured_request_limit,
+    declared_length,
+    over_limit_message,
+    read_body,
+    served_path,
 )
 from agentic_eval.wire.refs import RequestResolver, bounded_recent, share_base, shorten_request
 from agentic_eval.wire.translate import relay_translated
@@ -219,8 +230,9 @@ class _ProxyApp:
 
     def __init__(self, upstream_base_url: str, log: _WireLog, extra_headers: Mapping[str, str],
                  client_key: str | None = None, clock: EndpointClock | None = None,
-                 translate_messages: bool = False) -> None:
+                 translate_messages: bool = False, max_request_bytes: int = MAX_REQUEST_BYTES) -> None:
         self.upstream = httpx.URL(upstream_base_url.rstrip("/"))
+        self.max_request_bytes = max_request_bytes
         self.translate_messages = translate_messages
         self.clock = clock
         self.log = log
@@ -244,12 +256,17 @@ class _ProxyApp:
             await _send_json(send, 401, _error_body("this trial's key is required (Authorization: Bearer KEY)",
                                                     "invalid_api_key"))
             return
-        body = await _read_body(receive)
         query = scope.get("query_string", b"").decode("latin-1")
         shown_path = path + ("?" + _redact_query(query) if query else "")
-        exchange = Exchange(seq=next(self._seq), method=scope["method"], path=shown_path, request_body=body,
+        exchange = Exchange(seq=next(self._seq), method=scope["method"], path=shown_path, request_body=b"",
                              clock=self.clock)
-        sub_path = path.removeprefix("/v1")
+        sub_path = served_path(scope["method"], path.removeprefix("/v1"))
+        if sub_path is None or not await self._read_request(scope, receive, exchange):
+            if sub_path is None:
+                self._refuse_route(exchange, path)
+            await _send_json(send, exchange.status or 404, exchange.error_body)
+            self.log.write(exchange.safe_record())
+            return
         try:
             if self.translate_messages and sub_path.startswith("/messages"):
                 assert self.client is not None
@@ -266,6 +283,22 @@ class _ProxyApp:
             if exchange.upstream is not None:
                 record.upstream = exchange.upstream.side_record()
             self.log.write(record)
+
+    @staticmethod
+    def _refuse_route(exchange: Exchange, path: str) -> None:
+        """Make the exchange a 404: the relay does not serve this route (agentic_eval.wire.gate)."""
+        exchange.error = f"the relay serves only the model API ({SERVED_TEXT}); {exchange.method} {path} is not one"
+        exchange.status, exchange.error_body = 404, _error_body(exchange.error, "not_found")
+
+    async def _read_request(self, scope: Scope, receive: Receive, exchange: Exchange) -> bool:
+        """Read the request's body into `exchange`; or False, the exchange made a 413: the body is over the limit."""
+        body = await read_body(receive, self.max_request_bytes)
+        if body is None:
+            exchange.error = over_limit_message(self.max_request_bytes, declared_length(scope["headers"]))
+            exchange.status, exchange.error_body = 413, _error_body(exchange.error, RELAY_OVER_LIMIT)
+            return False
+        exchange.request_body = body
+        return True
 
     async def _forward(
         self, scope: Scope, receive: Receive, send: Send, exchange: Exchange, sub_path: str, query: str
@@ -350,18 +383,6 @@ def _carries_key(headers: list[tuple[bytes, bytes]], key: str) -> bool:
     return False
 
 
-async def _read_body(receive: Receive) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        parts.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(parts)
-
-
 def _error_body(message: str, kind: str) -> dict[str, Any]:
     return {"error": {"message": f"agentic-eval wire recorder: {message}", "type": kind, "code": kind}}
 
@@ -440,6 +461,8 @@ class WireRecorder:
         connect_timeout_s: give up on connecting to the upstream after this long (502 to the client).
         read_timeout_s: longest silence allowed from the upstream; None waits as long as the client does.
         port: port to listen on; 0 picks a free one.
+        max_request_bytes: request bodies larger than this are answered 413, unread and recorded without them;
+            None: 32 MiB, or AGENTIC_EVAL_MAX_REQUEST_MB.
     """
 
     def __init__(
@@ -453,8 +476,10 @@ class WireRecorder:
         read_timeout_s: float | None = None,
         port: int = 0,
         translate_messages: bool = False,
+        max_request_bytes: int | None = None,
     ) -> None:
         self.upstream_base_url = upstream_base_url
+        self.max_request_bytes = configured_request_limit() if max_request_bytes is None else max_request_bytes
         self.translate_messages = translate_messages
         self.log_path = Path(log_path)
         self._headers = dict(upstream_headers or {})
@@ -503,7 +528,7 @@ class WireRecorder:
             raise AgenticEvalError(f"wire recorder: cannot listen on 127.0.0.1:{self._requested_port}: {exc}") from exc
         self._log = _WireLog(self.log_path)
         app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key, self.clock,
-                        self.translate_messages)
+                        self.translate_messages, self.max_request_bytes)
         config = uvicorn.Config(
             app, interface="asgi3", http="h11", loop="asyncio", lifespan="off", log_config=None,
             access_log=False, proxy_headers=False, server_header=False, date_header=False, timeout_graceful_shutdown=5,
