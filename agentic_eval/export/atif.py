@@ -124,9 +124,11 @@ def _exchange_facts(exchange: Exchange) -> dict[str, Any]:
             "finish_reason": exchange.finish_reason, "error": exchange.error}
 
 
-def write_trial_trajectory(run_dir: Path, record: TrialResult, folder: Path) -> Path:
-    """Write one trial's trajectory.json into `folder` (made if missing); returns its path."""
-    return _write_json(folder / TRAJECTORY_FILE, trajectory(read_trial(run_dir, record)))
+def write_trial_trajectory(run_dir: Path, record: TrialResult, folder: Path | None = None) -> Path:
+    """Write one trial's trajectory.json into `folder` (default: the trial's own folder, beside its wire
+    log); returns its path."""
+    trial = read_trial(run_dir, record)
+    return _write_json((folder or trial.folder) / TRAJECTORY_FILE, trajectory(trial))
 
 
 def export_atif(run: RunView, out_dir: Path) -> list[Path]:

@@ -138,6 +138,7 @@ def read_trial(run_dir: Path, record: TrialResult) -> TrialView:
     warnings: list[str] = []
     folder = run_dir / "trials" / f"{record.task_id}.a{record.attempt}"
     wire_file = run_dir / record.files["wire"] if "wire" in record.files else folder / "wire.jsonl"
+    folder = wire_file.parent
     try:
         wire = read_wire_log(wire_file, warnings)
     except FileNotFoundError:
