@@ -95,7 +95,8 @@ def history_items(api: Api, request: object) -> list[Any]:
         items += [{"role": "user", "content": given}] if isinstance(given, str) else _listed(given)
         return items
     if api == "messages" and request.get("system"):
-        items.append({"role": "system", "content": request["system"]})
+        system = request["system"]
+        items.append({"role": "system", "content": system if isinstance(system, str) else _listed(system)})
     return items + _listed(request.get("messages"))
 
 
@@ -141,7 +142,8 @@ def to_messages(api: Api, item: object) -> list[Message]:
 def _anthropic_turn(role: object, blocks: list[Any]) -> list[Message]:
     """A Messages API turn: tool_result blocks become tool messages, the rest one user or assistant message."""
     out: list[Message] = []
-    main = Message("assistant" if role == "assistant" else "user")
+    main = Message("assistant" if role == "assistant" else "system" if role in ("system", "developer") else "user")
+    texts: list[str] = []
     for block in blocks:
         if not isinstance(block, Mapping):
             continue
@@ -154,7 +156,8 @@ def _anthropic_turn(role: object, blocks: list[Any]) -> list[Message]:
         elif kind == "thinking":
             main.reasoning += text_of(block.get("thinking"))
         elif kind != "redacted_thinking":
-            main.text += text_of([block])
+            texts.append(text_of([block]))
+    main.text = "\n".join(texts)  # separate blocks: kept apart
     return ([main] if main.text or main.calls or main.reasoning or not out else []) + out
 
 
