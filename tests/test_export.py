@@ -182,14 +182,15 @@ def test_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.agent_cli
-def test_opencode_run_exports(mini_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    require_cli("opencode", monkeypatch)
+@pytest.mark.parametrize("agent", ["opencode", "codex"])  # chat completions; the Responses API
+def test_cli_agent_run_exports(agent: str, mini_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    require_cli(agent, monkeypatch)
     from tests.test_cli_agents import tool_call_policy
 
     toml = mini_pack / "answer-file" / "task.toml"
     toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 240"))
     with PolicyEndpoint(tool_call_policy(tiny_port())) as fake:
-        result = run_trial("opencode", fake, mini_pack, tmp_path / "runs")
+        result = run_trial(agent, fake, mini_pack, tmp_path / "runs")
     assert result.outcome == "pass", result.detail
     (run,) = runs_in(tmp_path / "runs")
     (data,), log = check_both(run, tmp_path / "out")

@@ -152,7 +152,12 @@ def read_trial(run_dir: Path, record: TrialResult) -> TrialView:
         builder.add(rec)
     if record.agent == "builtin":
         builder.add_transcript(run_dir / record.files.get("transcript", ""), warnings)
-    first_user = next((s.text for s in builder.steps if s.source == "user"), "")
+    first_user = ""  # the instruction: the last user message before the model's first turn (a CLI sends context first)
+    for step in builder.steps:
+        if step.source == "agent":
+            break
+        if step.source == "user":
+            first_user = step.text
     return TrialView(
         record=record, folder=folder, steps=builder.steps, tools=builder.tools, instruction=first_user,
         grader_output=_read_text(run_dir, record.files.get("grader"), warnings),
