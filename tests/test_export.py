@@ -134,7 +134,8 @@ def test_builtin_runs_export_with_labels_outcomes_and_unscored_kept_apart(script
     assert sample.messages[2].tool_calls[0].function == "read_file"
     assert sample.messages[3].tool_call_id == sample.messages[2].tool_calls[0].id
     assert sample.messages[2].metadata["agentic_eval"]["label"] == "tool_call"
-    assert sample.metadata["turn_labels"] == ["tool_call", "tool_call", "prose"] and "port is" in sample.metadata["diff"]
+    assert sample.metadata["turn_labels"] == ["tool_call", "tool_call", "prose"]
+    assert "port is" in sample.metadata["diff"]
     assert log.results.scores[0].metrics["pass_rate"].value == 1.0
 
     (data,), log = check_both(xml, tmp_path / "out")

@@ -36,8 +36,9 @@ def trajectory(trial: TrialView) -> dict[str, Any]:
     record = trial.record
     steps = [_step(n, step, record.model) for n, step in enumerate(trial.steps, 1)]
     if not steps:  # a trial that never reached the endpoint (an agent that could not start)
+        why = f"{record.outcome}: {record.detail}" if record.detail else record.outcome
         steps = [{"step_id": 1, "source": "system", "timestamp": _when_iso(record.started_at),
-                  "message": f"[no exchange recorded: {record.outcome}{': ' + record.detail if record.detail else ''}]"}]
+                  "message": f"[no exchange recorded: {why}]"}]
     exchanges = [s.exchange for s in trial.steps if s.exchange is not None]
     labels: dict[str, int] = {}
     for exchange in exchanges:
@@ -109,8 +110,8 @@ def _step(number: int, step: Step, model: str) -> dict[str, Any]:
             out["metrics"] = _drop_none({
                 "prompt_tokens": exchange.usage.prompt, "completion_tokens": exchange.usage.completion,
                 "cached_tokens": exchange.usage.cached,
-                "extra": {"duration_s": round(exchange.duration_s, 4),
-                          "first_token_s": None if exchange.first_token_s is None else round(exchange.first_token_s, 4)},
+                "extra": {"duration_s": _rounded(exchange.duration_s),
+                          "first_token_s": _rounded(exchange.first_token_s)},
             })
         ours.update(_exchange_facts(exchange))
     out["extra"] = {"agentic_eval": ours}
@@ -154,6 +155,10 @@ def _when_iso(text: str) -> str | None:
         return datetime.fromisoformat(text).isoformat(timespec="milliseconds")
     except ValueError:
         return None
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _total(values: Any) -> int | None:

@@ -86,7 +86,8 @@ def eval_log(run: RunView) -> EvalLog:
     ends = sorted(r.ended_at for r in records)
     return EvalLog(
         version=2, status="success", eval=spec,
-        plan=EvalPlan(name="agentic-eval", steps=[EvalPlanStep(solver=config.agent, params=dict(config.agent_options))]),
+        plan=EvalPlan(name="agentic-eval",
+                      steps=[EvalPlanStep(solver=config.agent, params=dict(config.agent_options))]),
         results=EvalResults(
             total_samples=len(records), completed_samples=len(scored),
             scores=[EvalScore(name="outcome", scorer=SCORER, scored_samples=len(scored),
@@ -108,13 +109,13 @@ def _sample(trial: TrialView) -> EvalSample:
     record = trial.record
     messages = _messages(trial.steps, record.model)
     labels = [s.exchange.label for s in trial.steps if s.exchange is not None]
-    events = [InfoEvent(source="agentic-eval", timestamp=_unix(s.timestamp) or datetime.now(UTC),
-                        data={"step": n, **_turn(s)})
-              for n, s in enumerate(trial.steps, 1) if s.exchange is not None]
+    events: list[Any] = [InfoEvent(source="agentic-eval", timestamp=_unix(s.timestamp) or datetime.now(UTC),
+                                   data={"step": n, **_turn(s)})
+                         for n, s in enumerate(trial.steps, 1) if s.exchange is not None]
     last = next((m for m in reversed(messages) if isinstance(m, ChatMessageAssistant)), None)
-    if record.scored:
-        value, error = record.outcome, None
-    else:
+    value: str = record.outcome
+    error = None
+    if not record.scored:  # never a fail: scored 'unscored', and the sample's error says whose fault it was
         value = "unscored"
         error = EvalError(message=f"unscored: {record.outcome}" + (f": {record.detail}" if record.detail else ""),
                           traceback=record.fault_reason, traceback_ansi=record.fault_reason)
