@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -229,7 +231,10 @@ def test_claude_code_run_exports(native: bool, mini_pack: Path, tmp_path: Path,
     assert any(m.role == "tool" and m.tool_call_id == bash[0]["tool_call_id"] for m in sample.messages)
 
 
-# ---------------------------------------------------------------- inspect view
+# ---------------------------------------------------------------- inspect view, looked at in Chromium
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def _free_port() -> int:
@@ -238,33 +243,104 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_inspect_view_serves_the_exported_log(scripted: Any, mini_pack: Path, tmp_path: Path) -> None:
+def _wait_http(url: str, process: subprocess.Popen[bytes]) -> Any:
+    """The JSON at `url` once the server that `process` is answers (a minute at most)."""
+    for _ in range(120):
+        try:
+            reply = httpx.get(url, timeout=5)
+            if reply.status_code == 200:
+                return reply.json()
+        except (httpx.HTTPError, ValueError):
+            pass
+        assert process.poll() is None, f"{process.args[0]} ended early"
+        time.sleep(0.5)
+    raise AssertionError(f"{url} did not answer")
+
+
+def look(url: str, png: Path, profile: Path, wait_for: list[str], timeout_s: float = 60.0) -> str:
+    """Open `url` in headless Chromium (driven over its DevTools protocol, as the viewer loads its data after
+    the page), wait until its text shows every string of `wait_for`, save a screenshot; returns the text."""
+    import asyncio
+    import base64
+
+    aiohttp = _needed("aiohttp", "talking to Chromium's DevTools")
+    port = _free_port()
+    browser = subprocess.Popen([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                                f"--remote-debugging-port={port}", f"--user-data-dir={profile}",
+                                "--window-size=1400,900", "about:blank"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    async def drive(ws_url: str) -> str:
+        async with aiohttp.ClientSession() as session, session.ws_connect(ws_url, max_msg_size=0) as ws:
+            sent = 0
+
+            async def call(method: str, **params: Any) -> dict[str, Any]:
+                nonlocal sent
+                sent += 1
+                await ws.send_json({"id": sent, "method": method, "params": params})
+                while True:
+                    message = await asyncio.wait_for(ws.receive_json(), timeout_s)
+                    if message.get("id") == sent:
+                        return dict(message.get("result", {}))
+
+            await call("Page.navigate", url=url)
+            text, deadline = "", time.monotonic() + timeout_s
+            while time.monotonic() < deadline and not all(w in text for w in wait_for):
+                await asyncio.sleep(0.5)
+                found = await call("Runtime.evaluate", expression="document.body ? document.body.innerText : ''",
+                                   returnByValue=True)
+                text = str(found.get("result", {}).get("value", ""))
+            await asyncio.sleep(0.5)  # the last paint
+            png.write_bytes(base64.b64decode((await call("Page.captureScreenshot", format="png"))["data"]))
+            return text
+
+    try:
+        pages = _wait_http(f"http://127.0.0.1:{port}/json/list", browser)
+        return asyncio.run(drive(next(p["webSocketDebuggerUrl"] for p in pages if p.get("type") == "page")))
+    finally:
+        os.killpg(browser.pid, signal.SIGTERM)
+        browser.wait(timeout=30)
+
+
+def mixed_model() -> Any:
+    """The first conversation solves its task, the second writes its calls as invented XML, the third meets an
+    endpoint that fails (one run, -j 1: tasks in order)."""
+    conversations: list[int] = []
+
+    def respond(request: ReceivedRequest) -> ScriptedReply:
+        if not any(m.get("role") == "assistant" for m in request.body["messages"]):
+            conversations.append(len(conversations))
+        kind = conversations[-1]
+        return solver(request) if kind == 0 else answer(SEED_XML) if kind == 1 else endpoint_500(request)
+
+    return respond
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/install.sh installs it)")
+def test_inspect_view_shows_the_exported_run(scripted: Any, mini_pack: Path, tmp_path: Path) -> None:
     _needed("inspect_ai", "inspect view")
-    pack = make_pack(mini_pack, 1)
-    run_cli("run", "--model", "fake-model", "--base-url", scripted(solver).base_url, "--tasks", str(pack),
+    pack = make_pack(mini_pack, 3)
+    run_cli("run", "--model", "fake-model", "--base-url", scripted(mixed_model()).base_url, "--tasks", str(pack),
             "--run-dir", str(tmp_path / "runs"), *FAST)
     (run,) = runs_in(tmp_path / "runs")
+    assert [r.outcome for r in read_trials(run)[0]] == ["pass", "fail", "endpoint_error"]
     export(str(run), "--format", "inspect", "--out", str(tmp_path / "logs"))
     port = _free_port()
     view = subprocess.Popen([sys.executable, "-m", "inspect_ai", "view", "--log-dir", str(tmp_path / "logs"),
                              "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        listing = None
-        for _ in range(120):  # up to a minute for the server to start on a loaded machine
-            try:
-                answer_ = httpx.get(f"http://127.0.0.1:{port}/api/log-files", timeout=5)
-                if answer_.status_code == 200:
-                    listing = answer_.json()
-                    break
-            except httpx.HTTPError:
-                pass
-            assert view.poll() is None, view.stderr.read().decode() if view.stderr else ""
-            time.sleep(0.5)
-        assert listing is not None, "inspect view did not answer"
+        listing = _wait_http(f"http://127.0.0.1:{port}/api/log-files", view)
         assert f"{run.name}.eval" in json.dumps(listing)
-        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=10)
-        assert page.status_code == 200 and "<html" in page.text.lower()
+        log_url = f"http://127.0.0.1:{port}/#/logs/{run.name}.eval"
+        text = look(log_url, tmp_path / "inspect-view-run.png", tmp_path / "profile1", ["t0", "t1", "t2", "PASS_RATE"])
+        assert "agentic-eval/pack3" in text and "fake-model" in text and "pass" in text and "fail" in text
+        text = look(f"{log_url}/samples/sample/t1/1/messages", tmp_path / "inspect-view-sample.png",
+                    tmp_path / "profile2", ["Grep", "invented_xml"])
+        assert "<Grep><pattern>port</pattern></Grep>" in text  # the text call, as the model wrote it
+        assert "text_tool_call · invented_xml" in text  # and our label of the turn
+        for png in tmp_path.glob("inspect-view-*.png"):
+            assert png.read_bytes().startswith(b"\x89PNG") and png.stat().st_size > 10_000
     finally:
-        os.killpg(view.pid, 15)
+        os.killpg(view.pid, signal.SIGTERM)
         view.wait(timeout=30)

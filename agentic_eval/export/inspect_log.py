@@ -119,9 +119,10 @@ def _sample(trial: TrialView) -> EvalSample:
         value = "unscored"
         error = EvalError(message=f"unscored: {record.outcome}" + (f": {record.detail}" if record.detail else ""),
                           traceback=record.fault_reason, traceback_ansi=record.fault_reason)
-    score = Score(value=value, answer=record.grader_verdict, explanation=record.detail or None,
-                  metadata={"outcome": record.outcome, "scored": record.scored, "fault": record.fault,
-                            "reward": record.reward, "behaviour": record.behaviour or None})
+    score = Score(value=value, answer=record.grader_verdict if record.scored else None,  # never a 'fail' shown
+                  explanation=record.detail or None,
+                  metadata={"outcome": record.outcome, "scored": record.scored, "grader_verdict": record.grader_verdict,
+                            "fault": record.fault, "reward": record.reward, "behaviour": record.behaviour or None})
     return EvalSample(
         id=record.task_id, epoch=record.attempt, uuid=record.trial_id,
         input=trial.instruction or record.task_id, target="",
@@ -185,10 +186,16 @@ def _turn(step: Step) -> dict[str, Any]:
 
 
 def _meta(step: Step) -> dict[str, Any]:
+    """A message's metadata: the turn's label in one line (what the viewer shows unfolded), then every fact."""
     facts = {"thread": step.thread, **_turn(step)}
     if step.copied:
         facts["copied"] = True
-    return {"agentic_eval": facts}
+    if step.exchange is None:
+        return {"agentic_eval": facts}
+    exchange = step.exchange
+    line = " · ".join([exchange.label] + ([exchange.family] if exchange.family else [])
+                      + ([f"flags: {', '.join(exchange.flags)}"] if exchange.flags else []))
+    return {"turn": line, "agentic_eval": facts}
 
 
 def _unix(when: float | None) -> datetime | None:
