@@ -27,9 +27,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from agentic_eval.cli import main  # noqa: E402
-from agentic_eval.results import TRIALS_FILE, read_trials, trial_id  # noqa: E402
-from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_stream, tool_call  # noqa: E402
+from agentic_eval.cli import main
+from agentic_eval.results import TRIALS_FILE, read_trials, trial_id
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_stream, tool_call
 
 GOAL_S = 5.0
 

@@ -13,7 +13,7 @@ before a limit). Pure reading: nothing here writes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -32,8 +32,9 @@ from agentic_eval.export._messages import (
     usage_of,
 )
 from agentic_eval.results import RunConfig, TrialResult, latest_by_trial, read_run_config, read_trials
+from agentic_eval.wire.exchange import WireRecord
 
-__all__ = ["Exchange", "Result", "RunView", "Step", "TrialView", "read_run", "read_trial"]
+__all__ = ["Exchange", "Result", "RunView", "Step", "TrialView", "build_steps", "read_run", "read_trial"]
 
 RECENT_THREADS = 16
 """How many earlier requests are tried as the one a request continues."""
@@ -144,12 +145,7 @@ def read_trial(run_dir: Path, record: TrialResult) -> TrialView:
     except FileNotFoundError:
         wire, warnings = [], [f"{wire_file}: no wire log"]
     builder = _Builder()
-    skipped = 0
-    for rec in wire:
-        if rec.method != "POST":
-            skipped += 1
-            continue
-        builder.add(rec)
+    skipped = builder.add_all(wire)
     if record.agent == "builtin":
         builder.add_transcript(run_dir / record.files.get("transcript", ""), warnings)
     first_user = ""  # the instruction: the last user message before the model's first turn (a CLI sends context first)
@@ -164,6 +160,14 @@ def read_trial(run_dir: Path, record: TrialResult) -> TrialView:
         diff=_read_text(run_dir, record.files.get("diff"), warnings), skipped=skipped,
         warnings=[f"{record.task_id}.a{record.attempt}: {w}" for w in warnings],
     )
+
+
+def build_steps(records: Iterable[WireRecord]) -> tuple[list[Step], list[dict[str, Any]]]:
+    """The steps a wire log's records make (requests whole, as `read_wire_log` gives them), and the tools the
+    requests offered (OpenAI function definitions)."""
+    builder = _Builder()
+    builder.add_all(records)
+    return builder.steps, builder.tools
 
 
 @dataclass
@@ -186,7 +190,17 @@ class _Builder:
         self._count = 0
         self._keys: dict[int, tuple[Any, tuple[Any, ...]]] = {}
 
-    def add(self, rec: Any) -> None:
+    def add_all(self, records: Iterable[WireRecord]) -> int:
+        """Every POST exchange, in order; returns how many other requests (GETs) there were."""
+        skipped = 0
+        for rec in records:
+            if rec.method == "POST":
+                self.add(rec)
+            else:
+                skipped += 1
+        return skipped
+
+    def add(self, rec: WireRecord) -> None:
         api = api_of(rec.path)
         request = rec.request if isinstance(rec.request, dict) else None
         for tool in offered_tool_definitions(request):
@@ -259,7 +273,7 @@ class _Builder:
             self._answered.add(result.call_id)
         owner.results.append(result)
 
-    def _reply(self, rec: Any, api: Api, request: dict[str, Any] | None, thread: _Thread) -> None:
+    def _reply(self, rec: WireRecord, api: Api, request: dict[str, Any] | None, thread: _Thread) -> None:
         from agentic_eval.classify.turn import classify_turn, is_model_turn, read_turn
 
         timings = rec.timings
