@@ -169,6 +169,10 @@ def test_builtin_runs_export_with_labels_outcomes_and_unscored_kept_apart(script
     assert len(inspect_log.list_eval_logs(str(tmp_path / "all"))) == 3
     export(str(runs), "--format", "atif", "--out", str(tmp_path / "all-atif"))
     assert len(list((tmp_path / "all-atif").rglob("trajectory.json"))) == 4
+    for copy in ("a", "b"):  # two copies of one run: named by their place, neither overwrites the other
+        shutil.copytree(solved, tmp_path / "copies" / copy / solved.name)
+    export(str(tmp_path / "copies"), "--format", "atif", "--out", str(tmp_path / "copies-atif"))
+    assert sorted(p.name for p in (tmp_path / "copies-atif").iterdir()) == [f"a__{solved.name}", f"b__{solved.name}"]
 
 
 def test_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -53,6 +53,16 @@ def find_runs(given: str, runs_root: Path) -> list[Path]:
     return sorted(found)
 
 
+def _names(runs: list[Any], root: Path) -> list[str]:
+    """Each run's name in the output: its run id, or where two runs share one (a copied run), its path under
+    RUN with '/' as '__'."""
+    ids = [run.config.run_id for run in runs]
+    if len(set(ids)) == len(ids):
+        return ids
+    return [str(run.run_dir.relative_to(root)).replace(os.sep, "__") if run.run_dir.is_relative_to(root)
+            else run.run_dir.name for run in runs]
+
+
 def handle(args: argparse.Namespace) -> int:
     from agentic_eval.export.trials import read_run
 
@@ -64,21 +74,17 @@ def handle(args: argparse.Namespace) -> int:
         for warning in run.warnings:
             print(f"agentic-eval: warning: {warning}", file=sys.stderr)
     trials = sum(len(run.records) for run in runs)
+    names = _names(runs, Path(args.run))
     if args.format == "inspect":
         from agentic_eval.export.inspect_log import export_inspect, require_inspect
 
         require_inspect()
-        written = export_inspect(runs, out)
+        written = export_inspect(runs, out, names)
         print(f"wrote {len(written)} Inspect log{'s' if len(written) != 1 else ''} ({trials} trials) to {out}; "
               f"view them with: inspect view --log-dir {out}")
         return 0
     from agentic_eval.export.atif import export_atif
 
-    root = Path(args.run)
-    count = 0
-    for run in runs:
-        where = out / (run.run_dir.relative_to(root) if len(runs) > 1 and run.run_dir.is_relative_to(root)
-                       else Path(run.config.run_id))
-        count += len(export_atif(run, where))
+    count = sum(len(export_atif(run, out / name)) for run, name in zip(runs, names, strict=True))
     print(f"wrote {count} ATIF trajectories ({len(runs)} run{'s' if len(runs) != 1 else ''}) under {out}")
     return 0

@@ -202,15 +202,15 @@ def _unix(when: float | None) -> datetime | None:
     return None if when is None else datetime.fromtimestamp(when, UTC)
 
 
-def export_inspect(runs: list[RunView], out_dir: Path) -> list[Path]:
-    """Each run as `<out_dir>/<run id>.eval`, and the folder's listing (logs.json) that `inspect view` reads;
-    returns the logs written."""
+def export_inspect(runs: list[RunView], out_dir: Path, names: list[str] | None = None) -> list[Path]:
+    """Each run as `<out_dir>/<name>.eval` (default: its run id), and the folder's listing (logs.json) that
+    `inspect view` reads; returns the logs written."""
     from inspect_ai.log import write_eval_log, write_log_dir_manifest
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for run in runs:
-        path = out_dir / f"{run.config.run_id}.eval"
+    for run, name in zip(runs, names or [run.config.run_id for run in runs], strict=True):
+        path = out_dir / f"{name}.eval"
         write_eval_log(eval_log(run), str(path), format="eval")
         written.append(path)
     write_log_dir_manifest(str(out_dir))
