@@ -249,7 +249,8 @@ def _free_port() -> int:
 
 def _wait_http(url: str, process: subprocess.Popen[bytes]) -> Any:
     """The JSON at `url` once the server that `process` is answers (a minute at most)."""
-    for _ in range(120):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
         try:
             reply = httpx.get(url, timeout=5)
             if reply.status_code == 200:
