@@ -183,6 +183,15 @@ def test_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "not found" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["export", str(tmp_path), "--format", "csv", "--out", str(tmp_path / "o")])
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    (run / "run.json").write_text("{}")
+    os.mkfifo(run / "trials.jsonl")  # would hang a reader: refused first
+    assert main(["export", str(tmp_path / "runs"), "--format", "atif", "--out", str(tmp_path / "o")]) == 2
+    assert "is a FIFO" in capsys.readouterr().err
+    (tmp_path / "file").write_text("")
+    assert main(["export", str(run), "--format", "atif", "--out", str(tmp_path / "file")]) == 2
+    assert "is a file; give a folder" in capsys.readouterr().err
 
 
 # ---------------------------------------------------------------- CLI agents

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentic_eval.cli.args import check_run_files
 from agentic_eval.errors import AgenticEvalError
 
 FORMATS = ("atif", "inspect")
@@ -69,7 +70,10 @@ def handle(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise AgenticEvalError(f"--out {out}: is a file; give a folder")
-    runs = [read_run(run) for run in find_runs(args.run, Path(args.run_dir))]
+    folders = find_runs(args.run, Path(args.run_dir))
+    for folder in folders:
+        check_run_files(folder)  # a FIFO or /dev/zero for run.json or trials.jsonl: one line, never a hang
+    runs = [read_run(folder) for folder in folders]
     for run in runs:
         for warning in run.warnings:
             print(f"agentic-eval: warning: {warning}", file=sys.stderr)
