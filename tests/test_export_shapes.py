@@ -101,6 +101,23 @@ def bad_arguments_then_error() -> list[WireRecord]:
     ]
 
 
+def reused_call_ids() -> list[WireRecord]:
+    """A server that numbers tool calls per turn: every turn's call is `call_0`."""
+    first, second = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_0", "type": "function", "function": {"name": "shell", "arguments": f'{{"cmd": "{cmd}"}}'}}]}
+        for cmd in ("ls", "pwd")]
+    history = [SYSTEM, USER, first, {"role": "tool", "tool_call_id": "call_0", "content": "a.txt"}]
+    return [
+        record(0, "/v1/chat/completions", {"messages": [SYSTEM, USER], "tools": TOOLS},
+               chat(None, (("call_0", "shell", '{"cmd": "ls"}'),))),
+        record(1, "/v1/chat/completions", {"messages": history, "tools": TOOLS},
+               chat(None, (("call_0", "shell", '{"cmd": "pwd"}'),))),
+        record(2, "/v1/chat/completions", {"messages": [*history, second, {"role": "tool", "tool_call_id": "call_0",
+                                                                          "content": "/repo"}], "tools": TOOLS},
+               chat("done")),
+    ]
+
+
 def shape(steps: list[Step]) -> list[tuple[Any, ...]]:
     return [(s.source, s.text, s.reasoning, [(c.id, c.name, c.arguments) for c in s.calls],
              [(r.call_id, r.text, r.is_error) for r in s.results], s.thread) for s in steps]
@@ -121,6 +138,11 @@ CASES = {
         ("agent", "Running it.", "look first", [("toolu_1", "Bash", {"command": "ls"})], [("toolu_1", "boom", True)],
          0),
         ("user", "keep going", "", [], [], 0), ("agent", "done", "", [], [], 0)]),
+    "reused_call_ids": (reused_call_ids, [
+        ("system", "be an agent", "", [], [], 0), ("user", "fix it", "", [], [], 0),
+        ("agent", "", "", [("call_0", "shell", {"cmd": "ls"})], [("call_0", "a.txt", False)], 0),
+        ("agent", "", "", [("call_0", "shell", {"cmd": "pwd"})], [("call_0", "/repo", False)], 0),
+        ("agent", "done", "", [], [], 0)]),
     "bad_arguments_then_error": (bad_arguments_then_error, [
         ("system", "be an agent", "", [], [], 0), ("user", "fix it", "", [], [], 0),
         ("agent", "", "", [("c1", "shell", {})], [("c1", "bad arguments", False)], 0),

@@ -312,8 +312,9 @@ class _Builder:
                     thread=thread.number)
         self.steps.append(step)
         thread.last_agent = step
-        for call in calls:
+        for call in calls:  # a server that numbers calls per turn reuses ids: the newest call owns its id
             self._by_call[call.id] = step
+            self._answered.discard(call.id)
 
     def add_transcript(self, path: Path, warnings: list[str]) -> None:
         """The built-in agent's transcript: results of calls the wire never carried back (the last turn)."""
