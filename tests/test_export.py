@@ -106,7 +106,7 @@ def test_builtin_runs_export_with_labels_outcomes_and_unscored_kept_apart(script
                                     (endpoint_500, 1, ())):
         pack = make_pack(mini_pack, tasks, dest=tmp_path / f"pack{len(runs_in(runs)) if runs.exists() else 0}")
         run_cli("run", "--model", "fake-model", "--base-url", scripted(responder).base_url, "--tasks", str(pack),
-                "--run-dir", str(runs), *FAST, *extra)
+                "--run-dir", str(runs), "--api-key", "sk-secret-xyz", *FAST, *extra)
         time.sleep(1.1)  # run ids are to the second
     solved, xml, failed = runs_in(runs)
 
@@ -169,6 +169,9 @@ def test_builtin_runs_export_with_labels_outcomes_and_unscored_kept_apart(script
     assert len(inspect_log.list_eval_logs(str(tmp_path / "all"))) == 3
     export(str(runs), "--format", "atif", "--out", str(tmp_path / "all-atif"))
     assert len(list((tmp_path / "all-atif").rglob("trajectory.json"))) == 4
+    exported = [p for p in tmp_path.rglob("*") if p.suffix in (".json", ".eval") and "runs" not in p.parts]
+    texts = [read_log(p).model_dump_json() if p.suffix == ".eval" else p.read_text() for p in exported]
+    assert len(texts) > 10 and not [t for t in texts if "sk-secret-xyz" in t]  # the key is never exported
     for copy in ("a", "b"):  # two copies of one run: named by their place, neither overwrites the other
         shutil.copytree(solved, tmp_path / "copies" / copy / solved.name)
     export(str(tmp_path / "copies"), "--format", "atif", "--out", str(tmp_path / "copies-atif"))
