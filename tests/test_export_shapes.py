@@ -101,6 +101,20 @@ def bad_arguments_then_error() -> list[WireRecord]:
     ]
 
 
+def responses_custom_tool() -> list[WireRecord]:
+    """A Responses custom tool (codex's apply_patch): free-text input, not JSON arguments."""
+    call = {"type": "custom_tool_call", "call_id": "call_p", "name": "apply_patch", "input": "*** Begin Patch"}
+    tools = [{"type": "custom", "name": "apply_patch", "description": "patch files"}]
+    user = {"role": "user", "content": "fix it"}
+    return [
+        record(0, "/v1/responses", {"input": [user], "tools": tools}, {"object": "response", "output": [call]}),
+        record(1, "/v1/responses", {"tools": tools, "input": [
+            user, call, {"type": "custom_tool_call_output", "call_id": "call_p", "output": "patched"}]},
+               {"object": "response", "output": [{"type": "message", "content": [{"type": "output_text",
+                                                                                   "text": "done"}]}]}),
+    ]
+
+
 def reused_call_ids() -> list[WireRecord]:
     """A server that numbers tool calls per turn: every turn's call is `call_0`."""
     first, second = [{"role": "assistant", "content": None, "tool_calls": [
@@ -138,6 +152,11 @@ CASES = {
         ("agent", "Running it.", "look first", [("toolu_1", "Bash", {"command": "ls"})], [("toolu_1", "boom", True)],
          0),
         ("user", "keep going", "", [], [], 0), ("agent", "done", "", [], [], 0)]),
+    "responses_custom_tool": (responses_custom_tool, [
+        ("user", "fix it", "", [], [], 0),
+        ("agent", "", "", [("call_p", "apply_patch", {"input": "*** Begin Patch"})], [("call_p", "patched", False)],
+         0),
+        ("agent", "done", "", [], [], 0)]),
     "reused_call_ids": (reused_call_ids, [
         ("system", "be an agent", "", [], [], 0), ("user", "fix it", "", [], [], 0),
         ("agent", "", "", [("call_0", "shell", {"cmd": "ls"})], [("call_0", "a.txt", False)], 0),

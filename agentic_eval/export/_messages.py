@@ -32,6 +32,9 @@ class Call:
     arguments: dict[str, Any]
     raw: Any = None
     problem: str | None = None
+    free_text: bool = False
+    """A custom tool's call (Responses `custom_tool_call`, chat `custom`): its input is free text, kept as
+    `{"input": text}`."""
 
 
 @dataclass
@@ -116,8 +119,7 @@ def to_messages(api: Api, item: object) -> list[Message]:
         return []
     kind, role = item.get("type"), item.get("role")
     if api == "responses" and kind in ("function_call", "custom_tool_call"):
-        return [Message("assistant", calls=[_call(item.get("call_id") or item.get("id"), item.get("name"),
-                                                   item.get("arguments", item.get("input")))])]
+        return [Message("assistant", calls=[_responses_call(item)])]
     if api == "responses" and kind in ("function_call_output", "custom_tool_call_output"):
         return [Message("tool", text_of(item.get("output")), call_id=_str(item.get("call_id")))]
     if api == "responses" and kind == "reasoning":
@@ -130,7 +132,7 @@ def to_messages(api: Api, item: object) -> list[Message]:
     if api == "messages" and isinstance(item.get("content"), list):
         return _anthropic_turn(role, item["content"])
     if role == "assistant":
-        calls = [_chat_call(call, n) for n, call in enumerate(_listed(item.get("tool_calls")))]
+        calls = [_chat_call(call) for call in (_listed(item.get("tool_calls")))]
         reasoning = item.get("reasoning_content") or item.get("reasoning")
         return [Message("assistant", text_of(item.get("content")), reasoning if isinstance(reasoning, str) else "",
                         calls=[c for c in calls if c is not None])]
@@ -166,15 +168,14 @@ def reply_calls(api: Api, response: object) -> list[Call]:
     if not isinstance(response, Mapping):
         return []
     if api == "responses" or isinstance(response.get("output"), list):
-        return [_call(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments", item.get("input")))
-                for item in _listed(response.get("output"))
+        return [_responses_call(item) for item in _listed(response.get("output"))
                 if isinstance(item, Mapping) and item.get("type") in ("function_call", "custom_tool_call")]
     if isinstance(response.get("choices"), list):
         choice = response["choices"][0] if response["choices"] else {}
         message = choice.get("message") if isinstance(choice, Mapping) else None
         if not isinstance(message, Mapping):
             return []
-        calls = [_chat_call(call, n) for n, call in enumerate(_listed(message.get("tool_calls")))]
+        calls = [_chat_call(call) for call in (_listed(message.get("tool_calls")))]
         return [c for c in calls if c is not None]
     return [_call(block.get("id"), block.get("name"), block.get("input")) for block in _listed(response.get("content"))
             if isinstance(block, Mapping) and block.get("type") in ("tool_use", "server_tool_use")]
@@ -240,13 +241,27 @@ def _call(call_id: object, name: object, arguments: object) -> Call:
     return Call(_str(call_id) or "", _str(name) or "", {}, raw, "not a JSON object")
 
 
-def _chat_call(call: object, number: int) -> Call | None:
+def _free_text_call(call_id: object, name: object, text: object) -> Call:
+    return Call(_str(call_id) or "", _str(name) or "", {"input": text if isinstance(text, str) else ""},
+                raw=text, free_text=True)
+
+
+def _responses_call(item: Mapping[str, Any]) -> Call:
+    call_id = item.get("call_id") or item.get("id")
+    if item.get("type") == "custom_tool_call":
+        return _free_text_call(call_id, item.get("name"), item.get("input"))
+    return _call(call_id, item.get("name"), item.get("arguments"))
+
+
+def _chat_call(call: object) -> Call | None:
     if not isinstance(call, Mapping):
         return None
-    spec = call.get("function") if isinstance(call.get("function"), Mapping) else call.get("custom")
+    if isinstance(call.get("custom"), Mapping):
+        return _free_text_call(call.get("id"), call["custom"].get("name"), call["custom"].get("input"))
+    spec = call.get("function")
     if not isinstance(spec, Mapping):
         return None
-    return _call(call.get("id"), spec.get("name"), spec.get("arguments", spec.get("input")))
+    return _call(call.get("id"), spec.get("name"), spec.get("arguments"))
 
 
 def _listed(value: object) -> list[Any]:

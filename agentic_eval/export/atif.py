@@ -90,7 +90,8 @@ def _step(number: int, step: Step, model: str) -> dict[str, Any]:
         if step.calls:
             out["tool_calls"] = [
                 _drop_none({"tool_call_id": c.id, "function_name": c.name, "arguments": c.arguments,
-                            "extra": {"arguments_as_sent": c.raw, "problem": c.problem} if c.problem else None})
+                            "extra": {"arguments_as_sent": c.raw, "problem": c.problem} if c.problem
+                            else {"free_text_input": True} if c.free_text else None})
                 for c in step.calls]
         if step.copied:
             out["is_copied_context"] = True
