@@ -99,6 +99,12 @@ fi
 if [ "$(python -c 'import importlib.metadata as m; print(m.version("bfcl-eval"))' 2>/dev/null)" != "2026.3.23" ]; then
     python -m pip install --quiet --disable-pip-version-check --no-deps 'bfcl-eval==2026.3.23'
 fi
+# Harbor's ATIF trajectory models and validator, which tests/test_export.py checks `export --format atif`
+# with. Its package asks for Python >= 3.12 for the rest of Harbor; the trajectory models and the validator
+# need only pydantic and load on 3.11, so: --no-deps --ignore-requires-python, pinned, never imported by the package.
+if [ "$(python -c 'import importlib.metadata as m; print(m.version("harbor"))' 2>/dev/null)" != "0.26.0" ]; then
+    python -m pip install --quiet --disable-pip-version-check --no-deps --ignore-requires-python 'harbor==0.26.0'
+fi
 # The agent CLIs the tests drive, pinned, into the project's tools folder
 # (~/.cache/agentic-eval/tools: the cache folder's tools/, or $AGENTIC_EVAL_TOOLS): never the global environment.
 agentic-eval agents install opencode codex qwen-code claude-code kilo cline

@@ -198,6 +198,7 @@ def _base_argv(path: tuple[str, ...], mini: Path, runs: Path, url: str) -> list[
         ("cold-start",): ["cold-start", "--ollama-unload", *endpoint, "--run-dir", str(runs)],
         ("classify",): ["classify"],
         ("campaign",): ["campaign"],
+        ("export",): ["export", "--format", "atif", "--out", str(runs / "out")],
     }[path]
 
 

@@ -166,7 +166,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("classify", "packs"),
     ("faults",),
     ("agents", "instruments"),
-    ("report", "runner", "testing"),
+    ("report", "runner", "testing", "export"),
     ("campaign",),
     ("cli",),
     ("__init__", "__main__"),

@@ -24,6 +24,7 @@ command has not finished stopping for after STOP_GRACE_S seconds, ends the proce
     think_check  think-check: does turning reasoning off make answers wrong?
     cold_start   cold-start: time from a server's start to its first token
     classify     classify: label each model turn of a wire log
+    export       export: a run's trials as ATIF trajectories or an Inspect eval log
     progress     the progress bar (a terminal) or log lines the long commands show
 """
 
@@ -44,7 +45,7 @@ from agentic_eval.errors import AgenticEvalError
 Handler = Callable[[argparse.Namespace], int]
 
 COMMANDS = ("run", "campaign", "report", "tasks", "validate", "agents", "sandbox", "serve_local", "probe", "tooling",
-            "forms", "speed", "think_check", "cold_start", "classify")
+            "forms", "speed", "think_check", "cold_start", "classify", "export")
 """The command modules, `agentic_eval.cli.<name>`, in the order `--help` lists them. Each has
 `register(subparsers)`, which adds its command and flags (and imports nothing heavy), and
 `handle(args) -> int`, which imports the library it needs and does the work."""

@@ -66,6 +66,8 @@ def register(sub: Any) -> None:
                    "HOST:PORT, ray://HOST:PORT or auto), confined by each node's own sandbox backend; needs "
                    "the [ray] extra (docs/scale-out.md)")
     p.add_argument("--json", action="store_true", help="print the run's summary as JSON at the end")
+    p.add_argument("--atif", action="store_true", help="write each trial's trajectory in ATIF as it ends "
+                   "(trials/<task>.a<n>/trajectory.json; docs/export.md)")
     p.add_argument("--local", action="store_true",
                    help="serve a small model on 127.0.0.1 with llama.cpp for this run (the [local] extra's "
                    "Qwen2.5-Coder-1.5B unless --gguf; CPU only, slow) and run against it")
@@ -210,7 +212,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         campaign = plan_start(RunSettings.of(**start), local_server=server, log=log)
     run_dir = campaign.run_dir
     try:
-        _execute_with_progress(campaign, console)
+        _execute_with_progress(campaign, console, atif=args.atif)
     except KeyboardInterrupt:
         console.print(f"interrupted: finished trials are kept in {run_dir}/trials.jsonl; "
                       f"resume with: {resume_command(run_dir, args)}", markup=False)
@@ -280,7 +282,7 @@ def broken_pack_message(summary: Any, flags: str = "") -> str | None:
             f"--task {bad[0]}{flags}")
 
 
-def _execute_with_progress(campaign: Any, console: Any) -> None:
+def _execute_with_progress(campaign: Any, console: Any, atif: bool = False) -> None:
     from agentic_eval.runner import RunProgress
 
     plan = campaign.plan
@@ -288,6 +290,8 @@ def _execute_with_progress(campaign: Any, console: Any) -> None:
     run_dir = plan.run_dir
 
     def line(result: Any) -> None:
+        if atif:
+            _write_trajectory(run_dir, result, console)
         state.record(result)
         msg = f"{result.task_id} a{result.attempt}: {result.outcome}"
         if result.behaviour:  # an impossible task: what the model did
@@ -320,6 +324,17 @@ def _execute_with_progress(campaign: Any, console: Any) -> None:
                                           f"  running {state.running}")
 
         campaign.execute(on_result=on_result, on_start=started)
+
+
+def _write_trajectory(run_dir: Path, result: Any, console: Any) -> None:
+    """`--atif`: the trial's trajectory.json beside its wire log; a failure is a warning, never the run's end."""
+    from agentic_eval.export.atif import write_trial_trajectory
+
+    try:
+        write_trial_trajectory(run_dir, result)
+    except Exception as exc:  # noqa: BLE001 - an export problem must not stop the trials
+        console.print(f"warning: {result.task_id} a{result.attempt}: trajectory.json not written: "
+                      f"{type(exc).__name__}: {exc}", markup=False)
 
 
 def fail_reason(result: Any, run_dir: Path) -> str:
