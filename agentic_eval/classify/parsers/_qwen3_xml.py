@@ -120,5 +120,4 @@ def sglang_qwen3_coder(text: str, tools: Tools) -> tuple[list[ParsedCall], str |
                 arguments[key] = convert_by_schema(value.strip("\n"), schema if isinstance(schema, dict) else None)
             if (call := engine_call(name, arguments)) is not None:
                 calls.append(call)
-    content = _SG_BLOCK.sub("", text)
-    return calls, content.strip() if calls else content
+    return calls, _SG_BLOCK.sub("", text)
