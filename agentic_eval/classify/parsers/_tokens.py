@@ -16,7 +16,8 @@ _DS_CALLS = "<｜tool▁calls▁begin｜>"
 _DS_V3 = re.compile(
     r"<｜tool▁call▁begin｜>(?P<type>.*)<｜tool▁sep｜>(?P<name>.*)\n```json\n(?P<arguments>.*)\n```"
     r"<｜tool▁call▁end｜>")
-_DS_V31 = re.compile(r"<｜tool▁call▁begin｜>(?P<name>.*?)<｜tool▁sep｜>(?P<arguments>.*?)<｜tool▁call▁end｜>", re.DOTALL)
+_DS_V31 = re.compile(r"<｜tool▁call▁begin｜>(?P<name>.*?)<｜tool▁sep｜>(?P<arguments>.*?)<｜tool▁call▁end｜>",
+                     re.DOTALL)
 
 
 def passed_through(name: str, arguments: str) -> ParsedCall:
