@@ -10,12 +10,16 @@ from agentic_eval.classify.parsers._types import ParsedCall, Tools, engine_call
 
 __all__ = ["python_list_calls", "sglang_pythonic", "vllm_llama4_pythonic", "vllm_olmo3", "vllm_pythonic"]
 
-# A list of one or more calls with keyword arguments, as vLLM recognises it before parsing.
+# The engines' pattern for a list of calls with keyword arguments,
+#   \[(N\((N=.*,\s*)*(N=.*\s)?\),\s*)*(N\((N=.*,\s*)*(N=.*\s*)?\)\s*)+\]   (DOTALL),
+# backtracks exponentially on a few hundred characters. Its `.*` swallows everything after the
+# first keyword, so it accepts exactly: calls without arguments, then either one more of those or a
+# call with a keyword argument running to the last `)` before the `]`. The same set, matched fast:
 _NAME = r"[a-zA-Z]+\w*"
 _CALL_LIST = re.compile(
-    rf"\[({_NAME}\(({_NAME}=.*,\s*)*({_NAME}=.*\s)?\),\s*)*({_NAME}\(({_NAME}=.*,\s*)*({_NAME}=.*\s*)?\)\s*)+\]",
-    re.DOTALL,
-)
+    rf"\[(?:{_NAME}\(\),\s*)*(?:{_NAME}\(\)\s*)*(?:{_NAME}\(\)\s*|{_NAME}\({_NAME}=.*\)\s*)\]", re.DOTALL)
+# Where such a list can start.
+_LIST_START = re.compile(rf"\[{_NAME}\(")
 
 
 class _NotACall(ValueError):
@@ -64,7 +68,7 @@ def vllm_pythonic(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None
     """vLLM `pythonic`: the whole (stripped) output is a list of calls with literal keyword arguments;
     anything else is content. Offered tools are not checked. Content None when it reads."""
     stripped = text.strip()
-    if not _CALL_LIST.fullmatch(stripped):
+    if not _LIST_START.match(stripped) or not _CALL_LIST.fullmatch(stripped):
         return [], text
     try:
         calls = python_list_calls(stripped)
@@ -86,7 +90,8 @@ def sglang_pythonic(text: str, tools: Tools) -> tuple[list[ParsedCall], str | No
     """SGLang `pythonic`: `<|python_start|>`/`<|python_end|>` dropped, the first list of calls found
     anywhere is read; calls to tools not offered are dropped. Content is the text around the list."""
     text = text.replace("<|python_start|>", "").replace("<|python_end|>", "")
-    match = _CALL_LIST.search(text)
+    start = _LIST_START.search(text)
+    match = _CALL_LIST.search(text, start.start()) if start else None
     if match is None:
         return [], text
     content = text[: match.start()] + text[match.end() :]
