@@ -1,6 +1,6 @@
 """JSON calls after a marker: Granite `<|tool_call|>[...]`, Granite-20B-FC `<function_call> {...}`,
 InternLM2 `<|action_start|><|plugin|>{...}<|action_end|>`, Jamba `<tool_calls>[...]</tool_calls>`,
-Phi-4-mini `functools[...]`, xLAM `[...]`."""
+MiniMax-M1 `<tool_calls>` JSON lines, Phi-4-mini `functools[...]`, xLAM `[...]`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 from agentic_eval.classify.parsers._json_tags import NoCall, calls_or_fail
 from agentic_eval.classify.parsers._types import ParsedCall, Tools
 
-__all__ = ["vllm_granite", "vllm_granite_20b_fc", "vllm_internlm", "vllm_jamba", "vllm_phi4_mini"]
+__all__ = ["vllm_granite", "vllm_granite_20b_fc", "vllm_internlm", "vllm_jamba", "vllm_minimax", "vllm_phi4_mini",
+           "vllm_xlam"]
 
 _DECODER = json.JSONDecoder()
 Result = tuple[list[ParsedCall], str | None]
@@ -98,3 +99,55 @@ def vllm_phi4_mini(text: str, tools: Tools) -> Result:
     except (NoCall, ValueError, KeyError, TypeError):
         return [], text
     return (calls, None) if calls else ([], text)
+
+
+def vllm_minimax(text: str, tools: Tools) -> Result:
+    """vLLM `minimax` (MiniMax-M1): one JSON object per line after `<tool_calls>` (closed or not), calls
+    inside `<think>` ignored; lines that do not read, or lack `name`/`arguments`, are skipped. Content is
+    the stripped text before the first `<tool_calls>` outside the thinking, None when blank."""
+    thinking = [(match.start(), match.end()) for match in re.finditer(r"<think>.*?</think>", text, re.DOTALL)]
+    start = next((match.start() for match in re.finditer(r"<tool_calls>", text)
+                  if not any(begin <= match.start() < end for begin, end in thinking)), -1)
+    if start == -1:
+        return [], text
+    close = text.find("</tool_calls>", start)
+    body = text[start + len("<tool_calls>") : close if close != -1 else len(text)]
+    calls: list[ParsedCall] = []
+    for line in body.splitlines():
+        try:
+            value = json.loads(line.strip())
+            calls += calls_or_fail([(value["name"], value["arguments"])])
+        except (NoCall, ValueError, KeyError, TypeError):
+            continue
+    content = text[:start].strip() or None
+    return (calls, content) if calls else ([], content)
+
+
+_XLAM_FENCE = re.compile(r"```(?:json)?\s*([\s\S]*?)```")
+
+
+def vllm_xlam(text: str, tools: Tools) -> Result:
+    """vLLM `xlam`: a JSON list of `{name, arguments}` after `</think>`, in a ```json fence, after
+    `[TOOL_CALLS]`, inside `<tool_call>...</tool_call>`, or as the whole output. Content is the text
+    before it (stripped)."""
+    content: str | None
+    if "</think>" in text:
+        end = text.find("</think>") + len("</think>")
+        content, payload = text[:end], text[end:].strip()
+    elif fence := _XLAM_FENCE.search(text):
+        content, payload = text[: fence.start()].strip(), fence.group(1).strip()
+    elif "[TOOL_CALLS]" in text:
+        content, _, payload = text.partition("[TOOL_CALLS]")
+        content = content.strip()
+    elif tagged := re.search(r"<tool_call>(.*?)</tool_call>", text, re.DOTALL):
+        content, payload = text[: tagged.start()].strip(), tagged.group(1).strip()
+    elif text.strip().startswith("["):
+        content, payload = None, text.strip()
+    else:
+        return [], text
+    try:
+        value = json.loads(payload)
+        calls = calls_or_fail(_pairs(value if isinstance(value, list) else [value]))
+    except (NoCall, ValueError, KeyError, TypeError):
+        return [], text
+    return (calls, content or None) if calls else ([], text)

@@ -5,18 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentic_eval.classify.parsers._glm import sglang_glm, vllm_glm
+from agentic_eval.classify.parsers._invoke import sglang_minimax_m2, sglang_step3, vllm_minimax_m2, vllm_step3
 from agentic_eval.classify.parsers._json_lists import (
     vllm_granite,
     vllm_granite_20b_fc,
     vllm_internlm,
     vllm_jamba,
+    vllm_minimax,
     vllm_phi4_mini,
+    vllm_xlam,
 )
 from agentic_eval.classify.parsers._json_tags import sglang_qwen25, vllm_hermes
 from agentic_eval.classify.parsers._llama import sglang_llama3, vllm_llama3_json
 from agentic_eval.classify.parsers._mistral import sglang_mistral, vllm_mistral
 from agentic_eval.classify.parsers._pythonic import sglang_pythonic, vllm_llama4_pythonic, vllm_olmo3, vllm_pythonic
-from agentic_eval.classify.parsers._qwen3_xml import sglang_qwen3_coder, vllm_qwen3_coder
+from agentic_eval.classify.parsers._qwen3_xml import sglang_qwen3_coder, vllm_qwen3_coder, vllm_seed_oss
 from agentic_eval.classify.parsers._tokens import (
     sglang_deepseek_v3,
     sglang_deepseek_v31,
@@ -71,6 +74,11 @@ ROWS: tuple[Row, ...] = (
     _vllm("internlm", ("internlm",), vllm_internlm, "InternLM2.5"),
     _vllm("jamba", ("jamba",), vllm_jamba, "Jamba"),
     _vllm("phi4_mini_json", ("phi4_mini",), vllm_phi4_mini, "Phi-4-mini"),
+    _vllm("xlam", ("json", "llama_json"), vllm_xlam, "Salesforce xLAM-2"),
+    _vllm("minimax", ("jamba",), vllm_minimax, "MiniMax-M1"),
+    _vllm("minimax_m2", ("minimax",), vllm_minimax_m2, "MiniMax-M2"),
+    _vllm("seed_oss", ("seed_oss",), vllm_seed_oss, "Seed-OSS"),
+    _vllm("step3", ("anthropic_xml",), vllm_step3, "Step-3; vLLM's own tests fail its non-streaming path"),
     _sglang("qwen25", ("hermes",), sglang_qwen25, "Qwen2.5 / Qwen3"),
     _sglang("qwen", ("hermes",), sglang_qwen25, "same as qwen25"),
     _sglang("qwen3_coder", ("qwen3_xml",), sglang_qwen3_coder, "Qwen3-Coder"),
@@ -83,4 +91,6 @@ ROWS: tuple[Row, ...] = (
     _sglang("glm45", ("glm",), sglang_glm, "GLM-4.5 / 4.6"),
     _sglang("glm", ("glm",), sglang_glm, "same as glm45"),
     _sglang("glm47", ("glm",), sglang_glm, "GLM-4.7"),
+    _sglang("minimax-m2", ("minimax",), sglang_minimax_m2, "MiniMax-M2"),
+    _sglang("step3", ("anthropic_xml",), sglang_step3, "Step-3"),
 )
