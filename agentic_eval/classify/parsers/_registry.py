@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agentic_eval.classify.parsers._glm import sglang_glm, vllm_glm
+from agentic_eval.classify.parsers._harmony import sglang_gpt_oss, vllm_openai
 from agentic_eval.classify.parsers._invoke import sglang_minimax_m2, sglang_step3, vllm_minimax_m2, vllm_step3
 from agentic_eval.classify.parsers._json_lists import (
     vllm_granite,
@@ -79,6 +80,7 @@ ROWS: tuple[Row, ...] = (
     _vllm("minimax_m2", ("minimax",), vllm_minimax_m2, "MiniMax-M2"),
     _vllm("seed_oss", ("seed_oss",), vllm_seed_oss, "Seed-OSS"),
     _vllm("step3", ("anthropic_xml",), vllm_step3, "Step-3; vLLM's own tests fail its non-streaming path"),
+    _vllm("openai", ("harmony",), vllm_openai, "gpt-oss"),
     _sglang("qwen25", ("hermes",), sglang_qwen25, "Qwen2.5 / Qwen3"),
     _sglang("qwen", ("hermes",), sglang_qwen25, "same as qwen25"),
     _sglang("qwen3_coder", ("qwen3_xml",), sglang_qwen3_coder, "Qwen3-Coder"),
@@ -93,4 +95,5 @@ ROWS: tuple[Row, ...] = (
     _sglang("glm47", ("glm",), sglang_glm, "GLM-4.7"),
     _sglang("minimax-m2", ("minimax",), sglang_minimax_m2, "MiniMax-M2"),
     _sglang("step3", ("anthropic_xml",), sglang_step3, "Step-3"),
+    _sglang("gpt-oss", ("harmony",), sglang_gpt_oss, "gpt-oss"),
 )
