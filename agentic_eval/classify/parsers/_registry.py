@@ -19,6 +19,7 @@ from agentic_eval.classify.parsers._json_lists import (
 from agentic_eval.classify.parsers._json_tags import sglang_qwen25, vllm_hermes
 from agentic_eval.classify.parsers._llama import sglang_llama3, vllm_llama3_json
 from agentic_eval.classify.parsers._mistral import sglang_mistral, vllm_mistral
+from agentic_eval.classify.parsers._ollama import ollama_template
 from agentic_eval.classify.parsers._pythonic import sglang_pythonic, vllm_llama4_pythonic, vllm_olmo3, vllm_pythonic
 from agentic_eval.classify.parsers._qwen3_xml import sglang_qwen3_coder, vllm_qwen3_coder, vllm_seed_oss
 from agentic_eval.classify.parsers._tokens import (
@@ -46,6 +47,13 @@ class Row:
 def _vllm(name: str, families: tuple[str, ...], read: Read, note: str = "") -> Row:
     how = _VLLM.format(name=name) + (f" ({note})" if note else "")
     return Row(EngineParser(f"vllm:{name}", "vllm", name, families, how), read)
+
+
+def _ollama(name: str, families: tuple[str, ...], prefix: str | None, models: str) -> Row:
+    written = f"writes {prefix!r} before its calls" if prefix else "writes bare JSON calls"
+    how = (f"ollama: a model whose template {written}, as {models} in the Ollama library do; a custom Modelfile "
+           "TEMPLATE needs the same tool-call block; Ollama parses calls only when the request offers tools")
+    return Row(EngineParser(f"ollama:{name}", "ollama", name, families, how), ollama_template(prefix))
 
 
 def _sglang(name: str, families: tuple[str, ...], read: Read, note: str = "") -> Row:
@@ -96,4 +104,10 @@ ROWS: tuple[Row, ...] = (
     _sglang("minimax-m2", ("minimax",), sglang_minimax_m2, "MiniMax-M2"),
     _sglang("step3", ("anthropic_xml",), sglang_step3, "Step-3"),
     _sglang("gpt-oss", ("harmony",), sglang_gpt_oss, "gpt-oss"),
+    _ollama("qwen2.5", ("hermes",), "<tool_call>", "qwen2.5, qwen2.5-coder, qwen3, hermes3, llama3-groq-tool-use"),
+    _ollama("mistral", ("mistral",), "[TOOL_CALLS]", "mistral, mistral-nemo, mistral-small"),
+    _ollama("llama3.2", ("llama_json",), None, "llama3.1, llama3.2, llama3.3"),
+    _ollama("command-r-plus", ("json",), "Action: ```json", "command-r-plus"),
+    _ollama("firefunction", ("phi4_mini",), "functools", "firefunction-v2"),
+    _ollama("xlam", ("json",), None, "xlam"),
 )
