@@ -126,7 +126,7 @@ ROWS: tuple[Row, ...] = (
     _llamacpp("mistral_nemo", "Mistral Nemo", ("mistral",), llamacpp_mistral_nemo, "Mistral Nemo"),
     _llamacpp("command_r7b", "Command R7B", ("command_r",), llamacpp_command_r7b, "Command R7B"),
     _llamacpp("generic", "Generic", ("json",), llamacpp_generic, "any template without tool syntax of its own"),
-    _llamacpp("qwen3_coder_xml", "Qwen3 Coder", ("qwen3_xml",), vllm_qwen3_coder, "Qwen3-Coder"),
+    _llamacpp("qwen3_coder", "Qwen3 Coder", ("qwen3_xml",), vllm_qwen3_coder, "Qwen3-Coder"),
     _llamacpp("deepseek_v3_1", "DeepSeek V3.1", ("deepseek",), vllm_deepseek_v31, "DeepSeek-V3.1"),
     _llamacpp("kimi_k2", "Kimi K2", ("kimi",), vllm_kimi_k2, "Kimi-K2"),
     _llamacpp("glm_4_5", "GLM 4.5", ("glm",), vllm_glm, "GLM-4.5 / 4.6"),
