@@ -16,7 +16,13 @@ from agentic_eval.classify.parsers._json_lists import (
     vllm_phi4_mini,
     vllm_xlam,
 )
-from agentic_eval.classify.parsers._json_tags import sglang_qwen25, vllm_hermes
+from agentic_eval.classify.parsers._json_tags import (
+    sglang_qwen25,
+    vllm_gigachat3,
+    vllm_hermes,
+    vllm_hunyuan_a13b,
+    vllm_longcat,
+)
 from agentic_eval.classify.parsers._llama import sglang_llama3, vllm_llama3_json
 from agentic_eval.classify.parsers._llamacpp import (
     llamacpp_command_r7b,
@@ -105,6 +111,9 @@ ROWS: tuple[Row, ...] = (
     _vllm("seed_oss", ("seed_oss",), vllm_seed_oss, "Seed-OSS"),
     _vllm("step3", ("anthropic_xml",), vllm_step3, "Step-3; vLLM's own tests fail its non-streaming path"),
     _vllm("openai", ("harmony",), vllm_openai, "gpt-oss"),
+    _vllm("longcat", ("hermes",), vllm_longcat, "LongCat-Flash"),
+    _vllm("hunyuan_a13b", ("jamba",), vllm_hunyuan_a13b, "Hunyuan-A13B"),
+    _vllm("gigachat3", ("json",), vllm_gigachat3, "GigaChat 3 / 3.1"),
     _sglang("qwen25", ("hermes",), sglang_qwen25, "Qwen2.5 / Qwen3"),
     _sglang("qwen", ("hermes",), sglang_qwen25, "same as qwen25"),
     _sglang("qwen3_coder", ("qwen3_xml",), sglang_qwen3_coder, "Qwen3-Coder"),
