@@ -12,10 +12,12 @@ from typing import Any
 
 from agentic_eval.classify.parsers._types import ParsedCall, Read, Tools, engine_call
 
-__all__ = ["hermes_like", "sglang_qwen25", "vllm_gigachat3", "vllm_hermes", "vllm_hunyuan_a13b", "vllm_longcat"]
+__all__ = ["hermes_like", "sglang_qwen25", "vllm_ernie45", "vllm_functiongemma", "vllm_gigachat3", "vllm_hermes",
+           "vllm_hunyuan_a13b", "vllm_longcat"]
 
-def hermes_like(opener: str, closer: str) -> Read:
-    """vLLM's Hermes reading for another pair of tags (LongCat's `<longcat_tool_call>`, ...)."""
+def hermes_like(opener: str, closer: str, *, strip: bool = False) -> Read:
+    """vLLM's Hermes reading for another pair of tags (LongCat's `<longcat_tool_call>`, ...); `strip`: the
+    content before the first call is stripped (ERNIE 4.5)."""
     pattern = re.compile(f"{re.escape(opener)}(.*?){re.escape(closer)}|{re.escape(opener)}(.*)", re.DOTALL)
 
     def read(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None]:
@@ -32,7 +34,8 @@ def hermes_like(opener: str, closer: str) -> Read:
             calls = calls_or_fail(raw)
         except (NoCall, ValueError, KeyError, TypeError):
             return [], text
-        return calls, text[: text.find(opener)] or None
+        content = text[: text.find(opener)]
+        return calls, (content.strip() if strip else content) or None
 
     return read
 
@@ -95,6 +98,30 @@ def sglang_qwen25(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None
 
 
 vllm_longcat = hermes_like("<longcat_tool_call>", "</longcat_tool_call>")
+vllm_ernie45 = hermes_like("<tool_call>", "</tool_call>", strip=True)
+_GEMMA_CALL = re.compile(r"<start_function_call>\s*call:([\w.\-]+)\{(.*?)\}\s*<end_function_call>", re.DOTALL)
+_GEMMA_ARGUMENT = re.compile(r"(\w+):(?:<escape>(.*?)<escape>|([^,}]*))", re.DOTALL)
+
+
+def _gemma_value(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def vllm_functiongemma(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None]:
+    """vLLM `functiongemma`: `<start_function_call>call:NAME{key:<escape>value<escape>,...}<end_function_call>`;
+    a value that reads as JSON (a number, true/false) is converted. Content is the stripped text before."""
+    calls = []
+    for name, body in _GEMMA_CALL.findall(text):
+        arguments = {key: _gemma_value(escaped if escaped else plain.strip())
+                     for key, escaped, plain in _GEMMA_ARGUMENT.findall(body)}
+        if (call := engine_call(name, arguments)) is not None:
+            calls.append(call)
+    if not calls:
+        return [], text
+    return calls, text[: text.find("<start_function_call>")].strip() or None
 
 
 def vllm_hunyuan_a13b(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None]:

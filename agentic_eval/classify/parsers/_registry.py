@@ -18,6 +18,8 @@ from agentic_eval.classify.parsers._json_lists import (
 )
 from agentic_eval.classify.parsers._json_tags import (
     sglang_qwen25,
+    vllm_ernie45,
+    vllm_functiongemma,
     vllm_gigachat3,
     vllm_hermes,
     vllm_hunyuan_a13b,
@@ -114,6 +116,8 @@ ROWS: tuple[Row, ...] = (
     _vllm("longcat", ("hermes",), vllm_longcat, "LongCat-Flash"),
     _vllm("hunyuan_a13b", ("jamba",), vllm_hunyuan_a13b, "Hunyuan-A13B"),
     _vllm("gigachat3", ("json",), vllm_gigachat3, "GigaChat 3 / 3.1"),
+    _vllm("ernie45", ("hermes",), vllm_ernie45, "ERNIE 4.5"),
+    _vllm("functiongemma", ("function_gemma",), vllm_functiongemma, "FunctionGemma"),
     _sglang("qwen25", ("hermes",), sglang_qwen25, "Qwen2.5 / Qwen3"),
     _sglang("qwen", ("hermes",), sglang_qwen25, "same as qwen25"),
     _sglang("qwen3_coder", ("qwen3_xml",), sglang_qwen3_coder, "Qwen3-Coder"),
