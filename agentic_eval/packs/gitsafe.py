@@ -530,6 +530,18 @@ def _copy_regular(source: Path, target: Path, limit: int) -> None:
     shutil.copyfile(source, target, follow_symlinks=False)
 
 
+def _entries_only(view: Path) -> None:
+    """The view's copy of the model's index rebuilt from its entries alone (mode, blob, stage, path): no stat
+    data, no assume-unchanged or skip-worktree flag, no cache tree or other extension of the model's making.
+    With them git takes the index's blob for a file without reading it, so a test the model edited and flagged
+    (or gave a forged stat or cache tree) would read as the pristine one in `git diff PRISTINE` or `status`."""
+    model = view / "index.model"
+    (view / "index").rename(model)
+    listed = run_git(["ls-files", "--stage", "-z"], git_dir=view, extra_env={"GIT_INDEX_FILE": str(model)})
+    run_git(["update-index", "-z", "--index-info"], git_dir=view, stdin=listed)
+    model.unlink()
+
+
 def make_view(sandbox: Path, view: Path) -> Path:
     """A git folder at `view` showing the sandbox repository's HEAD, refs, index and objects (read through
     an alternate), with none of its config, hooks, info/ or replace refs. GitError if there is no repository."""
@@ -571,6 +583,8 @@ def make_view(sandbox: Path, view: Path) -> Path:
                 if source.is_symlink() or not source.is_file():
                     continue
                 _copy_regular(source, view / "refs" / rel / name, 4096)
+    if (view / "index").exists():
+        _entries_only(view)
     return view
 
 

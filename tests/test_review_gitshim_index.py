@@ -1,0 +1,50 @@
+"""Adversarial review (issue 40, packs/gitshim.py): a grader's plain `git diff PRISTINE` / `git status` reads the
+sandbox through the shim's view, which copies the model's index. An index entry flagged assume-unchanged (or
+skip-worktree) makes git take the index's blob for the file without looking at it: the model edits a test,
+flags it, and the grader's `git diff --quiet $AGENTIC_EVAL_PRISTINE -- tests/` says nothing changed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentic_eval.packs import gitsafe, gitshim
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = gitsafe.git_env({"GIT_AUTHOR_NAME": "h", "GIT_AUTHOR_EMAIL": "h@h", "GIT_COMMITTER_NAME": "h",
+                           "GIT_COMMITTER_EMAIL": "h@h"})
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_an_index_flag_of_the_models_does_not_hide_an_edited_test(tmp_path: Path, flag: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox = tmp_path / "sandbox"
+    (sandbox / "tests").mkdir(parents=True)
+    (sandbox / "tests" / "test_add.py").write_text("def test_add():\n    assert add(1, 1) == 2\n")
+    _git(sandbox, "init", "-q", "-b", "main")
+    _git(sandbox, "add", "-A")
+    _git(sandbox, "commit", "-qm", "pristine")
+    commit = _git(sandbox, "rev-parse", "HEAD").strip()
+    store = tmp_path / "store"
+    gitsafe.save_pristine(sandbox, store)
+    # the model: flag the test in its index, then gut it
+    _git(sandbox, "update-index", flag, "tests/test_add.py")
+    (sandbox / "tests" / "test_add.py").write_text("def test_add():\n    pass\n")
+
+    shim = gitshim.install(tmp_path / "shim", Path(gitshim.__file__).resolve().parents[2])
+    monkeypatch.setenv("AGENTIC_EVAL_SANDBOX", str(sandbox))
+    monkeypatch.setenv(gitsafe.STORE_ENV, str(store))
+    monkeypatch.setenv(gitsafe.COMMIT_ENV, commit)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.chdir(sandbox)
+    # a grader written before sealed grading: "the tests are untouched" by git's own word
+    code = gitshim.run(["diff", "--quiet", commit, "--", "tests/"], shim.resolve())
+    assert code == 1, "git diff says the gutted test is the pristine one"
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=sandbox, capture_output=True, text=True,
+                            env={**os.environ}, check=False)
+    assert "test_add.py" in status.stdout
