@@ -18,7 +18,8 @@ gradelib never read "what changed" from it:
   ignored and excluded files are in it too;
 - `sandbox_git` runs the few checks that are about the model's own repository
   (HEAD's message, a clean tree) against a *view*: a fresh git folder holding
-  copies of the sandbox's HEAD, refs and index, its objects reached read-only,
+  copies of the sandbox's HEAD and refs, its index's entries (no stat data,
+  flags or extensions of the model's: git reads each file), its objects reached read-only,
   and a config of ours, never the sandbox's config or hooks;
 - every git process gets `git_env()`: an allow-listed environment with system
   and global config off, replace objects off, no prompts, no pager.
