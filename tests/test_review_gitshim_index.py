@@ -48,3 +48,28 @@ def test_an_index_flag_of_the_models_does_not_hide_an_edited_test(tmp_path: Path
     status = subprocess.run(["git", "status", "--porcelain"], cwd=sandbox, capture_output=True, text=True,
                             env={**os.environ}, check=False)
     assert "test_add.py" in status.stdout
+
+
+def test_a_git_dir_in_the_environment_aimed_at_the_sandbox_reads_the_view(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`GIT_DIR=$AGENTIC_EVAL_SANDBOX/.git git diff` (a grader naming the repository by the environment): the shim
+    let it through to the real git on the model's .git, whose config runs a filter of the model's."""
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    (sandbox / "a.txt").write_text("one\n")
+    _git(sandbox, "init", "-q", "-b", "main")
+    _git(sandbox, "add", "-A")
+    _git(sandbox, "commit", "-qm", "pristine")
+    marker = tmp_path / "PWNED"
+    with open(sandbox / ".git" / "config", "a") as config:
+        config.write(f'[filter "evil"]\n\tclean = "touch {marker}; cat"\n')
+    (sandbox / ".gitattributes").write_text("*.txt filter=evil\n")
+    (sandbox / "a.txt").write_text("two\n")
+    shim = gitshim.install(tmp_path / "shim", Path(gitshim.__file__).resolve().parents[2])
+    monkeypatch.setenv("AGENTIC_EVAL_SANDBOX", str(sandbox))
+    monkeypatch.setenv("GIT_DIR", str(sandbox / ".git"))
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.chdir(sandbox)
+    for args in (["status", "--porcelain"], ["diff", "--stat"], ["add", "-n", "a.txt"]):
+        gitshim.run(args, shim.resolve())
+    assert not marker.exists(), "the model's filter ran in the grader"

@@ -150,10 +150,14 @@ def run(args: list[str], shim_dir: Path) -> int:
     sandbox_env = os.environ.get("AGENTIC_EVAL_SANDBOX")
     sandbox = Path(os.path.realpath(sandbox_env)) if sandbox_env else None
     where, git_dir, work_tree, command, kept = _split(args)
+    if git_dir is None and os.environ.get("GIT_DIR"):  # GIT_DIR=$AGENTIC_EVAL_SANDBOX/.git git ...: the same aim
+        git_dir = where / os.environ["GIT_DIR"]
+    if work_tree is None and os.environ.get("GIT_WORK_TREE"):
+        work_tree = where / os.environ["GIT_WORK_TREE"]
     aimed = sandbox is not None and (
         _inside(git_dir, sandbox) if git_dir is not None
         else _inside(work_tree, sandbox) if work_tree is not None
-        else _inside(where, sandbox) and "GIT_DIR" not in os.environ)
+        else _inside(where, sandbox))
     if sandbox is None or not aimed:
         proc = subprocess.run([real, *SHIM_CONFIG, *args], env={**os.environ, "PATH": path}, check=False)
         return proc.returncode
