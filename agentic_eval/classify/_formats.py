@@ -66,7 +66,7 @@ def skip_space(text: str, position: int) -> int:
 def decode_json_at(text: str, position: int) -> tuple[Any, int] | None:
     try:
         return _DECODER.raw_decode(text, position)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than the decoder recurses: written by the model, unread
         return None
 
 
@@ -87,7 +87,7 @@ def call_from_json(obj: Any) -> tuple[str, dict[str, Any] | None] | None:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return name, None
     return name, arguments if isinstance(arguments, dict) else None
 
@@ -168,7 +168,7 @@ def python_calls(source: str, tools: ToolCatalog) -> list[tuple[str, dict[str, A
     None if the source is anything else."""
     try:
         statements = ast.parse(source.strip()).body
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # MemoryError: the parser's stack, too deep
         return None
     nodes: list[ast.expr] = []
     for statement in statements:
@@ -200,8 +200,11 @@ def python_calls(source: str, tools: ToolCatalog) -> list[tuple[str, dict[str, A
 def _literal(node: ast.expr) -> Any:
     try:
         return ast.literal_eval(node)
-    except ValueError:
-        return ast.unparse(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        try:
+            return ast.unparse(node)
+        except RecursionError:
+            return None
 
 
 def typed_value(raw: str, schema: dict[str, Any]) -> Any:
@@ -213,7 +216,7 @@ def typed_value(raw: str, schema: dict[str, Any]) -> Any:
         return value
     try:
         return json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return value
 
 

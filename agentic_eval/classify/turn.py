@@ -291,6 +291,8 @@ def arguments_problem(arguments: Any, schema: dict[str, Any] | None) -> str | No
             arguments = json.loads(arguments)
         except ValueError as exc:
             return f"not JSON: {exc}"
+        except RecursionError:
+            return "not JSON: nested too deep"
     if not isinstance(arguments, dict):
         return "not a JSON object"
     validator = _validator(json.dumps(schema, sort_keys=True)) if schema else None

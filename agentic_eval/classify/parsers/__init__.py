@@ -48,8 +48,17 @@ def extract(parser: str, text: str, tools: Sequence[Mapping[str, Any]] | None = 
     engine has it) returns for the complete model output `text`, `tools` being the request's OpenAI
     `tools` list. Empty content is None. Raises UnknownParser (a KeyError) for a name it does not know."""
     row = _ROWS[_row_key(parser)]
-    calls, content = row.read(text, tool_schemas(tools))
+    calls, content = _read(row, text, tool_schemas(tools))
     return _extraction(row.parser, calls, content, text)
+
+
+def _read(row: Any, text: str, schemas: Any) -> tuple[list[ParsedCall], str | None]:
+    """`row.read`, with a text nested deeper than Python's parsers recurse (JSON, Python literals: the model
+    wrote it) read as the engines do when their parser raises: no call, the text left as content."""
+    try:
+        return row.read(text, schemas)
+    except (RecursionError, MemoryError):
+        return [], text
 
 
 def _extraction(parser: EngineParser, calls: list[ParsedCall], content: str | None, text: str) -> Extraction:
@@ -63,7 +72,7 @@ def readers(text: str, tools: Sequence[Mapping[str, Any]] | None = None) -> list
     schemas = tool_schemas(tools)
     found: list[Extraction] = []
     for row in _ROWS.values():
-        calls, content = row.read(text, schemas)
+        calls, content = _read(row, text, schemas)
         if calls:
             found.append(_extraction(row.parser, calls, content, text))
     return found
