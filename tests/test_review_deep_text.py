@@ -18,14 +18,16 @@ from agentic_eval.faults import rule_agent_end
 from tests.test_builtin_agent import RunAgent, fake, reply, run_agent, sandbox, task  # noqa: F401
 
 NAME = TOOL_SCHEMAS[0]["function"]["name"]
-CALL = '<tool_call>\n{"name": "%s", "arguments": {"path": "a"}}\n</tool_call>\n' % NAME
+CALL = f'<tool_call>\n{{"name": "{NAME}", "arguments": {{"path": "a"}}}}\n</tool_call>\n'
+DEPTH = 1100
+"""Past the recursion limit (1000), no deeper: a scan that retries at every opener costs the square of it."""
 DEEP = {
-    "json-objects": '{"name":' * 3000,
+    "json-objects": '{"name":' * DEPTH,
     "json-lists": "[" * 20000,
-    "call-then-objects": CALL + '{"name":' * 3000,
-    "arguments-string": '<tool_call>\n{"name": "%s", "arguments": "%s"}\n</tool_call>' % (NAME, "[" * 5000),
-    "pythonic-unary": "[%s(path=%s1)]" % (NAME, "-" * 50000),
-    "pythonic-sum": "%s(path=1%s)" % (NAME, "+1" * 50000),
+    "call-then-objects": CALL + '{"name":' * DEPTH,
+    "arguments-string": f'<tool_call>\n{{"name": "{NAME}", "arguments": "{"[" * DEPTH}"}}\n</tool_call>',
+    "pythonic-unary": f"[{NAME}(path={'-' * 50000}1)]",
+    "pythonic-sum": f"{NAME}(path=1{'+1' * 50000})",
 }
 
 
