@@ -92,7 +92,9 @@ class Ruling:
 
 @dataclass(frozen=True)
 class WireEnd:
-    """What the wire log says of the run's last model call (`wire_end`)."""
+    """What the wire log says of how the agent's model calls ended (`wire_end`): the last failed call, or of the
+    context refusals after an accepted call the one holding most of the model's items; the last call when none
+    failed."""
 
     context_refusal: bool = False
     """The last model call was refused as longer than the context."""
@@ -159,12 +161,20 @@ def wire_end(records: list[Any]) -> WireEnd:
     calls = [r for r in records if is_model_call(r.method, r.path)]
     if not calls:
         return WireEnd()
-    last = calls[-1]
-    accepted = sum(1 for r in calls[:-1] if not r.error and isinstance(r.status, int) and r.status < 400)
+    # The model's own commands can reach the relay too (a CLI's key is in its sandbox), so the run's last call on
+    # the wire need not be the agent's: a request answered after the agent's failed one says nothing of how the
+    # agent ended, and of the refusals the one that counts is the one carrying most of the model's own items.
+    answered = [not r.error and isinstance(r.status, int) and r.status < 400 for r in calls]
+    failed = [i for i, ok in enumerate(answered) if not ok]
+    end = failed[-1] if failed else len(calls) - 1
+    refusals = [i for i in failed if is_context_refusal(calls[i].status, calls[i].response) and any(answered[:i])]
+    if refusals:
+        end = max(refusals, key=lambda i: (model_items(calls[i].request), i))
+    last = calls[end]
     unanswered = 0
     if len(calls) == 1 and last.response is None and (last.error or not isinstance(last.status, int)):
         unanswered = max(1, len(json.dumps(last.request, ensure_ascii=False, default=str)) // 4)
-    return WireEnd(context_refusal=is_context_refusal(last.status, last.response), accepted_before=accepted,
+    return WireEnd(context_refusal=is_context_refusal(last.status, last.response), accepted_before=sum(answered[:end]),
                    model_items=model_items(last.request), first_items=model_items(calls[0].request),
                    message=_one_line(last.response, last.status), calls=len(calls), unanswered_tokens=unanswered,
                    over_relay_limit=last.status == 413 and _error_code(last.response) == RELAY_OVER_LIMIT)
