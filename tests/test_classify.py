@@ -359,3 +359,25 @@ def test_cli_missing_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["classify", str(tmp_path / "nope.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such file" in err
+
+
+def test_a_reply_of_unclosed_braces_is_read_in_linear_time() -> None:
+    """100 KB of `{` cost the square of its length to read from each brace (1.4 s at 12 KB, minutes at 100 KB):
+    the bare-JSON search scans within a budget, so a long reply cannot stall classification or the lenient
+    agent. Counted in bracket scans, not seconds (the machine is shared)."""
+    from agentic_eval.classify import _formats
+
+    scanned = [0]
+    real = _formats.balanced_end
+
+    def counting(text: str, start: int) -> int | None:
+        scanned[0] += len(text) - start
+        return real(text, start)
+
+    import agentic_eval.classify._formats as formats_module
+    formats_module.balanced_end = counting  # type: ignore[assignment]
+    try:
+        find_text_tool_calls("{" * 100_000, {"tools": [{"type": "function", "function": {"name": "read_file"}}]})
+    finally:
+        formats_module.balanced_end = real  # type: ignore[assignment]
+    assert scanned[0] < 10_000_000  # quadratic: 5e9

@@ -138,13 +138,22 @@ def _invented_xml(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
                         close.end() if close else len(text), truncated=close is None)
 
 
+_SCAN_BUDGET = 4_000_000
+"""Characters the bare-JSON search may scan past failed or unclosed starts in one text (a 100 KB reply of unclosed
+braces would cost 5e9 otherwise): replies past it are read for the calls found so far."""
+
+
 def _bare_json(text: str, tools: ToolCatalog, family: str = "llama_json") -> Iterator[FoundCall]:
     """JSON objects (or lists of them) that name offered tools: `{"name": "read", "parameters": {...}}`."""
-    resume = 0
+    resume, budget = 0, _SCAN_BUDGET
     for candidate in re.finditer(r"[\[{]\s*[{\"]", text):
         if candidate.start() < resume:
             continue
+        if budget <= 0:  # a reply of unclosed brackets would cost the square of its length to read from each one
+            return
         parsed = json_calls(text, candidate.start())
+        if parsed is None or not parsed[2]:
+            budget -= len(text) - candidate.start()  # what a failed or unclosed read may have scanned
         if parsed is None:
             continue
         calls, end, complete = parsed
