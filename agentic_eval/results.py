@@ -114,6 +114,10 @@ class TrialResult(BaseModel):
     PATH folder before one of the same name, a *.pth) in its container, which the verifier's snapshot keeps: the
     verifier may run them. The verdict stays the verifier's; the report says so beside it. Empty otherwise, and in
     records written before it existed."""
+    tests_forged: list[str] = Field(default_factory=list)
+    """Tests (`file::name`, up to 100) whose run's report said passed while the grader's own checks of them (the
+    twins its generator wrote beside each visible test, judged in the grader) failed: the model's code forged the
+    report. The outcome is the grader's fail; empty otherwise, and in records written before it existed."""
     changed_programs_count: int = 0
     """How many such paths there were in all."""
     changed_programs_error: str = ""
