@@ -34,6 +34,7 @@ import atexit
 import json
 import os
 import re
+import secrets
 import stat
 import sys
 import traceback
@@ -487,8 +488,27 @@ def run_apart(
                      str(response.get("stopped_by") or ""), got, dict(response.get("why") or {}))
 
 
+_VERBS = ("handles", "keeps", "rejects", "returns", "accepts", "rounds", "parses", "skips", "counts", "reads")
+_NOUNS = ("totals", "limits", "input", "orders", "values", "names", "rows", "config", "items", "range", "units",
+          "format", "cache", "output", "empty", "state", "window", "labels", "defaults", "errors")
+"""Canary names are drawn from these: they look like the repo's tests, with no fixed part to spare."""
+REPORT_ALONE = " (from the run's report alone)"
+"""Ends a test run's check line when no twin of its tests was judged in the grader: a process that ran the
+model's code wrote what it rests on (validate's red team names such checks when a knowing forgery passes)."""
 _RAN_APART = [0]
 """Commands of the model's code run so far by this grader (a later one starts from a fresh copy when it must)."""
+
+
+def _with_canary(selection: Sequence[str], canary: str) -> list[str]:
+    """The selection, with the canary file where a real one would be: not on the command line when a selected
+    folder holds it (the run collects it like the others), else among the selected files at a random place."""
+    import secrets
+
+    if any(Path(canary).parent == Path(item) for item in selection if "::" not in item):
+        return list(selection)
+    items = list(selection)
+    items.insert(secrets.randbelow(len(items) + 1), canary)
+    return items
 
 
 def _tell_harness(note: dict[str, Any]) -> None:
@@ -1267,9 +1287,11 @@ class Grader:
         failing one passed, or either missing, had its results rewritten: it is a fail, not a pass."""
         import secrets
 
-        token = secrets.token_hex(5)
         a, b = secrets.randbelow(900) + 100, secrets.randbelow(900) + 100
-        passing, failing = f"test_totals_{token}", f"test_rounding_{token}"
+        passing = failing = ""
+        while passing == failing:
+            passing, failing = (f"test_{secrets.choice(_VERBS)}_{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
+                                for _ in range(2))
         if language == "python":
             source = (f"def {passing}():\n    assert {a} + {b} == {a + b}\n\n\n"
                       f"def {failing}():\n    assert {a} * {b} == {a * b + 1}\n")
@@ -1285,9 +1307,12 @@ class Grader:
 
         first = Path(selection[0].split("::")[0]) if selection else Path("tests")
         folder = first if self.path(str(first)).is_dir() else first.parent
-        name = f"test_regressions_{secrets.token_hex(4)}{suffix}" if suffix == ".py" else \
-            f"regressions_{secrets.token_hex(4)}{suffix}"
-        return str(folder / name) if str(folder) not in ("", ".") else name
+        while True:  # a name like the repo's own (no fixed prefix a forgery could spare), not one it has
+            stem = f"{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
+            name = f"test_{stem}{suffix}" if suffix == ".py" else f"{stem}{suffix}"
+            rel = str(folder / name) if str(folder) not in ("", ".") else name
+            if not os.path.lexists(self.path(rel)):
+                return rel
 
     def _hidden_files(self, extra_tests: Sequence[str]) -> tuple[dict[str, str | bytes], list[str]]:
         """Hidden tests from the task's data/ folder, given to the run in the scratch folder (with the task's
@@ -1365,20 +1390,21 @@ class Grader:
         files, hidden = self._hidden_files(extra_tests)
         files[canary] = source
         files[f"{self.scratch}/pytest.ini"] = "[pytest]\n"
-        report = f"{self.scratch}/report-{Path(canary).stem}.xml"
+        report = f"{self.scratch}/report-{secrets.token_hex(6)}.xml"
         argv = [
             python_executable(), "-I", "-B", "-c", _PYTEST_BOOT,
             os.pathsep.join(str(self.work / p) for p in pythonpath),
             "-q", "-p", "no:cacheprovider", "--noconftest",
             "--import-mode=importlib", "-c", f"{self.scratch}/pytest.ini", "--rootdir", str(self.work),
-            "--junitxml", report, "-o", "junit_family=xunit1", *selection, canary, *hidden,
+            "--junitxml", report, "-o", "junit_family=xunit1", *_with_canary(selection, canary), *hidden,
         ]
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         if hidden:
             env["AGENTIC_EVAL_VARS"] = f"{self.scratch}/hidden/vars.json"
         run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
         result = self._test_run(run, report, passing, failing)
-        self.check(what, *self._judge(result, min_passed, require, allow_skipped, timeout, runner="pytest"))
+        self.check(what if chosen else what + REPORT_ALONE,
+                   *self._judge(result, min_passed, require, allow_skipped, timeout, runner="pytest"))
         if chosen:
             self._judge_twins(judged, result)
         return result
@@ -1506,9 +1532,9 @@ class Grader:
         canary = self._canary_place(selection, ".test.mjs")
         files, hidden = self._hidden_files(extra_tests)
         files[canary] = source
-        report = f"{self.scratch}/report-{Path(canary).stem}.xml"
-        argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *files_run,
-                str(self.work / canary), *hidden]
+        report = f"{self.scratch}/report-{secrets.token_hex(6)}.xml"
+        argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}",
+                *_with_canary(files_run, str(self.work / canary)), *hidden]
         env = {"AGENTIC_EVAL_VARS": f"{self.scratch}/hidden/vars.json"} if hidden else {}
         run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
         result = self._test_run(run, report, passing, failing)
@@ -1516,7 +1542,8 @@ class Grader:
         # proves nothing, so it does not count.
         shown = {*files_run, *hidden}
         result.cases = [c for c in result.cases if not (c.outcome == "passed" and c.name in shown)]
-        self.check(what, *self._judge(result, min_passed, require, allow_skipped, timeout, runner="node --test"))
+        self.check(what + REPORT_ALONE, *self._judge(result, min_passed, require, allow_skipped, timeout,
+                                                     runner="node --test"))
         return result
 
     # ----- configuration formats (issue 19): INI and TOML, parsed, never string-matched

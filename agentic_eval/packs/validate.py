@@ -271,6 +271,15 @@ def _grader_problem(result: GradeResult, task: Task, limit: float | None = None)
     return _exit_and_last_line(result.reason, result.script.output)
 
 
+def _report_alone(output: str) -> str:
+    """The passed checks of a grader's output that rest on a test run's report alone (gradelib marks them):
+    what a forgery that passed got past."""
+    marker = "(from the run's report alone)"
+    lines = [line.removeprefix("✓ ").replace(marker, "").strip() for line in output.splitlines()
+             if line.startswith("✓ ") and marker in line]
+    return ("forgeable: it rests on a test report alone: " + "; ".join(lines[:3])) if lines else ""
+
+
 def _fix_problem(fix: ScriptResult, task: Task) -> str:
     if fix.timed_out:
         return f"exceeded limits.agent_timeout_s ({task.meta.limits.agent_timeout_s:g}s), which the fix runs under"
@@ -361,7 +370,8 @@ def explain_redteam(runs: Sequence[AttemptRun], seeds: Sequence[int]) -> list[st
     reasons = []
     for (verdict, problem), attempts in groups.items():
         names = ", ".join(f"'{name}'" for name in attempts)
-        what = "passed the grader" if verdict == "pass" else f"turned the grader unscored: {problem}"
+        what = (("passed the grader" + (f" ({problem})" if problem else "")) if verdict == "pass"
+                else f"turned the grader unscored: {problem}")
         hit = sorted(set().union(*attempts.values()))
         reasons.append(f"red team: {names} {what}" + (f" ({_seeds_text(hit)})" if len(seeds) > 1 else ""))
     return reasons
@@ -530,6 +540,16 @@ REDTEAM_WAIT_LIMIT_S = 15.0
 """The grader's time limit for a red-team attempt that waits (at most the task's own)."""
 
 
+def _apply_fix_for(task: Task, sandbox: Sandbox, backend: SandboxBackend, cancel: threading.Event | None) -> str:
+    """The reference fix, applied as validation applies it, before a knowing attempt; why it failed, or ""."""
+    backend.prepare(sandbox.path)
+    with ScriptRunner(task, sandbox, backend=backend) as runner:
+        fix = runner.apply_fix(cancel=cancel)
+    if fix.exit_code != 0:
+        return f"the reference fix failed (exit {fix.exit_code}): {fix.output[-200:]}"
+    return ""
+
+
 def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Path,
                 backend: SandboxBackend, cancel: threading.Event | None = None) -> AttemptRun:
     """Apply `attempt` to a copy of the pristine sandbox `template` at `dest`, then grade it as a trial
@@ -541,6 +561,10 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
     try:
         shutil.copytree(template.path, dest, symlinks=True)
         sandbox = replace(template, path=dest.resolve())  # the template's pristine store, read-only to graders
+        if rt.after_fix(attempt):
+            problem = _apply_fix_for(task, sandbox, backend, cancel)
+            if problem:
+                return AttemptRun(name, seed, "not_applied", problem, time.monotonic() - start)
         before = _tree_state(sandbox.path)
         try:
             attempt.apply(sandbox.path)
@@ -556,8 +580,9 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
         limit = REDTEAM_WAIT_LIMIT_S if rt.waits(attempt) else None
         with ScriptRunner(task, sandbox, backend=backend) as runner:
             result = runner.grade(cancel, timeout_s=limit)
-        return AttemptRun(name, seed, result.verdict.value,
-                          _grader_problem(result, task, limit) if result.verdict is Verdict.ERROR else "",
+        problem = (_grader_problem(result, task, limit) if result.verdict is Verdict.ERROR
+                   else _report_alone(result.script.output) if result.verdict is Verdict.PASS else "")
+        return AttemptRun(name, seed, result.verdict.value, problem,
                           time.monotonic() - start, result.script.output)
     finally:
         shutil.rmtree(dest, ignore_errors=True)
