@@ -330,7 +330,7 @@ class CodeHost:
         if self.work.exists():
             self.backend.phase_end(self.work.resolve())  # docker: the model's container goes
 
-    notes: dict[str, list[str]] = {}  # noqa: RUF012 - replaced, never mutated: see take_note
+    notes: dict[str, list[str]] = {}  # replaced, never mutated: see take_note
     """What the grader told the harness beside its verdict (`tests_forged`: tests a report called passed that
     the grader's own checks failed). Only the grader reaches the socket, never the model's code."""
 
