@@ -74,8 +74,8 @@ class _Batch:
         return len(self.calls) - 1
 
     def module(self, name: str) -> int:
-        if name not in self.modules:
-            self.modules[name] = self.add(Call("import_module", [name]))
+        if name not in self.modules:  # "@": importlib's, whatever module the batch's process was asked for
+            self.modules[name] = self.add(Call("@import_module", [name]))
         return self.modules[name]
 
 
@@ -198,16 +198,15 @@ def _text_holds(text: Any, check: Sequence[Any]) -> bool:
     raise ValueError(f"twin: unknown output check {check[0]!r}")
 
 
-def judge_twins(twins: Sequence[dict[str, Any]], *, rename: dict[str, str] | None = None,
-                pythonpath: Sequence[str] = ("src",), timeout: float = 60.0, fresh: bool = False
-                ) -> list[TwinOutcome]:
-    """Make every twin's calls in one process of the model's code and judge each twin here."""
+def plan_twins(twins: Sequence[dict[str, Any]], rename: dict[str, str] | None = None) -> _Batch:
+    """The calls of every twin, for one process of the model's code (gradelib makes them, alone or after
+    a grader's own hidden calls), and what to judge of them."""
+    return _plan(twins, dict(rename or {}))
+
+
+def judge_results(twins: Sequence[dict[str, Any]], batch: _Batch, results: Sequence[CallResult]) -> list[TwinOutcome]:
+    """Each twin judged from what its calls gave (`results`, in the batch's order)."""
     outcomes = [TwinOutcome(str(t.get("file") or ""), str(t.get("name") or "")) for t in twins]
-    if not twins:
-        return outcomes
-    batch = _plan(twins, dict(rename or {}))
-    results = make_calls("importlib", batch.calls, pythonpath=pythonpath, timeout=timeout, fresh=fresh,
-                         files=batch.files)
     for number, index, expect, what in batch.judged:
         if not outcomes[number].why and not _meets(results[index], expect):
             goal = "works" if expect is None else f"{expect[0]} {expect[1]!r}"[:80]
@@ -222,3 +221,15 @@ def judge_twins(twins: Sequence[dict[str, Any]], *, rename: dict[str, str] | Non
                 outcomes[number].why = f"{what}: its {stream} lacks {bad[0][1:]!r}: {str(text)[:160]!r}"
                 break
     return outcomes
+
+
+def judge_twins(twins: Sequence[dict[str, Any]], *, rename: dict[str, str] | None = None,
+                pythonpath: Sequence[str] = ("src",), timeout: float = 60.0, fresh: bool = False
+                ) -> list[TwinOutcome]:
+    """Make every twin's calls in one process of the model's code of their own and judge each twin here."""
+    if not twins:
+        return []
+    batch = plan_twins(twins, rename)
+    results = make_calls("importlib", batch.calls, pythonpath=pythonpath, timeout=timeout, fresh=fresh,
+                         files=batch.files)
+    return judge_results(twins, batch, results)
