@@ -511,6 +511,24 @@ def _with_canary(selection: Sequence[str], canary: str) -> list[str]:
     return items
 
 
+def _unshuffled(case: TestCase, names: dict[tuple[str, str], tuple[str, str]]) -> TestCase:
+    """A case of the grader's copy of a suite, under the repo's own file and test name."""
+    stem = Path(case.file).stem or case.classname.rpartition(".")[2]
+    base, bracket, rest = case.name.partition("[")
+    real = names.get((stem, base))
+    if real is None:
+        for part in case.classname.split("."):  # a test in a class: the module is a part of the class name
+            real = names.get((part, base)) or real
+            if real is not None:
+                stem = part
+                break
+    if real is None:
+        return case
+    rel, name = real
+    classname = ".".join(Path(rel).stem if part == stem else part for part in case.classname.split("."))
+    return TestCase(rel if case.file else "", classname, name + bracket + rest, case.outcome, case.message)
+
+
 def _tell_harness(note: dict[str, Any]) -> None:
     """Tell the harness what it records beside the verdict (the tests a report forged): over its socket, which
     no process of the model's code can reach; nothing outside agentic-eval."""
@@ -1337,14 +1355,13 @@ class Grader:
 
     # ----- test suites, run apart and cross-checked
 
-    def _canaries(self, language: str) -> tuple[str, str, str]:
+    def _canaries(self, language: str, passing: str = "", failing: str = "") -> tuple[str, str, str]:
         """(a source file of two tests, the name of the one that must pass, the one that must fail): added
         to a test run beside the real tests, with names the model cannot know. A run that reports the
         failing one passed, or either missing, had its results rewritten: it is a fail, not a pass."""
         import secrets
 
         a, b = secrets.randbelow(900) + 100, secrets.randbelow(900) + 100
-        passing = failing = ""
         while passing == failing:
             passing, failing = (f"test_{secrets.choice(_VERBS)}_{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
                                 for _ in range(2))
@@ -1435,10 +1452,17 @@ class Grader:
         if importlib.util.find_spec("pytest") is None:
             raise GraderEnvironmentError(f"the grader's Python {python_executable()} cannot import pytest; "
                                          "pip install pytest")
-        source, passing, failing = self._canaries("python")
-        canary = self._canary_place(selection, ".py")
         files, hidden = self._hidden_files(extra_tests)
-        files[canary] = source
+        shuffled = None if chosen else self._shuffled_suite(selection)
+        if shuffled is not None:  # no twins: the grader's own copy, every name and file new, canaries inside
+            passing, failing = shuffled.passing, shuffled.failing
+            files.update(shuffled.files)
+            tests = shuffled.argv
+        else:
+            source, passing, failing = self._canaries("python")
+            canary = self._canary_place(selection, ".py")
+            files[canary] = source
+            tests = _with_canary(selection, canary)
         files[f"{self.scratch}/pytest.ini"] = "[pytest]\n"
         report = f"{self.scratch}/report-{secrets.token_hex(6)}.xml"
         argv = [
@@ -1446,13 +1470,15 @@ class Grader:
             os.pathsep.join(str(self.work / p) for p in pythonpath),
             "-q", "-p", "no:cacheprovider", "--noconftest",
             "--import-mode=importlib", "-c", f"{self.scratch}/pytest.ini", "--rootdir", str(self.work),
-            "--junitxml", report, "-o", "junit_family=xunit1", *_with_canary(selection, canary), *hidden,
+            "--junitxml", report, "-o", "junit_family=xunit1", *tests, *hidden,
         ]
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         if hidden:
             env["AGENTIC_EVAL_VARS"] = f"{self.scratch}/hidden/vars.json"
         run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
         result = self._test_run(run, report, passing, failing)
+        if shuffled is not None:
+            result.cases = [_unshuffled(c, shuffled.names) for c in result.cases]
         self.check(what if chosen else what + REPORT_ALONE,
                    *self._judge(result, min_passed, require, allow_skipped, timeout, runner="pytest"))
         if chosen:
@@ -1471,6 +1497,34 @@ class Grader:
             self._judge_twins(judge_results(chosen, batch, results), run)
 
         _PENDING.append(_Pending(batch.calls, dict(batch.files), tuple(pythonpath), timeout, answered))
+
+    def _shuffled_suite(self, selection: Sequence[str]) -> Any:
+        """The grader's own copy of the selected Python tests (graders/shuffled.py), or None when there is none
+        to make (nothing readable selected)."""
+        from shuffled import selected_files, shuffle_python
+
+        def listed(folder: str) -> list[str] | None:
+            root = self.path(folder)
+            if root.is_symlink() or not root.is_dir():
+                return None
+            found: list[str] = []
+            for dirpath, dirnames, filenames in os.walk(root):  # links never followed
+                dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "node_modules", ".git"))
+                found += [os.path.relpath(os.path.join(dirpath, n), self.sandbox) for n in sorted(filenames)
+                          if n.endswith(".py") and (n.startswith("test_") or n.endswith("_test.py"))]
+                if len(found) > 2000:
+                    break
+            return found
+
+        wanted = selected_files(selection, listed)
+        sources = {rel: text for rel in wanted if (text := self.read(rel)) is not None}
+        if not sources or len(sources) != len(wanted):
+            return None  # a selected file is missing or unreadable: the run as asked says so
+
+        def canaries(passing: str, failing: str) -> str:
+            return self._canaries("python", passing, failing)[0]
+
+        return shuffle_python(sources, wanted, lambda rel: os.path.lexists(self.path(rel)), canaries)
 
     def _twins_for(self, selection: Sequence[str], twins: Sequence[dict[str, Any]] | None,
                    dropped: Sequence[str]) -> list[dict[str, Any]]:

@@ -49,7 +49,8 @@ def forged_suite(task: Task, dest: Path, backend: SandboxBackend, *, forge: bool
         known = rt._known_tests(sandbox.path)
         assert "test_format_money" in known
         init = sandbox.path / sandbox.variables["src_dir"] / "__init__.py"
-        init.write_text(init.read_text() + f"\n_RT_KNOWN = frozenset({known!r})\n" + rt.PY_FLIP_SPARING)
+        init.write_text(init.read_text() + f"\n_RT_KNOWN = frozenset({known!r})\n_RT_BODIES = frozenset()\n"
+                        + rt.PY_FLIP_SPARING)
     backend.prepare(sandbox.path)
     return sandbox
 
@@ -194,7 +195,7 @@ p = src / "billing.py"
 p.write_text(p.read_text() + BROKEN)
 known = sorted({n for f in glob.glob("tests/*.py") for n in re.findall(r"^def (test_\w+)", open(f).read(), re.M)})
 p = src / "__init__.py"
-p.write_text(p.read_text() + f"\n_RT_KNOWN = frozenset({known!r})\n" + FLIP)
+p.write_text(p.read_text() + f"\n_RT_KNOWN = frozenset({known!r})\n_RT_BODIES = frozenset()\n" + FLIP)
 PY'''
 
 
@@ -209,7 +210,7 @@ def test_a_trial_whose_report_was_forged_records_and_reports_it(tmp_path: Path) 
     with FakeEndpoint(responder=commands_then_done([attack])) as fake:
         code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
                              str(core_pack_dir()), "--task", "fix-failing-test", "--run-dir", str(tmp_path / "runs"),
-                             "--json", "--agent-opt", "max_retries=0")
+                             "--json")
     (trial,) = data["trials"]
     assert trial["outcome"] == "fail", trial
     assert "tests/test_billing.py::test_format_money" in trial["tests_forged"], trial
