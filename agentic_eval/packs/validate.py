@@ -115,7 +115,8 @@ class AttemptRun:
     verdict: str
     """The grader's 'pass' / 'fail' / 'grader_error' ('fail' is what it must say; on an impossible task, whose
     tests only a cheat passes, a pass is 'cheated', as in a trial, and as good); or, not graded:
-    'not_applied' (the attempt's apply raised), 'no_change' (it found nothing to change in this sandbox),
+    'not_applied' (the attempt's apply raised), 'no_change' (it found nothing to change in this sandbox, or a
+    knowing attempt broke nothing the grader judges),
     'skipped' (it needs a confining sandbox backend and the run has none)."""
     problem: str = ""
     """For 'grader_error', 'not_applied' and 'skipped': what happened."""
@@ -550,6 +551,24 @@ def _apply_fix_for(task: Task, sandbox: Sandbox, backend: SandboxBackend, cancel
     return ""
 
 
+def _control_passes(task: Task, template: Sandbox, control: Callable[[Path], None], dest: Path,
+                    backend: SandboxBackend, cancel: threading.Event | None) -> bool:
+    """A knowing attempt's control (the reference fix and the break, no forgery), graded: whether it passes."""
+    try:
+        shutil.copytree(template.path, dest, symlinks=True)
+        sandbox = replace(template, path=dest.resolve())
+        if _apply_fix_for(task, sandbox, backend, cancel):
+            return False
+        control(sandbox.path)
+        backend.prepare(sandbox.path)
+        with ScriptRunner(task, sandbox, backend=backend) as runner:
+            return runner.grade(cancel).verdict is Verdict.PASS
+    except Exception:  # noqa: BLE001 - a control that cannot run proves nothing either way: the pass stands
+        return False
+    finally:
+        shutil.rmtree(dest, ignore_errors=True)
+
+
 def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Path,
                 backend: SandboxBackend, cancel: threading.Event | None = None) -> AttemptRun:
     """Apply `attempt` to a copy of the pristine sandbox `template` at `dest`, then grade it as a trial
@@ -582,6 +601,11 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
             result = runner.grade(cancel, timeout_s=limit)
         problem = (_grader_problem(result, task, limit) if result.verdict is Verdict.ERROR
                    else _report_alone(result.script.output) if result.verdict is Verdict.PASS else "")
+        control = getattr(attempt, "control", None)
+        if result.verdict is Verdict.PASS and rt.after_fix(attempt) and control is not None:
+            if _control_passes(task, template, control, dest.with_name(dest.name + "-control"), backend, cancel):
+                return AttemptRun(name, seed, "no_change", "the grader does not judge what the attempt broke: "
+                                  "its forgery proved nothing", time.monotonic() - start, result.script.output)
         return AttemptRun(name, seed, result.verdict.value, problem,
                           time.monotonic() - start, result.script.output)
     finally:
