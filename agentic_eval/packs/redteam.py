@@ -639,7 +639,7 @@ def _rt_flip_sparing(known, bodies):
     def body(function):
         try:
             tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-            return ast.unparse(tree.body[0].body)
+            return ast.unparse(ast.Module(body=tree.body[0].body, type_ignores=[]))
         except Exception:
             return None
 
@@ -726,7 +726,7 @@ def _known_bodies(sandbox: Path) -> list[str]:
             tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
         except (SyntaxError, ValueError):
             continue
-        bodies.update(ast.unparse(node.body) for node in ast.walk(tree)
+        bodies.update(ast.unparse(ast.Module(body=node.body, type_ignores=[])) for node in ast.walk(tree)
                       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"))
     return sorted(bodies)
 
