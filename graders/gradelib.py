@@ -1440,7 +1440,13 @@ class Grader:
         too, but judged here, and decide: a test whose twin fails is a failed check whatever the report
         says, and one the report calls passed is named to the harness as forged (`tests_forged`). `twins`:
         other twins than the variables'; `twin_modules`: modules the task renames ({"pkg.usage":
-        "pkg.meter_log"}); `twins_except`: test files the task removes.
+        "pkg.meter_log"}); `twins_except`: test files the task removes. The twins' calls go first in the
+        grader's next batch of Python calls (`calls_return`, `make_calls`), or are made at `finish`.
+
+        Without twins, the run is the grader's own copy of the selected test files (graders/shuffled.py):
+        each copied beside itself under a new name, every test renamed, the canaries inside one copy named
+        like real tests, so no forgery can spare them by name or file; the report's cases are translated
+        back to the repo's names. Its check line then ends "(from the run's report alone)".
         """
         names = [*selection, *(f"hidden {Path(t).name}" for t in extra_tests)]
         what = what or "tests pass: " + " ".join(names)
