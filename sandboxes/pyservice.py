@@ -858,8 +858,8 @@ def _billing_tests(c: Choices) -> TestFile:
         TestSpec("test_free_requests_are_not_charged",
                  (Check(E(fn, 800, price_per_1k_cents=40, free_requests=1000), 0),)),
         TestSpec("test_charge_per_thousand", (Check(E(fn, 5000, price_per_1k_cents=40, free_requests=1000), 160),)),
-        TestSpec("test_charge_rounds_half_up", (Check(E(fn, 1020, price_per_1k_cents=25), 26),  # 25.5 cents
-                                                Check(E(fn, 1019, price_per_1k_cents=25), 25))),  # 25.475 cents
+        TestSpec("test_charge_rounds_half_up", (Check(E(fn, 1020, price_per_1k_cents=25), 26, note="25.5 cents"),
+                                                Check(E(fn, 1019, price_per_1k_cents=25), 25, note="25.475 cents"))),
         TestSpec("test_negative_requests_are_rejected", (Check(E(fn, -1, price_per_1k_cents=10), raises="ValueError"),)),
     ]
     if c.scenario != "duplicated":

@@ -95,6 +95,8 @@ class Check:
     returns: Any = None
     raises: str = ""
     above: float | None = None
+    note: str = ""
+    """A comment the visible test carries at the end of its line."""
 
 
 @dataclass(frozen=True)
@@ -143,13 +145,13 @@ def _py(value: Any) -> str:
     if isinstance(value, Const):
         return value.name
     if isinstance(value, JsonFile):
-        return f"write(tmp_path, {value.name!r}, json.dumps({value.data!r}))"
+        return f"write(tmp_path, {_py(value.name)}, json.dumps({_py(value.data)}))"
     if isinstance(value, TextFile):
-        return f"write(tmp_path, {value.name!r}, {value.text!r})"
+        return f"write(tmp_path, {_py(value.name)}, {_py(value.text)})"
     if isinstance(value, Missing):
-        return f"str(tmp_path / {value.name!r})"
+        return f"str(tmp_path / {_py(value.name)})"
     if isinstance(value, Shipped):
-        return f"str(ROOT / {value.rel!r})"
+        return f"str(ROOT / {_py(value.rel)})"
     if isinstance(value, E):
         return _expr_py(value)
     if isinstance(value, list):
@@ -157,7 +159,9 @@ def _py(value: Any) -> str:
     if isinstance(value, tuple):
         return "(" + ", ".join(_py(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_py(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_py(k)}: {_py(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # "double quotes", as the repo's code is written
     return repr(value)
 
 
@@ -170,8 +174,8 @@ def _expr_py(expr: E) -> str:
 
 def _words(stream: str, check: Has | Words) -> str:
     if isinstance(check, Has):
-        return f"assert {check.text!r} in captured.{stream}"
-    return f"assert captured.{stream}.splitlines()[{check.line}].split() == {list(check.words)!r}"
+        return f"assert {_py(check.text)} in captured.{stream}"
+    return f"assert captured.{stream}.splitlines()[{check.line}].split() == {_py(list(check.words))}"
 
 
 def _step_py(step: Step, clocks: set[str]) -> list[str]:
@@ -189,9 +193,10 @@ def _step_py(step: Step, clocks: set[str]) -> list[str]:
         return [f"with pytest.raises({step.raises}):", f"    {_expr_py(step.expr)}"]
     if step.above is not None:
         return [f"assert {_expr_py(step.expr)} > {step.above!r}"]
+    note = f"  # {step.note}" if step.note else ""
     if isinstance(step.returns, bool):
-        return [f"assert {_expr_py(step.expr)} is {step.returns!r}"]
-    return [f"assert {_expr_py(step.expr)} == {_py(step.returns)}"]
+        return [f"assert {_expr_py(step.expr)} is {step.returns!r}{note}"]
+    return [f"assert {_expr_py(step.expr)} == {_py(step.returns)}{note}"]
 
 
 def _uses(test: TestSpec, kinds: tuple[type, ...]) -> bool:
