@@ -1532,6 +1532,32 @@ class Grader:
 
         return shuffle_python(sources, wanted, lambda rel: os.path.lexists(self.path(rel)), canaries)
 
+    def _shuffled_node(self, files_run: Sequence[str]) -> Any:
+        """The grader's own copy of the selected Node test files (graders/shuffled.py), or None when a selected
+        file cannot be read (the run as asked then says so)."""
+        from shuffled import shuffle_node
+
+        sources: dict[str, str] = {}
+        for path in files_run:
+            rel = os.path.relpath(path, self.work)
+            text = self.read(rel)
+            if text is None or rel.startswith(".."):
+                return None
+            sources[rel] = text
+        if not sources:
+            return None
+
+        def canaries(esm: bool, passing: str, failing: str) -> str:
+            tag = secrets.token_hex(3)
+            a, b = secrets.randbelow(900) + 100, secrets.randbelow(900) + 100
+            head = (f'import {{ test as test_{tag} }} from "node:test";\nimport assert_{tag} from "node:assert/strict";\n'
+                    if esm else f'const {{ test: test_{tag} }} = require("node:test");\n'
+                    f'const assert_{tag} = require("node:assert/strict");\n')
+            return (head + f'\ntest_{tag}("{passing}", () => {{\n  assert_{tag}.equal({a} + {b}, {a + b});\n}});\n\n'
+                    f'test_{tag}("{failing}", () => {{\n  assert_{tag}.equal({a} * {b}, {a * b + 1});\n}});\n')
+
+        return shuffle_node(sources, lambda rel: os.path.lexists(self.path(rel)), canaries)
+
     def _twins_for(self, selection: Sequence[str], twins: Sequence[dict[str, Any]] | None,
                    dropped: Sequence[str]) -> list[dict[str, Any]]:
         """The twins of the selected tests: of a selected folder, file or node id."""
@@ -1651,16 +1677,27 @@ class Grader:
                                     if "node_modules" not in p.parts)
             else:
                 files_run.append(str(self.work / rel))  # a missing file makes node fail, which fails the check
-        source, passing, failing = self._canaries("node")
-        canary = self._canary_place(selection, ".test.mjs")
         files, hidden = self._hidden_files(extra_tests)
-        files[canary] = source
+        shuffled = self._shuffled_node(files_run)
+        if shuffled is not None:  # the grader's own copy: every title and file new, the canaries inside one
+            passing, failing = shuffled.passing, shuffled.failing
+            files.update(shuffled.files)
+            files_run = [str(self.work / rel) for rel in shuffled.argv]
+            tests = files_run
+        else:
+            source, passing, failing = self._canaries("node")
+            canary = self._canary_place(selection, ".test.mjs")
+            files[canary] = source
+            tests = _with_canary(files_run, str(self.work / canary))
         report = f"{self.scratch}/report-{secrets.token_hex(6)}.xml"
-        argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}",
-                *_with_canary(files_run, str(self.work / canary)), *hidden]
+        argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *tests, *hidden]
         env = {"AGENTIC_EVAL_VARS": f"{self.scratch}/hidden/vars.json"} if hidden else {}
         run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
         result = self._test_run(run, report, passing, failing)
+        if shuffled is not None:
+            real = shuffled.names
+            result.cases = [TestCase(real[("", c.name)][0], c.classname, real[("", c.name)][1], c.outcome, c.message)
+                            if ("", c.name) in real else c for c in result.cases]
         # A file that ran without defining a test is reported as one passing "test" named after the file: it
         # proves nothing, so it does not count.
         shown = {*files_run, *hidden}

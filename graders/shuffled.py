@@ -109,3 +109,54 @@ def selected_files(selection: Sequence[str], listed: Callable[[str], list[str] |
             elif wanted.get(rel, set()) is not None:
                 wanted.setdefault(rel, set()).add(name.split("[")[0])  # type: ignore[union-attr]
     return wanted
+
+
+_JS_TEST = re.compile(r"""\b((?:test|it)(?:\.\w+)?\s*\(\s*)(["'])((?:\\.|(?!\2)[^\\\n])*)\2""")
+
+
+def _title(taken: set[str]) -> str:
+    while True:
+        title = f"{secrets.choice(_VERBS)} {secrets.choice(_NOUNS)} {secrets.choice(_NOUNS)}"
+        if title not in taken:
+            taken.add(title)
+            return title
+
+
+def shuffle_node(tests: dict[str, str], exists: Callable[[str], bool],
+                 canaries: Callable[[bool, str, str], str]) -> ShuffledSuite:
+    """Node's form of `shuffle_python`: `tests` are the selected test files (repo-relative -> source), each
+    copied beside itself (same extension) with every `test("...")`/`it("...")` title new; `canaries(esm,
+    passing, failing)` gives the canaries' source for an ES module or a CommonJS file. `names` maps ("", new
+    title) to (the repo's file, the real title): node's report names tests by title alone."""
+    suite = ShuffledSuite()
+    taken: set[str] = set()
+    for source in tests.values():
+        taken.update(m.group(3) for m in _JS_TEST.finditer(source))
+    suite.passing, suite.failing = _title(taken), _title(taken)
+    host = secrets.choice(sorted(tests)) if tests else ""
+    for rel, source in tests.items():
+        folder, name = str(Path(rel).parent), Path(rel).name
+        extension = name[name.index(".test."):] if ".test." in name else Path(rel).suffix
+        while True:
+            stem = f"{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
+            copy = f"{folder}/{stem}{extension}" if folder not in ("", ".") else f"{stem}{extension}"
+            if copy not in suite.files and not exists(copy):
+                break
+
+        def rename(match: re.Match[str], rel: str = rel) -> str:
+            new = _title(taken)
+            suite.names[("", new)] = (rel, match.group(3))
+            return match.group(1) + '"' + new + '"'
+
+        text = _JS_TEST.sub(rename, source)
+        if rel == host:
+            esm = rel.endswith(".mjs") or (not rel.endswith(".cjs") and re.search(r"^\s*import\s", source, re.M))
+            text = text.rstrip("\n") + "\n\n" + canaries(bool(esm), suite.passing, suite.failing)
+        suite.files[copy] = text
+        suite.argv.append(copy)
+    order = list(range(len(suite.argv)))
+    for i in range(len(order) - 1, 0, -1):
+        j = secrets.randbelow(i + 1)
+        order[i], order[j] = order[j], order[i]
+    suite.argv = [suite.argv[i] for i in order]
+    return suite
