@@ -1556,7 +1556,24 @@ class Grader:
             return (head + f'\ntest_{tag}("{passing}", () => {{\n  assert_{tag}.equal({a} + {b}, {a + b});\n}});\n\n'
                     f'test_{tag}("{failing}", () => {{\n  assert_{tag}.equal({a} * {b}, {a * b + 1});\n}});\n')
 
-        return shuffle_node(sources, lambda rel: os.path.lexists(self.path(rel)), canaries)
+        def esm(rel: str, source: str) -> bool:
+            """As node decides: .mjs, .cjs, else the nearest package.json's "type", else the file's syntax."""
+            if rel.endswith((".mjs", ".cjs")):
+                return rel.endswith(".mjs")
+            folder = Path(rel).parent
+            while True:
+                package = self.read(str(folder / "package.json"))
+                kind = re.search(r'"type"\s*:\s*"(module|commonjs)"', package or "")
+                if kind is not None:
+                    return kind.group(1) == "module"
+                if package is not None:
+                    break  # no "type": node goes by the file's syntax
+                if str(folder) in ("", "."):
+                    break
+                folder = folder.parent
+            return re.search(r"^\s*(import|export)\b", source, re.MULTILINE) is not None
+
+        return shuffle_node(sources, lambda rel: os.path.lexists(self.path(rel)), canaries, esm)
 
     def _twins_for(self, selection: Sequence[str], twins: Sequence[dict[str, Any]] | None,
                    dropped: Sequence[str]) -> list[dict[str, Any]]:

@@ -123,11 +123,12 @@ def _title(taken: set[str]) -> str:
 
 
 def shuffle_node(tests: dict[str, str], exists: Callable[[str], bool],
-                 canaries: Callable[[bool, str, str], str]) -> ShuffledSuite:
+                 canaries: Callable[[bool, str, str], str], esm: Callable[[str, str], bool]) -> ShuffledSuite:
     """Node's form of `shuffle_python`: `tests` are the selected test files (repo-relative -> source), each
     copied beside itself (same extension) with every `test("...")`/`it("...")` title new; `canaries(esm,
     passing, failing)` gives the canaries' source for an ES module or a CommonJS file. `names` maps ("", new
-    title) to (the repo's file, the real title): node's report names tests by title alone."""
+    title) to (the repo's file, the real title): node's report names tests by title alone. `esm(rel, source)`:
+    whether node loads the file as an ES module."""
     suite = ShuffledSuite()
     taken: set[str] = set()
     for source in tests.values():
@@ -150,8 +151,7 @@ def shuffle_node(tests: dict[str, str], exists: Callable[[str], bool],
 
         text = _JS_TEST.sub(rename, source)
         if rel == host:
-            esm = rel.endswith(".mjs") or (not rel.endswith(".cjs") and re.search(r"^\s*import\s", source, re.M))
-            text = text.rstrip("\n") + "\n\n" + canaries(bool(esm), suite.passing, suite.failing)
+            text = text.rstrip("\n") + "\n\n" + canaries(esm(rel, source), suite.passing, suite.failing)
         suite.files[copy] = text
         suite.argv.append(copy)
     order = list(range(len(suite.argv)))
