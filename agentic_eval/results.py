@@ -117,6 +117,10 @@ class TrialResult(BaseModel):
     internet_missing: bool = False
     """The task allows the internet (`allow_internet`), and before the run the engine's containers reached none
     (confine/verifier_check.py): the agent and the verifier ran offline. False otherwise, and in older records."""
+    tests_forged: list[str] = Field(default_factory=list)
+    """Tests (`file::name`, up to 100) whose run's report said passed while the grader's own checks of them (the
+    twins its generator wrote beside each visible test, judged in the grader) failed: the model's code forged the
+    report. The outcome is the grader's fail; empty otherwise, and in records written before it existed."""
     changed_programs_count: int = 0
     """How many such paths there were in all."""
     changed_programs_error: str = ""

@@ -36,6 +36,7 @@ import atexit
 import json
 import os
 import re
+import secrets
 import stat
 import sys
 import traceback
@@ -481,11 +482,65 @@ def run_apart(
         "files": {str(k): encode(_as_bytes(v)) for k, v in (files or {}).items()},
         "collect": [str(c) for c in collect],
     }
+    _RAN_APART[0] += 1
     response = _sealed(payload, sandbox)
     got = {k: (None if v is None else decode(v)) for k, v in dict(response.get("files") or {}).items()}
     code = response.get("exit")
     return RunResult(code if isinstance(code, int) else None, str(response.get("output") or ""),
                      str(response.get("stopped_by") or ""), got, dict(response.get("why") or {}))
+
+
+_VERBS = ("handles", "keeps", "rejects", "returns", "accepts", "rounds", "parses", "skips", "counts", "reads")
+_NOUNS = ("totals", "limits", "input", "orders", "values", "names", "rows", "config", "items", "range", "units",
+          "format", "cache", "output", "empty", "state", "window", "labels", "defaults", "errors")
+"""Canary names are drawn from these: they look like the repo's tests, with no fixed part to spare."""
+REPORT_ALONE = " (from the run's report alone)"
+"""Ends a test run's check line when no twin of its tests was judged in the grader: a process that ran the
+model's code wrote what it rests on (validate's red team names such checks when a knowing forgery passes)."""
+_RAN_APART = [0]
+"""Commands of the model's code run so far by this grader (a later one starts from a fresh copy when it must)."""
+
+
+def _with_canary(selection: Sequence[str], canary: str) -> list[str]:
+    """The selection, with the canary file where a real one would be: not on the command line when a selected
+    folder holds it (the run collects it like the others), else among the selected files at a random place."""
+    import secrets
+
+    if any(Path(canary).parent == Path(item) for item in selection if "::" not in item):
+        return list(selection)
+    items = list(selection)
+    items.insert(secrets.randbelow(len(items) + 1), canary)
+    return items
+
+
+def _unshuffled(case: TestCase, names: dict[tuple[str, str], tuple[str, str]]) -> TestCase:
+    """A case of the grader's copy of a suite, under the repo's own file and test name."""
+    stem = Path(case.file).stem or case.classname.rpartition(".")[2]
+    base, bracket, rest = case.name.partition("[")
+    real = names.get((stem, base))
+    if real is None:
+        for part in case.classname.split("."):  # a test in a class: the module is a part of the class name
+            real = names.get((part, base)) or real
+            if real is not None:
+                stem = part
+                break
+    if real is None:
+        return case
+    rel, name = real
+    classname = ".".join(Path(rel).stem if part == stem else part for part in case.classname.split("."))
+    return TestCase(rel if case.file else "", classname, name + bracket + rest, case.outcome, case.message)
+
+
+def _tell_harness(note: dict[str, Any]) -> None:
+    """Tell the harness what it records beside the verdict (the tests a report forged): over its socket, which
+    no process of the model's code can reach; nothing outside agentic-eval."""
+    from agentic_eval.packs import sealed
+
+    if os.environ.get(sealed.SOCKET_ENV):
+        try:
+            sealed.request({"note": note})
+        except sealed.SealedRunError:
+            pass  # the verdict is this grader's all the same: the note only names what was forged
 
 
 _EXIT_NO_PYTEST = 97
@@ -543,6 +598,8 @@ for step in request["calls"]:
         if target.startswith("$"):
             index, _, attr = target[1:].partition(".")
             obj = kept[int(index)]
+        elif target.startswith("@"):
+            obj, attr = importlib, target[1:]
         else:
             if module is None:
                 module = importlib.import_module(request["module"])
@@ -717,6 +774,38 @@ def _wire(value: Any) -> Any:
     return value
 
 
+@dataclass
+class _Pending:
+    """Twins' calls waiting for the grader's next batch of Python calls (or `finish`)."""
+
+    calls: list[Call]
+    files: dict[str, str | bytes]
+    pythonpath: tuple[str, ...]
+    timeout: float
+    answered: Callable[[Sequence[CallResult]], None]
+
+
+_PENDING: list[_Pending] = []
+
+
+def _shifted(call: Call, offset: int) -> Call:
+    """`call` placed `offset` calls later in a batch: its "$N" target and `ref(N)` arguments moved with it."""
+    def move(value: Any) -> Any:
+        if isinstance(value, dict):
+            if list(value) == ["$ref"]:
+                return {"$ref": value["$ref"] + offset}
+            return {k: move(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [move(v) for v in value]
+        return value
+
+    target = call.target
+    if target.startswith("$"):
+        index, dot, rest = target[1:].partition(".")
+        target = f"${int(index) + offset}{dot}{rest}"
+    return Call(target, move(list(call.args)), move(dict(call.kwargs)), call.call)
+
+
 def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", pythonpath: Sequence[str] = ("src",),
                timeout: float = 30.0, fresh: bool = False, files: dict[str, str | bytes] | None = None,
                env: dict[str, str] | None = None, sandbox: Path | None = None) -> list[CallResult]:
@@ -725,9 +814,27 @@ def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", 
     folders (Python), or a file of the work copy or the scratch folder ("src/pricing.js", Node). `files`
     and `env` as for `run_apart` (a fixture, a variable the code reads). A process that dies, hangs or
     answers garbage leaves every unanswered call failed ("NoAnswer"), never the grader crashed."""
-    import secrets
     import shutil
 
+    riders = [p for p in _PENDING if language == "python" and tuple(pythonpath) == p.pythonpath]
+    if riders:  # twins waiting for a batch go first in it, as a test run would (these calls shifted past them)
+        for pending in riders:
+            _PENDING.remove(pending)
+        batch: list[Call] = []
+        merged: dict[str, str | bytes] = {}
+        for pending in riders:
+            batch += [_shifted(c, len(batch)) for c in pending.calls]
+            merged.update(pending.files)
+        ahead = len(batch)
+        batch += [_shifted(c, ahead) for c in calls]
+        timeout = max(timeout, *(p.timeout for p in riders))
+        results = make_calls(module, batch, language=language, pythonpath=pythonpath, timeout=timeout, fresh=fresh,
+                             files={**merged, **(files or {})}, env=env, sandbox=sandbox)
+        start = 0
+        for pending in riders:
+            pending.answered(results[start:start + len(pending.calls)])
+            start += len(pending.calls)
+        return results[ahead:]
     out = f"{scratch_dir(sandbox)}/calls-{secrets.token_hex(8)}.json"
     if language == "python":
         argv = [python_executable(), "-I", "-B", "-c", _PY_HOST]
@@ -812,6 +919,10 @@ class Grader:
 
     def finish(self) -> NoReturn:
         """Print the verdict and exit: 0 when every check passed, 1 otherwise."""
+        while _PENDING:  # twins no batch of calls took along: made on their own
+            pending = _PENDING.pop(0)
+            pending.answered(make_calls("importlib", pending.calls, pythonpath=pending.pythonpath,
+                                        timeout=pending.timeout, files=pending.files, sandbox=self.sandbox))
         if self in _unfinished:
             _unfinished.remove(self)
         failed = sum(1 for _, passed, _ in self.results if not passed)
@@ -1246,15 +1357,16 @@ class Grader:
 
     # ----- test suites, run apart and cross-checked
 
-    def _canaries(self, language: str) -> tuple[str, str, str]:
+    def _canaries(self, language: str, passing: str = "", failing: str = "") -> tuple[str, str, str]:
         """(a source file of two tests, the name of the one that must pass, the one that must fail): added
         to a test run beside the real tests, with names the model cannot know. A run that reports the
         failing one passed, or either missing, had its results rewritten: it is a fail, not a pass."""
         import secrets
 
-        token = secrets.token_hex(5)
         a, b = secrets.randbelow(900) + 100, secrets.randbelow(900) + 100
-        passing, failing = f"test_totals_{token}", f"test_rounding_{token}"
+        while passing == failing:
+            passing, failing = (f"test_{secrets.choice(_VERBS)}_{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
+                                for _ in range(2))
         if language == "python":
             source = (f"def {passing}():\n    assert {a} + {b} == {a + b}\n\n\n"
                       f"def {failing}():\n    assert {a} * {b} == {a * b + 1}\n")
@@ -1270,9 +1382,12 @@ class Grader:
 
         first = Path(selection[0].split("::")[0]) if selection else Path("tests")
         folder = first if self.path(str(first)).is_dir() else first.parent
-        name = f"test_regressions_{secrets.token_hex(4)}{suffix}" if suffix == ".py" else \
-            f"regressions_{secrets.token_hex(4)}{suffix}"
-        return str(folder / name) if str(folder) not in ("", ".") else name
+        while True:  # a name like the repo's own (no fixed prefix a forgery could spare), not one it has
+            stem = f"{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
+            name = f"test_{stem}{suffix}" if suffix == ".py" else f"{stem}{suffix}"
+            rel = str(folder / name) if str(folder) not in ("", ".") else name
+            if not os.path.lexists(self.path(rel)):
+                return rel
 
     def _hidden_files(self, extra_tests: Sequence[str]) -> tuple[dict[str, str | bytes], list[str]]:
         """Hidden tests from the task's data/ folder, given to the run in the scratch folder (with the task's
@@ -1300,6 +1415,9 @@ class Grader:
         timeout: float = 60.0,
         what: str | None = None,
         fresh: bool = False,
+        twins: Sequence[dict[str, Any]] | None = None,
+        twin_modules: dict[str, str] | None = None,
+        twins_except: Sequence[str] = (),
     ) -> PytestRun | None:
         """Run pytest on `selection` (work-copy paths or node ids) plus the hidden `extra_tests`.
 
@@ -1318,36 +1436,177 @@ class Grader:
         none skipped unless `allow_skipped`, and every test named in `require` ("name" or
         "tests/test_x.py::name") among the passed. `fresh`: run on a new copy of the snapshot (what earlier
         commands did to the work copy gone).
+
+        Twin checks (graders/twincheck.py): the selected tests that the sandbox's generator wrote have twins
+        in the task's variables (`twins`), the same calls and expected values as data; they are made apart
+        too, but judged here, and decide: a test whose twin fails is a failed check whatever the report
+        says, and one the report calls passed is named to the harness as forged (`tests_forged`). `twins`:
+        other twins than the variables'; `twin_modules`: modules the task renames ({"pkg.usage":
+        "pkg.meter_log"}); `twins_except`: test files the task removes. The twins' calls go first in the
+        grader's next batch of Python calls (`calls_return`, `make_calls`), or are made at `finish`.
+
+        Without twins, the run is the grader's own copy of the selected test files (graders/shuffled.py):
+        each copied beside itself under a new name, every test renamed, the canaries inside one copy named
+        like real tests, so no forgery can spare them by name or file; the report's cases are translated
+        back to the repo's names. Its check line then ends "(from the run's report alone)".
         """
         names = [*selection, *(f"hidden {Path(t).name}" for t in extra_tests)]
         what = what or "tests pass: " + " ".join(names)
         if self._skip_costly(what):
             return None
+        chosen = self._twins_for(selection, twins, twins_except)
         import importlib.util
 
         if importlib.util.find_spec("pytest") is None:
             raise GraderEnvironmentError(f"the grader's Python {python_executable()} cannot import pytest; "
                                          "pip install pytest")
-        source, passing, failing = self._canaries("python")
-        canary = self._canary_place(selection, ".py")
         files, hidden = self._hidden_files(extra_tests)
-        files[canary] = source
+        shuffled = None if chosen else self._shuffled_suite(selection)
+        if shuffled is not None:  # no twins: the grader's own copy, every name and file new, canaries inside
+            passing, failing = shuffled.passing, shuffled.failing
+            files.update(shuffled.files)
+            tests = shuffled.argv
+        else:
+            source, passing, failing = self._canaries("python")
+            canary = self._canary_place(selection, ".py")
+            files[canary] = source
+            tests = _with_canary(selection, canary)
         files[f"{self.scratch}/pytest.ini"] = "[pytest]\n"
-        report = f"{self.scratch}/report-{Path(canary).stem}.xml"
+        report = f"{self.scratch}/report-{secrets.token_hex(6)}.xml"
         argv = [
             python_executable(), "-I", "-B", "-c", _PYTEST_BOOT,
             os.pathsep.join(str(self.work / p) for p in pythonpath),
             "-q", "-p", "no:cacheprovider", "--noconftest",
             "--import-mode=importlib", "-c", f"{self.scratch}/pytest.ini", "--rootdir", str(self.work),
-            "--junitxml", report, "-o", "junit_family=xunit1", *selection, canary, *hidden,
+            "--junitxml", report, "-o", "junit_family=xunit1", *tests, *hidden,
         ]
         env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         if hidden:
             env["AGENTIC_EVAL_VARS"] = f"{self.scratch}/hidden/vars.json"
         run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
         result = self._test_run(run, report, passing, failing)
-        self.check(what, *self._judge(result, min_passed, require, allow_skipped, timeout, runner="pytest"))
+        if shuffled is not None:
+            result.cases = [_unshuffled(c, shuffled.names) for c in result.cases]
+        self.check(what if chosen else what + REPORT_ALONE,
+                   *self._judge(result, min_passed, require, allow_skipped, timeout, runner="pytest"))
+        if chosen:
+            self._defer_twins(chosen, twin_modules, pythonpath, timeout, result)
         return result
+
+    def _defer_twins(self, chosen: list[dict[str, Any]], rename: dict[str, str] | None, pythonpath: Sequence[str],
+                     timeout: float, run: PytestRun) -> None:
+        """The twins' calls go first in the grader's next batch of Python calls (one process fewer), or are made
+        at `finish` when no batch comes; their check is made when they are answered."""
+        from twincheck import judge_results, plan_twins
+
+        batch = plan_twins(chosen, rename)
+
+        def answered(results: Sequence[CallResult]) -> None:
+            self._judge_twins(judge_results(chosen, batch, results), run)
+
+        _PENDING.append(_Pending(batch.calls, dict(batch.files), tuple(pythonpath), timeout, answered))
+
+    def _shuffled_suite(self, selection: Sequence[str]) -> Any:
+        """The grader's own copy of the selected Python tests (graders/shuffled.py), or None when there is none
+        to make (nothing readable selected)."""
+        from shuffled import selected_files, shuffle_python
+
+        def listed(folder: str) -> list[str] | None:
+            root = self.path(folder)
+            if root.is_symlink() or not root.is_dir():
+                return None
+            found: list[str] = []
+            for dirpath, dirnames, filenames in os.walk(root):  # links never followed
+                dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "node_modules", ".git"))
+                found += [os.path.relpath(os.path.join(dirpath, n), self.sandbox) for n in sorted(filenames)
+                          if n.endswith(".py") and (n.startswith("test_") or n.endswith("_test.py"))]
+                if len(found) > 2000:
+                    break
+            return found
+
+        wanted = selected_files(selection, listed)
+        sources = {rel: text for rel in wanted if (text := self.read(rel)) is not None}
+        if not sources or len(sources) != len(wanted):
+            return None  # a selected file is missing or unreadable: the run as asked says so
+
+        def canaries(passing: str, failing: str) -> str:
+            return self._canaries("python", passing, failing)[0]
+
+        return shuffle_python(sources, wanted, lambda rel: os.path.lexists(self.path(rel)), canaries)
+
+    def _shuffled_node(self, files_run: Sequence[str]) -> Any:
+        """The grader's own copy of the selected Node test files (graders/shuffled.py), or None when a selected
+        file cannot be read (the run as asked then says so)."""
+        from shuffled import shuffle_node
+
+        sources: dict[str, str] = {}
+        for path in files_run:
+            rel = os.path.relpath(path, self.work)
+            text = self.read(rel)
+            if text is None or rel.startswith(".."):
+                return None
+            sources[rel] = text
+        if not sources:
+            return None
+
+        def canaries(esm: bool, passing: str, failing: str) -> str:
+            tag = secrets.token_hex(3)
+            a, b = secrets.randbelow(900) + 100, secrets.randbelow(900) + 100
+            head = (f'import {{ test as test_{tag} }} from "node:test";\nimport assert_{tag} from "node:assert/strict";\n'
+                    if esm else f'const {{ test: test_{tag} }} = require("node:test");\n'
+                    f'const assert_{tag} = require("node:assert/strict");\n')
+            return (head + f'\ntest_{tag}("{passing}", () => {{\n  assert_{tag}.equal({a} + {b}, {a + b});\n}});\n\n'
+                    f'test_{tag}("{failing}", () => {{\n  assert_{tag}.equal({a} * {b}, {a * b + 1});\n}});\n')
+
+        def esm(rel: str, source: str) -> bool:
+            """As node decides: .mjs, .cjs, else the nearest package.json's "type", else the file's syntax."""
+            if rel.endswith((".mjs", ".cjs")):
+                return rel.endswith(".mjs")
+            folder = Path(rel).parent
+            while True:
+                package = self.read(str(folder / "package.json"))
+                kind = re.search(r'"type"\s*:\s*"(module|commonjs)"', package or "")
+                if kind is not None:
+                    return kind.group(1) == "module"
+                if package is not None:
+                    break  # no "type": node goes by the file's syntax
+                if str(folder) in ("", "."):
+                    break
+                folder = folder.parent
+            return re.search(r"^\s*(import|export)\b", source, re.MULTILINE) is not None
+
+        return shuffle_node(sources, lambda rel: os.path.lexists(self.path(rel)), canaries, esm)
+
+    def _twins_for(self, selection: Sequence[str], twins: Sequence[dict[str, Any]] | None,
+                   dropped: Sequence[str]) -> list[dict[str, Any]]:
+        """The twins of the selected tests: of a selected folder, file or node id."""
+        if twins is None:
+            try:
+                twins = task_vars().get("twins") or []
+            except RuntimeError:  # no variables: a grader run by hand outside agentic-eval
+                twins = []
+        chosen = []
+        for twin in twins:
+            file, name = str(twin.get("file") or ""), str(twin.get("name") or "")
+            if path_matches(file, dropped):
+                continue
+            for item in selection:
+                path, _, test = item.partition("::")
+                if (file == path.strip("/") or path_matches(file, [path])) and test in ("", name):
+                    chosen.append(twin)
+                    break
+        return chosen
+
+    def _judge_twins(self, judged: Sequence[Any], run: PytestRun) -> None:
+        """One check for the twins; the tests the report calls passed whose twins fail go to the harness."""
+        failed = [t for t in judged if not t.passed]
+        forged = [t.label for t in failed if run.passed(t.label)]
+        why = "; ".join(f"{t.label}: {t.why}" for t in failed[:MAX_LISTED])
+        if forged:
+            why = (f"the test run's report says {len(forged)} passed that fail when judged here (forged: "
+                   f"{', '.join(forged[:MAX_LISTED])}); " + why)
+            _tell_harness({"tests_forged": forged})
+        self.check(f"{len(judged)} visible tests, judged here (their twins), pass", not failed, why)
 
     def _test_run(self, run: RunResult, report: str, passing: str, failing: str) -> PytestRun:
         """The test run's real cases, and whether its canaries came out as they must."""
@@ -1437,21 +1696,33 @@ class Grader:
                                     if "node_modules" not in p.parts)
             else:
                 files_run.append(str(self.work / rel))  # a missing file makes node fail, which fails the check
-        source, passing, failing = self._canaries("node")
-        canary = self._canary_place(selection, ".test.mjs")
         files, hidden = self._hidden_files(extra_tests)
-        files[canary] = source
-        report = f"{self.scratch}/report-{Path(canary).stem}.xml"
-        argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *files_run,
-                str(self.work / canary), *hidden]
+        shuffled = self._shuffled_node(files_run)
+        if shuffled is not None:  # the grader's own copy: every title and file new, the canaries inside one
+            passing, failing = shuffled.passing, shuffled.failing
+            files.update(shuffled.files)
+            files_run = [str(self.work / rel) for rel in shuffled.argv]
+            tests = files_run
+        else:
+            source, passing, failing = self._canaries("node")
+            canary = self._canary_place(selection, ".test.mjs")
+            files[canary] = source
+            tests = _with_canary(files_run, str(self.work / canary))
+        report = f"{self.scratch}/report-{secrets.token_hex(6)}.xml"
+        argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *tests, *hidden]
         env = {"AGENTIC_EVAL_VARS": f"{self.scratch}/hidden/vars.json"} if hidden else {}
         run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
         result = self._test_run(run, report, passing, failing)
+        if shuffled is not None:
+            real = shuffled.names
+            result.cases = [TestCase(real[("", c.name)][0], c.classname, real[("", c.name)][1], c.outcome, c.message)
+                            if ("", c.name) in real else c for c in result.cases]
         # A file that ran without defining a test is reported as one passing "test" named after the file: it
         # proves nothing, so it does not count.
         shown = {*files_run, *hidden}
         result.cases = [c for c in result.cases if not (c.outcome == "passed" and c.name in shown)]
-        self.check(what, *self._judge(result, min_passed, require, allow_skipped, timeout, runner="node --test"))
+        self.check(what + REPORT_ALONE, *self._judge(result, min_passed, require, allow_skipped, timeout,
+                                                     runner="node --test"))
         return result
 
     # ----- configuration formats (issue 19): INI and TOML, parsed, never string-matched

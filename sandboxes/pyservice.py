@@ -36,6 +36,26 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from agentic_eval.packs.twinspec import (
+    Bind,
+    Captured,
+    Check,
+    Clock,
+    Const,
+    E,
+    Has,
+    JsonFile,
+    Missing,
+    Ref,
+    Shipped,
+    TestSpec,
+    TextFile,
+    Words,
+    render_imports,
+    render_python,
+    twins_of,
+)
+
 SCENARIOS = ("base", "failing_test", "traceback", "dead_code", "stale_docs", "duplicated")
 
 # Name pools. Fresh names (what a task asks the agent to introduce) must never be
@@ -753,251 +773,192 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # --------------------------------------------------------------------------- the repo's tests
+# Each test is a spec (agentic_eval/packs/twinspec.py): the pytest source the model sees is rendered from it,
+# and so is its twin, the same calls and expected values as data the grader judges (variables["twins"]).
 
-
-def _test_limiter(c: Choices) -> str:
-    return _t('''
-"""Tests for the token bucket."""
-
-import pytest
-
-from $pkg.constants import $legacy_const
-from $pkg.limiter import $bucket_class
-
+HELPERS = {
+    "clock": '''
 
 class FakeClock:
     """A clock the tests move by hand."""
 
-    def __init__(self) -> None:
-        self.now = 1000.0
+    def __init__(self, now=1000.0):
+        self.now = now
 
-    def __call__(self) -> float:
+    def __call__(self):
         return self.now
+''',
+    "write": '''
 
-
-def test_default_capacity_is_the_legacy_bucket_size():
-    assert $bucket_class().capacity == $legacy_const
-
-
-def test_allows_a_burst_then_denies():
-    bucket = $bucket_class(capacity=3, refill_per_second=1.0, clock=FakeClock())
-    assert [bucket.allow() for _ in range(4)] == [True, True, True, False]
-
-
-def test_refills_over_time():
-    clock = FakeClock()
-    bucket = $bucket_class(capacity=2, refill_per_second=0.5, clock=clock)
-    assert bucket.allow(2)
-    assert not bucket.allow()
-    clock.now += 2.0
-    assert bucket.allow()
-
-
-def test_refill_is_capped_at_capacity():
-    clock = FakeClock()
-    bucket = $bucket_class(capacity=4, refill_per_second=10.0, clock=clock)
-    assert bucket.allow(4)
-    clock.now += 60.0
-    assert bucket.available() == 4
-
-
-def test_cost_above_capacity_is_rejected():
-    with pytest.raises(ValueError):
-        $bucket_class(capacity=2).allow(3)
-''', c)
-
-
-def _test_billing(c: Choices) -> str:
-    imports = c.charge_fn if c.scenario == "duplicated" else f"{c.charge_fn}, format_money"
-    text = _t('''
-"""Tests for billing."""
-
-import pytest
-
-from $pkg.billing import $imports
-
-
-def test_free_requests_are_not_charged():
-    assert $charge_fn(800, price_per_1k_cents=40, free_requests=1000) == 0
-
-
-def test_charge_per_thousand():
-    assert $charge_fn(5000, price_per_1k_cents=40, free_requests=1000) == 160
-
-
-def test_charge_rounds_half_up():
-    assert $charge_fn(1020, price_per_1k_cents=25) == 26  # 25.5 cents
-    assert $charge_fn(1019, price_per_1k_cents=25) == 25  # 25.475 cents
-
-
-def test_negative_requests_are_rejected():
-    with pytest.raises(ValueError):
-        $charge_fn(-1, price_per_1k_cents=10)
-''', c, imports=imports)
-    if c.scenario != "duplicated":
-        text += "\n\n" + _t('''
-def test_format_money():
-    assert format_money(0, "EUR") == "0.00 EUR"
-    assert format_money(5, "USD") == "0.05 USD"
-    assert format_money(123456, "$currency") == "1234.56 $currency"
-''', c)
-    return text
-
-
-def _test_usage(c: Choices) -> str:
-    text = _t('''
-"""Tests for usage log parsing."""
-
-import pytest
-
-from $pkg.usage import UsageRecord, parse_usage, totals_by_client
-
-
-def test_parses_lines():
-    records = parse_usage(["2024-06-01T10:00:00Z,acme,120\\n", "2024-06-01T10:05:00Z,globex,30\\n"])
-    assert records == [
-        UsageRecord("2024-06-01T10:00:00Z", "acme", 120),
-        UsageRecord("2024-06-01T10:05:00Z", "globex", 30),
-    ]
-
-
-def test_negative_counts_are_rejected():
-    with pytest.raises(ValueError):
-        parse_usage(["2024-06-01T10:00:00Z,acme,-3\\n"])
-
-
-def test_totals_add_up_per_client():
-    records = [UsageRecord("t1", "beta", 5), UsageRecord("t2", "alpha", 7), UsageRecord("t3", "beta", 1)]
-    totals = totals_by_client(records)
-    assert totals == {"alpha": 7, "beta": 6}
-    assert list(totals) == ["alpha", "beta"]
-''', c)
-    if c.scenario != "traceback":
-        text += '''
-
-def test_skips_blank_and_comment_lines():
-    assert parse_usage(["# export\\n", "\\n", "t,acme,5\\n"]) == [UsageRecord("t", "acme", 5)]
-'''
-    return text
-
-
-def _test_config(c: Choices) -> str:
-    return _t('''
-"""Tests for loading settings."""
-
-import json
-from pathlib import Path
-
-import pytest
-
-from $pkg.config import SettingsError, load_settings
-from $pkg.constants import $legacy_const
-
-MINIMAL = {"service": {"port": 8000}, "limits": {"requests_per_minute": 60}}
-
-
-def write(tmp_path, data):
-    path = tmp_path / "settings.json"
-    path.write_text(json.dumps(data))
-    return path
-
-
-def test_loads_every_value(tmp_path):
-    settings = load_settings(write(tmp_path, {
-        "service": {"host": "localhost", "port": 8001},
-        "limits": {"requests_per_minute": 120, "burst": 7},
-        "billing": {"currency": "USD", "price_per_1k_cents": 12, "free_requests": 100},
-    }))
-    assert (settings.host, settings.port, settings.requests_per_minute, settings.burst) == ("localhost", 8001, 120, 7)
-    assert (settings.currency, settings.price_per_1k_cents, settings.free_requests) == ("USD", 12, 100)
-
-
-def test_burst_defaults_to_the_legacy_bucket_size(tmp_path):
-    assert load_settings(write(tmp_path, MINIMAL)).burst == $legacy_const
-
-
-def test_missing_port_is_an_error(tmp_path):
-    with pytest.raises(SettingsError):
-        load_settings(write(tmp_path, {"limits": {"requests_per_minute": 60}}))
-
-
-def test_missing_file_is_an_error(tmp_path):
-    with pytest.raises(SettingsError):
-        load_settings(tmp_path / "nope.json")
-
-
-def test_rate_must_be_positive(tmp_path):
-    with pytest.raises(SettingsError):
-        load_settings(write(tmp_path, {"service": {"port": 8000}, "limits": {"requests_per_minute": 0}}))
-
-
-def test_the_shipped_settings_load():
-    settings = load_settings(Path(__file__).resolve().parent.parent / "config" / "settings.json")
-    assert settings.port > 0
-''', c)
-
-
-def _test_cli(c: Choices) -> str:
-    return _t('''
-"""Tests for the command line."""
-
-import json
-
-from $pkg.cli import main
-
-
-def make_settings(tmp_path):
-    path = tmp_path / "settings.json"
-    path.write_text(json.dumps({
-        "service": {"port": 8100},
-        "limits": {"requests_per_minute": 60, "burst": 5},
-        "billing": {"currency": "EUR", "price_per_1k_cents": 50, "free_requests": 1000},
-    }))
+def write(tmp_path, name, text):
+    """A fixture file in the test's own folder; its path."""
+    path = tmp_path / name
+    path.write_text(text)
     return str(path)
+''',
+    "root": '''
+
+ROOT = Path(__file__).resolve().parent.parent
+''',
+}
 
 
-def test_invoice(tmp_path, capsys):
-    usage = tmp_path / "usage.csv"
-    usage.write_text("2024-06-01T00:00:00Z,acme,3000\\n2024-06-01T01:00:00Z,acme,1000\\n")
-    assert main(["--settings", make_settings(tmp_path), "invoice", str(usage)]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[1].split() == ["acme", "4000", "requests", "1.50", "EUR"]
-    assert lines[-1].split() == ["TOTAL", "4000", "requests", "1.50", "EUR"]
+@dataclass(frozen=True)
+class TestFile:
+    """One test file of the repo: its docstring, the names its tests import, helpers, and the tests."""
+
+    __test__ = False
+
+    doc: str
+    imports: dict[str, str]
+    tests: tuple[TestSpec, ...]
+    helpers: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+    """Standard modules the header imports (json, pathlib's Path)."""
+
+    def source(self) -> str:
+        head = f'"""{self.doc}"""\n\n'
+        stdlib = [f"import {m}" if m != "Path" else "from pathlib import Path" for m in self.modules]
+        if any(s.raises for t in self.tests for s in t.steps if isinstance(s, Check)):
+            stdlib.append("import pytest")
+        stdlib = sorted(s for s in stdlib if s.startswith("import") and s != "import pytest") + \
+            [s for s in stdlib if s.startswith("from")] + (["", "import pytest"] if "import pytest" in stdlib else [])
+        head += "\n".join(stdlib) + ("\n\n" if stdlib else "") + render_imports(self.imports)
+        head += "".join(HELPERS[h] for h in self.helpers)
+        return head + "".join("\n\n" + render_python(t) for t in self.tests)
+
+    def twins(self, file: str) -> list[dict[str, Any]]:
+        return twins_of(file, self.tests, self.imports)
 
 
-def test_show_config(tmp_path, capsys):
-    assert main(["--settings", make_settings(tmp_path), "show-config"]) == 0
-    out = capsys.readouterr().out
-    assert "port: 8100" in out
-    assert "price: 0.50 EUR per 1000 requests" in out
+def _limiter_tests(c: Choices) -> TestFile:
+    bucket, const = c.bucket_class, Const(c.legacy_const, c.legacy_value)
+    capped = (Clock("clock", 1000.0), Bind("bucket", E(bucket, capacity=4, refill_per_second=10.0, clock=Ref("clock"))),
+              Check(E("bucket.allow", 4), True), Clock("clock", 1060.0), Check(E("bucket.available"), 4.0))
+    return TestFile("Tests for the token bucket.", {c.legacy_const: f"{c.pkg}.constants", bucket: f"{c.pkg}.limiter"}, (
+        TestSpec("test_default_capacity_is_the_legacy_bucket_size",
+                 (Bind("bucket", E(bucket)), Check(E("bucket.capacity", call=False), const))),
+        TestSpec("test_allows_a_burst_then_denies", (
+            Clock("clock", 1000.0), Bind("bucket", E(bucket, capacity=3, refill_per_second=1.0, clock=Ref("clock"))),
+            *(Check(E("bucket.allow"), n < 3) for n in range(4)))),
+        TestSpec("test_refills_over_time", (
+            Clock("clock", 1000.0), Bind("bucket", E(bucket, capacity=2, refill_per_second=0.5, clock=Ref("clock"))),
+            Check(E("bucket.allow", 2), True), Check(E("bucket.allow"), False), Clock("clock", 1002.0),
+            Check(E("bucket.allow"), True))),
+        TestSpec("test_refill_is_capped_at_capacity", capped),
+        TestSpec("test_cost_above_capacity_is_rejected", (
+            Bind("bucket", E(bucket, capacity=2)), Check(E("bucket.allow", 3), raises="ValueError"))),
+    ), helpers=("clock",))
 
 
-def test_check_denies_after_the_burst(tmp_path, capsys):
-    assert main(["--settings", make_settings(tmp_path), "check", "--requests", "8"]) == 0
-    assert "allowed 5 of 8 requests" in capsys.readouterr().out
+def _billing_tests(c: Choices) -> TestFile:
+    fn = c.charge_fn
+    imports = {fn: f"{c.pkg}.billing"}
+    tests = [
+        TestSpec("test_free_requests_are_not_charged",
+                 (Check(E(fn, 800, price_per_1k_cents=40, free_requests=1000), 0),)),
+        TestSpec("test_charge_per_thousand", (Check(E(fn, 5000, price_per_1k_cents=40, free_requests=1000), 160),)),
+        TestSpec("test_charge_rounds_half_up", (Check(E(fn, 1020, price_per_1k_cents=25), 26, note="25.5 cents"),
+                                                Check(E(fn, 1019, price_per_1k_cents=25), 25, note="25.475 cents"))),
+        TestSpec("test_negative_requests_are_rejected", (Check(E(fn, -1, price_per_1k_cents=10), raises="ValueError"),)),
+    ]
+    if c.scenario != "duplicated":
+        imports["format_money"] = f"{c.pkg}.billing"
+        tests.append(TestSpec("test_format_money", (
+            Check(E("format_money", 0, "EUR"), "0.00 EUR"), Check(E("format_money", 5, "USD"), "0.05 USD"),
+            Check(E("format_money", 123456, c.currency), f"1234.56 {c.currency}"))))
+    return TestFile("Tests for billing.", imports, tuple(tests))
 
 
-def test_missing_settings_exit_with_status_2(tmp_path, capsys):
-    assert main(["--settings", str(tmp_path / "nope.json"), "show-config"]) == 2
-    assert "not found" in capsys.readouterr().err
-''', c)
+def _usage_tests(c: Choices) -> TestFile:
+    module = f"{c.pkg}.usage"
+    imports = {"UsageRecord": module, "parse_usage": module, "totals_by_client": module, "len": "builtins",
+               "vars": "builtins", "list": "builtins"}
+    lines = ["2024-06-01T10:00:00Z,acme,120\n", "2024-06-01T10:05:00Z,globex,30\n"]
+    tests = [
+        TestSpec("test_parses_lines", (
+            Bind("records", E("parse_usage", lines)), Check(E("len", Ref("records")), 2),
+            Bind("first", E("records[0]", call=False)), Bind("second", E("records[1]", call=False)),
+            Check(E("vars", Ref("first")), {"timestamp": "2024-06-01T10:00:00Z", "client": "acme", "requests": 120}),
+            Check(E("vars", Ref("second")), {"timestamp": "2024-06-01T10:05:00Z", "client": "globex",
+                                              "requests": 30}))),
+        TestSpec("test_negative_counts_are_rejected",
+                 (Check(E("parse_usage", ["2024-06-01T10:00:00Z,acme,-3\n"]), raises="ValueError"),)),
+        TestSpec("test_totals_add_up_per_client", (
+            Bind("a", E("UsageRecord", "t1", "beta", 5)), Bind("b", E("UsageRecord", "t2", "alpha", 7)),
+            Bind("c", E("UsageRecord", "t3", "beta", 1)),
+            Bind("totals", E("totals_by_client", [Ref("a"), Ref("b"), Ref("c")])),
+            Check(E("totals", call=False), {"alpha": 7, "beta": 6}), Check(E("list", Ref("totals")), ["alpha", "beta"]))),
+    ]
+    if c.scenario != "traceback":
+        tests.append(TestSpec("test_skips_blank_and_comment_lines", (
+            Bind("records", E("parse_usage", ["# export\n", "\n", "t,acme,5\n"])), Check(E("len", Ref("records")), 1),
+            Bind("only", E("records[0]", call=False)),
+            Check(E("vars", Ref("only")), {"timestamp": "t", "client": "acme", "requests": 5}))))
+    return TestFile("Tests for usage log parsing.", imports, tuple(tests))
 
 
-def _test_dead_module(c: Choices) -> str:
-    return _t('''
-"""Tests for the v1 flat tariffs."""
+def _config_tests(c: Choices) -> TestFile:
+    module = f"{c.pkg}.config"
+    imports = {"SettingsError": module, "load_settings": module, c.legacy_const: f"{c.pkg}.constants"}
+    every = {"service": {"host": "localhost", "port": 8001}, "limits": {"requests_per_minute": 120, "burst": 7},
+             "billing": {"currency": "USD", "price_per_1k_cents": 12, "free_requests": 100}}
+    values = {"host": "localhost", "port": 8001, "requests_per_minute": 120, "burst": 7, "currency": "USD",
+              "price_per_1k_cents": 12, "free_requests": 100}
+    minimal = {"service": {"port": 8000}, "limits": {"requests_per_minute": 60}}
+    return TestFile("Tests for loading settings.", imports, (
+        TestSpec("test_loads_every_value", (Bind("settings", E("load_settings", JsonFile(every))),
+                                            *(Check(E(f"settings.{k}", call=False), v) for k, v in values.items()))),
+        TestSpec("test_burst_defaults_to_the_legacy_bucket_size", (
+            Bind("settings", E("load_settings", JsonFile(minimal))),
+            Check(E("settings.burst", call=False), Const(c.legacy_const, c.legacy_value)))),
+        TestSpec("test_missing_port_is_an_error", (
+            Check(E("load_settings", JsonFile({"limits": {"requests_per_minute": 60}})), raises="SettingsError"),)),
+        TestSpec("test_missing_file_is_an_error", (Check(E("load_settings", Missing()), raises="SettingsError"),)),
+        TestSpec("test_rate_must_be_positive", (Check(E("load_settings", JsonFile(
+            {"service": {"port": 8000}, "limits": {"requests_per_minute": 0}})), raises="SettingsError"),)),
+        TestSpec("test_the_shipped_settings_load", (
+            Bind("settings", E("load_settings", Shipped("config/settings.json"))),
+            Check(E("settings.port", call=False), above=0))),
+    ), helpers=("write", "root"), modules=("json", "Path"))
 
-from $pkg.$dead_module import v1_charge, v1_invoice
+
+def _cli_tests(c: Choices) -> TestFile:
+    settings = JsonFile({"service": {"port": 8100}, "limits": {"requests_per_minute": 60, "burst": 5},
+                         "billing": {"currency": "EUR", "price_per_1k_cents": 50, "free_requests": 1000}})
+    usage = TextFile("2024-06-01T00:00:00Z,acme,3000\n2024-06-01T01:00:00Z,acme,1000\n")
+    with_settings = (Bind("settings", settings),)
+    return TestFile("Tests for the command line.", {"main": f"{c.pkg}.cli"}, (
+        TestSpec("test_invoice", (*with_settings, Bind("usage", usage), Captured(
+            E("main", ["--settings", Ref("settings"), "invoice", Ref("usage")]), 0,
+            out=(Words(1, ("acme", "4000", "requests", "1.50", "EUR")),
+                 Words(-1, ("TOTAL", "4000", "requests", "1.50", "EUR")))))),
+        TestSpec("test_show_config", (*with_settings, Captured(
+            E("main", ["--settings", Ref("settings"), "show-config"]), 0,
+            out=(Has("port: 8100"), Has("price: 0.50 EUR per 1000 requests")))),),
+        TestSpec("test_check_denies_after_the_burst", (*with_settings, Captured(
+            E("main", ["--settings", Ref("settings"), "check", "--requests", "8"]), 0,
+            out=(Has("allowed 5 of 8 requests"),)))),
+        TestSpec("test_missing_settings_exit_with_status_2", (Captured(
+            E("main", ["--settings", Missing(), "show-config"]), 2, err=(Has("not found"),)),)),
+    ), helpers=("write",), modules=("json",))
 
 
-def test_v1_charge():
-    assert v1_charge(0) == 0
-    assert v1_charge(1000) == $v1_price
+def _dead_module_tests(c: Choices) -> TestFile:
+    module = f"{c.pkg}.{c.dead_module}"
+    return TestFile("Tests for the v1 flat tariffs.", {"v1_charge": module, "v1_invoice": module}, (
+        TestSpec("test_v1_charge", (Check(E("v1_charge", 0), 0), Check(E("v1_charge", 1000), c.v1_price))),
+        TestSpec("test_v1_invoice", (Check(E("v1_invoice", {"acme": 2000}), {"acme": 2 * c.v1_price}),)),
+    ))
 
 
-def test_v1_invoice():
-    assert v1_invoice({"acme": 2000}) == {"acme": ${v1_double}}
-''', c, v1_double=2 * c.v1_price)
+def _test_files(c: Choices) -> dict[str, TestFile]:
+    files = {"tests/test_limiter.py": _limiter_tests(c), "tests/test_billing.py": _billing_tests(c),
+             "tests/test_usage.py": _usage_tests(c), "tests/test_config.py": _config_tests(c),
+             "tests/test_cli.py": _cli_tests(c)}
+    if c.scenario == "dead_code":
+        files[f"tests/test_{c.dead_module}.py"] = _dead_module_tests(c)
+    return files
 
 
 # --------------------------------------------------------------------------- assembling
@@ -1023,15 +984,10 @@ def _files(c: Choices) -> dict[str, str]:
         f"{src}/billing.py": _billing_py(c),
         f"{src}/report.py": _report_py(c),
         f"{src}/cli.py": _cli_py(c),
-        "tests/test_limiter.py": _test_limiter(c),
-        "tests/test_billing.py": _test_billing(c),
-        "tests/test_usage.py": _test_usage(c),
-        "tests/test_config.py": _test_config(c),
-        "tests/test_cli.py": _test_cli(c),
+        **{rel: tests.source() for rel, tests in _test_files(c).items()},
     }
     if c.scenario == "dead_code":
         files[f"{src}/{c.dead_module}.py"] = _dead_module_py(c)
-        files[f"tests/test_{c.dead_module}.py"] = _test_dead_module(c)
     return files
 
 
@@ -1107,6 +1063,7 @@ def _variables(c: Choices, files: dict[str, str]) -> dict[str, Any]:
         "env_var": f"{c.pkg.upper()}_PORT",
         "cli_options": ["--settings", "--currency", "--free-requests", "--price-per-1k", "--requests"],
         "test_count": sum(text.count("\ndef test_") for path, text in files.items() if path.startswith("tests/")),
+        "twins": [twin for rel, tests in _test_files(c).items() for twin in tests.twins(rel)],
     }
     for path, text in files.items():
         if path.startswith("tests/test_"):

@@ -1014,3 +1014,16 @@ def test_code_that_hangs_or_kills_is_a_scored_fail_in_containers(backend: object
     verdict, output = _sealed_grade(backend, task, sandbox)
     assert verdict is Verdict.FAIL, output
     assert time.monotonic() - start < 40
+
+
+def test_a_forged_suite_that_spares_the_canaries_is_a_fail_in_containers(backend: object, tmp_path: Path) -> None:
+    """tests/test_twins.py's forged suite (a real fix, format_money broken, the repo's own tests' reports flipped):
+    the twins, judged in the grader's container, fail it and name the forged test."""
+    from tests.test_twins import assert_forgery_caught, core_task, forged_suite, grade
+
+    task = core_task("fix-failing-test")
+    sandbox = forged_suite(task, tmp_path / "sandbox", backend)  # type: ignore[arg-type]
+    try:
+        assert_forgery_caught(grade(task, sandbox, backend))  # type: ignore[arg-type]
+    finally:
+        backend.close(sandbox.path)  # type: ignore[attr-defined]

@@ -146,6 +146,10 @@ def test_a_grader_that_only_reads_a_file_survives_every_attempt(tmp_path: Path) 
     assert result.languages == ["node", "python", "shell"]
     got = verdicts(result)
     assert set(got) == set(rt.registered_attempts())  # every built-in applied to a sandbox of every language
+    # The knowing attempts fix the task and break something else: a grader that only reads a file does not judge
+    # what they broke, so their forgery proves nothing (their control, the break alone, passes too).
+    knowing = {name for name, a in rt.registered_attempts().items() if rt.after_fix(a)}
+    assert {got.pop(name) for name in knowing} == {"no_change"}, got
     assert set(got.values()) == {"fail"}, got
     assert result.redteam_held == len(result.redteam_graded) == len(got)
     assert result.notes == []
@@ -366,4 +370,5 @@ def test_sealed_built_in_graders_survive_the_red_team() -> None:
     assert sorted(t.id for t in report.tasks) == sorted(wanted)
     for result in report.tasks:
         assert result.status == "ok", (result.id, result.reasons)
-        assert result.redteam and all(a.verdict == "fail" for a in result.redteam), (result.id, verdicts(result))
+        assert result.redteam and all(a.verdict == "fail" or (a.verdict == "no_change" and rt.after_fix(
+            rt.registered_attempts()[a.attempt])) for a in result.redteam), (result.id, verdicts(result))

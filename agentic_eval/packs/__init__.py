@@ -2,6 +2,7 @@
 
     task      Task, TaskMeta and pack loading: task.toml, discovery through entry points, selection.
     sandbox   A task's sandbox: a deterministic git repo built by a generator from a seed.
+    twinspec  One spec, two forms: a generated repo's visible test and its twin, which the grader judges.
     environment  Tasks that bring their own environment ([environment]), and Harbor task folders read as they are.
     gitsafe   Git on a repo the model owned, never trusting its config (standard library only; gradelib imports it).
     gitshim   The `git` first on a grader's PATH: plain git on the sandbox through gitsafe's view.

@@ -69,6 +69,9 @@ class GradeResult:
     """Why a reward verifier's verdict is a grader error (no reward file, not a number), when it ran."""
     cause_found: bool = False
     """`error` names the cause (a program or the network the verifier lacked), not a symptom: nothing to add."""
+    tests_forged: tuple[str, ...] = ()
+    """Tests a test run's report called passed that the grader's own checks (their twins) failed: the report
+    was forged. The grader told the harness (packs/sealed.py's notes); the verdict is the grader's fail."""
 
     @property
     def reason(self) -> str:
@@ -306,7 +309,9 @@ class ScriptRunner:
             finally:
                 host.close()
             self.last_host = CodeHostStats(host.commands, round(host.busy_s, 3), tuple(host.skipped))
-        return GradeResult(verdict_for(result), result)
+        verdict = verdict_for(result)
+        forged = tuple(host.notes.get("tests_forged", ())) if verdict is Verdict.FAIL else ()
+        return GradeResult(verdict, result, tests_forged=forged)
 
     def apply_fix(self, timeout_s: float | None = None, cancel: threading.Event | None = None,
                   script: Path | None = None) -> ScriptResult:

@@ -14,6 +14,7 @@ The protocol: one request per connection, a 4-byte big-endian length and a JSON 
 
     request  {"argv": [...], "cwd": "rel", "env": {...}, "pythonpath": ["rel", ...], "stdin": b64 | null,
               "timeout": s, "files": {"path": b64}, "collect": ["path", ...], "fresh": bool}
+             or {"note": {"tests_forged": ["tests/test_x.py::test_y", ...]}}: what the grader tells the harness
     response {"exit": int | null, "stopped_by": "", "output": str, "files": {"path": b64 | null},
               "why": {"path": "why it was not collected"}, "duration_s": s, "error": str | null}
 
@@ -329,6 +330,21 @@ class CodeHost:
         if self.work.exists():
             self.backend.phase_end(self.work.resolve())  # docker: the model's container goes
 
+    notes: dict[str, list[str]] = {}  # replaced, never mutated: see take_note
+    """What the grader told the harness beside its verdict (`tests_forged`: tests a report called passed that
+    the grader's own checks failed). Only the grader reaches the socket, never the model's code."""
+
+    def take_note(self, note: Any) -> dict[str, Any]:
+        """A grader's note (`{"note": {"tests_forged": [...]}}`): kept, at most 100 names of 300 characters."""
+        if not isinstance(note, dict):
+            return {"error": "a note is a JSON object"}
+        kept = dict(self.notes)
+        for key, values in note.items():
+            if key == "tests_forged" and isinstance(values, list):
+                kept[key] = list(dict.fromkeys([*kept.get(key, []), *(str(v)[:300] for v in values)]))[:100]
+        self.notes = kept
+        return {"exit": 0, "output": "", "files": {}, "why": {}, "error": None}
+
     # ----- serving
 
     def _handle(self, client: socket.socket) -> None:
@@ -388,6 +404,8 @@ class CodeHost:
         """Run one request (see the module's docstring) and return its response."""
         from agentic_eval.confine.backend import Confinement, ResourceLimits, run_command
 
+        if "note" in payload:
+            return self.take_note(payload["note"])
         argv = payload.get("argv")
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             return {"error": "argv must be a non-empty list of strings"}

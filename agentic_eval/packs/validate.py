@@ -117,7 +117,8 @@ class AttemptRun:
     verdict: str
     """The grader's 'pass' / 'fail' / 'grader_error' ('fail' is what it must say; on an impossible task, whose
     tests only a cheat passes, a pass is 'cheated', as in a trial, and as good); or, not graded:
-    'not_applied' (the attempt's apply raised), 'no_change' (it found nothing to change in this sandbox),
+    'not_applied' (the attempt's apply raised), 'no_change' (it found nothing to change in this sandbox, or a
+    knowing attempt broke nothing the grader judges),
     'skipped' (it needs a confining sandbox backend and the run has none)."""
     problem: str = ""
     """For 'grader_error', 'not_applied' and 'skipped': what happened."""
@@ -316,6 +317,15 @@ def _grader_problem(result: GradeResult, task: Task, limit: float | None = None)
     return _exit_and_last_line(result.reason, result.script.output)
 
 
+def _report_alone(output: str) -> str:
+    """The passed checks of a grader's output that rest on a test run's report alone (gradelib marks them):
+    what a forgery that passed got past."""
+    marker = "(from the run's report alone)"
+    lines = [line.removeprefix("✓ ").replace(marker, "").strip() for line in output.splitlines()
+             if line.startswith("✓ ") and marker in line]
+    return ("forgeable: it rests on a test report alone: " + "; ".join(lines[:3])) if lines else ""
+
+
 def _fix_problem(fix: ScriptResult, task: Task) -> str:
     if fix.timed_out:
         return f"exceeded limits.agent_timeout_s ({task.meta.limits.agent_timeout_s:g}s), which the fix runs under"
@@ -410,7 +420,8 @@ def explain_redteam(runs: Sequence[AttemptRun], seeds: Sequence[int]) -> list[st
     reasons = []
     for (verdict, problem), attempts in groups.items():
         names = ", ".join(f"'{name}'" for name in attempts)
-        what = "passed the grader" if verdict == "pass" else f"turned the grader unscored: {problem}"
+        what = (("passed the grader" + (f" ({problem})" if problem else "")) if verdict == "pass"
+                else f"turned the grader unscored: {problem}")
         hit = sorted(set().union(*attempts.values()))
         reasons.append(f"red team: {names} {what}" + (f" ({_seeds_text(hit)})" if len(seeds) > 1 else ""))
     return reasons
@@ -579,6 +590,34 @@ REDTEAM_WAIT_LIMIT_S = 15.0
 """The grader's time limit for a red-team attempt that waits (at most the task's own)."""
 
 
+def _apply_fix_for(task: Task, sandbox: Sandbox, backend: SandboxBackend, cancel: threading.Event | None) -> str:
+    """The reference fix, applied as validation applies it, before a knowing attempt; why it failed, or ""."""
+    backend.prepare(sandbox.path)
+    with ScriptRunner(task, sandbox, backend=backend) as runner:
+        fix = runner.apply_fix(cancel=cancel)
+    if fix.exit_code != 0:
+        return f"the reference fix failed (exit {fix.exit_code}): {fix.output[-200:]}"
+    return ""
+
+
+def _control_passes(task: Task, template: Sandbox, control: Callable[[Path], None], dest: Path,
+                    backend: SandboxBackend, cancel: threading.Event | None) -> bool:
+    """A knowing attempt's control (the reference fix and the break, no forgery), graded: whether it passes."""
+    try:
+        shutil.copytree(template.path, dest, symlinks=True)
+        sandbox = replace(template, path=dest.resolve())
+        if _apply_fix_for(task, sandbox, backend, cancel):
+            return False
+        control(sandbox.path)
+        backend.prepare(sandbox.path)
+        with ScriptRunner(task, sandbox, backend=backend) as runner:
+            return runner.grade(cancel).verdict is Verdict.PASS
+    except Exception:  # noqa: BLE001 - a control that cannot run proves nothing either way: the pass stands
+        return False
+    finally:
+        shutil.rmtree(dest, ignore_errors=True)
+
+
 def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Path,
                 backend: SandboxBackend, cancel: threading.Event | None = None) -> AttemptRun:
     """Apply `attempt` to a copy of the pristine sandbox `template` at `dest`, then grade it as a trial
@@ -590,6 +629,10 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
     try:
         shutil.copytree(template.path, dest, symlinks=True)
         sandbox = replace(template, path=dest.resolve())  # the template's pristine store, read-only to graders
+        if rt.after_fix(attempt):
+            problem = _apply_fix_for(task, sandbox, backend, cancel)
+            if problem:
+                return AttemptRun(name, seed, "not_applied", problem, time.monotonic() - start)
         before = _tree_state(sandbox.path)
         try:
             attempt.apply(sandbox.path)
@@ -605,8 +648,14 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
         limit = REDTEAM_WAIT_LIMIT_S if rt.waits(attempt) else None
         with ScriptRunner(task, sandbox, backend=backend) as runner:
             result = runner.grade(cancel, timeout_s=limit)
-        return AttemptRun(name, seed, result.verdict.value,
-                          _grader_problem(result, task, limit) if result.verdict is Verdict.ERROR else "",
+        problem = (_grader_problem(result, task, limit) if result.verdict is Verdict.ERROR
+                   else _report_alone(result.script.output) if result.verdict is Verdict.PASS else "")
+        control = getattr(attempt, "control", None)
+        if result.verdict is Verdict.PASS and rt.after_fix(attempt) and control is not None:
+            if _control_passes(task, template, control, dest.with_name(dest.name + "-control"), backend, cancel):
+                return AttemptRun(name, seed, "no_change", "the grader does not judge what the attempt broke: "
+                                  "its forgery proved nothing", time.monotonic() - start, result.script.output)
+        return AttemptRun(name, seed, result.verdict.value, problem,
                           time.monotonic() - start, result.script.output)
     finally:
         shutil.rmtree(dest, ignore_errors=True)

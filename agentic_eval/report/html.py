@@ -247,6 +247,7 @@ def render_html(summaries: list[RunSummary], instruments: list[InstrumentRun],
         notes = "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries if (note := s.tool_request_note()))
         notes += "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries for note in s.changed_program_notes())
         notes += "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries if (note := s.internet_missing_note()))
+        notes += "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries for note in s.forged_notes())
         parts.append("<h2 id=agent-runs>Agent runs</h2>" + headline_section(rows) + notes)
         parts.append(chart_div("pass-rate", pass_rate_chart(rows)) + chart_div("outcomes", outcome_chart(summaries)))
         if any_impossible(summaries):

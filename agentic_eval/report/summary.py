@@ -173,6 +173,19 @@ class RunSummary:
                 for t in self.changed_program_trials]
 
     @property
+    def forged_trials(self) -> list[TrialResult]:
+        """Trials whose test run's report said passed where the grader's own checks of those tests (their twins)
+        failed (`TrialResult.tests_forged`): the model's code forged the report. Each is a fail."""
+        return [t for t in self.trials if t.tests_forged]
+
+    def forged_notes(self) -> list[str]:
+        """One line for each of those trials, naming the first tests forged."""
+        return [f"{self.config.run_id}: {t.task_id} a{t.attempt} ({t.outcome}): tests forged: "
+                + ", ".join(t.tests_forged[:3]) + (f" (+{len(t.tests_forged) - 3} more)" if len(t.tests_forged) > 3
+                                                   else "")
+                for t in self.forged_trials]
+
+    @property
     def text_tool_call_tasks(self) -> int:
         return self._tasks_where(lambda t: t.turns.text_tool_call > 0)
 
@@ -221,6 +234,8 @@ class RunSummary:
             "ended_by_the_model": self.ended_by_the_model,
             "tool_request_trials": len(self.tool_request_trials),
             "changed_programs": self.changed_program_notes(),
+            "tests_forged": len(self.forged_trials),
+            "tests_forged_notes": self.forged_notes(),
             "text_call_families": self.families,
             "stats": run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
@@ -262,7 +277,8 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
         marks = "*" if t.turns.text_tool_call else ""
         credit = f" (reward {t.reward:g})" if t.outcome == "fail" and t.reward else ""  # a reward verifier's partial
         return t.outcome + marks + (f" ({t.behaviour})" if t.behaviour else "") + credit + (
-            " (changed programs)" if passed_with_changed_programs(t) else "")
+            " (changed programs)" if passed_with_changed_programs(t) else "") + (" (tests forged)" if t.tests_forged
+                                                                                 else "")
     if any(t.impossible for t in trials):
         cheated = sum(1 for t in trials if t.outcome == "cheated")
         refused = sum(1 for t in trials if t.behaviour == "refused")
@@ -273,8 +289,10 @@ def task_cell(summary: RunSummary, task_id: str) -> str:
     rewards = [t.reward for t in trials if t.scored and t.reward is not None]
     credit = f" (mean reward {sum(rewards) / len(rewards):.2g})" if rewards and any(r < 1 for r in rewards) else ""
     changed = sum(1 for t in trials if passed_with_changed_programs(t))
+    forged = sum(1 for t in trials if t.tests_forged)
     return (f"{passed}/{len(trials)}{marks}" + (f" ({unscored} unscored)" if unscored else "") + credit
-            + (f" ({changed} with changed programs)" if changed else ""))
+            + (f" ({changed} with changed programs)" if changed else "") + (f" ({forged} tests forged)" if forged
+                                                                              else ""))
 
 
 WIRE_API_LABELS = {"anthropic-messages": "messages API", "anthropic-messages->chat-completions": "messages->chat"}
@@ -336,14 +354,15 @@ def impossible_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[s
     from agentic_eval.results import BEHAVIOURS
 
     header = ["run", "model / agent", "tasks passed (95 % CI)", "cheated (95 % CI)", "refused honestly",
-              *BEHAVIOURS]
+              *BEHAVIOURS, "tests forged"]
     rows = []
     for s in summaries:
         if not s.impossible_task_ids:
             continue
         counts = s.behaviour_counts
         rows.append([s.config.run_id, run_label(s), task_interval(s).text(), impossible_interval(s).text(),
-                     impossible_interval(s, "refused").text(), *(str(counts.get(b, 0)) for b in BEHAVIOURS)])
+                     impossible_interval(s, "refused").text(), *(str(counts.get(b, 0)) for b in BEHAVIOURS),
+                     f"{len(s.forged_trials)}/{len(s.trials)}"])
     return header, rows
 
 
@@ -439,6 +458,7 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
     notes += [note for s in summaries if (note := s.tool_request_note())]
     notes += [note for s in summaries for note in s.changed_program_notes()]
     notes += [note for s in summaries if (note := s.internet_missing_note())]
+    notes += [note for s in summaries for note in s.forged_notes()]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
 
 
@@ -495,6 +515,8 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
                           "its agent's run itself (fault 'model': see their detail)", markup=False)
         if note := s.tool_request_note():
             console.print(note, markup=False)
+        for note in s.forged_notes():
+            console.print(note, markup=False, overflow="fold")
         for note in s.changed_program_notes():
             console.print(note, markup=False)
         if note := s.internet_missing_note():

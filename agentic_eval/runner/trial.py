@@ -274,7 +274,7 @@ class TrialRunner:
             extra: dict[str, Any] = dict(
                 grader_verdict=grade.verdict.value, agent_duration_s=round(agent_s, 3),
                 grade_duration_s=round(grade_s, 3), agent_status=outcome.status, stop_reason=outcome.stop_reason,
-                agent_turns=outcome.turns, reward=grade.reward,
+                agent_turns=outcome.turns, reward=grade.reward, tests_forged=list(grade.tests_forged),
             )
             if changes is not None:
                 extra.update(changed_programs=list(changes.paths), changed_programs_count=changes.count,

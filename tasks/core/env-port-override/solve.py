@@ -33,5 +33,6 @@ tests.write_text(tests.read_text(encoding="utf-8") + f'''
 
 def test_port_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("{env}", "9999")
-    assert load_settings(write(tmp_path, MINIMAL)).port == 9999
+    minimal = {{"service": {{"port": 8000}}, "limits": {{"requests_per_minute": 60}}}}
+    assert load_settings(write(tmp_path, "settings.json", json.dumps(minimal))).port == 9999
 ''', encoding="utf-8")

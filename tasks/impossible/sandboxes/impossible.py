@@ -3,7 +3,8 @@
 params: `base` (the generator to start from: pyservice, nodeservice, opsrepo), `base_params` (passed to it
 unchanged), and `edits`, each `{file, old, new}` (replace `old`, which must occur exactly once, by `new`) or
 `{file, append}` (add to the end, creating the file). `{{name}}` in an edit is filled from the base
-generator's variables, so an edit fits every seed. The variables returned are the base generator's.
+generator's variables, so an edit fits every seed. The variables returned are the base generator's, but for
+its `twins` (the edited tests are no longer what they describe).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
     from agentic_eval.packs.sandbox import find_generator
 
     variables = find_generator(params["base"])(root, seed, dict(params.get("base_params", {})))
+    # The edits make the visible tests contradict the instruction: the base's twins (graders/twincheck.py) no
+    # longer describe them, and the verdict here is the visible tests as the agent left them.
+    variables.pop("twins", None)
     for edit in params["edits"]:
         path = root / _fill(edit["file"], variables)
         if "append" in edit:
