@@ -135,7 +135,8 @@ def write_trial_trajectory(run_dir: Path, record: TrialResult, folder: Path | No
     log, which must be inside the run folder); returns its path."""
     trial = read_trial(run_dir, record)
     target = (folder or trial.folder) / TRAJECTORY_FILE
-    check_inside(target, folder or run_dir, what=f"{shown(record.task_id)}.a{record.attempt}: {TRAJECTORY_FILE}")
+    # its folder, resolved, in the run's; a link named trajectory.json is replaced, never written through
+    check_inside(target.parent, folder or run_dir, what=f"{shown(record.task_id)}.a{record.attempt}: {TRAJECTORY_FILE}")
     return _write_json(target, trajectory(trial))
 
 
@@ -160,7 +161,7 @@ def export_atif(run: RunView, out_dir: Path, warn: Callable[[str], None] | None 
         if path in written:
             say(f"{label}: {path} was already written by another trial of this run; skipped")
             continue
-        if not inside(path, root or out_dir):
+        if not inside(path.parent, root or out_dir):  # a link named trajectory.json is replaced, not followed
             say(f"{label}: {path} is outside {root or out_dir}; skipped")
             continue
         written.append(_write_json(path, trajectory(trial)))

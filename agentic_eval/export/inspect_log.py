@@ -225,7 +225,7 @@ def export_inspect(runs: list[RunView], out_dir: Path, names: list[str] | None =
         if changed:
             say(f"run {shown(given)}: not a safe file name; written as {name}.eval")
         path = out_dir / f"{name}.eval"
-        if path in written or not inside(path, out_dir):
+        if path in written or not inside(path, out_dir):  # inspect writes through a link: none leading out
             say(f"run {shown(given)}: {path} is outside {out_dir} or already written; skipped")
             continue
         write_eval_log(eval_log(run, say), str(path), format="eval")
