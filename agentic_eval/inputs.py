@@ -53,40 +53,80 @@ def special_file_problem(path: str | os.PathLike[str]) -> str | None:
     return f"is {_kind(mode)}, not a regular file"
 
 
-def read_data_file(path: str | os.PathLike[str], *, what: str, limit: int) -> bytes:
-    """The bytes of the regular file `path`, at most `limit` of them; `what` names it in the one-line
-    error (e.g. "--api-key-file /dev/zero"). A FIFO is refused without blocking on its open, a device
-    or a folder without reading it, a file over `limit` without reading past the cap."""
+def open_data_file(path: str | os.PathLike[str], *, what: str, limit: int, follow_links: bool = True) -> int:
+    """A read-only descriptor of the regular file `path`, no larger than `limit`, else the one-line error
+    naming it as `what`. A FIFO is refused without blocking on its open, a device or a folder without
+    reading it; with `follow_links=False` a symbolic link (the last part of the path) is refused too, so a
+    link in a folder someone handed over never reads a file of this machine. The caller closes it."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+        if os.path.islink(path):  # O_NOFOLLOW's error (ELOOP) says less than this
+            raise AgenticEvalError(f"{what}: is a symbolic link; refused (only the run's own files are read)")
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
         raise AgenticEvalError(f"{what}: cannot read it (no such file)") from None
-    except OSError as exc:  # a socket (ENXIO), no permission, ...
+    except OSError as exc:  # a socket (ENXIO), no permission, a link (ELOOP), ...
         problem = special_file_problem(path)
         raise AgenticEvalError(f"{what}: {problem or f'cannot read it ({exc.strerror or exc})'}") from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise AgenticEvalError(f"{what}: is {_kind(info.st_mode)}, not a regular file; give a file")
-        if info.st_size > limit:
-            raise AgenticEvalError(f"{what}: {size_text(info.st_size)} is over the limit of {size_text(limit)} "
-                                   "for this file; is it the right one?")
-        chunks: list[bytes] = []
-        got = 0
-        while got <= limit:
-            chunk = os.read(fd, min(MIB, limit + 1 - got))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        if got > limit:  # grew while being read
-            raise AgenticEvalError(f"{what}: over the limit of {size_text(limit)} for this file; is it the right one?")
-        return b"".join(chunks)
+    except OSError as exc:
+        os.close(fd)
+        raise AgenticEvalError(f"{what}: cannot read it ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise AgenticEvalError(f"{what}: is {_kind(info.st_mode)}, not a regular file; give a file")
+    if info.st_size > limit:
+        os.close(fd)
+        raise AgenticEvalError(f"{what}: {size_text(info.st_size)} is over the limit of {size_text(limit)} "
+                               "for this file; is it the right one?")
+    return fd
+
+
+def _read_upto(fd: int, limit: int) -> bytes:
+    """At most `limit + 1` bytes of `fd` (one more than the limit says it is longer)."""
+    chunks: list[bytes] = []
+    got = 0
+    while got <= limit:
+        chunk = os.read(fd, min(MIB, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_data_file(path: str | os.PathLike[str], *, what: str, limit: int, follow_links: bool = True) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them; `what` names it in the one-line
+    error (e.g. "--api-key-file /dev/zero"). A FIFO is refused without blocking on its open, a device
+    or a folder without reading it, a file over `limit` without reading past the cap (`open_data_file`)."""
+    fd = open_data_file(path, what=what, limit=limit, follow_links=follow_links)
+    try:
+        data = _read_upto(fd, limit)
     except OSError as exc:
         raise AgenticEvalError(f"{what}: cannot read it ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
+    if len(data) > limit:  # grew while being read
+        raise AgenticEvalError(f"{what}: over the limit of {size_text(limit)} for this file; is it the right one?")
+    return data
+
+
+def read_data_head(path: str | os.PathLike[str], *, what: str, limit: int, follow_links: bool = True,
+                   max_size: int = 64 * GIB) -> tuple[bytes, bool]:
+    """The first `limit` bytes of the regular file `path` and whether there was more (a long grader output
+    shown cut). Refused like `read_data_file` (a special file, a link when `follow_links=False`), and a
+    file over `max_size`."""
+    fd = open_data_file(path, what=what, limit=max_size, follow_links=follow_links)
+    try:
+        data = _read_upto(fd, limit)
+    except OSError as exc:
+        raise AgenticEvalError(f"{what}: cannot read it ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    return data[:limit], len(data) > limit
 
 
 def read_data_text(path: str | os.PathLike[str], *, what: str, limit: int) -> str:

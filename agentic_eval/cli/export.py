@@ -56,12 +56,16 @@ def find_runs(given: str, runs_root: Path) -> list[Path]:
 
 def _names(runs: list[Any], root: Path) -> list[str]:
     """Each run's name in the output: its run id, or where two runs share one (a copied run), its path under
-    RUN with '/' as '__'."""
+    RUN with '/' as '__'. The writers map a name that is not one safe file name to a safe one."""
     ids = [run.config.run_id for run in runs]
     if len(set(ids)) == len(ids):
         return ids
     return [str(run.run_dir.relative_to(root)).replace(os.sep, "__") if run.run_dir.is_relative_to(root)
             else run.run_dir.name for run in runs]
+
+
+def _warn(line: str) -> None:
+    print(f"agentic-eval: warning: {line}", file=sys.stderr)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -76,19 +80,25 @@ def handle(args: argparse.Namespace) -> int:
     runs = [read_run(folder) for folder in folders]
     for run in runs:
         for warning in run.warnings:
-            print(f"agentic-eval: warning: {warning}", file=sys.stderr)
+            _warn(warning)
     trials = sum(len(run.records) for run in runs)
     names = _names(runs, Path(args.run))
     if args.format == "inspect":
         from agentic_eval.export.inspect_log import export_inspect, require_inspect
 
         require_inspect()
-        written = export_inspect(runs, out, names)
+        written = export_inspect(runs, out, names, warn=_warn)
         print(f"wrote {len(written)} Inspect log{'s' if len(written) != 1 else ''} ({trials} trials) to {out}; "
               f"view them with: inspect view --log-dir {out}")
         return 0
     from agentic_eval.export.atif import export_atif
+    from agentic_eval.runfiles import safe_name, shown
 
-    count = sum(len(export_atif(run, out / name)) for run, name in zip(runs, names, strict=True))
+    count = 0
+    for run, given in zip(runs, names, strict=True):
+        name, changed = safe_name(given)
+        if changed:  # a run id such as ../../x or /abs from a run folder someone handed over
+            _warn(f"run {shown(given)}: not a safe folder name; written under {out / name}")
+        count += len(export_atif(run, out / name, warn=_warn, root=out))
     print(f"wrote {count} ATIF trajectories ({len(runs)} run{'s' if len(runs) != 1 else ''}) under {out}")
     return 0

@@ -349,9 +349,11 @@ def fail_reason(result: Any, run_dir: Path) -> str:
     grader = result.files.get("grader")
     first = ""
     if grader:
-        try:
-            lines = (run_dir / grader).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+        from agentic_eval.runfiles import read_run_text
+
+        try:  # the run's own file only (agentic_eval.runfiles), its head
+            lines = read_run_text(run_dir, grader, what=grader, limit=1024 * 1024)[0].splitlines()
+        except AgenticEvalError:
             lines = []
         failing = [ln for ln in lines if ln.startswith("✗")] or [ln for ln in lines if ln.strip()][-1:]
         first = failing[0].lstrip("✗ ").strip()[:100] if failing else ""

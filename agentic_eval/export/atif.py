@@ -11,8 +11,11 @@ verdict and output, task id and digest). docs/export.md maps every field and say
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from typing import Any
 from agentic_eval._version import __version__
 from agentic_eval.export.trials import Exchange, RunView, Step, TrialView, read_trial
 from agentic_eval.results import TrialResult
+from agentic_eval.runfiles import check_inside, inside, safe_name, shown
 
 __all__ = ["ATIF_VERSION", "TRAJECTORY_FILE", "export_atif", "trajectory", "write_trial_trajectory"]
 
@@ -128,22 +132,56 @@ def _exchange_facts(exchange: Exchange) -> dict[str, Any]:
 
 def write_trial_trajectory(run_dir: Path, record: TrialResult, folder: Path | None = None) -> Path:
     """Write one trial's trajectory.json into `folder` (default: the trial's own folder, beside its wire
-    log); returns its path."""
+    log, which must be inside the run folder); returns its path."""
     trial = read_trial(run_dir, record)
-    return _write_json((folder or trial.folder) / TRAJECTORY_FILE, trajectory(trial))
+    target = (folder or trial.folder) / TRAJECTORY_FILE
+    # its folder, resolved, in the run's; a link named trajectory.json is replaced, never written through
+    check_inside(target.parent, folder or run_dir, what=f"{shown(record.task_id)}.a{record.attempt}: {TRAJECTORY_FILE}")
+    return _write_json(target, trajectory(trial))
 
 
-def export_atif(run: RunView, out_dir: Path) -> list[Path]:
-    """Every trial of a run as `<out_dir>/<task>.a<attempt>/trajectory.json`; returns the files written."""
-    return [_write_json(out_dir / f"{t.record.task_id}.a{t.record.attempt}" / TRAJECTORY_FILE, trajectory(t))
-            for t in run.trials()]
+def export_atif(run: RunView, out_dir: Path, warn: Callable[[str], None] | None = None,
+                root: Path | None = None) -> list[Path]:
+    """Every trial of a run as `<out_dir>/<task>.a<attempt>/trajectory.json`; returns the files written. A task
+    id that is not one safe file name is written under a safe name (`runfiles.safe_name`; the real id stays in
+    the file); a path that would leave `root` (default `out_dir`; --out when `out_dir` is a run's folder in it,
+    so a link there is caught too) or that an earlier trial took is skipped. Each of these, and
+    each file of a trial that was refused, is one line to `warn`."""
+    say = warn or (lambda _line: None)
+    written: list[Path] = []
+    for trial in run.trials():
+        record = trial.record
+        name, changed = safe_name(record.task_id)
+        label = f"{shown(record.task_id)}.a{record.attempt}"
+        if changed:
+            say(f"{label}: the task id is not a safe file name; written as {name}.a{record.attempt}")
+        for line in trial.refused:
+            say(f"{line} (the trial is exported without it)")
+        path = out_dir / f"{name}.a{record.attempt}" / TRAJECTORY_FILE
+        if path in written:
+            say(f"{label}: {path} was already written by another trial of this run; skipped")
+            continue
+        if not inside(path.parent, root or out_dir):  # a link named trajectory.json is replaced, not followed
+            say(f"{label}: {path} is outside {root or out_dir}; skipped")
+            continue
+        written.append(_write_json(path, trajectory(trial)))
+    return written
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> Path:
+    """Write `data` to `path` whole or not at all: into a new file of its own (never through a link or a FIFO
+    already there), then renamed over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8", errors="replace")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)  # as a plain write would leave it (mkstemp makes it private)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
+            handle.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return path
 
 

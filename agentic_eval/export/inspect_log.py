@@ -11,12 +11,14 @@ as its metadata). docs/export.md maps every field and says what is lost.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.export.trials import RunView, Step, TrialView
+from agentic_eval.runfiles import inside, safe_name, shown
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -36,8 +38,9 @@ def require_inspect() -> None:
         raise AgenticEvalError("--format inspect needs inspect-ai: pip install 'agentic-eval[inspect]'") from None
 
 
-def eval_log(run: RunView) -> EvalLog:
-    """The run as an Inspect eval log (samples included)."""
+def eval_log(run: RunView, warn: Callable[[str], None] | None = None) -> EvalLog:
+    """The run as an Inspect eval log (samples included); a trial's refused file, or a task id not safe as a
+    name (the sample is named safely, the real id kept in its metadata), is one line to `warn`."""
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
@@ -53,7 +56,7 @@ def eval_log(run: RunView) -> EvalLog:
     from inspect_ai.model import ModelUsage
 
     config = run.config
-    samples = [_sample(trial) for trial in run.trials()]
+    samples = [_sample(trial, warn or (lambda _line: None)) for trial in run.trials()]
     records = run.records
     scored = [r for r in records if r.scored]
     passed = sum(1 for r in scored if r.outcome == "pass")
@@ -100,13 +103,18 @@ def eval_log(run: RunView) -> EvalLog:
     )
 
 
-def _sample(trial: TrialView) -> EvalSample:
+def _sample(trial: TrialView, say: Callable[[str], None]) -> EvalSample:
     from inspect_ai.event import InfoEvent
     from inspect_ai.log import EvalError, EvalSample
     from inspect_ai.model import ChatMessageAssistant, ModelOutput, ModelUsage
     from inspect_ai.scorer import Score
 
     record = trial.record
+    for line in trial.refused:
+        say(f"{line} (the trial is exported without it)")
+    sample_id, changed = safe_name(record.task_id)  # the log names a sample's file in it by its id
+    if changed:
+        say(f"{shown(record.task_id)}.a{record.attempt}: the task id is not a safe file name; sample id {sample_id}")
     messages = _messages(trial.steps, record.model)
     labels = [s.exchange.label for s in trial.steps if s.exchange is not None]
     events: list[Any] = [InfoEvent(source="agentic-eval", timestamp=_unix(s.timestamp) or datetime.now(UTC),
@@ -124,7 +132,7 @@ def _sample(trial: TrialView) -> EvalSample:
                   metadata={"outcome": record.outcome, "scored": record.scored, "grader_verdict": record.grader_verdict,
                             "fault": record.fault, "reward": record.reward, "behaviour": record.behaviour or None})
     return EvalSample(
-        id=record.task_id, epoch=record.attempt, uuid=record.trial_id,
+        id=sample_id, epoch=record.attempt, uuid=record.trial_id,
         input=trial.instruction or record.task_id, target="",
         messages=messages,
         output=ModelOutput.from_message(last) if last is not None else ModelOutput(model=record.model),
@@ -202,16 +210,25 @@ def _unix(when: float | None) -> datetime | None:
     return None if when is None else datetime.fromtimestamp(when, UTC)
 
 
-def export_inspect(runs: list[RunView], out_dir: Path, names: list[str] | None = None) -> list[Path]:
-    """Each run as `<out_dir>/<name>.eval` (default: its run id), and the folder's listing (logs.json) that
-    `inspect view` reads; returns the logs written."""
+def export_inspect(runs: list[RunView], out_dir: Path, names: list[str] | None = None,
+                   warn: Callable[[str], None] | None = None) -> list[Path]:
+    """Each run as `<out_dir>/<name>.eval` (default: its run id; a name that is not one safe file name is
+    written under a safe one, `runfiles.safe_name`), and the folder's listing (logs.json) that `inspect view`
+    reads; returns the logs written. A log that would leave `out_dir` is skipped, said to `warn`."""
     from inspect_ai.log import write_eval_log, write_log_dir_manifest
 
+    say = warn or (lambda _line: None)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for run, name in zip(runs, names or [run.config.run_id for run in runs], strict=True):
+    written: list[Path] = []
+    for run, given in zip(runs, names or [run.config.run_id for run in runs], strict=True):
+        name, changed = safe_name(given)
+        if changed:
+            say(f"run {shown(given)}: not a safe file name; written as {name}.eval")
         path = out_dir / f"{name}.eval"
-        write_eval_log(eval_log(run), str(path), format="eval")
+        if path in written or not inside(path, out_dir):  # inspect writes through a link: none leading out
+            say(f"run {shown(given)}: {path} is outside {out_dir} or already written; skipped")
+            continue
+        write_eval_log(eval_log(run, say), str(path), format="eval")
         written.append(path)
     write_log_dir_manifest(str(out_dir))
     return written

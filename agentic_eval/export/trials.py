@@ -13,11 +13,13 @@ before a limit). Pure reading: nothing here writes.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
+from agentic_eval.errors import AgenticEvalError
 from agentic_eval.export._messages import (
     Api,
     Call,
@@ -32,6 +34,7 @@ from agentic_eval.export._messages import (
     usage_of,
 )
 from agentic_eval.results import RunConfig, TrialResult, latest_by_trial, read_run_config, read_trials
+from agentic_eval.runfiles import open_run_text, read_run_text, run_file, safe_name, shown
 from agentic_eval.wire.exchange import WireRecord
 
 __all__ = ["Exchange", "Result", "RunView", "Step", "TrialView", "build_steps", "read_run", "read_trial"]
@@ -109,6 +112,8 @@ class TrialView:
     skipped: int = 0
     """Exchanges that are not model requests (GETs such as a model list): not steps."""
     warnings: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    """Files the record names that were not read (outside the run folder, a link, a special file), one line each."""
 
 
 @dataclass
@@ -133,21 +138,31 @@ def read_run(run_dir: Path) -> RunView:
 
 
 def read_trial(run_dir: Path, record: TrialResult) -> TrialView:
-    """A trial's steps from its wire log (and, for the built-in agent, its transcript)."""
-    from agentic_eval.wire.recorder import read_wire_log
+    """A trial's steps from its wire log (and, for the built-in agent, its transcript). A file its record names
+    is read only if it is the run's own (agentic_eval.runfiles): one outside the run folder, a link, a FIFO or
+    a device is refused, said in `refused` (and `warnings`), and the trial exported without it."""
+    from agentic_eval.wire.recorder import parse_wire_log
 
     warnings: list[str] = []
-    folder = run_dir / "trials" / f"{record.task_id}.a{record.attempt}"
-    wire_file = run_dir / record.files["wire"] if "wire" in record.files else folder / "wire.jsonl"
-    folder = wire_file.parent
-    try:
-        wire = read_wire_log(wire_file, warnings)
-    except FileNotFoundError:
-        wire, warnings = [], [f"{wire_file}: no wire log"]
+    refused: list[str] = []
+    label = f"{shown(record.task_id)}.a{record.attempt}"
+    wire_rel = record.files.get("wire") or f"trials/{record.task_id}.a{record.attempt}/wire.jsonl"
+    folder = run_dir / "trials" / f"{safe_name(record.task_id)[0]}.a{record.attempt}"
+    wire: list[WireRecord] = []
+    handle = _open(run_dir, wire_rel, f"{label}: files.wire {shown(wire_rel)}", warnings, refused,
+                   missing="no wire log")
+    if handle is not None:
+        folder = (run_dir / wire_rel).parent
+        with handle:
+            wire = parse_wire_log(handle, wire_rel, warnings)
     builder = _Builder()
     skipped = builder.add_all(wire)
-    if record.agent == "builtin":
-        builder.add_transcript(run_dir / record.files.get("transcript", ""), warnings)
+    transcript = record.files.get("transcript")
+    if record.agent == "builtin" and transcript:
+        handle = _open(run_dir, transcript, f"{label}: files.transcript {shown(transcript)}", warnings, refused)
+        if handle is not None:
+            with handle:
+                builder.add_transcript(handle, Path(transcript).name, warnings)
     first_user = ""  # the instruction: the last user message before the model's first turn (a CLI sends context first)
     for step in builder.steps:
         if step.source == "agent":
@@ -156,10 +171,25 @@ def read_trial(run_dir: Path, record: TrialResult) -> TrialView:
             first_user = step.text
     return TrialView(
         record=record, folder=folder, steps=builder.steps, tools=builder.tools, instruction=first_user,
-        grader_output=_read_text(run_dir, record.files.get("grader"), warnings),
-        diff=_read_text(run_dir, record.files.get("diff"), warnings), skipped=skipped,
-        warnings=[f"{record.task_id}.a{record.attempt}: {w}" for w in warnings],
+        grader_output=_read_text(run_dir, record.files.get("grader"), f"{label}: files.grader", warnings, refused),
+        diff=_read_text(run_dir, record.files.get("diff"), f"{label}: files.diff", warnings, refused),
+        skipped=skipped, warnings=[f"{label}: {w}" for w in warnings] + refused, refused=refused,
     )
+
+
+def _open(run_dir: Path, rel: str, what: str, warnings: list[str], refused: list[str],
+          missing: str | None = None) -> TextIO | None:
+    """The run's own file `rel` open as text, or None: refused (said in `refused`) when it is not the run's own
+    regular file; a missing one is a warning (`missing`) or nothing."""
+    try:
+        if not os.path.lexists(run_file(run_dir, rel, what=what)):
+            if missing:
+                warnings.append(f"{rel}: {missing}")
+            return None
+        return open_run_text(run_dir, rel, what=what)
+    except AgenticEvalError as exc:
+        refused.append(str(exc))
+        return None
 
 
 def build_steps(records: Iterable[WireRecord]) -> tuple[list[Step], list[dict[str, Any]]]:
@@ -316,23 +346,20 @@ class _Builder:
             self._by_call[call.id] = step
             self._answered.discard(call.id)
 
-    def add_transcript(self, path: Path, warnings: list[str]) -> None:
+    def add_transcript(self, lines: Iterable[str], name: str, warnings: list[str]) -> None:
         """The built-in agent's transcript: results of calls the wire never carried back (the last turn)."""
-        if not path.is_file():
-            return
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, 1):
-                try:
-                    entry = json.loads(line)
-                except ValueError:
-                    warnings.append(f"{path.name}:{number}: not JSON; skipped")
-                    continue
-                message = entry.get("message") if isinstance(entry, dict) else None
-                if not isinstance(message, dict) or message.get("role") != "tool":
-                    continue
-                call_id = message.get("tool_call_id")
-                if isinstance(call_id, str) and call_id in self._by_call and call_id not in self._answered:
-                    self._result(Result(call_id, str(message.get("content") or ""), source="transcript"), None)
+        for number, line in enumerate(lines, 1):
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                warnings.append(f"{name}:{number}: not JSON; skipped")
+                continue
+            message = entry.get("message") if isinstance(entry, dict) else None
+            if not isinstance(message, dict) or message.get("role") != "tool":
+                continue
+            call_id = message.get("tool_call_id")
+            if isinstance(call_id, str) and call_id in self._by_call and call_id not in self._answered:
+                self._result(Result(call_id, str(message.get("content") or ""), source="transcript"), None)
 
 
 def _finish_reason(response: dict[str, Any]) -> str | None:
@@ -344,16 +371,17 @@ def _finish_reason(response: dict[str, Any]) -> str | None:
     return reason if isinstance(reason, str) else None
 
 
-def _read_text(run_dir: Path, name: str | None, warnings: list[str]) -> str:
-    """A trial file's text (the first MAX_TEXT_FILE bytes), '' when the trial has none."""
-    if not name:
+def _read_text(run_dir: Path, rel: str | None, key: str, warnings: list[str], refused: list[str]) -> str:
+    """A trial file's text (the first MAX_TEXT_FILE bytes), '' when the trial has none or it is refused."""
+    if not rel:
         return ""
-    path = run_dir / name
+    what = f"{key} {shown(rel)}"
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_TEXT_FILE + 1)
-    except OSError as exc:
-        warnings.append(f"{name}: not readable ({exc.strerror or exc})")
+        if not os.path.lexists(run_file(run_dir, rel, what=what)):
+            warnings.append(f"{rel}: no such file")
+            return ""
+        text, cut = read_run_text(run_dir, rel, what=what, limit=MAX_TEXT_FILE)
+    except AgenticEvalError as exc:
+        refused.append(str(exc))
         return ""
-    text = data[:MAX_TEXT_FILE].decode("utf-8", "replace")
-    return text + ("\n[... cut: the file is longer]" if len(data) > MAX_TEXT_FILE else "")
+    return text + ("\n[... cut: the file is longer]" if cut else "")

@@ -5,6 +5,7 @@ came from a run (task ids, grader output, diffs, the model's turns) is escaped h
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -270,14 +271,22 @@ def _facts_row(run_id: str, kind: str, facts: dict[str, Any]) -> str:
 
 
 def _file_text(run_dir: Path | None, rel: str | None) -> str | None:
+    """A trial file's text (its head), read only if it is the run's own (agentic_eval.runfiles: inside the run
+    folder, not a link, a regular file): a record of a handed-over run naming ../../etc/passwd, a link or a
+    FIFO shows that one line instead. None when the trial has no such file."""
+    from agentic_eval.errors import AgenticEvalError
+    from agentic_eval.runfiles import read_run_text, run_file
+
     if run_dir is None or not rel:
         return None
     try:
-        text = (run_dir / rel).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    if len(text) > DETAIL_LIMIT:
-        text = text[:DETAIL_LIMIT] + f"\n... cut: {len(text) - DETAIL_LIMIT} more characters in {rel}"
+        if not os.path.lexists(run_file(run_dir, rel, what=rel)):
+            return None
+        text, cut = read_run_text(run_dir, rel, what=rel, limit=DETAIL_LIMIT * 4)
+    except AgenticEvalError as exc:
+        return f"[not shown: {exc}]"
+    if len(text) > DETAIL_LIMIT or cut:
+        text = text[:DETAIL_LIMIT] + f"\n... cut: the rest is in {rel}"
     return text
 
 
@@ -285,12 +294,17 @@ def classified_turns(run_dir: Path | None, rel: str | None) -> list[dict[str, st
     """Each model turn of a trial's wire log with its label, and the start of what the model said."""
     from agentic_eval.classify.summary import is_model_call
     from agentic_eval.classify.turn import classify_turn, is_model_turn, read_turn
-    from agentic_eval.wire.recorder import read_wire_log
+    from agentic_eval.errors import AgenticEvalError
+    from agentic_eval.runfiles import open_run_text
+    from agentic_eval.wire.recorder import parse_wire_log
 
     if run_dir is None or not rel:
         return []
     try:
-        records = read_wire_log(run_dir / rel)
+        with open_run_text(run_dir, rel, what=rel) as handle:  # the run's own file only (see _file_text)
+            records = parse_wire_log(handle, rel)
+    except AgenticEvalError as exc:
+        return [{"label": "unreadable", "said": str(exc)}]
     except (OSError, ValueError):
         return [{"label": "unreadable", "said": f"{rel}: unreadable wire log"}]
     out = []

@@ -27,7 +27,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -79,34 +79,40 @@ def read_wire_log(path: str | Path, errors: list[str] | None = None) -> list[Wir
 
     With `errors`, a line that is not a record (a torn last line, a foreign line) is described
     there and skipped; without, it raises ValueError."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return parse_wire_log(handle, str(path), errors)
+
+
+def parse_wire_log(lines: Iterable[str], name: str, errors: list[str] | None = None) -> list[WireRecord]:
+    """`read_wire_log` of lines already open (a file opened with checks, see agentic_eval.runfiles); `name`
+    names the log in an error."""
     records: list[WireRecord] = []
     resolver = RequestResolver()
     upstream_resolver = RequestResolver()  # a translated exchange's upstream requests, stored by reference too
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = WireRecord.model_validate_json(line)
-            except ValueError as exc:
-                if errors is None:
-                    raise ValueError(f"{path}:{number}: not a wire record: {str(exc).splitlines()[0]}") from None
-                errors.append(f"line {number}: not a wire record: {str(exc).splitlines()[0][:200]}")
-                continue
-            record.request, problem = resolver.resolve(record.id, record.request, record.request_ref, record.response)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = WireRecord.model_validate_json(line)
+        except ValueError as exc:
+            if errors is None:
+                raise ValueError(f"{name}:{number}: not a wire record: {str(exc).splitlines()[0]}") from None
+            errors.append(f"line {number}: not a wire record: {str(exc).splitlines()[0][:200]}")
+            continue
+        record.request, problem = resolver.resolve(record.id, record.request, record.request_ref, record.response)
+        if problem is not None:
+            record.error = f"{record.error}; {problem}" if record.error else problem
+        else:
+            record.request_ref = None
+        if isinstance(record.upstream, dict):
+            up = record.upstream
+            up["request"], problem = upstream_resolver.resolve(record.id, up.get("request"), up.get("request_ref"),
+                                                               up.get("response"))
             if problem is not None:
-                record.error = f"{record.error}; {problem}" if record.error else problem
+                record.error = f"{record.error}; upstream {problem}" if record.error else f"upstream {problem}"
             else:
-                record.request_ref = None
-            if isinstance(record.upstream, dict):
-                up = record.upstream
-                up["request"], problem = upstream_resolver.resolve(record.id, up.get("request"), up.get("request_ref"),
-                                                                   up.get("response"))
-                if problem is not None:
-                    record.error = f"{record.error}; upstream {problem}" if record.error else f"upstream {problem}"
-                else:
-                    up.pop("request_ref", None)
-            records.append(record)
+                up.pop("request_ref", None)
+        records.append(record)
     return records
 
 
