@@ -481,6 +481,10 @@ class VerifierRun:
     """Its container had no way out: no network, an internal one, or an engine whose probe reached nothing."""
     fault_side: str = ""
     """Whose that fault is: 'machine' (no network) or 'grader' (the task's image lacks a program its verifier runs)."""
+    model_fault: str = ""
+    """A failure that looked like the machine's or the task's (no reward, a timeout, a program missing) but that a
+    control run on the task's untouched working directory did not show: the model's doing, a scored fail with
+    this cause (confine/verifier_control.py)."""
 
 
 @dataclass

@@ -69,6 +69,9 @@ class GradeResult:
     """Why a reward verifier's verdict is a grader error (no reward file, not a number), when it ran."""
     cause_found: bool = False
     """`error` names the cause (a program or the network the verifier lacked), not a symptom: nothing to add."""
+    note: str = ""
+    """Why a reward verifier's fail is the model's doing where its run looked like the grader's or the machine's
+    failure (`VerifierRun.model_fault`): the trial's detail."""
 
     @property
     def reason(self) -> str:
@@ -92,6 +95,9 @@ def reward_grade(run: VerifierRun) -> GradeResult:
     showed (`VerifierRun.fault`), a grader error."""
     script = ScriptResult(run.exit_code, run.output, run.duration_s, timed_out=run.timed_out,
                           start_error=run.start_error, cancelled=run.cancelled)
+    if run.model_fault:  # a control run on the task's untouched working directory got further: the model's
+        return GradeResult(Verdict.FAIL, script, reward=run.reward if run.reward is not None else 0.0,
+                           note=run.model_fault)
     if run.fault:  # the machine's or the task's (a fresh verifier without a program or the network): unscored
         return GradeResult(Verdict.ERROR, script, reward=run.reward, error=run.fault, cause_found=True)
     if run.reward is None:
