@@ -25,7 +25,7 @@ class _Trial:
     offline = True
     sandbox = Path("/nonexistent")
 
-    class task:  # noqa: N801 - a stand-in namespace
+    class task:  # a stand-in namespace
         grader_path = Path("/nonexistent/test.sh")
 
 

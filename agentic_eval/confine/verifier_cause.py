@@ -12,11 +12,14 @@ counts; in a snapshot of the agent's own container only the network's (confine/d
 program merely missing may be the model's doing, and is scored.
 
 What the model's code prints is no evidence (it runs under the verifier and can print anything), so a line
-of output counts only beside facts it cannot forge: the program not found is one the task's script runs and
-its image lacks (checked apart), and the script could not have installed it (it fetches nothing, or its
-container had no network). A failed fetch with no program missing makes an unscored verdict's reason say the
-cause (no reward written), but never turns a written reward into an unscored one: the fetch may not have
-mattered, and the model's own failure would then go uncounted.
+of output counts only beside facts it cannot forge: the program not found is one the task's script runs in a
+command's place (`script_commands`: never a word of a comment, an argument such as `echo 1`, or a program it
+runs only after `command -v`) and its image lacks (checked apart), and the script could not have installed it
+(it fetches nothing, or its container had no network). Even then the verdict is unscored only when a control
+run on the task's untouched working directory fails the same way (confine/verifier_control.py). A failed
+fetch with no program missing makes an unscored verdict's reason say the cause (no reward written), but never
+turns a written reward into an unscored one: the fetch may not have mattered, and the model's own failure would
+then go uncounted.
 """
 
 from __future__ import annotations
