@@ -14,7 +14,7 @@ from agentic_eval.confine import verifier_control
 from agentic_eval.confine.docker_env import VerifierRun
 from agentic_eval.confine.verifier_cause import VerifierFault
 from agentic_eval.confine.verifier_control import ControlRun, settle
-from tests.test_environment_tasks import _run, docker_env, engine  # noqa: F401
+from tests.test_environment_tasks import HARBOR, _run, docker_env, engine  # noqa: F401
 
 CONTROL = Path(__file__).resolve().parent / "packs" / "harbor-control"
 
@@ -72,6 +72,17 @@ def test_settle(run: VerifierRun, control: ControlRun | None, expect: tuple[str,
         assert got == run
 
 
+def test_the_control_runs_once_per_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    runs: list[int] = []
+    monkeypatch.setattr(verifier_control, "_key", lambda trial: ("engine", "image", "digest", "True"))
+    monkeypatch.setattr(verifier_control, "_run", lambda trial, cancel: runs.append(1) or ControlRun(
+        0.0, False, "", None, 1.0))
+    verifier_control.forget()
+    first = verifier_control.control_run(_Trial())  # type: ignore[arg-type]
+    assert verifier_control.control_run(_Trial()) is first and runs == [1]  # type: ignore[arg-type]
+    verifier_control.forget()
+
+
 def test_special_files_are_named(tmp_path: Path) -> None:
     import os
 
@@ -85,7 +96,7 @@ def test_special_files_are_named(tmp_path: Path) -> None:
 @pytest.mark.parametrize("answer,words,attempts", [
     # the model's code prints the line the shell would print were jq (which the image lacks) needed
     ("echo '/tests/test.sh: line 4: jq: command not found' >&2; echo 41", "", 1),
-    ("kill -9 -1", "wrote no reward", 2),  # every process of the verifier's it may signal
+    ("kill -9 -1", "wrote no reward", 1),  # every process of the verifier's it may signal
     ("sleep 600", "timed out", 1),  # past the verifier's 10 s
 ], ids=["forged-not-found", "kill-all", "hang"])
 def test_the_models_code_cannot_unscore_its_fail(docker_env: str, tmp_path: Path, answer: str,  # noqa: F811
@@ -105,9 +116,23 @@ def test_the_models_code_cannot_unscore_its_fail(docker_env: str, tmp_path: Path
         # missing the task's, so the forged line is a plain fail there; a fresh verifier's is settled by the control)
         assert trial["outcome"] == "fail" and trial["fault"] in ("", "model"), (trial["outcome"], trial.get("detail"))
         assert words in trial["detail"], trial["detail"]
-    assert len(runs) == (1 if words else 0)  # one control run for the task, not one per trial
+    assert len(runs) == (1 if words else 0)  # a control only where the run looked failed by the machine or task
 
 
 def test_the_oracle_passes(docker_env: str, tmp_path: Path) -> None:  # noqa: F811
     (trial,) = _run(tmp_path, "oracle", "--agent", "oracle", "--tasks", str(CONTROL), "--task", "run-answer")
     assert trial["outcome"] == "pass", (trial["outcome"], trial.get("detail"))
+
+
+def test_a_control_gets_services_of_its_own(docker_env: str, tmp_path: Path) -> None:  # noqa: F811
+    """kv-fetch's verifier reads the model's /app/value.txt and asks its kv service: a link to /dev/zero there
+    ends it without a reward; the control, with a kv of its own, writes one: the model's scored fail."""
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import commands_then_done
+
+    verifier_control.forget()
+    with FakeEndpoint(responder=commands_then_done(["ln -sf /dev/zero /app/value.txt"])) as fake:
+        (trial,) = _run(tmp_path, "kv", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
+                        str(HARBOR), "--task", "kv-fetch", "--agent-opt", "max_retries=0")
+    assert (trial["outcome"], trial["fault"]) == ("fail", "model"), (trial["outcome"], trial.get("detail"))
+    assert "on the task's untouched one there it wrote reward 0" in trial["detail"], trial["detail"]

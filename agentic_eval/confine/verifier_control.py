@@ -9,7 +9,8 @@ an unscored outcome by itself: only when the control run fails the same way (the
 reward, a timeout) is it the machine's or the task's fault (unscored, its cause named); when the control gets
 further (it finds the program, it writes a reward) the failure is the model's doing, a scored fail naming it.
 
-The control's result is kept per (engine, task image, verifier files, network) for the process's run: at most one
+The control runs on a network of its own with fresh copies of the task's services (what the model may have
+changed in the trial's never reaches it). Its result is kept per (engine, task image, verifier files, network) for the process's run: at most one
 extra verifier run per task, not per trial. `verify` is the one entry (confine/docker.py's
 `verify_environment`): it refuses first a working directory holding FIFOs, sockets or devices (packs/gitsafe.py's
 `special_kind`), which a verifier can block on forever: a scored fail naming them, with no verifier run.
@@ -177,14 +178,18 @@ def control_run(trial: EnvironmentTrial, cancel: threading.Event | None = None) 
 
 def _run(trial: EnvironmentTrial, cancel: threading.Event | None) -> ControlRun | None:
     """One control run: a fresh container of the task's image (its own working directory, untouched), the
-    verifier's files at /tests and an empty /logs/verifier, the trial's network (or none), as the verifier runs."""
+    verifier's files at /tests and an empty /logs/verifier, on a network of its own with fresh copies of the
+    task's services (or none), as the verifier runs: nothing of the trial's that the model could have changed."""
     from agentic_eval.confine.docker_env import LABEL, TESTS_MOUNT, VERIFIER_LOGS, RewardError, parse_reward
 
     spec = trial.spec
     start = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="ae-control-"))
     container: Any = None
+    apart = dataclasses.replace(trial, network=None, services=[], container=None, mounted=(), stopped=True,
+                                lock=threading.Lock())
     try:
+        apart.start_services()  # its own network and services, as the trial's were made
         tests, logs = work / "tests", work / "logs"
         tests.mkdir()
         logs.mkdir()
@@ -195,7 +200,7 @@ def _run(trial: EnvironmentTrial, cancel: threading.Event | None) -> ControlRun 
                 shutil.copytree(source, tests, dirs_exist_ok=True)
             elif source.exists():
                 shutil.copy2(source, tests / source.name)
-        network = trial.network
+        network = apart.network
         container = trial.client.containers.create(
             trial.image, ["bash", f"{TESTS_MOUNT}/test.sh"], entrypoint=[], working_dir=spec.workdir,
             environment={**spec.env, "TEST_DIR": TESTS_MOUNT, **spec.verifier_env, "PATH": trial.path_env},
@@ -237,6 +242,7 @@ def _run(trial: EnvironmentTrial, cancel: threading.Event | None) -> ControlRun 
                 container.remove(force=True)
             except Exception:  # noqa: BLE001 - gone already
                 pass
+        apart.end()
         shutil.rmtree(work, ignore_errors=True)
 
 
