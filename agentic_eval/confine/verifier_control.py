@@ -11,9 +11,11 @@ further (it finds the program, it writes a reward) the failure is the model's do
 
 The control runs on a network of its own with fresh copies of the task's services (what the model may have
 changed in the trial's never reaches it). Its result is kept per (engine, task image, verifier files, network)
-for the process's run: at most one extra verifier run per task, not per trial. `verify` is the one entry (confine/docker.py's
-`verify_environment`): it refuses first a working directory holding FIFOs, sockets or devices (packs/gitsafe.py's
-`special_kind`), which a verifier can block on forever: a scored fail naming them, with no verifier run.
+for the process's run: at most one extra verifier run per task, not per trial.
+
+`verify` is the one entry (confine/docker.py's `verify_environment`): it refuses first a working directory
+holding FIFOs, sockets or devices (packs/gitsafe.py's `special_kind`), which a verifier can block on forever: a
+scored fail naming them, with no verifier run.
 """
 
 from __future__ import annotations
