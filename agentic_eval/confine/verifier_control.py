@@ -14,8 +14,8 @@ changed in the trial's never reaches it). Its result is kept per (engine, task i
 for the process's run: at most one extra verifier run per task, not per trial.
 
 `verify` is the one entry (confine/docker.py's `verify_environment`): it refuses first a working directory
-holding FIFOs, sockets or devices (packs/gitsafe.py's `special_kind`), which a verifier can block on forever: a
-scored fail naming them, with no verifier run.
+holding FIFOs, sockets or devices (as packs/gitsafe.py does for built-in tasks), which a verifier can block on
+forever: a scored fail naming them, with no verifier run.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -66,14 +67,39 @@ _locks: dict[tuple[str, ...], threading.Lock] = {}
 _guard = threading.Lock()
 
 
-def special_files(root: Path) -> list[str]:
-    """The FIFOs, sockets and devices in the working directory `root` ('path: a FIFO'), in walk order."""
-    from agentic_eval.packs.gitsafe import special_kind, walk_tree
+SPECIAL_KINDS: dict[int, str] = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
+                                 stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
+"""Files that are not files (as packs/gitsafe.py names them for built-in tasks): a verifier that opens one can
+block forever (a FIFO) or read without end (a device)."""
+WALK_LIMIT = 200_000
+"""At most this many entries are looked at (past them, a control run judges what a special file did)."""
 
+
+def special_files(root: Path, limit: int = WALK_LIMIT) -> list[str]:
+    """The FIFOs, sockets and devices under the working directory `root` ('path (a FIFO)'), found with lstat (no
+    link followed, nothing opened), iteratively (any depth)."""
     found: list[str] = []
-    for rel, st in walk_tree(root):
-        if not isinstance(st, OSError) and (kind := special_kind(st)):
-            found.append(f"{rel} ({kind})")
+    stack, seen = [""], 0
+    while stack and seen < limit:
+        rel_dir = stack.pop()
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        below: list[str] = []
+        for entry in entries:
+            seen += 1
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if kind := SPECIAL_KINDS.get(stat.S_IFMT(mode)):
+                found.append(f"{rel} ({kind})")
+            elif stat.S_ISDIR(mode):
+                below.append(rel)
+        stack.extend(reversed(below))
     return found
 
 
@@ -100,8 +126,8 @@ def settle(trial: EnvironmentTrial, run: VerifierRun, cancel: threading.Event | 
     if run.cancelled or run.start_error or (run.reward is not None and not run.fault):
         return run
     control = control_run(trial, cancel)
-    if control is None:  # cancelled, or the engine could not run it: the run as it was
-        return run
+    if control is None:  # cancelled (then the trial runs again on resume), or the engine could not run it
+        return dataclasses.replace(run, cancelled=True) if cancel is not None and cancel.is_set() else run
     if run.fault:
         return _settle_fault(trial, run, control)
     what = "timed out" if run.timed_out else "wrote no reward" + (
