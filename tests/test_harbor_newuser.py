@@ -137,6 +137,7 @@ def test_an_offline_tb2_task_is_the_machines_fault_not_the_models(docker_env: st
         fetch, unbuilt_trial = trials["fetch-runner"], trials["no-build"]
         assert (fetch["outcome"], fetch["fault"], fetch["internet_missing"]) == ("grader_error", "machine", True)
         assert "installs from the network, and its container had none" in fetch["fault_reason"]
+        assert "the same on the task's untouched working directory" in fetch["detail"]  # the control confirmed it
         assert (unbuilt_trial["outcome"], unbuilt_trial["fault"]) == ("agent_error", "grader")
         assert unbuilt_trial["fault_reason"] == "the task's image does not build"
         assert "unbuildable: no-build: building" in err

@@ -8,6 +8,7 @@
     verifier_cause  Why a reward verifier failed when it is the machine's or the task's fault (a pure function).
     verifier_check  What an engine says of a Harbor task's needs: the internet, a program its verifier lacks.
     layer_cap     A bound on an environment container's own filesystem (its writable layer).
+    verifier_control  A reward verifier's failure confirmed (or not) by a control run on the untouched work dir.
     relay         Inside a confined CLI agent: its one way out, a relay that hands each connection to the harness.
     origin        Who opened a connection to the relay: the CLI itself, or its tools (refused and recorded).
 """

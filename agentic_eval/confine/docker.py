@@ -610,7 +610,11 @@ class DockerBackend(SandboxBackend):
         env = self._envs.get(str(sandbox.resolve()))
         if env is None:
             raise AgenticEvalError(f"{sandbox}: not an environment task's sandbox")
-        return env.verify(cancel)
+        # --- verifier control hook: a failure that looks like the machine's or the task's is confirmed by a run
+        # on the task's untouched working directory (confine/verifier_control.py); special files refused first
+        from agentic_eval.confine.verifier_control import verify
+
+        return verify(env, cancel)
 
     def _env_wrap(self, env: Any, argv: Sequence[str], cwd: Path, writable: list[Path],
                   readable: list[Path], hidden: Sequence[Path]) -> list[str]:

@@ -17,7 +17,8 @@ working directory from the host, the task's verifier files copied in at /tests a
 agent's container names the programs and libraries the model changed (`changed_programs`): the verifier may
 run them, and the report says so (the verdict stays the verifier's). A verifier that failed for want of a
 program or of the network its script installs one from is the machine's or the task's fault, not the model's
-(`VerifierRun.fault`, confine/verifier_check.py).
+(`VerifierRun.fault`, confine/verifier_check.py), when a control run on the task's untouched working directory
+fails the same way (confine/verifier_control.py, called through confine/docker.py's `verify_environment`).
 """
 
 from __future__ import annotations
@@ -482,6 +483,10 @@ class VerifierRun:
     """Its container had no way out: no network, an internal one, or an engine whose probe reached nothing."""
     fault_side: str = ""
     """Whose that fault is: 'machine' (no network) or 'grader' (the task's image lacks a program its verifier runs)."""
+    model_fault: str = ""
+    """A failure that looked like the machine's or the task's (no reward, a timeout, a program missing) but that a
+    control run on the task's untouched working directory did not show: the model's doing, a scored fail with
+    this cause (confine/verifier_control.py)."""
 
 
 @dataclass

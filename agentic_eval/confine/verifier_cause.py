@@ -12,16 +12,20 @@ counts; in a snapshot of the agent's own container only the network's (confine/d
 program merely missing may be the model's doing, and is scored.
 
 What the model's code prints is no evidence (it runs under the verifier and can print anything), so a line
-of output counts only beside facts it cannot forge: the program not found is one the task's script runs and
-its image lacks (checked apart), and the script could not have installed it (it fetches nothing, or its
-container had no network). A failed fetch with no program missing makes an unscored verdict's reason say the
-cause (no reward written), but never turns a written reward into an unscored one: the fetch may not have
-mattered, and the model's own failure would then go uncounted.
+of output counts only beside facts it cannot forge: the program not found is one the task's script runs in a
+command's place (`script_commands`: never a word of a comment, an argument such as `echo 1`, or a program it
+runs only after `command -v`) and its image lacks (checked apart), and the script could not have installed it
+(it fetches nothing, or its container had no network). Even then the verdict is unscored only when a control
+run on the task's untouched working directory fails the same way (confine/verifier_control.py). A failed
+fetch with no program missing makes an unscored verdict's reason say the cause (no reward written), but never
+turns a written reward into an unscored one: the fetch may not have mattered, and the model's own failure would
+then go uncounted.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Literal
 
@@ -61,9 +65,105 @@ class VerifierFault:
     """The first program not found ('' for a failed fetch alone): the caller confirms the task's image lacks it."""
 
 
+_KEYWORDS = frozenset({"if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time",
+                       "in", "esac", "function", "[[", "]]"})
+"""Words in a command's place that are the shell's, not a program: the word after them is in a command's place."""
+_PREFIXES = frozenset({"sudo", "exec", "env", "nohup", "nice", "xargs", "builtin", "timeout", "stdbuf", "setsid"})
+"""Programs that run the program named after their options."""
+_SEPARATORS = frozenset(";&|()`\n")
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][\w]*)\1")
+
+
+def _uncommented(script: str) -> str:
+    """The script without its comments and here-documents' bodies (neither runs a program)."""
+    kept: list[str] = []
+    until = ""
+    for line in script.splitlines():
+        if until:
+            if line.strip() == until:
+                until = ""
+            continue
+        quote = ""
+        cut = len(line)
+        for i, char in enumerate(line):
+            if quote:
+                if char == quote:
+                    quote = ""
+            elif char in "'\"":
+                quote = char
+            elif char == "#" and (i == 0 or line[i - 1] in " \t;&|("):
+                cut = i
+                break
+        line = line[:cut]
+        kept.append(line)
+        if heredoc := _HEREDOC.search(line):
+            until = heredoc[2]
+    return "\n".join(kept)
+
+
+def _tokens(text: str) -> list[str]:
+    lex = shlex.shlex(text, posix=True, punctuation_chars=";&|()<>`\n")
+    lex.whitespace, lex.commenters = " \t\r", ""
+    return list(lex)
+
+
+def script_commands(script: str) -> frozenset[str]:
+    """The programs the shell script runs: the words in a command's place (at a line's start, after `|`, `&&`,
+    `;`, `$(`, a keyword such as `then`, a variable's assignment, or `sudo`/`env`/`timeout N`...), never a
+    comment's word, an argument (`echo 1`) or a redirection's target. A line the lexer cannot read (an unclosed
+    quote) is read alone, or left out."""
+    text = _uncommented(script)
+    try:
+        tokens = _tokens(text)
+    except ValueError:
+        tokens = []
+        for line in text.splitlines():
+            try:
+                tokens += [*_tokens(line), "\n"]
+            except ValueError:
+                tokens.append("\n")
+    found: set[str] = set()
+    place, skip, prefixed = True, False, False
+    for token in tokens:
+        if token and set(token) <= _SEPARATORS:
+            place, skip, prefixed = True, False, False
+            continue
+        if skip:
+            skip = False
+            continue
+        if "<" in token or ">" in token:  # a redirection: the next word is its target
+            skip = True
+            continue
+        if token == "$":  # `$VAR ...` runs what a variable holds (its name is no program); `$(` is a separator
+            skip = True
+            place = False
+            continue
+        if not place:
+            continue
+        if token in _KEYWORDS or re.fullmatch(r"[A-Za-z_]\w*=.*", token, re.DOTALL):
+            continue
+        if token in ("for", "case", "select"):
+            place = False
+            continue
+        if prefixed and re.fullmatch(r"-\S*|\d+(?:\.\d+)?[smhd]?", token):
+            continue  # a prefix's option: the program it runs comes after
+        name = token.lstrip("\\")
+        found.add(name)
+        prefixed = name in _PREFIXES
+        place = prefixed
+    return frozenset(found)
+
+
+_GUARD = re.compile(r"\b(?:command\s+-[vV]|which|type(?:\s+-[a-zA-Z]+)?|hash)\s+([\w.+-]+)")
+"""A script that asks whether a program is there: it runs it only when it is, so its absence is no one's fault."""
+
+
 def _runs(script: str, program: str) -> bool:
-    """Whether the script names `program` as a word (a command it runs, or installs and then runs)."""
-    return re.search(rf"(?<![\w.+/-]){re.escape(program)}(?![\w.+-])", script) is not None
+    """Whether the script runs `program` as a command (`script_commands`), not only when it finds it (a
+    `command -v jq` guard): a word of its comment or an argument is none, whatever the model's code prints."""
+    if program not in script_commands(script):
+        return False
+    return program not in {m[1] for m in _GUARD.finditer(_uncommented(script))}
 
 
 def _first_line(output: str, pattern: re.Pattern[str]) -> str:

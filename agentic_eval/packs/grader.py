@@ -72,6 +72,9 @@ class GradeResult:
     tests_forged: tuple[str, ...] = ()
     """Tests a test run's report called passed that the grader's own checks (their twins) failed: the report
     was forged. The grader told the harness (packs/sealed.py's notes); the verdict is the grader's fail."""
+    note: str = ""
+    """Why a reward verifier's fail is the model's doing where its run looked like the grader's or the machine's
+    failure (`VerifierRun.model_fault`): the trial's detail."""
 
     @property
     def reason(self) -> str:
@@ -95,6 +98,9 @@ def reward_grade(run: VerifierRun) -> GradeResult:
     showed (`VerifierRun.fault`), a grader error."""
     script = ScriptResult(run.exit_code, run.output, run.duration_s, timed_out=run.timed_out,
                           start_error=run.start_error, cancelled=run.cancelled)
+    if run.model_fault:  # a control run on the task's untouched working directory got further: the model's
+        return GradeResult(Verdict.FAIL, script, reward=run.reward if run.reward is not None else 0.0,
+                           note=run.model_fault)
     if run.fault:  # the machine's or the task's (a fresh verifier without a program or the network): unscored
         return GradeResult(Verdict.ERROR, script, reward=run.reward, error=run.fault, cause_found=True)
     if run.reward is None:

@@ -857,7 +857,8 @@ def _grade(task: Task, sandbox: Sandbox, runner: ScriptRunner, backend: SandboxB
     if task.verifier == "reward":
         run = backend.verify_environment(sandbox.path, cancel)
         grade = reward_grade(run)
-        if grade.verdict is not Verdict.PASS and not run.fault:  # the oracle's run: the cause, not the symptom
+        if grade.verdict is not Verdict.PASS and not run.fault and not run.model_fault:  # the oracle's run: the
+            # cause, not the symptom (a control run that got further already named the fix's doing: model_fault)
             fault = verifier_fault(run.output, _script_text(task), offline=run.offline, reward=run.reward)
             if fault is not None:
                 return replace(grade, verdict=Verdict.ERROR, error=fault.cause, cause_found=True)
