@@ -86,7 +86,8 @@ def make_run_config(settings: RunSettings, *, run_id: str, endpoint: Endpoint, t
         base_url=endpoint.base_url, seed=settings.seed, attempts=settings.attempts, jobs=settings.jobs,
         task_ids=[t.id for t in tasks], task_paths=list(settings.tasks or ()), packs=pack_infos(tasks),
         system_prompt_tokens=options.system_prompt_tokens, lenient_text_calls=options.lenient_text_calls,
-        stream=options.stream, agent_options=dict(options.extra), sandbox=sandbox, versions=versions(),
+        stream=options.stream, emulate_parser=options.emulate_parser, agent_options=dict(options.extra),
+        sandbox=sandbox, versions=versions(),
     )
 
 

@@ -199,7 +199,7 @@ class TrialRunner:
             pack=task.pack, agent=self.config.agent, model=self.config.model, seed=self.config.seed,
             attempt=spec.attempt, started_at=started_at, lenient_text_calls=self.options.lenient_text_calls,
             system_prompt_tokens=self.options.system_prompt_tokens, sandbox=self.backend.name,
-            impossible=task.impossible,
+            impossible=task.impossible, emulate_parser=self.options.emulate_parser,
         )
 
         def finish(outcome: Outcome, detail: str, fault: str = "", fault_reason: str = "", **extra: Any) -> TrialResult:
@@ -277,6 +277,7 @@ class TrialRunner:
                              changed_programs_error=changes.error)
             if summary is not None:
                 extra.update(turns=summary.turns, text_call_families=summary.families, flags=summary.flags,
+                             text_calls=summary.text_calls,
                              requests=summary.requests, prompt_tokens=summary.prompt_tokens,
                              completion_tokens=summary.completion_tokens)
             if ruling.unscored is not None:
@@ -332,7 +333,8 @@ class TrialRunner:
                     record["wire_api"] = WIRE_APIS.get(api, api)
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
                                         upstream_headers=auth_headers(self.endpoint.api_key),
-                                        client_key=placeholder, translate_messages=api == "translate")
+                                        client_key=placeholder, translate_messages=api == "translate",
+                                        emulate_parser=self.options.emulate_parser)
                 recorder.start()
                 outcome = AgentOutcome("agent_error", detail="the agent did not return")
                 try:
