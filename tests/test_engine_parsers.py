@@ -1,0 +1,46 @@
+"""The engine parsers' registry and interface; the engines' own cases are in test_engine_parsers_cases.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentic_eval.classify.parsers import PARSERS, Extraction, ParsedCall, UnknownParser, extract, readers
+
+WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+HERMES = 'Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+
+
+def test_every_row_is_keyed_by_engine_and_name() -> None:
+    assert PARSERS
+    for key, parser in PARSERS.items():
+        assert key == f"{parser.engine}:{parser.name}"
+        assert parser.engine in ("vllm", "sglang", "llama.cpp", "ollama")
+        assert parser.families and parser.how_to_enable
+
+
+def test_extract_returns_the_engines_call_and_content() -> None:
+    assert extract("vllm:hermes", HERMES, WEATHER) == Extraction(
+        "vllm:hermes", (ParsedCall("get_weather", {"city": "Paris"}),), "Let me check.")
+
+
+def test_a_bare_name_served_by_one_engine_is_enough() -> None:
+    assert extract("hermes", HERMES, WEATHER).parser == "vllm:hermes"
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("vllm:hermse", "did you mean vllm:hermes"),
+    ("mistral", "ambiguous: name one of vllm:mistral, sglang:mistral"),
+])
+def test_an_unknown_name_says_what_to_use(name: str, message: str) -> None:
+    with pytest.raises(UnknownParser, match=message):
+        extract(name, HERMES)
+    with pytest.raises(KeyError):
+        extract(name, HERMES)
+
+
+def test_readers_names_every_parser_that_reads_a_call_in_registry_order() -> None:
+    keys = [found.parser for found in readers(HERMES, WEATHER)]
+    assert "vllm:hermes" in keys and "sglang:qwen25" in keys
+    assert keys == [key for key in PARSERS if key in keys]
+    assert readers("Paris is sunny today.", WEATHER) == []
