@@ -26,8 +26,8 @@ from agentic_eval.results import TextCallFigures, TurnCounts
 if TYPE_CHECKING:
     from agentic_eval.classify.turn import TextToolCall, TurnClassification
 
-__all__ = ["CONSISTENT", "Diagnosis", "ShortPrompt", "attach_readers", "call_figures", "diagnose", "enable_lines",
-           "resolve_parser", "turn_diagnosis"]
+__all__ = ["CONSISTENT", "Diagnosis", "ShortPrompt", "attach_readers", "best_parser", "call_figures", "diagnose",
+           "enable_lines", "resolve_parser", "turn_diagnosis"]
 
 Kind = Literal["server_config", "parser_mismatch", "model"]
 CONSISTENT = 0.9
@@ -170,28 +170,46 @@ class Diagnosis(BaseModel):
                               "the most calls, with how many it reads.")
 
 
-def _best_per_engine(readers: Mapping[str, int]) -> dict[str, tuple[str, int]]:
+def _rank(key: str, count: int, families: Mapping[str, int]) -> tuple[int, int, int, int]:
+    """Sort key, best first: most calls read, then a parser of the family the model wrote most, then vLLM's,
+    then the registry's order (each engine's usual parser first)."""
+    from agentic_eval.classify.parsers import PARSERS
+
+    order = list(PARSERS)
+    parser = PARSERS.get(key)
+    fams = parser.families if parser else ()
+    weight = max((families.get(f, 0) for f in fams), default=0)
+    return (-count, -weight, 0 if key.startswith("vllm:") else 1, order.index(key) if key in order else len(order))
+
+
+def best_parser(readers: Mapping[str, int], families: Mapping[str, int] | None = None) -> tuple[str, int] | None:
+    """The parser that reads the most calls (ties: see `_rank`), with its count; None when none reads any."""
+    ranked = sorted(readers.items(), key=lambda kv: _rank(kv[0], kv[1], families or {}))
+    return ranked[0] if ranked and ranked[0][1] > 0 else None
+
+
+def _best_per_engine(readers: Mapping[str, int], families: Mapping[str, int]) -> dict[str, tuple[str, int]]:
     from agentic_eval.classify.parsers import PARSERS
 
     best: dict[str, tuple[str, int]] = {}
-    for key, count in readers.items():
+    for key, count in sorted(readers.items(), key=lambda kv: _rank(kv[0], kv[1], families)):
         engine = PARSERS[key].engine if key in PARSERS else key.split(":", 1)[0]
-        if count > best.get(engine, ("", 0))[1]:
-            best[engine] = (key, count)
+        if count > 0:
+            best.setdefault(engine, (key, count))
     return best
 
 
-def enable_lines(readers: Mapping[str, int], calls: int) -> list[str]:
-    """'vLLM: restart with --enable-auto-tool-choice --tool-call-parser hermes (reads 12/12)', one per engine
-    whose parsers read any of the calls, vLLM first."""
+def enable_lines(readers: Mapping[str, int], calls: int, families: Mapping[str, int] | None = None) -> list[str]:
+    """'restart vLLM: `vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes` (reads 12/12)', one
+    per engine whose parsers read any of the calls, vLLM first."""
     from agentic_eval.classify.parsers import PARSERS
 
-    best = _best_per_engine(readers)
+    best = _best_per_engine(readers, families or {})
     lines = []
     for engine in sorted(best, key=lambda e: (ENGINES.index(e) if e in ENGINES else 99, e)):
         key, count = best[engine]
         how = PARSERS[key].how_to_enable if key in PARSERS else key
-        lines.append(f"{ENGINE_NAMES.get(engine, engine)}: {how} (reads {count}/{calls})")
+        lines.append(f"restart {ENGINE_NAMES.get(engine, engine)}: `{how}` (reads {count}/{calls})")
     return lines
 
 
@@ -208,9 +226,8 @@ def diagnose(figures: TextCallFigures, turns: TurnCounts, families: Mapping[str,
         return None
     families = dict(families or {})
     fams = ", ".join(f"{k} {v}" for k, v in sorted(families.items(), key=lambda kv: -kv[1])) or "none named"
-    parser, reads = max(figures.readers.items(), key=lambda kv: (kv[1], kv[0].startswith("vllm:")),
-                        default=(None, 0))
-    enable = enable_lines(figures.readers, calls) if figures.readers else []
+    parser, reads = best_parser(figures.readers, families) or (None, 0)
+    enable = enable_lines(figures.readers, calls, families) if figures.readers else []
     rests = [f"text tool calls: {calls} in {turns.text_tool_call + figures.mixed_turns} turns (families: {fams})",
              f"structured tool calls: {turns.tool_call} turns"]
     if parser:
