@@ -190,3 +190,31 @@ def test_an_unknown_parser_name_is_one_line_naming_close_ones() -> None:
     assert "\n" not in str(caught.value)
     code, _ = run_cli("run", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--emulate-parser", "hermez")
     assert code != 0
+
+
+def test_a_campaign_runs_the_what_if_beside_the_plain_run_and_cites_both(mini_pack: Path, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from agentic_eval.cli import main
+    from agentic_eval.testing import FakeEndpoint
+
+    pack = make_pack(mini_pack, 1)
+    file = tmp_path / "c.toml"
+    with FakeEndpoint(model="text-model", responder=text_solver) as fake:
+        file.write_text(f'packs = ["{pack}"]\nagents = ["builtin"]\ninstruments = []\nemulate_parser = "hermes"\n'
+                        f'[agent_options.builtin]\nmax_retries = 0\n'
+                        f'[[models]]\nname = "text-model"\nbase_url = "{fake.base_url}"\n')
+        assert main(["campaign", str(file), "--run-dir", str(tmp_path / "runs"), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    rows = {r["emulate_parser"]: r for r in report["rows"]}
+    assert (rows[None]["tasks_passed"], rows[None]["text_tool_call_tasks"]) == (0, 1)
+    assert rows["vllm:hermes"]["tasks_passed"] == 1
+    verdict = report["verdicts"]["text-model"]
+    assert "with parser emulated: hermes, 1/1 tasks passed under builtin (plain: 0/1)" in verdict["text"]
+    assert "serving diagnosis: server config" in verdict["text"]
+    assert "agentic tasks passed with the parser emulated" in verdict["rests_on"]
+    assert report["diagnoses"]["text-model"]["kind"] == "server_config"
+    assert report["pick"].startswith("No model passes most tasks")  # a what-if row is never the pick
+    file.write_text(file.read_text().replace('"hermes"', '"hermez"'))
+    assert main(["campaign", str(file), "--run-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "emulate_parser" in err and "hermes" in err
