@@ -218,3 +218,37 @@ def test_a_campaign_runs_the_what_if_beside_the_plain_run_and_cites_both(mini_pa
     assert main(["campaign", str(file), "--run-dir", str(tmp_path / "runs")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "emulate_parser" in err and "hermes" in err
+
+
+@pytest.mark.agent_cli
+def test_opencode_gets_the_emulated_calls_and_passes(mini_pack: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The what-if run under a real CLI: opencode (streaming) against a server that returns its shell call as
+    Hermes text; with `--emulate-parser hermes` the call reaches opencode structured, it runs it, the task
+    passes; the wire log keeps the endpoint's text beside the rewritten stream."""
+    from tests.helpers import PolicyEndpoint, chat_reply, require_cli, run_trial, shell_call, tiny_port, tool_names
+
+    require_cli("opencode", monkeypatch)
+    toml = mini_pack / "answer-file" / "task.toml"
+    toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 240"))
+    command = f"echo 'port is {tiny_port()}' > answer.txt"
+
+    def policy(req: ReceivedRequest) -> ScriptedReply:
+        body = req.body or {}
+        names = tool_names(body)
+        if not names:
+            return chat_reply(body, content="Answer file")  # a title request
+        if any(m.get("role") == "tool" for m in body.get("messages", [])):
+            return chat_reply(body, content="Done: answer.txt holds the port.")
+        name, args = shell_call(names, command)
+        return chat_reply(body, content="Writing the answer.\n" + hermes(name, args))
+
+    with PolicyEndpoint(policy) as fake:
+        result = run_trial("opencode", fake, mini_pack, tmp_path / "runs", "--emulate-parser", "hermes")
+    assert result.outcome == "pass", result.detail
+    assert result.emulate_parser == "vllm:hermes" and result.turns.text_tool_call >= 1
+    wire = read_wire_log(tmp_path / "runs" / result.run_id / result.files["wire"])
+    rewritten = [r for r in wire if r.emulated and r.emulated["rewritten"]]
+    assert rewritten and all(r.stream for r in rewritten)
+    assert "<tool_call>" in rewritten[0].response["choices"][0]["message"]["content"]
+    assert rewritten[0].emulated["response"]["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "bash"
