@@ -196,11 +196,13 @@ def test_codex_without_responses_api_is_an_agent_error(pack: Path, tmp_path: Pat
 
 @pytest.mark.real_model_long
 @pytest.mark.timeout(3000)
+@pytest.mark.parametrize("emulate", [None, "llama3_json"], ids=["plain", "emulated"])
 def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, pack: Path, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                               monkeypatch: pytest.MonkeyPatch, emulate: str | None) -> None:
     """opencode on the packaged small model (serve-local): its ~7,000-token first request takes
     minutes of prompt processing on a CPU. Whatever the model does, the trial must end scored, with
-    every turn on the wire classified. Select with `-m real_model_long`."""
+    every turn on the wire classified; `emulated`: the what-if run, the model's JSON text calls handed to
+    opencode as structured calls (`--emulate-parser llama3_json`). Select with `-m real_model_long`."""
     if "real_model_long" not in (request.config.getoption("-m") or ""):
         pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model_long")
     require_cli("opencode", monkeypatch)
@@ -212,7 +214,8 @@ def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, p
     with local_server.LocalServer(threads=2, ctx=16384) as server:
         code = main(["run", "--agent", "opencode", "--model", server.model, "--base-url", server.base_url,
                      "--tasks", str(pack), "--task", "answer-file", "--run-dir", str(tmp_path / "runs"),
-                     "--agent-opt", "context=16384", "--agent-opt", "max_output=1024", "--json"])
+                     "--agent-opt", "context=16384", "--agent-opt", "max_output=1024", "--json",
+                     *(["--emulate-parser", emulate] if emulate else [])])
     assert code == 0
     (run,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     (result,) = read_trials(run)[0]
@@ -220,6 +223,7 @@ def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, p
           f"turns {result.turns}; families {result.text_call_families}; {describe(tmp_path / 'runs', result)}")
     assert result.outcome in ("pass", "fail"), result.detail
     assert result.requests >= 1 and result.turns.unclassified == 0
+    assert result.emulate_parser == (f"vllm:{emulate}" if emulate else None)
 
 # ------------------------------------------------- the shared base, with a stand-in CLI (no install needed)
 
