@@ -371,9 +371,8 @@ def test_an_emulated_parser_run_of_the_real_model(real_server: LocalServer, tmp_
     run_dir, shown = _run(real_server, pack, tmp_path / "runs", "--emulate-parser", "llama3_json",
                           agent_timeout_s=limit)
     (trial,) = read_trials(run_dir)[0]
-    wire = read_wire_log(run_dir / trial.files["wire"])
-    print(shown + f"
-{trial.outcome} ({trial.detail}); turns {trial.turns}; families {trial.text_call_families}")
+    wire = [r for r in read_wire_log(run_dir / trial.files["wire"]) if r.path == "/v1/chat/completions"]
+    print(shown + f"\n{trial.outcome} ({trial.detail}); turns {trial.turns}; families {trial.text_call_families}")
     assert trial.emulate_parser == "vllm:llama3_json" and all(r.emulated is not None for r in wire)
     rewritten = [r for r in wire if r.emulated and r.emulated["rewritten"]]
     if trial.text_calls.readers.get("vllm:llama3_json"):  # what llama3_json reads reached the agent as a call

@@ -434,8 +434,8 @@ def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding
         sandbox = SandboxChoice(spec.sandbox_name(), spec.sandbox_options())
         settings = RunSettings.of(model=server.model if server is not None else model.spec.name, agent=agent,
                                   seed=spec.seed, attempts=spec.attempts, system_prompt_tokens=padding or None,
-                                  emulate_parser=emulate, task_ids=missing, sandbox=sandbox, agent_options=spec.options_of(agent) or None,
-                                  **how)
+                                  emulate_parser=emulate, task_ids=missing, sandbox=sandbox,
+                                  agent_options=spec.options_of(agent) or None, **how)
         campaigns.append(plan_start(settings, local_server=server, log=log))
     for campaign in campaigns:
         if session.cancel.is_set():
