@@ -84,6 +84,21 @@ def test_hermes_text_without_a_parser_is_server_config(scripted: Any, mini_pack:
     assert any("read by vllm:hermes: 1/1" in figure for figure in found["rests_on"])
     (trial,) = data["trials"]
     assert trial["text_calls"]["readers"]["vllm:hermes"] == 1 and trial["emulate_parser"] is None
+    run_dir = str(tmp_path / "runs" / data["run_id"])
+    code, _ = run_cli("report", run_dir, "--html", str(tmp_path / "r.html"))
+    assert code == 0 and "diagnosis: server config" in (tmp_path / "r.html").read_text()
+
+
+def test_the_report_says_it_in_words(scripted: Any, mini_pack: Path, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from agentic_eval.cli import main
+
+    data = _run(scripted(text_solver), make_pack(mini_pack, 1), tmp_path / "runs", "--emulate-parser", "hermes")
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "runs" / data["run_id"]), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "[parser emulated: hermes]" in md and "parser emulated: hermes: a what-if run" in md
+    assert "diagnosis: server config" in md and "--tool-call-parser hermes" in md
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
@@ -252,3 +267,47 @@ def test_opencode_gets_the_emulated_calls_and_passes(mini_pack: Path, tmp_path: 
     assert rewritten and all(r.stream for r in rewritten)
     assert "<tool_call>" in rewritten[0].response["choices"][0]["message"]["content"]
     assert rewritten[0].emulated["response"]["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "bash"
+
+
+REAL_REPLY = '```json\n{\n  "name": "read_file",\n  "arguments": {\n    "path": "src/main.py"\n  }\n}\n```'
+"""What the packaged Qwen2.5-Coder-1.5B answered behind llama.cpp (no --jinja parsing) to `probe`'s request,
+recorded verbatim: its call as fenced JSON in the content."""
+
+
+def test_the_small_models_recorded_reply_is_read_and_rewritten() -> None:
+    from agentic_eval.wire.emulate import rewrite_reply
+
+    request = {"tools": TOOLS}
+    reply = {"id": "r1", "choices": [{"index": 0, "message": {"role": "assistant", "content": REAL_REPLY},
+                                      "finish_reason": "stop"}]}
+    turn = classify_turn(request, reply)
+    (call,) = turn.text_calls
+    assert (turn.family, call.name, call.arguments) == ("json", "read_file", {"path": "src/main.py"})
+    assert "vllm:llama3_json" in call.parsers and turn.diagnosis == "server_config"
+    rewritten = rewrite_reply("vllm:llama3_json", request, reply)
+    assert rewritten is not None and rewritten["choices"][0]["finish_reason"] == "tool_calls"
+    (structured,) = rewritten["choices"][0]["message"]["tool_calls"]
+    assert json.loads(structured["function"]["arguments"]) == {"path": "src/main.py"}
+    assert rewrite_reply("vllm:hermes", request, reply) is None  # hermes reads no fenced JSON: left as it was
+
+
+def test_a_translated_messages_exchange_is_emulated_too(tmp_path: Path) -> None:
+    """claude-code's Messages API translated to chat completions: the endpoint's chat reply is rewritten before
+    translation, so the agent gets a tool_use block; the classifier still reads the endpoint's text."""
+    import httpx
+
+    from agentic_eval.classify.summary import summarize_wire_log
+    from agentic_eval.testing import FakeEndpoint, chat_body
+    from agentic_eval.wire.recorder import WireRecorder
+
+    body = {"model": "fake-model", "max_tokens": 64, "messages": [{"role": "user", "content": "show a.py"}],
+            "tools": [{"name": "read_file", "input_schema": TOOLS[0]["function"]["parameters"]}]}
+    with FakeEndpoint([ScriptedReply(body=chat_body(hermes("read_file", {"path": "a.py"})))]) as fake, \
+            WireRecorder(fake.base_url, tmp_path / "wire.jsonl", translate_messages=True,
+                         emulate_parser="vllm:hermes") as recorder:
+        reply = httpx.post(recorder.base_url + "/messages", json=body, timeout=30).json()
+    assert [b["type"] for b in reply["content"]] == ["tool_use"] and reply["content"][0]["input"] == {"path": "a.py"}
+    (record,) = read_wire_log(tmp_path / "wire.jsonl")
+    assert record.emulated is not None and record.emulated["rewritten"]
+    summary = summarize_wire_log(tmp_path / "wire.jsonl")
+    assert summary.turns.text_tool_call == 1 and summary.text_calls.readers["vllm:hermes"] == 1
