@@ -86,6 +86,9 @@ class TextCallFigures(BaseModel):
     """Calls to an offered tool whose arguments could not be read or fail its schema."""
     in_reasoning: int = 0
     """Calls written in the reasoning, which no tool parser reads."""
+    truncated: int = 0
+    """Calls cut short before they closed that no parser reads (the reply hit its token limit, or the model
+    stopped): also counted in `unread`."""
     mixed_turns: int = 0
     """Turns with a structured call and a call written as text besides it (the server parsed one, not the
     other)."""
@@ -100,7 +103,8 @@ class TextCallFigures(BaseModel):
             calls=self.calls + other.calls, readers=add(self.readers, other.readers),
             same_arguments=add(self.same_arguments, other.same_arguments), unread=self.unread + other.unread,
             unknown_tool=self.unknown_tool + other.unknown_tool, bad_arguments=self.bad_arguments + other.bad_arguments,
-            in_reasoning=self.in_reasoning + other.in_reasoning, mixed_turns=self.mixed_turns + other.mixed_turns)
+            in_reasoning=self.in_reasoning + other.in_reasoning, truncated=self.truncated + other.truncated,
+            mixed_turns=self.mixed_turns + other.mixed_turns)
 
 
 class TrialResult(BaseModel):

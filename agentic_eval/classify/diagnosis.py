@@ -97,6 +97,8 @@ def _call_fault(call: TextToolCall) -> str | None:
     """What about one text call no server flag fixes, or None."""
     if call.in_reasoning:
         return "a call written in the reasoning, which no tool parser reads"
+    if call.truncated and not call.parsers:
+        return "a call cut short before it closed, which no parser reads"
     if call.name and not call.offered:
         return f"a call to {call.name!r}, a tool the request did not offer"
     if not call.parsers:
@@ -114,6 +116,7 @@ def turn_diagnosis(calls: Sequence[TextToolCall], *, structured: bool) -> tuple[
     if faults:
         return "model", f"{faults[0]}: no server flag fixes this"
     common = [p for p in calls[0].parsers if all(p in call.parsers for call in calls[1:])]
+    common.sort(key=lambda key: _rank(key, 1, {calls[0].family: 1}))
     shown = ", ".join(common[:4]) + (f" and {len(common) - 4} more" if len(common) > 4 else "")
     if structured:
         return "parser_mismatch", (f"the server parsed a call of this turn but left {len(calls)} as text"
@@ -136,6 +139,8 @@ def call_figures(turns: Iterable[TurnClassification]) -> TextCallFigures:
                 readers[parser] = readers.get(parser, 0) + 1
                 if parser not in call.parsers_other_arguments:
                     same[parser] = same.get(parser, 0) + 1
+            if call.truncated and not call.parsers:
+                figures.truncated += 1
             if call.in_reasoning:
                 figures.in_reasoning += 1
             elif not call.parsers:
@@ -235,6 +240,8 @@ def diagnose(figures: TextCallFigures, turns: TurnCounts, families: Mapping[str,
     faults = {"no engine parser reads them": figures.unread, "name a tool not offered": figures.unknown_tool,
               "fail the schema": figures.bad_arguments, "sit in the reasoning": figures.in_reasoning}
     faulty = sum(faults.values())
+    if figures.truncated:
+        faults["were cut short before they closed"] = figures.truncated
     if faulty:
         rests.append("text calls that " + ", ".join(f"{w}: {n}" for w, n in faults.items() if n))
     base = dict(parser=parser, reads=reads, calls=calls, enable=enable)
