@@ -99,6 +99,11 @@ def test_the_report_says_it_in_words(scripted: Any, mini_pack: Path, tmp_path: P
     md = capsys.readouterr().out
     assert "[parser emulated: hermes]" in md and "parser emulated: hermes: a what-if run" in md
     assert "diagnosis: server config" in md and "--tool-call-parser hermes" in md
+    config = json.loads((tmp_path / "runs" / data["run_id"] / "run.json").read_text())
+    assert config["emulate_parser"] == "vllm:hermes"
+    # resume keeps the what-if: another parser is another run
+    code, _ = run_cli("run", "--resume", str(tmp_path / "runs" / data["run_id"]), "--emulate-parser", "pythonic")
+    assert code == 2 and "--emulate-parser" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
