@@ -44,3 +44,23 @@ def test_readers_names_every_parser_that_reads_a_call_in_registry_order() -> Non
     assert "vllm:hermes" in keys and "sglang:qwen25" in keys
     assert keys == [key for key in PARSERS if key in keys]
     assert readers("Paris is sunny today.", WEATHER) == []
+
+
+def test_the_fast_pythonic_pattern_accepts_what_the_engines_pattern_accepts() -> None:
+    """The engines' own pattern backtracks exponentially; ours must match the same strings, as a whole
+    and by search (same span), on every short string over the characters that matter."""
+    import random
+    import re
+
+    from agentic_eval.classify.parsers._pythonic import _CALL_LIST
+
+    name = r"[a-zA-Z]+\w*"
+    engines = re.compile(rf"\[({name}\(({name}=.*,\s*)*({name}=.*\s)?\),\s*)*"
+                         rf"({name}\(({name}=.*,\s*)*({name}=.*\s*)?\)\s*)+\]", re.DOTALL)
+    pieces = ["[", "]", "f(", "g(", ")", "a=", "1", ",", " ", "x", "\n"]
+    generator = random.Random(38)
+    for _ in range(3000):
+        text = "".join(generator.choice(pieces) for _ in range(generator.randint(1, 8)))
+        assert bool(engines.fullmatch(text)) == bool(_CALL_LIST.fullmatch(text)), text
+        theirs, ours = engines.search(text), _CALL_LIST.search(text)
+        assert (theirs and theirs.span()) == (ours and ours.span()), text

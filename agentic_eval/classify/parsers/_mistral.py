@@ -16,18 +16,19 @@ _DECODER = json.JSONDecoder()
 
 
 def _v11_calls(text: str) -> list[ParsedCall]:
-    """`name{json}` after each `[TOOL_CALLS]` (`[ARGS]` between them allowed); ValueError when one does not read."""
+    """`name{arguments}` after each `[TOOL_CALLS]` (`[ARGS]` between them allowed); the argument text is
+    handed on even when it is no complete JSON (read as {} here)."""
     calls: list[ParsedCall] = []
     for part in text.split(_BOT)[1:]:
         if "{" not in part:
             continue
         brace = part.find("{")
         name = part[:brace].strip().removesuffix("[ARGS]").strip()
-        arguments, _ = _DECODER.raw_decode(part, brace)
-        call = engine_call(name, arguments)
-        if call is None or not name:
-            raise ValueError("no call")
-        calls.append(call)
+        try:
+            arguments = _DECODER.raw_decode(part, brace)[0]
+        except ValueError:
+            arguments = None
+        calls.append((arguments is not None and engine_call(name, arguments)) or ParsedCall(name, {}))
     return calls
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from agentic_eval.classify.parsers._types import ParsedCall, Tools, engine_call
 
-__all__ = ["convert_by_schema", "sglang_qwen3_coder", "vllm_qwen3_coder"]
+__all__ = ["convert_by_schema", "sglang_qwen3_coder", "vllm_qwen3_coder", "vllm_seed_oss"]
 
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>|<tool_call>(.*?)$", re.DOTALL)
 _FUNCTION = re.compile(r"<function=(.*?)</function>|<function=(.*)$", re.DOTALL)
@@ -120,5 +120,26 @@ def sglang_qwen3_coder(text: str, tools: Tools) -> tuple[list[ParsedCall], str |
                 arguments[key] = convert_by_schema(value.strip("\n"), schema if isinstance(schema, dict) else None)
             if (call := engine_call(name, arguments)) is not None:
                 calls.append(call)
-    content = _SG_BLOCK.sub("", text)
-    return calls, content.strip() if calls else content
+    return calls, _SG_BLOCK.sub("", text)
+
+
+_SEED_CALL = re.compile(r"<seed:tool_call>(.*?)</seed:tool_call>|<seed:tool_call>(.*?)$", re.DOTALL)
+
+
+def vllm_seed_oss(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None]:
+    """vLLM `seed_oss`: Qwen3-Coder XML inside `<seed:tool_call>`, read after the thinking
+    (`</seed:think>`; a call quoted inside the thinking is not one); values by the schema. Content is
+    everything before the first call."""
+    think_end = text.find("</seed:think>")
+    start = text.find("<seed:tool_call>", think_end + 1 if think_end != -1 else 0)
+    if start == -1:
+        return [], text
+    calls = [
+        call
+        for closed, unclosed in _SEED_CALL.findall(text, start)
+        for function_closed, function_unclosed in _FUNCTION.findall(closed or unclosed)
+        if (call := _function_call(function_closed or function_unclosed, tools)) is not None
+    ]
+    if not calls:
+        return [], text
+    return calls, text[:start] or None
