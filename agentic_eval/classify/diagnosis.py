@@ -259,7 +259,9 @@ def diagnose(figures: TextCallFigures, turns: TurnCounts, families: Mapping[str,
             text += f" ({parser} would read {_pct(reads, calls)} of the text calls: `--emulate-parser` measures that)"
         return Diagnosis(kind="model", text=text, rests_on=rests, **base)  # type: ignore[arg-type]
     if not clean:
-        worst = [f"{n} {w}" for w, n in faults.items() if n]
+        said = {"no engine parser reads them": "in a format no engine parser reads",
+                "were cut short before they closed": "cut short before they closed"}
+        worst = [f"{n} {said.get(w, w)}" for w, n in faults.items() if n]
         text = (f"the model: of {calls} tool calls written as text, " + ", ".join(worst or [
             f"only {reads} are read by any one parser ({parser})"]) + ": no server flag fixes this")
         if parser and reads:
