@@ -205,7 +205,7 @@ def _best_per_engine(readers: Mapping[str, int], families: Mapping[str, int]) ->
 
 
 def enable_lines(readers: Mapping[str, int], calls: int, families: Mapping[str, int] | None = None) -> list[str]:
-    """'restart vLLM: `vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes` (reads 12/12)', one
+    """'restart vLLM: vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes [reads 12/12]', one
     per engine whose parsers read any of the calls, vLLM first."""
     from agentic_eval.classify.parsers import PARSERS
 
@@ -214,7 +214,7 @@ def enable_lines(readers: Mapping[str, int], calls: int, families: Mapping[str, 
     for engine in sorted(best, key=lambda e: (ENGINES.index(e) if e in ENGINES else 99, e)):
         key, count = best[engine]
         how = PARSERS[key].how_to_enable if key in PARSERS else key
-        lines.append(f"restart {ENGINE_NAMES.get(engine, engine)}: `{how}` (reads {count}/{calls})")
+        lines.append(f"restart {ENGINE_NAMES.get(engine, engine)}: {how} [reads {count}/{calls}]")
     return lines
 
 

@@ -209,8 +209,7 @@ class RunSummary:
         if found is None:
             return []
         lines = [f"{self.config.run_id}: diagnosis: {found.text}"]
-        lines += [f"  {line}" for line in found.enable if f"`{line.split('`')[1]}`" not in found.text] \
-            if found.kind != "model" else []
+        lines += [f"  {line}" for line in found.enable if line not in found.text] if found.kind != "model" else []
         lines.append("  rests on: " + "; ".join(found.rests_on))
         return lines
 
