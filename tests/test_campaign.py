@@ -251,3 +251,97 @@ def test_instruments_only_show_decode_speed_per_workload(tmp_path: Path) -> None
     (row,) = json.loads(out)["rows"]
     assert row["agent"] == "-" and set(row["decode_tok_s"]) == {"code_edit"} and row["decode_tok_s"]["code_edit"] > 0
     assert "decodes at" in json.loads(out)["verdicts"][fake.config.model]["text"]
+
+
+def test_forms_caps_from_the_file_reach_every_shape_and_each_shape_is_a_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`[forms] max_tokens timeout_s` cap each of the 15 requests, and the campaign says each shape as it ends
+    (on a CPU-served model a shape takes minutes: a silent hour is no way to learn that)."""
+    seen: list[dict[str, Any]] = []
+    forms_reply = forms_model()
+
+    def respond(request: ReceivedRequest) -> ScriptedReply:
+        seen.append(request.body or {})
+        return forms_reply(request.path, request.body or {})
+
+    file, runs = tmp_path / "forms.toml", tmp_path / "runs"
+    with FakeEndpoint(model="m", responder=respond) as fake:
+        file.write_text(f'tasks = ["json-set-port"]\nagents = []\ninstruments = ["forms"]\n'
+                        '[forms]\ntools = 5\nmax_tokens = 64\ntimeout_s = 30\n'
+                        f'[[models]]\nname = "m"\nbase_url = "{fake.base_url}"\n')
+        code, out = cli("campaign", str(file), "--run-dir", str(runs), "--json")
+    assert code == 0, out
+    caps = {body.get("max_tokens", body.get("max_output_tokens")) for body in seen}
+    assert len(seen) == 15 and caps == {64}
+    err = capsys.readouterr().err
+    assert "forms 1/15 chat-auto: pass" in err and "forms 15/15 messages-named-stream: pass" in err
+
+
+def test_the_campaign_page_shows_the_speed_it_quotes_and_only_the_models_the_file_runs(tmp_path: Path) -> None:
+    """The HTML page's speed table has the figures the verdict quotes (it had only its headers: the page looked
+    for instrument results among the agent runs' folders), and a model dropped from the file leaves the page."""
+    from tests.fake_vllm import FakeVllm, FakeVllmConfig
+
+    file, runs, page = tmp_path / "speed.toml", tmp_path / "runs", tmp_path / "page.html"
+    with FakeVllm(FakeVllmConfig(decode_tok_s=400)) as fake:
+        head = ('tasks = ["json-set-port"]\nagents = []\ninstruments = ["speed"]\n[speed]\nworkloads = ["code_edit"]\n'
+                'reps = 1\nwarmup = 0\nmax_tokens = 16\n')
+        models = [f'[[models]]\nname = "{fake.config.model}"\nbase_url = "{fake.base_url}"\n',
+                  f'[[models]]\nname = "gone-model"\nbase_url = "{fake.base_url}"\n']
+        file.write_text(head + "".join(models))
+        with FakeVllm(FakeVllmConfig(decode_tok_s=400, model="gone-model")) as other:
+            file.write_text(head + models[0] + models[1].replace(fake.base_url, other.base_url))
+            code, out = cli("campaign", str(file), "--run-dir", str(runs), "--json")
+            assert code == 0, out
+        file.write_text(head + models[0])  # the file no longer runs gone-model
+        code, out = cli("campaign", str(file), "--run-dir", str(runs), "--html", str(page))
+    assert code == 0, out
+    html = page.read_text(encoding="utf-8")
+    table = html[html.index("<table id=speed>"):]
+    table = table[:table.index("</table>")]
+    assert f"<td>{fake.config.model}</td><td>code_edit</td>" in table
+    assert "gone-model" not in table
+
+
+def test_small_numbers_read_as_what_they_are() -> None:
+    """A 6-case battery's band is not the 370-case one; nobody is 'best' at 0 passes; a decode figure taken on a
+    loaded host says so."""
+    from agentic_eval.campaign.verdict import ModelFigures, _pick
+
+    assert ModelFigures(synthetic_pct=[80.0], synthetic_cases=6).noise_pts == pytest.approx(11.78, abs=0.01)
+    assert ModelFigures(synthetic_pct=[80.0], synthetic_cases=370).noise_pts == pytest.approx(1.5)
+    assert ModelFigures(synthetic_pct=[80.0, 90.0], synthetic_cases=370).noise_pts == pytest.approx(10.0)
+
+    class Summary:
+        def __init__(self, passed: int) -> None:
+            self.passed, self.task_ids = passed, ["a", "b", "c"]
+
+    class Interval:
+        n, rate = 3, 0.0
+
+    class Best:
+        def __init__(self, passed: int) -> None:
+            self.summary, self.interval, self.label = Summary(passed), Interval(), "builtin"
+
+    import agentic_eval.campaign.verdict as verdict
+
+    original = verdict._state
+    verdict._state = lambda row: "weak"  # type: ignore[assignment]
+    try:
+        zero = _pick("a", {"a": Best(0), "b": Best(0)}, {}, ["a", "b"])  # type: ignore[dict-item]
+        level = _pick("a", {"a": Best(1), "b": Best(1)}, {}, ["a", "b"])  # type: ignore[dict-item]
+    finally:
+        verdict._state = original
+    assert "best" not in zero and "no pick" in zero and "0/3" in zero
+    assert "best" not in level and "a, b level at 1/3" in level
+
+
+def test_a_decode_figure_from_a_loaded_host_says_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from agentic_eval.instruments.speed import host_load_per_core
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (6.0, 5.0, 4.0))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert host_load_per_core("http://127.0.0.1:8080/v1") == 3.0
+    assert host_load_per_core("http://gpu-box.example:8000/v1") is None

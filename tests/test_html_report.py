@@ -167,15 +167,18 @@ def test_html_needs_a_path_it_can_write(report_page: tuple[Path, Any], tmp_path:
 
 
 @pytest.mark.parametrize(("model", "spreads", "note"), [
-    ("a", {}, "best"),
+    ("a", {}, "best, tied"),
     ("b", {}, "-1.2 pts (no repeated runs: spread unknown)"),
     ("b", {"a": 1.4}, "-1.2 pts: within noise (spread 1.4 pts)"),
-    ("c", {"a": 1.4, "c": 0.5}, "-30.0 pts"),
+    ("c", {"a": 1.4, "c": 0.5}, "-30.0 pts (beyond the measured spread of 1.4 pts)"),
+    ("b", {"b": 0.0}, "-1.2 pts (beyond the measured spread of 0.0 pts)"),  # measured as 0.0 is not unknown
+    ("d", {}, "best, tied"),
 ])
 def test_instrument_gaps_inside_the_spread_are_noise(model: str, spreads: dict[str, float], note: str) -> None:
     from agentic_eval.report.html_sections import vs_best_note
 
-    assert vs_best_note({"a": 95.0, "b": 93.8, "c": 65.0}, spreads, model) == note
+    assert vs_best_note({"a": 95.0, "b": 93.8, "c": 65.0, "d": 95.0}, spreads, model) == note
+    assert vs_best_note({"a": 95.0, "b": 93.8}, spreads, "a") == "best"
 
 
 def test_instrument_spread_counts_runs_with_the_latest_settings_only() -> None:

@@ -219,7 +219,14 @@ def instrument_options(spec: CampaignSpec, kind: str) -> dict[str, Any]:
     options = section[kind].model_dump()
     options.pop("jobs", None)  # how it ran, not what it measured
     options.pop("runs", None)
+    for key, default in _ADDED_LATER.get(kind, {}).items():
+        if options.get(key) == default:  # a run recorded before the option existed answers its default
+            options.pop(key)
     return {"kind": kind, "options": options}
+
+
+_ADDED_LATER: dict[str, dict[str, Any]] = {"forms": {"max_tokens": 4096, "timeout_s": 600.0}}
+"""Options an instrument gained after campaigns were recorded, with the value those runs used."""
 
 
 def instrument_runs(folder: Path, model: str, kind: str, asked: dict[str, Any]) -> list[Path]:
@@ -355,15 +362,17 @@ def _run_instrument(session: _Session, kind: str, model: ModelSpec, served: str,
         if session.cancel.is_set():
             return
         session.log(f"{model.name}: {kind} ...")
-        run_dir = _instrument_once(spec, kind, served, endpoint, slot)
+        run_dir = _instrument_once(spec, kind, served, endpoint, slot, lambda text: session.log(f"{model.name}: {text}"))
         (run_dir / ASKED_FILE).write_text(json.dumps(asked) + "\n", encoding="utf-8")
         from agentic_eval.results import read_instrument_run
 
         session.log(f"{model.name}: {kind}: {read_instrument_run(run_dir).headline_text}")
 
 
-def _instrument_once(spec: CampaignSpec, kind: str, model: str, endpoint: Any, slot: Path) -> Path:
-    """Run one instrument once and record it under `slot`; its folder."""
+def _instrument_once(spec: CampaignSpec, kind: str, model: str, endpoint: Any, slot: Path,
+                     log: Callable[[str], None]) -> Path:
+    """Run one instrument once and record it under `slot`; its folder. `log` hears its progress where it
+    has steps worth a line (the form matrix's shapes, minutes each on a CPU-served model)."""
     if kind == "tooling":
         from agentic_eval.instruments import battery
 
@@ -374,7 +383,15 @@ def _instrument_once(spec: CampaignSpec, kind: str, model: str, endpoint: Any, s
     if kind == "forms":
         from agentic_eval.instruments import forms
 
-        results = forms.run_forms(endpoint, model, spec.forms.tools)
+        matrix, done = spec.forms, [0]
+
+        def shape_done(result: Any) -> None:
+            done[0] += 1
+            log(f"forms {done[0]}/{len(forms.SHAPES)} {result.name}: {'pass' if result.passed else result.reason} "
+                f"({result.elapsed_s:.0f} s)")
+
+        results = forms.run_forms(endpoint, model, matrix.tools, timeout_s=matrix.timeout_s, max_tokens=matrix.max_tokens,
+                                  on_result=shape_done)
         return forms.record(results, slot, base_url=endpoint.base_url, model=model, tools=spec.forms.tools)
     if kind == "speed":
         from agentic_eval.instruments import speed

@@ -9,7 +9,7 @@ from typing import Any
 
 from agentic_eval.campaign.verdict import HEADER, CampaignReport, table_rows
 
-NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs, at least 1.5 pts); agentic tasks: "
+NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs, at least 1.5 pts at 370 cases and wider on fewer); agentic tasks: "
         "a task passes when any attempt passed, unscored trials are never fails; text tool calls: tasks where the "
         "model wrote a tool call as text instead of calling the API; verdicts are fixed rules on these figures.")
 
@@ -56,9 +56,16 @@ def write_campaign_html(report: CampaignReport, path: Path) -> Path:
                f"<p class=noise>{esc(NOTE)}</p><h2>Verdicts</h2><ul>{verdicts}</ul><p><b>{esc(report.pick)}</b></p>")
     from agentic_eval.results import read_instrument_run
 
-    found = sorted(report.folder.glob("*/instruments/*/*/instrument.json"))
-    instruments = [read_instrument_run(p.parent) for p in found]
-    page = render_html(report.summaries, instruments, _run_dirs(report)) if report.summaries or instruments else \
+    from agentic_eval.campaign.execute import instrument_options, instrument_runs
+
+    spec = report.spec
+    # What the file asks now: a model it dropped, or a run that measured other options, is not shown.
+    found = [run for model in spec.models for kind in spec.kinds()
+             for run in instrument_runs(report.folder, model.name, kind, instrument_options(spec, kind))]
+    instruments = [read_instrument_run(folder) for folder in found]
+    # The instruments' folders too: the page's speed and form sections read each run's result.json there.
+    dirs = {**_run_dirs(report), **{run.run_id: folder for run, folder in zip(instruments, found, strict=True)}}
+    page = render_html(report.summaries, instruments, dirs) if report.summaries or instruments else \
         "<html><body></body></html>"
     page = page.replace("<body>", "<body>" + section, 1) if "<body>" in page else section + page
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -47,6 +47,10 @@ class ToolingOptions(BaseModel):
 class FormsOptions(BaseModel):
     model_config = _STRICT
     tools: int = Field(default=500, ge=1, le=5000)
+    max_tokens: int = Field(default=4096, ge=16, le=1_000_000)
+    """Output cap per shape; lower it on a CPU-served model (15 shapes run one after another)."""
+    timeout_s: float = Field(default=600.0, gt=0, le=86_400)
+    """Time limit per shape: the matrix takes at most 15 times this."""
 
 
 class SpeedOptions(BaseModel):

@@ -10,6 +10,7 @@ the noise (the exact paired test on the same tasks, or the synthetic score's ban
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,12 @@ from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary
 SYNTHETIC_NOISE_PTS = 1.5
 """The synthetic score's noise band when fewer than two runs measured one: the run-to-run variance the
 published campaign measured on one model (345 and 340 of 370); a measured spread wider than it is used instead."""
+SYNTHETIC_NOISE_CASES = 370
+"""The battery size that band was measured at: a battery of n cases gets 1.5 x sqrt(370 / n) points (a score's
+run-to-run spread grows as the square root of fewer cases: 6 cases are ±11.8 pts, not ±1.5)."""
+LOADED_HOST = 0.5
+"""A host whose one-minute load per core was above this while speed was measured: its CPU-served figures move with
+the other work, and the verdict says the load beside them."""
 MAJORITY = 0.5
 
 
@@ -37,8 +44,12 @@ class ModelFigures:
 
     synthetic_pct: list[float] = field(default_factory=list)
     synthetic_text: str | None = None
+    synthetic_cases: int | None = None
     forms: tuple[int, int] | None = None
     decode_tok_s: dict[str, float | None] = field(default_factory=dict)
+    host_load: float | None = None
+    """The one-minute load per core of the machine that served the model while speed was measured (only for an
+    endpoint on this machine: the gate watches the server's queue, not what else the host runs)."""
     think_check: str | None = None
 
     @property
@@ -48,7 +59,10 @@ class ModelFigures:
     @property
     def noise_pts(self) -> float:
         spread = max(self.synthetic_pct) - min(self.synthetic_pct) if len(self.synthetic_pct) >= 2 else 0.0
-        return max(SYNTHETIC_NOISE_PTS, spread)
+        floor = SYNTHETIC_NOISE_PTS
+        if self.synthetic_cases:
+            floor = min(100.0, SYNTHETIC_NOISE_PTS * math.sqrt(SYNTHETIC_NOISE_CASES / self.synthetic_cases))
+        return max(floor, spread)
 
 
 @dataclass
@@ -118,6 +132,8 @@ def _figures(folder: Path, spec: CampaignSpec, model: str) -> ModelFigures:
             figures.synthetic_pct = [float(s) for r in records if isinstance(s := r.headline.get("score_pct"),
                                                                               (int, float))]
             figures.synthetic_text = latest.headline_text
+            cases = latest.headline.get("cases")
+            figures.synthetic_cases = cases if isinstance(cases, int) and cases > 0 else None
         elif kind == "forms":
             passed, cases = latest.headline.get("passed"), latest.headline.get("cases")
             if isinstance(passed, int) and isinstance(cases, int):
@@ -127,6 +143,8 @@ def _figures(folder: Path, spec: CampaignSpec, model: str) -> ModelFigures:
                 result = json.loads((runs[-1] / "result.json").read_text(encoding="utf-8"))
                 figures.decode_tok_s = {name: (w.get("decode_tok_s") or {}).get("median")
                                         for name, w in result.get("workloads", {}).items()}
+                load = (result.get("server") or {}).get("host_load_per_core")
+                figures.host_load = float(load) if isinstance(load, (int, float)) else None
             except (OSError, ValueError, AttributeError):
                 figures.decode_tok_s = {}
         else:
@@ -382,6 +400,9 @@ def judge(rows: list[Row]) -> tuple[dict[str, tuple[str, list[str]]], str]:
         speeds = {w: v for w, v in figures.decode_tok_s.items() if v is not None}
         if speeds:
             words.append("decodes at " + ", ".join(f"{v:,.0f} tok/s ({w})" for w, v in speeds.items()))
+            if figures.host_load is not None and figures.host_load > LOADED_HOST:
+                words[-1] += (f" (measured on this machine at load {figures.host_load:.1f} per core: other work "
+                              "shared the cores, so the figure is low and moves)")
             rests.append("decode tok/s")
         if not words:
             words.append("nothing measured yet")
@@ -394,8 +415,16 @@ def _pick(leader: str | None, best: dict[str, Row | None], tied: dict[str, str],
         return "No agentic task was scored yet: no pick."
     lead = best[leader]
     if _state(lead) != "works":  # type: ignore[arg-type]
-        return (f"No model passes most tasks under these agents (best: {leader}, "
-                f"{lead.summary.passed if lead and lead.summary else 0}/{lead.interval.n if lead else 0}).")
+        passed = lead.summary.passed if lead and lead.summary else 0
+        n = lead.interval.n if lead else 0
+        if passed == 0:
+            return f"No model passed any agentic task under these agents (0/{n} each): no pick."
+        level = [m for m in models if (row := best[m]) is not None and row.summary is not None
+                 and row.summary.passed == passed]
+        if len(level) > 1:
+            return (f"No model passes most tasks under these agents ({', '.join(level)} level at {passed}/{n}): "
+                    "no pick.")
+        return f"No model passes most tasks under these agents (most: {leader}, {passed}/{n}): no pick."
     tied_ok = [m for m in tied if _state(best[m]) == "works"]  # type: ignore[arg-type]
     if tied_ok:
         names = [leader, *tied_ok]

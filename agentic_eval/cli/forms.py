@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, whole_number
+from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, seconds, whole_number
 from agentic_eval.cli.tooling import _endpoint, _progress
 from agentic_eval.errors import AgenticEvalError
 
@@ -20,6 +20,10 @@ def register(sub: Any) -> None:
     add_endpoint_args(p)
     p.add_argument("--tools", type=whole_number(1, MAX_TOOLS), default=500, metavar="N",
                    help="tool schemas exposed (default 500)")
+    p.add_argument("--max-tokens", type=whole_number(16, 1_000_000), default=4096, metavar="N",
+                   help="output cap per shape (default 4096); lower it on a CPU-served model")
+    p.add_argument("--timeout", type=seconds, default=600.0, metavar="S",
+                   help="time limit per shape in seconds (default 600; 15 shapes run one after another)")
     add_run_dir_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of the table")
     p.set_defaults(handler=handle)
@@ -36,7 +40,8 @@ def handle(args: argparse.Namespace) -> int:
     endpoint = _endpoint(args)
     progress = _progress(len(SHAPES), "form matrix", args.json)
     with progress:
-        results = run_forms(endpoint, args.model, args.tools, on_result=lambda _r: progress.advance())
+        results = run_forms(endpoint, args.model, args.tools, timeout_s=args.timeout, max_tokens=args.max_tokens,
+                            on_result=lambda _r: progress.advance())
     run_dir = record(results, Path(args.run_dir), base_url=endpoint.base_url, model=args.model, tools=args.tools)
     if args.json:
         print(json.dumps(forms_json(results, args.tools)))

@@ -317,13 +317,19 @@ class ShapeResult:
     classification: JSON | None = None
 
 
-def run_shape(client: Any, model: str, shape: Shape, tools: list[Tool], timeout_s: float = 600.0,
-              api_key: str = "") -> ShapeResult:
+MAX_TOKENS = 4096
+"""Default output cap per shape: room for a reasoning model to think before it calls."""
+TIMEOUT_S = 600.0
+"""Default time limit per shape."""
+
+
+def run_shape(client: Any, model: str, shape: Shape, tools: list[Tool], timeout_s: float = TIMEOUT_S,
+              api_key: str = "", max_tokens: int = MAX_TOKENS) -> ShapeResult:
     """Send one shape's request and judge it; any failure is this shape's verdict. `api_key` goes in the
     Anthropic shapes' `x-api-key` header (the client already sends it as a Bearer token)."""
     from agentic_eval.classify.turn import NotAModelTurn, classify_turn
 
-    request = build_request(shape, model, tools)
+    request = build_request(shape, model, tools, max_tokens)
     summary = {**request, "tools": f"<{len(request['tools'])} tools>"}
     judged, recorded = request, None
     if shape.api == "messages":
@@ -353,14 +359,17 @@ def run_shape(client: Any, model: str, shape: Shape, tools: list[Tool], timeout_
 
 
 def run_forms(endpoint: Any, model: str, n_tools: int = 500, *, shapes: tuple[Shape, ...] = SHAPES,
-              timeout_s: float = 600.0, on_result: Callable[[ShapeResult], None] | None = None) -> list[ShapeResult]:
-    """Every shape in turn (one at a time, so no shape's latency is another's queueing)."""
+              timeout_s: float = TIMEOUT_S, max_tokens: int = MAX_TOKENS,
+              on_result: Callable[[ShapeResult], None] | None = None) -> list[ShapeResult]:
+    """Every shape in turn (one at a time, so no shape's latency is another's queueing), each capped at
+    `max_tokens` of output and `timeout_s` seconds: at most 15 x `timeout_s` in all. On a CPU-served model
+    (a few tokens a second) lower both: a shape that runs out is a `timeout` or `truncated` fail."""
     tools = form_catalog(n_tools)
     results = []
     with make_client(endpoint, 1) as client:
         for shape in shapes:
             try:
-                result = run_shape(client, model, shape, tools, timeout_s, getattr(endpoint, "api_key", ""))
+                result = run_shape(client, model, shape, tools, timeout_s, getattr(endpoint, "api_key", ""), max_tokens)
             except Exception as exc:  # noqa: BLE001 - a harness bug on one shape must not sink the others
                 result = ShapeResult(shape.name, False, "harness_error", f"{type(exc).__name__}: {exc}", 0.0)
             results.append(result)

@@ -408,6 +408,22 @@ def _warnings(report: SpeedReport, session: _Session, cfg: SpeedConfig) -> list[
     return out
 
 
+def host_load_per_core(base_url: str) -> float | None:
+    """This machine's one-minute load per core, when the endpoint is on this machine (a loopback address or
+    this host's name); None elsewhere, or where the load cannot be read. The gate watches the server's own queue;
+    on a CPU-served model other work on the host slows decoding as much, and this says how much there was."""
+    import os
+    import socket
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    local = host in ("localhost", socket.gethostname().lower()) or host.startswith("127.") or host == "::1"
+    try:
+        return round(os.getloadavg()[0] / (os.cpu_count() or 1), 2) if local else None
+    except OSError:
+        return None
+
+
 def measure_speed(cfg: SpeedConfig, progress: ProgressFn | None = None) -> SpeedReport:
     """Run every workload (warm-ups, then gated repetitions) and the optional prefill sweep."""
     for w in cfg.workloads:
@@ -424,6 +440,13 @@ def measure_speed(cfg: SpeedConfig, progress: ProgressFn | None = None) -> Speed
             report.workloads[name] = _workload_result(name, samples, session.names)
         if cfg.prefill_sweep:
             _sweep(session, report, progress)
+        load = host_load_per_core(cfg.base_url)
+        if load is not None:
+            report.server["host_load_per_core"] = load
+            if load > 0.5:
+                report.warnings.append(f"this machine's load was {load:.1f} per core while measuring: a model it "
+                                       "serves on its CPU decodes slower than it would alone (the gate watches only "
+                                       "the server's queue)")
         report.warnings = _warnings(report, session, cfg) + report.warnings
     return report
 

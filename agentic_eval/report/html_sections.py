@@ -129,15 +129,20 @@ def instrument_spread(instruments: list[InstrumentRun], latest: InstrumentRun) -
 
 
 def vs_best_note(scores: dict[str, float], spreads: dict[str, float], model: str) -> str:
-    """'best', or the gap to the best model, marked as noise when inside either one's measured spread."""
+    """'best' (or 'best, tied' when another model has the same score), or the gap to the best model, marked as
+    noise when inside either one's measured spread; a spread measured as 0.0 is measured, not unknown."""
+    top = max(scores.values())
+    if scores[model] == top:
+        return "best, tied" if sum(score == top for score in scores.values()) > 1 else "best"
     best = max(scores, key=lambda m: scores[m])
-    if model == best:
-        return "best"
-    gap = scores[model] - scores[best]
-    noise = max(spreads.get(model, 0.0), spreads.get(best, 0.0))
-    if noise and abs(gap) <= noise:
+    gap = scores[model] - top
+    measured = [spreads[m] for m in (model, best) if m in spreads]
+    if not measured:
+        return f"{gap:+.1f} pts (no repeated runs: spread unknown)"
+    noise = max(measured)
+    if abs(gap) <= noise:
         return f"{gap:+.1f} pts: within noise (spread {noise:.1f} pts)"
-    return f"{gap:+.1f} pts" + ("" if noise else " (no repeated runs: spread unknown)")
+    return f"{gap:+.1f} pts (beyond the measured spread of {noise:.1f} pts)"
 
 
 def _battery_table(tooling: dict[str, InstrumentRun], dirs: dict[str, Path], chart_div: ChartDiv,
@@ -241,6 +246,8 @@ def config_section(summaries: list[RunSummary], instruments: list[InstrumentRun]
     for s in summaries:
         c = s.config
         facts: dict[str, Any] = c.model_dump(mode="json", exclude={"task_ids", "task_paths", "format_version", "packs"})
+        if facts.get("system_prompt_tokens") is None and "system_prompt_tokens" in facts:
+            facts["system_prompt_tokens"] = "0 (not padded)"  # a campaign's [0] padding, not an unknown
         facts["tasks"] = len(c.task_ids)
         facts["packs"] = ", ".join(f"{p.name}@{p.digest[:10]}" for p in c.packs) or "-"
         facts["agent version"] = sorted({t.agent_version for t in s.trials if t.agent_version}) or "-"
