@@ -236,9 +236,9 @@ def test_turn_cost_bound(wall: float, p: int, c: int, bound: float) -> None:
     assert turn_cost_bound_s(wall, p, c) == pytest.approx(bound)
 
 
-def agent_timeout_for(server: LocalServer) -> float:
+def agent_timeout_for(server: LocalServer, tasks: int = len(TASKS), turns: int = MAX_TURNS) -> float:
     """A trial's time limit from the server's throughput measured now, on this machine under its
-    current load: SAFETY x MAX_TURNS x one turn's cost, at least MIN_AGENT_TIMEOUT_S. A busy shared
+    current load: SAFETY x `turns` x one turn's cost, at least MIN_AGENT_TIMEOUT_S. A busy shared
     CPU gets a longer limit instead of a failed test; the test asserts what the model did."""
     import uuid
 
@@ -254,10 +254,10 @@ def agent_timeout_for(server: LocalServer) -> float:
     resp.raise_for_status()
     usage = resp.json().get("usage") or {}
     turn_s = turn_cost_bound_s(wall, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
-    limit = max(MIN_AGENT_TIMEOUT_S, SAFETY * MAX_TURNS * turn_s)
+    limit = max(MIN_AGENT_TIMEOUT_S, SAFETY * turns * turn_s)
     print(f"\nmeasured: {usage.get('prompt_tokens')} + {usage.get('completion_tokens')} tokens in {wall:.1f}s, "
           f"a turn <= {turn_s:.0f}s: agent_timeout_s = {limit:.0f}")
-    if len(TASKS) * (limit + 60) > HANG_CAP_S:
+    if tasks * (limit + 60) > HANG_CAP_S:
         pytest.fail(f"this machine is too loaded to run the model at all (one turn up to {turn_s:.0f}s)", pytrace=False)
     return limit
 
@@ -363,7 +363,7 @@ def test_an_emulated_parser_run_of_the_real_model(real_server: LocalServer, tmp_
     from agentic_eval.results import read_trials
     from agentic_eval.wire.recorder import read_wire_log
 
-    limit = agent_timeout_for(real_server)
+    limit = agent_timeout_for(real_server, tasks=1, turns=2)
     pack = _pack_copy(tmp_path, limit)
     shutil.rmtree(pack / TASKS[1])
     toml = pack / TASKS[0] / "task.toml"
