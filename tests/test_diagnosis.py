@@ -86,7 +86,8 @@ def test_hermes_text_without_a_parser_is_server_config(scripted: Any, mini_pack:
     assert trial["text_calls"]["readers"]["vllm:hermes"] == 1 and trial["emulate_parser"] is None
     run_dir = str(tmp_path / "runs" / data["run_id"])
     code, _ = run_cli("report", run_dir, "--html", str(tmp_path / "r.html"))
-    assert code == 0 and "diagnosis: server config" in (tmp_path / "r.html").read_text()
+    page = (tmp_path / "r.html").read_text()
+    assert code == 0 and "diagnosis: server config" in page and "[server_config: read by vllm:hermes" in page
 
 
 def test_the_report_says_it_in_words(scripted: Any, mini_pack: Path, tmp_path: Path,
