@@ -230,6 +230,8 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         + f"), agent {settings.agent}, "
         + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
         + f", -j {settings.jobs}, sandbox {backend.name}"
-        + (f" on the nodes of Ray cluster {settings.ray_address}" if settings.ray_address else ""))
+        + (f" on the nodes of Ray cluster {settings.ray_address}" if settings.ray_address else "")
+        + (f"; parser emulated: {settings.agent_options.emulate_parser} (a what-if run: the agent gets the calls it "
+           "reads in the endpoint's text as structured calls)" if settings.agent_options.emulate_parser else ""))
     log(f"results: {run_dir}")
     return Campaign(plan=plan, settings=settings, agent=agent, endpoint=endpoint, tasks=list(tasks), backend=backend)
