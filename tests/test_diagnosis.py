@@ -281,7 +281,7 @@ recorded verbatim: its call as fenced JSON in the content."""
 
 
 def test_the_small_models_recorded_reply_is_read_and_rewritten() -> None:
-    from agentic_eval.wire.emulate import rewrite_reply
+    from agentic_eval.classify.emulation import rewrite_reply
 
     request = {"tools": TOOLS}
     reply = {"id": "r1", "choices": [{"index": 0, "message": {"role": "assistant", "content": REAL_REPLY},
@@ -302,6 +302,7 @@ def test_a_translated_messages_exchange_is_emulated_too(tmp_path: Path) -> None:
     translation, so the agent gets a tool_use block; the classifier still reads the endpoint's text."""
     import httpx
 
+    from agentic_eval.classify.emulation import parser_rewriter
     from agentic_eval.classify.summary import summarize_wire_log
     from agentic_eval.testing import FakeEndpoint, chat_body
     from agentic_eval.wire.recorder import WireRecorder
@@ -310,7 +311,7 @@ def test_a_translated_messages_exchange_is_emulated_too(tmp_path: Path) -> None:
             "tools": [{"name": "read_file", "input_schema": TOOLS[0]["function"]["parameters"]}]}
     with FakeEndpoint([ScriptedReply(body=chat_body(hermes("read_file", {"path": "a.py"})))]) as fake, \
             WireRecorder(fake.base_url, tmp_path / "wire.jsonl", translate_messages=True,
-                         emulate_parser="vllm:hermes") as recorder:
+                         emulate=parser_rewriter("vllm:hermes")) as recorder:
         reply = httpx.post(recorder.base_url + "/messages", json=body, timeout=30).json()
     assert [b["type"] for b in reply["content"]] == ["tool_use"] and reply["content"][0]["input"] == {"path": "a.py"}
     (record,) = read_wire_log(tmp_path / "wire.jsonl")

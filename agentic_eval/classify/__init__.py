@@ -6,6 +6,7 @@
     summary      A trial's wire log to its turn statistics.
     diagnosis    Whose fix it is that tool calls came back as text (server config, parser mismatch, the model).
     parsers      The serving engines' tool parsers: which would read a text call, and how.
+    emulation    `--emulate-parser`: a reply as an engine's tool parser would have returned it.
 """
 
 from __future__ import annotations

@@ -323,6 +323,7 @@ class TrialRunner:
             reads = (task.dir, task.pack_dir, graders_dir(), *filter(None, [sandbox.pristine_store]))
             self.backend.agent_start(sandbox.path, self.agent, reads)  # a head start (docker starts containers)
             if self.agent.uses_model:
+                from agentic_eval.classify.emulation import parser_rewriter
                 from agentic_eval.wire.recorder import WireRecorder
 
                 # An agent that speaks the Anthropic Messages API (claude-code) says, once per run, whether the
@@ -334,7 +335,8 @@ class TrialRunner:
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
                                         upstream_headers=auth_headers(self.endpoint.api_key),
                                         client_key=placeholder, translate_messages=api == "translate",
-                                        emulate_parser=self.options.emulate_parser)
+                                        emulate=parser_rewriter(self.options.emulate_parser)
+                                        if self.options.emulate_parser else None)
                 recorder.start()
                 outcome = AgentOutcome("agent_error", detail="the agent did not return")
                 try:

@@ -3,59 +3,29 @@
 A what-if run: the endpoint returned the model's tool calls as text (no tool parser enabled, or the wrong
 one); the recorder hands the agent the reply that engine parser would have made of it, the calls it reads
 as structured `tool_calls` and the rest of the text as content, so a user measures "if I fixed the server,
-would this model pass under this agent?" with any agent. Pure functions here; the relays (recorder.py,
-translate.py) call them, and the wire log keeps the endpoint's reply as it was (`response`) and the
-rewritten one beside it (`emulated`).
+would this model pass under this agent?" with any agent. The rewriting itself is the parser's
+(agentic_eval.classify.emulation builds a `ReplyRewriter`); here is what the relays (recorder.py,
+translate.py) need around it: the rewritten reply as a stream, and its part of the wire record, which keeps
+the endpoint's reply as it was (`response`) and the rewritten one beside it (`emulated`).
 """
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["emulated_record", "rewrite_reply", "stream_bytes"]
+__all__ = ["ReplyRewriter", "emulated_record", "stream_bytes"]
 
 
-def _tools(request: Any) -> list[Mapping[str, Any]] | None:
-    tools = request.get("tools") if isinstance(request, Mapping) else None
-    return [t for t in tools if isinstance(t, Mapping)] if isinstance(tools, list) else None
+@dataclass(frozen=True)
+class ReplyRewriter:
+    """What the recorder emulates: a name for the record ('vllm:hermes') and the rewrite, (the request, the
+    endpoint's chat completion) -> the reply the agent gets, or None to pass the endpoint's on unchanged."""
 
-
-def _call_id(reply_id: str, choice: int, number: int) -> str:
-    digest = hashlib.sha256(f"{reply_id}/{choice}/{number}".encode()).hexdigest()[:24]
-    return f"call_{digest}"
-
-
-def rewrite_reply(parser: str, request: Any, reply: Any) -> dict[str, Any] | None:
-    """The chat completion `reply` as the engine parser `parser` would have returned it: in each choice whose
-    message has no structured call and whose content the parser reads calls from, those calls as `tool_calls`
-    (finish_reason `tool_calls`) and what the parser leaves as `content`. None when nothing changes (no call
-    read, already structured, not a chat completion)."""
-    from agentic_eval.classify.parsers import extract
-
-    if not isinstance(reply, Mapping) or not isinstance(reply.get("choices"), list):
-        return None
-    tools = _tools(request)
-    out = copy.deepcopy(dict(reply))
-    changed = False
-    for position, choice in enumerate(out["choices"]):
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict) or message.get("tool_calls") or not isinstance(message.get("content"), str):
-            continue
-        extraction = extract(parser, message["content"], tools)
-        if not extraction.calls:
-            continue
-        message["content"] = extraction.content if extraction.content and extraction.content.strip() else None
-        message["tool_calls"] = [
-            {"id": _call_id(str(reply.get("id", "")), position, number), "type": "function",
-             "function": {"name": call.name, "arguments": json.dumps(call.arguments, ensure_ascii=False)}}
-            for number, call in enumerate(extraction.calls)]
-        choice["finish_reason"] = "tool_calls"
-        changed = True
-    return out if changed else None
+    name: str
+    rewrite: Callable[[Any, Any], dict[str, Any] | None]
 
 
 def _chunk(reply: Mapping[str, Any], choices: list[dict[str, Any]], **extra: Any) -> bytes:

@@ -37,6 +37,7 @@ import uvicorn
 
 from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.wire.emulate import ReplyRewriter
 from agentic_eval.wire.exchange import (
     EndpointClock,
     Exchange,
@@ -219,10 +220,10 @@ class _ProxyApp:
 
     def __init__(self, upstream_base_url: str, log: _WireLog, extra_headers: Mapping[str, str],
                  client_key: str | None = None, clock: EndpointClock | None = None,
-                 translate_messages: bool = False, emulate_parser: str | None = None) -> None:
+                 translate_messages: bool = False, emulate: ReplyRewriter | None = None) -> None:
         self.upstream = httpx.URL(upstream_base_url.rstrip("/"))
         self.translate_messages = translate_messages
-        self.emulate_parser = emulate_parser
+        self.emulate = emulate
         self.clock = clock
         self.log = log
         self.extra_headers = dict(extra_headers)
@@ -256,7 +257,7 @@ class _ProxyApp:
                 assert self.client is not None
                 await relay_translated(receive, send, exchange, sub_path, client=self.client, base_url=self.upstream,
                                        headers=self.extra_headers, shown_upstream=self._shown_upstream(),
-                                       emulate_parser=self.emulate_parser)
+                                       emulate=self.emulate)
             else:
                 await self._forward(scope, receive, send, exchange, sub_path, query)
         except asyncio.CancelledError:
@@ -310,10 +311,10 @@ class _ProxyApp:
             if name.decode("latin-1").lower() not in _RESPONSE_HOP_HEADERS
         ]
         try:
-            if (self.emulate_parser and exchange.method == "POST" and sub_path.rstrip("/").endswith("/chat/completions")
+            if (self.emulate and exchange.method == "POST" and sub_path.rstrip("/").endswith("/chat/completions")
                     and upstream.status_code == 200 and exchange.content_encoding.lower() in ("", "identity")):
                 await race_client(receive, exchange,
-                                  _relay_emulated(upstream, send, exchange, self.emulate_parser, raw_headers))
+                                  _relay_emulated(upstream, send, exchange, self.emulate, raw_headers))
                 return
             await send({"type": "http.response.start", "status": upstream.status_code, "headers": raw_headers})
             await _relay_until_done_or_disconnect(upstream, receive, send, exchange)
@@ -343,11 +344,11 @@ async def _relay_until_done_or_disconnect(
     await race_client(receive, exchange, pump())  # re-raises _UpstreamBrokeOff
 
 
-async def _relay_emulated(upstream: httpx.Response, send: Send, exchange: Exchange, parser: str,
+async def _relay_emulated(upstream: httpx.Response, send: Send, exchange: Exchange, emulate: ReplyRewriter,
                           raw_headers: list[tuple[bytes, bytes]]) -> None:
-    """`--emulate-parser`: read the endpoint's whole reply, hand the agent what `parser` would have made of it
-    (a stream as a stream, agentic_eval.wire.emulate), or the reply unchanged when the parser reads no call."""
-    from agentic_eval.wire.emulate import emulated_record, rewrite_reply, stream_bytes
+    """`--emulate-parser`: read the endpoint's whole reply, hand the agent what `emulate` makes of it (a stream as a
+    stream, agentic_eval.wire.emulate), or the reply unchanged when it changes nothing (the parser reads no call)."""
+    from agentic_eval.wire.emulate import emulated_record, stream_bytes
 
     parts: list[bytes] = []
     try:
@@ -363,11 +364,11 @@ async def _relay_emulated(upstream: httpx.Response, send: Send, exchange: Exchan
         exchange.wait_upstream(False)
     seen = exchange.safe_record()
     rewritten = None
-    exchange.emulated = emulated_record(parser, None)
+    exchange.emulated = emulated_record(emulate.name, None)
     if seen.error is None and not seen.raw_reply:
         try:
-            rewritten = rewrite_reply(parser, seen.request, seen.response)
-            exchange.emulated = emulated_record(parser, rewritten)
+            rewritten = emulate.rewrite(seen.request, seen.response)
+            exchange.emulated = emulated_record(emulate.name, rewritten)
         except Exception as exc:  # noqa: BLE001 - a parser that fails on this text: the agent gets the reply as is
             exchange.emulated["error"] = f"{type(exc).__name__}: {exc}"
     if rewritten is None:
@@ -486,9 +487,9 @@ class WireRecorder:
         translate_messages: answer Anthropic Messages requests (`/v1/messages`) by translating each to chat
             completions for the upstream and its reply back (agentic_eval.wire.translate); False passes them
             through like any other request.
-        emulate_parser: an engine tool parser key ('vllm:hermes', ...): a chat completion whose text that parser
-            reads calls from reaches the agent as that parser would have returned it, calls structured (a
-            what-if run, agentic_eval.wire.emulate); the whole reply is read before any of it is passed on.
+        emulate: a chat completion reaches the agent as this rewrites it (`--emulate-parser`: as an engine's tool
+            parser would have returned it, calls read from the text structured; agentic_eval.classify.emulation
+            makes one); the whole reply is read before any of it is passed on.
         connect_timeout_s: give up on connecting to the upstream after this long (502 to the client).
         read_timeout_s: longest silence allowed from the upstream; None waits as long as the client does.
         port: port to listen on; 0 picks a free one.
@@ -505,11 +506,11 @@ class WireRecorder:
         read_timeout_s: float | None = None,
         port: int = 0,
         translate_messages: bool = False,
-        emulate_parser: str | None = None,
+        emulate: ReplyRewriter | None = None,
     ) -> None:
         self.upstream_base_url = upstream_base_url
         self.translate_messages = translate_messages
-        self.emulate_parser = emulate_parser
+        self.emulate = emulate
         self.log_path = Path(log_path)
         self._headers = dict(upstream_headers or {})
         self._client_key = client_key
@@ -557,7 +558,7 @@ class WireRecorder:
             raise AgenticEvalError(f"wire recorder: cannot listen on 127.0.0.1:{self._requested_port}: {exc}") from exc
         self._log = _WireLog(self.log_path)
         app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key, self.clock,
-                        self.translate_messages, self.emulate_parser)
+                        self.translate_messages, self.emulate)
         config = uvicorn.Config(
             app, interface="asgi3", http="h11", loop="asyncio", lifespan="off", log_config=None,
             access_log=False, proxy_headers=False, server_header=False, date_header=False, timeout_graceful_shutdown=5,
