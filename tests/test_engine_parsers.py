@@ -13,10 +13,15 @@ HERMES = 'Let me check.<tool_call>\n{"name": "get_weather", "arguments": {"city"
 
 def test_every_row_is_keyed_by_engine_and_name() -> None:
     assert PARSERS
+    from agentic_eval.classify.turn import FAMILIES
+
     for key, parser in PARSERS.items():
-        assert key == f"{parser.engine}:{parser.name}"
         assert parser.engine in ("vllm", "sglang", "llama.cpp", "ollama")
-        assert parser.families and parser.how_to_enable
+        # llama.cpp names its formats in words ("Hermes 2 Pro"); the key spells them in snake case
+        spelled = parser.name.lower().replace(" ", "_").replace("-", "_").replace(".", "_")
+        assert key == f"{parser.engine}:{parser.name if parser.engine != 'llama.cpp' else spelled}"
+        assert parser.families and set(parser.families) <= set(FAMILIES), key
+        assert parser.name in parser.how_to_enable
 
 
 def test_extract_returns_the_engines_call_and_content() -> None:

@@ -295,6 +295,12 @@ def _invoke_blocks(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
         close = re.compile(rf"</{re.escape(opener.group(1))}>").search(text, opener.end())
         end = close.end() if close else len(text)
         calls = list(_invokes(text[: close.start() if close else len(text)], tools, opener.end(), family))
+        body = text[opener.end() : close.start() if close else len(text)]
+        if not calls and family == "anthropic_xml" and (python := _olmo_calls(body, tools)):
+            for name, arguments in python:  # OLMo 3: one pythonic call per line inside <function_calls>
+                yield FoundCall("pythonic", name, arguments, opener.start(), end, truncated=close is None)
+            covered_until = end
+            continue
         if not calls and (close or text[opener.end() :].strip()):
             continue
         for call in calls or [FoundCall(family, None, None, opener.start(), end)]:
@@ -304,6 +310,16 @@ def _invoke_blocks(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
     for call in _invokes(text, tools, 0, "anthropic_xml"):
         if call.start >= covered_until:
             yield call
+
+
+_STEP3_CLOSERS = re.compile(r"(?:\s*<｜tool_call_end｜>)(?:\s*<｜tool_calls_end｜>)?")
+
+
+def _olmo_calls(body: str, tools: ToolCatalog) -> list[tuple[str, dict[str, Any] | None]] | None:
+    lines = [line.strip() for line in body.strip().splitlines() if line.strip()]
+    if not lines or not re.match(rf"{_NAME}\(", lines[0]):
+        return None
+    return python_calls("\n".join(lines), tools)
 
 
 def _invokes(text: str, tools: ToolCatalog, start: int, family: str) -> Iterator[FoundCall]:
@@ -322,7 +338,9 @@ def _invokes(text: str, tools: ToolCatalog, start: int, family: str) -> Iterator
             inner = re.search(r"<parameters>(.*?)(?:</parameters>|$)", body, _FLAGS)
             pairs = re.findall(r"<(\w+)>(.*?)</\1>", inner.group(1), _FLAGS) if inner else []
         arguments = {key: typed_value(value, tools.parameter_schema(canonical, key)) for key, value in pairs}
-        yield FoundCall(family, name, arguments, opener.start(), close.end() if close else len(text), close is None)
+        end = close.end() if close else len(text)
+        step_end = _STEP3_CLOSERS.match(text, end)  # Step-3 puts its invokes between call tokens
+        yield FoundCall(family, name, arguments, opener.start(), step_end.end() if step_end else end, close is None)
 
 
 def _minicpm(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
@@ -356,7 +374,7 @@ def _deepseek(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
         section_end = _DS_CALLS_END.search(text, section.end())
         stop = section_end.start() if section_end else len(text)
         calls = list(_deepseek_calls(text[:stop], section.end()))
-        if not calls:
+        if not calls and not _DS_CALL_BEGIN.search(text, section.end(), stop):  # cut before its first call
             yield FoundCall("deepseek", None, None, section.start(), len(text), truncated=True)
         for call in calls:
             call.start, call.end = section.start(), section_end.end() if section_end else len(text)
@@ -378,6 +396,8 @@ def _deepseek_calls(text: str, start: int) -> Iterator[FoundCall]:
             name, _, rest = rest.partition("\n")
         else:
             name = head
+        if "<" in name:  # markup, not a name: Step-3's <steptml:invoke> between the same tokens
+            continue
         rest = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", rest)
         decoded = decode_json_at(rest, skip_space(rest, 0)) if rest.strip() else None
         arguments = decoded[0] if decoded and isinstance(decoded[0], dict) else ({} if not rest.strip() else None)
@@ -399,7 +419,10 @@ def _kimi(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
         name = re.sub(r"^functions\.|:\d+$", "", call_id.strip()) or None
         decoded = decode_json_at(arguments_text, skip_space(arguments_text, 0))
         arguments = decoded[0] if decoded and isinstance(decoded[0], dict) else None
-        yield FoundCall("kimi", name, arguments, opener.start(), close.end() if close else len(text), close is None)
+        end = close.end() if close else len(text)
+        section_end = re.compile(r"\s*<\|tool_calls_section_end\|>").match(text, end)  # the section closes with it
+        yield FoundCall("kimi", name, arguments, opener.start(), section_end.end() if section_end else end,
+                        close is None)
 
 
 def _harmony(text: str, tools: ToolCatalog) -> Iterator[FoundCall]:
@@ -526,4 +549,6 @@ STRONG_DETECTORS: tuple[Detector, ...] = (
     _marker_then_payload("lfm2", r"<\|tool_call_start\|>", r"<\|tool_call_end\|>", pythonic=True),
     _marker_then_payload("command_r", r"<\|START_ACTION\|>", r"<\|END_ACTION\|>"),
     _marker_then_payload("phi4_mini", r"functools(?=\s*\[)", None),
+    _marker_then_payload("hermes", r"<longcat_tool_call>", r"</longcat_tool_call>"),
+    _marker_then_payload("json", r"<\|function_call\|>|function call<\|role_sep\|>", None),
 )

@@ -15,6 +15,7 @@ Where a shape may count decides most false positives:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -211,9 +212,10 @@ def _without_overlaps(found: list[FoundCall]) -> list[FoundCall]:
     """Drop calls lying inside another call's span (a detector re-finding part of a bigger match) and
     exact repeats; calls sharing one span (a list of calls in one block) all stay."""
     kept: list[FoundCall] = []
-    seen: set[tuple[int, int, str, str | None]] = set()
+    seen: set[tuple[int, int, str, str | None, str]] = set()
     for call in sorted(found, key=lambda c: (c.start, c.start - c.end)):
-        key = (call.start, call.end, call.family, call.name)
+        # The arguments belong to the key: two calls to one tool in one block (a parallel list) both stay.
+        key = (call.start, call.end, call.family, call.name, json.dumps(call.arguments, sort_keys=True, default=str))
         inside = any(
             k.start <= call.start and call.end <= k.end and (k.start, k.end) != (call.start, call.end) for k in kept
         )

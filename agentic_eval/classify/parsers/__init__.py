@@ -36,7 +36,7 @@ def _row_key(parser: str) -> str:
     if len(bare) == 1:
         return bare[0]
     names = {key.split(":", 1)[1]: key for key in _ROWS} | {key: key for key in _ROWS}
-    close = sorted({names[name] for name in difflib.get_close_matches(parser, list(names), n=3)})
+    close = list(dict.fromkeys(names[name] for name in difflib.get_close_matches(parser, list(names), n=3)))
     hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(_ROWS)}"
     if bare:
         raise UnknownParser(f"tool-call parser '{parser}' is ambiguous: name one of {', '.join(bare)}")

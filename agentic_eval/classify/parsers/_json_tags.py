@@ -10,11 +10,34 @@ import json
 import re
 from typing import Any
 
-from agentic_eval.classify.parsers._types import ParsedCall, Tools, engine_call
+from agentic_eval.classify.parsers._types import ParsedCall, Read, Tools, engine_call
 
-__all__ = ["sglang_qwen25", "vllm_hermes"]
+__all__ = ["hermes_like", "sglang_qwen25", "vllm_ernie45", "vllm_functiongemma", "vllm_gigachat3", "vllm_hermes",
+           "vllm_hunyuan_a13b", "vllm_longcat"]
 
-_HERMES = re.compile(r"<tool_call>(.*?)</tool_call>|<tool_call>(.*)", re.DOTALL)
+def hermes_like(opener: str, closer: str, *, strip: bool = False) -> Read:
+    """vLLM's Hermes reading for another pair of tags (LongCat's `<longcat_tool_call>`, ...); `strip`: the
+    content before the first call is stripped (ERNIE 4.5)."""
+    pattern = re.compile(f"{re.escape(opener)}(.*?){re.escape(closer)}|{re.escape(opener)}(.*)", re.DOTALL)
+
+    def read(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None]:
+        if opener not in text:
+            return [], text
+        try:
+            raw = []
+            for closed, unclosed in pattern.findall(text):
+                call = json.loads(closed or unclosed)
+                arguments = call["arguments"]
+                if isinstance(arguments, str):
+                    arguments = json.loads(arguments)
+                raw.append((call["name"], arguments))
+            calls = calls_or_fail(raw)
+        except (NoCall, ValueError, KeyError, TypeError):
+            return [], text
+        content = text[: text.find(opener)]
+        return calls, (content.strip() if strip else content) or None
+
+    return read
 
 
 class NoCall(Exception):
@@ -29,27 +52,13 @@ def calls_or_fail(raw: list[tuple[Any, Any]], *, raw_arguments: bool = False) ->
     return [call for call in calls if call is not None]
 
 
-def vllm_hermes(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None]:
-    """vLLM `hermes`: every `<tool_call>` block (the last may be unclosed) must hold a JSON object with
-    `name` and `arguments` (an object, or a string holding one); any failure gives no calls and the whole
-    output as content. Offered tools are not checked. Content is the text before the first block."""
-    if "<tool_call>" not in text:
-        return [], text
-    try:
-        raw = []
-        for closed, unclosed in _HERMES.findall(text):
-            call = json.loads(closed or unclosed)
-            arguments = call["arguments"]
-            if isinstance(arguments, str):
-                arguments = json.loads(arguments)
-            raw.append((call["name"], arguments))
-        calls = calls_or_fail(raw)
-    except (NoCall, ValueError, KeyError, TypeError):
-        return [], text
-    content = text[: text.find("<tool_call>")]
-    return calls, content or None
+# vLLM `hermes`: every `<tool_call>` block (the last may be unclosed) must hold a JSON object with `name`
+# and `arguments` (an object, or a string holding one); any failure gives no calls and the whole output
+# as content. Offered tools are not checked. Content is the text before the first block.
+vllm_hermes = hermes_like("<tool_call>", "</tool_call>")
 
 
+_DECODER = json.JSONDecoder()
 _QWEN25 = re.compile(r"<tool_call>\n(.*?)\n</tool_call>", re.DOTALL)
 
 
@@ -86,3 +95,61 @@ def sglang_qwen25(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None
             continue
         calls += json_objects_calls(value, tools)
     return calls, text[:start].strip()
+
+
+vllm_longcat = hermes_like("<longcat_tool_call>", "</longcat_tool_call>")
+vllm_ernie45 = hermes_like("<tool_call>", "</tool_call>", strip=True)
+_GEMMA_CALL = re.compile(r"<start_function_call>\s*call:([\w.\-]+)\{(.*?)\}\s*<end_function_call>", re.DOTALL)
+_GEMMA_ARGUMENT = re.compile(r"(\w+):(?:<escape>(.*?)<escape>|([^,}]*))", re.DOTALL)
+
+
+def _gemma_value(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def vllm_functiongemma(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None]:
+    """vLLM `functiongemma`: `<start_function_call>call:NAME{key:<escape>value<escape>,...}<end_function_call>`;
+    a value that reads as JSON (a number, true/false) is converted. Content is the stripped text before."""
+    calls = []
+    for name, body in _GEMMA_CALL.findall(text):
+        arguments = {key: _gemma_value(escaped if escaped else plain.strip())
+                     for key, escaped, plain in _GEMMA_ARGUMENT.findall(body)}
+        if (call := engine_call(name, arguments)) is not None:
+            calls.append(call)
+    if not calls:
+        return [], text
+    return calls, text[: text.find("<start_function_call>")].strip() or None
+
+
+def vllm_hunyuan_a13b(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None]:
+    """vLLM `hunyuan_a13b`: a JSON list of `{name, arguments}` in `<tool_calls>...</tool_calls>`; the text
+    before it is the content, the text after it is dropped."""
+    found = re.search(r"<tool_calls>(.*?)</tool_calls>", text, re.DOTALL)
+    if found is None:
+        return [], text
+    try:
+        value = json.loads(found.group(1))
+        calls = calls_or_fail([(item["name"], item["arguments"]) for item in value])
+    except (NoCall, ValueError, KeyError, TypeError):
+        return [], text
+    return calls, text[: found.start()] or None
+
+
+_GIGACHAT_HEADER = re.compile(r"(?:<\|message_sep\|>\s*)?(?:function call<\|role_sep\|>\s*|<\|function_call\|>)")
+
+
+def vllm_gigachat3(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None]:
+    """vLLM `gigachat3`: `function call<|role_sep|>` (GigaChat 3) or `<|function_call|>` (3.1), then one
+    JSON object `{name, arguments}`. Content is the text before the header."""
+    header = _GIGACHAT_HEADER.search(text)
+    if header is None:
+        return [], text
+    try:
+        value, _ = _DECODER.raw_decode(text, header.end())
+        calls = calls_or_fail([(value["name"], value["arguments"])])
+    except (NoCall, ValueError, KeyError, TypeError):
+        return [], text
+    return calls, text[: header.start()] or None
