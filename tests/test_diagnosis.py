@@ -80,7 +80,8 @@ def test_hermes_text_without_a_parser_is_server_config(scripted: Any, mini_pack:
     assert found["kind"] == "server_config", found
     assert found["parser"] == "vllm:hermes" and found["reads"] == found["calls"] == 1
     assert any("--enable-auto-tool-choice --tool-call-parser hermes" in line for line in found["enable"])
-    assert any(line.startswith("restart SGLang") for line in found["enable"])
+    assert any(line.startswith("SGLang: ") for line in found["enable"])
+    assert any(line.startswith("llama.cpp: ") and "--jinja" in line for line in found["enable"])
     assert any("read by vllm:hermes: 1/1" in figure for figure in found["rests_on"])
     (trial,) = data["trials"]
     assert trial["text_calls"]["readers"]["vllm:hermes"] == 1 and trial["emulate_parser"] is None

@@ -205,8 +205,8 @@ def _best_per_engine(readers: Mapping[str, int], families: Mapping[str, int]) ->
 
 
 def enable_lines(readers: Mapping[str, int], calls: int, families: Mapping[str, int] | None = None) -> list[str]:
-    """'restart vLLM: vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes [reads 12/12]', one
-    per engine whose parsers read any of the calls, vLLM first."""
+    """'vLLM: vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes [reads 12/12]', one per engine
+    whose parsers read any of the calls, vLLM first."""
     from agentic_eval.classify.parsers import PARSERS
 
     best = _best_per_engine(readers, families or {})
@@ -214,7 +214,10 @@ def enable_lines(readers: Mapping[str, int], calls: int, families: Mapping[str, 
     for engine in sorted(best, key=lambda e: (ENGINES.index(e) if e in ENGINES else 99, e)):
         key, count = best[engine]
         how = PARSERS[key].how_to_enable if key in PARSERS else key
-        lines.append(f"restart {ENGINE_NAMES.get(engine, engine)}: {how} [reads {count}/{calls}]")
+        name = ENGINE_NAMES.get(engine, engine)
+        if how.lower().startswith(f"{engine.lower()}:"):
+            how = how[len(engine) + 1:].strip()
+        lines.append(f"{name}: {how} [reads {count}/{calls}]")
     return lines
 
 
@@ -272,8 +275,8 @@ def diagnose(figures: TextCallFigures, turns: TurnCounts, families: Mapping[str,
     if turns.tool_call > 0 or figures.mixed_turns > 0:
         text = (f"parser mismatch: the endpoint parsed {turns.tool_call} turns' calls itself but returned {calls} "
                 f"as text that its parser does not read and {parser} does ({_pct(reads, calls)}): the server's "
-                f"parser is not the one for the model's format; {restart}")
+                f"parser is not the one for the model's format; the fix: {restart}")
         return Diagnosis(kind="parser_mismatch", text=text, rests_on=rests, **base)  # type: ignore[arg-type]
     text = (f"server config: the model writes its calls consistently ({fams}), they read cleanly against the "
-            f"offered tools, and the endpoint returned them as text; {restart}")
+            f"offered tools, and the endpoint returned them as text; the fix: {restart}")
     return Diagnosis(kind="server_config", text=text, rests_on=rests, **base)  # type: ignore[arg-type]
