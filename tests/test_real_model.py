@@ -372,9 +372,10 @@ def test_an_emulated_parser_run_of_the_real_model(real_server: LocalServer, tmp_
                           agent_timeout_s=limit)
     (trial,) = read_trials(run_dir)[0]
     wire = [r for r in read_wire_log(run_dir / trial.files["wire"]) if r.path == "/v1/chat/completions"]
-    print(shown + f"\n{trial.outcome} ({trial.detail}); turns {trial.turns}; families {trial.text_call_families}")
-    assert trial.emulate_parser == "vllm:llama3_json" and all(r.emulated is not None for r in wire)
     rewritten = [r for r in wire if r.emulated and r.emulated["rewritten"]]
+    print(shown + f"\n{trial.outcome} ({trial.detail}); turns {trial.turns}; families {trial.text_call_families}; "
+          f"read by {trial.text_calls.readers}; rewritten replies: {len(rewritten)}")
+    assert trial.emulate_parser == "vllm:llama3_json" and all(r.emulated is not None for r in wire)
     if trial.text_calls.readers.get("vllm:llama3_json"):  # what llama3_json reads reached the agent as a call
         assert rewritten, [r.response for r in wire]
         assert rewritten[0].response["choices"][0]["message"].get("tool_calls") in (None, [])
