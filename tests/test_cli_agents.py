@@ -196,13 +196,14 @@ def test_codex_without_responses_api_is_an_agent_error(pack: Path, tmp_path: Pat
 
 @pytest.mark.real_model_long
 @pytest.mark.timeout(3000)
-@pytest.mark.parametrize("emulate", [None, "llama3_json"], ids=["plain", "emulated"])
+@pytest.mark.parametrize("emulate", [None, "xlam"], ids=["plain", "emulated"])
 def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, pack: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch, emulate: str | None) -> None:
     """opencode on the packaged small model (serve-local): its ~7,000-token first request takes
     minutes of prompt processing on a CPU. Whatever the model does, the trial must end scored, with
-    every turn on the wire classified; `emulated`: the what-if run, the model's JSON text calls handed to
-    opencode as structured calls (`--emulate-parser llama3_json`). Select with `-m real_model_long`."""
+    every turn on the wire classified; `emulated`: the what-if run, the model's fenced-JSON text calls handed
+    to opencode as structured calls by the parser its diagnosis names (`--emulate-parser xlam`). Select with
+    `-m real_model_long`."""
     if "real_model_long" not in (request.config.getoption("-m") or ""):
         pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model_long")
     require_cli("opencode", monkeypatch)
@@ -221,6 +222,12 @@ def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, p
     (result,) = read_trials(run)[0]
     print(f"opencode on {server.model}: {result.outcome} ({result.detail}) in {time.monotonic() - t0:.0f}s; "
           f"turns {result.turns}; families {result.text_call_families}; {describe(tmp_path / 'runs', result)}")
+    if emulate:  # what the model wrote, and what opencode got
+        for rec in wire_requests(tmp_path / "runs", result):
+            reply = rec["response"] if isinstance(rec["response"], dict) else {}
+            said = ((reply.get("choices") or [{}])[0].get("message") or {}).get("content")
+            print(f"  {rec['status']} {str(said)[:300]!r} emulated: {(rec.get('emulated') or {}).get('rewritten')} "
+                  f"error: {rec.get('error')}")
     assert result.outcome in ("pass", "fail"), result.detail
     assert result.requests >= 1 and result.turns.unclassified == 0
     assert result.emulate_parser == (f"vllm:{emulate}" if emulate else None)
