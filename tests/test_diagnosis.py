@@ -291,6 +291,8 @@ def test_the_small_models_recorded_reply_is_read_and_rewritten() -> None:
     (structured,) = rewritten["choices"][0]["message"]["tool_calls"]
     assert json.loads(structured["function"]["arguments"]) == {"path": "src/main.py"}
     assert rewrite_reply("vllm:hermes", request, reply) is None  # hermes reads no fenced JSON: left as it was
+    assert rewrite_reply("vllm:llama3_json", {}, reply) is None  # no tools offered: no engine parses calls
+    assert rewrite_reply("vllm:llama3_json", {"tools": TOOLS, "tool_choice": "none"}, reply) is None
 
 
 def test_a_translated_messages_exchange_is_emulated_too(tmp_path: Path) -> None:

@@ -37,12 +37,14 @@ def rewrite_reply(parser: str, request: Any, reply: Any) -> dict[str, Any] | Non
     """The chat completion `reply` as the engine parser `parser` would have returned it: in each choice whose
     message has no structured call and whose content the parser reads calls from, those calls as `tool_calls`
     (finish_reason `tool_calls`) and what the parser leaves as `content`. None when nothing changes (no call
-    read, already structured, not a chat completion)."""
+    read, already structured, not a chat completion, no tools offered or `tool_choice: "none"`)."""
     from agentic_eval.classify.parsers import extract
 
     if not isinstance(reply, Mapping) or not isinstance(reply.get("choices"), list):
         return None
     tools = _tools(request)
+    if not tools or (isinstance(request, Mapping) and request.get("tool_choice") == "none"):
+        return None  # an engine parses tool calls only when the request offers tools and allows them
     out = copy.deepcopy(dict(reply))
     changed = False
     for position, choice in enumerate(out["choices"]):
