@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import sys
 import time
 from collections import Counter, defaultdict
@@ -115,6 +116,27 @@ def classifier(cases: list[dict[str, Any]]) -> None:
           f"same arguments {arguments}/{len(positives)}; negatives flagged {classifier_flagged}/{len(negatives)}")
 
 
+_MARKERS = ["[f(", "a=", "1", ")", "]", "{", "}", '"name"', ":", ",", " ", "\n", "<tool_call>", "</tool_call>",
+            "<function=f>", "<parameter=a>", "```json\n", "[TOOL_CALLS]", "<|python_tag|>", "<｜tool▁calls▁begin｜>",
+            "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<arg_key>", "<arg_value>", '<invoke name="f">',
+            "<minimax:tool_call>", "<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<|message|>",
+            "to=functions.f", "<seed:tool_call>", "<start_function_call>call:f{", "x" * 20]
+
+
+def degenerate(size: int = 100_000) -> None:
+    """A model stuck in a loop: an output of `size` characters of markers that mostly never close."""
+    generator = random.Random(38)
+    pieces: list[str] = []
+    while sum(map(len, pieces)) < size:
+        pieces.append(generator.choice(_MARKERS))
+    text = "".join(pieces)
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    started = time.perf_counter()
+    found = readers(text, tools)
+    print(f"\nDegenerate output of {len(text):,} characters (unclosed markers): readers() took "
+          f"{(time.perf_counter() - started) * 1000:.0f} ms, {len(found)} parsers read a call")
+
+
 def main() -> int:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--corpus", type=Path, default=ROOT / "tests" / "data" / "engine_parsers")
@@ -128,6 +150,7 @@ def main() -> int:
         print()
         met = engine_parsers(held_out, "held-out cases of our own", args.verbose) and met
     classifier(engines)
+    degenerate()
     return 0 if met else 1
 
 

@@ -7,12 +7,12 @@ import re
 from typing import Any
 
 from agentic_eval.classify.parsers._qwen3_xml import convert_by_schema
+from agentic_eval.classify.parsers._scan import blocks, tagged
 from agentic_eval.classify.parsers._types import ParsedCall, Tools, engine_call
 
 __all__ = ["sglang_minimax_m2", "sglang_step3", "vllm_minimax_m2", "vllm_step3"]
 
-_M2_BLOCK = re.compile(r"<minimax:tool_call>(.*?)(?:</minimax:tool_call>|$)", re.DOTALL)
-_M2_INVOKE = re.compile(r"<invoke\s+name=\"?([^\">]+)\"?\s*>(.*?)</invoke>", re.DOTALL)
+_M2_INVOKE = re.compile(r"<invoke\s+name=\"?([^\">]+)\"?\s*>")
 _M2_PARAMETER = re.compile(r"<parameter\s+name=\"?([^\">]+)\"?\s*>(.*?)</parameter>", re.DOTALL)
 
 
@@ -43,9 +43,9 @@ def _m2(text: str, tools: Tools, *, offered_only: bool) -> tuple[list[ParsedCall
     if start == -1:
         return [], text
     calls: list[ParsedCall] = []
-    for block in _M2_BLOCK.findall(text):
-        for name, body in _M2_INVOKE.findall(block):
-            name = name.strip()
+    for block in blocks(text, "<minimax:tool_call>", "</minimax:tool_call>", unclosed=True):
+        for invoke, body in tagged(block, _M2_INVOKE, "</invoke>"):
+            name = invoke.group(1).strip()
             if offered_only and name not in tools:
                 continue
             call = engine_call(name, _arguments(_M2_PARAMETER.findall(body), tools, name))
@@ -68,7 +68,6 @@ def sglang_minimax_m2(text: str, tools: Tools) -> tuple[list[ParsedCall], str | 
 
 
 _STEP_CALLS = "<｜tool_calls_begin｜>"
-_STEP_CALL = re.compile(r"<｜tool_call_begin｜>(.*?)<｜tool_call_end｜>", re.DOTALL)
 _STEP_INVOKE = re.compile(r"<steptml:invoke\s+name=\"([^\"]+)\"\s*>(.*?)</steptml:invoke>", re.DOTALL)
 _STEP_PARAMETER = re.compile(r"<steptml:parameter\s+name=\"([^\"]+)\"\s*>(.*?)</steptml:parameter>", re.DOTALL)
 
@@ -78,7 +77,7 @@ def _step3(text: str, tools: Tools, *, offered_only: bool) -> tuple[list[ParsedC
     if start == -1:
         return [], text
     calls: list[ParsedCall] = []
-    for body in _STEP_CALL.findall(text, start):
+    for body in blocks(text, "<｜tool_call_begin｜>", "<｜tool_call_end｜>", start):
         invoke = _STEP_INVOKE.search(body)
         if invoke is None or (offered_only and invoke.group(1) not in tools):
             continue

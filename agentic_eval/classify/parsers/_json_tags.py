@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from agentic_eval.classify.parsers._scan import blocks
 from agentic_eval.classify.parsers._types import ParsedCall, Read, Tools, engine_call
 
 __all__ = ["hermes_like", "sglang_qwen25", "vllm_ernie45", "vllm_functiongemma", "vllm_gigachat3", "vllm_hermes",
@@ -99,7 +100,7 @@ def sglang_qwen25(text: str, tools: Tools) -> tuple[list[ParsedCall], str | None
 
 vllm_longcat = hermes_like("<longcat_tool_call>", "</longcat_tool_call>")
 vllm_ernie45 = hermes_like("<tool_call>", "</tool_call>", strip=True)
-_GEMMA_CALL = re.compile(r"<start_function_call>\s*call:([\w.\-]+)\{(.*?)\}\s*<end_function_call>", re.DOTALL)
+_GEMMA_CALL = re.compile(r"\s*call:([\w.\-]+)\{(.*)\}\s*\Z", re.DOTALL)
 _GEMMA_ARGUMENT = re.compile(r"(\w+):(?:<escape>(.*?)<escape>|([^,}]*))", re.DOTALL)
 
 
@@ -114,7 +115,10 @@ def vllm_functiongemma(text: str, tools: Tools) -> tuple[list[ParsedCall], str |
     """vLLM `functiongemma`: `<start_function_call>call:NAME{key:<escape>value<escape>,...}<end_function_call>`;
     a value that reads as JSON (a number, true/false) is converted. Content is the stripped text before."""
     calls = []
-    for name, body in _GEMMA_CALL.findall(text):
+    for block in blocks(text, "<start_function_call>", "<end_function_call>"):
+        if (call_text := _GEMMA_CALL.match(block)) is None:
+            continue
+        name, body = call_text.groups()
         arguments = {key: _gemma_value(escaped if escaped else plain.strip())
                      for key, escaped, plain in _GEMMA_ARGUMENT.findall(body)}
         if (call := engine_call(name, arguments)) is not None:

@@ -7,6 +7,7 @@ import json
 import re
 
 from agentic_eval.classify.parsers._json_tags import json_objects_calls
+from agentic_eval.classify.parsers._scan import blocks
 from agentic_eval.classify.parsers._types import ParsedCall, Tools, engine_call
 
 __all__ = ["sglang_deepseek_v3", "sglang_deepseek_v31", "sglang_kimi_k2", "vllm_deepseek_v3", "vllm_deepseek_v31",
@@ -16,8 +17,13 @@ _DS_CALLS = "<｜tool▁calls▁begin｜>"
 _DS_V3 = re.compile(
     r"<｜tool▁call▁begin｜>(?P<type>.*)<｜tool▁sep｜>(?P<name>.*)\n```json\n(?P<arguments>.*)\n```"
     r"<｜tool▁call▁end｜>")
-_DS_V31 = re.compile(r"<｜tool▁call▁begin｜>(?P<name>.*?)<｜tool▁sep｜>(?P<arguments>.*?)<｜tool▁call▁end｜>",
-                     re.DOTALL)
+_DS_CALL_BEGIN, _DS_CALL_END, _DS_SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
+
+
+def _v31_calls(text: str) -> list[tuple[str, str]]:
+    """(name, argument text) of each `NAME<｜tool▁sep｜>ARGUMENTS` between call tokens."""
+    return [(body[: body.find(_DS_SEP)], body[body.find(_DS_SEP) + len(_DS_SEP) :])
+            for body in blocks(text, _DS_CALL_BEGIN, _DS_CALL_END) if _DS_SEP in body]
 
 
 def passed_through(name: str, arguments: str) -> ParsedCall:
@@ -41,7 +47,7 @@ def vllm_deepseek_v31(text: str, tools: Tools) -> tuple[list[ParsedCall], str | 
     no fence); arguments passed through. Content is the text before `<｜tool▁calls▁begin｜>`."""
     if _DS_CALLS not in text:
         return [], text
-    calls = [passed_through(match["name"], match["arguments"]) for match in _DS_V31.finditer(text)]
+    calls = [passed_through(name, arguments) for name, arguments in _v31_calls(text)]
     return calls, text[: text.find(_DS_CALLS)] or None
 
 
@@ -55,7 +61,7 @@ def sglang_deepseek_v3(text: str, tools: Tools) -> tuple[list[ParsedCall], str |
     if start == -1:
         return [], text
     calls: list[ParsedCall] = []
-    for body in re.findall(r"<｜tool▁call▁begin｜>(.*?)<｜tool▁call▁end｜>", text, re.DOTALL):
+    for body in blocks(text, _DS_CALL_BEGIN, _DS_CALL_END):
         detail = _SG_DS_V3.search(body)
         if detail is None:
             continue
@@ -74,12 +80,12 @@ def sglang_deepseek_v31(text: str, tools: Tools) -> tuple[list[ParsedCall], str 
     if start == -1:
         return [], text
     calls: list[ParsedCall] = []
-    for match in _DS_V31.finditer(text):
+    for name, argument_text in _v31_calls(text):
         try:
-            arguments = json.loads(match["arguments"])
+            arguments = json.loads(argument_text)
         except ValueError:
             return [], text
-        calls += json_objects_calls({"name": match["name"].strip(), "parameters": arguments}, tools)
+        calls += json_objects_calls({"name": name.strip(), "parameters": arguments}, tools)
     return calls, text[:start].strip()
 
 
