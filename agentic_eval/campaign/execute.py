@@ -362,7 +362,8 @@ def _run_instrument(session: _Session, kind: str, model: ModelSpec, served: str,
         if session.cancel.is_set():
             return
         session.log(f"{model.name}: {kind} ...")
-        run_dir = _instrument_once(spec, kind, served, endpoint, slot, lambda text: session.log(f"{model.name}: {text}"))
+        run_dir = _instrument_once(spec, kind, served, endpoint, slot,
+                                   lambda text: session.log(f"{model.name}: {text}"))
         (run_dir / ASKED_FILE).write_text(json.dumps(asked) + "\n", encoding="utf-8")
         from agentic_eval.results import read_instrument_run
 
@@ -390,8 +391,8 @@ def _instrument_once(spec: CampaignSpec, kind: str, model: str, endpoint: Any, s
             log(f"forms {done[0]}/{len(forms.SHAPES)} {result.name}: {'pass' if result.passed else result.reason} "
                 f"({result.elapsed_s:.0f} s)")
 
-        results = forms.run_forms(endpoint, model, matrix.tools, timeout_s=matrix.timeout_s, max_tokens=matrix.max_tokens,
-                                  on_result=shape_done)
+        results = forms.run_forms(endpoint, model, matrix.tools, timeout_s=matrix.timeout_s,
+                                  max_tokens=matrix.max_tokens, on_result=shape_done)
         return forms.record(results, slot, base_url=endpoint.base_url, model=model, tools=spec.forms.tools)
     if kind == "speed":
         from agentic_eval.instruments import speed

@@ -9,7 +9,8 @@ from typing import Any
 
 from agentic_eval.campaign.verdict import HEADER, CampaignReport, table_rows
 
-NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs, at least 1.5 pts at 370 cases and wider on fewer); agentic tasks: "
+NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs, at least 1.5 pts at 370 cases "
+        "and wider on fewer); agentic tasks: "
         "a task passes when any attempt passed, unscored trials are never fails; text tool calls: tasks where the "
         "model wrote a tool call as text instead of calling the API; verdicts are fixed rules on these figures.")
 
@@ -54,9 +55,8 @@ def write_campaign_html(report: CampaignReport, path: Path) -> Path:
     section = (f"<h1>Campaign {esc(report.folder.name)}</h1><p class=sub>{len(report.task_ids)} tasks x "
                f"{report.spec.attempts} attempt(s)</p><div class=scroll><table><tr>{head}</tr>{body}</table></div>"
                f"<p class=noise>{esc(NOTE)}</p><h2>Verdicts</h2><ul>{verdicts}</ul><p><b>{esc(report.pick)}</b></p>")
-    from agentic_eval.results import read_instrument_run
-
     from agentic_eval.campaign.execute import instrument_options, instrument_runs
+    from agentic_eval.results import read_instrument_run
 
     spec = report.spec
     # What the file asks now: a model it dropped, or a run that measured other options, is not shown.
