@@ -316,3 +316,25 @@ def test_a_translated_messages_exchange_is_emulated_too(tmp_path: Path) -> None:
     assert record.emulated is not None and record.emulated["rewritten"]
     summary = summarize_wire_log(tmp_path / "wire.jsonl")
     assert summary.turns.text_tool_call == 1 and summary.text_calls.readers["vllm:hermes"] == 1
+
+
+def test_a_slow_emulated_stream_is_kept_alive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the recorder reads a stream whole, the agent gets SSE comments (a CLI whose stream times out on
+    silence keeps waiting), then the rewritten stream."""
+    import httpx
+
+    from agentic_eval.classify.emulation import parser_rewriter
+    from agentic_eval.testing import FakeEndpoint, chat_stream
+    from agentic_eval.wire import recorder as recorder_module
+    from agentic_eval.wire.recorder import WireRecorder
+
+    monkeypatch.setattr(recorder_module, "KEEPALIVE_S", 0.1)
+    events = chat_stream(hermes("read_file", {"path": "a.py"}))
+    body = {"model": "fake-model", "stream": True, "tools": TOOLS, "messages": [{"role": "user", "content": "a.py?"}]}
+    with FakeEndpoint([ScriptedReply(events=events, chunk_delay_s=[0.5] + [0.0] * (len(events) - 1))]) as fake, \
+            WireRecorder(fake.base_url, tmp_path / "wire.jsonl", emulate=parser_rewriter("vllm:hermes")) as recorder:
+        text = httpx.post(recorder.base_url + "/chat/completions", json=body, timeout=30).text
+    assert text.startswith(": agentic-eval") and '"tool_calls"' in text and text.endswith("data: [DONE]\n\n")
+    (record,) = read_wire_log(tmp_path / "wire.jsonl")
+    assert record.stream and record.emulated is not None and record.emulated["rewritten"]
+    assert not any("agentic-eval" in event for event in record.events)  # the endpoint's events, as they were

@@ -344,15 +344,37 @@ async def _relay_until_done_or_disconnect(
     await race_client(receive, exchange, pump())  # re-raises _UpstreamBrokeOff
 
 
+KEEPALIVE_S = 5.0
+"""While an emulated stream is read whole, an SSE comment goes to the agent this often: a client whose stream
+times out when no bytes come (opencode's) keeps waiting, as it would for a stream passed through."""
+KEEPALIVE = b": agentic-eval: emulating a tool parser, reading the whole reply\n\n"
+
+
 async def _relay_emulated(upstream: httpx.Response, send: Send, exchange: Exchange, emulate: ReplyRewriter,
                           raw_headers: list[tuple[bytes, bytes]]) -> None:
     """`--emulate-parser`: read the endpoint's whole reply, hand the agent what `emulate` makes of it (a stream as a
-    stream, agentic_eval.wire.emulate), or the reply unchanged when it changes nothing (the parser reads no call)."""
+    stream, agentic_eval.wire.emulate), or the reply unchanged when it changes nothing (the parser reads no call).
+    A stream's headers go at once, and SSE comments keep it alive while the reply is read."""
     from agentic_eval.wire.emulate import emulated_record, stream_bytes
 
+    streamed = exchange.content_type.lower().startswith("text/event-stream")
+    if streamed:
+        await send({"type": "http.response.start", "status": upstream.status_code,
+                    "headers": [(n, v) for n, v in raw_headers if n.lower() != b"content-length"]})
     parts: list[bytes] = []
+    chunks = upstream.aiter_raw()
+    following: asyncio.Future[bytes] | None = None
     try:
-        async for chunk in upstream.aiter_raw():
+        while True:
+            following = asyncio.ensure_future(anext(chunks))
+            while not following.done():
+                await asyncio.wait({following}, timeout=KEEPALIVE_S)
+                if streamed and not following.done():
+                    await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+            try:
+                chunk = following.result()
+            except StopAsyncIteration:
+                break
             exchange.wait_upstream(False)
             exchange.keep(chunk)
             parts.append(chunk)
@@ -361,6 +383,8 @@ async def _relay_emulated(upstream: httpx.Response, send: Send, exchange: Exchan
         exchange.error = f"upstream closed the response early: {type(exc).__name__}: {exc}"
         raise _UpstreamBrokeOff(exchange.error) from exc
     finally:
+        if following is not None and not following.done():
+            following.cancel()  # the client went away mid-read
         exchange.wait_upstream(False)
     seen = exchange.safe_record()
     rewritten = None
@@ -380,7 +404,8 @@ async def _relay_emulated(upstream: httpx.Response, send: Send, exchange: Exchan
         headers = [(name, value) for name, value in raw_headers
                    if name.lower() not in (b"content-length", b"content-type")]
         headers += [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": upstream.status_code, "headers": headers})
+    if not streamed:
+        await send({"type": "http.response.start", "status": upstream.status_code, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
