@@ -66,6 +66,47 @@ class TurnCounts(BaseModel):
     """Exchanges that carried no model turn to judge (an error status, a stream cut short)."""
 
 
+class TextCallFigures(BaseModel):
+    """A trial's tool calls written as text, counted for the serving diagnosis (agentic_eval.classify.diagnosis):
+    which engine parsers would have read them, and what no parser fixes. All 0 in records written before it
+    existed."""
+
+    calls: int = 0
+    """Tool calls written as text (content and reasoning)."""
+    readers: dict[str, int] = Field(default_factory=dict)
+    """Engine parser key ('vllm:hermes', 'sglang:qwen25', ...) -> calls it extracts from the turn's text under the
+    same name."""
+    same_arguments: dict[str, int] = Field(default_factory=dict)
+    """Engine parser key -> of those, calls it extracts with the same arguments as the classifier read."""
+    unread: int = 0
+    """Calls no engine parser extracts."""
+    unknown_tool: int = 0
+    """Calls naming a tool the request did not offer."""
+    bad_arguments: int = 0
+    """Calls to an offered tool whose arguments could not be read or fail its schema."""
+    in_reasoning: int = 0
+    """Calls written in the reasoning, which no tool parser reads."""
+    truncated: int = 0
+    """Calls cut short before they closed that no parser reads (the reply hit its token limit, or the model
+    stopped): also counted in `unread`."""
+    mixed_turns: int = 0
+    """Turns with a structured call and a call written as text besides it (the server parsed one, not the
+    other)."""
+
+    def merged(self, other: TextCallFigures) -> TextCallFigures:
+        """The sum of two trials' figures."""
+
+        def add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+            return {k: a.get(k, 0) + b.get(k, 0) for k in {**a, **b}}
+
+        return TextCallFigures(
+            calls=self.calls + other.calls, readers=add(self.readers, other.readers),
+            same_arguments=add(self.same_arguments, other.same_arguments), unread=self.unread + other.unread,
+            unknown_tool=self.unknown_tool + other.unknown_tool, bad_arguments=self.bad_arguments + other.bad_arguments,
+            in_reasoning=self.in_reasoning + other.in_reasoning, truncated=self.truncated + other.truncated,
+            mixed_turns=self.mixed_turns + other.mixed_turns)
+
+
 class TrialResult(BaseModel):
     """One trial: a task run once by an agent against a model, graded by the task's script."""
 
@@ -142,6 +183,11 @@ class TrialResult(BaseModel):
     """Families of text-written tool calls seen, with turn counts."""
     flags: dict[str, int] = Field(default_factory=dict)
     """Classifier flags seen (unterminated_think, truncated, ...), with turn counts."""
+    text_calls: TextCallFigures = Field(default_factory=TextCallFigures)
+    """The text-written tool calls, with the engine parsers that would read them (the serving diagnosis)."""
+    emulate_parser: str | None = None
+    """`--emulate-parser`: the engine parser the wire recorder emulated, turning the calls it reads in the
+    endpoint's text into structured calls for the agent (the wire log keeps both replies); None: plain run."""
     requests: int = 0
     """Exchanges recorded on the wire."""
     tool_requests: int = 0
@@ -203,6 +249,9 @@ class RunConfig(BaseModel):
     system_prompt_tokens: int | None = None
     lenient_text_calls: bool = False
     stream: bool = False
+    emulate_parser: str | None = None
+    """`--emulate-parser`: the engine parser ('vllm:hermes', ...) the wire recorder emulated for every agent
+    request (a what-if run: would the model pass if the server parsed its text calls?); None: plain run."""
     agent_options: dict[str, Any] = Field(default_factory=dict)
     sandbox: str = ""
     """The sandbox backend (`--sandbox`): bwrap (confined) or local (unconfined); '' in older runs."""

@@ -196,11 +196,14 @@ def test_codex_without_responses_api_is_an_agent_error(pack: Path, tmp_path: Pat
 
 @pytest.mark.real_model_long
 @pytest.mark.timeout(3000)
+@pytest.mark.parametrize("emulate", [None, "xlam"], ids=["plain", "emulated"])
 def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, pack: Path, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+                                               monkeypatch: pytest.MonkeyPatch, emulate: str | None) -> None:
     """opencode on the packaged small model (serve-local): its ~7,000-token first request takes
     minutes of prompt processing on a CPU. Whatever the model does, the trial must end scored, with
-    every turn on the wire classified. Select with `-m real_model_long`."""
+    every turn on the wire classified; `emulated`: the what-if run, the model's fenced-JSON text calls handed
+    to opencode as structured calls by the parser its diagnosis names (`--emulate-parser xlam`). Select with
+    `-m real_model_long`."""
     if "real_model_long" not in (request.config.getoption("-m") or ""):
         pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model_long")
     require_cli("opencode", monkeypatch)
@@ -212,14 +215,22 @@ def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, p
     with local_server.LocalServer(threads=2, ctx=16384) as server:
         code = main(["run", "--agent", "opencode", "--model", server.model, "--base-url", server.base_url,
                      "--tasks", str(pack), "--task", "answer-file", "--run-dir", str(tmp_path / "runs"),
-                     "--agent-opt", "context=16384", "--agent-opt", "max_output=1024", "--json"])
+                     "--agent-opt", "context=16384", "--agent-opt", "max_output=1024", "--json",
+                     *(["--emulate-parser", emulate] if emulate else [])])
     assert code == 0
     (run,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     (result,) = read_trials(run)[0]
     print(f"opencode on {server.model}: {result.outcome} ({result.detail}) in {time.monotonic() - t0:.0f}s; "
           f"turns {result.turns}; families {result.text_call_families}; {describe(tmp_path / 'runs', result)}")
+    if emulate:  # what the model wrote, and what opencode got
+        for rec in wire_requests(tmp_path / "runs", result):
+            reply = rec["response"] if isinstance(rec["response"], dict) else {}
+            said = ((reply.get("choices") or [{}])[0].get("message") or {}).get("content")
+            print(f"  {rec['status']} {str(said)[:300]!r} emulated: {(rec.get('emulated') or {}).get('rewritten')} "
+                  f"error: {rec.get('error')}")
     assert result.outcome in ("pass", "fail"), result.detail
     assert result.requests >= 1 and result.turns.unclassified == 0
+    assert result.emulate_parser == (f"vllm:{emulate}" if emulate else None)
 
 # ------------------------------------------------- the shared base, with a stand-in CLI (no install needed)
 

@@ -140,6 +140,10 @@ def test_cli_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
     for text in ("chat auto stream", "responses auto", "text_tool_call", "hermes", "vllm:", "HTTP 500"):
         assert text in table
     assert "6 of 10 shapes got a structured tool call" in table
+    # some shapes parsed, others left as hermes text: the server's parser is not the model's (issue 38)
+    assert "vllm:hermes" in data["shapes"][1]["parsers"]
+    assert data["diagnosis"]["kind"] == "parser_mismatch" and data["diagnosis"]["parser"] == "vllm:hermes"
+    assert "diagnosis: parser mismatch" in table and "--tool-call-parser hermes" in table
 
 
 def test_cli_unreachable_endpoint_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

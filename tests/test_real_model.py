@@ -210,6 +210,13 @@ def test_probe_the_real_model(real_server: LocalServer) -> None:
         assert (row.error is None) == (row.label not in ("error", "unsupported"))
     # the model calls read_file in some shape, structured or written as text (it did in 9 of 9 trials)
     assert any(r.tool == "read_file" for r in answered), answered
+    # its text calls name the engine parsers that would read them, and the diagnosis says whose fix it is
+    from agentic_eval.instruments.probe import probe_diagnosis
+
+    found = probe_diagnosis(report)
+    print(f"diagnosis: {found.text if found else None}; parsers: {[r.parsers for r in report.shapes]}")
+    if any(r.label == "text_tool_call" for r in report.shapes):
+        assert found is not None and found.kind in ("server_config", "parser_mismatch", "model") and found.rests_on
     assert "llamacpp:" in report.metrics.prefixes
 
 
@@ -229,9 +236,9 @@ def test_turn_cost_bound(wall: float, p: int, c: int, bound: float) -> None:
     assert turn_cost_bound_s(wall, p, c) == pytest.approx(bound)
 
 
-def agent_timeout_for(server: LocalServer) -> float:
+def agent_timeout_for(server: LocalServer, tasks: int = len(TASKS), turns: int = MAX_TURNS) -> float:
     """A trial's time limit from the server's throughput measured now, on this machine under its
-    current load: SAFETY x MAX_TURNS x one turn's cost, at least MIN_AGENT_TIMEOUT_S. A busy shared
+    current load: SAFETY x `turns` x one turn's cost, at least MIN_AGENT_TIMEOUT_S. A busy shared
     CPU gets a longer limit instead of a failed test; the test asserts what the model did."""
     import uuid
 
@@ -247,10 +254,10 @@ def agent_timeout_for(server: LocalServer) -> float:
     resp.raise_for_status()
     usage = resp.json().get("usage") or {}
     turn_s = turn_cost_bound_s(wall, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
-    limit = max(MIN_AGENT_TIMEOUT_S, SAFETY * MAX_TURNS * turn_s)
+    limit = max(MIN_AGENT_TIMEOUT_S, SAFETY * turns * turn_s)
     print(f"\nmeasured: {usage.get('prompt_tokens')} + {usage.get('completion_tokens')} tokens in {wall:.1f}s, "
           f"a turn <= {turn_s:.0f}s: agent_timeout_s = {limit:.0f}")
-    if len(TASKS) * (limit + 60) > HANG_CAP_S:
+    if tasks * (limit + 60) > HANG_CAP_S:
         pytest.fail(f"this machine is too loaded to run the model at all (one turn up to {turn_s:.0f}s)", pytrace=False)
     return limit
 
@@ -339,6 +346,42 @@ def _check_report(run_dir: Path, lenient: bool, capsys: pytest.CaptureFixture[st
     assert main(["report", str(run_dir), "--format", "md"]) == 0
     md = capsys.readouterr().out
     assert summary["model"] in md and ("[lenient]" in md) is lenient
+    found = summary["diagnosis"]  # the serving diagnosis, from the figures of the run (issue 38)
+    with capsys.disabled():
+        print(f"diagnosis: {found}")
+    if summary["text_tool_call_tasks"]:
+        assert found["kind"] in ("server_config", "parser_mismatch", "model") and found["rests_on"]
+        assert "diagnosis: " in md
+
+
+@pytest.mark.real_model
+@pytest.mark.timeout(HANG_CAP_S)
+def test_an_emulated_parser_run_of_the_real_model(real_server: LocalServer, tmp_path: Path) -> None:
+    """The what-if run on the real model, one task, two turns: the model writes its calls as fenced JSON, which
+    vLLM's llama3_json parser reads; `--emulate-parser llama3_json` hands them to the built-in agent as structured
+    calls, which it runs (the next request carries the tool's result), and the wire log keeps both replies."""
+    from agentic_eval.results import read_trials
+    from agentic_eval.wire.recorder import read_wire_log
+
+    limit = agent_timeout_for(real_server, tasks=1, turns=2)
+    pack = _pack_copy(tmp_path, limit)
+    shutil.rmtree(pack / TASKS[1])
+    toml = pack / TASKS[0] / "task.toml"
+    toml.write_text(re.sub(r"(?m)^max_turns = \d+$", "max_turns = 2", toml.read_text()))
+    run_dir, shown = _run(real_server, pack, tmp_path / "runs", "--emulate-parser", "llama3_json",
+                          agent_timeout_s=limit)
+    (trial,) = read_trials(run_dir)[0]
+    wire = [r for r in read_wire_log(run_dir / trial.files["wire"]) if r.path == "/v1/chat/completions"]
+    rewritten = [r for r in wire if r.emulated and r.emulated["rewritten"]]
+    print(shown + f"\n{trial.outcome} ({trial.detail}); turns {trial.turns}; families {trial.text_call_families}; "
+          f"read by {trial.text_calls.readers}; rewritten replies: {len(rewritten)}")
+    assert trial.emulate_parser == "vllm:llama3_json" and all(r.emulated is not None for r in wire)
+    if trial.text_calls.readers.get("vllm:llama3_json"):  # what llama3_json reads reached the agent as a call
+        assert rewritten, [r.response for r in wire]
+        assert rewritten[0].response["choices"][0]["message"].get("tool_calls") in (None, [])
+        assert rewritten[0].emulated["response"]["choices"][0]["message"]["tool_calls"]
+        if len(wire) > 1:
+            assert any(m.get("role") == "tool" for m in wire[1].request["messages"])
 
 
 @pytest.mark.real_model

@@ -41,6 +41,9 @@ class AgentOptions:
     """Built-in agent: also execute tool calls the model wrote as text."""
     stream: bool = False
     """Built-in agent: request streamed completions."""
+    emulate_parser: str | None = None
+    """Every agent: the wire recorder emulates this engine tool parser ('vllm:hermes', ...), handing the agent
+    the calls it would read in the endpoint's text as structured calls (a what-if run)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Agent-specific settings (`--agent-opt KEY=VALUE`)."""
     agent_timeout_s: float | None = None

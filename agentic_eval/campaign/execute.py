@@ -37,8 +37,9 @@ def slug(text: str) -> str:
     return safe[:80]
 
 
-def agent_slot_name(agent: str, padding: int) -> str:
-    return agent + (f"-sys{padding}" if padding else "")
+def agent_slot_name(agent: str, padding: int, emulate: str | None = None) -> str:
+    """The slot's folder name: opencode, builtin-sys9300, opencode-emulate-hermes (`emulate_parser`)."""
+    return agent + (f"-sys{padding}" if padding else "") + (f"-emulate-{slug(emulate)}" if emulate else "")
 
 
 @dataclass(frozen=True)
@@ -266,11 +267,13 @@ class AgentPart:
     """The sandbox backend it recorded."""
 
 
-def agent_parts(plan_spec: CampaignSpec, folder: Path, model: str, agent: str, padding: int) -> list[AgentPart]:
-    """The agent runs recorded for (model, agent, padding): those with the file's seed and attempts match."""
+def agent_parts(plan_spec: CampaignSpec, folder: Path, model: str, agent: str, padding: int,
+                emulate: str | None = None) -> list[AgentPart]:
+    """The agent runs recorded for (model, agent, padding, emulated parser): those with the file's seed and
+    attempts match."""
     from agentic_eval.results import latest_by_trial, read_run_config, read_trials
 
-    slot = folder / slug(model) / "runs" / agent_slot_name(agent, padding)
+    slot = folder / slug(model) / "runs" / agent_slot_name(agent, padding, emulate)
     parts = []
     for run_json in sorted(slot.glob("*/run.json")) if slot.is_dir() else []:
         try:
@@ -279,7 +282,7 @@ def agent_parts(plan_spec: CampaignSpec, folder: Path, model: str, agent: str, p
         except AgenticEvalError:
             continue
         matches = (config.agent == agent and config.seed == plan_spec.seed and config.attempts == plan_spec.attempts
-                   and (config.system_prompt_tokens or 0) == padding
+                   and (config.system_prompt_tokens or 0) == padding and config.emulate_parser == emulate
                    and dict(config.agent_options) == plan_spec.options_of(agent))
         scored = {(t.task_id, t.attempt) for t in latest_by_trial(records).values() if t.scored}
         complete = all((task, a) in scored for task in config.task_ids for a in range(1, config.attempts + 1))
@@ -287,8 +290,12 @@ def agent_parts(plan_spec: CampaignSpec, folder: Path, model: str, agent: str, p
     return parts
 
 
-def agent_slots(spec: CampaignSpec) -> list[tuple[str, int]]:
-    return [(agent, padding) for agent in spec.agents for padding in spec.paddings(agent)]
+def agent_slots(spec: CampaignSpec) -> list[tuple[str, int, str | None]]:
+    """(agent, padding, emulated parser) of every agent run the file asks for: with `emulate_parser`, each agent
+    run twice, plain and with the parser emulated (the what-if run)."""
+    emulations = [None, spec.emulate_parser] if spec.emulate_parser else [None]
+    return [(agent, padding, emulate) for agent in spec.agents for padding in spec.paddings(agent)
+            for emulate in emulations]
 
 
 def work_left(plan: CampaignPlan, model: ModelSpec) -> list[str]:
@@ -298,15 +305,15 @@ def work_left(plan: CampaignPlan, model: ModelSpec) -> list[str]:
         have = len(instrument_runs(plan.folder, model.name, kind, instrument_options(plan.spec, kind)))
         if have < runs_wanted(plan.spec, kind):
             left.append(kind)
-    for agent, padding in agent_slots(plan.spec):
-        parts = [p for p in agent_parts(plan.spec, plan.folder, model.name, agent, padding) if p.matches]
+    for agent, padding, emulate in agent_slots(plan.spec):
+        parts = [p for p in agent_parts(plan.spec, plan.folder, model.name, agent, padding, emulate) if p.matches]
         covered = {t for p in parts for t in p.task_ids}
         missing = [t for t in plan.task_ids if t not in covered]
         unfinished = [p for p in parts if not p.complete and set(p.task_ids) & set(plan.task_ids)]
         if missing or unfinished:
             what = ([f"{len(missing)} task(s) to start"] if missing else []) + \
                 ([f"{len(unfinished)} run(s) with unscored or missing trials"] if unfinished else [])
-            left.append(f"{agent_slot_name(agent, padding)}: {', '.join(what)}")
+            left.append(f"{agent_slot_name(agent, padding, emulate)}: {', '.join(what)}")
     return left
 
 
@@ -436,15 +443,16 @@ def _resumed_sandbox(spec: CampaignSpec, part: AgentPart) -> Any:
     return SandboxChoice(None, spec.sandbox_options() if part.sandbox == "docker" else {})
 
 
-def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding: int, server: Any) -> None:
+def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding: int, emulate: str | None,
+                    server: Any) -> None:
     """Resume the slot's unfinished runs, then start one for the tasks no run of it covers."""
     from agentic_eval.runner import RunSettings, plan_resume, plan_start
     from agentic_eval.runner.settings import SandboxChoice
 
     plan, spec = session.plan, session.plan.spec
-    slot = plan.folder / slug(model.spec.name) / "runs" / agent_slot_name(agent, padding)
-    label = f"{model.spec.name} / {agent_slot_name(agent, padding)}"
-    parts = [p for p in agent_parts(spec, plan.folder, model.spec.name, agent, padding) if p.matches]
+    slot = plan.folder / slug(model.spec.name) / "runs" / agent_slot_name(agent, padding, emulate)
+    label = f"{model.spec.name} / {agent_slot_name(agent, padding, emulate)}"
+    parts = [p for p in agent_parts(spec, plan.folder, model.spec.name, agent, padding, emulate) if p.matches]
     how: dict[str, Any] = {"base_url": model.base_url, "api_key": model.api_key, "jobs": model.spec.jobs,
                            "tasks": plan.task_paths, "runs_root": slot, "ray_address": spec.ray_address,
                            "agent_timeout_s": spec.agent_timeout_s}
@@ -460,8 +468,8 @@ def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding
         sandbox = SandboxChoice(spec.sandbox_name(), spec.sandbox_options())
         settings = RunSettings.of(model=server.model if server is not None else model.spec.name, agent=agent,
                                   seed=spec.seed, attempts=spec.attempts, system_prompt_tokens=padding or None,
-                                  task_ids=missing, sandbox=sandbox, agent_options=spec.options_of(agent) or None,
-                                  **how)
+                                  emulate_parser=emulate, task_ids=missing, sandbox=sandbox,
+                                  agent_options=spec.options_of(agent) or None, **how)
         campaigns.append(plan_start(settings, local_server=server, log=log))
     for campaign in campaigns:
         if session.cancel.is_set():
@@ -495,9 +503,10 @@ def _run_model(session: _Session, model: ModelEndpoint) -> None:
         parts: list[tuple[str, Callable[[], None]]] = [
             (kind, lambda kind=kind: _run_instrument(session, kind, model.spec, served, endpoint))  # type: ignore[misc]
             for kind in session.plan.spec.kinds()]
-        parts += [(agent_slot_name(agent, padding),
-                   lambda agent=agent, padding=padding: _run_agent_slot(session, model, agent, padding, server))  # type: ignore[misc]
-                  for agent, padding in agent_slots(session.plan.spec)]
+        parts += [(agent_slot_name(agent, padding, emulate),
+                   lambda agent=agent, padding=padding, emulate=emulate: _run_agent_slot(  # type: ignore[misc]
+                       session, model, agent, padding, emulate, server))
+                  for agent, padding, emulate in agent_slots(session.plan.spec)]
         for name, part in parts:
             if session.cancel.is_set():
                 return

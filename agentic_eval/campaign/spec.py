@@ -123,6 +123,10 @@ class CampaignSpec(BaseModel):
     """Run every agent run's trials on this Ray cluster (`run --ray`); unset: on this machine."""
     agent_options: dict[str, dict[str, str | int | float | bool]] = {}
     """Per agent, its `--agent-opt` values: `[agent_options.builtin] max_turns = 30`."""
+    emulate_parser: str | None = Field(default=None, min_length=1, max_length=100)
+    """An engine tool parser ('hermes', 'vllm:qwen3_coder', 'sglang:qwen25', ...): every agent run is made twice,
+    plain and with the parser emulated by the wire recorder (`run --emulate-parser`), so the verdict can say what
+    fixing the server would change. Unset: plain runs only."""
     models: list[ModelSpec] = Field(min_length=1, max_length=100)
     tooling: ToolingOptions = ToolingOptions()
     forms: FormsOptions = FormsOptions()
@@ -137,6 +141,18 @@ class CampaignSpec(BaseModel):
                 hint = _did_you_mean(name, list(INSTRUMENT_KINDS))
                 raise ValueError(f"unknown instrument {name!r}{hint}; choose from {', '.join(INSTRUMENT_KINDS)}")
         return list(dict.fromkeys(value))
+
+    @field_validator("emulate_parser")
+    @classmethod
+    def _known_parser(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        from agentic_eval.classify.diagnosis import resolve_parser
+
+        try:
+            return resolve_parser(value)
+        except AgenticEvalError as exc:
+            raise ValueError(str(exc).removeprefix("--emulate-parser ")) from None
 
     @field_validator("base_image")
     @classmethod

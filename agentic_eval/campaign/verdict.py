@@ -74,10 +74,15 @@ class Row:
     padding: int
     summary: RunSummary | None
     figures: ModelFigures
+    emulate: str | None = None
+    """The engine parser the wire recorder emulated (a what-if row); None: a plain run."""
 
     @property
     def label(self) -> str:
-        return agent_slot_name(self.agent, self.padding).replace("-sys", " @ ") + (" tok" if self.padding else "")
+        from agentic_eval.report.summary import emulated_words
+
+        return (agent_slot_name(self.agent, self.padding).replace("-sys", " @ ") + (" tok" if self.padding else "")
+                + (f" [{emulated_words(self.emulate)}]" if self.emulate else ""))
 
     @property
     def tasks(self) -> int:
@@ -102,11 +107,14 @@ class CampaignReport:
     """Model -> (the verdict, the figures it rests on)."""
     pick: str
     summaries: list[RunSummary]
+    diagnoses: dict[str, Any] = field(default_factory=dict)
+    """Model -> its serving diagnosis (`Diagnosis`) when it wrote tool calls as text, from its plain runs."""
 
     def to_json(self) -> dict[str, Any]:
         return {"folder": str(self.folder), "tasks": self.task_ids,
                 "rows": [row_json(r) for r in self.rows],
                 "verdicts": {m: {"text": t, "rests_on": on} for m, (t, on) in self.verdicts.items()},
+                "diagnoses": {m: d.model_dump() for m, d in self.diagnoses.items()},
                 "pick": self.pick}
 
 
@@ -145,11 +153,12 @@ def _figures(folder: Path, spec: CampaignSpec, model: str) -> ModelFigures:
 
 
 def _merged_summary(spec: CampaignSpec, folder: Path, model: str, agent: str, padding: int,
-                    task_ids: list[str]) -> RunSummary | None:
+                    task_ids: list[str], emulate: str | None = None) -> RunSummary | None:
     """The slot's runs that measured what the file asks, as one summary of the file's tasks."""
     from agentic_eval.report.summary import summarize_run
 
-    parts = [summarize_run(p.run_dir) for p in agent_parts(spec, folder, model, agent, padding) if p.matches]
+    parts = [summarize_run(p.run_dir) for p in agent_parts(spec, folder, model, agent, padding, emulate)
+             if p.matches]
     if not parts:
         return None
     wanted = set(task_ids)
@@ -167,14 +176,49 @@ def campaign_report(folder: str | Path) -> CampaignReport:
     for m in spec.models:
         figures = _figures(folder, spec, m.name)
         slots = agent_slots(spec)
-        for agent, padding in slots:
-            rows.append(Row(m.name, agent, padding, _merged_summary(spec, folder, m.name, agent, padding, task_ids),
-                            figures))
+        for agent, padding, emulate in slots:
+            rows.append(Row(m.name, agent, padding, _merged_summary(spec, folder, m.name, agent, padding, task_ids,
+                                                                    emulate), figures, emulate))
         if not slots:
             rows.append(Row(m.name, "-", 0, None, figures))
     verdicts, pick = judge(rows)
+    diagnoses = {}
+    for m in spec.models:
+        found = model_diagnosis([r for r in rows if r.model == m.name])
+        if found is not None:
+            diagnoses[m.name] = found
+            text, rests = verdicts[m.name]
+            verdicts[m.name] = (text.removesuffix(".") + f"; serving diagnosis: {found.text}.",
+                                [*rests, f"diagnosis ({found.kind}): " + "; ".join(found.rests_on)])
     return CampaignReport(folder=folder, spec=spec, task_ids=task_ids, rows=rows, verdicts=verdicts, pick=pick,
-                          summaries=[r.summary for r in rows if r.summary is not None])
+                          summaries=[r.summary for r in rows if r.summary is not None], diagnoses=diagnoses)
+
+
+def model_diagnosis(rows: list[Row]) -> Any:
+    """One model's serving diagnosis from its plain agent runs (what-if rows left out), held against its short
+    prompt (the built-in agent unpadded) when it also ran under a longer one; None without text calls."""
+    from agentic_eval.classify.diagnosis import ShortPrompt, diagnose
+    from agentic_eval.results import TextCallFigures, TurnCounts
+
+    plain = [r for r in rows if r.summary is not None and not r.emulate and r.agent not in MODEL_FREE_AGENTS]
+    short = next((r for r in plain if r.agent == "builtin" and not r.padding), None)
+    longer = [r for r in plain if r is not short]
+    measured = longer or plain
+    figures, families = TextCallFigures(), dict[str, int]()
+    turns = {k: 0 for k in TurnCounts.model_fields}
+    for r in measured:
+        assert r.summary is not None
+        figures = figures.merged(r.summary.text_call_figures)
+        for k, v in r.summary.families.items():
+            families[k] = families.get(k, 0) + v
+        for k in turns:
+            turns[k] += getattr(r.summary.turn_counts, k)
+    prompt = None
+    if short is not None and longer and short.summary is not None:
+        counts = short.summary.turn_counts
+        prompt = ShortPrompt(source="builtin, no padding", tool_call=counts.tool_call,
+                             text_tool_call=counts.text_tool_call)
+    return diagnose(figures, TurnCounts(**turns), families, prompt)
 
 
 # ------------------------------------------------------------------------------------------------ cells
@@ -223,7 +267,7 @@ def table_rows(report: CampaignReport) -> list[list[str]]:
 def row_json(r: Row) -> dict[str, Any]:
     s = r.summary
     ci = r.interval
-    return {"model": r.model, "agent": r.agent, "system_prompt_tokens": r.padding,
+    return {"model": r.model, "agent": r.agent, "system_prompt_tokens": r.padding, "emulate_parser": r.emulate,
             "synthetic_pct": r.figures.synthetic, "synthetic_noise_pts": r.figures.noise_pts,
             "synthetic_runs": len(r.figures.synthetic_pct), "forms": list(r.figures.forms) if r.figures.forms else None,
             "tasks": r.tasks, "tasks_passed": s.passed if s else None,
@@ -266,6 +310,21 @@ def _row_words(r: Row) -> str:
     return f"{passed} {where}"
 
 
+def _what_if_words(r: Row, rows: list[Row]) -> str:
+    """'with parser emulated: hermes, 11/14 tasks passed under opencode (plain: 2/14)'."""
+    s = r.summary
+    assert s is not None
+    from agentic_eval.report.summary import emulated_words
+
+    plain = next((p for p in rows if p.model == r.model and p.agent == r.agent and p.padding == r.padding
+                  and not p.emulate and p.summary is not None), None)
+    where = agent_slot_name(r.agent, r.padding).replace("-sys", " @ ") + (" tok" if r.padding else "")
+    text = f"with {emulated_words(r.emulate or '')}, {s.passed}/{r.interval.n} tasks passed under {where}"
+    if plain is not None and plain.summary is not None:
+        text += f" (plain: {plain.summary.passed}/{plain.interval.n})"
+    return text
+
+
 def _outcomes(r: Row) -> dict[str, bool | None]:
     from agentic_eval.report.run_stats import task_outcomes
 
@@ -282,7 +341,8 @@ def judge(rows: list[Row]) -> tuple[dict[str, tuple[str, list[str]]], str]:
     from agentic_eval.report.stats import compare_tasks, format_p, is_noise
 
     models = list(dict.fromkeys(r.model for r in rows))
-    by_model = {m: [r for r in rows if r.model == m and r.agent not in MODEL_FREE_AGENTS] for m in models}
+    by_model = {m: [r for r in rows if r.model == m and r.agent not in MODEL_FREE_AGENTS and not r.emulate]
+                for m in models}  # what-if rows (a parser emulated) are never ranked nor tied with plain ones
     best = {m: _best(by_model[m]) for m in models}
     holds = {m: bool(by_model[m]) and all(_state(r) in ("works", "weak") for r in by_model[m]
                                           if _state(r) != "unmeasured") and best[m] is not None for m in models}
@@ -330,6 +390,10 @@ def judge(rows: list[Row]) -> tuple[dict[str, tuple[str, list[str]]], str]:
                              f"±{figures.noise_pts:.1f} pt band)")
             if "synthetic score" not in rests:
                 rests.append("synthetic score")
+        what_if = [r for r in rows if r.model == m and r.emulate and _state(r) != "unmeasured"]
+        if what_if:
+            words.append("what-if: " + "; ".join(_what_if_words(r, rows) for r in what_if))
+            rests.append("agentic tasks passed with the parser emulated")
         if figures.forms is not None and figures.forms[0] < figures.forms[1]:
             words.append(f"fails {figures.forms[1] - figures.forms[0]} of {figures.forms[1]} API forms")
             rests.append("forms passed")

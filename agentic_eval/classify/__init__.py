@@ -4,6 +4,9 @@
     _text_calls  Finding tool calls written as text.
     _formats     The text formats of tool calls: one detector per marked family.
     summary      A trial's wire log to its turn statistics.
+    diagnosis    Whose fix it is that tool calls came back as text (server config, parser mismatch, the model).
+    parsers      The serving engines' tool parsers: which would read a text call, and how.
+    emulation    `--emulate-parser`: a reply as an engine's tool parser would have returned it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from typing import TYPE_CHECKING
 from agentic_eval._lazy import lazy_face
 
 if TYPE_CHECKING:
+    from .diagnosis import Diagnosis as Diagnosis
+    from .diagnosis import diagnose as diagnose
     from .summary import WireSummary as WireSummary
     from .summary import summarize_wire_log as summarize_wire_log
     from .turn import TextToolCall as TextToolCall
@@ -22,6 +27,8 @@ if TYPE_CHECKING:
     from .turn import is_model_turn as is_model_turn
 
 _EXPORTS = {
+    "diagnose": ".diagnosis",
+    "Diagnosis": ".diagnosis",
     "classify_turn": ".turn",
     "TurnClassification": ".turn",
     "TextToolCall": ".turn",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.results import TurnCounts
+from agentic_eval.results import TextCallFigures, TurnCounts
 
 MODEL_CALL_SUFFIXES = ("/chat/completions", "/responses", "/messages")
 """Model calls: chat completions, the Responses API, the Anthropic Messages API."""
@@ -23,6 +23,8 @@ class WireSummary:
     completion_tokens: int = 0
     errors: list[str] = field(default_factory=list)
     """Exchanges that failed (upstream status >= 400, unreachable, cut short), one line each."""
+    text_calls: TextCallFigures = field(default_factory=TextCallFigures)
+    """The text-written calls with the engine parsers that read them (agentic_eval.classify.diagnosis)."""
 
 
 def is_model_call(method: str, path: str) -> bool:
@@ -42,9 +44,11 @@ def _usage_tokens(usage: dict[str, Any] | None) -> tuple[int, int]:
 
 def summarize_wire_log(path: Path) -> WireSummary:
     """Classify every model turn of a wire log and count labels, families and flags."""
-    from agentic_eval.classify.turn import classify_turn, is_model_turn
+    from agentic_eval.classify.diagnosis import call_figures
+    from agentic_eval.classify.turn import TurnClassification, classify_turn, is_model_turn
     from agentic_eval.wire.recorder import read_wire_log
 
+    classified: list[TurnClassification] = []
     counts: Counter[str] = Counter()
     families: Counter[str] = Counter()
     flags: Counter[str] = Counter()
@@ -70,19 +74,24 @@ def summarize_wire_log(path: Path) -> WireSummary:
             counts["unclassified"] += 1
             summary.errors.append("response is not a model turn (no choices, output or message content)")
             continue
+        request, response = rec.request, rec.response
+        if rec.emulated and isinstance(rec.upstream, dict) and isinstance(rec.upstream.get("response"), dict):
+            request, response = rec.upstream.get("request"), rec.upstream["response"]  # what the endpoint said
         try:
-            result = classify_turn(rec.request if isinstance(rec.request, dict) else None, rec.response)
+            result = classify_turn(request if isinstance(request, dict) else None, response)
         except Exception as exc:  # noqa: BLE001 - a response the classifier cannot read is data, not a crash
             counts["unclassified"] += 1
             summary.errors.append(f"unclassifiable response: {exc}")
             continue
         counts[result.label] += 1
+        classified.append(result)
         if result.family:
             families[result.family] += 1
         flags.update(result.flags)
     summary.turns = TurnCounts(**{k: counts.get(k, 0) for k in TurnCounts.model_fields})
     summary.families = dict(families)
     summary.flags = dict(flags)
+    summary.text_calls = call_figures(classified)
     return summary
 
 

@@ -39,6 +39,7 @@ import jsonschema
 from pydantic import BaseModel, Field
 
 from agentic_eval.classify._text_calls import FoundCall, ToolCatalog, find_text_calls
+from agentic_eval.classify.diagnosis import attach_readers, turn_diagnosis
 
 __all__ = [
     "FAMILIES",
@@ -85,6 +86,14 @@ class TextToolCall(BaseModel):
     offered: bool = Field(description="The name is one of the offered tools.")
     truncated: bool = Field(description="Opened but never closed.")
     in_reasoning: bool = Field(description="Found in the reasoning, not the content.")
+    parsers: list[str] = Field(default_factory=list, description="The serving engines' tool parsers ('vllm:hermes', "
+                               "'sglang:qwen25', 'llama.cpp:hermes_2_pro', 'ollama:qwen3', ...) that extract this call "
+                               "from the turn's text under the same name (agentic_eval.classify.parsers).")
+    parsers_other_arguments: list[str] = Field(default_factory=list, description="Of `parsers`, those whose "
+                                               "extracted arguments differ from `arguments`.")
+    arguments_problem: str | None = Field(default=None, description="Why the arguments cannot be used: unread, not "
+                                          "an object, or against the offered tool's schema; None when they pass "
+                                          "(or the tool is not offered: see `offered`).")
 
 
 class TurnClassification(BaseModel):
@@ -97,6 +106,12 @@ class TurnClassification(BaseModel):
         default_factory=list, description="Tools called: the structured calls' names, else the text calls'."
     )
     text_calls: list[TextToolCall] = Field(default_factory=list)
+    diagnosis: str | None = Field(default=None, description="For a turn with calls written as text: whose fix it "
+                                  "is, 'server_config' (an engine parser reads them all, cleanly: enable it), "
+                                  "'parser_mismatch' (the server parsed a call and left another as text), or "
+                                  "'model' (a call no parser reads, a tool not offered, bad arguments, a call in "
+                                  "the reasoning). agentic_eval.classify.diagnosis.")
+    diagnosis_note: str = Field(default="", description="The diagnosis in words, naming what it rests on.")
 
 
 @dataclass
@@ -305,6 +320,10 @@ def arguments_problem(arguments: Any, schema: dict[str, Any] | None) -> str | No
 
 def _text_call(found: FoundCall, tools: ToolCatalog, in_reasoning: bool) -> TextToolCall:
     canonical = tools.canonical(found.name) if found.name else None
+    problem = None
+    if canonical is not None:
+        problem = ("unread" if found.arguments is None
+                   else arguments_problem(found.arguments, tools.schemas.get(canonical)))
     return TextToolCall(
         family=found.family,
         name=canonical or found.name,
@@ -312,6 +331,7 @@ def _text_call(found: FoundCall, tools: ToolCatalog, in_reasoning: bool) -> Text
         offered=canonical is not None,
         truncated=found.truncated,
         in_reasoning=in_reasoning,
+        arguments_problem=problem,
     )
 
 
@@ -329,6 +349,8 @@ def classify_turn(request: Mapping[str, Any] | None, response: Mapping[str, Any]
     tools = offered_tools(request)
     visible, think_text, unterminated = _split_think(turn.content)
     text_calls = [_text_call(found, tools, False) for found in find_text_calls(turn.content, tools)]
+    if text_calls:
+        attach_readers(text_calls, turn.content, request)
     text_calls += [_text_call(found, tools, True) for found in find_text_calls(turn.reasoning, tools)]
     flags: set[Flag] = set()
     if unterminated:
@@ -357,12 +379,15 @@ def classify_turn(request: Mapping[str, Any] | None, response: Mapping[str, Any]
         names = []
     if not visible.strip() and not turn.structured_calls and (turn.reasoning.strip() or think_text.strip()):
         flags.add("reasoning_only")
+    diagnosis, note = turn_diagnosis(text_calls, structured=bool(turn.structured_calls))
     return TurnClassification(
         label=label,
         flags=[flag for flag in FLAGS if flag in flags],
         family=text_calls[0].family if text_calls else None,
         tool_names=list(dict.fromkeys(names)),
         text_calls=text_calls,
+        diagnosis=diagnosis,
+        diagnosis_note=note,
     )
 
 

@@ -70,7 +70,20 @@ def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[st
         return {"id": line_id, "error": "cannot classify: the record nests too deep"}
     except Exception as exc:  # noqa: BLE001 - a record of any shape is one bad line, never a traceback
         return {"id": line_id, "error": f"cannot classify: {type(exc).__name__}: {exc}"}
-    return {"id": line_id, "label": result.label, "flags": list(result.flags), "family": result.family}
+    return {"id": line_id, "label": result.label, "flags": list(result.flags), "family": result.family,
+            "text_tool_calls": [{"name": call.name, "arguments": call.arguments, "family": call.family,
+                                 "parsers": call.parsers, "parsers_other_arguments": call.parsers_other_arguments,
+                                 "offered": call.offered, "arguments_problem": call.arguments_problem,
+                                 "in_reasoning": call.in_reasoning} for call in result.text_calls],
+            "diagnosis": result.diagnosis, "diagnosis_note": result.diagnosis_note,
+            "_figures": _turn_figures(result)}
+
+
+def _turn_figures(result: Any) -> dict[str, Any]:
+    """What the file's diagnosis counts of one turn (dropped from the output)."""
+    from agentic_eval.classify.diagnosis import call_figures
+
+    return call_figures([result]).model_dump()
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -105,7 +118,7 @@ def handle(args: argparse.Namespace) -> int:
                     print(f"agentic-eval: {path}:{number}: {output['error']}", file=sys.stderr)
                 outputs.append(output)
                 if args.json:
-                    print(json.dumps(output))
+                    print(json.dumps({k: v for k, v in output.items() if k != "_figures"}))
         if not args.json:
             _print_tables(path, outputs, bad_lines)
     except BrokenPipeError:  # the reader stopped early (`| head`): not an error
@@ -160,3 +173,36 @@ def _print_tables(path: Path, outputs: list[dict[str, Any]], bad_lines: int) -> 
         console.print(by_family)
     if flags:
         console.print("flags: " + ", ".join(f"{flag} {count}" for flag, count in flags.most_common()))
+    for line in diagnosis_words(outputs):
+        console.print(line, markup=False, soft_wrap=True)
+
+
+def diagnosis_words(outputs: list[dict[str, Any]]) -> list[str]:
+    """The text calls in words: per turn with any, what it held, which engine parsers read it, and its
+    diagnosis; then the file's diagnosis (agentic_eval.classify.diagnosis) with the figures it rests on."""
+    from collections import Counter
+
+    from agentic_eval.classify.diagnosis import diagnose
+    from agentic_eval.results import TextCallFigures, TurnCounts
+
+    lines = []
+    figures = TextCallFigures()
+    for number, output in enumerate(outputs, start=1):
+        figures = figures.merged(TextCallFigures(**output.get("_figures") or {}))
+        for call in output.get("text_tool_calls") or ():
+            readers = ", ".join(call["parsers"]) or "no engine parser"
+            differ = f" (other arguments: {', '.join(call['parsers_other_arguments'])})" \
+                if call["parsers_other_arguments"] else ""
+            lines.append(f"turn {output.get('id') or number}: {call['name'] or '(no name)'} written as text "
+                         f"({call['family']}), read by {readers}{differ}")
+        if output.get("diagnosis"):
+            lines.append(f"  diagnosis: {output['diagnosis']}: {output['diagnosis_note']}")
+    labels = Counter(output["label"] for output in outputs if output.get("label"))
+    families = Counter(output["family"] for output in outputs if output.get("family"))
+    verdict = diagnose(figures, TurnCounts(**{k: labels.get(k, 0) for k in ("tool_call", "text_tool_call", "prose",
+                                                                             "empty")}), dict(families))
+    if verdict is not None:
+        lines.append(f"diagnosis: {verdict.text}")
+        lines += [f"  {line}" for line in verdict.enable if line not in verdict.text]
+        lines.append("  rests on: " + "; ".join(verdict.rests_on))
+    return lines

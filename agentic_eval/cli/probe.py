@@ -81,4 +81,12 @@ def handle(args: argparse.Namespace) -> int:
     else:
         out.print(f"metrics: none at {m.url} ({m.error})", markup=False)
     out.print(verdict(report), markup=False)
+    from agentic_eval.instruments.probe import probe_diagnosis
+
+    found = probe_diagnosis(report)
+    if found is not None:
+        out.print(f"diagnosis: {found.text}", markup=False, soft_wrap=True)
+        for line in found.enable if found.kind != "model" else []:
+            out.print(f"  {line}", markup=False, soft_wrap=True)
+        out.print("  rests on: " + "; ".join(found.rests_on), markup=False, soft_wrap=True)
     return 0

@@ -155,6 +155,12 @@ def _compare(summaries: list[Any], runs_root: Path, args: argparse.Namespace, di
         raise AgenticEvalError(f"--compare takes exactly two agent runs, A and B (got {len(summaries)}): "
                                "agentic-eval report RUN_A RUN_B --compare")
     a, b = summaries
+    if bool(a.config.emulate_parser) != bool(b.config.emulate_parser):
+        emulated, plain = (a, b) if a.config.emulate_parser else (b, a)
+        raise AgenticEvalError(f"--compare: {emulated.config.run_id} ran with --emulate-parser "
+                               f"{emulated.config.emulate_parser} and {plain.config.run_id} did not: a what-if run "
+                               "is not compared with a plain one (report both without --compare to see them side "
+                               "by side)")
     keys = {config_key(a), config_key(b)}
     ids = {a.config.run_id, b.config.run_id}
     repeats = []

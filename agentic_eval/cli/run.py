@@ -55,6 +55,10 @@ def register(sub: Any) -> None:
     p.add_argument("--lenient-text-calls", action="store_true",
                    help="builtin agent: also execute tool calls the model wrote as text (marked in the report)")
     p.add_argument("--stream", action="store_true", help="builtin agent: request streamed completions")
+    p.add_argument("--emulate-parser", metavar="NAME",
+                   help="what-if run, any agent: the wire recorder hands the agent the tool calls this engine "
+                   "parser (hermes, qwen3_coder, vllm:pythonic, sglang:qwen25, ...) would read in the endpoint's "
+                   "text, as structured calls (marked in the report; see docs/no-tool-calls.md)")
     p.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
     p.add_argument("--agent-timeout", type=_seconds, default=None, metavar="SECONDS",
                    help="the agent's time limit for every task, in place of the task's own (limits.agent_timeout_s; "
@@ -197,7 +201,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         "model": args.model, "agent": args.agent, "seed": args.seed, "attempts": args.attempts,
         "task_ids": args.task or (), "system_prompt_tokens": args.system_prompt_tokens,
         "lenient_text_calls": args.lenient_text_calls, "stream": args.stream,
-        "agent_options": _parse_agent_opts(args.agent_opt),
+        "emulate_parser": args.emulate_parser, "agent_options": _parse_agent_opts(args.agent_opt),
         "sandbox": (SandboxChoice(args.sandbox or "docker", sandbox_options(args))
                     if args.base_image or args.base_image_packages else args.sandbox),
         "runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key, "tasks": args.tasks,

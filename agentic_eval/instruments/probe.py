@@ -103,6 +103,10 @@ class ShapeResult:
     flags: list[str] = field(default_factory=list)
     error: str | None = None
     usage: dict[str, Any] | None = None
+    parsers: list[str] = field(default_factory=list)
+    """The engine parsers ('vllm:hermes', ...) that read the first call written as text (none: no text call)."""
+    text_calls: dict[str, Any] | None = None
+    """The answer's text calls counted for the diagnosis (`TextCallFigures`); None without any."""
 
 
 @dataclass
@@ -125,7 +129,8 @@ class ProbeReport:
     metrics: MetricsInfo
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        found = probe_diagnosis(self)
+        return {**asdict(self), "diagnosis": found.model_dump() if found is not None else None}
 
 
 def _short(exc: BaseException) -> str:
@@ -164,6 +169,11 @@ def classify_answer(row: ShapeResult, request: dict[str, Any], response: Any) ->
     elif result.text_calls:
         row.tool = result.text_calls[0].name
         row.arguments_ok = _call_ok(row.tool, result.text_calls[0].arguments)
+    if result.text_calls:
+        from agentic_eval.classify.diagnosis import call_figures
+
+        row.parsers = list(result.text_calls[0].parsers)
+        row.text_calls = call_figures([result]).model_dump()
     if isinstance(response, dict) and isinstance(response.get("usage"), dict):
         row.usage = response["usage"]
 
@@ -296,6 +306,24 @@ def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHA
                        metrics=read_metrics(endpoint))
 
 
+def probe_diagnosis(report: ProbeReport) -> Any:
+    """Whose fix it is that the probe's calls came back as text (agentic_eval.classify.diagnosis), or None."""
+    from agentic_eval.classify.diagnosis import diagnose
+    from agentic_eval.results import TextCallFigures, TurnCounts
+
+    figures = TextCallFigures()
+    families: dict[str, int] = {}
+    answered = [r for r in report.shapes if r.label in ("tool_call", "text_tool_call", "prose", "empty")]
+    for row in answered:
+        if row.text_calls:
+            figures = figures.merged(TextCallFigures(**row.text_calls))
+        if row.family:
+            families[row.family] = families.get(row.family, 0) + 1
+    turns = TurnCounts(**{label: sum(1 for r in answered if r.label == label)
+                          for label in ("tool_call", "text_tool_call", "prose", "empty")})
+    return diagnose(figures, turns, families)
+
+
 def verdict(report: ProbeReport) -> str:
     """One sentence on what the server and model do with tools."""
     answered = [r for r in report.shapes if r.label not in ("error", "unsupported")]
@@ -309,8 +337,10 @@ def verdict(report: ProbeReport) -> str:
                      if len(wrong) < len(structured) else ", but none to the right tool with the right arguments")
     if text:
         families = sorted({r.family or "?" for r in text})
+        readers = sorted({p for r in text for p in r.parsers})
         parts.append(f"{len(text)} a tool call written as text ({', '.join(families)}): the server did not parse "
-                     "the model's format; `run --lenient-text-calls` shows what the model could do")
+                     "the model's format" + (f" ({', '.join(readers[:4])} would)" if readers else "")
+                     + "; `run --emulate-parser NAME` or `run --lenient-text-calls` shows what the model could do")
     if unsupported:
         parts.append(f"{len(unsupported)} not supported (the server has no Anthropic Messages API at /v1/messages)")
     errors = len(report.shapes) - len(answered) - len(unsupported)

@@ -27,6 +27,7 @@ from agentic_eval.report.summary import (
     MODEL_FREE_AGENTS,
     RunSummary,
     any_impossible,
+    emulated_note,
     impossible_rows,
     run_label,
 )
@@ -85,7 +86,8 @@ def outcome_class(trials: list[Any]) -> str:
 
 def best_peer(summary: RunSummary, summaries: list[RunSummary]) -> RunSummary:
     """The run this one is held against: the best on the same tasks, a model's run before oracle's or nop's."""
-    peers = [s for s in summaries if s.task_ids == summary.task_ids]
+    peers = [s for s in summaries if s.task_ids == summary.task_ids  # a what-if run is held against its kind only
+             and bool(s.config.emulate_parser) == bool(summary.config.emulate_parser)]
     with_model = [s for s in peers if s.config.agent not in MODEL_FREE_AGENTS]
     pool = with_model if summary in with_model else peers
     return max(pool, key=lambda s: task_interval(s).rate or 0.0)
@@ -248,6 +250,9 @@ def render_html(summaries: list[RunSummary], instruments: list[InstrumentRun],
         notes += "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries for note in s.changed_program_notes())
         notes += "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries if (note := s.internet_missing_note()))
         notes += "".join(f"<p class=sub>{esc(note)}</p>" for s in summaries for note in s.forged_notes())
+        notes += "".join(f"<p class=sub>{esc(emulated_note(s))}</p>" for s in summaries if s.config.emulate_parser)
+        notes += "".join("<p class=sub>" + "<br>".join(esc(line) for line in lines) + "</p>"
+                         for s in summaries if (lines := s.diagnosis_lines()))
         parts.append("<h2 id=agent-runs>Agent runs</h2>" + headline_section(rows) + notes)
         parts.append(chart_div("pass-rate", pass_rate_chart(rows)) + chart_div("outcomes", outcome_chart(summaries)))
         if any_impossible(summaries):

@@ -324,6 +324,10 @@ def classified_turns(run_dir: Path | None, rel: str | None) -> list[dict[str, st
         said = turn.content.strip()[:400]
         if c.tool_names:
             said = f"calls {', '.join(c.tool_names)}" + (f"; says: {said}" if said else "")
+        if c.diagnosis:  # which engine parsers would have read its text calls, and whose fix it is
+            said += f" [{c.diagnosis}: {c.diagnosis_note}]"
+        if rec.emulated and rec.emulated.get("rewritten"):
+            said += f" [the agent got it as structured calls: {rec.emulated.get('parser')} emulated]"
         out.append({"label": c.label + (f" ({c.family})" if c.family else ""), "said": said})
     return out
 

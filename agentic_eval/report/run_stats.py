@@ -81,7 +81,8 @@ def config_key(summary: RunOutcomes) -> str:
     """What makes two runs repeats of one configuration: model, agent, its options, tasks, attempts."""
     c = summary.config
     return json.dumps([c.model, c.agent, c.lenient_text_calls, c.system_prompt_tokens, c.stream,
-                       sorted(c.agent_options.items()), sorted(c.task_ids), c.attempts], default=str)
+                       sorted(c.agent_options.items()), sorted(c.task_ids), c.attempts]
+                      + ([c.emulate_parser] if c.emulate_parser else []), default=str)
 
 
 def spreads(summaries: Sequence[RunOutcomes]) -> dict[str, Spread]:

@@ -204,6 +204,40 @@ class RunSummary:
         return round(statistics.median(values), 2) if values else None
 
     @property
+    def text_call_figures(self) -> Any:
+        """The run's text calls with the engine parsers that read them (`TextCallFigures`, summed over trials)."""
+        from agentic_eval.results import TextCallFigures
+
+        figures = TextCallFigures()
+        for t in self.trials:
+            figures = figures.merged(t.text_calls)
+        return figures
+
+    @property
+    def turn_counts(self) -> Any:
+        """The run's model turns by label, summed over trials."""
+        from agentic_eval.results import TurnCounts
+
+        return TurnCounts(**{k: sum(getattr(t.turns, k) for t in self.trials) for k in TurnCounts.model_fields})
+
+    def diagnosis(self, short_prompt: Any = None) -> Any:
+        """Why the model's tool calls came back as text and whose fix it is (`Diagnosis`), or None when it wrote
+        none as text; `short_prompt`: a `ShortPrompt` to hold the run against. agentic_eval.classify.diagnosis."""
+        from agentic_eval.classify.diagnosis import diagnose
+
+        return diagnose(self.text_call_figures, self.turn_counts, self.families, short_prompt)
+
+    def diagnosis_lines(self) -> list[str]:
+        """The diagnosis in words, its restart lines and the figures it rests on; [] when there is none."""
+        found = self.diagnosis()
+        if found is None:
+            return []
+        lines = [f"{self.config.run_id}: diagnosis: {found.text}"]
+        lines += [f"  {line}" for line in found.enable if line not in found.text] if found.kind != "model" else []
+        lines.append("  rests on: " + "; ".join(found.rests_on))
+        return lines
+
+    @property
     def families(self) -> dict[str, int]:
         c: Counter[str] = Counter()
         for t in self.trials:
@@ -216,6 +250,7 @@ class RunSummary:
             "model": self.config.model,
             "agent": self.config.agent,
             "lenient_text_calls": self.config.lenient_text_calls,
+            "emulate_parser": self.config.emulate_parser,
             "system_prompt_tokens": self.config.system_prompt_tokens,
             "sandbox": self.config.sandbox,
             "tasks": len(self.task_ids),
@@ -237,6 +272,8 @@ class RunSummary:
             "tests_forged": len(self.forged_trials),
             "tests_forged_notes": self.forged_notes(),
             "text_call_families": self.families,
+            "text_calls": self.text_call_figures.model_dump(),
+            "diagnosis": diagnosis.model_dump() if (diagnosis := self.diagnosis()) is not None else None,
             "stats": run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
             "warnings": self.warnings,
@@ -306,6 +343,8 @@ def run_label(summary: RunSummary, *, sandbox: bool = True) -> str:
     label = f"{c.model} / {c.agent}"
     if c.lenient_text_calls:
         label += " [lenient]"
+    if c.emulate_parser:
+        label += f" [{emulated_words(c.emulate_parser)}]"
     if c.system_prompt_tokens:
         label += f" [sys {c.system_prompt_tokens}]"
     apis = sorted({t.wire_api for t in summary.trials if t.wire_api})  # claude-code: which API its trials spoke
@@ -314,6 +353,11 @@ def run_label(summary: RunSummary, *, sandbox: bool = True) -> str:
     if sandbox and c.sandbox:
         label += " [local: unconfined]" if c.sandbox == "local" else f" [{c.sandbox}]"
     return label
+
+
+def emulated_words(parser: str) -> str:
+    """'parser emulated: hermes' (vLLM's parsers by their bare name, as a user names them), for every label."""
+    return f"parser emulated: {parser.removeprefix('vllm:')}"
 
 
 def any_impossible(summaries: list[RunSummary]) -> bool:
@@ -428,7 +472,8 @@ def overview_rows(summaries: list[RunSummary], instruments: list[InstrumentRun])
     header = ["model", "agent runs", *[label for _, label in INSTRUMENT_COLUMNS]]
     rows = []
     for model in models:
-        agent_cells = [f"{s.config.agent}{' [lenient]' if s.config.lenient_text_calls else ''} "
+        agent_cells = [f"{s.config.agent}{' [lenient]' if s.config.lenient_text_calls else ''}"
+                       f"{f' [{emulated_words(s.config.emulate_parser)}]' if s.config.emulate_parser else ''} "
                        f"{s.passed}/{len(s.task_ids)}" for s in summaries
                        if s.config.model == model and s.config.agent not in MODEL_FREE_AGENTS]
         row = [model, ", ".join(agent_cells) or "-"]
@@ -459,7 +504,17 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
     notes += [note for s in summaries for note in s.changed_program_notes()]
     notes += [note for s in summaries if (note := s.internet_missing_note())]
     notes += [note for s in summaries for note in s.forged_notes()]
+    notes += [line.strip() for s in summaries for line in s.diagnosis_lines()]
+    notes += [emulated_note(s) for s in summaries if s.config.emulate_parser]
     return "\n\n".join(parts) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+
+
+def emulated_note(summary: RunSummary) -> str:
+    """What an emulated run measured, in one line."""
+    parser = summary.config.emulate_parser or ""
+    return (f"{summary.config.run_id}: {emulated_words(parser)}: a what-if run; the wire recorder handed the agent "
+            f"the tool calls {parser} reads in the endpoint's text as structured calls (the wire log keeps both "
+            "replies); its text tool call figures are the endpoint's")
 
 
 def _print_statistics(summaries: list[RunSummary], console: Any) -> None:
@@ -509,6 +564,10 @@ def print_report(summaries: list[RunSummary], console: Any, instruments: list[In
         if s.config.lenient_text_calls:
             console.print(f"{s.config.run_id}: lenient run: tool calls written as text were executed too",
                           markup=False)
+        if s.config.emulate_parser:
+            console.print(emulated_note(s), markup=False)
+        for line in s.diagnosis_lines():
+            console.print(line, markup=False)
         if s.ended_by_the_model:
             n = s.ended_by_the_model
             console.print(f"{s.config.run_id}: {n} trial{'s' if n != 1 else ''} graded although the model ended "

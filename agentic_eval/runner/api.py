@@ -73,7 +73,7 @@ def start_run(settings: RunSettings | None = None, /, *, local_server: Any = Non
 
     The run's settings: a `RunSettings`, or its keywords (`RunSettings.of`: model, agent, base_url, api_key,
     tasks, task_ids, seed, attempts, jobs, runs_root, system_prompt_tokens, lenient_text_calls, stream,
-    agent_options, sandbox, docker_hosts, image, keep_sandboxes, ray_address)."""
+    emulate_parser, agent_options, sandbox, docker_hosts, image, keep_sandboxes, ray_address)."""
     if settings is None:
         settings = RunSettings.of(**keywords)
     elif keywords:

@@ -91,7 +91,8 @@ def make_run_config(settings: RunSettings, *, run_id: str, endpoint: Endpoint, t
         base_url=endpoint.base_url, seed=settings.seed, attempts=settings.attempts, jobs=settings.jobs,
         task_ids=[t.id for t in tasks], task_paths=list(settings.tasks or ()), packs=pack_infos(tasks),
         system_prompt_tokens=options.system_prompt_tokens, lenient_text_calls=options.lenient_text_calls,
-        stream=options.stream, agent_options=dict(options.extra), sandbox=sandbox, versions=versions(),
+        stream=options.stream, emulate_parser=options.emulate_parser, agent_options=dict(options.extra),
+        sandbox=sandbox, versions=versions(),
     )
 
 
@@ -241,7 +242,9 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         + f"), agent {settings.agent}, "
         + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
         + f", -j {settings.jobs}, sandbox {backend.name}"
-        + (f" on the nodes of Ray cluster {settings.ray_address}" if settings.ray_address else ""))
+        + (f" on the nodes of Ray cluster {settings.ray_address}" if settings.ray_address else "")
+        + (f"; parser emulated: {settings.agent_options.emulate_parser} (a what-if run: the agent gets the calls it "
+           "reads in the endpoint's text as structured calls)" if settings.agent_options.emulate_parser else ""))
     log(f"results: {run_dir}")
     return Campaign(plan=plan, settings=settings, agent=agent, endpoint=endpoint, tasks=list(tasks), backend=backend,
                     unbuildable=unbuildable)

@@ -68,7 +68,8 @@ class RunSettings:
 
     @classmethod
     def of(cls, *, system_prompt_tokens: int | None = None, lenient_text_calls: bool = False, stream: bool = False,
-           agent_options: Mapping[str, Any] | AgentOptions | None = None, sandbox: str | SandboxChoice | None = None,
+           emulate_parser: str | None = None, agent_options: Mapping[str, Any] | AgentOptions | None = None,
+           sandbox: str | SandboxChoice | None = None,
            docker_hosts: Sequence[str] = (), image: str | None = None, tasks: Sequence[str | Path] | None = None,
            task_ids: Sequence[str] = (), runs_root: str | Path = "runs", **plain: Any) -> RunSettings:
         """Settings from the flat keywords `start_run` has always taken: the builtin agent's options and
@@ -79,8 +80,13 @@ class RunSettings:
         if isinstance(agent_options, AgentOptions):
             options = agent_options
         else:
+            if emulate_parser:
+                from agentic_eval.classify.diagnosis import resolve_parser
+
+                emulate_parser = resolve_parser(emulate_parser)
             options = AgentOptions(system_prompt_tokens=system_prompt_tokens, lenient_text_calls=lenient_text_calls,
-                                   stream=stream, extra=dict(agent_options or {}))
+                                   stream=stream, emulate_parser=emulate_parser or None,
+                                   extra=dict(agent_options or {}))
         if isinstance(sandbox, SandboxChoice):
             choice = sandbox
         else:
@@ -99,6 +105,7 @@ class RunSettings:
                    attempts=config.attempts, sandbox=SandboxChoice(config.sandbox or None),
                    agent_options=AgentOptions(system_prompt_tokens=config.system_prompt_tokens,
                                               lenient_text_calls=config.lenient_text_calls, stream=config.stream,
+                                              emulate_parser=config.emulate_parser,
                                               extra=dict(config.agent_options)),
                    tasks=tuple(config.task_paths) or None)
 
@@ -142,5 +149,5 @@ class RunSettings:
 
 
 AGENT_OPTION_FLAGS = {"system_prompt_tokens": "--system-prompt-tokens", "lenient_text_calls": "--lenient-text-calls",
-                      "stream": "--stream", "extra": "--agent-opt"}
+                      "stream": "--stream", "emulate_parser": "--emulate-parser", "extra": "--agent-opt"}
 """The flag of each `AgentOptions` field, for resume's errors."""

@@ -199,7 +199,7 @@ class TrialRunner:
             pack=task.pack, agent=self.config.agent, model=self.config.model, seed=self.config.seed,
             attempt=spec.attempt, started_at=started_at, lenient_text_calls=self.options.lenient_text_calls,
             system_prompt_tokens=self.options.system_prompt_tokens, sandbox=self.backend.name,
-            impossible=task.impossible,
+            impossible=task.impossible, emulate_parser=self.options.emulate_parser,
         )
 
         def finish(outcome: Outcome, detail: str, fault: str = "", fault_reason: str = "", **extra: Any) -> TrialResult:
@@ -281,6 +281,7 @@ class TrialRunner:
                              changed_programs_error=changes.error)
             if summary is not None:
                 extra.update(turns=summary.turns, text_call_families=summary.families, flags=summary.flags,
+                             text_calls=summary.text_calls,
                              requests=summary.requests, prompt_tokens=summary.prompt_tokens,
                              completion_tokens=summary.completion_tokens)
             if ruling.unscored is not None:
@@ -329,6 +330,7 @@ class TrialRunner:
             reads = (task.dir, task.pack_dir, graders_dir(), *filter(None, [sandbox.pristine_store]))
             self.backend.agent_start(sandbox.path, self.agent, reads)  # a head start (docker starts containers)
             if self.agent.uses_model:
+                from agentic_eval.classify.emulation import parser_rewriter
                 from agentic_eval.wire.recorder import WireRecorder
 
                 # An agent that speaks the Anthropic Messages API (claude-code) says, once per run, whether the
@@ -339,7 +341,9 @@ class TrialRunner:
                     record["wire_api"] = WIRE_APIS.get(api, api)
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
                                         upstream_headers=auth_headers(self.endpoint.api_key),
-                                        client_key=placeholder, translate_messages=api == "translate")
+                                        client_key=placeholder, translate_messages=api == "translate",
+                                        emulate=parser_rewriter(self.options.emulate_parser)
+                                        if self.options.emulate_parser else None)
                 recorder.start()
                 outcome = AgentOutcome("agent_error", detail="the agent did not return")
                 try:

@@ -8,6 +8,7 @@
     bounded   Reading a reply within bounds (size cap, bounded inflation, strict UTF-8 and JSON), failures named.
     anthropic The Anthropic Messages API: its streams reassembled, and translated to and from chat completions.
     translate The recorder's translating relay: a Messages exchange served by a chat-completions-only endpoint.
+    emulate   `--emulate-parser`: a reply rewritten as an engine's tool parser would have returned it.
 """
 
 from __future__ import annotations

@@ -87,6 +87,13 @@ class WireRecord(BaseModel):
         "what the agent sent and got. Its request is stored by reference to an earlier record's upstream request "
         "like `request` (a `request_ref` inside it); read_wire_log puts it back whole."
     )
+    emulated: dict[str, Any] | None = Field(
+        default=None, description="Set in a run with `--emulate-parser`: {parser: the engine parser emulated, "
+        "rewritten: whether it changed the reply, response: the reply as that parser would have returned it "
+        "(calls read from the text made structured `tool_calls`), which is what the agent got, or None when it "
+        "got the endpoint's own; error: why the parser could not be applied, if so}. `response` stays the "
+        "endpoint's reply as it was."
+    )
 
 
 def _parse_body(body: bytes) -> Any:
@@ -182,6 +189,8 @@ class Exchange:
     waiting: bool = False
     upstream: Exchange | None = None
     """The endpoint's side of a translated exchange (this one is the agent's side)."""
+    emulated: dict[str, Any] | None = None
+    """`--emulate-parser`: what the emulated parser made of the reply (`WireRecord.emulated`)."""
 
     def wait_upstream(self, on: bool) -> None:
         """Mark the exchange as waiting on the endpoint (or not) on the recorder's clock."""

@@ -38,6 +38,7 @@ import uvicorn
 
 from agentic_eval.endpoint import shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.wire.emulate import ReplyRewriter
 from agentic_eval.wire.exchange import (
     EndpointClock,
     Exchange,
@@ -236,10 +237,12 @@ class _ProxyApp:
 
     def __init__(self, upstream_base_url: str, log: _WireLog, extra_headers: Mapping[str, str],
                  client_key: str | None = None, clock: EndpointClock | None = None,
-                 translate_messages: bool = False, max_request_bytes: int = MAX_REQUEST_BYTES) -> None:
+                 translate_messages: bool = False, max_request_bytes: int = MAX_REQUEST_BYTES,
+                 emulate: ReplyRewriter | None = None) -> None:
         self.upstream = httpx.URL(upstream_base_url.rstrip("/"))
         self.max_request_bytes = max_request_bytes
         self.translate_messages = translate_messages
+        self.emulate = emulate
         self.clock = clock
         self.log = log
         self.extra_headers = dict(extra_headers)
@@ -277,7 +280,8 @@ class _ProxyApp:
             if self.translate_messages and sub_path.startswith("/messages"):
                 assert self.client is not None
                 await relay_translated(receive, send, exchange, sub_path, client=self.client, base_url=self.upstream,
-                                       headers=self.extra_headers, shown_upstream=self._shown_upstream())
+                                       headers=self.extra_headers, shown_upstream=self._shown_upstream(),
+                                       emulate=self.emulate)
             else:
                 await self._forward(scope, receive, send, exchange, sub_path, query)
         except asyncio.CancelledError:
@@ -288,6 +292,8 @@ class _ProxyApp:
             record = exchange.safe_record()
             if exchange.upstream is not None:
                 record.upstream = exchange.upstream.side_record()
+            if exchange.emulated is not None:
+                record.emulated = exchange.emulated
             self.log.write(record)
 
     @staticmethod
@@ -345,6 +351,11 @@ class _ProxyApp:
             if name.decode("latin-1").lower() not in _RESPONSE_HOP_HEADERS
         ]
         try:
+            if (self.emulate and exchange.method == "POST" and sub_path.rstrip("/").endswith("/chat/completions")
+                    and upstream.status_code == 200 and exchange.content_encoding.lower() in ("", "identity")):
+                await race_client(receive, exchange,
+                                  _relay_emulated(upstream, send, exchange, self.emulate, raw_headers))
+                return
             await send({"type": "http.response.start", "status": upstream.status_code, "headers": raw_headers})
             await _relay_until_done_or_disconnect(upstream, receive, send, exchange)
         finally:
@@ -371,6 +382,71 @@ async def _relay_until_done_or_disconnect(
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     await race_client(receive, exchange, pump())  # re-raises _UpstreamBrokeOff
+
+
+KEEPALIVE_S = 5.0
+"""While an emulated stream is read whole, an SSE comment goes to the agent this often: a client whose stream
+times out when no bytes come (opencode's) keeps waiting, as it would for a stream passed through."""
+KEEPALIVE = b": agentic-eval: emulating a tool parser, reading the whole reply\n\n"
+
+
+async def _relay_emulated(upstream: httpx.Response, send: Send, exchange: Exchange, emulate: ReplyRewriter,
+                          raw_headers: list[tuple[bytes, bytes]]) -> None:
+    """`--emulate-parser`: read the endpoint's whole reply, hand the agent what `emulate` makes of it (a stream as a
+    stream, agentic_eval.wire.emulate), or the reply unchanged when it changes nothing (the parser reads no call).
+    A stream's headers go at once, and SSE comments keep it alive while the reply is read."""
+    from agentic_eval.wire.emulate import emulated_record, stream_bytes
+
+    streamed = exchange.content_type.lower().startswith("text/event-stream")
+    if streamed:
+        await send({"type": "http.response.start", "status": upstream.status_code,
+                    "headers": [(n, v) for n, v in raw_headers if n.lower() != b"content-length"]})
+    parts: list[bytes] = []
+    chunks = upstream.aiter_raw()
+    following: asyncio.Future[bytes] | None = None
+    try:
+        while True:
+            following = asyncio.ensure_future(anext(chunks))
+            while not following.done():
+                await asyncio.wait({following}, timeout=KEEPALIVE_S)
+                if streamed and not following.done():
+                    await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+            try:
+                chunk = following.result()
+            except StopAsyncIteration:
+                break
+            exchange.wait_upstream(False)
+            exchange.keep(chunk)
+            parts.append(chunk)
+            exchange.wait_upstream(True)
+    except httpx.HTTPError as exc:
+        exchange.error = f"upstream closed the response early: {type(exc).__name__}: {exc}"
+        raise _UpstreamBrokeOff(exchange.error) from exc
+    finally:
+        if following is not None and not following.done():
+            following.cancel()  # the client went away mid-read
+        exchange.wait_upstream(False)
+    seen = exchange.safe_record()
+    rewritten = None
+    exchange.emulated = emulated_record(emulate.name, None)
+    if seen.error is None and not seen.raw_reply:
+        try:
+            rewritten = emulate.rewrite(seen.request, seen.response)
+            exchange.emulated = emulated_record(emulate.name, rewritten)
+        except Exception as exc:  # noqa: BLE001 - a parser that fails on this text: the agent gets the reply as is
+            exchange.emulated["error"] = f"{type(exc).__name__}: {exc}"
+    if rewritten is None:
+        body = b"".join(parts)
+        headers = raw_headers
+    else:
+        body = stream_bytes(rewritten) if seen.stream else json.dumps(rewritten, ensure_ascii=False).encode()
+        kind = b"text/event-stream" if seen.stream else b"application/json"
+        headers = [(name, value) for name, value in raw_headers
+                   if name.lower() not in (b"content-length", b"content-type")]
+        headers += [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
+    if not streamed:
+        await send({"type": "http.response.start", "status": upstream.status_code, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def _carries_key(headers: list[tuple[bytes, bytes]], key: str) -> bool:
@@ -464,6 +540,9 @@ class WireRecorder:
         translate_messages: answer Anthropic Messages requests (`/v1/messages`) by translating each to chat
             completions for the upstream and its reply back (agentic_eval.wire.translate); False passes them
             through like any other request.
+        emulate: a chat completion reaches the agent as this rewrites it (`--emulate-parser`: as an engine's tool
+            parser would have returned it, calls read from the text structured; agentic_eval.classify.emulation
+            makes one); the whole reply is read before any of it is passed on.
         connect_timeout_s: give up on connecting to the upstream after this long (502 to the client).
         read_timeout_s: longest silence allowed from the upstream; None waits as long as the client does.
         port: port to listen on; 0 picks a free one.
@@ -483,10 +562,12 @@ class WireRecorder:
         port: int = 0,
         translate_messages: bool = False,
         max_request_bytes: int | None = None,
+        emulate: ReplyRewriter | None = None,
     ) -> None:
         self.upstream_base_url = upstream_base_url
         self.max_request_bytes = configured_request_limit() if max_request_bytes is None else max_request_bytes
         self.translate_messages = translate_messages
+        self.emulate = emulate
         self.log_path = Path(log_path)
         self._headers = dict(upstream_headers or {})
         self._client_key = client_key
@@ -534,7 +615,7 @@ class WireRecorder:
             raise AgenticEvalError(f"wire recorder: cannot listen on 127.0.0.1:{self._requested_port}: {exc}") from exc
         self._log = _WireLog(self.log_path)
         app = _ProxyApp(self.upstream_base_url, self._log, self._headers, self._client_key, self.clock,
-                        self.translate_messages, self.max_request_bytes)
+                        self.translate_messages, self.max_request_bytes, self.emulate)
         config = uvicorn.Config(
             app, interface="asgi3", http="h11", loop="asyncio", lifespan="off", log_config=None,
             access_log=False, proxy_headers=False, server_header=False, date_header=False, timeout_graceful_shutdown=5,

@@ -29,6 +29,7 @@ from agentic_eval.wire.anthropic import (
     to_chat_request,
     to_message,
 )
+from agentic_eval.wire.emulate import ReplyRewriter
 from agentic_eval.wire.exchange import Exchange, Receive, Send, race_client
 from agentic_eval.wire.sse import MAX_LINE_BYTES, SSEDecoder, StreamUnreadable
 
@@ -62,7 +63,7 @@ def _upstream_message(body: bytes) -> str:
 
 async def relay_translated(receive: Receive, send: Send, exchange: Exchange, sub_path: str, *,
                            client: httpx.AsyncClient, base_url: httpx.URL, headers: Mapping[str, str],
-                           shown_upstream: str) -> None:
+                           shown_upstream: str, emulate: ReplyRewriter | None = None) -> None:
     """Serve one request under `/v1/messages` by translation (see the module's docstring): `client` sends it
     to the endpoint at `base_url` with `headers` added; `shown_upstream` names the endpoint in an error."""
     if sub_path.rstrip("/") != "/messages" or exchange.method != "POST":
@@ -101,17 +102,18 @@ async def relay_translated(receive: Receive, send: Send, exchange: Exchange, sub
     upstream.content_type = reply.headers.get("content-type", "")
     upstream.content_encoding = reply.headers.get("content-encoding", "")
     try:
-        await race_client(receive, exchange, _relay(send, exchange, upstream, reply, body))
+        await race_client(receive, exchange, _relay(send, exchange, upstream, reply, body, chat, emulate))
     finally:
         await reply.aclose()
 
 
 async def _relay(send: Send, exchange: Exchange, upstream: Exchange, reply: httpx.Response,
-                 body: dict[str, Any]) -> None:
+                 body: dict[str, Any], chat: dict[str, Any], emulate: ReplyRewriter | None) -> None:
     model = str(body.get("model"))
     wants_stream = body.get("stream") is True
     streamed = upstream.content_type.lower().startswith("text/event-stream")
-    if reply.status_code < 400 and streamed and upstream.content_encoding.lower() in ("", "identity"):
+    if (reply.status_code < 400 and streamed and upstream.content_encoding.lower() in ("", "identity")
+            and emulate is None):
         await _relay_stream(send, exchange, upstream, reply, model)
         return
     try:
@@ -130,7 +132,14 @@ async def _relay(send: Send, exchange: Exchange, upstream: Exchange, reply: http
     try:
         if upstream.error or record.error:
             raise Untranslatable(str(upstream.error or record.error))
-        message_body = to_message(record.response, model)
+        chat_reply = record.response
+        if emulate is not None:
+            from agentic_eval.wire.emulate import emulated_record
+
+            rewritten = emulate.rewrite(chat, chat_reply)
+            exchange.emulated = emulated_record(emulate.name, rewritten)
+            chat_reply = rewritten or chat_reply
+        message_body = to_message(chat_reply, model)
     except Untranslatable as exc:
         exchange.error = f"the endpoint's reply cannot be translated to the Messages API: {exc}"
         await _reply_json(send, exchange, 502, error_body(f"agentic-eval wire recorder: {exchange.error}"))
