@@ -160,7 +160,7 @@ def test_mypy_is_clean() -> None:
 FLOORS: tuple[tuple[str, ...], ...] = (
     ("errors", "_version", "_lazy"),
     ("plugins", "paths", "inputs", "leftovers"),
-    ("endpoint",),
+    ("endpoint", "runfiles"),
     ("confine", "local", "wire"),
     ("results",),
     ("classify", "packs"),
