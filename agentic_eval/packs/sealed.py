@@ -207,60 +207,40 @@ def _write_beneath(root: Path, rel: str, data: bytes, owner: tuple[int, int] | N
                 os.chown(os.path.join(root, parent), *owner, follow_symlinks=False)
 
 
-def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (".git",)) -> list[str]:
+def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (".git",),
+              deadline: float | None = None) -> list[str]:
     """Copy a tree into `target` (made when missing) without following links and without opening special
-    files; returns the special files left out (FIFOs, sockets, devices), relative to `source`. `skip_top`:
-    entries at the top not copied (the repository's .git: three quarters of a small sandbox's files, and
-    nothing a test needs)."""
-    import shutil
+    files, at any depth (packs/trees.py: iterative); returns what was left out (FIFOs, sockets, devices, and
+    entries the harness could not copy, each with why), relative to `source`. `skip_top`: entries at the top
+    not copied (the repository's .git: three quarters of a small sandbox's files, and nothing a test needs).
+    TreeTimeout past `deadline`."""
+    from agentic_eval.packs.trees import copy_tree as copy
 
-    skipped: list[str] = []
-
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        return [n for n in names if n in skip_top] if os.path.samefile(folder, source) else []
-
-    def copy(src: str, dst: str) -> None:
-        st = os.lstat(src)
-        if stat.S_ISREG(st.st_mode):
-            shutil.copy2(src, dst, follow_symlinks=False)
-        else:
-            skipped.append(os.path.relpath(src, source))
-
-    shutil.copytree(source, target, symlinks=True, copy_function=copy, ignore=ignore, ignore_dangling_symlinks=True,
-                    dirs_exist_ok=True)
-    return skipped
+    return copy(source, target, skip_top=skip_top, deadline=deadline)
 
 
 def _empty(folder: Path) -> None:
-    """Remove what `folder` holds but keep the folder itself (a container binds it), without following links;
-    made when missing. A file that vanished meanwhile is no error; one that appeared meanwhile (a process of
-    the last command still ending) is removed on a second pass."""
-    import shutil
+    """Remove what `folder` holds but keep the folder itself (a container binds it), without following links
+    and at any depth; made when missing. A file that appeared meanwhile (a process of the last command still
+    ending) is removed on a later pass; OSError when the folder cannot be emptied."""
+    from agentic_eval.packs.trees import remove_tree
 
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         folder.unlink()
     folder.mkdir(exist_ok=True)
-
-    def gone(function: object, path: str, info: tuple[type[BaseException], BaseException, object]) -> None:
-        if not isinstance(info[1], FileNotFoundError):
-            raise info[1]
-
     for attempt in range(3):
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        shutil.rmtree(entry.path, onerror=gone)
-                    else:
-                        try:
-                            os.unlink(entry.path)
-                        except FileNotFoundError:
-                            pass
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries]
+        if not names:
             return
-        except OSError:
-            if attempt == 2:
-                raise
-            time.sleep(0.1)
+        for name in names:
+            remove_tree(folder / name)
+        if attempt < 2:
+            time.sleep(0.1 * attempt)
+    with os.scandir(folder) as entries:
+        left = [entry.name for entry in entries]
+    if left:
+        raise OSError(f"{folder} could not be emptied: {left[0]} stays")
 
 
 # --------------------------------------------------------------------------- the harness's side

@@ -10,7 +10,8 @@ leaves the run resumable. The sandbox backend is called through its declared hoo
 
 from __future__ import annotations
 
-import shutil
+import os
+import sys
 import tempfile
 import threading
 import time
@@ -34,6 +35,7 @@ from agentic_eval.packs.grader import ScriptRunner, Verdict, reward_grade
 from agentic_eval.packs.sandbox import materialize_environment, materialize_sandbox
 from agentic_eval.packs.snapshot import take_snapshot
 from agentic_eval.packs.task import Task, render_template
+from agentic_eval.packs.trees import copy_tree, remove_tree
 from agentic_eval.results import Outcome, RunConfig, RunPlan, TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
 
 AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
@@ -155,7 +157,9 @@ class Remover:
         while True:
             folder = self._queue.get()
             try:
-                shutil.rmtree(folder, ignore_errors=True)
+                remove_tree(folder)  # iterative: a tree nested any deep goes too
+            except Exception:  # noqa: BLE001 - a leftover, never the end of the remover
+                pass
             finally:
                 self._queue.task_done()
 
@@ -189,7 +193,7 @@ class TrialRunner:
         started_at, t0 = utc_now(), time.monotonic()
         trial_dir = self.run_dir / "trials" / trial_slot(task.id, spec.attempt)
         if trial_dir.exists():
-            shutil.rmtree(trial_dir)  # an earlier unscored attempt of the same trial
+            remove_tree(trial_dir)  # an earlier unscored attempt of the same trial (its kept sandbox too)
         trial_dir.mkdir(parents=True)
         tmp = Path(tempfile.mkdtemp(prefix=f"ae-trial-{task.id}-"))
         mark_trial_folder(tmp)  # so that the next run cleans it up if this process dies (kill -9)
@@ -294,11 +298,26 @@ class TrialRunner:
             return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}", fault,
                           "the machine ran out of room" if fault == "machine" else "a harness error")
         finally:
-            self.backend.phase_end(tmp / "sandbox")
-            self.backend.trial_end(tmp / "sandbox", keep=self.keep_sandboxes)
-            if self.keep_sandboxes and (tmp / "sandbox").exists():
-                shutil.move(str(tmp / "sandbox"), str(trial_dir / "sandbox"))
-            REMOVER.remove(tmp)  # off the trial's path: its record is written without waiting for the disk
+            self._end(tmp, trial_dir)
+
+    def _end(self, tmp: Path, trial_dir: Path) -> None:
+        """The trial's processes, containers and folders go (the sandbox into the trial's folder with
+        `keep_sandboxes`). Never raises: what the model left (a tree of any depth or size) ends no run."""
+        for step in (lambda: self.backend.phase_end(tmp / "sandbox"),
+                     lambda: self.backend.trial_end(tmp / "sandbox", keep=self.keep_sandboxes)):
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - a leftover the next run removes, not the end of this one
+                print(f"agentic-eval: ending a trial: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+        if self.keep_sandboxes and (tmp / "sandbox").exists():
+            try:
+                os.rename(tmp / "sandbox", trial_dir / "sandbox")
+            except OSError:  # another file system: copied (iterative, links as links, special files left out)
+                try:
+                    copy_tree(tmp / "sandbox", trial_dir / "sandbox")
+                except Exception:  # noqa: BLE001 - the sandbox is not kept, the record is
+                    pass
+        REMOVER.remove(tmp)  # off the trial's path: its record is written without waiting for the disk
 
     def _note_engine(self, record: dict[str, Any], sandbox_path: Path) -> None:
         """What ran the trial (docker: the engine and image of the agent's phase, else the grader's)."""
