@@ -23,10 +23,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from agentic_eval.packs import gitsafe  # noqa: E402
-from agentic_eval.packs.sandbox import commit_pristine, pristine_store_for  # noqa: E402
-from agentic_eval.packs.snapshot import take_snapshot, write_diff, write_manifest  # noqa: E402
-from agentic_eval.packs.trees import remove_tree  # noqa: E402
+from agentic_eval.packs import gitsafe
+from agentic_eval.packs.sandbox import commit_pristine, pristine_store_for
+from agentic_eval.packs.snapshot import take_snapshot, write_diff, write_manifest
+from agentic_eval.packs.trees import remove_tree
 
 
 def fill(root: Path, files: int, per_folder: int = 1000) -> None:

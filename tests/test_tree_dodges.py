@@ -1,0 +1,71 @@
+"""A tree the model leaves, however deep or large, ends in a scored outcome (issue 39, "no dodge left").
+
+A folder nested 900 deep used to make the code host's recursive copy raise RecursionError (reported as the
+harness's fault: any graded trial became an unscored grader_error, an impossible task's cheat included), and
+with --keep-sandboxes on docker it ended the whole run with no record; 120,000 small files made the snapshot
+quadratic. Real runs through the runner (the built-in agent against a scripted model on 127.0.0.1, bwrap or
+docker), and the tree functions alone on trees past what the kernel takes as a path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentic_eval.packs.trees import copy_tree, make_deep_tree, remove_tree, walk
+
+REPO = Path(__file__).resolve().parent.parent
+DEEP = "python3 -c \"import os\nfor _ in range({n}):\n    os.mkdir('d'); os.chdir('d')\nopen('f.txt', 'w').write('x')\""
+"""A bash command of the model's: a chain of `n` folders under the working directory."""
+
+
+def test_copy_walk_and_remove_take_any_depth(tmp_path: Path) -> None:
+    """900 deep copies whole; 2,500 deep (past PATH_MAX) copies to where the kernel stops, names the rest, and
+    is removed all the same; a FIFO and a link are left out and kept as a link."""
+    for depth in (900, 2500):
+        source = tmp_path / f"src{depth}"
+        source.mkdir()
+        make_deep_tree(source, depth)
+        os.mkfifo(source / "pipe")
+        os.symlink("/etc/hostname", source / "link")
+        skipped = copy_tree(source, tmp_path / f"dst{depth}")
+        assert "pipe" in skipped and os.readlink(tmp_path / f"dst{depth}" / "link") == "/etc/hostname"
+        if depth == 900:
+            assert skipped == ["pipe"]
+            assert (tmp_path / "dst900" / "/".join(["d"] * 900) / "f.txt").read_text() == "deep\n"
+            assert sum(1 for _ in walk(tmp_path / "dst900")) == 901
+        else:
+            (far,) = [s for s in skipped if s != "pipe"]
+            assert far.endswith("levels) (file name too long)") and len(far) < 300
+        remove_tree(source)
+        remove_tree(tmp_path / f"dst{depth}")
+        assert not source.exists() and not (tmp_path / f"dst{depth}").exists()
+
+
+def _run(tmp_path: Path, fake: Any, tasks: Path, *extra: str) -> dict[str, Any]:
+    from tests.helpers import run_cli
+
+    code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(tasks),
+                         "--run-dir", str(tmp_path / "runs"), "--json", "--agent-opt", "max_retries=0", *extra)
+    (trial,) = data["trials"]
+    return dict(trial)
+
+
+@pytest.mark.parametrize("task", ["fix-failing-test", "impossible-format-money"])
+def test_a_900_deep_folder_is_graded_on_bwrap(tmp_path: Path, task: str) -> None:
+    """The model leaves a 900-deep folder and does nothing else: a scored fail (the grader ran the model's code
+    on a copy of the tree), never a grader_error; the snapshot names the deep file."""
+    from agentic_eval.confine.backend import bwrap_problem
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import commands_then_done
+
+    if bwrap_problem():
+        pytest.skip(bwrap_problem())
+    pack = REPO / "tasks" / ("impossible" if task.startswith("impossible") else "core")
+    with FakeEndpoint(responder=commands_then_done([DEEP.format(n=900)])) as fake:
+        trial = _run(tmp_path, fake, pack, "--task", task)
+    assert (trial["outcome"], trial["grader_verdict"], trial["fault"]) == ("fail", "fail", ""), trial
+    diff = (tmp_path / "runs" / trial["run_id"] / trial["files"]["diff"]).read_text()
+    assert "/".join(["d"] * 900) + "/f.txt" in diff
