@@ -69,3 +69,27 @@ def test_a_900_deep_folder_is_graded_on_bwrap(tmp_path: Path, task: str) -> None
     assert (trial["outcome"], trial["grader_verdict"], trial["fault"]) == ("fail", "fail", ""), trial
     diff = (tmp_path / "runs" / trial["run_id"] / trial["files"]["diff"]).read_text()
     assert "/".join(["d"] * 900) + "/f.txt" in diff
+
+
+@pytest.fixture(scope="module")
+def engine() -> Any:
+    from tests.helpers import docker_engine
+
+    yield from docker_engine("trees")
+
+
+def test_a_900_deep_folder_with_keep_sandboxes_on_docker(engine: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """On docker with --keep-sandboxes the same tree is graded (a scored fail), the run goes on to its record and
+    its end, and the sandbox is kept with the deep file in it."""
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import commands_then_done
+
+    monkeypatch.setenv("DOCKER_HOST", engine)
+    with FakeEndpoint(responder=commands_then_done([DEEP.format(n=900)])) as fake:
+        trial = _run(tmp_path, fake, REPO / "tasks" / "core", "--task", "fix-failing-test", "--sandbox", "docker",
+                     "--keep-sandboxes")
+    assert (trial["outcome"], trial["grader_verdict"], trial["fault"]) == ("fail", "fail", ""), trial
+    kept = tmp_path / "runs" / trial["run_id"] / "trials"
+    (sandbox,) = kept.glob("*/sandbox")
+    assert (sandbox / "/".join(["d"] * 900) / "f.txt").read_text() == "x"

@@ -514,7 +514,13 @@ class DockerBackend(SandboxBackend):
     def environment_start(self, task: Any, dest: Path) -> None:
         """The working directory's files copied out of the task's image into the empty folder `dest`; the trial's
         services started on its own network. Its commands run in the task's container from then on."""
-        from agentic_eval.confine.docker_env import EnvironmentTrial, extract_workdir, image_path_env, image_user
+        from agentic_eval.confine.docker_env import (
+            EnvironmentTrial,
+            extract_workdir,
+            image_path_env,
+            image_user,
+            shadow_digests,
+        )
 
         spec = task.meta.environment
         with self._lock:
@@ -527,7 +533,7 @@ class DockerBackend(SandboxBackend):
             uid, gid = image_user(engine.client, image, spec.user)
             trial = EnvironmentTrial(task=task, spec=spec, engine=engine, image=image, sandbox=dest.resolve(),
                                      uid=uid, gid=gid, path_env=image_path_env(engine.client, image),
-                                     service_images=services)
+                                     service_images=services, pristine_shadows=shadow_digests(dest))
             trial.start_services()
         except Exception:
             if trial is not None:

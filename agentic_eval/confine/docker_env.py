@@ -27,6 +27,7 @@ import posixpath
 import re
 import secrets
 import shutil
+import stat as stat_module
 import tarfile
 import tempfile
 import threading
@@ -444,6 +445,14 @@ class VerifierRun:
     changes: ProgramChanges | None = None
     """What the model changed where programs live, from the engine's diff of its container (None: it ran no
     command, so there was no container to change)."""
+    in_agent_container: bool = False
+    """The verifier ran in a snapshot of the agent's container (the task's `verifier_container = "agent"`), where
+    what the model changed outside its working directory could reach it; else in a fresh container of the image."""
+    shadows: tuple[str, ...] = ()
+    """Entries the model added or changed at the top of the working directory that shadow a module the verifier's
+    Python imports (`pytest.py` beside `python3 -m pytest`), as paths in the container."""
+    artifacts_missing: tuple[str, ...] = ()
+    """The task's `verifier_artifacts` not found in the agent's container."""
 
 
 @dataclass
@@ -465,6 +474,8 @@ class EnvironmentTrial:
     container: Any = None
     mounted: tuple[str, ...] = ()
     stopped: bool = False
+    pristine_shadows: dict[str, str] | None = None
+    """`shadow_digests` of the pristine working directory (taken when it is copied out of the image)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -580,15 +591,23 @@ class EnvironmentTrial:
         work = Path(tempfile.mkdtemp(prefix="ae-verify-"))
         container = None
         changes = None
+        in_agent = self.spec.verifier_container == "agent"
+        shadows = tuple(f"{self.spec.workdir.rstrip('/')}/{name}"
+                        for name in workdir_shadows(self.sandbox, self.pristine_shadows))
+        agent_container: Any = None
+        missing: tuple[str, ...] = ()
         try:
             image = self.image
             if self.container is not None:
                 changes = program_changes(self.client, self.container.id, self.spec.workdir, self.path_env,
                                           (*self.mounted, "/solution", "/tmp"))
-                snapshot = self.container.commit(repository=SNAPSHOT_REPOSITORY, tag=secrets.token_hex(8))
-                image = snapshot.id
-                self._remove(self.container)
-                self.container = None
+                if in_agent:  # the task's word: its verifier must see the agent's container
+                    snapshot = self.container.commit(repository=SNAPSHOT_REPOSITORY, tag=secrets.token_hex(8))
+                    image = snapshot.id
+                    self._remove(self.container)
+                    self.container = None
+                else:  # a fresh container of the task's image: only the working directory and artifacts go over
+                    agent_container = self.container
             tests, logs = work / "tests", work / "logs"
             tests.mkdir()
             logs.mkdir()
@@ -610,6 +629,10 @@ class EnvironmentTrial:
                 network_mode=None if self.network is not None else "none",
                 mem_limit=f"{self.spec.memory_mb}m", nano_cpus=int(self.spec.cpus * 1e9), pids_limit=1024,
                 security_opt=["no-new-privileges"], tmpfs={"/tmp": "rw,nosuid,nodev,size=512m,mode=1777"})
+            if self.spec.verifier_artifacts:
+                missing = tuple(copy_artifacts(self.client, agent_container.id, container.id,
+                                               self.spec.verifier_artifacts) if agent_container is not None else
+                                [f"{a}: the agent ran no command" for a in self.spec.verifier_artifacts])
             container.start()
             deadline = time.monotonic() + self.spec.verifier_timeout_s
             code, timed_out, cancelled = None, False, False
@@ -629,15 +652,17 @@ class EnvironmentTrial:
                 container.kill()
             output = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")[-64_000:]
             took = time.monotonic() - start
+            where: dict[str, Any] = dict(changes=changes, in_agent_container=in_agent, shadows=shadows,
+                                         artifacts_missing=missing)
             if timed_out or cancelled:
-                return VerifierRun(None, output, took, timed_out=timed_out, cancelled=cancelled, changes=changes)
+                return VerifierRun(None, output, took, timed_out=timed_out, cancelled=cancelled, **where)
             try:
-                return VerifierRun(code, output, took, reward=parse_reward(logs), changes=changes)
+                return VerifierRun(code, output, took, reward=parse_reward(logs), **where)
             except RewardError as exc:
-                return VerifierRun(code, output, took, error=str(exc), changes=changes)
+                return VerifierRun(code, output, took, error=str(exc), **where)
         except Exception as exc:  # noqa: BLE001 - the engine failed the verifier: a grader error, one line
             return VerifierRun(None, "", time.monotonic() - start, start_error=f"{type(exc).__name__}: {exc}"[:300],
-                               changes=changes)
+                               changes=changes, in_agent_container=in_agent, shadows=shadows)
         finally:
             if container is not None:
                 self._remove(container)
@@ -667,3 +692,112 @@ class EnvironmentTrial:
             except Exception:  # noqa: BLE001
                 pass
             self.network = None
+
+
+# --------------------------------------------------------------------------- the verifier apart (issue 39)
+
+VERIFIER_CONTAINERS = ("fresh", "agent")
+"""Where a reward verifier runs: `fresh`, a new container of the task's image with the agent's working directory
+(and the task's `verifier_artifacts`) copied in, as Harbor's separate-verifier mode does (the default); `agent`,
+a snapshot of the agent's own container, for a task that must see what the agent did outside its working
+directory (a pass there with changed programs is `tampered`, not a pass)."""
+SHADOW_TOOLS = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "py", "hypothesis", "sitecustomize",
+                          "usercustomize", "conftest"})
+"""Modules a verifier's test run imports beside the standard library's (and pytest's conftest.py)."""
+_NOT_SHADOWS = frozenset({"test", "this", "antigravity", "__phello__", "idlelib", "turtledemo", "__main__"})
+"""Standard-library names no verifier imports (a project's own `test/` folder is no shadow)."""
+_SHADOW_SUFFIXES = (".py", ".pyc", ".so", ".pth")
+
+
+def _shadow_name(entry: os.DirEntry[str]) -> str | None:
+    """The module `entry` (at the top of a working directory) would be imported as, when it is one a verifier's
+    Python imports (the standard library's, the test tools'); else None."""
+    import sys
+
+    name = entry.name
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            module = name if any(os.path.lexists(os.path.join(entry.path, f"__init__{s}"))
+                                 for s in (".py", ".pyc")) else None
+        else:
+            module = next((name.split(".", 1)[0] for s in _SHADOW_SUFFIXES if name.endswith(s)), None)
+    except OSError:
+        return None
+    if module is None or module in _NOT_SHADOWS:
+        return None
+    return module if module in SHADOW_TOOLS or module in sys.stdlib_module_names else None
+
+
+def _digest(path: str) -> str:
+    """A file's sha256, a link's target, or what a folder holds (its names and their files' digests, one level)."""
+    try:
+        st = os.lstat(path)
+        if stat_module.S_ISLNK(st.st_mode):
+            return "link:" + os.readlink(path)
+        if stat_module.S_ISDIR(st.st_mode):
+            with os.scandir(path) as it:
+                inner = sorted((e.name, _digest(e.path) if not e.is_dir(follow_symlinks=False) else "dir")
+                               for e in it)
+            return "dir:" + hashlib.sha256(repr(inner).encode()).hexdigest()
+        if not stat_module.S_ISREG(st.st_mode) or st.st_size > 64 << 20:
+            return f"other:{st.st_mode}:{st.st_size}"
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+
+
+def shadow_digests(workdir: Path) -> dict[str, str]:
+    """{name: digest} of the entries at the top of a working directory that a verifier's Python would import in
+    place of its own modules (`pytest.py`, `json/`, `conftest.py`, `sitecustomize.py`...): taken of the pristine
+    tree, so that only what the model added or changed counts."""
+    found: dict[str, str] = {}
+    try:
+        with os.scandir(workdir) as it:
+            for entry in it:
+                if _shadow_name(entry) is not None:
+                    found[entry.name] = _digest(entry.path)
+    except OSError:
+        pass
+    return found
+
+
+def workdir_shadows(workdir: Path, pristine: dict[str, str] | None) -> list[str]:
+    """The entries at the top of the working directory, added or changed by the model, that shadow a module the
+    verifier's Python imports (`python3 -m pytest` puts the working directory first on sys.path): as absolute
+    paths of the working directory, sorted. `pristine`: `shadow_digests` of the pristine tree."""
+    now = shadow_digests(workdir)
+    return sorted(name for name, digest in now.items() if (pristine or {}).get(name) != digest)
+
+
+def copy_artifacts(client: Any, source_id: str, target_id: str, paths: Sequence[str]) -> list[str]:
+    """Copy `paths` (absolute) of the agent's stopped container into the verifier's created one, at the same
+    places (the task's `verifier_artifacts`); returns one line per path that could not be copied (none there:
+    the model's doing, the verifier judges its absence)."""
+    import docker
+
+    missing: list[str] = []
+    for path in paths:
+        try:
+            stream, _ = client.api.get_archive(source_id, path)
+            data = b"".join(stream)
+        except docker.errors.NotFound:
+            missing.append(f"{path}: not in the agent's container")
+            continue
+        parent = posixpath.dirname(path.rstrip("/")) or "/"
+        try:
+            client.api.put_archive(target_id, parent, data)
+        except docker.errors.APIError as exc:  # its parent folder is not in the image: made first
+            if "no such file" not in str(exc).lower() and "not found" not in str(exc).lower():
+                raise
+            folders = io.BytesIO()
+            with tarfile.open(fileobj=folders, mode="w") as tar:
+                walked = ""
+                for part in PurePosixPath(parent).parts[1:]:
+                    walked = f"{walked}/{part}" if walked else part
+                    info = tarfile.TarInfo(walked)
+                    info.type, info.mode = tarfile.DIRTYPE, 0o755
+                    tar.addfile(info)
+            client.api.put_archive(target_id, "/", folders.getvalue())
+            client.api.put_archive(target_id, parent, data)
+    return missing
