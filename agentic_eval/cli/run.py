@@ -219,7 +219,7 @@ def broken_pack_message(summary: Any) -> str | None:
                       or (t.outcome == "agent_error" and t.detail.startswith("reference fix failed"))})
         what = "its reference fix does not pass its grader (an impossible task's: passes it)"
     elif agent == "nop":
-        bad = sorted({t.task_id for t in summary.trials if t.outcome in ("pass", "cheated")})
+        bad = sorted({t.task_id for t in summary.trials if t.outcome in ("pass", "cheated", "tampered")})
         what = "its grader passes the untouched repo"
     else:
         return None
@@ -244,7 +244,7 @@ def _execute_with_progress(campaign: Any, console: Any) -> None:
         msg = f"{result.task_id} a{result.attempt}: {result.outcome}"
         if result.behaviour:  # an impossible task: what the model did
             msg += f" [{result.behaviour}: {result.behaviour_detail}]"
-        if result.outcome not in ("pass", "fail", "cheated") or result.turns.text_tool_call:
+        if result.outcome not in ("pass", "fail", "cheated", "tampered") or result.turns.text_tool_call:
             extra = result.detail or ""
             if result.turns.text_tool_call:
                 n = result.turns.text_tool_call

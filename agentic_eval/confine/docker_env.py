@@ -345,6 +345,19 @@ class ProgramChanges:
     error: str = ""
 
 
+STARTUP_HOOKS = ("/etc/ld.so.conf", "/etc/ld.so.cache", "/etc/bash.bashrc", "/etc/profile", "/etc/environment")
+"""Files (and folders: ld.so.conf.d, profile.d) outside PROGRAM_ROOTS that change what a program loads or a shell
+runs first."""
+_STARTUP_NAMES = frozenset({".pythonrc", ".pythonrc.py", ".pystartup", ".bashrc", ".bash_profile", ".profile",
+                            ".bash_login", ".inputrc"})
+"""PYTHONSTARTUP-style files and shell start-up files, in any home folder."""
+
+
+def _python_etc(parts: tuple[str, ...]) -> bool:
+    """A Debian-style /etc/python3.X/ file (its sitecustomize.py runs at every Python start-up)."""
+    return len(parts) >= 3 and parts[1] == "etc" and parts[2].startswith("python")
+
+
 def _program_place(path: str, workdir: str) -> bool:
     parts = PurePosixPath(path).parts
     if len(parts) < 2 or path == workdir or path.startswith(workdir.rstrip("/") + "/"):
@@ -352,13 +365,25 @@ def _program_place(path: str, workdir: str) -> bool:
     top = parts[1]
     if f"/{top}" in PROGRAM_ROOTS or top.startswith("lib"):
         return True
+    if _python_etc(parts) or _runs_at_start(path):
+        return True
     return path == PRELOAD or any(p in ("site-packages", "dist-packages") for p in parts[:-1])
 
 
-def _runs_at_python_start(path: str) -> bool:
+def _runs_at_start(path: str) -> bool:
+    """Whether `path` runs (or decides what runs) at every Python, program or shell start: a .pth or
+    sitecustomize/usercustomize of a site folder, /etc/python3.X/, the loader's preload and config, a
+    PYTHONSTARTUP-style or shell start-up file."""
     pure = PurePosixPath(path)
-    return (pure.parent.name in ("site-packages", "dist-packages")
-            and (pure.suffix == ".pth" or pure.name in STARTUP_FILES))
+    if pure.parent.name in ("site-packages", "dist-packages") and (pure.suffix == ".pth" or pure.name in STARTUP_FILES):
+        return True
+    if _python_etc(pure.parts) or pure.name in STARTUP_FILES or pure.name in _STARTUP_NAMES:
+        return True
+    return path == PRELOAD or any(path == hook or path.startswith(hook) for hook in STARTUP_HOOKS)
+
+
+def _runs_at_python_start(path: str) -> bool:
+    return _runs_at_start(path)
 
 
 def program_changes(client: Any, container_id: str, workdir: str, path_env: str,
