@@ -93,3 +93,57 @@ def test_a_900_deep_folder_with_keep_sandboxes_on_docker(engine: str, tmp_path: 
     kept = tmp_path / "runs" / trial["run_id"] / "trials"
     (sandbox,) = kept.glob("*/sandbox")
     assert (sandbox / "/".join(["d"] * 900) / "f.txt").read_text() == "x"
+
+
+def _many_files(tmp_path: Path, files: int) -> tuple[Path, Path, str]:
+    from agentic_eval.packs import gitsafe
+    from agentic_eval.packs.sandbox import commit_pristine, pristine_store_for
+
+    root = tmp_path / "sandbox"
+    root.mkdir()
+    (root / "app.py").write_text("VALUE = 1\n")
+    commit = commit_pristine(root)
+    store = pristine_store_for(root)
+    if not (store / "HEAD").exists():
+        gitsafe.save_pristine(root, store)
+    (root / "app.py").write_text("VALUE = 2\n")
+    for i in range(files):
+        folder = root / "junk" / f"f{i // 500}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"n{i}.txt").write_bytes(b"%d\n" % i)
+    return root, store, commit
+
+
+def test_a_tree_of_many_files_snapshots_whole_and_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """5,000 new files (benchmarks/snapshot_size.py carries 120,000): tree.json lists every one, diff.patch shows
+    the changed pristine file first and the first new ones up to its limit, and counts the rest in a note."""
+    import json
+
+    from agentic_eval.packs import gitsafe
+    from agentic_eval.packs.snapshot import take_snapshot
+
+    monkeypatch.setattr(gitsafe, "DIFF_COUNT_LIMIT", 100)
+    root, store, commit = _many_files(tmp_path, 5000)
+    out = tmp_path / "out"
+    out.mkdir()
+    files = take_snapshot(root, store, commit, out)
+    tree = json.loads(files["tree"].read_text())
+    assert sum(1 for e in tree["entries"] if e["path"].startswith("junk/") and e["type"] == "file") == 5000
+    diff = files["diff"].read_text()
+    assert "# not shown, 4901 more changed paths past the first 100 (e.g. junk/" in diff
+    assert diff.count("diff --git") == 100 and "+VALUE = 2" in diff
+
+
+def test_a_snapshot_out_of_time_is_the_models_scored_fail(tmp_path: Path) -> None:
+    """The snapshot's time bound: a tree not recorded in time is one line naming the model's tree, which the trial
+    records as its scored fail."""
+    from agentic_eval.runner.trial import _bounded_snapshot
+
+    root, store, commit = _many_files(tmp_path, 2000)
+    out = tmp_path / "out"
+    out.mkdir()
+    why = _bounded_snapshot(root, store, commit, out, timeout_s=0.0)
+    assert isinstance(why, str) and "could not be recorded in 0s" in why and "too large" in why
+    again = tmp_path / "again"
+    again.mkdir()
+    assert isinstance(_bounded_snapshot(root, store, commit, again), dict)

@@ -343,7 +343,8 @@ class CodeHost:
                 self.backend.end_processes(self.work.resolve())
             for path in (self.work, self.scratch):
                 _empty(path)
-            self.skipped = copy_tree(self.snapshot, self.work)
+            deadline = self.deadline - self.reserve if self.deadline is not None else None
+            self.skipped = copy_tree(self.snapshot, self.work, deadline=deadline)  # TreeTimeout: the model's tree
             (self.scratch / "home").mkdir()
             if os.geteuid() == 0:
                 os.chown(self.work, 0, 0)  # so that prepare() hands every file over, not only a new top
@@ -375,7 +376,15 @@ class CodeHost:
         if self.deadline is not None and self.deadline - self.reserve <= start:  # no copy made, no file placed
             return {"exit": None, "stopped_by": "not run: the grader's time is up", "output": "", "files": {},
                     "why": {}, "duration_s": 0.0, "error": None}
-        self._prepare(bool(payload.get("fresh")))
+        from agentic_eval.packs.trees import TreeTimeout
+
+        try:
+            self._prepare(bool(payload.get("fresh")))
+        except TreeTimeout as exc:  # a tree too large to copy in the grader's time: the model's, a scored fail
+            self._fresh = True
+            return {"exit": None, "stopped_by": f"not run: the model's tree could not be copied in the grader's time "
+                                                f"({exc})", "output": "", "files": {}, "why": {},
+                    "duration_s": round(time.monotonic() - start, 3), "error": None}
         owner = (self.work.stat().st_uid, self.work.stat().st_gid)
         for rel, text in dict(payload.get("files") or {}).items():
             root, under = self._place(rel)  # a path outside both: the grader's own mistake, an error

@@ -129,6 +129,35 @@ def repository_damage(sandbox_path: Path, pristine: str) -> str | None:
     return None
 
 
+SNAPSHOT_TIMEOUT_S = 300.0
+"""At most this long to record the agent's final tree (diff.patch, tree.json): a tree that takes longer is the
+model's doing (a scored fail that says so), never a trial without an end."""
+
+
+def _bounded_snapshot(sandbox: Path, store: Path | None, commit: str, folder: Path,
+                      timeout_s: float = SNAPSHOT_TIMEOUT_S) -> dict[str, Path] | str:
+    """take_snapshot's files, or why there are none: the tree could not be recorded within `timeout_s` (the
+    snapshot goes on in the background, on a tree no one grades, until its own bounds end it)."""
+    done: dict[str, dict[str, Path] | BaseException] = {}
+
+    def take() -> None:
+        try:
+            done["files"] = take_snapshot(sandbox, store, commit, folder)
+        except BaseException as exc:  # noqa: BLE001 - handed to the trial's thread
+            done["files"] = exc
+
+    worker = threading.Thread(target=take, name="snapshot", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    found = done.get("files")
+    if found is None:
+        return (f"the agent's final tree could not be recorded in {timeout_s:g}s (the model left a tree too large "
+                "to snapshot): nothing left that a grader could judge")
+    if isinstance(found, BaseException):
+        raise found
+    return found
+
+
 class Remover:
     """Removes finished trials' temporary folders (sandbox, pristine store) on a thread of its own: on a busy
     disk a folder's removal costs milliseconds per entry, which the next trial need not wait for. Nothing
@@ -241,8 +270,11 @@ class TrialRunner:
             self.backend.phase_end(sandbox.path)  # every process the agent left ends before anything is judged
             # The record of what the agent left, before any grader, fix or code of the model's runs again:
             # nothing run later can change or erase it.
-            for key, path in take_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit,
-                                           trial_dir).items():
+            taken = _bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
+            if isinstance(taken, str):  # the model's tree could not be recorded in time: its doing, scored
+                return finish("fail", taken, "model", taken, agent_status=outcome.status,
+                              stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
+            for key, path in taken.items():
                 files[key] = str(path.relative_to(self.run_dir))
             broken = (repository_damage(sandbox.path, sandbox.pristine_commit)
                       or self.backend.disk_full(sandbox.path) or None)
