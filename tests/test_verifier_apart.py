@@ -124,3 +124,20 @@ def test_start_up_hooks_are_places_programs_live(path: str, flagged: bool) -> No
 
     assert (_program_place(path, "/app") and _runs_at_start(path) if flagged else not _program_place(path, "/app")) \
         or (flagged and path.startswith("/usr"))
+
+
+def test_only_names_the_verifier_imports_are_shadows(tmp_path: Path) -> None:
+    """pytest.py, a json/ package and conftest.py shadow; a task's own queue.py, test/ folder or app.py do not;
+    what the pristine tree held already is no change."""
+    from agentic_eval.confine.docker_env import shadow_digests, workdir_shadows
+
+    (tmp_path / "conftest.py").write_text("# the image's own\n")
+    pristine = shadow_digests(tmp_path)
+    for name in ("pytest.py", "queue.py", "app.py"):
+        (tmp_path / name).write_text("raise SystemExit(0)\n")
+    for package in ("json", "test"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+    assert workdir_shadows(tmp_path, pristine) == ["json", "pytest.py"]
+    (tmp_path / "conftest.py").write_text("import os\nos._exit(0)\n")
+    assert workdir_shadows(tmp_path, pristine) == ["conftest.py", "json", "pytest.py"]
