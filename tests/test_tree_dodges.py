@@ -53,10 +53,12 @@ def _run(tmp_path: Path, fake: Any, tasks: Path, *extra: str) -> dict[str, Any]:
     return dict(trial)
 
 
-@pytest.mark.parametrize("task", ["fix-failing-test", "impossible-format-money"])
-def test_a_900_deep_folder_is_graded_on_bwrap(tmp_path: Path, task: str) -> None:
-    """The model leaves a 900-deep folder and does nothing else: a scored fail (the grader ran the model's code
-    on a copy of the tree), never a grader_error; the snapshot names the deep file."""
+@pytest.mark.parametrize(("task", "depth"), [("fix-failing-test", 900), ("impossible-format-money", 900),
+                                            ("fix-failing-test", 2500)])
+def test_a_deep_folder_is_graded_on_bwrap(tmp_path: Path, task: str, depth: int) -> None:
+    """The model leaves a folder 900 deep (2,500: past PATH_MAX) and does nothing else: a scored fail (the grader
+    ran the model's code on a copy of the tree), never a grader_error nor a harness error; the snapshot names the
+    deep file (past PATH_MAX: the folder where the harness had to stop)."""
     from agentic_eval.confine.backend import bwrap_problem
     from agentic_eval.testing import FakeEndpoint
     from tests.helpers import commands_then_done
@@ -64,11 +66,11 @@ def test_a_900_deep_folder_is_graded_on_bwrap(tmp_path: Path, task: str) -> None
     if bwrap_problem():
         pytest.skip(bwrap_problem())
     pack = REPO / "tasks" / ("impossible" if task.startswith("impossible") else "core")
-    with FakeEndpoint(responder=commands_then_done([DEEP.format(n=900)])) as fake:
+    with FakeEndpoint(responder=commands_then_done([DEEP.format(n=depth)])) as fake:
         trial = _run(tmp_path, fake, pack, "--task", task)
     assert (trial["outcome"], trial["grader_verdict"], trial["fault"]) == ("fail", "fail", ""), trial
     diff = (tmp_path / "runs" / trial["run_id"] / trial["files"]["diff"]).read_text()
-    assert "/".join(["d"] * 900) + "/f.txt" in diff
+    assert ("/".join(["d"] * 900) + "/f.txt" in diff) if depth == 900 else "# not shown, a folder the harness" in diff
 
 
 @pytest.fixture(scope="module")

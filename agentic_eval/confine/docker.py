@@ -927,7 +927,7 @@ class DockerBackend(SandboxBackend):
         """Unmount (a container that binds part of it keeps its own reference) and remove a grading folder."""
         if os.path.ismount(folder):
             subprocess.run(["umount", "--lazy", str(folder)], capture_output=True, check=False)
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)  # iterative: the model's work copy may be nested any deep
 
     _END_ALL = """\
 import os, signal, time
