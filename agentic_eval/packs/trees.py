@@ -53,12 +53,12 @@ def _copy_file(src: str, dst: str, st: os.stat_result) -> None:
                 if sent == 0:
                     break
                 left -= sent
-            os.chmod(out, stat.S_IMODE(st.st_mode))
+            os.chmod(out, stat.S_IMODE(st.st_mode))  # what the umask (or the owner's write bit) changed
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:
             os.close(out)
     finally:
         os.close(fd)
-    os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
 
 
 def _why(exc: OSError) -> str:
@@ -107,12 +107,17 @@ def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (), deadli
                     folders.append((dst, stat.S_IMODE(st.st_mode)))
                     stack.append(rel)
                 elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
-                    if os.path.lexists(dst):
-                        remove_tree(Path(dst))
-                    if stat.S_ISLNK(st.st_mode):
-                        os.symlink(os.readlink(entry.path), dst)
-                    else:
-                        _copy_file(entry.path, dst, st)
+                    for attempt in (0, 1):  # an entry in the way (a fresh target has none) is replaced
+                        try:
+                            if stat.S_ISLNK(st.st_mode):
+                                os.symlink(os.readlink(entry.path), dst)
+                            else:
+                                _copy_file(entry.path, dst, st)
+                            break
+                        except FileExistsError:
+                            if attempt:
+                                raise
+                            remove_tree(Path(dst))
                 else:
                     skipped.append(short(rel))
             except OSError as exc:
