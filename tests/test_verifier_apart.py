@@ -141,3 +141,36 @@ def test_only_names_the_verifier_imports_are_shadows(tmp_path: Path) -> None:
     assert workdir_shadows(tmp_path, pristine) == ["json", "pytest.py"]
     (tmp_path / "conftest.py").write_text("import os\nos._exit(0)\n")
     assert workdir_shadows(tmp_path, pristine) == ["conftest.py", "json", "pytest.py"]
+
+
+ARTIFACT_TEST = ("#!/bin/bash\nif [ \"$(cat /srv/made/out.txt 2>/dev/null)\" = done ]; then echo 1 > "
+                 "/logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n")
+
+
+def test_declared_artifacts_reach_a_fresh_verifier(docker_env: str, tmp_path: Path) -> None:
+    """What the agent made outside its working directory reaches a fresh verifier only when the task declares it
+    (`[verifier] artifacts`): a pass with it, a fail without."""
+    made = "mkdir -p /srv/made && echo done > /srv/made/out.txt"
+    declared = _pack(tmp_path, "declared", 'artifacts = ["/srv/made/out.txt"]\n', test_sh=ARTIFACT_TEST)
+    assert _trial(tmp_path, declared, [made])["outcome"] == "pass"
+    undeclared = _pack(tmp_path, "undeclared", test_sh=ARTIFACT_TEST)
+    assert _trial(tmp_path, undeclared, [made])["outcome"] == "fail"
+
+
+def test_the_verifier_keys_load(tmp_path: Path) -> None:
+    """Harbor's [verifier] container and artifacts load as ours; `environment_mode = "shared"` alone is a note; a
+    relative artifact is an error naming the field."""
+    from agentic_eval.packs.task import load_tasks
+
+    pack = _pack(tmp_path, "keys", 'container = "agent"\nartifacts = ["/srv/x"]\n')
+    (task,) = load_tasks([pack]).tasks
+    assert task.meta.environment is not None
+    assert (task.meta.environment.verifier_container, task.meta.environment.verifier_artifacts) == ("agent",
+                                                                                                  ["/srv/x"])
+    shared = _pack(tmp_path, "shared", 'environment_mode = "shared"\n')
+    (task,) = load_tasks([shared]).tasks
+    assert task.meta.environment is not None and task.meta.environment.verifier_container == "fresh"
+    assert any("environment_mode" in note and 'container = "agent"' in note for note in task.unsupported)
+    bad = _pack(tmp_path, "bad", 'artifacts = ["srv/x"]\n')
+    result = load_tasks([bad])
+    assert result.tasks == [] and "must be an absolute path" in str(result.errors)

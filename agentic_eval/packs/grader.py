@@ -87,7 +87,8 @@ def reward_grade(run: VerifierRun) -> GradeResult:
     """The verdict of a reward verifier's run (confine/docker_env.py's VerifierRun): a reward of 1 is a pass, one
     from 0 to below 1 a fail with that partial credit; no reward (none written, not such a number, a timeout, a
     verifier that could not start) a grader error."""
-    script = ScriptResult(run.exit_code, run.output, run.duration_s, timed_out=run.timed_out,
+    missing = "".join(f"agentic-eval: verifier artifact not copied: {m}\n" for m in run.artifacts_missing)
+    script = ScriptResult(run.exit_code, missing + run.output, run.duration_s, timed_out=run.timed_out,
                           start_error=run.start_error, cancelled=run.cancelled)
     if run.reward is None:
         return GradeResult(Verdict.ERROR, script, error=run.error)
