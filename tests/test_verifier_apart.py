@@ -149,12 +149,20 @@ ARTIFACT_TEST = ("#!/bin/bash\nif [ \"$(cat /srv/made/out.txt 2>/dev/null)\" = d
 
 def test_declared_artifacts_reach_a_fresh_verifier(docker_env: str, tmp_path: Path) -> None:
     """What the agent made outside its working directory reaches a fresh verifier only when the task declares it
-    (`[verifier] artifacts`): a pass with it, a fail without."""
+    (`[verifier] artifacts`): a pass with it, a fail without, which validate explains."""
     made = "mkdir -p /srv/made && echo done > /srv/made/out.txt"
     declared = _pack(tmp_path, "declared", 'artifacts = ["/srv/made/out.txt"]\n', test_sh=ARTIFACT_TEST)
     assert _trial(tmp_path, declared, [made])["outcome"] == "pass"
     undeclared = _pack(tmp_path, "undeclared", test_sh=ARTIFACT_TEST)
     assert _trial(tmp_path, undeclared, [made])["outcome"] == "fail"
+    from tests.helpers import run_cli
+
+    (undeclared / "tally-words" / "solution" / "solve.sh").write_text(f"#!/bin/bash\n{made}\n")
+    code, data = run_cli("validate", "--tasks", str(undeclared), "--sandbox", "docker", "--base-image", "suite",
+                         "--seeds", "1", "--repeat", "1", "--json", "--no-redteam")
+    (task,) = data["tasks"]
+    assert code != 0 and task["fixed_passes"] == 0  # validate says why, and what to declare
+    assert any("[verifier] artifacts" in note and 'container = \"agent\"' in note for note in task["notes"])
 
 
 def test_the_verifier_keys_load(tmp_path: Path) -> None:

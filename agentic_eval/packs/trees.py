@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 import time
 from collections.abc import Iterator
@@ -161,13 +162,21 @@ def short(rel: str, keep: int = 160) -> str:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove `path` (a folder, file or link) and everything under it without following a link and without
-    recursion; what cannot be removed stays, silently (a leftover, never an error)."""
+    """Remove `path` (a folder, file or link) and everything under it without following a link, at any depth:
+    `shutil.rmtree` first (the common tree), then, for what it left (nested past its recursion, read-only
+    folders), an iterative pass that also moves up a folder whose path is too long for the kernel. What cannot
+    be removed stays, silently (a leftover, never an error)."""
     try:
         if not stat.S_ISDIR(os.lstat(path).st_mode):
             os.unlink(path)
             return
     except OSError:
+        return
+    try:  # the common tree: the standard library's way, as fast as ever
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:  # nested deeper than its recursion goes (fds are closed as it unwinds)
+        pass
+    if not os.path.lexists(path):
         return
     stack: list[tuple[str, bool]] = [(str(path), False)]
     while stack:
