@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -87,11 +86,14 @@ def mark_trial_folder(folder: Path) -> bool:
 
 
 def _remove(folder: Path) -> None:
-    """Remove a folder the model may have made hard to remove (read-only or unreadable folders)."""
-    shutil.rmtree(folder, ignore_errors=True)
+    """Remove a folder the model may have made hard to remove (read-only or unreadable folders, nested any deep:
+    without recursion)."""
+    from agentic_eval.packs.trees import remove_tree
+
+    remove_tree(folder)
     if folder.exists():
         subprocess.run(["chmod", "-R", "u+rwx", str(folder)], capture_output=True, timeout=60, check=False)
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)
 
 
 class MarkedTempDir:

@@ -273,7 +273,7 @@ def broken_pack_message(summary: Any, flags: str = "") -> str | None:
                       or (t.outcome == "agent_error" and t.detail.startswith("reference fix failed"))})
         what = "its reference fix does not pass its grader (an impossible task's: passes it)"
     elif agent == "nop":
-        bad = sorted({t.task_id for t in summary.trials if t.outcome in ("pass", "cheated")})
+        bad = sorted({t.task_id for t in summary.trials if t.outcome in ("pass", "cheated", "tampered")})
         what = "its grader passes the untouched repo"
     else:
         return None

@@ -300,9 +300,14 @@ class BwrapBackend(SandboxBackend):
         os.chown(path, uid, gid, follow_symlinks=False)
         if not path.is_dir():
             return
-        for dirpath, dirnames, filenames in os.walk(path):
+        from agentic_eval.packs.trees import walk
+
+        for dirpath, dirnames, filenames in walk(path):  # iterative: a tree of any depth
             for name in (*dirnames, *filenames):
-                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+                try:
+                    os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+                except OSError:  # a path longer than the kernel takes: the model's, left as it is
+                    pass
 
     def end_processes(self, work: Path) -> None:
         """A root harness runs a tree's commands as that tree's own uid: end every process of it that is still

@@ -109,10 +109,13 @@ from agentic_eval.confine.docker_image import (
 )
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import OWNER_LABEL, owner_is_dead_here, owner_labels, this_machine
+from agentic_eval.packs.trees import copy_tree, remove_tree, walk
 from agentic_eval.paths import hidden_from_model
 
 LABEL = "agentic-eval.sandbox"
 CLEANUP_TIMEOUT_S = 20
+KEEP_COPY_S = 120.0
+"""`--keep-sandboxes`: at most this long to copy a capped sandbox's tree out before its volume goes."""
 """How long `remove_dead_runs` waits for one answer of the engine; its removals stop after three times that."""
 KEEPER_UID = RUN_UID - 1
 """The uid of a container's own processes (its init and `sleep`), not the commands' (RUN_UID, which every
@@ -580,7 +583,13 @@ class DockerBackend(SandboxBackend):
     def environment_start(self, task: Any, dest: Path) -> None:
         """The working directory's files copied out of the task's image into the empty folder `dest`; the trial's
         services started on its own network. Its commands run in the task's container from then on."""
-        from agentic_eval.confine.docker_env import EnvironmentTrial, extract_workdir, image_path_env, image_user
+        from agentic_eval.confine.docker_env import (
+            EnvironmentTrial,
+            extract_workdir,
+            image_path_env,
+            image_user,
+            shadow_digests,
+        )
 
         spec = task.meta.environment
         with self._lock:
@@ -593,7 +602,7 @@ class DockerBackend(SandboxBackend):
             uid, gid = image_user(engine.client, image, spec.user)
             trial = EnvironmentTrial(task=task, spec=spec, engine=engine, image=image, sandbox=dest.resolve(),
                                      uid=uid, gid=gid, path_env=image_path_env(engine.client, image),
-                                     service_images=services,
+                                     service_images=services, pristine_shadows=shadow_digests(dest),
                                      internet_missing=(engine.name, str(task.dir)) in self._offline,
                                      stand_in=self.base_image == SUITE_BASE)
             trial.start_services()
@@ -632,10 +641,13 @@ class DockerBackend(SandboxBackend):
         if env is None:
             self._chown(path)
         elif env.uid != 0:
-            for dirpath, _, filenames in os.walk(path):
-                os.chown(dirpath, env.uid, env.gid, follow_symlinks=False)
-                for name in filenames:
-                    os.chown(os.path.join(dirpath, name), env.uid, env.gid, follow_symlinks=False)
+            for dirpath, dirnames, filenames in walk(path):  # iterative: a tree of any depth
+                for name in ("", *dirnames, *filenames):
+                    try:
+                        os.chown(os.path.join(dirpath, name) if name else dirpath, env.uid, env.gid,
+                                 follow_symlinks=False)
+                    except OSError:  # a path longer than the kernel takes: the model's, left as it is
+                        pass
 
     def warm(self, path: Path, first: bool = True, readable: Sequence[Path] = ()) -> None:
         """A trial's sandbox: start its first container in the background (`first`), and its grader's
@@ -737,9 +749,10 @@ class DockerBackend(SandboxBackend):
             return
         kept = path.with_name(path.name + ".kept")
         try:
-            if keep:
-                shutil.copytree(path, kept, symlinks=True)
-        except OSError:  # the tree is lost with the mount, not the trial's record
+            if keep:  # iterative, links kept as links, special files left out: whatever the model's tree holds
+                copy_tree(path, kept, deadline=time.monotonic() + KEEP_COPY_S)
+        except Exception:  # noqa: BLE001 - the tree is lost with the mount, not the trial's record nor the run
+            remove_tree(kept)
             keep = False
         subprocess.run(["umount", "--lazy", str(path)], capture_output=True, check=False)
         try:
@@ -753,9 +766,12 @@ class DockerBackend(SandboxBackend):
         if os.geteuid() != 0 or not path.is_dir() or path.stat().st_uid == RUN_UID:
             return
         os.chown(path, RUN_UID, RUN_UID)
-        for dirpath, dirnames, filenames in os.walk(path):
+        for dirpath, dirnames, filenames in walk(path):  # iterative: a tree of any depth
             for name in (*dirnames, *filenames):
-                os.chown(os.path.join(dirpath, name), RUN_UID, RUN_UID, follow_symlinks=False)
+                try:
+                    os.chown(os.path.join(dirpath, name), RUN_UID, RUN_UID, follow_symlinks=False)
+                except OSError:  # a path longer than the kernel takes: the model's, left as it is
+                    pass
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Any) -> list[str]:
         """`argv` run by the exec helper in the container of this sandbox's current phase (started, and the
@@ -993,7 +1009,7 @@ class DockerBackend(SandboxBackend):
         """Unmount (a container that binds part of it keeps its own reference) and remove a grading folder."""
         if os.path.ismount(folder):
             subprocess.run(["umount", "--lazy", str(folder)], capture_output=True, check=False)
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)  # iterative: the model's work copy may be nested any deep
 
     _END_ALL = """\
 import os, signal, time

@@ -30,6 +30,7 @@ import posixpath
 import re
 import secrets
 import shutil
+import stat as stat_module
 import tarfile
 import tempfile
 import threading
@@ -372,6 +373,19 @@ class ProgramChanges:
     error: str = ""
 
 
+STARTUP_HOOKS = ("/etc/ld.so.conf", "/etc/ld.so.cache", "/etc/bash.bashrc", "/etc/profile", "/etc/environment")
+"""Files (and folders: ld.so.conf.d, profile.d) outside PROGRAM_ROOTS that change what a program loads or a shell
+runs first."""
+_STARTUP_NAMES = frozenset({".pythonrc", ".pythonrc.py", ".pystartup", ".bashrc", ".bash_profile", ".profile",
+                            ".bash_login", ".inputrc"})
+"""PYTHONSTARTUP-style files and shell start-up files, in any home folder."""
+
+
+def _python_etc(parts: tuple[str, ...]) -> bool:
+    """A Debian-style /etc/python3.X/ file (its sitecustomize.py runs at every Python start-up)."""
+    return len(parts) >= 3 and parts[1] == "etc" and parts[2].startswith("python")
+
+
 def _program_place(path: str, workdir: str) -> bool:
     parts = PurePosixPath(path).parts
     if len(parts) < 2 or path == workdir or path.startswith(workdir.rstrip("/") + "/"):
@@ -379,13 +393,25 @@ def _program_place(path: str, workdir: str) -> bool:
     top = parts[1]
     if f"/{top}" in PROGRAM_ROOTS or top.startswith("lib"):
         return True
+    if _python_etc(parts) or _runs_at_start(path):
+        return True
     return path == PRELOAD or any(p in ("site-packages", "dist-packages") for p in parts[:-1])
 
 
-def _runs_at_python_start(path: str) -> bool:
+def _runs_at_start(path: str) -> bool:
+    """Whether `path` runs (or decides what runs) at every Python, program or shell start: a .pth or
+    sitecustomize/usercustomize of a site folder, /etc/python3.X/, the loader's preload and config, a
+    PYTHONSTARTUP-style or shell start-up file."""
     pure = PurePosixPath(path)
-    return (pure.parent.name in ("site-packages", "dist-packages")
-            and (pure.suffix == ".pth" or pure.name in STARTUP_FILES))
+    if pure.parent.name in ("site-packages", "dist-packages") and (pure.suffix == ".pth" or pure.name in STARTUP_FILES):
+        return True
+    if _python_etc(pure.parts) or pure.name in STARTUP_FILES or pure.name in _STARTUP_NAMES:
+        return True
+    return path == PRELOAD or any(path == hook or path.startswith(hook) for hook in STARTUP_HOOKS)
+
+
+def _runs_at_python_start(path: str) -> bool:
+    return _runs_at_start(path)
 
 
 def program_changes(client: Any, container_id: str, workdir: str, path_env: str,
@@ -487,6 +513,14 @@ class VerifierRun:
     """A failure that looked like the machine's or the task's (no reward, a timeout, a program missing) but that a
     control run on the task's untouched working directory did not show: the model's doing, a scored fail with
     this cause (confine/verifier_control.py)."""
+    in_agent_container: bool = False
+    """The verifier ran in a snapshot of the agent's container (the task's `verifier_container = "agent"`), where
+    what the model changed outside its working directory could reach it; else in a fresh container of the image."""
+    shadows: tuple[str, ...] = ()
+    """Entries the model added or changed at the top of the working directory that shadow a module the verifier's
+    Python imports (`pytest.py` beside `python3 -m pytest`), as paths in the container."""
+    artifacts_missing: tuple[str, ...] = ()
+    """The task's `verifier_artifacts` not found in the agent's container."""
 
 
 @dataclass
@@ -514,6 +548,8 @@ class EnvironmentTrial:
     """The task allows the internet, and the engine's probe reached none (confine/verifier_check.py)."""
     stand_in: bool = False
     """Its image was built on the suite's stand-in base (`--base-image suite`), which lacks what the field's have."""
+    pristine_shadows: dict[str, str] | None = None
+    """`shadow_digests` of the pristine working directory (taken when it is copied out of the image)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -639,16 +675,24 @@ class EnvironmentTrial:
         work = Path(tempfile.mkdtemp(prefix="ae-verify-"))
         container = None
         changes = None
+        in_agent = self.spec.verifier_container == "agent"
+        shadows = tuple(f"{self.spec.workdir.rstrip('/')}/{name}"
+                        for name in workdir_shadows(self.sandbox, self.pristine_shadows))
+        agent_container: Any = None
+        missing: tuple[str, ...] = ()
         try:
             image = self.image
-            fresh = self.container is None
+            fresh = self.container is None or not in_agent  # a fresh container of the task's image (dodges')
             if self.container is not None:
                 changes = program_changes(self.client, self.container.id, self.spec.workdir, self.path_env,
                                           (*self.mounted, "/solution", "/tmp"))
-                snapshot = self.container.commit(repository=SNAPSHOT_REPOSITORY, tag=secrets.token_hex(8))
-                image = snapshot.id
-                self._remove(self.container)
-                self.container = None
+                if in_agent:  # the task's word: its verifier must see the agent's container
+                    snapshot = self.container.commit(repository=SNAPSHOT_REPOSITORY, tag=secrets.token_hex(8))
+                    image = snapshot.id
+                    self._remove(self.container)
+                    self.container = None
+                else:  # a fresh container of the task's image: only the working directory and artifacts go over
+                    agent_container = self.container
             tests, logs = work / "tests", work / "logs"
             tests.mkdir()
             logs.mkdir()
@@ -670,6 +714,10 @@ class EnvironmentTrial:
                 network_mode=None if self.network is not None else "none",
                 mem_limit=f"{self.spec.memory_mb}m", nano_cpus=int(self.spec.cpus * 1e9), pids_limit=1024,
                 security_opt=["no-new-privileges"], tmpfs={"/tmp": "rw,nosuid,nodev,size=512m,mode=1777"})
+            if self.spec.verifier_artifacts:
+                missing = tuple(copy_artifacts(self.client, agent_container.id, container.id,
+                                               self.spec.verifier_artifacts) if agent_container is not None else
+                                [f"{a}: the agent ran no command" for a in self.spec.verifier_artifacts])
             container.start()
             deadline = time.monotonic() + self.spec.verifier_timeout_s
             code, timed_out, cancelled = None, False, False
@@ -689,19 +737,21 @@ class EnvironmentTrial:
                 container.kill()
             output = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")[-64_000:]
             took = time.monotonic() - start
+            where: dict[str, Any] = dict(changes=changes, in_agent_container=in_agent, shadows=shadows,
+                                         artifacts_missing=missing)
             if timed_out or cancelled:
-                return VerifierRun(None, output, took, timed_out=timed_out, cancelled=cancelled, changes=changes)
+                return VerifierRun(None, output, took, timed_out=timed_out, cancelled=cancelled, **where)
             reward, error = None, ""
             try:
                 reward = parse_reward(logs)
             except RewardError as exc:
                 error = str(exc)
             fault, side = self._machine_fault(output, reward, fresh)
-            return VerifierRun(code, output, took, reward=reward, error=error, changes=changes, fresh=fresh,
-                               fault=fault, fault_side=side, offline=self.offline)
+            return VerifierRun(code, output, took, reward=reward, error=error, fresh=fresh, fault=fault,
+                               fault_side=side, offline=self.offline, **where)
         except Exception as exc:  # noqa: BLE001 - the engine failed the verifier: a grader error, one line
             return VerifierRun(None, "", time.monotonic() - start, start_error=f"{type(exc).__name__}: {exc}"[:300],
-                               changes=changes)
+                               changes=changes, in_agent_container=in_agent, shadows=shadows)
         finally:
             if container is not None:
                 self._remove(container)
@@ -756,3 +806,122 @@ class EnvironmentTrial:
             except Exception:  # noqa: BLE001
                 pass
             self.network = None
+
+
+# --------------------------------------------------------------------------- the verifier apart (issue 39)
+
+VERIFIER_CONTAINERS = ("fresh", "agent")
+"""Where a reward verifier runs: `fresh`, a new container of the task's image with the agent's working directory
+(and the task's `verifier_artifacts`) copied in, as Harbor's separate-verifier mode does (the default); `agent`,
+a snapshot of the agent's own container, for a task that must see what the agent did outside its working
+directory (a pass there with changed programs is `tampered`, not a pass)."""
+SHADOW_TOOLS = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "py", "hypothesis", "sitecustomize",
+                          "usercustomize", "conftest"})
+"""Modules a verifier's test run imports beside the standard library's (and pytest's conftest.py)."""
+VERIFIER_IMPORTS = frozenset("""
+    __future__ _abc _ast _bisect _bz2 _codecs _collections _collections_abc _compression _csv _datetime _decimal
+    _functools _heapq _io _json _locale _lzma _opcode _operator _posixsubprocess _random _sha512 _signal
+    _sitebuiltins _socket _sre _stat _string _struct _typing _uuid _weakrefset abc argparse array ast atexit base64
+    bdb binascii bisect bz2 calendar codecs collections contextlib copy copyreg csv dataclasses datetime decimal
+    difflib dis email encodings enum errno fcntl fnmatch functools gc genericpath gettext glob heapq importlib
+    inspect io ipaddress itertools json keyword linecache locale logging lzma marshal math numbers opcode operator
+    os pathlib platform posix posixpath pprint quopri random re reprlib runpy select selectors shlex shutil signal
+    site socket stat string struct subprocess tempfile textwrap threading time token tokenize traceback types
+    typing unicodedata unittest urllib uuid warnings weakref zipfile zipimport zlib
+""".split())
+"""The standard library's modules a verifier's `python3 -m pytest` (or `-m unittest`) imports, measured with
+`python3 -X importtime -m pytest --version` (Python 3.11, pytest 8): a working directory's module of such a name
+is imported in their place. A module the verifier never imports (a task's own `queue.py`) is no shadow."""
+_SHADOW_SUFFIXES = (".py", ".pyc", ".so", ".pth")
+
+
+def _shadow_name(entry: os.DirEntry[str]) -> str | None:
+    """The module `entry` (at the top of a working directory) would be imported as, when it is one a verifier's
+    Python imports (the standard library's, the test tools'); else None."""
+    name = entry.name
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            module = name if any(os.path.lexists(os.path.join(entry.path, f"__init__{s}"))
+                                 for s in (".py", ".pyc")) else None
+        else:
+            module = next((name.split(".", 1)[0] for s in _SHADOW_SUFFIXES if name.endswith(s)), None)
+    except OSError:
+        return None
+    if module is None:
+        return None
+    return module if module in SHADOW_TOOLS or module in VERIFIER_IMPORTS else None
+
+
+def _digest(path: str) -> str:
+    """A file's sha256, a link's target, or what a folder holds (its names and their files' digests, one level)."""
+    try:
+        st = os.lstat(path)
+        if stat_module.S_ISLNK(st.st_mode):
+            return "link:" + os.readlink(path)
+        if stat_module.S_ISDIR(st.st_mode):
+            with os.scandir(path) as it:
+                inner = sorted((e.name, _digest(e.path) if not e.is_dir(follow_symlinks=False) else "dir")
+                               for e in it)
+            return "dir:" + hashlib.sha256(repr(inner).encode()).hexdigest()
+        if not stat_module.S_ISREG(st.st_mode) or st.st_size > 64 << 20:
+            return f"other:{st.st_mode}:{st.st_size}"
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError as exc:
+        return f"unreadable:{exc.errno}"
+
+
+def shadow_digests(workdir: Path) -> dict[str, str]:
+    """{name: digest} of the entries at the top of a working directory that a verifier's Python would import in
+    place of its own modules (`pytest.py`, `json/`, `conftest.py`, `sitecustomize.py`...): taken of the pristine
+    tree, so that only what the model added or changed counts."""
+    found: dict[str, str] = {}
+    try:
+        with os.scandir(workdir) as it:
+            for entry in it:
+                if _shadow_name(entry) is not None:
+                    found[entry.name] = _digest(entry.path)
+    except OSError:
+        pass
+    return found
+
+
+def workdir_shadows(workdir: Path, pristine: dict[str, str] | None) -> list[str]:
+    """The entries at the top of the working directory, added or changed by the model, that shadow a module the
+    verifier's Python imports (`python3 -m pytest` puts the working directory first on sys.path): as absolute
+    paths of the working directory, sorted. `pristine`: `shadow_digests` of the pristine tree."""
+    now = shadow_digests(workdir)
+    return sorted(name for name, digest in now.items() if (pristine or {}).get(name) != digest)
+
+
+def copy_artifacts(client: Any, source_id: str, target_id: str, paths: Sequence[str]) -> list[str]:
+    """Copy `paths` (absolute) of the agent's stopped container into the verifier's created one, at the same
+    places (the task's `verifier_artifacts`); returns one line per path that could not be copied (none there:
+    the model's doing, the verifier judges its absence)."""
+    import docker
+
+    missing: list[str] = []
+    for path in paths:
+        try:
+            stream, _ = client.api.get_archive(source_id, path)
+            data = b"".join(stream)
+        except docker.errors.NotFound:
+            missing.append(f"{path}: not in the agent's container")
+            continue
+        parent = posixpath.dirname(path.rstrip("/")) or "/"
+        try:
+            client.api.put_archive(target_id, parent, data)
+        except docker.errors.APIError as exc:  # its parent folder is not in the image: made first
+            if "no such file" not in str(exc).lower() and "not found" not in str(exc).lower():
+                raise
+            folders = io.BytesIO()
+            with tarfile.open(fileobj=folders, mode="w") as tar:
+                walked = ""
+                for part in PurePosixPath(parent).parts[1:]:
+                    walked = f"{walked}/{part}" if walked else part
+                    info = tarfile.TarInfo(walked)
+                    info.type, info.mode = tarfile.DIRTYPE, 0o755
+                    tar.addfile(info)
+            client.api.put_archive(target_id, "/", folders.getvalue())
+            client.api.put_archive(target_id, parent, data)
+    return missing

@@ -78,6 +78,24 @@ class EnvironmentSpec(BaseModel):
     container at `/tests` after the agent's container is gone. Empty for a task graded by its grade script."""
     verifier_timeout_s: float = Field(default=600, gt=0, le=7 * 24 * 3600)
     verifier_env: dict[str, str] = Field(default_factory=dict)
+    verifier_container: Literal["fresh", "agent"] = "fresh"
+    """Where the reward verifier runs: "fresh" (default), a new container of the task's image with the agent's
+    working directory and `verifier_artifacts` copied in (Harbor's separate-verifier mode), so nothing the model
+    did elsewhere in its container reaches it; "agent", a snapshot of the agent's container, for a task that
+    must judge what the agent did outside its working directory (a pass there with changed programs is
+    `tampered`, never a pass)."""
+    verifier_artifacts: list[str] = Field(default_factory=list)
+    """Absolute paths of the agent's container, outside its working directory, copied into a fresh verifier's
+    container at the same places (what the verifier needs of the agent's work besides the working directory)."""
+
+    @field_validator("verifier_artifacts")
+    @classmethod
+    def _absolute_artifacts(cls, value: list[str]) -> list[str]:
+        for item in value:
+            path = PurePosixPath(item)
+            if not path.is_absolute() or ".." in path.parts or str(path) == "/":
+                raise ValueError(f"{item!r} must be an absolute path below / (e.g. \"/etc/app.conf\")")
+        return value
 
     @field_validator("workdir")
     @classmethod
@@ -104,7 +122,7 @@ def seed_independent(task: Any) -> bool:
 _HARBOR_KNOWN: dict[str, set[str]] = {
     "": {"version", "schema_version", "metadata", "agent", "verifier", "environment", "solution", "task", "source"},
     "agent": {"timeout_sec", "user"},
-    "verifier": {"timeout_sec", "env", "user"},
+    "verifier": {"timeout_sec", "env", "user", "environment_mode", "container", "artifacts"},
     "environment": {"build_timeout_sec", "cpus", "memory_mb", "memory", "storage_mb", "storage", "allow_internet",
                     "workdir", "env", "docker_image", "gpus"},
     "solution": {"env"},
@@ -168,13 +186,19 @@ def harbor_meta(folder: Path, raw: dict[str, Any]) -> tuple[dict[str, Any], list
         "verifier_files": ["tests"],
         "verifier_timeout_s": float(verifier.get("timeout_sec", 600)),
         "verifier_env": {str(k): str(v) for k, v in (verifier.get("env") or {}).items()},
+        "verifier_container": str(verifier.get("container", "fresh")),
+        "verifier_artifacts": [str(a) for a in (verifier.get("artifacts") or [])],
     }
+    if str(verifier.get("environment_mode", "")) == "shared" and "container" not in verifier:
+        unsupported.append("verifier.environment_mode = \"shared\" (ignored: the verifier runs in a fresh container of "
+                           "the task's image; a task that must be verified in the agent's container says "
+                           "container = \"agent\" in [verifier])")
     if env.get("docker_image") and not (folder / "environment" / "Dockerfile").is_file():
         environment["image"] = str(env["docker_image"])  # with a Dockerfile too, the Dockerfile is built
     for separate in ("Dockerfile", "docker-compose.yaml"):
         if (folder / "tests" / separate).is_file():
             unsupported.append(f"tests/{separate} (a separate verifier environment: not supported; the verifier runs "
-                               "in a snapshot of the agent's)")
+                               "in a fresh container of the task's image)")
     compose = folder / "environment" / "docker-compose.yaml"
     if not compose.is_file():
         compose = folder / "environment" / "docker-compose.yml"

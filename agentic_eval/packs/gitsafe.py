@@ -247,8 +247,11 @@ class _Scratch:
         """Put the work tree's `paths` (new, changed or gone) into the scratch index. Give only paths that
         `_unshowable` passes: git opens a regular file it is given, and blocks on a FIFO. A path that is gone,
         or now a folder, or reached through a symlinked or replaced folder, leaves the index as deleted."""
-        present = [rel for rel in paths if _reachable(self.sandbox, rel)]
-        gone = [rel for rel in paths if rel not in set(present)]
+        present: list[str] = []
+        gone: list[str] = []
+        folders: dict[str, bool] = {}
+        for rel in paths:  # one pass: linear in the number of paths
+            (present if _reachable(self.sandbox, rel, folders) else gone).append(rel)
         for args, listing in ((["--force-remove"], gone), (["--add", "--remove"], present)):
             if listing:
                 data = b"".join(os.fsencode(rel) + b"\0" for rel in listing)
@@ -278,7 +281,7 @@ def _mode(st: os.stat_result) -> str:
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def open_regular(path: Path) -> int:
+def open_regular(path: Path | str) -> int:
     """A descriptor for reading `path`, which must be a regular file: opened without following a symlink and
     without blocking (a FIFO swapped in after lstat does not hang the caller), then checked. OSError else."""
     fd = os.open(path, _OPEN_FLAGS)
@@ -358,28 +361,37 @@ def special_kind(st: os.stat_result) -> str | None:
     return SPECIAL_KINDS.get(stat.S_IFMT(st.st_mode))
 
 
-def _reachable(sandbox: Path, rel: str) -> bool:
+def _reachable(sandbox: Path, rel: str, folders: dict[str, bool] | None = None) -> bool:
     """Whether `rel` exists in the work tree as itself: every folder on its way a real folder (not a symlink
-    or a file standing in for one), and something at its place that is not a folder."""
-    path = sandbox
+    or a file standing in for one), and something at its place that is not a folder. `folders`: what is known
+    of folders already (filled in here), so that a tree's paths cost one lstat each, not one per level."""
+    known = folders if folders is not None else {}
+    root = os.fspath(sandbox)
     parts = rel.split("/")
     try:
+        folder = ""
         for part in parts[:-1]:
-            path = path / part
-            if not stat.S_ISDIR(path.lstat().st_mode):
+            folder = f"{folder}/{part}" if folder else part
+            real = known.get(folder)
+            if real is None:
+                try:
+                    real = known[folder] = stat.S_ISDIR(os.lstat(os.path.join(root, folder)).st_mode)
+                except (FileNotFoundError, NotADirectoryError):
+                    real = known[folder] = False
+            if not real:
                 return False
-        return not stat.S_ISDIR((path / parts[-1]).lstat().st_mode)
+        return not stat.S_ISDIR(os.lstat(os.path.join(root, rel)).st_mode)
     except (FileNotFoundError, NotADirectoryError):
         return False
 
 
-def _unshowable(sandbox: Path, rel: str) -> str | None:
+def _unshowable(sandbox: Path, rel: str, folders: dict[str, bool] | None = None) -> str | None:
     """Why `rel` of the work tree must not be handed to git (a FIFO, a socket or a device, which git refuses or
     blocks on; a file or folder the harness cannot read), or None: a readable regular file, a symlink, a folder
     or nothing (then the path is a deletion). Looked at with lstat, and a regular file opened without blocking."""
     path = sandbox / rel
     try:
-        if not _reachable(sandbox, rel):
+        if not _reachable(sandbox, rel, folders):
             return None
         st = path.lstat()
     except (FileNotFoundError, NotADirectoryError):
@@ -451,22 +463,56 @@ DIFF_FILE_LIMIT = 1 << 20
 """Files larger than this are named in diff.patch, not shown."""
 DIFF_TOTAL_LIMIT = 16 << 20
 """diff.patch is cut at this size, with a note."""
+DIFF_COUNT_LIMIT = 3000
+"""At most this many changed files are shown in diff.patch (the pristine files changed or gone first, then new
+ones in path order); the rest are counted in a note: a tree of 100,000 new files costs seconds, not minutes."""
+DIFF_STAGE_LIMIT = 2 * DIFF_TOTAL_LIMIT
+"""And no more files are staged for the patch once their sizes add up to this (the patch is cut at
+DIFF_TOTAL_LIMIT anyway)."""
 
 
 def _showable(scratch: _Scratch, commit: str) -> tuple[list[str], dict[str, str]]:
-    """The changed paths git can be given, and {path: note} for those it cannot: nested repositories, special
-    files, files the harness cannot read (each named, never opened); new special files found by a walk of the
-    tree, since git does not list them."""
+    """The changed paths git can be given (at most DIFF_COUNT_LIMIT of them, and DIFF_STAGE_LIMIT bytes: the
+    pristine files changed or gone first, then new ones in path order; the rest counted in a note), and {path:
+    note} for those it cannot: nested repositories, special files, files the harness cannot read (each named,
+    never opened); new special files found by a walk of the tree, since git does not list them."""
     notes = _special_notes(scratch.sandbox)
+    changed = _changed(scratch, commit)
+    entries, _ = _pristine(scratch.store, commit)
+    changed.sort(key=lambda rel: (rel not in entries, rel))
     shown: list[str] = []
-    for rel in _changed(scratch, commit):
+    folders: dict[str, bool] = {}
+    budget = DIFF_STAGE_LIMIT
+    for at, rel in enumerate(changed):
+        if len(shown) >= DIFF_COUNT_LIMIT or budget <= 0:
+            left = changed[at:]
+            notes["\uffff"] = (f"# not shown, {len(left)} more changed paths past the first {at} (e.g. "
+                                f"{left[0]}, {left[-1]})")
+            break
         if rel.endswith("/") or ".git" in rel.split("/"):
             notes[rel] = f"# not shown, a nested git repository: {rel}"
-        elif why := _unshowable(scratch.sandbox, rel):
+        elif why := _unshowable(scratch.sandbox, rel, folders):
             notes.setdefault(rel, f"# not shown, {why}: {rel}")
         else:
             shown.append(rel)
+            try:
+                st = os.lstat(os.path.join(scratch.sandbox, rel))
+                budget -= min(st.st_size, DIFF_FILE_LIMIT) if stat.S_ISREG(st.st_mode) else 0
+            except OSError:
+                pass
     return shown, notes
+
+
+def _scratch_parent() -> str | None:
+    """Where a diff's scratch objects go: a memory file system when there is one with room (a disk on a busy
+    machine takes milliseconds per file to write and remove), else the temp dir."""
+    try:
+        st = os.statvfs("/dev/shm")
+        if os.access("/dev/shm", os.W_OK) and st.f_bavail * st.f_frsize >= 4 * DIFF_STAGE_LIMIT:
+            return "/dev/shm"
+    except OSError:
+        pass
+    return None
 
 
 def final_diff(sandbox: Path, store: Path, commit: str) -> bytes:
@@ -474,7 +520,7 @@ def final_diff(sandbox: Path, store: Path, commit: str) -> bytes:
     own rules ignore included). Named in notes at the top, never read: files over DIFF_FILE_LIMIT, nested
     repositories, FIFOs, sockets and devices anywhere in the tree, files and folders the harness cannot read;
     none of them keeps the other changes out of the patch."""
-    with tempfile.TemporaryDirectory(prefix="ae-diff-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ae-diff-", dir=_scratch_parent()) as tmp:
         scratch = _Scratch(sandbox, store, commit, Path(tmp))
         candidates, by_path = _showable(scratch, commit)
         shown: list[str] = []

@@ -96,7 +96,8 @@ def reward_grade(run: VerifierRun) -> GradeResult:
     from 0 to below 1 a fail with that partial credit; no reward (none written, not such a number, a timeout, a
     verifier that could not start), or a fault of the machine's or the task's that a fresh verifier container
     showed (`VerifierRun.fault`), a grader error."""
-    script = ScriptResult(run.exit_code, run.output, run.duration_s, timed_out=run.timed_out,
+    missing = "".join(f"agentic-eval: verifier artifact not copied: {m}\n" for m in run.artifacts_missing)
+    script = ScriptResult(run.exit_code, missing + run.output, run.duration_s, timed_out=run.timed_out,
                           start_error=run.start_error, cancelled=run.cancelled)
     if run.model_fault:  # a control run on the task's untouched working directory got further: the model's
         return GradeResult(Verdict.FAIL, script, reward=run.reward if run.reward is not None else 0.0,
@@ -106,6 +107,32 @@ def reward_grade(run: VerifierRun) -> GradeResult:
     if run.reward is None:
         return GradeResult(Verdict.ERROR, script, error=run.error)
     return GradeResult(Verdict.PASS if run.reward == 1.0 else Verdict.FAIL, script, reward=run.reward)
+
+
+def reward_changes(run: VerifierRun) -> tuple[list[str], int]:
+    """What the model changed that its verifier ran or imported (the first paths, and how many): the working
+    directory's shadows of the modules it imports, and, when it ran in a snapshot of the agent's container, the
+    programs, libraries and start-up hooks changed there. A fresh verifier's container never had the latter."""
+    changes = run.changes
+    system = list(changes.paths) if run.in_agent_container and changes is not None else []
+    count = (changes.count if run.in_agent_container and changes is not None else 0) + len(run.shadows)
+    return [*run.shadows, *system], count
+
+
+def reward_ruling(run: VerifierRun, verdict: Verdict) -> tuple[str, str]:
+    """('tampered' | 'fail' | '', why) for a reward verifier's verdict where the model changed what it runs
+    (`reward_changes`): its pass is not a pass ('tampered'); its failure to run or to write a reward is the
+    model's doing, a scored 'fail', not the grader's error. Nothing changed: ('', '')."""
+    paths, count = reward_changes(run)
+    if not count:
+        return "", ""
+    what = ", ".join(paths[:3]) + (f" (+{count - 3} more)" if count > 3 else "")
+    where = "the agent's container" if run.in_agent_container else "a fresh container"
+    if verdict is Verdict.PASS:
+        return "tampered", f"the verifier passed in {where}, but the model changed what it runs: {what}"
+    if verdict is Verdict.ERROR:
+        return "fail", f"the verifier could not judge in {where}: the model changed what it runs: {what}"
+    return "", ""
 
 
 # A Python grader or fix runs isolated (-I: nothing from the working directory — the sandbox — nor from

@@ -208,60 +208,40 @@ def _write_beneath(root: Path, rel: str, data: bytes, owner: tuple[int, int] | N
                 os.chown(os.path.join(root, parent), *owner, follow_symlinks=False)
 
 
-def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (".git",)) -> list[str]:
+def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (".git",),
+              deadline: float | None = None) -> list[str]:
     """Copy a tree into `target` (made when missing) without following links and without opening special
-    files; returns the special files left out (FIFOs, sockets, devices), relative to `source`. `skip_top`:
-    entries at the top not copied (the repository's .git: three quarters of a small sandbox's files, and
-    nothing a test needs)."""
-    import shutil
+    files, at any depth (packs/trees.py: iterative); returns what was left out (FIFOs, sockets, devices, and
+    entries the harness could not copy, each with why), relative to `source`. `skip_top`: entries at the top
+    not copied (the repository's .git: three quarters of a small sandbox's files, and nothing a test needs).
+    TreeTimeout past `deadline`."""
+    from agentic_eval.packs.trees import copy_tree as copy
 
-    skipped: list[str] = []
-
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        return [n for n in names if n in skip_top] if os.path.samefile(folder, source) else []
-
-    def copy(src: str, dst: str) -> None:
-        st = os.lstat(src)
-        if stat.S_ISREG(st.st_mode):
-            shutil.copy2(src, dst, follow_symlinks=False)
-        else:
-            skipped.append(os.path.relpath(src, source))
-
-    shutil.copytree(source, target, symlinks=True, copy_function=copy, ignore=ignore, ignore_dangling_symlinks=True,
-                    dirs_exist_ok=True)
-    return skipped
+    return copy(source, target, skip_top=skip_top, deadline=deadline)
 
 
 def _empty(folder: Path) -> None:
-    """Remove what `folder` holds but keep the folder itself (a container binds it), without following links;
-    made when missing. A file that vanished meanwhile is no error; one that appeared meanwhile (a process of
-    the last command still ending) is removed on a second pass."""
-    import shutil
+    """Remove what `folder` holds but keep the folder itself (a container binds it), without following links
+    and at any depth; made when missing. A file that appeared meanwhile (a process of the last command still
+    ending) is removed on a later pass; OSError when the folder cannot be emptied."""
+    from agentic_eval.packs.trees import remove_tree
 
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         folder.unlink()
     folder.mkdir(exist_ok=True)
-
-    def gone(function: object, path: str, info: tuple[type[BaseException], BaseException, object]) -> None:
-        if not isinstance(info[1], FileNotFoundError):
-            raise info[1]
-
     for attempt in range(3):
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if entry.is_dir(follow_symlinks=False):
-                        shutil.rmtree(entry.path, onerror=gone)
-                    else:
-                        try:
-                            os.unlink(entry.path)
-                        except FileNotFoundError:
-                            pass
+        with os.scandir(folder) as entries:
+            names = [entry.name for entry in entries]
+        if not names:
             return
-        except OSError:
-            if attempt == 2:
-                raise
-            time.sleep(0.1)
+        for name in names:
+            remove_tree(folder / name)
+        if attempt < 2:
+            time.sleep(0.1 * attempt)
+    with os.scandir(folder) as entries:
+        left = [entry.name for entry in entries]
+    if left:
+        raise OSError(f"{folder} could not be emptied: {left[0]} stays")
 
 
 # --------------------------------------------------------------------------- the harness's side
@@ -379,7 +359,8 @@ class CodeHost:
                 self.backend.end_processes(self.work.resolve())
             for path in (self.work, self.scratch):
                 _empty(path)
-            self.skipped = copy_tree(self.snapshot, self.work)
+            deadline = self.deadline - self.reserve if self.deadline is not None else None
+            self.skipped = copy_tree(self.snapshot, self.work, deadline=deadline)  # TreeTimeout: the model's tree
             (self.scratch / "home").mkdir()
             if os.geteuid() == 0:
                 os.chown(self.work, 0, 0)  # so that prepare() hands every file over, not only a new top
@@ -413,7 +394,15 @@ class CodeHost:
         if self.deadline is not None and self.deadline - self.reserve <= start:  # no copy made, no file placed
             return {"exit": None, "stopped_by": "not run: the grader's time is up", "output": "", "files": {},
                     "why": {}, "duration_s": 0.0, "error": None}
-        self._prepare(bool(payload.get("fresh")))
+        from agentic_eval.packs.trees import TreeTimeout
+
+        try:
+            self._prepare(bool(payload.get("fresh")))
+        except TreeTimeout as exc:  # a tree too large to copy in the grader's time: the model's, a scored fail
+            self._fresh = True
+            return {"exit": None, "stopped_by": f"not run: the model's tree could not be copied in the grader's time "
+                                                f"({exc})", "output": "", "files": {}, "why": {},
+                    "duration_s": round(time.monotonic() - start, 3), "error": None}
         owner = (self.work.stat().st_uid, self.work.stat().st_gid)
         for rel, text in dict(payload.get("files") or {}).items():
             root, under = self._place(rel)  # a path outside both: the grader's own mistake, an error

@@ -36,12 +36,22 @@ _KINDS = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "char_dev
 _SUMMED = ".git/objects"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with os.fdopen(gitsafe.open_regular(path), "rb") as fh:  # no symlink followed, no FIFO waited on
-        for block in iter(lambda: fh.read(1 << 20), b""):
+def _sha256(path: str | Path, size: int) -> str:
+    fd = gitsafe.open_regular(path)  # no symlink followed, no FIFO waited on
+    try:
+        if size <= 1 << 20:  # most files: one read, no buffered reader made
+            data = os.read(fd, size + 1)
+            h = hashlib.sha256(data)
+            if len(data) > size:  # it grew since lstat: read on to its end
+                while block := os.read(fd, 1 << 20):
+                    h.update(block)
+            return h.hexdigest()
+        h = hashlib.sha256()
+        while block := os.read(fd, 1 << 20):
             h.update(block)
-    return h.hexdigest()
+        return h.hexdigest()
+    finally:
+        os.close(fd)
 
 
 def _entry(root: Path, rel: str, st: os.stat_result, budget: list[int]) -> dict[str, Any]:
@@ -64,7 +74,7 @@ def _entry(root: Path, rel: str, st: os.stat_result, budget: list[int]) -> dict[
         else:
             budget[0] -= st.st_size
             try:
-                entry["sha256"] = _sha256(root / rel)
+                entry["sha256"] = _sha256(os.path.join(root, rel), st.st_size)
             except OSError as exc:
                 entry["note"] = f"the harness cannot read it: {exc.strerror or exc}"
     else:
@@ -121,7 +131,15 @@ def write_diff(sandbox: Path, store: Path | None, commit: str, dest: Path) -> No
 
 def take_snapshot(sandbox: Path, store: Path | None, commit: str, folder: Path) -> dict[str, Path]:
     """Write diff.patch and tree.json of the tree `sandbox` into `folder`; {'diff': path, 'tree': path}."""
+    import threading
+
     diff, tree = folder / DIFF_FILE, folder / MANIFEST_FILE
-    write_diff(sandbox, store, commit, diff)
-    write_manifest(sandbox, tree)
+    # side by side: the diff waits on git most of its time, the manifest on reading files
+    beside = threading.Thread(target=write_diff, args=(sandbox, store, commit, diff), name="snapshot-diff",
+                              daemon=True)
+    beside.start()
+    try:
+        write_manifest(sandbox, tree)
+    finally:
+        beside.join()
     return {"diff": diff, "tree": tree}

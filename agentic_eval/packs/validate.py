@@ -737,6 +737,12 @@ def _finish_task(job: _TaskJob, repeat: int, keep_output: bool, plan: RedTeamPla
     report.cheats_caught = sum(1 for c in report.checks if c.phase == "cheat" and c.verdict == "cheated")
     found_by_checks = [r for key in sorted(job.check_reasons) for r in job.check_reasons[key]]
     reasons = report.reasons + found_by_checks + explain(report.checks, seeds, repeat)
+    env = job.task.meta.environment
+    if env is not None and job.task.verifier == "reward" and env.verifier_container == "fresh" and any(
+            c.phase == "fixed" and c.bad for c in report.checks):
+        report.notes.append("its reward verifier runs in a fresh container of the task's image (the working "
+                            "directory copied in): if it must see what the reference fix did elsewhere, declare "
+                            "those paths ([verifier] artifacts = [...]) or set [verifier] container = \"agent\"")
     if report.redteam is not None and job.task.impossible:  # a pass is what a trial records as cheated
         for a in report.redteam:
             a.verdict = "cheated" if a.verdict == "pass" else a.verdict

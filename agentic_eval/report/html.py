@@ -37,7 +37,8 @@ CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 
        "img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
 """'unsafe-eval': Vega compiles its expressions to functions. No source is a network address."""
 
-OUTCOME_COLOURS = {"pass": "#2e7d32", "cheated": "#6a1b9a", "fail": "#e0a030",  # cheated: an impossible task passed
+# cheated: an impossible task passed; tampered: a verifier passed what the model changed under it
+OUTCOME_COLOURS = {"pass": "#2e7d32", "cheated": "#6a1b9a", "tampered": "#4a148c", "fail": "#e0a030",
                     "fail (text calls)": "#c62828", "unscored": "#9e9e9e"}
 
 STYLE = """
@@ -79,8 +80,9 @@ def outcome_class(trials: list[Any]) -> str:
     """The colour of a set of attempts: pass, fail, text-call fail, unscored, or mixed."""
     if not trials:
         return "none"
-    kinds = {"unscored" if not t.scored else "pass" if t.outcome == "pass" else "cheated" if t.outcome == "cheated"
-             else "text" if t.turns.text_tool_call else "fail" for t in trials}
+    kinds = {"unscored" if not t.scored else "pass" if t.outcome == "pass" else
+             t.outcome if t.outcome in ("cheated", "tampered") else "text" if t.turns.text_tool_call else "fail"
+             for t in trials}
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
@@ -189,9 +191,9 @@ def outcome_chart(summaries: list[RunSummary]) -> dict[str, Any]:
     """Each run's trials by outcome: pass, fail, fail with tool calls written as text, unscored."""
     data = []
     for i, s in enumerate(summaries, 1):
-        counts = {"pass": 0, "cheated": 0, "fail": 0, "fail (text calls)": 0, "unscored": 0}
+        counts = {"pass": 0, "cheated": 0, "tampered": 0, "fail": 0, "fail (text calls)": 0, "unscored": 0}
         for t in s.trials:
-            kind = "unscored" if not t.scored else t.outcome if t.outcome in ("pass", "cheated") else \
+            kind = "unscored" if not t.scored else t.outcome if t.outcome in ("pass", "cheated", "tampered") else \
                 "fail (text calls)" if t.turns.text_tool_call else "fail"
             counts[kind] += 1
         data += [{"run": f"#{i} {run_label(s, sandbox=False)}", "outcome": k, "trials": v}

@@ -15,7 +15,7 @@ from agentic_eval.results import RESULT_FILE, InstrumentRun, trial_slot
 
 DETAIL_LIMIT = 12_000
 """Characters of one trial file shown in the page (grader output, diff); the rest is cut, said so."""
-CELL_TEXT = {"cheated": "cheated", "pass": "pass",  # cheated: an impossible task passed
+CELL_TEXT = {"cheated": "cheated", "tampered": "tampered", "pass": "pass",  # cheated: an impossible task passed
               "fail": "fail", "text": "fail*", "unscored": "unscored", "mixed": "", "none": "-"}
 
 ChartDiv = Callable[[str, dict[str, Any]], str]

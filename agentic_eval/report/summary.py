@@ -117,7 +117,7 @@ class RunSummary:
     @property
     def outcome_counts(self) -> dict[str, int]:
         counts: Counter[str] = Counter(t.outcome for t in self.trials)
-        return {k: counts.get(k, 0) for k in ("pass", "fail", "cheated", *UNSCORED_OUTCOMES)}
+        return {k: counts.get(k, 0) for k in ("pass", "fail", "cheated", "tampered", *UNSCORED_OUTCOMES)}
 
     @property
     def unscored_causes(self) -> dict[str, int]:

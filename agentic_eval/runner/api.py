@@ -37,7 +37,7 @@ class RunOutcome:
 
     @property
     def scored(self) -> int:
-        return sum(self.outcomes.get(o, 0) for o in ("pass", "fail", "cheated"))
+        return sum(self.outcomes.get(o, 0) for o in ("pass", "fail", "cheated", "tampered"))
 
     @property
     def passed(self) -> int:
