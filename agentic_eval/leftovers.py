@@ -88,7 +88,7 @@ def mark_trial_folder(folder: Path) -> bool:
 def _remove(folder: Path) -> None:
     """Remove a folder the model may have made hard to remove (read-only or unreadable folders, nested any deep:
     without recursion)."""
-    from agentic_eval.packs.trees import remove_tree
+    from agentic_eval.trees import remove_tree
 
     remove_tree(folder)
     if folder.exists():

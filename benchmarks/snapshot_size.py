@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.sandbox import commit_pristine, pristine_store_for
 from agentic_eval.packs.snapshot import take_snapshot, write_diff, write_manifest
-from agentic_eval.packs.trees import remove_tree
+from agentic_eval.trees import remove_tree
 
 
 def fill(root: Path, files: int, per_folder: int = 1000) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.packs.trees import copy_tree, make_deep_tree, remove_tree, walk
+from agentic_eval.trees import copy_tree, make_deep_tree, remove_tree, walk
 
 REPO = Path(__file__).resolve().parent.parent
 DEEP = "python3 -c \"import os\nfor _ in range({n}):\n    os.mkdir('d'); os.chdir('d')\nopen('f.txt', 'w').write('x')\""

@@ -300,7 +300,7 @@ class BwrapBackend(SandboxBackend):
         os.chown(path, uid, gid, follow_symlinks=False)
         if not path.is_dir():
             return
-        from agentic_eval.packs.trees import walk
+        from agentic_eval.trees import walk
 
         for dirpath, dirnames, filenames in walk(path):  # iterative: a tree of any depth
             for name in (*dirnames, *filenames):

@@ -109,8 +109,8 @@ from agentic_eval.confine.docker_image import (
 )
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import OWNER_LABEL, owner_is_dead_here, owner_labels, this_machine
-from agentic_eval.packs.trees import copy_tree, remove_tree, walk
 from agentic_eval.paths import hidden_from_model
+from agentic_eval.trees import copy_tree, remove_tree, walk
 
 LABEL = "agentic-eval.sandbox"
 CLEANUP_TIMEOUT_S = 20

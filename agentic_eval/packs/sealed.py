@@ -211,11 +211,11 @@ def _write_beneath(root: Path, rel: str, data: bytes, owner: tuple[int, int] | N
 def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (".git",),
               deadline: float | None = None) -> list[str]:
     """Copy a tree into `target` (made when missing) without following links and without opening special
-    files, at any depth (packs/trees.py: iterative); returns what was left out (FIFOs, sockets, devices, and
+    files, at any depth (agentic_eval/trees.py: iterative); returns what was left out (FIFOs, sockets, devices, and
     entries the harness could not copy, each with why), relative to `source`. `skip_top`: entries at the top
     not copied (the repository's .git: three quarters of a small sandbox's files, and nothing a test needs).
     TreeTimeout past `deadline`."""
-    from agentic_eval.packs.trees import copy_tree as copy
+    from agentic_eval.trees import copy_tree as copy
 
     return copy(source, target, skip_top=skip_top, deadline=deadline)
 
@@ -224,7 +224,7 @@ def _empty(folder: Path) -> None:
     """Remove what `folder` holds but keep the folder itself (a container binds it), without following links
     and at any depth; made when missing. A file that appeared meanwhile (a process of the last command still
     ending) is removed on a later pass; OSError when the folder cannot be emptied."""
-    from agentic_eval.packs.trees import remove_tree
+    from agentic_eval.trees import remove_tree
 
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
         folder.unlink()
@@ -394,7 +394,7 @@ class CodeHost:
         if self.deadline is not None and self.deadline - self.reserve <= start:  # no copy made, no file placed
             return {"exit": None, "stopped_by": "not run: the grader's time is up", "output": "", "files": {},
                     "why": {}, "duration_s": 0.0, "error": None}
-        from agentic_eval.packs.trees import TreeTimeout
+        from agentic_eval.trees import TreeTimeout
 
         try:
             self._prepare(bool(payload.get("fresh")))
