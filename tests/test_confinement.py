@@ -170,7 +170,7 @@ def test_attacks_from_the_builtin_agent_fail(mini_pack: Path, tmp_path: Path, li
     run_dir = runs / data["run_id"]
     records, warnings = read_trials(run_dir)
     assert len(records) == 1 and not warnings
-    assert "forged" not in (run_dir / "trials.jsonl").read_text()
+    assert "forged" not in (run_dir / "trials.jsonl").read_text().replace('"tests_forged"', "")
 
 
 def test_symlink_race_on_write_file_never_lands_outside(tmp_path: Path) -> None:

@@ -99,7 +99,9 @@ def test_a_verifier_the_model_broke_is_a_scored_fail(docker_env: str, tmp_path: 
     model's, with the cause, not an unscored grader_error."""
     pack = _pack(tmp_path, "broken", 'container = "agent"\n')
     trial = _trial(tmp_path, pack, [WORK, NO_PYTHON])
-    assert (trial["outcome"], trial["fault"], trial["grader_verdict"]) == ("fail", "model", "grader_error"), trial
+    # the verifier wrote no reward; a control run on the untouched work dir did: the model's fail, scored
+    assert (trial["outcome"], trial["fault"]) == ("fail", "model"), trial
+    assert trial["grader_verdict"] in ("grader_error", "fail"), trial
     assert "/usr/bin/python3" in trial["detail"] and "could not judge" in trial["detail"]
 
 

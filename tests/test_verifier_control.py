@@ -112,11 +112,11 @@ def test_the_models_code_cannot_unscore_its_fail(docker_env: str, tmp_path: Path
     with FakeEndpoint(responder=commands_then_done([command])) as fake:
         trials = _run(tmp_path, "control", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
                       str(CONTROL), "--task", "run-answer", "--agent-opt", "max_retries=0", "--attempts", str(attempts))
-    for trial in trials:  # scored: the model's fail (a verifier in the agent's snapshot never rules a program
-        # missing the task's, so the forged line is a plain fail there; a fresh verifier's is settled by the control)
+    for trial in trials:  # scored: the model's fail. The verifier runs in a fresh container of the task's image,
+        # so the forged line looks like a program the image lacks: the control, on the untouched work dir, settles it
         assert trial["outcome"] == "fail" and trial["fault"] in ("", "model"), (trial["outcome"], trial.get("detail"))
         assert words in trial["detail"], trial["detail"]
-    assert len(runs) == (1 if words else 0)  # a control only where the run looked failed by the machine or task
+    assert len(runs) == 1  # one control: each run looked failed by the machine or the task
 
 
 def test_the_oracle_passes(docker_env: str, tmp_path: Path) -> None:  # noqa: F811
