@@ -74,10 +74,6 @@ def _elifs(tree: ast.Module) -> set[int]:
             if isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)}
 
 
-def _is_docstring_or_pass(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
-
-
 def sites(source: str, path: str) -> list[Site]:
     """Every site of every kind in `source` (the module at repo-relative `path`), in a fixed order."""
     tree = ast.parse(source)
@@ -120,19 +116,7 @@ def sites(source: str, path: str) -> list[Site]:
                 elif isinstance(default, ast.Constant) and type(default.value) is int:
                     found.append(_site("wrong_default", path, default, repr(default.value + 1)))
     found.sort(key=lambda s: (s.line, s.col, s.kind, s.variant))
-    return [s for s in found if not _only_docstring_left(tree, s)]
-
-
-def _only_docstring_left(tree: ast.Module, site: Site) -> bool:
-    """A removal that would leave a body empty but for a docstring or `pass` changes nothing worth a task."""
-    if site.new != "pass":
-        return False
-    for node in ast.walk(tree):
-        for body in (getattr(node, "body", None), getattr(node, "orelse", None)):
-            if isinstance(body, list) and any(getattr(s, "lineno", 0) == site.line and
-                                              getattr(s, "col_offset", -1) == site.col for s in body):
-                return all(_is_docstring_or_pass(s) for s in body if s.lineno != site.line)
-    return False
+    return found
 
 
 def apply(source: str, site: Site) -> str:

@@ -193,7 +193,8 @@ def _hide(project: Project, files: dict[str, bytes], site: mutate.Site, verdict:
         visible[file] = strip_tests(source, names).encode("utf-8")
         hidden[str(Path(file).parent / f"hidden_{Path(file).name}")] = source
     removed = {(f, c, n) for f, names in by_file.items() for c, n in names}
-    visible_passed = sum(1 for k, v in base["outcomes"].items() if v == "passed" and _function(k) not in removed)
+    visible_passed = sum(base["cases"].get(k, 1) for k, v in base["outcomes"].items()
+                         if v == "passed" and _function(k) not in removed)
     return Planted(site, visible, original, failing, verdict.get("messages", {}), hidden, visible_passed)
 
 

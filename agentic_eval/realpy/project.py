@@ -155,13 +155,15 @@ def source_files(project: Project, files: dict[str, bytes]) -> list[str]:
 @dataclass
 class SuiteRun:
     outcomes: dict[str, str]
-    """node id (file::[Class::]name[params]) -> passed / failed / skipped"""
+    """test function (file::[Class::]name) -> failed (any case failed) / passed (else any passed) / skipped"""
     messages: dict[str, str]
     seconds: float
     timed_out: bool = False
+    cases: dict[str, int] = field(default_factory=dict)
+    """test function -> how many of its cases (its parameters) passed"""
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcomes": self.outcomes, "messages": self.messages, "seconds": self.seconds}
+        return {"outcomes": self.outcomes, "messages": self.messages, "seconds": self.seconds, "cases": self.cases}
 
 
 def _node_id(case: ET.Element) -> str:
@@ -192,6 +194,7 @@ def run_suite(workdir: Path, project: Project, timeout: float, selection: list[s
     seconds = time.monotonic() - start
     outcomes: dict[str, str] = {}
     messages: dict[str, str] = {}
+    cases: dict[str, int] = {}
     try:
         root = ET.parse(report / "r.xml").getroot()
     except (OSError, ET.ParseError):
@@ -204,11 +207,15 @@ def run_suite(workdir: Path, project: Project, timeout: float, selection: list[s
         for child in case:
             if child.tag in ("failure", "error"):
                 outcome = "failed"
-                messages[node] = (child.get("message") or child.text or "").strip()
+                messages.setdefault(node.split("[")[0], (child.get("message") or child.text or "").strip())
             elif child.tag == "skipped":
                 outcome = "skipped"
-        outcomes[node] = "failed" if outcomes.get(node) == "failed" else outcome
-    return SuiteRun(outcomes, messages, seconds)
+        node = node.split("[")[0]  # per test function: parameter ids need not be stable between runs
+        cases[node] = cases.get(node, 0) + (outcome == "passed")
+        before = outcomes.get(node)
+        outcomes[node] = "failed" if "failed" in (before, outcome) else "passed" if "passed" in (before, outcome) \
+            else outcome
+    return SuiteRun(outcomes, messages, seconds, cases=cases)
 
 
 def write_tree(files: dict[str, bytes], root: Path) -> None:
