@@ -7,15 +7,18 @@ params:
 
 The repo is the sdist's source and tests with the mutation applied and the tests that catch it removed. The
 variables hold what the grader and the reference fix need and the model must not see: the hidden test files,
-the original module, the failing tests. See docs/realpy.md.
+the original module, the failing tests, and the twins: calls the suite makes into the project with their
+outcomes on the pristine code, which the grader makes in the model's code and judges itself (realpy/twins.py).
+See docs/realpy.md.
 """
 
 from pathlib import Path
 from typing import Any
 
 from agentic_eval.realpy.plant import plant
-from agentic_eval.realpy.project import PROJECTS, Project, ProjectError
+from agentic_eval.realpy.project import PROJECTS, Project, ProjectError, fetch, repo_files
 from agentic_eval.realpy.report import bug_report
+from agentic_eval.realpy.twins import record
 
 
 def project_of(params: dict[str, Any]) -> Project:
@@ -35,6 +38,7 @@ def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
     project = project_of(params)
     kinds = tuple(str(k) for k in params.get("kinds") or ())
     planted = plant(project, seed, kinds)
+    twins = record(project, repo_files(project, fetch(project)))
     for rel in sorted(planted.files):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -66,4 +70,5 @@ def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
         "require": sorted(set(require)),
         "visible_tests": sorted({node.split("::")[0] for node in planted.failing}),
         "min_passed": planted.visible_passed + len(set(require)),
+        "project_twins": twins,
     }

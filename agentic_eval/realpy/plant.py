@@ -22,6 +22,7 @@ from agentic_eval.realpy import mutate
 from agentic_eval.realpy.project import (
     Project,
     ProjectError,
+    check_not_installed,
     fetch,
     load_json,
     locked,
@@ -108,7 +109,8 @@ def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any])
             if run.timed_out:
                 return {"ok": False, "why": f"the suite timed out ({timeout:.0f} s)"}
             changed = {k for k in set(expected) | set(run.outcomes) if expected.get(k) != run.outcomes.get(k)}
-            newly_failing = sorted(k for k in changed if expected.get(k) == "passed" and run.outcomes.get(k) == "failed")
+            newly_failing = sorted(k for k in changed
+                                   if expected.get(k) == "passed" and run.outcomes.get(k) == "failed")
             if set(newly_failing) != changed:
                 return {"ok": False, "why": f"{len(changed - set(newly_failing))} tests changed otherwise"}
             functions = {_function(k) for k in newly_failing}
@@ -135,6 +137,7 @@ def candidates(project: Project, files: dict[str, bytes], kinds: tuple[str, ...]
 
 def plant(project: Project, seed: int, kinds: tuple[str, ...] = ()) -> Planted:
     """The task for `seed`: the first valid mutation in the seed's order of the sites."""
+    check_not_installed(project)
     tree = fetch(project)
     files = repo_files(project, tree)
     base = baseline(project, files)
@@ -160,14 +163,15 @@ def strip_tests(source: str, names: set[tuple[str, str]]) -> str:
     cut: list[tuple[int, int, str]] = []
 
     def visit(body: list[ast.stmt], cls: str) -> None:
+        gone = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and (cls, n.name) in names]
+        emptied = all(n in gone or isinstance(n, ast.Pass) for n in body)
         for node in body:
             if isinstance(node, ast.ClassDef):
                 visit(node.body, f"{cls}::{node.name}" if cls else node.name)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (cls, node.name) in names:
+            elif node in gone:
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                rest = [n for n in body if n is not node and not isinstance(n, ast.Pass)]
-                cut.append((first, node.end_lineno or node.lineno,
-                            " " * node.col_offset + "pass\n" if not rest else ""))
+                keep = " " * node.col_offset + "pass\n" if emptied and node is gone[0] else ""
+                cut.append((first, node.end_lineno or node.lineno, keep))
 
     visit(tree.body, "")
     for first, last, keep in sorted(cut, reverse=True):

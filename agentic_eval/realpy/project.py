@@ -51,14 +51,31 @@ class Project:
 PROJECTS: dict[str, Project] = {p.name: p for p in (
     Project("more-itertools", "10.5.0", "5482bfef7849c25dc3c6dd53a6173ae4795da2a41a80faea6700d9f5846c5da6",
             "data structures / iteration", "MIT", ("more_itertools",), "tests"),
-    Project("tabulate", "0.9.0", "0095b12bf5966de529c0feb1fa08671671b3368eec77d7ef7ab114be2c068b3c",
-            "text formatting", "MIT", ("tabulate",), "test", (".", "test")),
+    Project("inflection", "0.5.1", "1a29730d366e996aaacffb2f1f1cb9593dc38e2ddd30c91250c6dde09ea9b417",
+            "text (word forms and case styles)", "MIT", ("inflection",), "test_inflection.py"),
     Project("isodate", "0.7.2", "4cd1aa0f43ca76f4a6c6c0292a85f40b35ec2e43e315b59f06e6d32171a953e6",
             "dates and durations", "BSD-3-Clause", ("src/isodate",), "tests", ("src",),
             ("src/isodate/version.py", "src/isodate/_version.py")),
     Project("parse", "1.20.2", "b41d604d16503c79d81af5165155c0b20f6c8d6c559efa66b4b695c3e5a0a0ce",
             "parsing", "MIT", ("parse.py",), "tests"),
 )}
+
+
+def module_names(project: Project) -> list[str]:
+    """The top-level modules the project's sources define (src/pkg -> pkg, mod.py -> mod)."""
+    return sorted({Path(s).stem if s.endswith(".py") else Path(s).name for s in project.sources})
+
+
+def check_not_installed(project: Project) -> None:
+    """ProjectError when this Python can import the project already: the grader's pytest would find that copy
+    before the sandbox's (the sandbox's folders come after site-packages), and the model could read it."""
+    import importlib.util
+
+    for name in module_names(project):
+        spec = importlib.util.find_spec(name)
+        if spec is not None:
+            raise ProjectError(f"{name} is installed in {sys.executable} ({spec.origin}): the grader would test that "
+                               f"copy, not the sandbox's; uninstall it or pick another project")
 
 
 def project_root(project: Project) -> Path:
@@ -92,7 +109,8 @@ def download(name: str, version: str, dest: Path) -> Path:
         raise ProjectError(f"pip download {name}=={version} took over 300 s; check the network and retry") from None
     found = sorted(p for p in dest.glob("*.tar.gz") if p.name.lower().replace("_", "-").startswith(name.lower()))
     if done.returncode != 0 or not found:
-        said = [x.strip() for x in done.stderr.splitlines() if x.strip() and not x.strip().startswith(("hint", "WARNING"))]
+        said = [x.strip() for x in done.stderr.splitlines()
+                if x.strip() and not x.strip().startswith(("hint", "WARNING"))]
         last = (said or ["no sdist"])[-1][:200]
         raise ProjectError(f"cannot download the sdist of {name}=={version} (offline? pip said: {last}); "
                            "connect to the package index once, the sdist is cached after that")
@@ -144,7 +162,8 @@ def source_files(project: Project, files: dict[str, bytes]) -> list[str]:
     """The project's Python modules that mutations may touch (tests and excluded files out), sorted."""
     chosen = []
     for rel in sorted(files):
-        if not rel.endswith(".py") or rel in project.exclude or rel.startswith(project.tests.rstrip("/") + "/"):
+        if not rel.endswith(".py") or rel in project.exclude or rel == project.tests \
+                or rel.startswith(project.tests.rstrip("/") + "/"):
             continue
         if any(rel == s or rel.startswith(s.rstrip("/") + "/") for s in project.sources):
             if "/tests/" not in "/" + rel:

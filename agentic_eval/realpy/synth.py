@@ -16,7 +16,16 @@ from pathlib import Path
 from agentic_eval.paths import builtin_root
 from agentic_eval.realpy.mutate import KINDS
 from agentic_eval.realpy.plant import baseline, candidates, validate
-from agentic_eval.realpy.project import Project, ProjectError, download, fetch, project_root, repo_files, sha256_of
+from agentic_eval.realpy.project import (
+    Project,
+    ProjectError,
+    check_not_installed,
+    download,
+    fetch,
+    project_root,
+    repo_files,
+    sha256_of,
+)
 
 GROUPS = {
     "logic": ("compare", "boolop"),
@@ -53,6 +62,7 @@ def synth(spec: str, out: Path, budget: int = 40) -> int:
     tree = fetch(Project(name, version, digest))
     sources, tests, pythonpath = guess_layout(name, version, tree)
     project = Project(name, version, digest, sources=sources, tests=tests, pythonpath=pythonpath)
+    check_not_installed(project)
     files = repo_files(project, tree)
     start = time.monotonic()
     base = baseline(project, files)
@@ -66,8 +76,8 @@ def synth(spec: str, out: Path, budget: int = 40) -> int:
         if verdict.get("ok"):
             valid += 1
             by_kind[site.kind] = by_kind.get(site.kind, 0) + 1
-    print(f"{len(order)} mutation sites; {tried} tried, {valid} valid "
-          f"({', '.join(f'{k} {n}' for k, n in sorted(by_kind.items())) or 'none'}) in {time.monotonic() - start:.0f} s")
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items())) or "none"
+    print(f"{len(order)} mutation sites; {tried} tried, {valid} valid ({kinds}) in {time.monotonic() - start:.0f} s")
     if not valid:
         raise ProjectError(f"no valid mutation among {tried} tried; try a larger --budget or another project")
     for group, kinds in GROUPS.items():
