@@ -46,7 +46,8 @@ def register(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """`tasks ACTION`; `tasks` alone prints its help."""
-    action = {"list": tasks_list, "show": tasks_show, "new": tasks_new, "synth": tasks_synth}.get(args.tasks_command or "")
+    actions = {"list": tasks_list, "show": tasks_show, "new": tasks_new, "synth": tasks_synth}
+    action = actions.get(args.tasks_command or "")
     return action(args) if action else print_help_of(args)
 
 

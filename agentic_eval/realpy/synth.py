@@ -76,8 +76,8 @@ def synth(spec: str, out: Path, budget: int = 40) -> int:
         if verdict.get("ok"):
             valid += 1
             by_kind[site.kind] = by_kind.get(site.kind, 0) + 1
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items())) or "none"
-    print(f"{len(order)} mutation sites; {tried} tried, {valid} valid ({kinds}) in {time.monotonic() - start:.0f} s")
+    found = ", ".join(f"{k} {n}" for k, n in sorted(by_kind.items())) or "none"
+    print(f"{len(order)} mutation sites; {tried} tried, {valid} valid ({found}) in {time.monotonic() - start:.0f} s")
     if not valid:
         raise ProjectError(f"no valid mutation among {tried} tried; try a larger --budget or another project")
     for group, kinds in GROUPS.items():
