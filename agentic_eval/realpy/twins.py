@@ -93,6 +93,7 @@ from itertools import islice
 calls = json.load(open(sys.argv[1]))
 out = []
 for module, name, args in calls:
+    is_iter = False
     try:
         fn = getattr(importlib.import_module(module), name)
         result = fn(*json.loads(json.dumps(args)))
@@ -100,7 +101,7 @@ for module, name, args in calls:
         if is_iter:
             result = list(islice(result, 201))
     except Exception as exc:
-        out.append({"raises": type(exc).__name__})
+        out.append({"raises": type(exc).__name__, "iter": is_iter})
         continue
     try:
         out.append({"returns": json.loads(json.dumps(result)), "iter": is_iter, "type": type(result).__name__})
