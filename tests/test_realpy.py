@@ -67,6 +67,8 @@ def test_strip_tests_removes_functions_and_methods() -> None:
     out = strip_tests(source, {("", "test_a"), ("T", "test_c")})
     assert "test_a" not in out and "parametrize" not in out and "test_c" not in out
     assert "def test_b" in out and "class T:\n    pass" in out
+    two = "class U:\n    def test_x(self):\n        pass\n\n    def test_y(self):\n        pass\n"
+    assert strip_tests(two, {("U", "test_x"), ("U", "test_y")}).split() == ["class", "U:", "pass"]
 
 
 def test_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,3 +133,23 @@ def test_generator_plants_a_bug_its_hidden_tests_catch(realpy_cache: Path, tmp_p
     again = tmp_path / "again"
     again.mkdir()
     assert generate(again, 0, {"project": "parse", "kinds": ["compare", "boolop"]})["mutation"] == v["mutation"]
+
+
+def test_the_graders_copy_selects_tests_in_classes_of_hidden_files() -> None:
+    """gradelib's own copy of a suite (graders/shuffled.py) takes "file::Class::test" node ids: a hidden file's
+    test in a unittest class runs under its new name, in its class."""
+    from agentic_eval.packs.builtin import graders_dir
+
+    sys.path.insert(0, str(graders_dir()))
+    try:
+        from shuffled import selected_files, shuffle_python
+    finally:
+        sys.path.remove(str(graders_dir()))
+    source = "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n"
+    wanted = selected_files(["tests/hidden_test_m.py::T::test_a"], lambda folder: None)
+    suite = shuffle_python({"tests/hidden_test_m.py": source}, wanted, lambda rel: False,
+                           lambda p, f: f"def {p}():\n    pass\n\n\ndef {f}():\n    assert 0\n")
+    picked = [a for a in suite.argv if "::T::" in a]
+    assert len(picked) == 1 and "test_a" not in picked[0]
+    assert suite.names[(Path(picked[0].split("::")[0]).stem, picked[0].split("::")[-1])] == (
+        "tests/hidden_test_m.py", "test_a")
