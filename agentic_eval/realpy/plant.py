@@ -1,9 +1,9 @@
 """Pick, validate and plant one bug per seed in a real project; hide the tests that catch it.
 
 The sites of every kind (mutate.py) are enumerated in a fixed order; the seed shuffles them; the first that
-validates is the task. A candidate is valid when the project's tests, run twice on the mutant (each within a
-timeout of 10x the pristine run's, at least 60 s), make between 1 and MAX_FAILING test functions fail that passed on the
-pristine tree, the same ones both times, and change nothing else. Each verdict is cached per (project, version,
+validates is the task. A candidate is valid when the project's tests, run twice on the mutant (each within
+10x the pristine run's time, at least 60 s), make between 1 and MAX_FAILING test functions fail that passed on
+the pristine tree, the same ones both times, and change nothing else. Each verdict is cached per (project, version,
 mutation id) in the project's cache folder, so generating a seed again is instant.
 """
 
