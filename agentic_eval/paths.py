@@ -3,7 +3,8 @@
     cache_dir()          $AGENTIC_EVAL_CACHE, else $XDG_CACHE_HOME/agentic-eval, else ~/.cache/agentic-eval
     tools_dir()          $AGENTIC_EVAL_TOOLS, else the cache folder's tools/
     builtin_root()       the folder holding the built-in tasks/, sandboxes/ (generators) and graders/
-    hidden_from_model()  those three: what every confinement hides from the model where it could see them
+    hidden_from_model()  those three and the realpy cache: what every confinement hides from the model where it
+                         could see them
 
 Under the cache folder: `models/` (the local server's assembled model), `images/` (the docker sandbox
 image's root filesystem) and `fix-size/` (reference fix sizes). `~` at the start of any of these
@@ -53,7 +54,9 @@ def builtin_root() -> Path:
 
 
 def hidden_from_model() -> tuple[Path, ...]:
-    """The built-in packs, generators and grader helpers: what a sandbox hides from the model when they lie
-    under a path it sees (a wheel installed in the harness's Python mounts them with the package)."""
+    """The built-in packs, generators and grader helpers, and realpy's cache of pristine sdists: what a sandbox
+    hides from the model when they lie under a path it sees (a wheel installed in the harness's Python mounts them
+    with the package)."""
     root = builtin_root()
-    return tuple(root / name for name in ("tasks", "graders", "sandboxes"))
+    # realpy's cache holds the pristine sdists and which mutation each seed planted
+    return (*(root / name for name in ("tasks", "graders", "sandboxes")), cache_dir() / "realpy")

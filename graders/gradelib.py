@@ -1418,6 +1418,7 @@ class Grader:
         twins: Sequence[dict[str, Any]] | None = None,
         twin_modules: dict[str, str] | None = None,
         twins_except: Sequence[str] = (),
+        hidden_suite: dict[str, str] | None = None,
     ) -> PytestRun | None:
         """Run pytest on `selection` (work-copy paths or node ids) plus the hidden `extra_tests`.
 
@@ -1449,19 +1450,23 @@ class Grader:
         each copied beside itself under a new name, every test renamed, the canaries inside one copy named
         like real tests, so no forgery can spare them by name or file; the report's cases are translated
         back to the repo's names. Its check line then ends "(from the run's report alone)".
+
+        `hidden_suite`: test files the model never saw (path as if in the repo -> source, e.g. from the task's
+        variables); `selection` may name them or their tests by node id. They join the grader's own copy like the
+        repo's files (a new name beside where they would be, every test renamed, the canaries maybe among them).
         """
         names = [*selection, *(f"hidden {Path(t).name}" for t in extra_tests)]
         what = what or "tests pass: " + " ".join(names)
         if self._skip_costly(what):
             return None
-        chosen = self._twins_for(selection, twins, twins_except)
+        chosen = [] if hidden_suite else self._twins_for(selection, twins, twins_except)
         import importlib.util
 
         if importlib.util.find_spec("pytest") is None:
             raise GraderEnvironmentError(f"the grader's Python {python_executable()} cannot import pytest; "
                                          "pip install pytest")
         files, hidden = self._hidden_files(extra_tests)
-        shuffled = None if chosen else self._shuffled_suite(selection)
+        shuffled = None if chosen else self._shuffled_suite(selection, hidden_suite or {})
         if shuffled is not None:  # no twins: the grader's own copy, every name and file new, canaries inside
             passing, failing = shuffled.passing, shuffled.failing
             files.update(shuffled.files)
@@ -1506,7 +1511,7 @@ class Grader:
 
         _PENDING.append(_Pending(batch.calls, dict(batch.files), tuple(pythonpath), timeout, answered))
 
-    def _shuffled_suite(self, selection: Sequence[str]) -> Any:
+    def _shuffled_suite(self, selection: Sequence[str], hidden: dict[str, str]) -> Any:
         """The grader's own copy of the selected Python tests (graders/shuffled.py), or None when there is none
         to make (nothing readable selected)."""
         from shuffled import selected_files, shuffle_python
@@ -1524,8 +1529,8 @@ class Grader:
                     break
             return found
 
-        wanted = selected_files(selection, listed)
-        sources = {rel: text for rel in wanted if (text := self.read(rel)) is not None}
+        wanted = selected_files(selection, lambda folder: None if folder in hidden else listed(folder))
+        sources = {rel: text for rel in wanted if (text := hidden.get(rel, self.read(rel))) is not None}
         if not sources or len(sources) != len(wanted):
             return None  # a selected file is missing or unreadable: the run as asked says so
 

@@ -82,7 +82,10 @@ def shuffle_python(tests: dict[str, str], wanted: dict[str, set[str] | None], ex
         if chosen is None:
             items.append(copy)
         else:
-            items += [f"{copy}::{renamed[name]}" for name in sorted(chosen) if name in renamed]
+            for name in sorted(chosen):  # "test_x" or "Class::test_x" (a test in a class)
+                cls, _, test = name.rpartition("::")
+                if test in renamed:
+                    items.append("::".join(x for x in (copy, cls, renamed[test]) if x))
             if rel == host:
                 items += [f"{copy}::{suite.passing}", f"{copy}::{suite.failing}"]
     order = list(range(len(items)))

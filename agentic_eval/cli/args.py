@@ -192,8 +192,9 @@ def add_tasks_arg(p: argparse.ArgumentParser) -> None:
         metavar="PATH",
         default=None,
         help="a task pack folder (or a single task folder), or a built-in or installed pack's name (core, "
-        "node, ops, impossible); repeatable. Default: the built-in packs core, node and ops and any installed "
-        "through the 'agentic_eval.packs' entry points (the impossible pack only when asked for).",
+        "node, ops, impossible, realpy); repeatable. Default: the built-in packs core, node and ops and any "
+        "installed through the 'agentic_eval.packs' entry points (the impossible and realpy packs only when asked "
+        "for).",
     )
 
 

@@ -36,12 +36,18 @@ def register(sub: Any) -> None:
         "--pack", metavar="DIR", default=".", help="pack folder to create the task in (default: current folder)"
     )
     p_new.add_argument("--generator", default="pyservice", help="sandbox generator to use (default pyservice)")
+    p_synth = actions.add_parser(
+        "synth", help="a realpy pack from a real project on the package index: bugs planted, caught by its own tests")
+    p_synth.add_argument("spec", metavar="NAME==VERSION", help="a pure-Python project whose sdist ships its tests")
+    p_synth.add_argument("--out", metavar="DIR", default=None, help="pack folder to write (default ./realpy-NAME)")
+    p_synth.add_argument("--budget", type=int, default=40, help="mutations to validate at most (default 40)")
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     """`tasks ACTION`; `tasks` alone prints its help."""
-    action = {"list": tasks_list, "show": tasks_show, "new": tasks_new}.get(args.tasks_command or "")
+    actions = {"list": tasks_list, "show": tasks_show, "new": tasks_new, "synth": tasks_synth}
+    action = actions.get(args.tasks_command or "")
     return action(args) if action else print_help_of(args)
 
 
@@ -271,3 +277,17 @@ def _environment_lines(task: Any) -> list[str]:
         "",
         task.render_instruction({}).rstrip(),
     ]
+
+
+def tasks_synth(args: argparse.Namespace) -> int:
+    """`tasks synth NAME==VERSION`: validate mutations of a real project and write a realpy pack."""
+    from agentic_eval.realpy.project import ProjectError
+    from agentic_eval.realpy.synth import synth
+
+    out = Path(args.out or f"realpy-{args.spec.partition('==')[0].lower()}")
+    try:
+        synth(args.spec, out, budget=max(1, args.budget))
+    except ProjectError as exc:
+        print(f"agentic-eval: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,212 @@
+"""Pick, validate and plant one bug per seed in a real project; hide the tests that catch it.
+
+The sites of every kind (mutate.py) are enumerated in a fixed order; the seed shuffles them; the first that
+validates is the task. A candidate is valid when the project's tests, run twice on the mutant (each within
+10x the pristine run's time, at least 60 s), make between 1 and MAX_FAILING test functions fail that passed on
+the pristine tree, the same ones both times, and change nothing else. Each verdict is cached per (project, version,
+mutation id) in the project's cache folder, so generating a seed again is instant.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.realpy import mutate
+from agentic_eval.realpy.project import (
+    Project,
+    ProjectError,
+    check_not_installed,
+    fetch,
+    load_json,
+    locked,
+    project_root,
+    repo_files,
+    run_suite,
+    save_json,
+    source_files,
+    write_tree,
+)
+
+MAX_FAILING = 5
+MAX_TRIES = 60
+"""candidates validated per generation at most (cached verdicts do not count)"""
+
+
+@dataclass
+class Planted:
+    site: mutate.Site
+    files: dict[str, bytes]
+    """the repo the model sees: the mutant, the catching tests removed"""
+    original: str
+    failing: list[str]
+    messages: dict[str, str]
+    hidden: dict[str, str]
+    """hidden test file key (tests/hidden_test_x.py) -> the full original test file"""
+    visible_passed: int
+
+
+def _function(node_id: str) -> tuple[str, str, str]:
+    """(file, class or "", test function name) of a node id."""
+    parts = node_id.split("::")
+    return parts[0], "::".join(parts[1:-1]), parts[-1].split("[")[0]
+
+
+def baseline(project: Project, files: dict[str, bytes]) -> dict[str, Any]:
+    root = project_root(project)
+    with locked(root / ".baseline.lock"):
+        data = load_json(root / "baseline.json")
+        if data.get("outcomes"):
+            return data
+        with tempfile.TemporaryDirectory(prefix="realpy-") as tmp:
+            write_tree(files, Path(tmp))
+            run = run_suite(Path(tmp), project, timeout=600)
+        if not run.outcomes or any(v == "failed" for v in run.outcomes.values()):
+            bad = [k for k, v in run.outcomes.items() if v == "failed"][:3]
+            raise ProjectError(f"the tests of {project.name}=={project.version} do not pass on the pristine sdist "
+                               f"({'failing: ' + ', '.join(bad) if bad else 'no report'}); pick another version")
+        data = run.to_json()
+        save_json(root / "baseline.json", data)
+        return data
+
+
+def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base: dict[str, Any]) -> dict[str, Any]:
+    """The verdict on one mutation: {"ok", "why", "failing", "messages", "seconds"}; cached."""
+    root = project_root(project)
+    cache = root / "validation.json"
+    known = load_json(cache).get(site.id)
+    if known is not None:
+        return dict(known)
+    original = files[site.path].decode("utf-8")
+    try:
+        mutant = mutate.apply(original, site)
+    except ValueError as exc:
+        verdict: dict[str, Any] = {"ok": False, "why": str(exc)}
+    else:
+        verdict = _run_mutant(project, {**files, site.path: mutant.encode("utf-8")}, base)
+    with locked(root / ".validation.lock"):
+        data = load_json(cache)
+        data[site.id] = verdict
+        save_json(cache, data)
+    return verdict
+
+
+def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any]) -> dict[str, Any]:
+    timeout = max(60.0, 10 * float(base["seconds"]))  # generous: a loaded machine must not reject a mutant
+    expected: dict[str, str] = base["outcomes"]
+    runs = []
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="realpy-") as tmp:
+        write_tree(files, Path(tmp))
+        for attempt in range(2):
+            run = run_suite(Path(tmp), project, timeout=timeout)
+            if run.timed_out:
+                return {"ok": False, "why": f"the suite timed out ({timeout:.0f} s)"}
+            changed = {k for k in set(expected) | set(run.outcomes) if expected.get(k) != run.outcomes.get(k)}
+            newly_failing = sorted(k for k in changed
+                                   if expected.get(k) == "passed" and run.outcomes.get(k) == "failed")
+            if set(newly_failing) != changed:
+                return {"ok": False, "why": f"{len(changed - set(newly_failing))} tests changed otherwise"}
+            functions = {_function(k) for k in newly_failing}
+            if not 1 <= len(functions) <= MAX_FAILING:
+                return {"ok": False, "why": f"{len(functions)} test functions fail"}
+            runs.append((newly_failing, run.messages))
+            if attempt == 1 and runs[0][0] != runs[1][0]:
+                return {"ok": False, "why": "not deterministic: another set of tests failed on the second run"}
+    failing, messages = runs[0]
+    return {"ok": True, "why": "", "failing": failing, "seconds": round(time.monotonic() - start, 2),
+            "messages": {k: messages.get(k, "")[:600] for k in failing}}
+
+
+def candidates(project: Project, files: dict[str, bytes], kinds: tuple[str, ...]) -> list[mutate.Site]:
+    """Every site of the wanted kinds in the project's code, in a fixed order."""
+    found = []
+    for rel in source_files(project, files):
+        try:
+            found += mutate.sites(files[rel].decode("utf-8"), rel)
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+    return [s for s in found if not kinds or s.kind in kinds]
+
+
+def plant(project: Project, seed: int, kinds: tuple[str, ...] = ()) -> Planted:
+    """The task for `seed`: the first valid mutation in the seed's order of the sites."""
+    check_not_installed(project)
+    tree = fetch(project)
+    files = repo_files(project, tree)
+    base = baseline(project, files)
+    order = candidates(project, files, kinds)
+    random.Random(f"{project.name}=={project.version}:{seed}").shuffle(order)
+    tried = 0
+    for site in order:
+        cached = site.id in load_json(project_root(project) / "validation.json")
+        verdict = validate(project, files, site, base)
+        tried += 0 if cached else 1
+        if verdict.get("ok"):
+            return _hide(project, files, site, verdict, base)
+        if tried >= MAX_TRIES:
+            break
+    raise ProjectError(f"no valid mutation of kinds {', '.join(kinds) or 'any'} in {project.name}=={project.version} "
+                       f"for seed {seed} after {tried} new candidates; widen the kinds")
+
+
+def strip_tests(source: str, names: set[tuple[str, str]]) -> str:
+    """`source` without the test functions `names` ((class or "", function)); a class left empty gets `pass`."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    cut: list[tuple[int, int, str]] = []
+
+    def visit(body: list[ast.stmt], cls: str) -> None:
+        gone = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and (cls, n.name) in names]
+        emptied = all(n in gone or isinstance(n, ast.Pass) for n in body)
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{cls}::{node.name}" if cls else node.name)
+            elif node in gone:
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                keep = " " * node.col_offset + "pass\n" if emptied and node is gone[0] else ""
+                cut.append((first, node.end_lineno or node.lineno, keep))
+
+    visit(tree.body, "")
+    for first, last, keep in sorted(cut, reverse=True):
+        lines[first - 1:last] = [keep] if keep else []
+    result = "".join(lines)
+    ast.parse(result)
+    return result
+
+
+def _hide(project: Project, files: dict[str, bytes], site: mutate.Site, verdict: dict[str, Any],
+          base: dict[str, Any]) -> Planted:
+    original = files[site.path].decode("utf-8")
+    failing: list[str] = verdict["failing"]
+    by_file: dict[str, set[tuple[str, str]]] = {}
+    for node in failing:
+        file, cls, name = _function(node)
+        by_file.setdefault(file, set()).add((cls, name))
+    visible = dict(files)
+    visible[site.path] = mutate.apply(original, site).encode("utf-8")
+    hidden: dict[str, str] = {}
+    for file, names in sorted(by_file.items()):
+        source = files[file].decode("utf-8")
+        visible[file] = strip_tests(source, names).encode("utf-8")
+        hidden[str(Path(file).parent / f"hidden_{Path(file).name}")] = source
+    removed = {(f, c, n) for f, names in by_file.items() for c, n in names}
+    visible_passed = sum(base["cases"].get(k, 1) for k, v in base["outcomes"].items()
+                         if v == "passed" and _function(k) not in removed)
+    return Planted(site, visible, original, failing, verdict.get("messages", {}), hidden, visible_passed)
+
+
+def scratch_copy(files: dict[str, bytes]) -> Path:
+    root = Path(tempfile.mkdtemp(prefix="realpy-"))
+    write_tree(files, root)
+    return root
+
+
+def remove(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

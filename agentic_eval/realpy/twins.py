@@ -1,0 +1,174 @@
+"""Twin checks for a real project's suite: its tests' calls into the project, replayed and judged in the grader.
+
+The pristine suite runs once under a profiler that records every call a test makes directly into a module-level
+function of the project whose arguments are plain data (numbers, strings, None, lists and dicts of them). Each
+recorded call is then made twice in a fresh process of the pristine code; what it returns (an iterator read into
+a list) or raises, when plain and the same both times, is its expected outcome. The grader makes the same calls
+in the model's code, apart from it, and compares what comes back itself (gradelib's make_calls), so no report
+of a test run, forged or not, decides them. Cached per project in `twins.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.realpy.project import Project, load_json, locked, project_root, save_json, write_tree
+
+PER_FUNCTION = 10
+MAX_TWINS = 400
+
+_TRACER = r'''
+import json, math, os, sys
+
+_OUT = os.environ["REALPY_TWIN_OUT"]
+_SOURCES = tuple(json.loads(os.environ["REALPY_SOURCES"]))
+_TESTS = os.environ["REALPY_TESTS"]
+_SEEN = {}
+
+
+def _plain(value, depth=0):
+    if depth > 4:
+        return False
+    if value is None or type(value) in (bool, int, str):
+        return not (type(value) is str and len(value) > 200) and not (type(value) is int and abs(value) > 2**53)
+    if type(value) is float:
+        return math.isfinite(value)
+    if type(value) is list:
+        return len(value) <= 50 and all(_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return len(value) <= 20 and all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _profile(frame, event, arg):
+    if event != "call":
+        return
+    code = frame.f_code
+    if not code.co_filename.startswith(_SOURCES) or code.co_name.startswith("_"):
+        return
+    caller = frame.f_back
+    if caller is None or _TESTS not in caller.f_code.co_filename:
+        return
+    fn = frame.f_globals.get(code.co_name)
+    if getattr(fn, "__code__", None) is not code:
+        return
+    names = code.co_varnames[:code.co_argcount]
+    if code.co_kwonlyargcount or code.co_flags & 0x08:
+        return
+    args = [frame.f_locals.get(n) for n in names]
+    if code.co_flags & 0x04:
+        args += list(frame.f_locals.get(code.co_varnames[code.co_argcount], ()))
+    if not _plain(args):
+        return
+    key = (frame.f_globals.get("__name__"), code.co_name)
+    calls = _SEEN.setdefault(key, [])
+    if len(calls) < 12 and args not in calls:
+        calls.append(json.loads(json.dumps(args)))
+
+
+def pytest_runtest_call(item):
+    sys.setprofile(_profile)
+
+
+def pytest_runtest_teardown(item):
+    sys.setprofile(None)
+
+
+def pytest_sessionfinish(session):
+    sys.setprofile(None)
+    with open(_OUT, "w") as out:
+        json.dump([[m, f, a] for (m, f), calls in _SEEN.items() for a in calls], out)
+'''
+
+_REPLAY = r'''
+import importlib, json, sys
+from itertools import islice
+
+calls = json.load(open(sys.argv[1]))
+out = []
+for module, name, args in calls:
+    is_iter = False
+    try:
+        fn = getattr(importlib.import_module(module), name)
+        result = fn(*json.loads(json.dumps(args)))
+        is_iter = hasattr(result, "__next__")
+        if is_iter:
+            result = list(islice(result, 201))
+    except Exception as exc:
+        out.append({"raises": type(exc).__name__, "iter": is_iter})
+        continue
+    try:
+        out.append({"returns": json.loads(json.dumps(result)), "iter": is_iter, "type": type(result).__name__})
+    except Exception:
+        out.append({"type": "not plain"})
+print(json.dumps(out))
+'''
+
+
+def _plain_result(entry: dict[str, Any]) -> bool:
+    if "raises" in entry:
+        return True
+    value = entry.get("returns")
+    if entry.get("iter") and isinstance(value, list) and len(value) > 200:
+        return False
+    return entry.get("type") in ("NoneType", "bool", "int", "float", "str", "list", "dict")
+
+
+def record(project: Project, files: dict[str, bytes], timeout: float = 600) -> list[dict[str, Any]]:
+    """The project's twins: [{"module", "function", "args", "returns" | "raises", "iter"}]; cached."""
+    root = project_root(project)
+    with locked(root / ".twins.lock"):
+        cached = load_json(root / "twins.json")
+        if "twins" in cached:
+            return list(cached["twins"])
+        twins = _record(project, files, timeout)
+        save_json(root / "twins.json", {"twins": twins})
+        return twins
+
+
+def _record(project: Project, files: dict[str, bytes], timeout: float) -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="realpy-twins-") as tmp:
+        work, aux = Path(tmp) / "work", Path(tmp) / "aux"
+        write_tree(files, work)
+        aux.mkdir()
+        (aux / "realpy_tracer.py").write_text(_TRACER)
+        (aux / "pytest.ini").write_text("[pytest]\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+        path = os.pathsep.join(str(work / p) for p in project.pythonpath)
+        env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONHASHSEED="0", PYTHONPATH=f"{path}{os.pathsep}{aux}",
+                   REALPY_TWIN_OUT=str(aux / "calls.json"),
+                   REALPY_TESTS=str(work / project.tests) + ("" if project.tests.endswith(".py") else os.sep),
+                   REALPY_SOURCES=json.dumps([str(work / s) for s in project.sources]))
+        argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "realpy_tracer",
+                "--noconftest", "--import-mode=importlib", "-c", str(aux / "pytest.ini"), "--rootdir", str(work),
+                project.tests]
+        subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=timeout, check=False)
+        try:
+            calls = json.loads((aux / "calls.json").read_text())
+        except (OSError, ValueError):
+            return []
+        env["PYTHONPATH"] = path
+        answers = []
+        for _ in range(2):
+            done = subprocess.run([sys.executable, "-B", "-c", _REPLAY, str(aux / "calls.json")], cwd=work,
+                                  env=env, capture_output=True, text=True, timeout=timeout, check=False)
+            try:
+                answers.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            except (ValueError, IndexError):
+                return []
+    twins: list[dict[str, Any]] = []
+    per: dict[tuple[str, str], int] = {}
+    for (module, name, args), first, second in zip(calls, answers[0], answers[1], strict=False):
+        if first != second or not _plain_result(first) or per.get((module, name), 0) >= PER_FUNCTION:
+            continue
+        per[(module, name)] = per.get((module, name), 0) + 1
+        twin = {"module": module, "function": name, "args": args, "iter": bool(first.get("iter"))}
+        twin.update({"raises": first["raises"]} if "raises" in first else {"returns": first["returns"]})
+        twins.append(twin)
+    return twins[:MAX_TWINS]

@@ -1,0 +1,74 @@
+"""Sandbox generator `realpy`: a real Python project from its pinned sdist, one bug planted per seed (issue 43).
+
+params:
+    project   a name in agentic_eval.realpy.project.PROJECTS, or NAME==VERSION with `sha256`, `sources`,
+              `tests` and `pythonpath` given (what `agentic-eval tasks synth` writes)
+    kinds     the bug kinds to choose among (agentic_eval.realpy.mutate.KINDS; default all)
+
+The repo is the sdist's source and tests with the mutation applied and the tests that catch it removed. The
+variables hold what the grader and the reference fix need and the model must not see: the hidden test files,
+the original module, the failing tests, and the twins: calls the suite makes into the project with their
+outcomes on the pristine code, which the grader makes in the model's code and judges itself (realpy/twins.py).
+See docs/realpy.md.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from agentic_eval.realpy.plant import plant
+from agentic_eval.realpy.project import PROJECTS, Project, ProjectError, fetch, repo_files
+from agentic_eval.realpy.report import bug_report
+from agentic_eval.realpy.twins import record
+
+
+def project_of(params: dict[str, Any]) -> Project:
+    name = str(params.get("project") or "")
+    if name in PROJECTS:
+        return PROJECTS[name]
+    if "==" in name and params.get("sha256"):
+        pkg, _, version = name.partition("==")
+        return Project(pkg, version, str(params["sha256"]), sources=tuple(params.get("sources") or ()),
+                       tests=str(params.get("tests") or "tests"),
+                       pythonpath=tuple(params.get("pythonpath") or (".",)))
+    raise ProjectError(f"unknown realpy project {name!r}: use one of {', '.join(sorted(PROJECTS))}, "
+                       "or NAME==VERSION with sha256, sources, tests and pythonpath")
+
+
+def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
+    project = project_of(params)
+    kinds = tuple(str(k) for k in params.get("kinds") or ())
+    planted = plant(project, seed, kinds)
+    twins = record(project, repo_files(project, fetch(project)))
+    for rel in sorted(planted.files):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(planted.files[rel])
+    originals = {rel: planted.files[rel].decode("utf-8") for rel in planted.files if rel.endswith(".py")}
+    test_sources = {str(Path(k).parent / Path(k).name.removeprefix("hidden_")): v for k, v in planted.hidden.items()}
+    report = bug_report(project.name, project.version, project.tests, planted.failing, planted.messages,
+                        test_sources, originals)
+    hidden_select = []
+    require = []
+    for node in planted.failing:
+        parts = node.split("::")
+        key = str(Path(parts[0]).parent / f"hidden_{Path(parts[0]).name}")
+        name = parts[-1].split("[")[0]
+        hidden_select.append("::".join([key, *parts[1:-1], name]))
+        require.append(f"{Path(key).stem}::{name}")
+    return {
+        "project": project.name,
+        "version": project.version,
+        "report": report,
+        "tests_dir": project.tests,
+        "pythonpath": list(project.pythonpath),
+        "mutation": planted.site.id,
+        "kind": planted.site.kind,
+        "mutated_file": planted.site.path,
+        "original_source": planted.original,
+        "hidden_tests": planted.hidden,
+        "hidden_select": sorted(set(hidden_select)),
+        "require": sorted(set(require)),
+        "visible_tests": sorted({node.split("::")[0] for node in planted.failing}),
+        "min_passed": planted.visible_passed + len(set(require)),
+        "project_twins": twins,
+    }
