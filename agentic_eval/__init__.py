@@ -20,6 +20,7 @@ The parts, one subpackage each (every `__init__` lists its modules):
     local        a small model served on 127.0.0.1 by llama.cpp
     report       reports from recorded runs: terminal, Markdown, JSON, HTML
     export       recorded runs for the field's tools: ATIF trajectories (Harbor), Inspect eval logs
+    realpy       tasks planted in real Python projects: fetch, mutate, validate, hide the catching tests
     campaign     several models, agents and instruments from one TOML file, resumable, with a verdict per model
     cli          the command line, one module per command
 

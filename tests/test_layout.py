@@ -163,7 +163,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("endpoint", "runfiles"),
     ("confine", "local", "wire"),
     ("results",),
-    ("classify", "packs"),
+    ("classify", "packs", "realpy"),
     ("faults",),
     ("agents", "instruments"),
     ("report", "runner", "testing", "export"),
