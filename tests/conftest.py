@@ -14,6 +14,10 @@ from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply
 
 MINI_PACK = Path(__file__).parent / "packs" / "mini"
 
+collect_ignore = ["packs"]
+"""tests/packs/ holds task packs: their own verifier tests (a Harbor task's tests/test_outputs.py) run in the task's
+sandbox against the agent's work, never as this suite's tests."""
+
 # A shell starts background jobs (`pytest ... &`) with SIGINT ignored, and exec'd children inherit
 # that: the CLI processes the Ctrl-C tests interrupt would never see the signal. Take Python's own
 # handler back, so that children start with SIGINT at its default, as in a terminal.
