@@ -13,13 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.paths import cache_dir
 from tests.helpers import harbor_run
 
 PACKS = Path(__file__).resolve().parent / "packs"
 HARBOR = PACKS / "harbor"
 ENVPACK = PACKS / "envpack"
-IMAGE_CACHE = str(cache_dir())
 
 
 # --------------------------------------------------------------------------- loading (no engine)

@@ -61,7 +61,7 @@ def test_unknown_scenario_is_an_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", range(40))
 def test_fresh_names_never_occur_in_any_scenario(tmp_path: Path, seed: int) -> None:
-    # pyservice_generate() itself refuses to write a repo that already holds a name a task asks the agent to introduce.
+    # generate() itself refuses to write a repo that already holds a name a task asks the agent to introduce.
     for scenario in SCENARIOS:
         variables = pyservice_generate(tmp_path / scenario, seed, scenario)
         assert json.loads(json.dumps(variables)) == variables
