@@ -7,12 +7,22 @@ import shutil
 import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply
 
+if TYPE_CHECKING:
+    from agentic_eval.agents.base import AgentOutcome
+    from agentic_eval.packs.sandbox import Sandbox
+    from agentic_eval.packs.task import Task
+
 MINI_PACK = Path(__file__).parent / "packs" / "mini"
+
+collect_ignore = ["packs"]
+"""tests/packs/ holds task packs: their own verifier tests (a Harbor task's tests/test_outputs.py) run in the task's
+sandbox against the agent's work, never as this suite's tests."""
 
 # A shell starts background jobs (`pytest ... &`) with SIGINT ignored, and exec'd children inherit
 # that: the CLI processes the Ctrl-C tests interrupt would never see the signal. Take Python's own
@@ -86,3 +96,66 @@ def unfinished_graders_cleared() -> Iterator[None]:
     from tests.helpers import gradelib
 
     gradelib._unfinished.clear()
+
+
+# ---- the built-in agent on the mini task against a scripted endpoint (tests/test_builtin_agent.py,
+# test_review_deep_text.py)
+
+@pytest.fixture
+def task() -> Task:
+    from agentic_eval.packs.task import load_task
+    from tests.helpers import MINI_TASK
+
+    return load_task(MINI_TASK)
+
+
+@pytest.fixture
+def sandbox(task: Task, tmp_path: Path) -> Sandbox:
+    from agentic_eval.packs.sandbox import materialize_sandbox
+
+    return materialize_sandbox(task, 7, tmp_path / "sandbox")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeEndpoint]:
+    with FakeEndpoint() as endpoint:
+        yield endpoint
+
+
+@pytest.fixture
+def run_agent(task: Task, sandbox: Sandbox, fake: FakeEndpoint, tmp_path: Path) -> Callable[..., AgentOutcome]:
+    """Run the built-in agent on the mini task against `fake`; keyword arguments override the context."""
+    import threading
+
+    from agentic_eval.agents.base import AgentContext, AgentOptions
+    from agentic_eval.agents.builtin.loop import BuiltinAgent
+
+    def run(*, base_url: str | None = None, timeout_s: float = 10, max_turns: int = 5,
+            cancel: threading.Event | None = None, **options: Any) -> AgentOutcome:
+        options.setdefault("extra", {"max_retries": "0"})
+        ctx = AgentContext(task=task, sandbox=sandbox, instruction=task.render_instruction(sandbox.variables),
+                           base_url=base_url or fake.base_url, api_key="test-key", model="fake-model",
+                           timeout_s=timeout_s, max_turns=max_turns, trial_dir=tmp_path / "trial",
+                           options=AgentOptions(**options), cancel=cancel or threading.Event())
+        return BuiltinAgent().run(ctx)
+
+    return run
+
+
+# ---- tasks that bring their own environment, on a private Docker engine (tests/test_environment_tasks.py,
+# test_verifier_control.py, test_review_verifier_sabotage.py)
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from tests.helpers import docker_engine
+
+    yield from docker_engine("envd")
+
+
+@pytest.fixture
+def docker_env(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    from tests.helpers import IMAGE_CACHE
+
+    monkeypatch.setenv("DOCKER_HOST", engine)
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", IMAGE_CACHE)
+    return engine

@@ -6,14 +6,12 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome, load_agent
-from agentic_eval.agents.builtin.loop import BuiltinAgent
+from agentic_eval.agents.base import AgentOutcome, load_agent
 from agentic_eval.agents.builtin.prompts import (
     BASE_SYSTEM_PROMPT,
     GUIDANCE_SECTIONS,
@@ -22,54 +20,10 @@ from agentic_eval.agents.builtin.prompts import (
     pad_system_prompt,
 )
 from agentic_eval.packs.grader import Verdict, grade_sandbox
-from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
-from agentic_eval.packs.task import Task, load_task
-from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, chat_stream, tool_call
-
-MINI_TASK = Path(__file__).parent / "packs" / "mini" / "answer-file"
-
-
-@pytest.fixture
-def task() -> Task:
-    return load_task(MINI_TASK)
-
-
-@pytest.fixture
-def sandbox(task: Task, tmp_path: Path) -> Sandbox:
-    return materialize_sandbox(task, 7, tmp_path / "sandbox")
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeEndpoint]:
-    with FakeEndpoint() as endpoint:
-        yield endpoint
-
-
-RunAgent = Callable[..., AgentOutcome]
-
-
-@pytest.fixture
-def run_agent(task: Task, sandbox: Sandbox, fake: FakeEndpoint, tmp_path: Path) -> RunAgent:
-    """Run the agent on the mini task against `fake`; keyword arguments override the context."""
-
-    def run(*, base_url: str | None = None, timeout_s: float = 10, max_turns: int = 5,
-            cancel: threading.Event | None = None, **options: Any) -> AgentOutcome:
-        options.setdefault("extra", {"max_retries": "0"})
-        ctx = AgentContext(task=task, sandbox=sandbox, instruction=task.render_instruction(sandbox.variables),
-                           base_url=base_url or fake.base_url, api_key="test-key", model="fake-model",
-                           timeout_s=timeout_s, max_turns=max_turns, trial_dir=tmp_path / "trial",
-                           options=AgentOptions(**options), cancel=cancel or threading.Event())
-        return BuiltinAgent().run(ctx)
-
-    return run
-
-
-def reply(stream: bool, content: str | None = None, *, calls: tuple[dict[str, Any], ...] = (),
-          delay: float = 0.0) -> ScriptedReply:
-    """A scripted model reply, streamed or whole."""
-    if stream:
-        return ScriptedReply(events=chat_stream(content, tool_calls=calls), chunk_delay_s=delay)
-    return ScriptedReply(body=chat_body(content, tool_calls=calls))
+from agentic_eval.packs.sandbox import Sandbox
+from agentic_eval.packs.task import Task
+from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_stream, tool_call
+from tests.helpers import RunAgent, reply
 
 
 def transcript_lines(outcome: AgentOutcome) -> list[dict[str, Any]]:

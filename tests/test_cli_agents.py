@@ -12,32 +12,24 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation, installable_tools
+from agentic_eval.agents.adapters import installable_tools
 from agentic_eval.agents.adapters.wirelog import wire_facts
-from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.cli import main
-from agentic_eval.confine.backend import BwrapBackend, LocalBackend, bwrap_problem
-from agentic_eval.packs.sandbox import materialize_sandbox
-from agentic_eval.packs.task import load_task
+from agentic_eval.confine.backend import BwrapBackend, bwrap_problem
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,
     ScriptedReply,
     responses_stream,
-    tool_call,
 )
 from tests.helpers import (  # before the tests isolate HOME: it reads where the CLIs are installed
     CLI_TOOLS,
-    MODEL,
     MODEL_CACHE_AT_IMPORT,
     Policy,
     PolicyEndpoint,
@@ -45,39 +37,14 @@ from tests.helpers import (  # before the tests isolate HOME: it reads where the
     ci_installed_clis,
     require_cli,
     run_trial,
+    script_run,
     shell_call,
     tiny_port,
+    tool_call_policy,
     tool_names,
     trial_dir,
     wire_requests,
 )
-
-
-def tool_call_policy(port: int) -> Policy:
-    """Chat and Responses: one shell call writing the answer, then a final message (for mini-swe-agent,
-    its submit command). A request without tools (a title, or aider) gets a whole-file edit block."""
-    command = f"echo 'port is {port}' > answer.txt"
-
-    def policy(req: ReceivedRequest) -> ScriptedReply:
-        body = req.body or {}
-        names = tool_names(body)
-        if req.path.rstrip("/").endswith("/responses"):
-            done = any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in body.get("input", []))
-            events = (responses_stream("Done.") if done
-                      else responses_stream(function_calls=[shell_call(names, command)]))
-            return ScriptedReply(events=events, named_events=True)
-        if not names:
-            return chat_reply(body, content=f"I will write it.\n\nanswer.txt\n```\nport is {port}\n```\n")
-        results = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
-        if results == 0:
-            name, args = shell_call(names, command)
-            return chat_reply(body, content="Writing the answer.", tool_calls=[tool_call(name, args, "call_1")])
-        if names == ["bash"]:  # mini-swe-agent: it ends when the model submits
-            submit = tool_call("bash", {"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}, f"call_{results + 1}")
-            return chat_reply(body, content="Submitting.", tool_calls=[submit])
-        return chat_reply(body, content="Done: answer.txt holds the port.")
-
-    return policy
 
 
 def invented_xml_policy(port: int) -> Policy:
@@ -235,38 +202,6 @@ def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, p
 # ------------------------------------------------- the shared base, with a stand-in CLI (no install needed)
 
 
-class ScriptAgent(CliAgent):
-    """A CliAgent whose "CLI" is a shell script given with `--agent-opt bin=PATH`."""
-
-    name = "script"
-    tool = CliTool(agent="script-cli", kind="npm", package="script-cli", version="0", binary="script-cli",
-                   speaks="nothing")
-
-    def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
-        return Invocation(argv=[executable, ctx.instruction], env={"TRIAL_DIR": str(ctx.trial_dir)},
-                          outputs=(ctx.trial_dir / "cli_output.txt",))
-
-
-def script_run(tmp_path: Path, pack: Path, body: str, *, timeout_s: float = 20.0,
-               cancel_after_s: float | None = None, backend: Any = None,
-               base_url: str = "http://127.0.0.1:9/v1") -> tuple[AgentOutcome, AgentContext]:
-    """Run the stand-in CLI; unconfined (`local`) unless a backend is given, so that the script can write
-    its findings into the trial folder."""
-    script = tmp_path / "fake-cli.sh"
-    script.write_text('#!/usr/bin/env bash\n[ "$1" = --version ] && { echo "script-cli 1.2.3"; exit 0; }\n' + body)
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    task = load_task(pack / "answer-file")
-    sandbox = materialize_sandbox(task, 0, tmp_path / "sandbox")
-    trial = tmp_path / "trial"
-    trial.mkdir()
-    ctx = AgentContext(task=task, sandbox=sandbox, instruction="do it", base_url=base_url,
-                       api_key="sk-secret", model=MODEL, timeout_s=timeout_s, max_turns=5, trial_dir=trial,
-                       options=AgentOptions(extra={"bin": str(script)}), backend=backend or LocalBackend())
-    if cancel_after_s is not None:
-        threading.Timer(cancel_after_s, ctx.cancel.set).start()
-    return ScriptAgent().run(ctx), ctx
-
-
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split()[2]
@@ -397,7 +332,7 @@ import sys
 from pathlib import Path
 
 from agentic_eval.confine.backend import BwrapBackend
-from tests.test_cli_agents import script_run
+from tests.helpers import script_run
 
 script_run(Path(sys.argv[1]), Path(sys.argv[2]), "sleep " + sys.argv[3] + "\\n", timeout_s=120, backend=BwrapBackend(),
            base_url="http://127.0.0.1:18080/v1")  # (a port the confined uid may listen on)

@@ -892,9 +892,9 @@ def test_plain_git_in_a_grader_reads_the_agents_repository_safely_in_containers(
     """tests/test_grader_git.py's hostile repository, graded in a container: the exec helper keeps the grader's
     `git` (the safe view) first on the image's PATH."""
     from agentic_eval.packs.grader import Verdict
-    from tests.test_grader_git import _grade, _hostile, _task
+    from tests.helpers import grade_edited, hostile_git, oldgit_task
 
-    verdict, output = _grade(_task(), tmp_path, lambda sandbox: _hostile(sandbox, forge=forge), backend)  # type: ignore[arg-type]
+    verdict, output = grade_edited(oldgit_task(), tmp_path, lambda sandbox: hostile_git(sandbox, forge=forge), backend)  # type: ignore[arg-type]
     assert verdict is (Verdict.FAIL if forge else Verdict.PASS), output
     assert f"ignored=True untouched={not forge}" in output and "PWNED" not in output, output
 
@@ -1019,11 +1019,11 @@ def test_code_that_hangs_or_kills_is_a_scored_fail_in_containers(backend: object
 def test_a_forged_suite_that_spares_the_canaries_is_a_fail_in_containers(backend: object, tmp_path: Path) -> None:
     """tests/test_twins.py's forged suite (a real fix, format_money broken, the repo's own tests' reports flipped):
     the twins, judged in the grader's container, fail it and name the forged test."""
-    from tests.test_twins import assert_forgery_caught, core_task, forged_suite, grade
+    from tests.helpers import assert_forgery_caught, core_task, forged_suite, grade_forged
 
     task = core_task("fix-failing-test")
     sandbox = forged_suite(task, tmp_path / "sandbox", backend)  # type: ignore[arg-type]
     try:
-        assert_forgery_caught(grade(task, sandbox, backend))  # type: ignore[arg-type]
+        assert_forgery_caught(grade_forged(task, sandbox, backend))  # type: ignore[arg-type]
     finally:
         backend.close(sandbox.path)  # type: ignore[attr-defined]

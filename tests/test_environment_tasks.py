@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from agentic_eval.paths import cache_dir
+from tests.helpers import harbor_run
 
 PACKS = Path(__file__).resolve().parent / "packs"
 HARBOR = PACKS / "harbor"
 ENVPACK = PACKS / "envpack"
-IMAGE_CACHE = str(cache_dir())
 
 
 # --------------------------------------------------------------------------- loading (no engine)
@@ -140,27 +138,6 @@ def test_other_backends_refuse_environment_tasks_before_any_trial(tmp_path: Path
 
 # --------------------------------------------------------------------------- on a Docker engine
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from tests.helpers import docker_engine
-
-    yield from docker_engine("envd")
-
-
-@pytest.fixture
-def docker_env(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv("DOCKER_HOST", engine)
-    monkeypatch.setenv("AGENTIC_EVAL_CACHE", IMAGE_CACHE)
-    return engine
-
-
-def _run(tmp_path: Path, name: str, *args: str) -> list[dict]:
-    from tests.helpers import run_cli
-
-    code, data = run_cli("run", "--sandbox", "docker", "--base-image", "suite", "--run-dir",
-                         str(tmp_path / name), "--json", *args)
-    return sorted(data["trials"], key=lambda t: t["task_id"])
-
 
 def test_an_unreachable_base_image_and_a_cli_agent_are_one_line(docker_env: str, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,13 +171,13 @@ def test_harbor_tasks_with_oracle_nop_and_the_builtin_agent(docker_env: str, tmp
     from agentic_eval.testing import FakeEndpoint
     from tests.helpers import commands_then_done
 
-    oracle = _run(tmp_path, "oracle", "--agent", "oracle", "--tasks", str(HARBOR))
+    oracle = harbor_run(tmp_path, "oracle", "--agent", "oracle", "--tasks", str(HARBOR))
     assert [(t["task_id"], t["outcome"], t["reward"]) for t in oracle] == [("kv-fetch", "pass", 1.0),
                                                                            ("tally-words", "pass", 1.0)]
     # the oracle wrote only in the workdir: no program the verifier may run was changed, and nothing is said
     assert [(t["changed_programs"], t["changed_programs_count"], t["changed_programs_error"]) for t in oracle] == [
         ([], 0, "")] * 2
-    nop = _run(tmp_path, "nop", "--agent", "nop", "--tasks", str(HARBOR))
+    nop = harbor_run(tmp_path, "nop", "--agent", "nop", "--tasks", str(HARBOR))
     assert [(t["task_id"], t["outcome"], t["reward"]) for t in nop] == [("kv-fetch", "fail", 0.0),
                                                                         ("tally-words", "fail", 0.0)]
     commands = ["wc -w < data/words.txt > /app/count.txt; pwd; id -u",
@@ -209,7 +186,7 @@ def test_harbor_tasks_with_oracle_nop_and_the_builtin_agent(docker_env: str, tmp
                 "mkdir -p /logs/verifier /tests && echo 1 > /logs/verifier/reward.txt && "
                 "printf 'echo 1 > /logs/verifier/reward.txt' > /tests/test.sh; ls /tests"]
     with FakeEndpoint(responder=commands_then_done(commands)) as fake:
-        (trial,) = _run(tmp_path, "builtin", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
+        (trial,) = harbor_run(tmp_path, "builtin", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
                         str(HARBOR), "--task", "tally-words", "--agent-opt", "max_retries=0")
         outputs = [m["content"] for m in fake.requests[-1].body["messages"] if m["role"] == "tool"]
     assert (trial["outcome"], trial["reward"], trial["grader_verdict"]) == ("fail", 0.5, "fail")
@@ -238,7 +215,7 @@ def test_the_containers_own_filesystem_is_capped_and_the_caps_are_named(docker_e
     commands = ["dd if=/dev/zero of=/app/fill bs=1M count=300 status=none; echo work-dir-done",
                 "dd if=/dev/zero of=/var/tmp/fill bs=1M count=400 status=none; sleep 20; echo survived"]
     with FakeEndpoint(responder=commands_then_done(commands)) as fake:
-        (trial,) = _run(tmp_path, "fill", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
+        (trial,) = harbor_run(tmp_path, "fill", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
                         str(HARBOR), "--task", "tally-words", "--agent-opt", "max_retries=0")
         outputs = [m["content"] for m in fake.requests[-1].body["messages"] if m["role"] == "tool"]
     assert (trial["outcome"], trial["fault"], trial["grader_verdict"]) == ("fail", "model", None), trial
@@ -270,7 +247,7 @@ def test_changed_programs_the_verifier_may_run_are_recorded_and_reported(docker_
     toml = pack / "tally-words" / "task.toml"
     toml.write_text(toml.read_text().replace("[verifier]\n", '[verifier]\ncontainer = "agent"\n'))
     with FakeEndpoint(responder=commands_then_done(commands)) as fake:
-        (trial,) = _run(tmp_path, "changed", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
+        (trial,) = harbor_run(tmp_path, "changed", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
                         str(pack), "--task", "tally-words", "--agent-opt", "max_retries=0")
         outputs = [m["content"] for m in fake.requests[-1].body["messages"] if m["role"] == "tool"]
     os_py, site = outputs[2].split()[:2]
@@ -307,8 +284,8 @@ def test_our_environment_task_runs_and_validates(docker_env: str, tmp_path: Path
     `validate` on both packs: pristine fails, oracle passes, and the unsupported Harbor field is named."""
     from tests.helpers import run_cli
 
-    oracle = _run(tmp_path, "own-oracle", "--agent", "oracle", "--tasks", str(ENVPACK), "--seed", "3")
-    nop = _run(tmp_path, "own-nop", "--agent", "nop", "--tasks", str(ENVPACK))
+    oracle = harbor_run(tmp_path, "own-oracle", "--agent", "oracle", "--tasks", str(ENVPACK), "--seed", "3")
+    nop = harbor_run(tmp_path, "own-nop", "--agent", "nop", "--tasks", str(ENVPACK))
     assert [(t["task_id"], t["outcome"], t["reward"]) for t in oracle + nop] == [
         ("greet-env", "pass", None), ("seeded-env", "pass", None), ("greet-env", "fail", None),
         ("seeded-env", "fail", None)]

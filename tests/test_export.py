@@ -32,6 +32,7 @@ from tests.helpers import (
     answer,
     claude_trial,
     make_pack,
+    needed_tool,
     require_cli,
     run_cli,
     run_trial,
@@ -42,29 +43,18 @@ from tests.helpers import (
 FAST = ("--agent-opt", "max_retries=0")
 
 
-def _needed(module: str, what: str) -> Any:
-    """Import a checking tool; a skip locally when it is missing, a failure under CI (which installs it)."""
-    try:
-        return __import__(module, fromlist=["_"])
-    except ImportError:
-        message = f"{module} is not installed ({what}); scripts/install.sh installs it"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(message)
-        pytest.skip(message)
-
-
 def validate_atif(path: Path) -> dict[str, Any]:
     """The trajectory, after Harbor's validator and its Trajectory model accepted it."""
-    validator = _needed("harbor.utils.trajectory_validator", "Harbor's ATIF validator").TrajectoryValidator()
+    validator = needed_tool("harbor.utils.trajectory_validator", "Harbor's ATIF validator").TrajectoryValidator()
     assert validator.validate(path), validator.get_errors()
     data = json.loads(path.read_text())
-    models = _needed("harbor.models.trajectories", "Harbor's ATIF models")
+    models = needed_tool("harbor.models.trajectories", "Harbor's ATIF models")
     assert models.Trajectory.model_validate(data).schema_version == data["schema_version"] == "ATIF-v1.8"
     return data
 
 
 def read_log(path: Path) -> Any:
-    return _needed("inspect_ai.log", "inspect-ai's log reader").read_eval_log(str(path))
+    return needed_tool("inspect_ai.log", "inspect-ai's log reader").read_eval_log(str(path))
 
 
 def export(*args: str) -> None:
@@ -165,7 +155,7 @@ def test_builtin_runs_export_with_labels_outcomes_and_unscored_kept_apart(script
     export(str(runs), "--format", "inspect", "--out", str(tmp_path / "all"))
     listing = json.loads((tmp_path / "all" / "logs.json").read_text())
     assert sorted(Path(name).name for name in listing) == sorted(f"{r.name}.eval" for r in (solved, xml, failed))
-    inspect_log = _needed("inspect_ai.log", "inspect-ai's log listing")
+    inspect_log = needed_tool("inspect_ai.log", "inspect-ai's log listing")
     assert len(inspect_log.list_eval_logs(str(tmp_path / "all"))) == 3
     export(str(runs), "--format", "atif", "--out", str(tmp_path / "all-atif"))
     assert len(list((tmp_path / "all-atif").rglob("trajectory.json"))) == 4
@@ -204,7 +194,7 @@ def test_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str
 @pytest.mark.parametrize("agent", ["opencode", "codex"])  # chat completions; the Responses API
 def test_cli_agent_run_exports(agent: str, mini_pack: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     require_cli(agent, monkeypatch)
-    from tests.test_cli_agents import tool_call_policy
+    from tests.helpers import tool_call_policy
 
     toml = mini_pack / "answer-file" / "task.toml"
     toml.write_text(toml.read_text().replace("agent_timeout_s = 60", "agent_timeout_s = 240"))
@@ -280,7 +270,7 @@ def look(url: str, png: Path, profile: Path, wait_for: list[str], timeout_s: flo
     import asyncio
     import base64
 
-    aiohttp = _needed("aiohttp", "talking to Chromium's DevTools")
+    aiohttp = needed_tool("aiohttp", "talking to Chromium's DevTools")
     port = _free_port()
     browser = subprocess.Popen([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                                 f"--remote-debugging-port={port}", f"--user-data-dir={profile}",
@@ -335,7 +325,7 @@ def mixed_model() -> Any:
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (scripts/install.sh installs it)")
 def test_inspect_view_shows_the_exported_run(scripted: Any, mini_pack: Path, tmp_path: Path) -> None:
-    _needed("inspect_ai", "inspect view")
+    needed_tool("inspect_ai", "inspect view")
     pack = make_pack(mini_pack, 3)
     run_cli("run", "--model", "fake-model", "--base-url", scripted(mixed_model()).base_url, "--tasks", str(pack),
             "--run-dir", str(tmp_path / "runs"), *FAST)

@@ -15,7 +15,7 @@ from agentic_eval.export import TrialView, trajectory
 from agentic_eval.export.trials import Step, build_steps
 from agentic_eval.results import TrialResult
 from agentic_eval.wire.exchange import WireRecord, WireTimings
-from tests.test_export import _needed
+from tests.helpers import needed_tool as _needed
 
 TOOLS = [{"type": "function", "function": {"name": "shell", "parameters": {"type": "object"}}}]
 

@@ -23,12 +23,15 @@ TIMEOUT_S = 120  # a bound on a hang, not a speed requirement: a refused input t
 
 FILE_METAVARS = {"PATH", "FILE", "DIR", "WIRE.jsonl", "RUN", "FILE.toml"}
 """Flags (and positionals) that name a file or a folder."""
-NUMERIC_METAVARS = {"N", "S", "K", "GB", "GB/s"}
+NUMERIC_METAVARS = {"N", "S", "K", "GB", "GB/s", "SECONDS"}
 """Metavars that promise a number: such a flag must have a bounded type."""
 TEXT_FLAGS = {"--model", "--agent", "--task", "--agent-opt", "--sandbox", "--docker-host", "--image", "--format",
               "--show", "--redteam", "--generator", "--package", "--phase", "--suite", "--category", "--workload",
-              "--cmd", "--api-key", "--base-url", "--base-image", "--ray", "names", "task_id"}
+              "--cmd", "--api-key", "--base-url", "--base-image", "--ray", "--emulate-parser",
+              "--base-image-packages", "names", "task_id"}
 """Every other flag that takes a value: text, checked by its command (a new flag must join one of the three)."""
+CHECKED_TEXT_FLAGS = {"--base-url", "--api-key", "--base-image-packages"}
+"""Text flags whose argparse type checks the text (so a type alone does not make a flag a number)."""
 HOSTILE_NUMBERS = ["99999999999999999999", "9" * 5000, "-1", "-99999999999999999999", "nan", "inf", "-inf",
                    "1e999", "", "ten", "0x10"]
 NOT_UTF8 = os.fsdecode(b"\xff\xfeab")  # how Python hands over argv bytes it cannot decode
@@ -63,7 +66,7 @@ def _name(action: argparse.Action) -> str:
 def _kind(action: argparse.Action) -> str:
     if action.metavar in FILE_METAVARS:
         return "file"
-    if action.type is not None and _name(action) not in ("--base-url", "--api-key"):
+    if action.type is not None and _name(action) not in CHECKED_TEXT_FLAGS:
         return "number"
     return "text"
 
@@ -119,6 +122,20 @@ def test_the_limit_is_named_in_the_error(capsys: pytest.CaptureFixture[str]) -> 
         assert wanted in capsys.readouterr().err.strip().splitlines()[-1]
 
 
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_hostile_package_lists_are_one_line(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    for value in ("gcc;rm -rf ~", "-o", "-oAPT::Get::AllowUnauthenticated=1", "$(id)", "a b", "gcc,`id`", "x",
+                  "a" * 5000, "Gcc", ",".join(["gcc"] * 101)):
+        with pytest.raises(SystemExit) as exit_info:
+            main([command, "--base-image", "suite", f"--base-image-packages={value}"])
+        err = capsys.readouterr().err
+        last = err.strip().splitlines()[-1]
+        assert exit_info.value.code == 2 and "Traceback" not in err, (value, err)
+        assert "error: argument --base-image-packages:" in last and len(last) < 300, (value, last)
+    args = build_parser().parse_args(["run", "--base-image-packages", "python3-pip, gcc,libstdc++6,g++"])
+    assert args.base_image_packages == ("python3-pip", "gcc", "libstdc++6", "g++")
+
+
 def test_good_numbers_at_the_limits_still_parse() -> None:
     parser = build_parser()
     args = parser.parse_args(["run", "--attempts", "1000", "-j", "256", "--system-prompt-tokens", "2000000",
@@ -126,6 +143,8 @@ def test_good_numbers_at_the_limits_still_parse() -> None:
     assert (args.attempts, args.jobs, args.system_prompt_tokens, args.seed) == (1000, 256, 2_000_000, 2**32 - 1)
     assert parser.parse_args(["probe", "--model", "m", "--timeout", "0.5"]).timeout == 0.5
     assert parser.parse_args(["serve-local", "--port", "0"]).port == 0
+    assert parser.parse_args(["run", "--agent-timeout", "1"]).agent_timeout == 1
+    assert parser.parse_args(["run", "--agent-timeout", "604800"]).agent_timeout == 604800
 
 
 @pytest.mark.parametrize("item", ALL_FLAGS, ids=[_id(i) for i in ALL_FLAGS])

@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 import pytest
 
-from agentic_eval.packs.builtin import sandboxes_dir
+from tests.helpers import load_pyservice, pyservice_generate
 
-
-def _load_generator() -> ModuleType:
-    # Loaded by file path, as the harness does, so these tests see what the harness sees.
-    spec = importlib.util.spec_from_file_location("pyservice_under_test", sandboxes_dir() / "pyservice.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-pyservice = _load_generator()
+pyservice = load_pyservice()
 SCENARIOS: tuple[str, ...] = pyservice.SCENARIOS
-
-
-def generate(root: Path, seed: int, scenario: str = "base") -> dict[str, Any]:
-    root.mkdir(parents=True, exist_ok=True)
-    return pyservice.generate(root, seed, {"scenario": scenario})  # type: ignore[no-any-return]
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
@@ -57,14 +39,14 @@ def run_cli(root: Path, pkg: str, *args: str) -> subprocess.CompletedProcess[str
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_same_seed_gives_identical_bytes(tmp_path: Path, scenario: str) -> None:
-    first = generate(tmp_path / "a", 11, scenario)
-    second = generate(tmp_path / "b", 11, scenario)
+    first = pyservice_generate(tmp_path / "a", 11, scenario)
+    second = pyservice_generate(tmp_path / "b", 11, scenario)
     assert first == second
     assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
 
 
 def test_different_seeds_give_different_variables(tmp_path: Path) -> None:
-    variables = [generate(tmp_path / str(seed), seed) for seed in range(12)]
+    variables = [pyservice_generate(tmp_path / str(seed), seed) for seed in range(12)]
     for key in ("port", "legacy_value", "invoice_output"):
         assert len({str(v[key]) for v in variables}) >= 10, key
     for key in ("pkg", "legacy_const", "charge_fn", "new_module", "prorate_fn", "spec_module"):
@@ -74,20 +56,20 @@ def test_different_seeds_give_different_variables(tmp_path: Path) -> None:
 
 def test_unknown_scenario_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown scenario"):
-        generate(tmp_path, 0, "nope")
+        pyservice_generate(tmp_path, 0, "nope")
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_fresh_names_never_occur_in_any_scenario(tmp_path: Path, seed: int) -> None:
     # generate() itself refuses to write a repo that already holds a name a task asks the agent to introduce.
     for scenario in SCENARIOS:
-        variables = generate(tmp_path / scenario, seed, scenario)
+        variables = pyservice_generate(tmp_path / scenario, seed, scenario)
         assert json.loads(json.dumps(variables)) == variables
 
 
 @pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "failing_test"])
 def test_scenario_test_suite_passes(tmp_path: Path, scenario: str) -> None:
-    variables = generate(tmp_path, 3, scenario)
+    variables = pyservice_generate(tmp_path, 3, scenario)
     proc = run_repo_pytest(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"{variables['test_count']} passed" in proc.stdout
@@ -103,7 +85,7 @@ def _seed_planting(failing_test: str) -> int:
 
 @pytest.mark.parametrize("variant", sorted(pyservice.FAILING_VARIANTS))
 def test_failing_test_scenario_fails_the_named_test(tmp_path: Path, variant: str) -> None:
-    variables = generate(tmp_path, _seed_planting(variant), "failing_test")
+    variables = pyservice_generate(tmp_path, _seed_planting(variant), "failing_test")
     proc = run_repo_pytest(tmp_path)
     assert proc.returncode == 1
     assert f"FAILED {variables['failing_test']}" in proc.stdout
@@ -111,7 +93,7 @@ def test_failing_test_scenario_fails_the_named_test(tmp_path: Path, variant: str
 
 @pytest.mark.parametrize("seed", [0, 7])
 def test_base_invoice_output_is_what_the_cli_prints(tmp_path: Path, seed: int) -> None:
-    variables = generate(tmp_path, seed)
+    variables = pyservice_generate(tmp_path, seed)
     proc = run_cli(tmp_path, variables["pkg"], "invoice", variables["usage_file"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == variables["invoice_output"]
@@ -121,7 +103,7 @@ def test_base_invoice_output_is_what_the_cli_prints(tmp_path: Path, seed: int) -
 
 
 def test_traceback_is_the_real_crash(tmp_path: Path) -> None:
-    variables = generate(tmp_path, 4, "traceback")
+    variables = pyservice_generate(tmp_path, 4, "traceback")
     proc = run_cli(tmp_path, variables["pkg"], "invoice", variables["usage_file"])
     assert proc.returncode == 1
     quoted = variables["traceback"].splitlines()
@@ -140,7 +122,7 @@ def test_traceback_is_the_real_crash(tmp_path: Path) -> None:
 
 
 def test_stale_docs_differ_from_code_only_where_intended(tmp_path: Path) -> None:
-    variables = generate(tmp_path, 9, "stale_docs")
+    variables = pyservice_generate(tmp_path, 9, "stale_docs")
     configuration = (tmp_path / "docs" / "configuration.md").read_text()
     cli_doc = (tmp_path / "docs" / "cli.md").read_text()
     for stale in (variables["stale_port"], variables["stale_rpm"]):
@@ -149,13 +131,13 @@ def test_stale_docs_differ_from_code_only_where_intended(tmp_path: Path) -> None
     assert f"`{variables['port']}`" not in configuration
     assert "--free-requests" not in cli_doc and "`--free N`" in cli_doc
     base = tmp_path / "base"
-    generate(base, 9)
+    pyservice_generate(base, 9)
     for option in variables["cli_options"]:
         assert option in (base / "docs" / "cli.md").read_text()
 
 
 def test_dead_code_is_really_unused_by_the_live_code(tmp_path: Path) -> None:
-    variables = generate(tmp_path, 2, "dead_code")
+    variables = pyservice_generate(tmp_path, 2, "dead_code")
     dead, helper = variables["dead_module"], variables["dead_helper"]
     users = [p for p, data in tree_bytes(tmp_path).items() if dead.encode() in data]
     assert sorted(users) == [f"tests/test_{dead}.py"]

@@ -15,7 +15,7 @@ from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS
 from agentic_eval.classify.parsers import readers
 from agentic_eval.classify.turn import classify_turn, find_text_tool_calls
 from agentic_eval.faults import rule_agent_end
-from tests.test_builtin_agent import RunAgent, fake, reply, run_agent, sandbox, task  # noqa: F401
+from tests.helpers import RunAgent, reply
 
 NAME = TOOL_SCHEMAS[0]["function"]["name"]
 CALL = f'<tool_call>\n{{"name": "{NAME}", "arguments": {{"path": "a"}}}}\n</tool_call>\n'
@@ -39,8 +39,8 @@ def test_deep_text_is_read_without_raising(text: str) -> None:
     classify_turn(request, {"choices": [{"message": {"role": "assistant", "content": text}}]})
 
 
-def test_a_deep_reply_in_lenient_mode_is_the_models_end_not_the_harness(run_agent: RunAgent,  # noqa: F811
-                                                                         fake: Any) -> None:  # noqa: F811
+def test_a_deep_reply_in_lenient_mode_is_the_models_end_not_the_harness(run_agent: RunAgent,
+                                                                         fake: Any) -> None:
     fake.enqueue(reply(False, DEEP["call-then-objects"]), reply(False, "Done."))
     outcome = run_agent(lenient_text_calls=True)
     assert outcome.status != "agent_error", outcome.detail

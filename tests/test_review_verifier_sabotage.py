@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_environment_tasks import HARBOR, _run, docker_env, engine  # noqa: F401
+from tests.helpers import HARBOR, harbor_run
 
 
 @pytest.mark.parametrize("command", [
     "mkfifo /app/count.txt /app/lines.txt",  # the verifier's `tr < /app/count.txt` waits for a writer: timeout
 ])
-def test_a_verifier_stopped_by_the_models_files_is_a_scored_fail(docker_env: str, tmp_path: Path,  # noqa: F811
+def test_a_verifier_stopped_by_the_models_files_is_a_scored_fail(docker_env: str, tmp_path: Path,
                                                                    command: str) -> None:
     from agentic_eval.testing import FakeEndpoint
     from tests.helpers import commands_then_done
 
     with FakeEndpoint(responder=commands_then_done([command])) as fake:
-        (trial,) = _run(tmp_path, "sabotage", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
+        (trial,) = harbor_run(tmp_path, "sabotage", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
                         str(HARBOR), "--task", "tally-words", "--agent-opt", "max_retries=0")
     assert trial["outcome"] == "fail", (trial["outcome"], trial.get("fault"), trial.get("detail"))

@@ -14,76 +14,34 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.confine.backend import SandboxBackend, bwrap_problem, default_backend
+from agentic_eval.confine.backend import bwrap_problem, default_backend
 from agentic_eval.packs import redteam as rt
 from agentic_eval.packs.builtin import core_pack_dir
-from agentic_eval.packs.grader import GradeResult, ScriptRunner, Verdict
-from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
-from agentic_eval.packs.task import Task, load_tasks
+from agentic_eval.packs.grader import Verdict
+from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.task import load_tasks
 from agentic_eval.packs.twinspec import E, TestSpec, twin
 from agentic_eval.packs.validate import run_attempt, validate_tasks
+from tests.helpers import BROKEN_MONEY, assert_forgery_caught, core_task, forged_suite, grade_forged
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bwrap: {bwrap_problem()}")
-
-BROKEN_MONEY = '''
-
-def format_money(cents, currency):
-    return f"{cents} {currency}"
-'''
-
-
-def core_task(task_id: str) -> Task:
-    return next(t for t in load_tasks([str(core_pack_dir())]).tasks if t.id == task_id)
-
-
-def forged_suite(task: Task, dest: Path, backend: SandboxBackend, *, forge: bool = True) -> Sandbox:
-    """fix-failing-test, fixed for real, format_money broken, and (`forge`) the repo's own tests' reports
-    flipped to passed, sparing the canaries by name and by file."""
-    sandbox = materialize_sandbox(task, 0, dest)
-    backend.prepare(sandbox.path)
-    with ScriptRunner(task, sandbox, backend=backend) as runner:
-        assert runner.apply_fix().exit_code == 0
-    billing = sandbox.path / sandbox.variables["src_dir"] / "billing.py"
-    billing.write_text(billing.read_text() + BROKEN_MONEY)
-    if forge:
-        known = rt._known_tests(sandbox.path)
-        assert "test_format_money" in known
-        init = sandbox.path / sandbox.variables["src_dir"] / "__init__.py"
-        init.write_text(init.read_text() + f"\n_RT_KNOWN = frozenset({known!r})\n_RT_BODIES = frozenset()\n"
-                        + rt.PY_FLIP_SPARING)
-    backend.prepare(sandbox.path)
-    return sandbox
-
-
-def grade(task: Task, sandbox: Sandbox, backend: SandboxBackend) -> GradeResult:
-    with ScriptRunner(task, sandbox, backend=backend) as runner:
-        return runner.grade()
-
-
-def assert_forgery_caught(result: GradeResult, billing_test: str = "tests/test_billing.py::test_format_money") -> None:
-    output = result.script.output
-    assert result.verdict is Verdict.FAIL, output
-    assert "✓ tests pass: tests" in output, output  # the report was forged: pytest's check believed it
-    assert "visible tests, judged here (their twins), pass: the test run's report says" in output, output
-    assert billing_test in result.tests_forged, (result.tests_forged, output)
-
 
 @needs_bwrap
 def test_a_forged_suite_that_spares_the_canaries_is_a_fail_naming_the_forged_test(tmp_path: Path) -> None:
     task, backend = core_task("fix-failing-test"), default_backend()
-    assert_forgery_caught(grade(task, forged_suite(task, tmp_path / "sandbox", backend), backend))
+    assert_forgery_caught(grade_forged(task, forged_suite(task, tmp_path / "sandbox", backend), backend))
 
 
 @needs_bwrap
 def test_without_a_forgery_the_break_is_a_plain_fail(tmp_path: Path) -> None:
     task, backend = core_task("fix-failing-test"), default_backend()
-    result = grade(task, forged_suite(task, tmp_path / "sandbox", backend, forge=False), backend)
+    result = grade_forged(task, forged_suite(task, tmp_path / "sandbox", backend, forge=False), backend)
     assert result.verdict is Verdict.FAIL and result.tests_forged == (), result.script.output
     assert "✗ tests pass: tests" in result.script.output
 
 
 def test_every_generated_test_has_a_twin_with_the_same_expected_values(tmp_path: Path) -> None:
-    from tests.test_pyservice import generate
+    from tests.helpers import pyservice_generate as generate
 
     for scenario in ("base", "dead_code", "duplicated", "traceback"):
         variables = generate(tmp_path / scenario, 5, scenario)

@@ -14,7 +14,7 @@ from agentic_eval.confine import verifier_control
 from agentic_eval.confine.docker_env import VerifierRun
 from agentic_eval.confine.verifier_cause import VerifierFault
 from agentic_eval.confine.verifier_control import ControlRun, settle
-from tests.test_environment_tasks import HARBOR, _run, docker_env, engine  # noqa: F401
+from tests.helpers import HARBOR, harbor_run
 
 CONTROL = Path(__file__).resolve().parent / "packs" / "harbor-control"
 
@@ -99,7 +99,7 @@ def test_special_files_are_named(tmp_path: Path) -> None:
     ("kill -9 -1", "wrote no reward", 1),  # every process of the verifier's it may signal
     ("sleep 600", "timed out", 1),  # past the verifier's 10 s
 ], ids=["forged-not-found", "kill-all", "hang"])
-def test_the_models_code_cannot_unscore_its_fail(docker_env: str, tmp_path: Path, answer: str,  # noqa: F811
+def test_the_models_code_cannot_unscore_its_fail(docker_env: str, tmp_path: Path, answer: str,
                                                  words: str, attempts: int, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentic_eval.testing import FakeEndpoint
     from tests.helpers import commands_then_done
@@ -110,7 +110,7 @@ def test_the_models_code_cannot_unscore_its_fail(docker_env: str, tmp_path: Path
     verifier_control.forget()
     command = f"printf '#!/bin/bash\\n%s\\n' \"{answer}\" > /app/answer.sh"
     with FakeEndpoint(responder=commands_then_done([command])) as fake:
-        trials = _run(tmp_path, "control", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
+        trials = harbor_run(tmp_path, "control", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
                       str(CONTROL), "--task", "run-answer", "--agent-opt", "max_retries=0", "--attempts", str(attempts))
     for trial in trials:  # scored: the model's fail. The verifier runs in a fresh container of the task's image,
         # so the forged line looks like a program the image lacks: the control, on the untouched work dir, settles it
@@ -119,12 +119,12 @@ def test_the_models_code_cannot_unscore_its_fail(docker_env: str, tmp_path: Path
     assert len(runs) == 1  # one control: each run looked failed by the machine or the task
 
 
-def test_the_oracle_passes(docker_env: str, tmp_path: Path) -> None:  # noqa: F811
-    (trial,) = _run(tmp_path, "oracle", "--agent", "oracle", "--tasks", str(CONTROL), "--task", "run-answer")
+def test_the_oracle_passes(docker_env: str, tmp_path: Path) -> None:
+    (trial,) = harbor_run(tmp_path, "oracle", "--agent", "oracle", "--tasks", str(CONTROL), "--task", "run-answer")
     assert trial["outcome"] == "pass", (trial["outcome"], trial.get("detail"))
 
 
-def test_a_control_gets_services_of_its_own(docker_env: str, tmp_path: Path) -> None:  # noqa: F811
+def test_a_control_gets_services_of_its_own(docker_env: str, tmp_path: Path) -> None:
     """kv-fetch's verifier reads the model's /app/value.txt and asks its kv service: a link to /dev/zero there
     ends it without a reward; the control, with a kv of its own, writes one: the model's scored fail."""
     from agentic_eval.testing import FakeEndpoint
@@ -132,7 +132,7 @@ def test_a_control_gets_services_of_its_own(docker_env: str, tmp_path: Path) -> 
 
     verifier_control.forget()
     with FakeEndpoint(responder=commands_then_done(["ln -sf /dev/zero /app/value.txt"])) as fake:
-        (trial,) = _run(tmp_path, "kv", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
+        (trial,) = harbor_run(tmp_path, "kv", "--model", "fake-model", "--base-url", fake.base_url, "--tasks",
                         str(HARBOR), "--task", "kv-fetch", "--agent-opt", "max_retries=0")
     assert (trial["outcome"], trial["fault"]) == ("fail", "model"), (trial["outcome"], trial.get("detail"))
     assert "on the task's untouched one there it wrote reward 0" in trial["detail"], trial["detail"]

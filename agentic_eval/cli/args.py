@@ -93,8 +93,10 @@ def whole_number(least: int, most: int) -> Callable[[str], int]:
     return parse
 
 
-def number_above(floor: float, most: float) -> Callable[[str], float]:
-    """argparse type: a finite number above `floor` and at most `most` (not nan, not inf)."""
+def number_above(floor: float, most: float, *, or_equal: bool = False) -> Callable[[str], float]:
+    """argparse type: a finite number above `floor` (or equal to it, with `or_equal`) and at most `most` (not nan,
+    not inf)."""
+    bound = f"at least {floor:g}" if or_equal else f"above {floor:g}"
 
     def parse(text: str) -> float:
         try:
@@ -102,15 +104,15 @@ def number_above(floor: float, most: float) -> Callable[[str], float]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"{_shown(text)!r} is not a number") from None
         if math.isnan(value):
-            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number; give one above {floor:g}")
-        if value <= floor:
-            raise argparse.ArgumentTypeError(f"{_shown(text)} must be above {floor:g}")
+            raise argparse.ArgumentTypeError(f"{_shown(text)} is not a number; give one {bound}")
+        if value < floor or (value == floor and not or_equal):
+            raise argparse.ArgumentTypeError(f"{_shown(text)} must be {bound}")
         if value > most:  # inf included
             limit = f"{int(most):,}" if float(most).is_integer() else f"{most:g}"
             raise argparse.ArgumentTypeError(f"{_shown(text)} is over the limit of {limit}")
         return value
 
-    parse.__name__ = f"number above {floor:g} up to {most:g}"
+    parse.__name__ = f"number {bound} up to {most:g}"
     return parse
 
 
@@ -124,6 +126,10 @@ repeats = whole_number(1, MAX_REPEATS)
 """argparse type: attempts, repeats, seeds, starts: 1 to MAX_REPEATS."""
 seconds = number_above(0.0, MAX_SECONDS)
 """argparse type: a time limit in seconds, above 0 and at most a day."""
+MAX_AGENT_SECONDS = 7 * 24 * 3600.0
+"""The longest `run --agent-timeout`: a week (a model on CPU may take minutes per answer)."""
+agent_seconds = number_above(1.0, MAX_AGENT_SECONDS, or_equal=True)
+"""argparse type: the agent's time limit in seconds, 1 to a week."""
 
 
 _port = whole_number(0, 65535)
@@ -227,7 +233,16 @@ def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _package_list(text: str) -> tuple[str, ...]:
-    return tuple(p.strip() for p in text.split(",") if p.strip())
+    """argparse type of --base-image-packages: comma-separated Debian package names, each checked here (an option-like
+    `-o...`, shell metacharacters or a megabyte of text is one line of error, before anything runs)."""
+    from agentic_eval.confine.docker_image import bad_package  # stdlib-only module, read when the flag is given
+
+    names = tuple(p.strip() for p in text.split(",") if p.strip())
+    bad = bad_package(names)
+    if bad is not None:
+        raise argparse.ArgumentTypeError(f"{_shown(bad)!r} is not a Debian package name: give comma-separated names "
+                                         "like python3-pip,gcc,curl")
+    return names
 
 
 def sandbox_options(args: argparse.Namespace) -> dict[str, object]:

@@ -15,6 +15,7 @@ from agentic_eval.cli.args import (
     add_sandbox_args,
     add_task_arg,
     add_tasks_arg,
+    agent_seconds,
     base_url,
     check_gguf,
     check_run_files,
@@ -60,7 +61,7 @@ def register(sub: Any) -> None:
                    "parser (hermes, qwen3_coder, vllm:pythonic, sglang:qwen25, ...) would read in the endpoint's "
                    "text, as structured calls (marked in the report; see docs/no-tool-calls.md)")
     p.add_argument("--agent-opt", action="append", metavar="KEY=VALUE", help="agent-specific option; repeatable")
-    p.add_argument("--agent-timeout", type=_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--agent-timeout", type=agent_seconds, default=None, metavar="SECONDS",
                    help="the agent's time limit for every task, in place of the task's own (limits.agent_timeout_s; "
                    "Harbor's [agent] timeout_sec): e.g. for a model on CPU whose first answer to a CLI's large "
                    "prompt takes minutes; a resume may change it")
@@ -79,16 +80,6 @@ def register(sub: Any) -> None:
     p.add_argument("--ctx", type=tokens, default=None, metavar="N",
                    help="with --local: context size (default 16384, or the resumed run's)")
     p.set_defaults(handler=handle)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (e.g. 1800)") from None
-    if not 1 <= value <= 7 * 24 * 3600:
-        raise argparse.ArgumentTypeError("give between 1 and 604800 seconds (a week)")
-    return value
 
 
 def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:

@@ -94,7 +94,16 @@ def apt_mirror() -> str:
     raise ImageBuildError("no Debian mirror found in apt's sources (/etc/apt/sources.list.d/*.sources)")
 
 
-_DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]{0,99}")
+_DEBIAN_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]{1,99}")
+"""A Debian package name (Debian policy 5.6.1: two or more of these, starting with a letter or digit), at most 100
+characters: nothing a shell or apt could read as more than one name or as an option."""
+MAX_PACKAGES = 100
+
+
+def bad_package(packages: Sequence[str]) -> str | None:
+    """The first of `packages` that is not a Debian package name ('over 100 packages' for too many), else None."""
+    bad = [p for p in packages if not _DEBIAN_PACKAGE.fullmatch(p)]
+    return bad[0] if bad else "over 100 packages" if len(packages) > MAX_PACKAGES else None
 
 
 def check_packages(packages: Sequence[str], base_image: str | None) -> None:
@@ -104,10 +113,10 @@ def check_packages(packages: Sequence[str], base_image: str | None) -> None:
     if base_image != "suite":  # docker_env.SUITE_BASE
         raise AgenticEvalError("--base-image-packages adds Debian packages to the suite's stand-in base image: pass "
                                "--base-image suite with it")
-    bad = [p for p in packages if not _DEBIAN_PACKAGE.fullmatch(p)]
-    if bad or len(packages) > 100:
-        raise AgenticEvalError(f"--base-image-packages: {bad[0] if bad else 'over 100 packages'!r} is not a Debian "
-                               "package name (comma-separated names, e.g. python3-pip,gcc,curl)")
+    bad = bad_package(packages)
+    if bad is not None:
+        raise AgenticEvalError(f"--base-image-packages: {bad[:40]!r} is not a Debian package name (comma-separated "
+                               "names, e.g. python3-pip,gcc,curl)")
 
 
 def recipe(extra_packages: Sequence[str] = ()) -> ImageRecipe:
