@@ -28,7 +28,7 @@ NUMERIC_METAVARS = {"N", "S", "K", "GB", "GB/s", "SECONDS"}
 TEXT_FLAGS = {"--model", "--agent", "--task", "--agent-opt", "--sandbox", "--docker-host", "--image", "--format",
               "--show", "--redteam", "--generator", "--package", "--phase", "--suite", "--category", "--workload",
               "--cmd", "--api-key", "--base-url", "--base-image", "--ray", "--emulate-parser",
-              "--base-image-packages", "names", "task_id"}
+              "--base-image-packages", "names", "task_id", "spec"}
 """Every other flag that takes a value: text, checked by its command (a new flag must join one of the three)."""
 CHECKED_TEXT_FLAGS = {"--base-url", "--api-key", "--base-image-packages"}
 """Text flags whose argparse type checks the text (so a type alone does not make a flag a number)."""
@@ -207,6 +207,7 @@ def _base_argv(path: tuple[str, ...], mini: Path, runs: Path, url: str) -> list[
         ("tasks", "list"): ["tasks", "list", "--tasks", str(mini)],
         ("tasks", "show"): ["tasks", "show", "answer-file", "--tasks", str(mini)],
         ("tasks", "new"): ["tasks", "new", "hostile-x"],
+        ("tasks", "synth"): ["tasks", "synth", "hostile-x"],  # refused before anything is fetched
         ("validate",): ["validate", "--tasks", str(mini), "--sandbox", "local"],
         ("serve-local",): ["serve-local"],
         ("probe",): ["probe", *endpoint, "--timeout", "5"],

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.cli.args import add_tasks_arg, needs_action, print_help_of, seed_number
+from agentic_eval.cli.args import add_tasks_arg, needs_action, print_help_of, seed_number, whole_number
 
 if TYPE_CHECKING:
     from agentic_eval.errors import TaskLoadError
@@ -40,7 +40,8 @@ def register(sub: Any) -> None:
         "synth", help="a realpy pack from a real project on the package index: bugs planted, caught by its own tests")
     p_synth.add_argument("spec", metavar="NAME==VERSION", help="a pure-Python project whose sdist ships its tests")
     p_synth.add_argument("--out", metavar="DIR", default=None, help="pack folder to write (default ./realpy-NAME)")
-    p_synth.add_argument("--budget", type=int, default=40, help="mutations to validate at most (default 40)")
+    p_synth.add_argument("--budget", type=whole_number(1, 10_000), default=40, metavar="N",
+                         help="mutations to validate at most (default 40)")
     p.set_defaults(handler=handle)
 
 
@@ -288,6 +289,6 @@ def tasks_synth(args: argparse.Namespace) -> int:
     try:
         synth(args.spec, out, budget=max(1, args.budget))
     except ProjectError as exc:
-        print(f"agentic-eval: {exc}", file=sys.stderr)
+        print(f"agentic-eval: error: {exc}", file=sys.stderr)
         return 2
     return 0

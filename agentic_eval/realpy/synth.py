@@ -51,6 +51,8 @@ def guess_layout(name: str, version: str, tree: Path) -> tuple[tuple[str, ...], 
 
 
 def synth(spec: str, out: Path, budget: int = 40) -> int:
+    if out.exists() and (out.is_symlink() or not out.is_dir() or any(out.iterdir())):
+        raise ProjectError(f"--out {out}: already exists and is not an empty folder; give a new folder")
     name, sep, version = spec.partition("==")
     if not sep or not name or not version:
         raise ProjectError(f"{spec!r} is not NAME==VERSION (e.g. parse==1.20.2)")
