@@ -150,6 +150,6 @@ def test_the_graders_copy_selects_tests_in_classes_of_hidden_files() -> None:
     suite = shuffle_python({"tests/hidden_test_m.py": source}, wanted, lambda rel: False,
                            lambda p, f: f"def {p}():\n    pass\n\n\ndef {f}():\n    assert 0\n")
     picked = [a for a in suite.argv if "::T::" in a]
-    assert len(picked) == 1 and "test_a" not in picked[0]
+    assert len(picked) == 1 and picked[0].split("::")[-1] != "test_a"  # renamed (a new name may start "test_a")
     assert suite.names[(Path(picked[0].split("::")[0]).stem, picked[0].split("::")[-1])] == (
         "tests/hidden_test_m.py", "test_a")
