@@ -98,6 +98,9 @@ def synth(spec: str, out: Path, budget: int = 40) -> int:
         builtin = builtin_root() / "tasks" / "realpy" / "parse-logic"
         for part in ("instruction.md", "grade.py", "solve.py"):
             (folder / part).write_text((builtin / part).read_text(encoding="utf-8"), encoding="utf-8")
+    shared = builtin_root() / "tasks" / "realpy" / "graders" / "realpy_grade.py"  # every task's grade.py calls it
+    (out / "graders").mkdir(parents=True, exist_ok=True)
+    (out / "graders" / shared.name).write_text(shared.read_text(encoding="utf-8"), encoding="utf-8")
     print(f"wrote a pack of {len(GROUPS)} tasks to {out} (validate it: agentic-eval validate --tasks {out})")
     assert set(k for g in GROUPS.values() for k in g) <= set(KINDS)
     return valid
