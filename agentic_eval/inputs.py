@@ -102,13 +102,7 @@ def read_data_file(path: str | os.PathLike[str], *, what: str, limit: int, follo
     """The bytes of the regular file `path`, at most `limit` of them; `what` names it in the one-line
     error (e.g. "--api-key-file /dev/zero"). A FIFO is refused without blocking on its open, a device
     or a folder without reading it, a file over `limit` without reading past the cap (`open_data_file`)."""
-    fd = open_data_file(path, what=what, limit=limit, follow_links=follow_links)
-    try:
-        data = _read_upto(fd, limit)
-    except OSError as exc:
-        raise AgenticEvalError(f"{what}: cannot read it ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
+    data = _read_checked(path, what, limit, limit, follow_links)
     if len(data) > limit:  # grew while being read
         raise AgenticEvalError(f"{what}: over the limit of {size_text(limit)} for this file; is it the right one?")
     return data
@@ -119,14 +113,21 @@ def read_data_head(path: str | os.PathLike[str], *, what: str, limit: int, follo
     """The first `limit` bytes of the regular file `path` and whether there was more (a long grader output
     shown cut). Refused like `read_data_file` (a special file, a link when `follow_links=False`), and a
     file over `max_size`."""
-    fd = open_data_file(path, what=what, limit=max_size, follow_links=follow_links)
+    data = _read_checked(path, what, max_size, limit, follow_links)
+    return data[:limit], len(data) > limit
+
+
+def _read_checked(path: str | os.PathLike[str], what: str, size_limit: int, read_limit: int,
+                  follow_links: bool) -> bytes:
+    """Up to `read_limit` bytes (and one more, to tell a longer file) of a file `open_data_file` accepts under
+    `size_limit`; a read error is one line naming `what`."""
+    fd = open_data_file(path, what=what, limit=size_limit, follow_links=follow_links)
     try:
-        data = _read_upto(fd, limit)
+        return _read_upto(fd, read_limit)
     except OSError as exc:
         raise AgenticEvalError(f"{what}: cannot read it ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
-    return data[:limit], len(data) > limit
 
 
 def read_data_text(path: str | os.PathLike[str], *, what: str, limit: int) -> str:
