@@ -26,6 +26,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -103,6 +104,23 @@ def running(pattern: str) -> list[str]:
     """Pids of live processes whose command line starts with `pattern` (not a confining wrapper such as bwrap,
     whose own command line holds the command it runs)."""
     return subprocess.run(["pgrep", "-f", f"^{pattern}"], capture_output=True, text=True, check=False).stdout.split()
+
+
+def kill_when_running(proc: subprocess.Popen[Any], marker: str, within_s: float, what: str) -> None:
+    """SIGKILL `proc` (a run started with start_new_session) once `sleep MARKER` runs somewhere: a run killed
+    mid-trial, as `kill -9` or a power cut would. Fails with `what` when the sleep never starts within `within_s`;
+    the process group goes too if `proc` outlived the attempt."""
+    try:
+        deadline = time.monotonic() + within_s
+        while not running(f"sleep {marker}") and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert running(f"sleep {marker}"), what
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
 
 
 def run_cli(*args: str) -> tuple[int, dict]:

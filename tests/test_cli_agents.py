@@ -35,6 +35,7 @@ from tests.helpers import (  # before the tests isolate HOME: it reads where the
     PolicyEndpoint,
     chat_reply,
     ci_installed_clis,
+    kill_when_running,
     require_cli,
     run_trial,
     script_run,
@@ -345,7 +346,6 @@ def test_a_confined_cli_killed_mid_trial_leaves_nothing_the_next_run_does_not_re
     and group folder) stays in the temp folder, marked; the next run's cleanup removes them."""
     if bwrap_problem() is not None:
         pytest.skip(f"bubblewrap cannot run here: {bwrap_problem()}")
-    import signal
     import subprocess
     import sys
 
@@ -361,17 +361,7 @@ def test_a_confined_cli_killed_mid_trial_leaves_nothing_the_next_run_does_not_re
            "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen([sys.executable, "-c", KILLED_MID_TRIAL, str(work), str(pack), marker], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while not running(f"sleep {marker}") and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.1)
-        assert running(f"sleep {marker}"), "the CLI never started"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+    kill_when_running(proc, marker, 60, "the CLI never started")
     left = sorted(path.name for path in temp_root.iterdir())
     assert any(name.startswith("ae-wire-") for name in left), left
     cleanup = clean_dead_runs(temp_root)

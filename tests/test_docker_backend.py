@@ -30,6 +30,7 @@ from tests.helpers import (  # before the tests isolate HOME: it reads where the
     PolicyEndpoint,
     chat_reply,
     docker_engine,
+    kill_when_running,
     no_docker_engine,
     require_cli,
     run_trial,
@@ -350,7 +351,6 @@ def test_a_killed_runs_containers_are_removed_by_the_next_run(docker_env: str, m
     with a live process (this test's), one of another machine (another boot id) and one without the owner
     labels (an older version's) survive it."""
     import re
-    import signal
 
     import docker
 
@@ -377,17 +377,8 @@ def test_a_killed_runs_containers_are_removed_by_the_next_run(docker_env: str, m
              "--tasks", str(make_pack(mini_pack, 1)), "--run-dir", str(tmp_path / "runs"), "--agent-opt",
              "max_retries=0", "--sandbox", "docker"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        try:
-            deadline = time.monotonic() + 120
-            while not running(f"sleep {marker}") and time.monotonic() < deadline and proc.poll() is None:
-                time.sleep(0.2)
-            assert running(f"sleep {marker}"), "the model's command never started in its container"
-            os.kill(proc.pid, signal.SIGKILL)  # the run dies mid-trial: its containers stay on the engine
-            proc.wait(timeout=10)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
+        # the run dies mid-trial: its containers stay on the engine
+        kill_when_running(proc, marker, 120, "the model's command never started in its container")
     try:
         left = owned_by(proc.pid)
         assert len(left) >= 2, left  # the agent's and, started beside it, the grader's

@@ -95,10 +95,9 @@ def test_folders_a_sigkill_leaves_while_grading_are_removed_by_the_next_run(comm
     import signal
     import subprocess
     import sys
-    import time
 
     from agentic_eval.leftovers import clean_dead_runs
-    from tests.helpers import running, unique_sleep
+    from tests.helpers import kill_when_running, running, unique_sleep
 
     marker = unique_sleep(8)
     pack = _grading_pack(mini_pack, tmp_path / "pack", marker)
@@ -110,16 +109,8 @@ def test_folders_a_sigkill_leaves_while_grading_are_removed_by_the_next_run(comm
     proc = subprocess.Popen([sys.executable, "-m", "agentic_eval.cli", *args], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        deadline = time.monotonic() + 90
-        while not running(f"sleep {marker}") and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert running(f"sleep {marker}"), "the grader never started"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
+        kill_when_running(proc, marker, 90, "the grader never started")
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
         for pid in running(f"sleep {marker}"):
             os.kill(int(pid), signal.SIGKILL)
     prefix = "ae-validate-t0-" if command == "validate" else "ae-vars-"
