@@ -4,6 +4,7 @@
     gate      What the relay takes: the model API's routes only, and request bodies up to a size.
     exchange  One exchange as the proxy sees it, and the record (WireRecord) it becomes.
     sse       Server-sent events: decoding a stream and rebuilding the whole message from it.
+    chat_stream  The one chat-stream assembler: chunks joined into a completion, for the agent and the recorder.
     refs      Requests stored by reference: what a request repeats from an earlier one is not stored twice.
     bounded   Reading a reply within bounds (size cap, bounded inflation, strict UTF-8 and JSON), failures named.
     anthropic The Anthropic Messages API: its streams reassembled, and translated to and from chat completions.

@@ -6,7 +6,8 @@ non-streamed body of the same API, so the classifier reads both alike:
 
 - chat completions: `chat.completion.chunk` deltas become one `chat.completion` (content,
   reasoning_content / reasoning, refusal, tool calls with their argument fragments joined, parallel
-  calls too, finish_reason, usage);
+  calls too, finish_reason, usage), by the assembler the built-in agent executes from
+  (agentic_eval.wire.chat_stream);
 - Responses API: the terminal event's `response` (`response.completed`, `.incomplete`, `.failed`)
   is the whole thing; without one (a stream cut short), the output is rebuilt from
   `response.output_item.done` items, and from deltas for items that never finished;
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_eval.wire.anthropic import AnthropicStreamAssembler, is_messages_event, malformed_messages_event
+from agentic_eval.wire.chat_stream import JOINED_TEXT, ChatStreamAssembler
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -259,7 +261,7 @@ def malformed_event(payload: dict[str, Any]) -> str | None:
         delta = choice.get("delta")
         if _not(dict, delta):
             return f"{where}.delta is not an object"
-        for key in (*_JOINED_TEXT, "role"):
+        for key in (*JOINED_TEXT, "role"):
             if _not(str, (delta or {}).get(key)):
                 return f"{where}.delta.{key} is not text"
         calls = (delta or {}).get("tool_calls")
@@ -300,122 +302,6 @@ def assemble_stream(payloads: Iterable[dict[str, Any]]) -> dict[str, Any] | None
     if kind == "messages":
         return messages.result()
     return None
-
-
-# ---------------------------------------------------------------- chat completions
-
-_JOINED_TEXT = ("content", "reasoning_content", "reasoning", "refusal")
-
-
-def _join_name(current: str, piece: object) -> str:
-    # Most servers send the name once; some repeat it in every chunk; a few split it.
-    piece = piece if isinstance(piece, str) else json.dumps(piece)
-    if not current:
-        return piece
-    return current if piece == current else current + piece
-
-
-def _join_arguments(current: str, piece: object) -> str:
-    return current + (piece if isinstance(piece, str) else json.dumps(piece))
-
-
-@dataclass
-class _ChoiceState:
-    index: int
-    message: dict[str, Any] = field(default_factory=lambda: {"role": "assistant", "content": None})
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    finish_reason: str | None = None
-
-    def add_delta(self, delta: dict[str, Any]) -> None:
-        for key, value in delta.items():
-            if key == "tool_calls":
-                for piece in value if isinstance(value, list) else ():
-                    if isinstance(piece, dict):  # anything else is not a call: the raw event keeps it
-                        self._add_tool_call_piece(piece)
-            elif key == "function_call" and isinstance(value, dict):
-                call = self.message.setdefault("function_call", {"name": "", "arguments": ""})
-                call["name"] = _join_name(call["name"], value.get("name") or "")
-                call["arguments"] = _join_arguments(call["arguments"], value.get("arguments") or "")
-            elif key in _JOINED_TEXT:
-                if value is not None:
-                    self.message[key] = (self.message.get(key) or "") + str(value)
-                else:
-                    self.message.setdefault(key, None)
-            elif value is not None or key not in self.message:  # role, and anything unknown: last value
-                self.message[key] = value
-
-    def _add_tool_call_piece(self, piece: dict[str, Any]) -> None:
-        slot = self._slot_for(piece)
-        if piece.get("id"):
-            slot["id"] = piece["id"]
-        if piece.get("type"):
-            slot["type"] = piece["type"]
-        function = piece.get("function")
-        function = function if isinstance(function, dict) else {}
-        if function.get("name"):
-            slot["function"]["name"] = _join_name(slot["function"]["name"], function["name"])
-        if function.get("arguments") is not None:
-            slot["function"]["arguments"] = _join_arguments(slot["function"]["arguments"], function["arguments"])
-
-    def _slot_for(self, piece: dict[str, Any]) -> dict[str, Any]:
-        call_id, index = piece.get("id"), piece.get("index")
-        call_id = call_id if isinstance(call_id, str) else None
-        if call_id:
-            for slot in self.tool_calls:
-                if slot["id"] == call_id:
-                    return slot
-        if isinstance(index, int):
-            for slot in reversed(self.tool_calls):
-                # A new id at a known index is a new call (servers that number every call 0).
-                if slot["_index"] == index and not (call_id and slot["id"] and slot["id"] != call_id):
-                    return slot
-        elif not call_id and self.tool_calls:
-            return self.tool_calls[-1]
-        slot = {"_index": index, "id": call_id or "", "type": "function", "function": {"name": "", "arguments": ""}}
-        self.tool_calls.append(slot)
-        return slot
-
-    def result(self) -> dict[str, Any]:
-        message = dict(self.message)
-        if self.tool_calls:
-            message["tool_calls"] = [{k: v for k, v in slot.items() if k != "_index"} for slot in self.tool_calls]
-        return {"index": self.index, "message": message, "finish_reason": self.finish_reason}
-
-
-@dataclass
-class ChatStreamAssembler:
-    """Joins `chat.completion.chunk` events into one `chat.completion` body."""
-
-    header: dict[str, Any] = field(default_factory=dict)
-    choices: dict[int, _ChoiceState] = field(default_factory=dict)
-    usage: dict[str, Any] | None = None
-
-    def add(self, chunk: dict[str, Any]) -> None:
-        """Take one chunk (a parsed `data:` payload)."""
-        for key in ("id", "created", "model", "system_fingerprint", "service_tier"):
-            if chunk.get(key) is not None:
-                self.header.setdefault(key, chunk[key])
-        if chunk.get("usage"):
-            self.usage = chunk["usage"]
-        choices = chunk.get("choices")
-        for choice in choices if isinstance(choices, list) else ():
-            if not isinstance(choice, dict):
-                continue  # not a choice: the raw event keeps it
-            index = choice.get("index", 0)
-            index = index if isinstance(index, int) and not isinstance(index, bool) else 0
-            state = self.choices.setdefault(index, _ChoiceState(index=index))
-            delta = choice.get("delta")
-            state.add_delta(delta if isinstance(delta, dict) else {})
-            if choice.get("finish_reason"):
-                state.finish_reason = choice["finish_reason"]
-
-    def result(self) -> dict[str, Any]:
-        """The `chat.completion` body the chunks add up to."""
-        body: dict[str, Any] = {"id": self.header.get("id"), "object": "chat.completion"}
-        body.update({k: v for k, v in self.header.items() if k != "id"})
-        body["choices"] = [self.choices[i].result() for i in sorted(self.choices)]
-        body["usage"] = self.usage
-        return body
 
 
 # ---------------------------------------------------------------- Responses API

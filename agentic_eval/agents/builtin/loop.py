@@ -31,7 +31,7 @@ from httpx_retries import Retry, RetryTransport
 from pydantic import ValidationError
 
 from agentic_eval.agents.base import AgentContext, AgentOutcome
-from agentic_eval.agents.builtin.chat import Chunk, Message, StatusError, StreamState
+from agentic_eval.agents.builtin.chat import Chunk, Message, StatusError
 from agentic_eval.agents.builtin.prompts import build_system_prompt
 from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS, FileToolWorker, ToolLimits, execute_tool
 from agentic_eval.classify.turn import find_text_tool_calls
@@ -39,6 +39,7 @@ from agentic_eval.endpoint import not_an_event_stream, shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.faults import is_context_refusal
 from agentic_eval.wire.bounded import ACCEPT_ENCODING, UnreadableReply, bound_replies, json_reply
+from agentic_eval.wire.chat_stream import ChatStreamAssembler
 from agentic_eval.wire.sse import MAX_LINE_BYTES, SSEDecoder, StreamUnreadable, stream_error
 
 DEFAULT_MAX_RETRIES = 2
@@ -159,14 +160,10 @@ def _note_once(line: str) -> None:
     print(f"agentic-eval: {line}", file=sys.stderr, flush=True)
 
 
-def _accumulate(state: StreamState, data: str, event: str | None) -> None:
-    """Add one stream event to the reply being accumulated."""
-    payload, chunk = _parse_chunk(data, event)
-    try:
-        state.add(payload, chunk)
-    except (ValueError, TypeError, RecursionError) as exc:
-        raise EndpointFailure(f"malformed stream chunk ({type(exc).__name__}"
-                              f"{': ' + str(exc).splitlines()[0] if str(exc) else ''}): {data[:120]}") from None
+def _accumulate(state: ChatStreamAssembler, data: str, event: str | None) -> None:
+    """Add one stream event, checked, to the reply being accumulated."""
+    payload, _ = _parse_chunk(data, event)
+    state.add(payload)
 
 
 def _parse_chunk(data: str, event: str | None) -> tuple[dict[str, Any], Chunk]:
@@ -418,11 +415,11 @@ class _Loop:
         return data
 
     def _read_stream(self, response: Any) -> Any:
-        """The chat completion a stream of chunks adds up to (`chat.StreamState`). Each event is
+        """The chat completion a stream of chunks adds up to (`wire.chat_stream`). Each event is
         parsed and checked against the chunk's shape, so a chunk of the wrong shape is the endpoint's
         fault, named in one line; so is a line that is not UTF-8 or longer than MAX_LINE_BYTES, and a
         stream past the reply cap. A reply cut at the token limit (`length`) is a turn like any other."""
-        state = StreamState()
+        state = ChatStreamAssembler()
         decoder, chunks, events = SSEDecoder(max_line=MAX_LINE_BYTES, strict=True), 0, 0
         head = bytearray()  # the stream's first bytes, to show when it held no event
         pieces, done = response.iter_bytes(), False
@@ -459,8 +456,8 @@ class _Loop:
             seen = ("the stream was empty" if not head else f"it held {events} event(s), none a chunk" if events
                     else f"it held no `data:` event; it began: {bytes(head)!r}")
             raise EndpointFailure(f"stream ended without any completion chunk ({seen})")
-        completion = state.completion()
-        if completion["choices"] and "finish_reason" not in completion["choices"][0]:
+        completion = state.result()
+        if completion["choices"] and completion["choices"][0]["finish_reason"] is None:
             raise EndpointFailure("stream ended without a finish_reason (cut short)")
         return completion
 
