@@ -40,6 +40,7 @@ from pydantic import BaseModel, Field
 
 from agentic_eval.classify._text_calls import FoundCall, ToolCatalog, find_text_calls
 from agentic_eval.classify.diagnosis import attach_readers, turn_diagnosis
+from agentic_eval.wire.messages import message_parts, message_problem
 
 __all__ = [
     "FAMILIES",
@@ -167,12 +168,7 @@ def reply_shape_problem(response: Mapping[str, Any]) -> str | None:
                 return f"choices[0].message.tool_calls[{number}] is not a tool call object"
         return None
     if not isinstance(response.get("output"), list) and isinstance(response.get("content"), list):
-        for number, block in enumerate(response["content"]):
-            if not isinstance(block, Mapping):
-                return f"content[{number}] is not an object"
-            if block.get("type") == "tool_use" and not isinstance(block.get("name"), str):
-                return f"content[{number}] is a tool_use block without a name"
-        return None
+        return message_problem(response, strict=False)
     for number, item in enumerate(response.get("output") or ()):
         if not isinstance(item, Mapping):
             return f"output[{number}] is not an object"
@@ -221,24 +217,13 @@ def read_turn(response: Mapping[str, Any]) -> AssistantTurn:
 
 
 def _messages_turn(response: Mapping[str, Any]) -> AssistantTurn:
-    """A Messages API `message`: text blocks are the content, thinking blocks the reasoning, tool_use blocks the
-    structured calls (a translated call whose arguments were not JSON keeps them as text: bad arguments)."""
-    from agentic_eval.wire.anthropic import UNPARSED_ARGUMENTS
-
-    turn = AssistantTurn()
-    for block in response["content"]:
-        kind = block.get("type")
-        if kind == "text":
-            turn.content += _text_of(block.get("text"))
-        elif kind == "thinking":
-            turn.reasoning += _text_of(block.get("thinking"))
-        elif kind in ("tool_use", "server_tool_use"):
-            arguments = block.get("input")
-            if isinstance(arguments, Mapping) and set(arguments) == {UNPARSED_ARGUMENTS}:
-                arguments = arguments[UNPARSED_ARGUMENTS]
-            turn.structured_calls.append((str(block.get("name") or ""), arguments))
-    turn.hit_length_limit = response.get("stop_reason") == "max_tokens"
-    return turn
+    """A Messages API `message`, read by `wire.messages`: text blocks are the content, thinking blocks the
+    reasoning, tool_use blocks the structured calls (a translated call whose arguments were not JSON keeps them
+    as text: bad arguments)."""
+    parts = message_parts(response)
+    return AssistantTurn(content=parts.text, reasoning=parts.reasoning,
+                         structured_calls=[(name, arguments) for _, name, arguments in parts.calls],
+                         hit_length_limit=parts.stop_reason == "max_tokens")
 
 
 def offered_tools(request: Mapping[str, Any] | None) -> ToolCatalog:

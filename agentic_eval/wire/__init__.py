@@ -7,7 +7,8 @@
     chat_stream  The one chat-stream assembler: chunks joined into a completion, for the agent and the recorder.
     refs      Requests stored by reference: what a request repeats from an earlier one is not stored twice.
     bounded   Reading a reply within bounds (size cap, bounded inflation, strict UTF-8 and JSON), failures named.
-    anthropic The Anthropic Messages API: its streams reassembled, and translated to and from chat completions.
+    messages  The Anthropic Messages API's shapes: a reply checked and read, its stream put together (one home).
+    anthropic The Anthropic Messages API translated to and from chat completions.
     translate The recorder's translating relay: a Messages exchange served by a chat-completions-only endpoint.
     emulate   `--emulate-parser`: a reply rewritten as an engine's tool parser would have returned it.
 """

@@ -1,8 +1,9 @@
-"""The Anthropic Messages API on the wire: reassembling its streams, and translating it to and from chat completions.
+"""The Anthropic Messages API translated to and from chat completions.
 
 Agents such as Claude Code speak `POST /v1/messages`. Against an endpoint that serves it, the wire recorder
-passes it through (and reassembles its stream here, `AnthropicStreamAssembler`); against one that speaks only
-OpenAI chat completions, the recorder translates each exchange both ways with the pure functions below:
+passes it through (and reassembles its stream with `wire.messages`, where the API's shapes live); against one
+that speaks only OpenAI chat completions, the recorder translates each exchange both ways with the pure functions
+below:
 
 - `to_chat_request`: a Messages request -> a chat completions request (system prompt, text/image blocks,
   `tool_use` blocks -> `tool_calls`, `tool_result` blocks -> `tool` messages, tools, tool_choice, sampling,
@@ -11,7 +12,8 @@ OpenAI chat completions, the recorder translates each exchange both ways with th
   content -> a `text` block, tool_calls -> `tool_use` blocks, finish_reason -> stop_reason, usage);
 - `ChatToMessagesStream`: `chat.completion.chunk` events -> Messages stream events, as they arrive (text and
   thinking deltas stream; a tool call is sent whole once its arguments are complete, as one
-  `input_json_delta`, because chunks of parallel calls may interleave);
+  `input_json_delta`, because chunks of parallel calls may interleave; the calls are joined by the one
+  chat-stream assembler, `wire.chat_stream`, as the built-in agent and the classifier join them);
 - `message_events`: a whole `message` as the events of a stream (for a server that ignored `stream: true`).
 
 A block the model's own files can bring into a turn (a PDF or an image in a tool result) becomes a note that it was
@@ -28,23 +30,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentic_eval.wire.chat_stream import ChatStreamAssembler
+from agentic_eval.wire.messages import STOP_FOR_FINISH, UNPARSED_ARGUMENTS, call_arguments, tool_input
+
 __all__ = [
-    "AnthropicStreamAssembler",
     "ChatToMessagesStream",
+    "UNPARSED_ARGUMENTS",
     "Untranslatable",
     "error_body",
     "event_bytes",
     "message_events",
     "to_chat_request",
+    "tool_input",
     "to_message",
 ]
 
-STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "function_call": "tool_use",
-                "content_filter": "refusal"}
-"""chat finish_reason -> Messages stop_reason (anything else, or none: end_turn)."""
-UNPARSED_ARGUMENTS = "__unparsed_arguments__"
-"""A tool call whose arguments are not a JSON object becomes a `tool_use` whose input holds them as text under this
-key: the agent sees a call with bad input (the model's fault, graded as such), not a broken reply."""
 IGNORED_REQUEST_KEYS = frozenset({"metadata", "thinking", "context_management", "output_config", "service_tier",
                                   "container", "mcp_servers", "betas", "cache_control"})
 """Messages request keys with no chat completions counterpart that change nothing the model is asked: dropped."""
@@ -181,10 +181,11 @@ def _assistant_message(content: Any, where: str) -> dict[str, Any]:
     return message
 
 
-def _arguments_text(value: Any) -> str:
-    if isinstance(value, Mapping) and set(value) == {UNPARSED_ARGUMENTS} and isinstance(value[UNPARSED_ARGUMENTS], str):
-        return str(value[UNPARSED_ARGUMENTS])  # what the model wrote, given back as it wrote it
-    return json.dumps(value if value is not None else {}, ensure_ascii=False)
+def _arguments_text(value: object) -> str:
+    arguments = call_arguments(value)  # what the model wrote, given back as it wrote it
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
 
 
 def _tool(tool: Any, number: int) -> dict[str, Any]:
@@ -279,20 +280,6 @@ def new_tool_use_id() -> str:
     return "toolu_" + uuid.uuid4().hex[:24]
 
 
-def tool_input(arguments: Any) -> dict[str, Any]:
-    """A chat tool call's arguments as a tool_use input (see UNPARSED_ARGUMENTS)."""
-    if isinstance(arguments, Mapping):
-        return dict(arguments)
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        value = None
-    return value if isinstance(value, dict) else {UNPARSED_ARGUMENTS: text}
-
-
 def message_usage(usage: Any) -> dict[str, int]:
     """Messages usage from a chat usage object (zeros where the endpoint said nothing)."""
     usage = usage if isinstance(usage, Mapping) else {}
@@ -333,7 +320,7 @@ def to_message(completion: Any, model: str) -> dict[str, Any]:
         content.append({"type": "tool_use", "id": call_id, "name": function["name"],
                         "input": tool_input(function.get("arguments"))})
     finish = choice.get("finish_reason")
-    stop_reason = STOP_REASONS.get(finish, "end_turn") if isinstance(finish, str) else "end_turn"
+    stop_reason = STOP_FOR_FINISH.get(finish, "end_turn") if isinstance(finish, str) else "end_turn"
     if calls and stop_reason == "end_turn":
         stop_reason = "tool_use"  # servers that say "stop" after a call: the agent must run it
     return {"id": new_message_id(), "type": "message", "role": "assistant",
@@ -381,13 +368,6 @@ def message_events(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 @dataclass
-class _PendingCall:
-    id: str = ""
-    name: str = ""
-    arguments: str = ""
-
-
-@dataclass
 class ChatToMessagesStream:
     """Turns `chat.completion.chunk` events into Messages stream events as they arrive. `feed` a parsed chunk,
     `finish` when the stream ended (`[DONE]` or its end); each returns the events to send, in order."""
@@ -398,7 +378,8 @@ class ChatToMessagesStream:
     _index: int = -1
     _open: str | None = None
     """The kind of the block being streamed ('text' or 'thinking'), if one is open."""
-    _calls: dict[int, _PendingCall] = field(default_factory=dict)
+    _calls: ChatStreamAssembler = field(default_factory=ChatStreamAssembler)
+    """The tool calls' pieces, joined as the built-in agent and the classifier join them."""
     _finish: str | None = None
     _usage: dict[str, int] = field(default_factory=lambda: {"input_tokens": 0, "output_tokens": 0})
 
@@ -430,7 +411,7 @@ class ChatToMessagesStream:
         events.append({"type": "content_block_delta", "index": self._index, "delta": delta})
         return events
 
-    def feed(self, chunk: Any) -> list[dict[str, Any]]:
+    def feed(self, chunk: object) -> list[dict[str, Any]]:
         if not isinstance(chunk, Mapping):
             raise Untranslatable("a stream chunk is not a JSON object")
         if chunk.get("error"):
@@ -467,29 +448,14 @@ class ChatToMessagesStream:
             if calls is not None and not isinstance(calls, list):
                 raise Untranslatable("a stream chunk's delta.tool_calls is not a list")
             for call in calls or ():
-                self._add_call(call)
+                function = call.get("function") if isinstance(call, Mapping) else None
+                if not isinstance(call, Mapping) or (function is not None and not isinstance(function, Mapping)):
+                    raise Untranslatable("a stream chunk's delta.tool_calls holds something that is not a tool call")
+            if calls:
+                self._calls.add({"choices": [{"index": 0, "delta": {"tool_calls": calls}}]})
             if isinstance(choice.get("finish_reason"), str):
                 self._finish = choice["finish_reason"]
         return events
-
-    def _add_call(self, call: Any) -> None:
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(call, Mapping) or (function is not None and not isinstance(function, Mapping)):
-            raise Untranslatable("a stream chunk's delta.tool_calls holds something that is not a tool call")
-        index = call.get("index")
-        index = index if isinstance(index, int) and not isinstance(index, bool) else len(self._calls)
-        if isinstance(call.get("id"), str) and call["id"] and index in self._calls and self._calls[index].id \
-                and self._calls[index].id != call["id"]:
-            index = max(self._calls) + 1  # a new id at a known index is a new call (servers that number all 0)
-        pending = self._calls.setdefault(index, _PendingCall())
-        if isinstance(call.get("id"), str) and call["id"]:
-            pending.id = call["id"]
-        function = function or {}
-        name, arguments = function.get("name"), function.get("arguments")
-        if isinstance(name, str) and name and name != pending.name:
-            pending.name += name
-        if arguments is not None:
-            pending.arguments += arguments if isinstance(arguments, str) else json.dumps(arguments)
 
     def finish(self) -> list[dict[str, Any]]:
         """The stream ended: close the open block, send the tool calls whole, then message_delta and message_stop."""
@@ -497,105 +463,21 @@ class ChatToMessagesStream:
             return []
         self.finished = True
         events = self._start({}) + self._close()
-        for number in sorted(self._calls):
-            call = self._calls[number]
+        choices = self._calls.result()["choices"]
+        calls = choices[0]["message"].get("tool_calls", []) if choices else []
+        for call in calls:
             self._index += 1
             events += [{"type": "content_block_start", "index": self._index,
-                        "content_block": {"type": "tool_use", "id": call.id or new_tool_use_id(), "name": call.name,
-                                          "input": {}}},
+                        "content_block": {"type": "tool_use", "id": call["id"] or new_tool_use_id(),
+                                          "name": call["function"]["name"], "input": {}}},
                        {"type": "content_block_delta", "index": self._index,
-                        "delta": {"type": "input_json_delta",
-                                  "partial_json": json.dumps(tool_input(call.arguments), ensure_ascii=False)}},
+                        "delta": {"type": "input_json_delta", "partial_json": json.dumps(
+                            tool_input(call["function"]["arguments"]), ensure_ascii=False)}},
                        {"type": "content_block_stop", "index": self._index}]
-        stop = STOP_REASONS.get(self._finish, "end_turn") if self._finish else "end_turn"
-        if self._calls and stop == "end_turn":
+        stop = STOP_FOR_FINISH.get(self._finish, "end_turn") if self._finish else "end_turn"
+        if calls and stop == "end_turn":
             stop = "tool_use"
         events.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                        "usage": dict(self._usage)})
         events.append({"type": "message_stop"})
         return events
-
-
-# ---------------------------------------------------------------- reassembling a Messages stream
-
-
-@dataclass
-class AnthropicStreamAssembler:
-    """Joins Messages stream events (`message_start`, `content_block_*`, `message_delta`) into one `message`."""
-
-    message: dict[str, Any] | None = None
-    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
-    partial_json: dict[int, str] = field(default_factory=dict)
-
-    def add(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "message_start" and isinstance(event.get("message"), Mapping):
-            self.message = dict(event["message"])
-            return
-        index = event.get("index")
-        if kind == "content_block_start" and isinstance(index, int) and isinstance(event.get("content_block"), Mapping):
-            self.blocks[index] = dict(event["content_block"])
-        elif kind == "content_block_delta" and isinstance(index, int) and isinstance(event.get("delta"), Mapping):
-            self._delta(index, event["delta"])
-        elif kind == "message_delta":
-            message: dict[str, Any] = self.message or {"type": "message", "role": "assistant"}
-            self.message = message
-            if isinstance(event.get("delta"), Mapping):
-                message.update(event["delta"])
-            if isinstance(event.get("usage"), Mapping):
-                usage = message.get("usage")
-                message["usage"] = {**(usage if isinstance(usage, Mapping) else {}), **event["usage"]}
-
-    def _delta(self, index: int, delta: Mapping[str, Any]) -> None:
-        block = self.blocks.setdefault(index, {})
-        kind = delta.get("type")
-        for delta_kind, key in (("text_delta", "text"), ("thinking_delta", "thinking"),
-                                ("signature_delta", "signature"), ("citations_delta", "")):
-            if kind == delta_kind and key and isinstance(delta.get(key), str):
-                block[key] = str(block.get(key) or "") + delta[key]
-        if kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
-            self.partial_json[index] = self.partial_json.get(index, "") + delta["partial_json"]
-
-    def result(self) -> dict[str, Any]:
-        message = dict(self.message or {"type": "message", "role": "assistant"})
-        content = []
-        for index in sorted(self.blocks):
-            block = dict(self.blocks[index])
-            if index in self.partial_json:
-                text = self.partial_json[index]
-                block["input"] = tool_input(text) if text.strip() else block.get("input", {})
-            content.append(block)
-        message["content"] = content
-        return message
-
-
-ANTHROPIC_EVENTS = frozenset({"message_start", "message_delta", "message_stop", "content_block_start",
-                              "content_block_delta", "content_block_stop", "ping"})
-
-
-def is_messages_event(payload: Mapping[str, Any]) -> bool:
-    """True for an event of a Messages stream (not `error`, which every API may send)."""
-    return payload.get("type") in ANTHROPIC_EVENTS
-
-
-def malformed_messages_event(payload: Mapping[str, Any]) -> str | None:
-    """What is wrong with a Messages stream event's shape (the parts the reassembly reads), or None."""
-    kind = payload.get("type")
-    if kind == "message_start" and not isinstance(payload.get("message"), Mapping):
-        return "message_start.message is not an object"
-    if kind in ("content_block_start", "content_block_delta", "content_block_stop"):
-        index = payload.get("index")
-        if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index <= 1024:
-            return f"{kind}.index is not a valid index"
-    if kind == "content_block_start" and not isinstance(payload.get("content_block"), Mapping):
-        return "content_block_start.content_block is not an object"
-    if kind == "content_block_delta":
-        delta = payload.get("delta")
-        if not isinstance(delta, Mapping):
-            return "content_block_delta.delta is not an object"
-        for key in ("text", "thinking", "partial_json", "signature"):
-            if key in delta and not isinstance(delta[key], str):
-                return f"content_block_delta.delta.{key} is not text"
-    if kind == "message_delta" and not isinstance(payload.get("delta"), Mapping):
-        return "message_delta.delta is not an object"
-    return None

@@ -13,7 +13,7 @@ non-streamed body of the same API, so the classifier reads both alike:
   `response.output_item.done` items, and from deltas for items that never finished;
 - Anthropic Messages API: `message_start` and the `content_block_*` events become one `message`
   (text, thinking and tool_use blocks, the tool input's JSON fragments joined), with `message_delta`'s
-  stop_reason and usage (agentic_eval.wire.anthropic).
+  stop_reason and usage (agentic_eval.wire.messages, leniently: what can be read is).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_eval.wire.anthropic import AnthropicStreamAssembler, is_messages_event, malformed_messages_event
 from agentic_eval.wire.chat_stream import JOINED_TEXT, ChatStreamAssembler
+from agentic_eval.wire.messages import MessagesStreamAssembler, is_messages_event, malformed_messages_event
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -282,7 +282,7 @@ def assemble_stream(payloads: Iterable[dict[str, Any]]) -> dict[str, Any] | None
     """
     chat = ChatStreamAssembler()
     responses = ResponsesStreamAssembler()
-    messages = AnthropicStreamAssembler()
+    messages = MessagesStreamAssembler()
     kind: str | None = None
     for payload in payloads:
         event_type = payload.get("type")
