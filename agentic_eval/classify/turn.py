@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import jsonschema
+from jsonschema.protocols import Validator
 from pydantic import BaseModel, Field
 
 from agentic_eval.classify._text_calls import FoundCall, ToolCatalog, find_text_calls
@@ -274,7 +275,7 @@ def _split_think(content: str) -> tuple[str, str, bool]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _validator(schema_json: str) -> Any:
+def _validator(schema_json: str) -> Validator | None:
     schema = json.loads(schema_json)
     validator_class = jsonschema.validators.validator_for(schema)
     try:
@@ -284,7 +285,7 @@ def _validator(schema_json: str) -> Any:
     return validator_class(schema)
 
 
-def arguments_problem(arguments: Any, schema: dict[str, Any] | None) -> str | None:
+def arguments_problem(arguments: object, schema: dict[str, Any] | None) -> str | None:
     """Why a structured call's arguments are bad (not JSON, not an object, against the schema), or None."""
     if isinstance(arguments, str):
         try:

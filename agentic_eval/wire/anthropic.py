@@ -59,7 +59,7 @@ class Untranslatable(ValueError):
 # ---------------------------------------------------------------- request: Messages -> chat completions
 
 
-def _text_blocks(value: Any, where: str) -> str:
+def _text_blocks(value: object, where: str) -> str:
     """The text of a `system` value or a `tool_result`'s content: a string or a list of text blocks."""
     if isinstance(value, str):
         return value
@@ -121,7 +121,7 @@ def _tool_result_text(block: Mapping[str, Any], where: str) -> str:
     return f"Error: {text}" if block.get("is_error") is True else text
 
 
-def _user_message(content: Any, where: str) -> list[dict[str, Any]]:
+def _user_message(content: object, where: str) -> list[dict[str, Any]]:
     """A user turn: its tool results as `tool` messages first (chat wants them right after the calls), then the rest."""
     if isinstance(content, str):
         return [{"role": "user", "content": content}]
@@ -151,7 +151,7 @@ def _user_message(content: Any, where: str) -> list[dict[str, Any]]:
     return messages
 
 
-def _assistant_message(content: Any, where: str) -> dict[str, Any]:
+def _assistant_message(content: object, where: str) -> dict[str, Any]:
     if isinstance(content, str):
         return {"role": "assistant", "content": content}
     if not isinstance(content, list):
@@ -188,7 +188,7 @@ def _arguments_text(value: object) -> str:
     return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
 
 
-def _tool(tool: Any, number: int) -> dict[str, Any]:
+def _tool(tool: object, number: int) -> dict[str, Any]:
     where = f"tools[{number}]"
     if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
         raise Untranslatable(f"{where}: not a tool with a name")
@@ -201,7 +201,7 @@ def _tool(tool: Any, number: int) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def _tool_choice(choice: Any) -> tuple[Any, bool | None]:
+def _tool_choice(choice: object) -> tuple[object, bool | None]:
     """(chat tool_choice, parallel_tool_calls) for a Messages tool_choice."""
     if not isinstance(choice, Mapping):
         raise Untranslatable("tool_choice: expected an object")
@@ -218,7 +218,7 @@ def _tool_choice(choice: Any) -> tuple[Any, bool | None]:
     raise Untranslatable(f"tool_choice: type {kind!r} is not supported")
 
 
-def to_chat_request(body: Any) -> dict[str, Any]:
+def to_chat_request(body: object) -> dict[str, Any]:
     """The chat completions request that asks the model what `body` (a Messages request) asks it."""
     if not isinstance(body, Mapping):
         raise Untranslatable("the request body is not a JSON object")
@@ -280,7 +280,7 @@ def new_tool_use_id() -> str:
     return "toolu_" + uuid.uuid4().hex[:24]
 
 
-def message_usage(usage: Any) -> dict[str, int]:
+def message_usage(usage: object) -> dict[str, int]:
     """Messages usage from a chat usage object (zeros where the endpoint said nothing)."""
     usage = usage if isinstance(usage, Mapping) else {}
     numbers = {}
@@ -290,7 +290,7 @@ def message_usage(usage: Any) -> dict[str, int]:
     return numbers
 
 
-def to_message(completion: Any, model: str) -> dict[str, Any]:
+def to_message(completion: object, model: str) -> dict[str, Any]:
     """The Messages `message` of a `chat.completion` (its first choice)."""
     if not isinstance(completion, Mapping) or not isinstance(completion.get("choices"), list):
         raise Untranslatable("the endpoint's reply is not a chat completion (no choices list)")

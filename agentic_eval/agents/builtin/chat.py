@@ -79,6 +79,6 @@ class StatusError(Exception):
     """The endpoint answered with an HTTP error status; `body` is its JSON's `error` (or the JSON, or the
     text), `message` a one-line summary of it."""
 
-    def __init__(self, status_code: int, body: Any, message: str) -> None:
+    def __init__(self, status_code: int, body: object, message: str) -> None:
         super().__init__(message)
         self.status_code, self.body, self.message = status_code, body, message

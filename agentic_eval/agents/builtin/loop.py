@@ -22,7 +22,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -70,7 +70,7 @@ class Transcript:
         self.start = time.monotonic()
         self._file: IO[str] = path.open("w", encoding="utf-8")
 
-    def write(self, kind: str, turn: int, **fields: Any) -> None:
+    def write(self, kind: str, turn: int, **fields: object) -> None:
         entry = {"kind": kind, "turn": turn, "t": round(time.monotonic() - self.start, 3), **fields}
         line = json.dumps(entry, ensure_ascii=False, default=str)
         self._file.write(line.encode("utf-8", "replace").decode("utf-8") + "\n")  # a model's lone surrogates
@@ -98,7 +98,7 @@ def _describe_status_error(exc: StatusError, retries: int) -> str:
     return f"HTTP {exc.status_code} from the endpoint: {message}"
 
 
-def _shown(value: Any, size: int = 120) -> str:
+def _shown(value: object, size: int = 120) -> str:
     """A short one-line rendering of what the endpoint sent, for an outcome's detail."""
     try:
         text = value if isinstance(value, str) else json.dumps(value, default=str)
@@ -107,7 +107,7 @@ def _shown(value: Any, size: int = 120) -> str:
     return text[:size].replace("\n", " ")
 
 
-def read_reply(data: Any) -> tuple[Message, str | None, Any]:
+def read_reply(data: object) -> tuple[Message, str | None, dict[str, Any] | None]:
     """(message, finish_reason, usage) of a chat completion body; `EndpointFailure` if it is none."""
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
         raise EndpointFailure(f"reply is not a chat completion: {_shown(data)}")
@@ -273,7 +273,7 @@ class _Loop:
         self.limits = dataclasses.replace(limits, worker=FileToolWorker(ctx.sandbox.path, limits))
         self.messages: list[dict[str, Any]] = []
 
-    def append(self, message: dict[str, Any], **extra: Any) -> None:
+    def append(self, message: dict[str, Any], **extra: object) -> None:
         self.messages.append(message)
         self.transcript.write("message", self.turns, message=message, **extra)
 
@@ -335,7 +335,7 @@ class _Loop:
             params["stream"] = True
         timeout = max(self.deadline - time.monotonic(), 0.1)
 
-        def request() -> Any:
+        def request() -> object:
             response = self.client.send(self.client.build_request("POST", "chat/completions", json=params,
                                                                   timeout=timeout), stream=True)
             try:
@@ -378,7 +378,7 @@ class _Loop:
         status = response.status_code
         raw = response.read()  # UnreadableReply (past the cap, say) is the caller's
         try:
-            body: Any = json_reply(raw)
+            body: object = json_reply(raw)
         except UnreadableReply:
             body = raw.decode("utf-8", "replace").strip()
         if isinstance(body, dict) and "error" in body:
@@ -388,7 +388,7 @@ class _Loop:
                    f"Error code: {status}" + (f" - {_shown(body, 300)}" if body not in ("", None) else ""))
         return StatusError(status, body, message)
 
-    def _whole_reply(self, response: Any) -> Any:
+    def _whole_reply(self, response: httpx.Response) -> object:
         """The JSON body of a reply to `stream: false`; `EndpointFailure` naming what keeps it from being read."""
         content_type = response.headers.get("content-type", "")
         body = response.read()  # UnreadableReply (past the cap, say) is the caller's: "the reply is ..."
@@ -400,7 +400,7 @@ class _Loop:
                                       f"(stream: false); the reply is {exc}") from None
             raise EndpointFailure(f"reply is {exc}") from None
 
-    def _unstreamed_reply(self, response: Any, why: str) -> Any:
+    def _unstreamed_reply(self, response: httpx.Response, why: str) -> object:
         """A whole completion where a stream was asked for (some servers and proxies ignore
         `stream: true`) is accepted, and noted; anything else is the endpoint's fault."""
         try:
@@ -414,7 +414,7 @@ class _Loop:
         _note_once(f"note: {why}; the built-in agent accepts the whole completions it sends instead")
         return data
 
-    def _read_stream(self, response: Any) -> Any:
+    def _read_stream(self, response: httpx.Response) -> dict[str, Any]:
         """The chat completion a stream of chunks adds up to (`wire.chat_stream`). Each event is
         parsed and checked against the chunk's shape, so a chunk of the wrong shape is the endpoint's
         fault, named in one line; so is a line that is not UTF-8 or longer than MAX_LINE_BYTES, and a
@@ -461,7 +461,7 @@ class _Loop:
             raise EndpointFailure("stream ended without a finish_reason (cut short)")
         return completion
 
-    def _drain(self, pieces: Any, limit: int = 1 << 20) -> None:
+    def _drain(self, pieces: Iterator[bytes], limit: int = 1 << 20) -> None:
         """Read what follows `[DONE]` (the stream's end), so the server sees the reply taken whole;
         at most `limit` bytes, never past the deadline, and whatever goes wrong there is moot."""
         try:
