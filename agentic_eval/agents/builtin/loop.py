@@ -162,13 +162,11 @@ def _note_once(line: str) -> None:
 
 def _accumulate(state: ChatStreamAssembler, data: str, event: str | None) -> None:
     """Add one stream event, checked, to the reply being accumulated."""
-    payload, _ = _parse_chunk(data, event)
-    state.add(payload)
+    state.add(_checked_chunk(data, event))
 
 
-def _parse_chunk(data: str, event: str | None) -> tuple[dict[str, Any], Chunk]:
-    """One stream event, and the same checked as a `chat.completion.chunk`; `EndpointFailure` saying what is
-    wrong."""
+def _checked_chunk(data: str, event: str | None) -> dict[str, Any]:
+    """One stream event's JSON, checked as a `chat.completion.chunk`; `EndpointFailure` saying what is wrong."""
     try:
         payload = json_reply(data)
     except UnreadableReply as exc:
@@ -178,11 +176,12 @@ def _parse_chunk(data: str, event: str | None) -> tuple[dict[str, Any], Chunk]:
     if event == "error" or stream_error(payload):
         raise EndpointFailure(f"the endpoint sent an error in the stream: {stream_error(payload) or _shown(payload)}")
     try:
-        return payload, Chunk.model_validate(payload)
+        Chunk.model_validate(payload)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise EndpointFailure(f"malformed stream chunk: {where}: {first['msg']}: {_shown(payload)}") from None
+    return payload
 
 
 OPTIONS: dict[str, Callable[[Any], Any]] = {"max_retries": int, "bash_timeout_s": float, "temperature": float,
