@@ -11,7 +11,13 @@ import pytest
 
 from agentic_eval.classify.turn import classify_turn, read_turn
 from agentic_eval.wire.anthropic import ChatToMessagesStream, to_message
-from agentic_eval.wire.messages import UNPARSED_ARGUMENTS, as_chat_completion, assemble, message_problem
+from agentic_eval.wire.messages import (
+    UNPARSED_ARGUMENTS,
+    as_chat_completion,
+    assemble,
+    message_parts,
+    message_problem,
+)
 from agentic_eval.wire.sse import summarize_stream
 from tests.helpers import anthropic_events, anthropic_message
 from tests.test_chat_stream import CASES
@@ -103,6 +109,8 @@ def test_the_lenient_checker_is_what_the_classifier_reads() -> None:
     assert classify_turn(None, odd).label == "prose"
     nameless = {**MESSAGE, "content": [{"type": "tool_use", "id": "t", "input": {}}]}
     assert message_problem(nameless, strict=False) == "content[0] is a tool_use block without a name"
+    assert message_parts({"content": [1, {"type": "text", "text": "a"}, {"type": "tool_use", "name": "x"}]}).calls \
+        == [("", "x", None)]
 
 
 @pytest.mark.parametrize("name", [n for n in CASES if CASES[n][1]])

@@ -148,11 +148,12 @@ class MessageParts:
 
 
 def message_parts(message: Mapping[str, Any]) -> MessageParts:
-    """The parts of a message whose content passed `message_problem` (lenient or strict)."""
+    """The parts of a message (what is not a block of the API's shape is passed over: `message_problem` names it)."""
     parts = MessageParts(stop_reason=message.get("stop_reason") if isinstance(message.get("stop_reason"), str)
                          else None)
-    for block in message.get("content") or ():
-        kind = block.get("type")
+    content = message.get("content")
+    for block in content if isinstance(content, list) else ():
+        kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "text" and isinstance(block.get("text"), str):
             parts.text += block["text"]
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
