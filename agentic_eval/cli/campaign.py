@@ -58,6 +58,8 @@ def handle(args: argparse.Namespace) -> int:
     code = 0
     if not args.report:
         plan = plan_campaign(args.file, folder)
+        for note in plan.spec.notes:
+            log(f"note: {args.file}: {note}")
         left = {m: w for m, w in plan.work.items() if w}
         log(f"campaign {args.file}: {len(plan.models)} model(s), {len(plan.task_ids)} task(s), folder {folder}; "
             + ("to run: " + "; ".join(f"{m}: {', '.join(w)}" for m, w in left.items()) if left
