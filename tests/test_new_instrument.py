@@ -145,7 +145,8 @@ def test_a_three_file_instrument_runs_in_a_campaign_and_as_a_command(echo_instru
     file, runs = tmp_path / "echo.toml", tmp_path / "runs"
     with FakeEndpoint(model="parrot", responder=parrot) as fake:
         file.write_text(f'tasks = ["json-set-port"]\nagents = []\ninstruments = ["echo_check"]\n'
-                        f'[echo_check]\nwords = 4\nruns = 2\n[[models]]\nname = "parrot"\nbase_url = "{fake.base_url}"\n')
+                        '[echo_check]\nwords = 4\nruns = 2\n'
+                        f'[[models]]\nname = "parrot"\nbase_url = "{fake.base_url}"\n')
         code, out = cli("campaign", str(file), "--run-dir", str(runs), "--json")
         assert code == 0, out
         report = json.loads(out)
