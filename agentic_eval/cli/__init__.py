@@ -23,6 +23,7 @@ command has not finished stopping for after STOP_GRACE_S seconds, ends the proce
     speed        speed: decode, TTFT, prefill, speculative acceptance
     think_check  think-check: does turning reasoning off make answers wrong?
     cold_start   cold-start: time from a server's start to its first token
+                 (the instruments' commands: their rows in instruments.registry)
     classify     classify: label each model turn of a wire log
     export       export: a run's trials as ATIF trajectories or an Inspect eval log
     progress     the progress bar (a terminal) or log lines the long commands show

@@ -8,8 +8,10 @@ no instrument module. What two instruments share lives in a helper.
 
 Every instrument but probe records its runs itself: its module has `KIND`, `headline(result)` and
 `record(result, runs_root, ...)`, which writes the run folder `agentic-eval report` reads,
-and `registry.INSTRUMENTS` lists them (kind, report column, module) for the CLI and the report. A new
-instrument is its module, its CLI module (agentic_eval/cli/) and a row in that table.
+and `registry.INSTRUMENTS` lists them (one name each, report column, module, CLI module, whether it runs in a
+campaign) for the CLI, the report and the campaign, which name no instrument themselves. A new instrument,
+campaign support included, is 3 files: its module (with `OPTIONS`, `measure` and `figures` for a campaign), its
+CLI module (agentic_eval/cli/) and a row in that table.
 
 Instruments:
 
@@ -33,7 +35,8 @@ Helpers:
     speedstats    Pure statistics for the speed instrument.
     consistency   Does an answer's own arithmetic hold? A pure checker.
     wordproblems  Deterministic arithmetic word problems with exact answers.
-    registry      The table of instruments whose runs are recorded, and what each one offers (Instrument).
+    registry      The table of instruments whose runs are recorded, and what each offers (Instrument,
+                  CampaignInstrument).
 """
 
 from __future__ import annotations
