@@ -109,6 +109,31 @@ def test_each_recorded_instrument_offers_headline_and_record(row: registry.Instr
     assert inspect.signature(module.record).return_annotation in (Path, "Path")
 
 
+@pytest.mark.parametrize("row", registry.campaign_entries(), ids=lambda e: e.kind)
+def test_each_campaign_instrument_offers_its_table_measure_and_figures(row: registry.InstrumentEntry) -> None:
+    """What `campaign=True` promises: OPTIONS (a strict pydantic model whose defaults make a valid table, with
+    runs_wanted and asked), measure(endpoint, model, options, runs_root, log) and figures(runs, folders); and a CLI
+    module with its command."""
+    import inspect
+
+    from pydantic import BaseModel
+
+    module = row.load_campaign()
+    options = module.OPTIONS()
+    assert isinstance(options, BaseModel) and type(options).model_config.get("extra") == "forbid"
+    assert options.runs_wanted() >= 1 and isinstance(options.asked(), dict)
+    assert list(inspect.signature(module.measure).parameters) == ["endpoint", "model", "options", "runs_root", "log"]
+    assert list(inspect.signature(module.figures).parameters) == ["runs", "folders"]
+    assert row.cli and row.command == row.kind.replace("_", "-")
+
+
+def test_the_cli_lists_the_tables_commands() -> None:
+    from agentic_eval import cli
+
+    assert [c for c in cli.COMMANDS if c not in (*cli.BEFORE_INSTRUMENTS, *cli.AFTER_INSTRUMENTS)] == [
+        e.cli for e in registry.INSTRUMENTS if e.cli]
+
+
 def test_the_report_reads_the_table() -> None:
     """The report's columns are the table's, in its order."""
     from agentic_eval.report.summary import INSTRUMENT_COLUMNS

@@ -27,6 +27,8 @@ from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:
     from agentic_eval.endpoint import Endpoint
+    from agentic_eval.local.server import LocalServer
+    from agentic_eval.results import TrialResult
 
 CAMPAIGN_FILE = "campaign.json"
 ASKED_FILE = "asked.json"
@@ -401,7 +403,7 @@ def _resumed_sandbox(spec: CampaignSpec, part: AgentPart) -> Any:
 
 
 def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding: int, emulate: str | None,
-                    server: Any) -> None:
+                    server: LocalServer | None) -> None:
     """Resume the slot's unfinished runs, then start one for the tasks no run of it covers."""
     from agentic_eval.runner import RunSettings, plan_resume, plan_start
     from agentic_eval.runner.settings import SandboxChoice
@@ -432,7 +434,7 @@ def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding
         if session.cancel.is_set():
             return
 
-        def seen(result: Any) -> None:
+        def seen(result: TrialResult) -> None:
             with session.lock:
                 session.outcome.trials_run += 1
             if session.on_result is not None:

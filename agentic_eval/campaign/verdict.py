@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.campaign.execute import (
     agent_parts,
@@ -24,6 +24,9 @@ from agentic_eval.campaign.execute import (
 )
 from agentic_eval.campaign.spec import CampaignSpec
 from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary
+
+if TYPE_CHECKING:
+    from agentic_eval.classify.diagnosis import Diagnosis
 
 SYNTHETIC_NOISE_PTS = 1.5
 """The synthetic score's noise band when fewer than two runs measured one: the run-to-run variance the
@@ -192,7 +195,7 @@ def campaign_report(folder: str | Path) -> CampaignReport:
                           summaries=[r.summary for r in rows if r.summary is not None], diagnoses=diagnoses)
 
 
-def model_diagnosis(rows: list[Row]) -> Any:
+def model_diagnosis(rows: list[Row]) -> Diagnosis | None:
     """One model's serving diagnosis from its plain agent runs (what-if rows left out), held against its short
     prompt (the built-in agent unpadded) when it also ran under a longer one; None without text calls."""
     from agentic_eval.classify.diagnosis import ShortPrompt, diagnose
