@@ -72,7 +72,7 @@ def test_the_rule_is_stated_where_a_newcomer_reads() -> None:
     ("from agentic_eval.instruments.battery import run_case", {"battery"}),
     ("from agentic_eval.instruments import battery, exchange as x", {"battery", "exchange"}),
     ("import agentic_eval.instruments.speed", {"speed"}),
-    ("from .thinkcheck import stream_chat", {"thinkcheck"}),
+    ("from .think_check import stream_chat", {"think_check"}),
     ("from . import forms", {"forms"}),
     ("def f():\n    from agentic_eval.instruments.probe import SHAPES", {"probe"}),
     ("from agentic_eval.endpoint import Endpoint\nimport httpx", set()),
@@ -89,7 +89,7 @@ def test_every_exported_name_resolves() -> None:
 def test_the_table_names_each_recorded_instrument_once() -> None:
     kinds = [e.kind for e in registry.INSTRUMENTS]
     assert len(set(kinds)) == len(kinds) and len(RECORDED) == len(kinds)
-    assert registry.kinds() == tuple(kinds) and registry.entry("think_check").module == "thinkcheck"
+    assert registry.kinds() == tuple(kinds) and registry.entry("think_check").module == "think_check"
     with pytest.raises(KeyError):
         registry.entry("nope")
 

@@ -10,10 +10,10 @@ returns it (the keywords say what the result does not: the endpoint's base URL, 
 the model, the settings asked). The CLI parses, calls the run function and `record`, and prints; a Python
 caller does the same:
 
-    from agentic_eval.instruments import thinkcheck
+    from agentic_eval.instruments import think_check
 
-    result = thinkcheck.run_think_check(endpoint, thinkcheck.ThinkCheckConfig(model="m"))
-    run_dir = thinkcheck.record(result, Path("runs"), base_url=endpoint.base_url)
+    result = think_check.run_think_check(endpoint, think_check.ThinkCheckConfig(model="m"))
+    run_dir = think_check.record(result, Path("runs"), base_url=endpoint.base_url)
 
 A row with `campaign=True` runs in campaign files too: its module also offers what a campaign needs
 (`CampaignInstrument`): `OPTIONS`, the model of its table (`[think_check] problems = 20`), `measure(...)`,
@@ -145,9 +145,9 @@ INSTRUMENTS: tuple[InstrumentEntry, ...] = (
     InstrumentEntry("tooling", "tool-call battery", "battery", cli="tooling", campaign=True),
     InstrumentEntry("forms", "form matrix", "forms", cli="forms", campaign=True),
     InstrumentEntry("speed", "speed", "speed", cli="speed", campaign=True),
-    InstrumentEntry("think_check", "think-check", "thinkcheck", cli="think_check", campaign=True,
+    InstrumentEntry("think_check", "think-check", "think_check", cli="think_check", campaign=True,
                     old_names=("think-check",)),
-    InstrumentEntry("cold_start", "cold start", "coldstart", cli="cold_start"),
+    InstrumentEntry("cold_start", "cold start", "cold_start", cli="cold_start"),
     InstrumentEntry("bfcl", "BFCL", "bfcl"),  # `tooling --suite bfcl`
 )
 """In the report's column order (and the CLI's, for the rows with a command)."""
