@@ -167,6 +167,9 @@ def test_a_three_file_instrument_runs_in_a_campaign_and_as_a_command(echo_instru
     folders = sorted((runs / "echo" / "parrot" / "instruments" / "echo_check").glob("*/asked.json"))
     assert len(folders) == 2 and json.loads(folders[0].read_text()) == {"kind": "echo_check",
                                                                          "options": {"words": 4}}
+    code, md = cli("campaign", str(file), "--run-dir", str(runs), "--report", "--format", "md", "--html",
+                   str(tmp_path / "echo.html"))
+    assert code == 0 and "echo check: 3/4 words repeated" in md and (tmp_path / "echo.html").is_file()
     (alone,) = (tmp_path / "alone").glob("*/instrument.json")
     assert json.loads(alone.read_text())["headline_text"] == "1/2 words repeated"  # birch is never repeated
 
