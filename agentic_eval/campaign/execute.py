@@ -352,7 +352,7 @@ class _Session:
 
     plan: CampaignPlan
     log: Log
-    on_result: Callable[[str, Any], None] | None
+    on_result: Callable[[str, TrialResult], None] | None
     cancel: threading.Event
     outcome: CampaignOutcome
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -495,7 +495,7 @@ def _endpoint_groups(plan: CampaignPlan) -> list[list[ModelEndpoint]]:
 
 
 def run_campaign(file: str | Path, folder: str | Path | None = None, *, log: Log | None = None,
-                 on_result: Callable[[str, Any], None] | None = None, plan: CampaignPlan | None = None
+                 on_result: Callable[[str, TrialResult], None] | None = None, plan: CampaignPlan | None = None
                  ) -> CampaignOutcome:
     """Check the campaign file (`plan_campaign`), then run what is left of it under `folder` (default
     runs/<file's stem>); the same call again resumes. `on_result(label, trial)` sees each agent trial once

@@ -421,7 +421,7 @@ def run_case(client: Any, model: str, case: Case, options: BatteryOptions = Batt
     return CaseResult(case.id, case.phase, True, "ok", "", turns, case.note)
 
 
-def run_battery(cases: list[Case], endpoint: Any, model: str, *, jobs: int = 4,
+def run_battery(cases: list[Case], endpoint: Endpoint, model: str, *, jobs: int = 4,
                 options: BatteryOptions = BatteryOptions(), on_result: Any = None) -> list[CaseResult]:
     """Run every case, `jobs` at a time; results in case order. `on_result(result)` after each case.
 

@@ -366,7 +366,7 @@ def run_shape(client: Any, model: str, shape: Shape, tools: list[Tool], timeout_
                        classification.model_dump(mode="json") if classification else None)
 
 
-def run_forms(endpoint: Any, model: str, n_tools: int = 500, *, shapes: tuple[Shape, ...] = SHAPES,
+def run_forms(endpoint: Endpoint, model: str, n_tools: int = 500, *, shapes: tuple[Shape, ...] = SHAPES,
               timeout_s: float = TIMEOUT_S, max_tokens: int = MAX_TOKENS,
               on_result: Callable[[ShapeResult], None] | None = None) -> list[ShapeResult]:
     """Every shape in turn (one at a time, so no shape's latency is another's queueing), each capped at
