@@ -201,7 +201,10 @@ class CampaignSpec(BaseModel):
         return list(self.instruments)
 
     def options(self, kind: str) -> CampaignOptions:
-        """The instrument's table in the file (its defaults when the file has none)."""
+        """The instrument's table in the file (its defaults when the file has none); KeyError for a name that is no
+        campaign instrument's."""
+        if kind not in type(self).model_fields or kind in CampaignSpec.model_fields:
+            raise KeyError(f"{kind!r} is not an instrument a campaign runs")
         return cast("CampaignOptions", getattr(self, kind))
 
     @property
@@ -251,6 +254,8 @@ def deprecated_spellings(data: dict[str, object]) -> list[str]:
 def _spec_model(entries: tuple[InstrumentEntry, ...]) -> type[CampaignSpec]:
     fields: dict[str, Any] = {}
     for e in entries:
+        if clash := {e.kind, *e.old_names} & set(CampaignSpec.model_fields):
+            raise ValueError(f"the instrument {e.kind!r} is named as a campaign file's own key {clash.pop()!r}")
         options = cast("type[BaseModel]", e.load_campaign().OPTIONS)
         fields[e.kind] = (options, Field(default_factory=options,
                                          validation_alias=AliasChoices(e.kind, *e.old_names)))
