@@ -20,7 +20,7 @@ import pytest
 from agentic_eval.cli import main
 from agentic_eval.endpoint import resolve_endpoint
 from agentic_eval.errors import EndpointError
-from agentic_eval.instruments.coldstart import (
+from agentic_eval.instruments.cold_start import (
     ColdStartConfig,
     StartRun,
     measure_cold_start,

@@ -72,7 +72,7 @@ def test_the_rule_is_stated_where_a_newcomer_reads() -> None:
     ("from agentic_eval.instruments.battery import run_case", {"battery"}),
     ("from agentic_eval.instruments import battery, exchange as x", {"battery", "exchange"}),
     ("import agentic_eval.instruments.speed", {"speed"}),
-    ("from .thinkcheck import stream_chat", {"thinkcheck"}),
+    ("from .think_check import stream_chat", {"think_check"}),
     ("from . import forms", {"forms"}),
     ("def f():\n    from agentic_eval.instruments.probe import SHAPES", {"probe"}),
     ("from agentic_eval.endpoint import Endpoint\nimport httpx", set()),
@@ -89,7 +89,7 @@ def test_every_exported_name_resolves() -> None:
 def test_the_table_names_each_recorded_instrument_once() -> None:
     kinds = [e.kind for e in registry.INSTRUMENTS]
     assert len(set(kinds)) == len(kinds) and len(RECORDED) == len(kinds)
-    assert registry.kinds() == tuple(kinds) and registry.entry("think_check").module == "thinkcheck"
+    assert registry.kinds() == tuple(kinds) and registry.entry("think_check").module == "think_check"
     with pytest.raises(KeyError):
         registry.entry("nope")
 
@@ -107,6 +107,31 @@ def test_each_recorded_instrument_offers_headline_and_record(row: registry.Instr
     assert params[1].name == "runs_root" and params[1].default == Path("runs")
     assert all(p.kind is p.KEYWORD_ONLY for p in params[2:]), "record's own settings are keywords"
     assert inspect.signature(module.record).return_annotation in (Path, "Path")
+
+
+@pytest.mark.parametrize("row", registry.campaign_entries(), ids=lambda e: e.kind)
+def test_each_campaign_instrument_offers_its_table_measure_and_figures(row: registry.InstrumentEntry) -> None:
+    """What `campaign=True` promises: OPTIONS (a strict pydantic model whose defaults make a valid table, with
+    runs_wanted and asked), measure(endpoint, model, options, runs_root, log) and figures(runs, folders); and a CLI
+    module with its command."""
+    import inspect
+
+    from pydantic import BaseModel
+
+    module = row.load_campaign()
+    options = module.OPTIONS()
+    assert isinstance(options, BaseModel) and type(options).model_config.get("extra") == "forbid"
+    assert options.runs_wanted() >= 1 and isinstance(options.asked(), dict)
+    assert list(inspect.signature(module.measure).parameters) == ["endpoint", "model", "options", "runs_root", "log"]
+    assert list(inspect.signature(module.figures).parameters) == ["runs", "folders"]
+    assert row.cli and row.command == row.kind.replace("_", "-")
+
+
+def test_the_cli_lists_the_tables_commands() -> None:
+    from agentic_eval import cli
+
+    assert [c for c in cli.COMMANDS if c not in (*cli.BEFORE_INSTRUMENTS, *cli.AFTER_INSTRUMENTS)] == [
+        e.cli for e in registry.INSTRUMENTS if e.cli]
 
 
 def test_the_report_reads_the_table() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.endpoint import resolve_endpoint
-from agentic_eval.instruments import coldstart, registry, speed, thinkcheck
+from agentic_eval.instruments import cold_start, registry, speed, think_check
 from agentic_eval.instruments import metrics as m
 from agentic_eval.results import INSTRUMENT_FILE, RESULT_FILE, read_instrument_run
 from tests.fake_vllm import FakeVllm, FakeVllmConfig
@@ -52,10 +52,10 @@ def test_think_check_from_python_is_reported(tmp_path: Path, capsys: pytest.Capt
     runs = tmp_path / "runs"
     with FakeVllm(FakeVllmConfig(decode_tok_s=5000)) as fake:
         endpoint = resolve_endpoint(fake.base_url, "sk-test")
-        config = thinkcheck.ThinkCheckConfig(model=fake.config.model, problems=2, seed=3, max_tokens_on=8,
+        config = think_check.ThinkCheckConfig(model=fake.config.model, problems=2, seed=3, max_tokens_on=8,
                                              max_tokens_off=8)
-        result = thinkcheck.run_think_check(endpoint, config)
-        run_dir = thinkcheck.record(result, runs, base_url=endpoint.base_url)
+        result = think_check.run_think_check(endpoint, config)
+        run_dir = think_check.record(result, runs, base_url=endpoint.base_url)
         # the CLI with the same settings records the same shape of run
         assert main(["think-check", "--model", fake.config.model, "--base-url", fake.base_url, "--api-key", "sk-test",
                      "--problems", "2", "--seed", "3", "--json", "--run-dir", str(tmp_path / "cli")]) == 0
@@ -63,7 +63,7 @@ def test_think_check_from_python_is_reported(tmp_path: Path, capsys: pytest.Capt
     meta = read_instrument_run(run_dir)
     assert run_dir.parent == runs and meta.kind == "think_check" and meta.model == "fake-model"
     assert meta.settings == {"problems": 2, "seed": 3}
-    assert meta.headline_text == thinkcheck.headline(result).text
+    assert meta.headline_text == think_check.headline(result).text
     same_shape(run_dir, cli_dir)
     md = report_md(runs, capsys)
     assert column(md, "think-check", "fake-model") == meta.headline_text
@@ -93,8 +93,8 @@ def test_cold_start_from_python_is_reported(tmp_path: Path, capsys: pytest.Captu
     cmd = (f"{shlex.quote(sys.executable)} {shlex.quote(str(SLOW_SERVER))} --port {port} --listen-delay 0.05 "
            f"--models-delay 0.05 --token-delay 0.05 --child-pid-file {shlex.quote(str(tmp_path / 'pid'))}")
     endpoint = resolve_endpoint(f"http://127.0.0.1:{port}/v1", "sk-test")
-    result = coldstart.measure_cold_start(endpoint, coldstart.ColdStartConfig(cmd=cmd))
-    run_dir = coldstart.record(result, tmp_path / "runs", base_url=endpoint.base_url)
+    result = cold_start.measure_cold_start(endpoint, cold_start.ColdStartConfig(cmd=cmd))
+    run_dir = cold_start.record(result, tmp_path / "runs", base_url=endpoint.base_url)
     meta = read_instrument_run(run_dir)
     assert meta.settings == {"mode": "command", "cmd": cmd, "repeat": 1} and meta.model == "slow-model"
     assert meta.headline_text.endswith("s to first token")
@@ -103,12 +103,12 @@ def test_cold_start_from_python_is_reported(tmp_path: Path, capsys: pytest.Captu
 
 def test_secrets_in_the_base_url_stay_out_of_the_record(tmp_path: Path) -> None:
     """record() scrubs what the endpoint's own URL carries, wherever the result quoted it."""
-    result = thinkcheck.ThinkCheckResult(
+    result = think_check.ThinkCheckResult(
         model="m", base_url="http://127.0.0.1:9/v1", server_kind="vllm", switch="s", seed=0, problems=1,
-        on=thinkcheck.ModeSummary(mode="on"), off=thinkcheck.ModeSummary(mode="off"),
-        attempts=[thinkcheck.Attempt(problem_id="p", mode="on", expected=1,
+        on=think_check.ModeSummary(mode="on"), off=think_check.ModeSummary(mode="off"),
+        attempts=[think_check.Attempt(problem_id="p", mode="on", expected=1,
                                      error="ConnectError: http://me:s3cret-pw@127.0.0.1:9/v1/chat/completions")])
-    run_dir = thinkcheck.record(result, tmp_path, base_url="http://me:s3cret-pw@127.0.0.1:9/v1")
+    run_dir = think_check.record(result, tmp_path, base_url="http://me:s3cret-pw@127.0.0.1:9/v1")
     for name in (INSTRUMENT_FILE, RESULT_FILE):
         assert "s3cret-pw" not in (run_dir / name).read_text()
 

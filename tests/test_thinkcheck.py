@@ -17,7 +17,7 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.endpoint import resolve_endpoint
-from agentic_eval.instruments.thinkcheck import ThinkCheckConfig, run_think_check, score_attempt, split_think
+from agentic_eval.instruments.think_check import ThinkCheckConfig, run_think_check, score_attempt, split_think
 from agentic_eval.instruments.wordproblems import WordProblem, generate_problems
 from agentic_eval.paths import cache_dir
 from agentic_eval.results import is_instrument_run, read_instrument_run

@@ -20,10 +20,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentic_eval.campaign.spec import CampaignSpec, ModelSpec, _did_you_mean, load_campaign
+from agentic_eval.campaign.spec import CampaignSpec, ModelSpec, _did_you_mean, load_campaign, spec_model
 from agentic_eval.errors import AgenticEvalError
+
+if TYPE_CHECKING:
+    from agentic_eval.endpoint import Endpoint
+    from agentic_eval.local.server import LocalServer
+    from agentic_eval.results import TrialResult
 
 CAMPAIGN_FILE = "campaign.json"
 ASKED_FILE = "asked.json"
@@ -222,23 +227,12 @@ def plan_campaign(file: str | Path, folder: str | Path | None = None, *, spec: C
 # ------------------------------------------------------------------------------------------------ state
 
 
-def instrument_options(spec: CampaignSpec, kind: str) -> dict[str, Any]:
+def instrument_options(spec: CampaignSpec, kind: str) -> dict[str, object]:
     """What an instrument run of the campaign is asked (asked.json: a recorded run answers it when equal)."""
-    section = {"tooling": spec.tooling, "forms": spec.forms, "speed": spec.speed, "think_check": spec.think_check}
-    options = section[kind].model_dump()
-    options.pop("jobs", None)  # how it ran, not what it measured
-    options.pop("runs", None)
-    for key, default in _ADDED_LATER.get(kind, {}).items():
-        if options.get(key) == default:  # a run recorded before the option existed answers its default
-            options.pop(key)
-    return {"kind": kind, "options": options}
+    return {"kind": kind, "options": spec.options(kind).asked()}
 
 
-_ADDED_LATER: dict[str, dict[str, Any]] = {"forms": {"max_tokens": 4096, "timeout_s": 600.0}}
-"""Options an instrument gained after campaigns were recorded, with the value those runs used."""
-
-
-def instrument_runs(folder: Path, model: str, kind: str, asked: dict[str, Any]) -> list[Path]:
+def instrument_runs(folder: Path, model: str, kind: str, asked: dict[str, object]) -> list[Path]:
     """The recorded instrument runs of `model` under the campaign that answer `asked`, oldest first."""
     slot = folder / slug(model) / "instruments" / kind
     found = []
@@ -252,7 +246,7 @@ def instrument_runs(folder: Path, model: str, kind: str, asked: dict[str, Any]) 
 
 
 def runs_wanted(spec: CampaignSpec, kind: str) -> int:
-    return spec.tooling.runs if kind == "tooling" else 1
+    return spec.options(kind).runs_wanted()
 
 
 @dataclass(frozen=True)
@@ -343,7 +337,7 @@ def read_campaign_record(folder: Path) -> tuple[CampaignSpec, list[str]]:
 
     try:
         data = json.loads(read_data_text(path, what=str(path), limit=10_000_000))
-        return CampaignSpec.model_validate(data["spec"]), [str(t) for t in data["task_ids"]]
+        return spec_model().model_validate(data["spec"]), [str(t) for t in data["task_ids"]]
     except (ValueError, KeyError, TypeError) as exc:
         raise AgenticEvalError(f"{path}: unreadable ({type(exc).__name__}); run the campaign again to rewrite it"
                                ) from None
@@ -358,7 +352,7 @@ class _Session:
 
     plan: CampaignPlan
     log: Log
-    on_result: Callable[[str, Any], None] | None
+    on_result: Callable[[str, TrialResult], None] | None
     cancel: threading.Event
     outcome: CampaignOutcome
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -369,58 +363,23 @@ class _Session:
         self.log(f"problem: {text}")
 
 
-def _run_instrument(session: _Session, kind: str, model: ModelSpec, served: str, endpoint: Any) -> None:
+def _run_instrument(session: _Session, kind: str, model: ModelSpec, served: str, endpoint: Endpoint) -> None:
+    """Run the instrument until the model has the runs the file wants of it, each recorded with asked.json."""
+    from agentic_eval.instruments.registry import entry
+    from agentic_eval.results import read_instrument_run
+
     spec, folder = session.plan.spec, session.plan.folder
     asked = instrument_options(spec, kind)
     slot = folder / slug(model.name) / "instruments" / kind
+    instrument = entry(kind).load_campaign()
     while len(instrument_runs(folder, model.name, kind, asked)) < runs_wanted(spec, kind):
         if session.cancel.is_set():
             return
         session.log(f"{model.name}: {kind} ...")
-        run_dir = _instrument_once(spec, kind, served, endpoint, slot,
-                                   lambda text: session.log(f"{model.name}: {text}"))
+        run_dir = instrument.measure(endpoint, served, spec.options(kind), slot,
+                                     lambda text: session.log(f"{model.name}: {text}"))
         (run_dir / ASKED_FILE).write_text(json.dumps(asked) + "\n", encoding="utf-8")
-        from agentic_eval.results import read_instrument_run
-
         session.log(f"{model.name}: {kind}: {read_instrument_run(run_dir).headline_text}")
-
-
-def _instrument_once(spec: CampaignSpec, kind: str, model: str, endpoint: Any, slot: Path,
-                     log: Callable[[str], None]) -> Path:
-    """Run one instrument once and record it under `slot`; its folder. `log` hears its progress where it
-    has steps worth a line (the form matrix's shapes, minutes each on a CPU-served model)."""
-    if kind == "tooling":
-        from agentic_eval.instruments import battery
-
-        opts = spec.tooling
-        cases = battery.generate_cases(opts.seed, opts.cases)
-        summary = battery.summarize(battery.run_battery(cases, endpoint, model, jobs=opts.jobs), opts.seed)
-        return battery.record(summary, slot, base_url=endpoint.base_url, model=model, total=opts.cases)
-    if kind == "forms":
-        from agentic_eval.instruments import forms
-
-        matrix, done = spec.forms, [0]
-
-        def shape_done(result: Any) -> None:
-            done[0] += 1
-            log(f"forms {done[0]}/{len(forms.SHAPES)} {result.name}: {'pass' if result.passed else result.reason} "
-                f"({result.elapsed_s:.0f} s)")
-
-        results = forms.run_forms(endpoint, model, matrix.tools, timeout_s=matrix.timeout_s,
-                                  max_tokens=matrix.max_tokens, on_result=shape_done)
-        return forms.record(results, slot, base_url=endpoint.base_url, model=model, tools=spec.forms.tools)
-    if kind == "speed":
-        from agentic_eval.instruments import speed
-
-        s = spec.speed
-        cfg = speed.SpeedConfig(base_url=endpoint.base_url, api_key=endpoint.api_key, model=model,
-                                workloads=tuple(s.workloads), reps=s.reps, warmup=s.warmup, max_tokens=s.max_tokens,
-                                long_ctx_tokens=s.long_ctx_tokens)
-        return speed.record(speed.measure_speed(cfg), slot, config=cfg)
-    from agentic_eval.instruments import thinkcheck
-
-    config = thinkcheck.ThinkCheckConfig(model=model, problems=spec.think_check.problems, seed=spec.think_check.seed)
-    return thinkcheck.record(thinkcheck.run_think_check(endpoint, config), slot, base_url=endpoint.base_url)
 
 
 _FLAGS_IN_FILE = {"pass --base-image suite": 'set base_image = "suite" in the campaign file',
@@ -444,7 +403,7 @@ def _resumed_sandbox(spec: CampaignSpec, part: AgentPart) -> Any:
 
 
 def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding: int, emulate: str | None,
-                    server: Any) -> None:
+                    server: LocalServer | None) -> None:
     """Resume the slot's unfinished runs, then start one for the tasks no run of it covers."""
     from agentic_eval.runner import RunSettings, plan_resume, plan_start
     from agentic_eval.runner.settings import SandboxChoice
@@ -475,7 +434,7 @@ def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding
         if session.cancel.is_set():
             return
 
-        def seen(result: Any) -> None:
+        def seen(result: TrialResult) -> None:
             with session.lock:
                 session.outcome.trials_run += 1
             if session.on_result is not None:
@@ -536,7 +495,7 @@ def _endpoint_groups(plan: CampaignPlan) -> list[list[ModelEndpoint]]:
 
 
 def run_campaign(file: str | Path, folder: str | Path | None = None, *, log: Log | None = None,
-                 on_result: Callable[[str, Any], None] | None = None, plan: CampaignPlan | None = None
+                 on_result: Callable[[str, TrialResult], None] | None = None, plan: CampaignPlan | None = None
                  ) -> CampaignOutcome:
     """Check the campaign file (`plan_campaign`), then run what is left of it under `folder` (default
     runs/<file's stem>); the same call again resumes. `on_result(label, trial)` sees each agent trial once

@@ -5,9 +5,12 @@ per-trial evidence) is `agentic-eval report`'s, which the HTML page embeds below
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.campaign.verdict import HEADER, CampaignReport, table_rows
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs, at least 1.5 pts at 370 cases "
         "and wider on fewer); agentic tasks: "
@@ -15,7 +18,7 @@ NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs
         "model wrote a tool call as text instead of calling the API; verdicts are fixed rules on these figures.")
 
 
-def print_campaign(report: CampaignReport, console: Any) -> None:
+def print_campaign(report: CampaignReport, console: Console) -> None:
     """The headline table (stacked when it does not fit the terminal), the verdicts and the pick."""
     from rich.text import Text
 
@@ -73,7 +76,7 @@ def write_campaign_html(report: CampaignReport, path: Path) -> Path:
     return path
 
 
-def _run_dirs(report: CampaignReport) -> Any:
+def _run_dirs(report: CampaignReport) -> dict[str, Path]:
     from agentic_eval.report.html import locate_runs
 
     return locate_runs([p.parent for p in report.folder.glob("*/runs/*/*/run.json")])

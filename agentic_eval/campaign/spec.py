@@ -4,68 +4,57 @@
     agents = ["builtin", "opencode"]
     attempts = 1
     system_prompt_tokens = [0, 9300]     # the built-in agent's padding, one run each (0: none)
-    instruments = ["tooling", "forms", "speed", "think-check"]
+    instruments = ["tooling", "forms", "speed", "think_check"]
 
     [[models]]
     name = "qwen3-coder"
     base_url = "http://gpu-box:8000/v1"
     api_key_env = "VLLM_KEY"             # or api_key_file; never the key itself
 
-Instrument settings have tables of their own (`[tooling] cases = 370`, `[speed] reps = 5`, ...). Reading a
-file checks its shape only; `campaign.execute.check_campaign` checks what needs the world (endpoints, tasks).
+Instruments are named as the instrument registry names them (`agentic_eval.instruments.registry`; an old
+spelling such as "think-check" is still read, with a note), and each has a table of its own, its module's
+OPTIONS (`[tooling] cases = 370`, `[speed] reps = 5`, ...): `spec_model()` is CampaignSpec with those tables.
+Reading a file checks its shape only; `campaign.execute.plan_campaign` checks what needs the world (endpoints,
+tasks).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from agentic_eval.errors import AgenticEvalError
 
+if TYPE_CHECKING:
+    from agentic_eval.instruments.registry import CampaignOptions, InstrumentEntry
+
 MAX_FILE_BYTES = 1_000_000
-INSTRUMENT_KINDS = {"tooling": "tooling", "forms": "forms", "speed": "speed", "think-check": "think_check"}
-"""The instruments a campaign runs, as the file names them -> the kind they are recorded under."""
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
-class ToolingOptions(BaseModel):
-    model_config = _STRICT
-    seed: int = Field(default=45739, ge=0, le=2**31 - 1)
-    cases: int | None = Field(default=None, ge=1, le=100_000)
-    """Total cases (default 370, the published battery)."""
-    runs: int = Field(default=1, ge=1, le=20)
-    """Runs of the battery per model: with two or more, the noise band is their measured spread."""
-    jobs: int = Field(default=4, ge=1, le=256)
+def _campaign_kinds() -> list[str]:
+    from agentic_eval.instruments.registry import campaign_entries
 
-
-class FormsOptions(BaseModel):
-    model_config = _STRICT
-    tools: int = Field(default=500, ge=1, le=5000)
-    max_tokens: int = Field(default=4096, ge=16, le=1_000_000)
-    """Output cap per shape; lower it on a CPU-served model (15 shapes run one after another)."""
-    timeout_s: float = Field(default=600.0, gt=0, le=86_400)
-    """Time limit per shape: the matrix takes at most 15 times this."""
-
-
-class SpeedOptions(BaseModel):
-    model_config = _STRICT
-    workloads: list[Literal["code_edit", "free_gen", "long_ctx"]] = ["code_edit", "free_gen", "long_ctx"]
-    reps: int = Field(default=5, ge=1, le=1000)
-    warmup: int = Field(default=1, ge=0, le=1000)
-    max_tokens: int = Field(default=256, ge=2, le=2_000_000)
-    long_ctx_tokens: int = Field(default=50000, ge=256, le=2_000_000)
-
-
-class ThinkCheckOptions(BaseModel):
-    model_config = _STRICT
-    problems: int = Field(default=20, ge=1, le=10_000)
-    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+    return [e.kind for e in campaign_entries()]
 
 
 class ModelSpec(BaseModel):
@@ -109,7 +98,8 @@ class CampaignSpec(BaseModel):
     seed: int = Field(default=0, ge=0, le=2**31 - 1)
     system_prompt_tokens: list[int] = Field(default=[0], min_length=1, max_length=20)
     """The built-in agent's padding, one run each (0: no padding); other agents run once."""
-    instruments: list[str] = list(INSTRUMENT_KINDS)
+    instruments: list[str] = Field(default_factory=_campaign_kinds)
+    """By their names in the instrument registry (default: every one that runs in a campaign)."""
     sandbox: str | None = None
     base_image: str | None = Field(default=None, min_length=1, max_length=300)
     """For tasks that bring their own Dockerfile: build every outside FROM on this image (`suite`: the suite's
@@ -128,19 +118,19 @@ class CampaignSpec(BaseModel):
     plain and with the parser emulated by the wire recorder (`run --emulate-parser`), so the verdict can say what
     fixing the server would change. Unset: plain runs only."""
     models: list[ModelSpec] = Field(min_length=1, max_length=100)
-    tooling: ToolingOptions = ToolingOptions()
-    forms: FormsOptions = FormsOptions()
-    speed: SpeedOptions = SpeedOptions()
-    think_check: ThinkCheckOptions = Field(default=ThinkCheckOptions(), alias="think-check")
+    _notes: list[str] = PrivateAttr(default_factory=list)
 
     @field_validator("instruments")
     @classmethod
     def _known_instruments(cls, value: list[str]) -> list[str]:
+        from agentic_eval.instruments.registry import named
+
+        kinds = _campaign_kinds()
         for name in value:
-            if name not in INSTRUMENT_KINDS:
-                hint = _did_you_mean(name, list(INSTRUMENT_KINDS))
-                raise ValueError(f"unknown instrument {name!r}{hint}; choose from {', '.join(INSTRUMENT_KINDS)}")
-        return list(dict.fromkeys(value))
+            if named(name) is None:
+                hint = _did_you_mean(name, kinds)
+                raise ValueError(f"unknown instrument {name!r}{hint}; choose from {', '.join(kinds)}")
+        return list(dict.fromkeys(e.kind for name in value if (e := named(name)) is not None))
 
     @field_validator("emulate_parser")
     @classmethod
@@ -207,8 +197,29 @@ class CampaignSpec(BaseModel):
         return self.sandbox or ("docker" if self.base_image else None)
 
     def kinds(self) -> list[str]:
-        """The instruments to run, as recorded kinds."""
-        return [INSTRUMENT_KINDS[name] for name in self.instruments]
+        """The instruments to run, by their names (the kinds their runs are recorded under)."""
+        return list(self.instruments)
+
+    def options(self, kind: str) -> CampaignOptions:
+        """The instrument's table in the file (its defaults when the file has none); KeyError for a name that is no
+        campaign instrument's."""
+        if kind not in type(self).model_fields or kind in CampaignSpec.model_fields:
+            raise KeyError(f"{kind!r} is not an instrument a campaign runs")
+        return cast("CampaignOptions", getattr(self, kind))
+
+    @property
+    def notes(self) -> list[str]:
+        """What the file should say otherwise, though it is read (an instrument's old spelling), one line each."""
+        return list(self._notes)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _old_spellings(cls, data: object, handler: ModelWrapValidatorHandler[CampaignSpec]) -> CampaignSpec:
+        """A note for each instrument name or table the file spells the old way (read as the new one)."""
+        spec = handler(data)
+        if isinstance(data, dict):
+            spec._notes[:] = deprecated_spellings(data)
+        return spec
 
     def options_of(self, agent: str) -> dict[str, str]:
         """The agent's options as `--agent-opt` gives them (text)."""
@@ -224,18 +235,51 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-_SECTIONS: dict[str, type[BaseModel]] = {"tooling": ToolingOptions, "forms": FormsOptions, "speed": SpeedOptions,
-                                        "think-check": ThinkCheckOptions}
+def deprecated_spellings(data: dict[str, object]) -> list[str]:
+    """A line for each instrument the file `data` names by an old spelling (in `instruments` or as a table)."""
+    from agentic_eval.instruments.registry import named
+
+    listed = data.get("instruments")
+    names = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+    notes = []
+    for name in dict.fromkeys([*names, *data]):
+        found = named(name)
+        if found is not None and name != found.kind:
+            notes.append(f"{name!r} is the old spelling of the instrument {found.kind!r}: write {found.kind!r} "
+                         f"(in instruments, and [{found.kind}] for its table); the old one is still read")
+    return notes
+
+
+@functools.cache
+def _spec_model(entries: tuple[InstrumentEntry, ...]) -> type[CampaignSpec]:
+    fields: dict[str, Any] = {}
+    for e in entries:
+        if clash := {e.kind, *e.old_names} & set(CampaignSpec.model_fields):
+            raise ValueError(f"the instrument {e.kind!r} is named as a campaign file's own key {clash.pop()!r}")
+        options = cast("type[BaseModel]", e.load_campaign().OPTIONS)
+        fields[e.kind] = (options, Field(default_factory=options,
+                                         validation_alias=AliasChoices(e.kind, *e.old_names)))
+    return create_model("CampaignSpec", __base__=CampaignSpec, __module__=__name__, **fields)
+
+
+def spec_model() -> type[CampaignSpec]:
+    """The campaign file's model: CampaignSpec with a table per instrument of the registry that runs in a campaign
+    (`[tooling]`, `[think_check]`, ...), each its instrument's OPTIONS."""
+    from agentic_eval.instruments.registry import campaign_entries
+
+    return _spec_model(campaign_entries())
 
 
 def _keys_at(loc: tuple[Any, ...]) -> list[str]:
     """The keys a table at `loc` may hold (for did-you-mean)."""
     if not loc:
-        return [f.alias or name for name, f in CampaignSpec.model_fields.items()]
+        return list(spec_model().model_fields)
     if loc[0] == "models":
         return list(ModelSpec.model_fields)
-    model = _SECTIONS.get(str(loc[0]))
-    return list(model.model_fields) if model else []
+    from agentic_eval.instruments.registry import named
+
+    found = named(str(loc[0]))
+    return list(cast("type[BaseModel]", found.load_campaign().OPTIONS).model_fields) if found else []
 
 
 def _where(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
@@ -280,7 +324,7 @@ def parse_campaign(text: str, path: Path) -> CampaignSpec:
     except tomllib.TOMLDecodeError as exc:
         raise AgenticEvalError(f"{path}: not valid TOML ({exc})") from None
     try:
-        return CampaignSpec.model_validate(data)
+        return spec_model().model_validate(data)
     except ValidationError as exc:
         raise AgenticEvalError(_one_line(path, exc, data)) from None
 

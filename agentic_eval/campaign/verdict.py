@@ -9,11 +9,10 @@ the noise (the exact paired test on the same tasks, or the synthetic score's ban
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.campaign.execute import (
     agent_parts,
@@ -25,6 +24,9 @@ from agentic_eval.campaign.execute import (
 )
 from agentic_eval.campaign.spec import CampaignSpec
 from agentic_eval.report.summary import MODEL_FREE_AGENTS, RunSummary
+
+if TYPE_CHECKING:
+    from agentic_eval.classify.diagnosis import Diagnosis
 
 SYNTHETIC_NOISE_PTS = 1.5
 """The synthetic score's noise band when fewer than two runs measured one: the run-to-run variance the
@@ -50,7 +52,14 @@ class ModelFigures:
     host_load: float | None = None
     """The one-minute load per core of the machine that served the model while speed was measured (only for an
     endpoint on this machine: the gate watches the server's queue, not what else the host runs)."""
-    think_check: str | None = None
+    headlines: dict[str, str] = field(default_factory=dict)
+    """Instrument (its registry name) -> the latest run's headline line, for every instrument measured."""
+    quoted: list[str] = field(default_factory=list)
+    """The instruments whose figures no rule of the verdict reads: the verdict quotes their headline."""
+
+    @property
+    def think_check(self) -> str | None:
+        return self.headlines.get("think_check")
 
     @property
     def synthetic(self) -> float | None:
@@ -118,7 +127,13 @@ class CampaignReport:
                 "pick": self.pick}
 
 
+_RULED = frozenset(f.name for f in fields(ModelFigures)) - {"headlines", "quoted"}
+"""The figures the verdict's rules read, by name: what an instrument's `figures` may give."""
+
+
 def _figures(folder: Path, spec: CampaignSpec, model: str) -> ModelFigures:
+    """What the model's recorded runs of each instrument the file asks measured, each read by its instrument."""
+    from agentic_eval.instruments.registry import entry
     from agentic_eval.results import read_instrument_run
 
     figures = ModelFigures()
@@ -127,28 +142,14 @@ def _figures(folder: Path, spec: CampaignSpec, model: str) -> ModelFigures:
         if not runs:
             continue
         records = [read_instrument_run(r) for r in runs]
-        latest = records[-1]
-        if kind == "tooling":
-            figures.synthetic_pct = [float(s) for r in records if isinstance(s := r.headline.get("score_pct"),
-                                                                              (int, float))]
-            figures.synthetic_text = latest.headline_text
-            cases = latest.headline.get("cases")
-            figures.synthetic_cases = cases if isinstance(cases, int) and cases > 0 else None
-        elif kind == "forms":
-            passed, cases = latest.headline.get("passed"), latest.headline.get("cases")
-            if isinstance(passed, int) and isinstance(cases, int):
-                figures.forms = (passed, cases)
-        elif kind == "speed":
-            try:
-                result = json.loads((runs[-1] / "result.json").read_text(encoding="utf-8"))
-                figures.decode_tok_s = {name: (w.get("decode_tok_s") or {}).get("median")
-                                        for name, w in result.get("workloads", {}).items()}
-                load = (result.get("server") or {}).get("host_load_per_core")
-                figures.host_load = float(load) if isinstance(load, (int, float)) else None
-            except (OSError, ValueError, AttributeError):
-                figures.decode_tok_s = {}
-        else:
-            figures.think_check = latest.headline_text
+        figures.headlines[kind] = records[-1].headline_text
+        found = entry(kind).load_campaign().figures(records, runs)
+        if unknown := set(found) - _RULED:
+            raise ValueError(f"the instrument {kind!r} gives figures no verdict rule reads: {sorted(unknown)}")
+        for name, value in found.items():
+            setattr(figures, name, value)
+        if not found:
+            figures.quoted.append(kind)
     return figures
 
 
@@ -194,7 +195,7 @@ def campaign_report(folder: str | Path) -> CampaignReport:
                           summaries=[r.summary for r in rows if r.summary is not None], diagnoses=diagnoses)
 
 
-def model_diagnosis(rows: list[Row]) -> Any:
+def model_diagnosis(rows: list[Row]) -> Diagnosis | None:
     """One model's serving diagnosis from its plain agent runs (what-if rows left out), held against its short
     prompt (the built-in agent unpadded) when it also ran under a longer one; None without text calls."""
     from agentic_eval.classify.diagnosis import ShortPrompt, diagnose
@@ -275,7 +276,7 @@ def row_json(r: Row) -> dict[str, Any]:
             "text_tool_call_tasks": s.text_tool_call_tasks if s else None,
             "tool_call_tasks": s.tool_call_tasks if s and s.tool_calls_by_design else None,
             "median_latency_s": s.median_latency_s if s else None, "decode_tok_s": r.figures.decode_tok_s,
-            "think_check": r.figures.think_check}
+            "think_check": r.figures.think_check, "instruments": r.figures.headlines}
 
 
 # ------------------------------------------------------------------------------------------------ verdicts
@@ -404,10 +405,19 @@ def judge(rows: list[Row]) -> tuple[dict[str, tuple[str, list[str]]], str]:
                 words[-1] += (f" (measured on this machine at load {figures.host_load:.1f} per core: other work "
                               "shared the cores, so the figure is low and moves)")
             rests.append("decode tok/s")
+        for kind in figures.quoted:
+            words.append(f"{_title(kind)}: {figures.headlines[kind]}")
+            rests.append(_title(kind))
         if not words:
             words.append("nothing measured yet")
         verdicts[m] = ("; ".join(words) + ".", rests)
     return verdicts, _pick(leader, best, tied_with_leader, models)
+
+
+def _title(kind: str) -> str:
+    from agentic_eval.instruments.registry import entry
+
+    return entry(kind).title
 
 
 def _pick(leader: str | None, best: dict[str, Row | None], tied: dict[str, str], models: list[str]) -> str:

@@ -23,6 +23,7 @@ command has not finished stopping for after STOP_GRACE_S seconds, ends the proce
     speed        speed: decode, TTFT, prefill, speculative acceptance
     think_check  think-check: does turning reasoning off make answers wrong?
     cold_start   cold-start: time from a server's start to its first token
+                 (the instruments' commands: their rows in instruments.registry)
     classify     classify: label each model turn of a wire log
     export       export: a run's trials as ATIF trajectories or an Inspect eval log
     progress     the progress bar (a terminal) or log lines the long commands show
@@ -44,13 +45,24 @@ from agentic_eval.errors import AgenticEvalError
 
 Handler = Callable[[argparse.Namespace], int]
 
-COMMANDS = ("run", "campaign", "report", "tasks", "validate", "agents", "sandbox", "serve_local", "probe", "tooling",
-            "forms", "speed", "think_check", "cold_start", "classify", "export")
-"""The command modules, `agentic_eval.cli.<name>`, in the order `--help` lists them. Each has
-`register(subparsers)`, which adds its command and flags (and imports nothing heavy), and
-`handle(args) -> int`, which imports the library it needs and does the work."""
+BEFORE_INSTRUMENTS = ("run", "campaign", "report", "tasks", "validate", "agents", "sandbox", "serve_local", "probe")
+AFTER_INSTRUMENTS = ("classify", "export")
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+
+def commands() -> tuple[str, ...]:
+    """The command modules in the order `--help` lists them: `agentic_eval.cli.<name>`, the recorded instruments'
+    from their rows in `instruments.registry` (their `cli`; a dotted path when kept outside the package) between
+    probe and classify. Each has `register(subparsers)`, which adds its command and flags (and imports nothing
+    heavy), and `handle(args) -> int`, which imports the library it needs and does the work."""
+    from agentic_eval.instruments.registry import INSTRUMENTS
+
+    return (*BEFORE_INSTRUMENTS, *(e.cli for e in INSTRUMENTS if e.cli), *AFTER_INSTRUMENTS)
+
+
+COMMANDS = commands()
+"""`commands()` as the package's own table has them."""
+
+__all__ = ["COMMANDS", "build_parser", "commands", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agentic-eval {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for expected errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(f"agentic_eval.cli.{name}").register(sub)
+    for name in commands():
+        importlib.import_module(name if "." in name else f"agentic_eval.cli.{name}").register(sub)
     _debug_everywhere(sub)
     _describe_everywhere(sub)
     return parser

@@ -6,9 +6,12 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.cli.args import add_run_dir_arg
+
+if TYPE_CHECKING:
+    from agentic_eval.results import TrialResult
 
 
 def register(sub: Any) -> None:
@@ -58,12 +61,14 @@ def handle(args: argparse.Namespace) -> int:
     code = 0
     if not args.report:
         plan = plan_campaign(args.file, folder)
+        for note in plan.spec.notes:
+            log(f"note: {args.file}: {note}")
         left = {m: w for m, w in plan.work.items() if w}
         log(f"campaign {args.file}: {len(plan.models)} model(s), {len(plan.task_ids)} task(s), folder {folder}; "
             + ("to run: " + "; ".join(f"{m}: {', '.join(w)}" for m, w in left.items()) if left
                else "everything is recorded"))
 
-        def on_result(label: str, result: Any) -> None:
+        def on_result(label: str, result: TrialResult) -> None:
             extra = f" ({result.detail})" if result.outcome not in ("pass", "fail") and result.detail else ""
             text = f", {result.turns.text_tool_call} text tool call turn(s)" if result.turns.text_tool_call else ""
             log(f"{label}: {result.task_id} a{result.attempt}: {result.outcome}{extra}{text} in "

@@ -1,5 +1,5 @@
 """CLI command `cold-start`: time from starting a server command (or loading a running Ollama's model)
-to its first token. Arguments and tables; the work, and how a run is recorded, is in instruments/coldstart.py."""
+to its first token. Arguments and tables; the work, and how a run is recorded, is in instruments/cold_start.py."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def handle(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentic_eval.endpoint import preflight, resolve_endpoint
-    from agentic_eval.instruments.coldstart import ColdStartConfig, measure_cold_start, measure_ollama_unload, record
+    from agentic_eval.instruments.cold_start import ColdStartConfig, measure_cold_start, measure_ollama_unload, record
 
     if args.repeat < 1:
         raise AgenticEvalError("--repeat must be at least 1")

@@ -1,5 +1,5 @@
 """CLI command `think-check`: does turning reasoning off make answers wrong? Arguments, progress and
-tables; the work, and how a run is recorded, is in instruments/thinkcheck.py."""
+tables; the work, and how a run is recorded, is in instruments/think_check.py."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def handle(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentic_eval.endpoint import preflight, resolve_endpoint
-    from agentic_eval.instruments.thinkcheck import Attempt, ThinkCheckConfig, record, run_think_check, verdict
+    from agentic_eval.instruments.think_check import Attempt, ThinkCheckConfig, record, run_think_check, verdict
 
     if args.problems < 1:
         raise AgenticEvalError("--problems must be at least 1")

@@ -2,14 +2,16 @@
 think-check and cold start, and the helpers they share.
 
 The rule (guarded by tests/test_instrument_layout.py): an instrument module (battery, forms, bfcl,
-probe, speed, thinkcheck, coldstart) imports no other instrument module; a helper module (exchange,
+probe, speed, think_check, cold_start) imports no other instrument module; a helper module (exchange,
 anthropic, servers, cases, catalog, toolcheck, metrics, speedstats, consistency, wordproblems, registry) imports
 no instrument module. What two instruments share lives in a helper.
 
 Every instrument but probe records its runs itself: its module has `KIND`, `headline(result)` and
 `record(result, runs_root, ...)`, which writes the run folder `agentic-eval report` reads,
-and `registry.INSTRUMENTS` lists them (kind, report column, module) for the CLI and the report. A new
-instrument is its module, its CLI module (agentic_eval/cli/) and a row in that table.
+and `registry.INSTRUMENTS` lists them (one name each, report column, module, CLI module, whether it runs in a
+campaign) for the CLI, the report and the campaign, which name no instrument themselves. A new instrument,
+campaign support included, is 3 files: its module (with `OPTIONS`, `measure` and `figures` for a campaign), its
+CLI module (agentic_eval/cli/) and a row in that table.
 
 Instruments:
 
@@ -18,8 +20,8 @@ Instruments:
     bfcl          BFCL's single-turn cases played through the wire (as battery cases).
     probe         `probe`: what a server and model do with tools, one request per API shape.
     speed         The speed instrument's measurement loop, gated on an otherwise idle server.
-    thinkcheck    think-check: does switching reasoning off make answers wrong?
-    coldstart     cold-start: from nothing to the first token.
+    think_check   think-check: does switching reasoning off make answers wrong?
+    cold_start    cold-start: from nothing to the first token.
 
 Helpers:
 
@@ -33,7 +35,8 @@ Helpers:
     speedstats    Pure statistics for the speed instrument.
     consistency   Does an answer's own arithmetic hold? A pure checker.
     wordproblems  Deterministic arithmetic word problems with exact answers.
-    registry      The table of instruments whose runs are recorded, and what each one offers (Instrument).
+    registry      The table of instruments whose runs are recorded, and what each offers (Instrument,
+                  CampaignInstrument).
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ from agentic_eval._lazy import lazy_face
 if TYPE_CHECKING:
     from .battery import generate_cases as generate_cases
     from .battery import run_battery as run_battery
-    from .coldstart import measure_cold_start as measure_cold_start
-    from .coldstart import measure_ollama_unload as measure_ollama_unload
+    from .cold_start import measure_cold_start as measure_cold_start
+    from .cold_start import measure_ollama_unload as measure_ollama_unload
     from .consistency import check_consistency as check_consistency
     from .exchange import Exchange as Exchange
     from .exchange import StreamedReply as StreamedReply
@@ -63,7 +66,7 @@ if TYPE_CHECKING:
     from .servers import detect_server as detect_server
     from .servers import stream_ollama_chat as stream_ollama_chat
     from .speed import measure_speed as measure_speed
-    from .thinkcheck import run_think_check as run_think_check
+    from .think_check import run_think_check as run_think_check
 
 _EXPORTS = {
     "generate_cases": ".battery",
@@ -71,9 +74,9 @@ _EXPORTS = {
     "run_forms": ".forms",
     "run_probe": ".probe",
     "measure_speed": ".speed",
-    "run_think_check": ".thinkcheck",
-    "measure_cold_start": ".coldstart",
-    "measure_ollama_unload": ".coldstart",
+    "run_think_check": ".think_check",
+    "measure_cold_start": ".cold_start",
+    "measure_ollama_unload": ".cold_start",
     "check_consistency": ".consistency",
     "Exchange": ".exchange",
     "post_json": ".exchange",

@@ -21,14 +21,22 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from random import Random
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_eval.instruments import catalog as cat
 from agentic_eval.instruments.cases import Case, CaseResult, Step
 from agentic_eval.instruments.catalog import JSON, TOOLS, TOOLS_BY_NAME, Intent
 from agentic_eval.instruments.exchange import SYSTEM_PROMPT, make_client, post_json
-from agentic_eval.instruments.registry import Headline
+from agentic_eval.instruments.registry import Headline, Log
 from agentic_eval.results import save_instrument_run
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agentic_eval.endpoint import Endpoint
+    from agentic_eval.results import InstrumentRun
 
 KIND = "tooling"
 
@@ -413,7 +421,7 @@ def run_case(client: Any, model: str, case: Case, options: BatteryOptions = Batt
     return CaseResult(case.id, case.phase, True, "ok", "", turns, case.note)
 
 
-def run_battery(cases: list[Case], endpoint: Any, model: str, *, jobs: int = 4,
+def run_battery(cases: list[Case], endpoint: Endpoint, model: str, *, jobs: int = 4,
                 options: BatteryOptions = BatteryOptions(), on_result: Any = None) -> list[CaseResult]:
     """Run every case, `jobs` at a time; results in case order. `on_result(result)` after each case.
 
@@ -489,3 +497,43 @@ def record(summary: JSON, runs_root: Path = Path("runs"), *, base_url: str, mode
                 "phases": list(phases) if phases else list(PHASES)}
     return save_instrument_run(KIND, model=model, base_url=base_url, result=summary, headline=shown.values,
                                headline_text=shown.text, settings=settings, runs_root=runs_root)
+
+
+# ------------------------------------------------------------------------------------------------ campaign
+
+
+class ToolingOptions(BaseModel):
+    """`[tooling]` in a campaign file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    seed: int = Field(default=45739, ge=0, le=2**31 - 1)
+    cases: int | None = Field(default=None, ge=1, le=100_000)
+    """Total cases (default 370, the published battery)."""
+    runs: int = Field(default=1, ge=1, le=20)
+    """Runs of the battery per model: with two or more, the noise band is their measured spread."""
+    jobs: int = Field(default=4, ge=1, le=256)
+
+    def runs_wanted(self) -> int:
+        return self.runs
+
+    def asked(self) -> dict[str, object]:
+        return self.model_dump(exclude={"jobs", "runs"})  # how it ran, not what it measured
+
+
+OPTIONS = ToolingOptions
+
+
+def measure(endpoint: Endpoint, model: str, options: ToolingOptions, runs_root: Path, log: Log) -> Path:
+    """One battery run as a campaign's `[tooling]` asks, recorded under `runs_root`."""
+    cases = generate_cases(options.seed, options.cases)
+    summary = summarize(run_battery(cases, endpoint, model, jobs=options.jobs), options.seed)
+    return record(summary, runs_root, base_url=endpoint.base_url, model=model, total=options.cases)
+
+
+def figures(runs: Sequence[InstrumentRun], folders: Sequence[Path]) -> dict[str, object]:
+    """The synthetic score of every run (their spread is the noise band), the latest's line and size."""
+    latest = runs[-1]
+    cases = latest.headline.get("cases")
+    return {"synthetic_pct": [float(s) for r in runs if isinstance(s := r.headline.get("score_pct"), (int, float))],
+            "synthetic_text": latest.headline_text,
+            "synthetic_cases": cases if isinstance(cases, int) and cases > 0 else None}

@@ -23,13 +23,21 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_eval.instruments.catalog import JSON, TOOLS, TOOLS_BY_NAME, Tool, a, b, e, i, o, s
 from agentic_eval.instruments.exchange import SYSTEM_PROMPT, Exchange, is_stale_connection, make_client, post_json
-from agentic_eval.instruments.registry import Headline
+from agentic_eval.instruments.registry import Headline, Log
 from agentic_eval.instruments.toolcheck import Verdict, check_calls
 from agentic_eval.results import save_instrument_run
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agentic_eval.endpoint import Endpoint
+    from agentic_eval.results import InstrumentRun
 
 KIND = "forms"
 
@@ -358,7 +366,7 @@ def run_shape(client: Any, model: str, shape: Shape, tools: list[Tool], timeout_
                        classification.model_dump(mode="json") if classification else None)
 
 
-def run_forms(endpoint: Any, model: str, n_tools: int = 500, *, shapes: tuple[Shape, ...] = SHAPES,
+def run_forms(endpoint: Endpoint, model: str, n_tools: int = 500, *, shapes: tuple[Shape, ...] = SHAPES,
               timeout_s: float = TIMEOUT_S, max_tokens: int = MAX_TOKENS,
               on_result: Callable[[ShapeResult], None] | None = None) -> list[ShapeResult]:
     """Every shape in turn (one at a time, so no shape's latency is another's queueing), each capped at
@@ -407,3 +415,51 @@ def record(results: list[ShapeResult], runs_root: Path = Path("runs"), *, base_u
     (run_dir / "exchanges.json").write_text(json.dumps(exchanges_json(results), indent=2, default=str) + "\n",
                                             encoding="utf-8")
     return run_dir
+
+
+# ------------------------------------------------------------------------------------------------ campaign
+
+
+class FormsOptions(BaseModel):
+    """`[forms]` in a campaign file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tools: int = Field(default=500, ge=1, le=5000)
+    max_tokens: int = Field(default=4096, ge=16, le=1_000_000)
+    """Output cap per shape; lower it on a CPU-served model (15 shapes run one after another)."""
+    timeout_s: float = Field(default=600.0, gt=0, le=86_400)
+    """Time limit per shape: the matrix takes at most 15 times this."""
+
+    def runs_wanted(self) -> int:
+        return 1
+
+    def asked(self) -> dict[str, object]:
+        asked = self.model_dump()
+        for key, default in {"max_tokens": 4096, "timeout_s": 600.0}.items():
+            if asked[key] == default:  # added after campaigns were recorded: those runs used the default
+                asked.pop(key)
+        return asked
+
+
+OPTIONS = FormsOptions
+
+
+def measure(endpoint: Endpoint, model: str, options: FormsOptions, runs_root: Path, log: Log) -> Path:
+    """The matrix as a campaign's `[forms]` asks, recorded under `runs_root`; a line per shape (minutes each on a
+    CPU-served model)."""
+    done = [0]
+
+    def shape_done(result: ShapeResult) -> None:
+        done[0] += 1
+        log(f"forms {done[0]}/{len(SHAPES)} {result.name}: {'pass' if result.passed else result.reason} "
+            f"({result.elapsed_s:.0f} s)")
+
+    results = run_forms(endpoint, model, options.tools, timeout_s=options.timeout_s, max_tokens=options.max_tokens,
+                        on_result=shape_done)
+    return record(results, runs_root, base_url=endpoint.base_url, model=model, tools=options.tools)
+
+
+def figures(runs: Sequence[InstrumentRun], folders: Sequence[Path]) -> dict[str, object]:
+    """Shapes passed of those asked, in the latest run."""
+    passed, cases = runs[-1].headline.get("passed"), runs[-1].headline.get("cases")
+    return {"forms": (passed, cases)} if isinstance(passed, int) and isinstance(cases, int) else {}

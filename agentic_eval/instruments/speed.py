@@ -20,18 +20,25 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_eval.endpoint import auth_headers, not_an_event_stream, redact_url
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.instruments import metrics as m
 from agentic_eval.instruments import servers
 from agentic_eval.instruments.exchange import sse_chunks
-from agentic_eval.instruments.registry import Headline
+from agentic_eval.instruments.registry import Headline, Log
 from agentic_eval.instruments.speedstats import Spread, decode_rate, prefill_rate, server_decode_rate, spread
 from agentic_eval.results import save_instrument_run
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agentic_eval.endpoint import Endpoint
+    from agentic_eval.results import InstrumentRun
 
 KIND = "speed"
 WORKLOADS = ("code_edit", "free_gen", "long_ctx")
@@ -491,3 +498,47 @@ def record(report: SpeedReport, runs_root: Path = Path("runs"), *, config: Speed
         KIND, model=config.model, base_url=config.base_url,
         result={**report.to_json(), "details": {**report.details(), **(details or {})}},
         headline=shown.values, headline_text=shown.text, settings=settings, runs_root=runs_root)
+
+
+# ------------------------------------------------------------------------------------------------ campaign
+
+
+class SpeedOptions(BaseModel):
+    """`[speed]` in a campaign file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    workloads: list[Literal["code_edit", "free_gen", "long_ctx"]] = ["code_edit", "free_gen", "long_ctx"]
+    reps: int = Field(default=5, ge=1, le=1000)
+    warmup: int = Field(default=1, ge=0, le=1000)
+    max_tokens: int = Field(default=256, ge=2, le=2_000_000)
+    long_ctx_tokens: int = Field(default=50000, ge=256, le=2_000_000)
+
+    def runs_wanted(self) -> int:
+        return 1
+
+    def asked(self) -> dict[str, object]:
+        return self.model_dump()
+
+
+OPTIONS = SpeedOptions
+
+
+def measure(endpoint: Endpoint, model: str, options: SpeedOptions, runs_root: Path, log: Log) -> Path:
+    """One speed measurement as a campaign's `[speed]` asks, recorded under `runs_root`."""
+    cfg = SpeedConfig(base_url=endpoint.base_url, api_key=endpoint.api_key, model=model,
+                      workloads=tuple(options.workloads), reps=options.reps, warmup=options.warmup,
+                      max_tokens=options.max_tokens, long_ctx_tokens=options.long_ctx_tokens)
+    return record(measure_speed(cfg), runs_root, config=cfg)
+
+
+def figures(runs: Sequence[InstrumentRun], folders: Sequence[Path]) -> dict[str, object]:
+    """The latest run's median decode rate per workload, and the host's load per core while it measured."""
+    import json
+
+    try:
+        result = json.loads((folders[-1] / "result.json").read_text(encoding="utf-8"))
+        decode = {name: (w.get("decode_tok_s") or {}).get("median") for name, w in result.get("workloads", {}).items()}
+        load = (result.get("server") or {}).get("host_load_per_core")
+    except (OSError, ValueError, AttributeError):
+        return {"decode_tok_s": {}}
+    return {"decode_tok_s": decode, "host_load": float(load) if isinstance(load, (int, float)) else None}

@@ -23,18 +23,23 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_eval.endpoint import Endpoint, auth_headers, http_client
 from agentic_eval.instruments.consistency import check_consistency, extract_final_answer, format_number
 from agentic_eval.instruments.exchange import stream_chat
-from agentic_eval.instruments.registry import Headline
+from agentic_eval.instruments.registry import Headline, Log
 from agentic_eval.instruments.servers import ServerKind, detect_server, root_url
 from agentic_eval.instruments.wordproblems import WordProblem, generate_problems
 from agentic_eval.results import save_instrument_run
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from agentic_eval.results import InstrumentRun
 
 __all__ = [
     "KIND",
@@ -326,3 +331,34 @@ def record(result: ThinkCheckResult, runs_root: Path = Path("runs"), *, base_url
     return save_instrument_run(KIND, model=result.model, base_url=base_url, result=result.model_dump(mode="json"),
                                headline=shown.values, headline_text=shown.text,
                                settings={"problems": result.problems, "seed": result.seed}, runs_root=runs_root)
+
+
+# ------------------------------------------------------------------------------------------------ campaign
+
+
+class ThinkCheckOptions(BaseModel):
+    """`[think_check]` in a campaign file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    problems: int = Field(default=20, ge=1, le=10_000)
+    seed: int = Field(default=0, ge=0, le=2**31 - 1)
+
+    def runs_wanted(self) -> int:
+        return 1
+
+    def asked(self) -> dict[str, object]:
+        return self.model_dump()
+
+
+OPTIONS = ThinkCheckOptions
+
+
+def measure(endpoint: Endpoint, model: str, options: ThinkCheckOptions, runs_root: Path, log: Log) -> Path:
+    """One think-check as a campaign's `[think_check]` asks, recorded under `runs_root`."""
+    config = ThinkCheckConfig(model=model, problems=options.problems, seed=options.seed)
+    return record(run_think_check(endpoint, config), runs_root, base_url=endpoint.base_url)
+
+
+def figures(runs: Sequence[InstrumentRun], folders: Sequence[Path]) -> dict[str, object]:
+    """None the verdict has a rule for: it quotes the headline."""
+    return {}
