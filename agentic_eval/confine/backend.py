@@ -35,9 +35,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from agentic_eval.errors import AgenticEvalError
+
+if TYPE_CHECKING:  # typing only: agents stand above confine
+    from agentic_eval.agents.base import Agent
 
 UNPRIVILEGED_UID = 65534
 """The uid (and gid) of confined commands with no writable path, when the harness is root ('nobody')."""
@@ -140,7 +143,7 @@ class SandboxBackend:
         return None
 
     @classmethod
-    def refusal(cls, agent: Any) -> str:
+    def refusal(cls, agent: Agent) -> str:
         """Why `agent` cannot run confined by this backend, in one line ("" when it can): asked once, before
         the backend is made (`get_backend(..., agent=)`)."""
         return ""
@@ -149,7 +152,7 @@ class SandboxBackend:
         """A trial's freshly generated sandbox, before anything runs in it (docker: onto a size-capped volume)."""
         return None
 
-    def agent_start(self, sandbox: Path, agent: Any, grader_reads: Sequence[Path] = ()) -> None:
+    def agent_start(self, sandbox: Path, agent: Agent, grader_reads: Sequence[Path] = ()) -> None:
         """The trial's agent is about to start; `grader_reads`: what its grader will read. A head start
         only (docker starts containers ahead): must not raise, and nothing may depend on it."""
         return None
@@ -471,13 +474,13 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def get_backend(name: str, options: Mapping[str, Any] | None = None, agent: Any = None) -> SandboxBackend:
+def get_backend(name: str, options: Mapping[str, Any] | None = None, agent: Agent | None = None) -> SandboxBackend:
     """The backend registered as `name`, made with its own `options`; `AgenticEvalError` (saying how to fix
     it) if it is unknown, cannot work here, or refuses `agent` (asked before it is made)."""
     return backend_class(name, agent).create(dict(options or {}))
 
 
-def backend_class(name: str, agent: Any = None) -> type[SandboxBackend]:
+def backend_class(name: str, agent: Agent | None = None) -> type[SandboxBackend]:
     """The backend class registered as `name`, not made (`run --ray` makes it on each node); `AgenticEvalError`
     (saying how to fix it) if it is unknown or refuses `agent`."""
     from agentic_eval.plugins import BACKENDS_GROUP, entry_points_in
@@ -499,7 +502,7 @@ def backend_class(name: str, agent: Any = None) -> type[SandboxBackend]:
 
 
 def resolve_backend(name: str | None, options: Mapping[str, Any] | None = None,
-                    agent: Any = None) -> tuple[SandboxBackend, str | None]:
+                    agent: Agent | None = None) -> tuple[SandboxBackend, str | None]:
     """The backend a run uses and a line to print about it: `name` if given (a warning for an unconfined
     one), else `bwrap` where it works, else `local` with a loud line saying why and how to fix it.
     `agent`: the run's agent, which the named backend may refuse."""

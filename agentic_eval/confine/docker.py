@@ -92,7 +92,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
 from agentic_eval.confine.docker_env import LABEL as ENVIRONMENT_LABEL
@@ -108,6 +108,9 @@ from agentic_eval.confine.docker_image import (
     recipe,
 )
 from agentic_eval.errors import AgenticEvalError
+
+if TYPE_CHECKING:  # typing only: agents stand above confine
+    from agentic_eval.agents.base import Agent
 from agentic_eval.leftovers import OWNER_LABEL, owner_is_dead_here, owner_labels, this_machine
 from agentic_eval.paths import hidden_from_model
 from agentic_eval.trees import copy_tree, remove_tree, walk
@@ -271,18 +274,16 @@ _EXEC_HELPER = Path(__file__).resolve().parent / "docker_exec.py"
 """Run with `python -I -S`: standard library only, it starts in a few milliseconds."""
 
 
-def cli_refusal(agent: Any) -> str:
-    """Why a CLI agent cannot run in a sandbox container, in one line (empty: it can). The installer's kind
-    decides: an npm CLI runs from its tools folder, mounted read-only at its own path, on the host's Node.js
-    (mounted at /usr/local/bin/node) or as the native binary its package ships; a PyPI one runs on its
-    virtual environment's interpreter, a host Python the image does not hold."""
-    tool = getattr(agent, "tool", None)
-    kind = getattr(tool, "kind", "")
-    if kind == "npm":
+def cli_refusal(agent: Agent) -> str:
+    """Why a CLI agent cannot run in a sandbox container, in one line (empty: it can, or it drives no CLI). The
+    installer's kind decides: an npm CLI runs from its tools folder, mounted read-only at its own path, on the
+    host's Node.js (mounted at /usr/local/bin/node) or as the native binary its package ships; a PyPI one runs
+    on its virtual environment's interpreter, a host Python the image does not hold."""
+    if agent.program is None or agent.program.kind == "npm":
         return ""
-    what = f"a {kind} package in a virtual environment on this machine" if kind else "not an npm package"
-    return (f"agent {getattr(agent, 'name', '?')!r} cannot run in the docker sandbox: its CLI is {what}, whose "
-            "Python is not in the image; use --sandbox bwrap, which confines it")
+    return (f"agent {agent.name!r} cannot run in the docker sandbox: its CLI is a {agent.program.kind} package in a "
+            "virtual environment on this machine, whose Python is not in the image; use --sandbox bwrap, which "
+            "confines it")
 
 
 _SYSTEM_TOPS = tuple(Path(p) for p in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
@@ -434,9 +435,9 @@ class DockerBackend(SandboxBackend):
                    base_image_packages=packages)
 
     @classmethod
-    def refusal(cls, agent: Any) -> str:
+    def refusal(cls, agent: Agent) -> str:
         """A CLI agent whose program the container cannot run (see `cli_refusal`); other agents run here."""
-        return cli_refusal(agent) if getattr(agent, "tool", None) is not None else ""
+        return cli_refusal(agent)
 
     def trial_start(self, sandbox: Path) -> None:
         self.cap_disk(sandbox, size=self._work_size(sandbox))
@@ -446,11 +447,11 @@ class DockerBackend(SandboxBackend):
         env = self._envs.get(str(sandbox.resolve()))
         return f"{env.spec.storage_mb}m" if env is not None else self.limits.work_size
 
-    def agent_start(self, sandbox: Path, agent: Any, grader_reads: Sequence[Path] = ()) -> None:
+    def agent_start(self, sandbox: Path, agent: Agent, grader_reads: Sequence[Path] = ()) -> None:
         """Start the trial's containers ahead: the agent's first one while the model answers (not for a CLI
         agent, whose container mounts its program and home, nor an agent that calls no model), the grader's
         once that runs."""
-        first = bool(getattr(agent, "uses_model", True)) and getattr(agent, "tool", None) is None
+        first = agent.uses_model and agent.program is None
         if str(sandbox.resolve()) in self._envs:
             return  # the agent's container is the task's image, started at its first command
         try:

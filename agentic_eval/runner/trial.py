@@ -392,8 +392,7 @@ class TrialRunner:
 
                 # An agent that speaks the Anthropic Messages API (claude-code) says, once per run, whether the
                 # endpoint serves it ('native') or the recorder translates it to chat completions ('translate').
-                choose_api = getattr(self.agent, "wire_api", None)
-                api = choose_api(self.endpoint.base_url, self.endpoint.api_key, self.options) if choose_api else None
+                api = self.agent.wire_api(self.endpoint.base_url, self.endpoint.api_key, self.options)
                 if api is not None:
                     record["wire_api"] = WIRE_APIS.get(api, api)
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
