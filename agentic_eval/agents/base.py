@@ -149,8 +149,8 @@ class _ForeignAgent(Agent):
     """A plugin agent written to the older protocol (an object with `name`, `uses_model`, `run`, and the hooks
     it has), wrapped so that the harness calls the `Agent` contract on it directly."""
 
-    def __init__(self, inner: object) -> None:
-        self.inner = inner
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner  # the plugin's own object: only its `run` is known to be there
         self.name = str(getattr(inner, "name", ""))
         self.uses_model = bool(getattr(inner, "uses_model", True))
 
