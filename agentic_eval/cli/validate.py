@@ -79,7 +79,7 @@ def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[
 def handle(args: argparse.Namespace) -> int:
     import json
 
-    from agentic_eval.confine.backend import resolve_backend
+    from agentic_eval.confine.registry import resolve_backend
     from agentic_eval.packs.validate import validate_tasks
 
     if args.redteam_only and "list" in args.redteam_only:

@@ -1,6 +1,10 @@
 """Sandbox backends: how a command the model controls is started, and what it can reach.
 
-    backend       The backend contract, Confinement, and the local and bwrap backends.
+    backend       The backend contract: SandboxBackend (every hook a documented default), Confinement, ResourceLimits.
+    host          The backends that run a command as a process of this host: local and bwrap.
+    registry      Backends found by name (the `agentic_eval.backends` entry points), made with their options.
+    process       One confined command run to its end: output head and tail, exit, process group killed.
+    relay_harness The harness's end of a confined CLI's relay: its connections forwarded, or refused and recorded.
     docker        The docker backend: every trial phase in a fresh, hardened container.
     docker_image  The docker sandbox image, built from Debian's packages, tagged by recipe hash.
     docker_exec   A command run in a sandbox container (a helper process).
@@ -20,24 +24,24 @@ from typing import TYPE_CHECKING
 from agentic_eval._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from .backend import CommandResult as CommandResult
     from .backend import Confinement as Confinement
     from .backend import ResourceLimits as ResourceLimits
     from .backend import SandboxBackend as SandboxBackend
-    from .backend import default_backend as default_backend
-    from .backend import get_backend as get_backend
-    from .backend import resolve_backend as resolve_backend
-    from .backend import run_command as run_command
+    from .process import CommandResult as CommandResult
+    from .process import run_command as run_command
+    from .registry import default_backend as default_backend
+    from .registry import get_backend as get_backend
+    from .registry import resolve_backend as resolve_backend
 
 _EXPORTS = {
     "SandboxBackend": ".backend",
     "Confinement": ".backend",
     "ResourceLimits": ".backend",
-    "resolve_backend": ".backend",
-    "get_backend": ".backend",
-    "default_backend": ".backend",
-    "run_command": ".backend",
-    "CommandResult": ".backend",
+    "resolve_backend": ".registry",
+    "get_backend": ".registry",
+    "default_backend": ".registry",
+    "run_command": ".process",
+    "CommandResult": ".process",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

@@ -46,7 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentic_eval.confine.backend import Confinement, SandboxBackend, backend_class
+from agentic_eval.confine.backend import Confinement, SandboxBackend
+from agentic_eval.confine.registry import backend_class
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import TRIAL_FOLDER_PREFIX, clean_dead_runs, mark_trial_folder
 from agentic_eval.results import TrialLog, TrialResult, TrialSpec, trial_slot, utc_now

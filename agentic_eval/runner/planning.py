@@ -161,7 +161,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
               log: Log) -> Campaign:
     """The checks and preparation a new run and a resumed one share (`config` None: a new run)."""
     from agentic_eval.agents.base import load_agent
-    from agentic_eval.confine.backend import resolve_backend
+    from agentic_eval.confine.registry import resolve_backend
     from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.leftovers import clean_dead_runs
     from agentic_eval.packs.grader import check_grader_requirements

@@ -24,8 +24,9 @@ from typing import Any
 from agentic_eval._version import __version__
 from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.classify.summary import summarize_wire_log
-from agentic_eval.confine.backend import SandboxBackend, default_backend
+from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.confine.origin import refused_requests
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
 from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_end
 from agentic_eval.leftovers import mark_trial_folder

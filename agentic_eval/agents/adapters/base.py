@@ -43,8 +43,10 @@ from agentic_eval.agents.adapters.install import CliTool, version_from_output
 from agentic_eval.agents.adapters.process import ProcessResult, last_line, run_headless
 from agentic_eval.agents.adapters.wirelog import WireFacts, wire_facts
 from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOutcome
-from agentic_eval.confine.backend import Confinement, ResourceLimits, UnixRelay, default_backend
+from agentic_eval.confine.backend import Confinement, ResourceLimits
 from agentic_eval.confine.origin import REFUSED_FILE
+from agentic_eval.confine.registry import default_backend
+from agentic_eval.confine.relay_harness import UnixRelay
 from agentic_eval.leftovers import MarkedTempDir
 from agentic_eval.packs.sandbox import AGENT_IDENTITY
 

@@ -36,7 +36,9 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 
 from agentic_eval.agents.builtin._filetools import resolve_in_sandbox, truncate_middle
-from agentic_eval.confine.backend import Confinement, ResourceLimits, default_backend, run_command, signal_group
+from agentic_eval.confine.backend import Confinement, ResourceLimits
+from agentic_eval.confine.process import run_command, signal_group
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.leftovers import MarkedTempDir
 from agentic_eval.packs.builtin import hidden_from_model
 
