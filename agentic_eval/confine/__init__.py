@@ -4,6 +4,7 @@
     host          The backends that run a command as a process of this host: local and bwrap.
     registry      Backends found by name (the `agentic_eval.backends` entry points), made with their options.
     process       One confined command run to its end: output head and tail, exit, process group killed.
+    options       BackendOptions: the base of a backend's own options model (`--sandbox-opt`, `[sandbox]`).
     relay_harness The harness's end of a confined CLI's relay: its connections forwarded, or refused and recorded.
     docker        The docker backend: every trial phase in a fresh, hardened container.
     docker_image  The docker sandbox image, built from Debian's packages, tagged by recipe hash.
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from .backend import Confinement as Confinement
     from .backend import ResourceLimits as ResourceLimits
     from .backend import SandboxBackend as SandboxBackend
+    from .options import BackendOptions as BackendOptions
     from .process import CommandResult as CommandResult
     from .process import run_command as run_command
     from .registry import default_backend as default_backend
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from .registry import resolve_backend as resolve_backend
 
 _EXPORTS = {
+    "BackendOptions": ".options",
     "SandboxBackend": ".backend",
     "Confinement": ".backend",
     "ResourceLimits": ".backend",

@@ -15,9 +15,10 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentic_eval._lazy import lazy_face
+from agentic_eval.confine.options import BackendOptions
 from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:  # typing only: agents stand above confine
@@ -91,14 +92,32 @@ class SandboxBackend:
     name: str = ""
     confined: bool = True
     """False for `local`: the command can reach the machine (a warning says so; sealed grading is off)."""
+    Options: ClassVar[type[BackendOptions]] = BackendOptions
+    """Its own options (`--sandbox-opt KEY=VALUE`, a campaign file's `[sandbox]` table): a `BackendOptions`
+    subclass, one field per option; the base takes none."""
+
+    # Capabilities, read by the code that would otherwise switch on a backend's name.
+    host_process: ClassVar[bool] = False
+    """Each command is a process of this host that `wrap`'s command line starts directly (local, bwrap), not a
+    process in a container or elsewhere: a long-lived helper started through `wrap` stays close at hand."""
+    file_tool_worker: ClassVar[bool] = False
+    """The built-in agent's file tools may be served by one long-lived worker started through `wrap`
+    (agents/builtin/tools.py `FileToolWorker`); False: a process per call."""
+    disk_cap: ClassVar[bool] = False
+    """The sandbox's disk is capped for the trial (docker: a size-capped tmpfs), so `disk_full` can tell a full
+    disk the model made; False: it shares the host's disk and `disk_full` says "" ."""
 
     @classmethod
     def create(cls, options: Mapping[str, Any] | None = None) -> SandboxBackend:
-        """The backend for a run, from its own `options` (e.g. docker's `hosts` and `image`). Raise
-        AgenticEvalError, one line saying how to fix it, for an option it does not know or when it cannot
-        work on this machine."""
-        if options:
-            raise AgenticEvalError(f"--sandbox {cls.name} takes no options (given: {', '.join(sorted(options))})")
+        """The backend for a run, from its own `options` (text from `--sandbox-opt`, TOML values, or Python):
+        checked against `Options` (an unknown key or a bad value is one line naming it and the keys it takes),
+        then made by `from_options`."""
+        return cls.from_options(cls.Options.of(options, cls.name))
+
+    @classmethod
+    def from_options(cls, options: BackendOptions) -> SandboxBackend:
+        """Make the backend from its checked options; raise AgenticEvalError, one line saying how to fix it,
+        when it cannot work on this machine. The default takes none: `cls()`."""
         return cls()
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:

@@ -94,6 +94,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field, field_validator, model_validator
+
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
 from agentic_eval.confine.docker_env import LABEL as ENVIRONMENT_LABEL
 from agentic_eval.confine.docker_env import SUITE_BASE
@@ -107,6 +109,7 @@ from agentic_eval.confine.docker_image import (
     ensure_image,
     recipe,
 )
+from agentic_eval.confine.options import BackendOptions
 from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:  # typing only: agents stand above confine
@@ -353,6 +356,35 @@ def _package_dir() -> Path:
     return Path(__file__).resolve().parents[1]  # the agentic_eval package
 
 
+class DockerOptions(BackendOptions):
+    """The docker backend's own options (`--sandbox-opt KEY=VALUE`, a campaign file's `[sandbox]` table; the flags
+    `--docker-host`, `--image`, `--base-image` and `--base-image-packages` are aliases of them)."""
+
+    hosts: tuple[str, ...] = ()
+    """Docker engines to spread trials over by free capacity (`--docker-host URL`, repeatable); none: DOCKER_HOST."""
+    image: str | None = Field(default=None, min_length=1, max_length=300)
+    """An image of your own instead of the suite's (`--image`; it needs python3, git and pytest)."""
+    base_image: str | None = Field(default=None, min_length=1, max_length=300)
+    """For tasks that bring their own Dockerfile: build every outside FROM on this image (`--base-image`;
+    'suite': the suite's own image), for an engine that cannot get their base images."""
+    base_image_packages: tuple[str, ...] = Field(default=(), max_length=100)
+    """With base_image 'suite': Debian packages added to the stand-in image (`--base-image-packages`, e.g.
+    python3-pip,gcc,curl)."""
+
+    @field_validator("image", "base_image")
+    @classmethod
+    def _one_word(cls, value: str | None) -> str | None:
+        if value is not None and value.split() != [value]:
+            raise ValueError(f"{value!r} is not an image name: give one without spaces (\"suite\": the suite's own "
+                             "image; or one the Docker engine has, e.g. \"python:3.12-slim\")")
+        return value
+
+    @model_validator(mode="after")
+    def _packages(self) -> DockerOptions:
+        check_packages(self.base_image_packages, self.base_image)
+        return self
+
+
 @dataclass
 class DockerBackend(SandboxBackend):
     """Trials in containers, spread over `hosts` by free capacity."""
@@ -417,22 +449,14 @@ class DockerBackend(SandboxBackend):
 
     # ----- the backend contract (see SandboxBackend: these are its hooks)
 
-    OPTIONS = ("hosts", "image", "base_image", "base_image_packages")
-    """Its own options: the engines to spread trials over (`--docker-host`, default DOCKER_HOST) and an image of
-    the user's own (`--image`)."""
+    Options = DockerOptions
+    disk_cap = True
 
     @classmethod
-    def create(cls, options: Mapping[str, Any] | None = None) -> DockerBackend:
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(cls.OPTIONS))
-        if unknown:
-            raise AgenticEvalError(f"--sandbox docker: unknown option {', '.join(unknown)} (it takes "
-                                   f"{', '.join(cls.OPTIONS)})")
-        hosts = tuple(options.get("hosts") or ()) or (None,)
-        packages = tuple(options.get("base_image_packages") or ())
-        check_packages(packages, options.get("base_image") or None)
-        return cls(hosts=hosts, image=options.get("image") or None, base_image=options.get("base_image") or None,
-                   base_image_packages=packages)
+    def from_options(cls, options: BackendOptions) -> DockerBackend:
+        assert isinstance(options, DockerOptions)
+        return cls(hosts=options.hosts or (None,), image=options.image, base_image=options.base_image,
+                   base_image_packages=options.base_image_packages)
 
     @classmethod
     def refusal(cls, agent: Agent) -> str:

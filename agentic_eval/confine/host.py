@@ -11,12 +11,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend
+from agentic_eval.confine.options import BackendOptions
 from agentic_eval.errors import AgenticEvalError
 
 UNPRIVILEGED_UID = 65534
@@ -48,6 +48,8 @@ class LocalBackend(SandboxBackend):
 
     name = "local"
     confined = False
+    host_process = True
+    file_tool_worker = True
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
         return [*_prlimit(spec.limits, dedicated_uid=False), *argv]
@@ -90,6 +92,8 @@ class BwrapBackend(SandboxBackend):
 
     name = "bwrap"
     confined = True
+    host_process = True
+    file_tool_worker = True
 
     def __init__(self, executable: str | None = None) -> None:
         self.executable = executable or shutil.which("bwrap") or "bwrap"
@@ -98,9 +102,8 @@ class BwrapBackend(SandboxBackend):
         self._fixed: list[str] | None = None
 
     @classmethod
-    def create(cls, options: Mapping[str, Any] | None = None) -> SandboxBackend:
+    def from_options(cls, options: BackendOptions) -> SandboxBackend:
         """bubblewrap where it works here; else one line saying why and how to fix it."""
-        super().create(options)  # it takes no options
         problem = bwrap_problem()
         if problem is not None:
             raise AgenticEvalError(f"--sandbox bwrap: {problem}; or accept an unconfined run with --sandbox local")
