@@ -6,7 +6,11 @@
     process       One confined command run to its end: output head and tail, exit, process group killed.
     options       BackendOptions: the base of a backend's own options model (`--sandbox-opt`, `[sandbox]`).
     relay_harness The harness's end of a confined CLI's relay: its connections forwarded, or refused and recorded.
-    docker        The docker backend: every trial phase in a fresh, hardened container.
+    docker        The docker backend: every trial phase in a fresh, hardened container; its options.
+    docker_engine Its engines, a phase's container, the containers' limits, and the sweep of dead runs' containers.
+    docker_disk   Its disk caps: a sandbox on a size-capped tmpfs, grading's extra room, the tree handed back.
+    docker_grading  Its grading folders (the sealed grader's code host) and the processes a code host leaves.
+    docker_tasks  Its bridge to environment tasks: images built, the environment started, the verifier run.
     docker_image  The docker sandbox image, built from Debian's packages, tagged by recipe hash.
     docker_exec   A command run in a sandbox container (a helper process).
     docker_env    Environment tasks on the docker backend: their images, services, containers and reward verifier.

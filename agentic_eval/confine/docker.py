@@ -35,7 +35,7 @@ copy of the tree in a grading folder (`grading_folder`), which for a capped sand
 cap plus GRADING_ROOM: filling it fails the model's own test run (a scored fail), never this machine's
 disk.
 
-Warm start: before a trial's agent starts, the runner calls `warm(sandbox, first=...)`. For an agent
+Warm start: before a trial's agent starts, the `agent_start` hook calls `warm(sandbox, first=...)`. For an agent
 that calls a model (`first`), the sandbox's first container (the sandbox writable, nothing else
 mounted but what every container gets) starts in the background while the agent waits for its first
 model reply. And once the trial's first phase has its container, the grader's is started beside it
