@@ -13,7 +13,9 @@
     docker_tasks  Its bridge to environment tasks: images built, the environment started, the verifier run.
     docker_image  The docker sandbox image, built from Debian's packages, tagged by recipe hash.
     docker_exec   A command run in a sandbox container (a helper process).
-    docker_env    Environment tasks on the docker backend: their images, services, containers and reward verifier.
+    docker_env    Environment tasks on the docker backend: a trial's services, containers and reward verifier.
+    env_images    Environment tasks' images: built per context hash, on a stand-in base, and what they hold.
+    env_changes   What the model changed in an environment that its verifier would run (programs, shadowing modules).
     verifier_cause  Why a reward verifier failed when it is the machine's or the task's fault (a pure function).
     verifier_check  What an engine says of a Harbor task's needs: the internet, a program its verifier lacks.
     layer_cap     A bound on an environment container's own filesystem (its writable layer).

@@ -15,11 +15,11 @@ from agentic_eval.confine.docker_engine import (
     Engine,
     _package_dir,
 )
-from agentic_eval.confine.docker_env import SUITE_BASE
 from agentic_eval.confine.docker_image import (
     ensure_image,
     recipe,
 )
+from agentic_eval.confine.env_images import SUITE_BASE
 from agentic_eval.errors import AgenticEvalError
 
 
@@ -41,7 +41,7 @@ class EnvironmentTasks:
 
     def _builder(self, engine: Engine) -> Any:
         """The engine's image builder (one per engine: two trials never build the same context at once)."""
-        from agentic_eval.confine.docker_env import EnvironmentBuilder
+        from agentic_eval.confine.env_images import EnvironmentBuilder
 
         with self._lock:
             builder = self._builders.get(engine.name)
@@ -85,7 +85,7 @@ class EnvironmentTasks:
         cannot be built (a FROM the engine cannot get, a failing step: one line each, with the step's last
         output), which the others go on without: their trials end unscored with that line. Tasks that ask for
         the internet on an engine whose containers reach none are warned of in one line."""
-        from agentic_eval.confine.docker_env import EnvironmentBuildError
+        from agentic_eval.confine.env_images import EnvironmentBuildError
 
         unbuildable: dict[str, str] = {}
         for task in tasks:
@@ -138,13 +138,9 @@ class EnvironmentTasks:
     def environment_start(self, task: Any, dest: Path) -> None:
         """The working directory's files copied out of the task's image into the empty folder `dest`; the trial's
         services started on its own network. Its commands run in the task's container from then on."""
-        from agentic_eval.confine.docker_env import (
-            EnvironmentTrial,
-            extract_workdir,
-            image_path_env,
-            image_user,
-            shadow_digests,
-        )
+        from agentic_eval.confine.docker_env import EnvironmentTrial
+        from agentic_eval.confine.env_changes import shadow_digests
+        from agentic_eval.confine.env_images import extract_workdir, image_path_env, image_user
 
         spec = task.meta.environment
         with self._lock:
