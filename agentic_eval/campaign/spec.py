@@ -117,7 +117,7 @@ class SandboxTable(BaseModel):
             from agentic_eval.confine.registry import backend_class
 
             try:
-                backend_class(self.name).Options.of(self.options, self.name)
+                backend_class(self.name).check_options(self.options)
             except AgenticEvalError as exc:
                 raise ValueError(str(exc).replace(f"--sandbox {self.name}: ", "").replace(
                     "; give --sandbox-opt KEY=VALUE", "")) from None

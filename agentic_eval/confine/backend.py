@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentic_eval._lazy import lazy_face
-from agentic_eval.confine.options import BackendOptions
 from agentic_eval.errors import AgenticEvalError
 
-if TYPE_CHECKING:  # typing only: agents stand above confine
+if TYPE_CHECKING:  # typing only: agents stand above confine; pydantic stays out of the grader's imports
     from agentic_eval.agents.base import Agent
+    from agentic_eval.confine.options import BackendOptions
 
 GRADING_SOCKET_FOLDER = "sock"
 """The folder of a grading folder (`SandboxBackend.grading_folder`) that holds the grader's code-host socket:
@@ -92,9 +92,9 @@ class SandboxBackend:
     name: str = ""
     confined: bool = True
     """False for `local`: the command can reach the machine (a warning says so; sealed grading is off)."""
-    Options: ClassVar[type[BackendOptions]] = BackendOptions
+    Options: ClassVar[type[BackendOptions] | None] = None
     """Its own options (`--sandbox-opt KEY=VALUE`, a campaign file's `[sandbox]` table): a `BackendOptions`
-    subclass, one field per option; the base takes none."""
+    subclass (confine/options.py), one field per option; None: it takes none."""
 
     # Capabilities, read by the code that would otherwise switch on a backend's name.
     host_process: ClassVar[bool] = False
@@ -112,7 +112,15 @@ class SandboxBackend:
         """The backend for a run, from its own `options` (text from `--sandbox-opt`, TOML values, or Python):
         checked against `Options` (an unknown key or a bad value is one line naming it and the keys it takes),
         then made by `from_options`."""
-        return cls.from_options(cls.Options.of(options, cls.name))
+        return cls.from_options(cls.check_options(options))
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any] | None) -> BackendOptions:
+        """`options` checked against `Options` (none: the empty model); AgenticEvalError, one line naming the bad
+        key or value and the keys it takes. Asked before anything is made (a campaign file, `run --ray`)."""
+        from agentic_eval.confine.options import BackendOptions
+
+        return (cls.Options or BackendOptions).of(options, cls.name)
 
     @classmethod
     def from_options(cls, options: BackendOptions) -> SandboxBackend:

@@ -14,10 +14,13 @@ import time
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend
-from agentic_eval.confine.options import BackendOptions
 from agentic_eval.errors import AgenticEvalError
+
+if TYPE_CHECKING:
+    from agentic_eval.confine.options import BackendOptions
 
 UNPRIVILEGED_UID = 65534
 """The uid (and gid) of confined commands with no writable path, when the harness is root ('nobody')."""

@@ -116,7 +116,7 @@ def nodes_backend(choice: SandboxChoice, agent: Agent) -> tuple[OnNodes, str | N
     """The backend the nodes make for a `--ray` run (the named one, else bwrap: never a silent fall back to an
     unconfined run where a node lacks it) and a warning for an unconfined one."""
     cls = backend_class(choice.name or "bwrap", agent)
-    cls.Options.of(choice.options, cls.name)  # a bad option is one line here, not an error on every node
+    cls.check_options(choice.options)  # a bad option is one line here, not an error on every node
     warning = None if cls.confined else (f"WARNING: commands the model writes will run UNCONFINED on the nodes "
                                          f"(--sandbox {cls.name}), with each node's network: on a cluster, confine")
     return OnNodes(cls, choice.options), warning
