@@ -76,3 +76,14 @@ def test_capabilities_are_class_attributes() -> None:
         (True, True, False)
     assert (LocalBackend.host_process, DockerBackend.host_process) == (True, False)
     assert (LocalBackend.disk_cap, DockerBackend.disk_cap) == (False, True)
+
+
+def test_the_contract_module_stays_standard_library_only() -> None:
+    """The sealed grader imports confine/backend.py (through packs/sealed.py) inside the sandbox image, which has no
+    pydantic: the options model is imported only when options are checked."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['pydantic'] = None; import agentic_eval.packs.sealed, agentic_eval.confine.backend"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
