@@ -8,10 +8,10 @@ names, not code). docs/plugins.md shows a minimal working plugin of each kind.
 
 `agentic_eval.agents` (AGENTS_GROUP)
     name = "package.module:Factory". `Factory()` (no arguments, usually the class itself) returns an
-    object meeting the `agentic_eval.agents.Agent` protocol: attributes `name` and `uses_model`,
+    `agentic_eval.agents.Agent` (subclass it): attributes `name`, `uses_model` and `program`,
     and `run(ctx: AgentContext) -> AgentOutcome`, which never raises for a problem of the model,
-    the endpoint or a program it drives (those are outcomes). Optional hooks are documented on
-    the protocol. An agent that drives a command-line program subclasses
+    the endpoint or a program it drives (those are outcomes). Optional hooks are documented no-ops on
+    the base class. An agent that drives a command-line program subclasses
     `agentic_eval.agents.CliAgent` instead. The name is what `run --agent NAME` takes, and
     recorded runs hold it, so keep it stable.
 

@@ -35,7 +35,8 @@ import httpx
 import uvicorn
 
 from agentic_eval.agents.builtin.tools import FileToolWorker, ToolLimits, execute_tool
-from agentic_eval.confine.backend import bwrap_problem, get_backend
+from agentic_eval.confine.host import bwrap_problem
+from agentic_eval.confine.registry import get_backend
 from agentic_eval.testing import FakeEndpoint, ScriptedReply
 from agentic_eval.wire import recorder
 

@@ -27,7 +27,7 @@ HARBOR = REPO / "tests" / "packs" / "harbor"
 
 
 def bench_build(backend: object) -> None:
-    from agentic_eval.confine.docker_env import EnvironmentBuilder
+    from agentic_eval.confine.env_images import EnvironmentBuilder
 
     engine = backend.engines[0]  # type: ignore[attr-defined]
     builder = EnvironmentBuilder(engine.image, "suite", log=lambda line: None)

@@ -26,7 +26,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # the shared test helpers live in tests/
 
 from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
-from agentic_eval.confine.backend import BwrapBackend, Confinement, LocalBackend, bwrap_problem, run_command
+from agentic_eval.confine.backend import Confinement
+from agentic_eval.confine.host import BwrapBackend, LocalBackend, bwrap_problem
+from agentic_eval.confine.process import run_command
 from agentic_eval.packs.sandbox import commit_pristine
 from agentic_eval.results import read_trials
 from agentic_eval.testing import FakeEndpoint

@@ -45,7 +45,9 @@ import pytest
 from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation, installable_tools, tools_dir
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.cli import main
-from agentic_eval.confine.backend import LocalBackend, SandboxBackend, default_backend
+from agentic_eval.confine.backend import SandboxBackend
+from agentic_eval.confine.host import LocalBackend
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.instruments.battery import Case, case_key
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs import redteam as rt

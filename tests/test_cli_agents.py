@@ -20,7 +20,7 @@ import pytest
 from agentic_eval.agents.adapters import installable_tools
 from agentic_eval.agents.adapters.wirelog import wire_facts
 from agentic_eval.cli import main
-from agentic_eval.confine.backend import BwrapBackend, bwrap_problem
+from agentic_eval.confine.host import BwrapBackend, bwrap_problem
 from agentic_eval.results import TrialResult, read_trials
 from agentic_eval.testing import (
     FakeEndpoint,
@@ -332,7 +332,7 @@ KILLED_MID_TRIAL = """\
 import sys
 from pathlib import Path
 
-from agentic_eval.confine.backend import BwrapBackend
+from agentic_eval.confine.host import BwrapBackend
 from tests.helpers import script_run
 
 script_run(Path(sys.argv[1]), Path(sys.argv[2]), "sleep " + sys.argv[3] + "\\n", timeout_s=120, backend=BwrapBackend(),

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
-from agentic_eval.confine.backend import BwrapBackend, LocalBackend, bwrap_problem, resolve_backend
+from agentic_eval.confine.host import BwrapBackend, LocalBackend, bwrap_problem
+from agentic_eval.confine.registry import resolve_backend
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.results import read_trials
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
@@ -259,7 +260,7 @@ def test_local_is_chosen_explicitly_with_a_warning_and_recorded(mini_pack: Path,
 def test_without_bwrap_the_default_falls_back_to_local_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from agentic_eval.confine import backend as confine
+    from agentic_eval.confine import host as confine
     from agentic_eval.errors import AgenticEvalError
 
     real_which = shutil.which
@@ -284,7 +285,8 @@ def test_end_processes_ends_what_a_tree_still_runs(tmp_path: Path) -> None:
         pytest.skip("a tree has a uid of its own only under a root harness")
     import subprocess
 
-    from agentic_eval.confine.backend import Confinement, sandbox_uid
+    from agentic_eval.confine.backend import Confinement
+    from agentic_eval.confine.host import sandbox_uid
 
     backend = BwrapBackend()
     trees = [tmp_path / "a", tmp_path / "b"]

@@ -123,7 +123,8 @@ def test_hidden_folders_under_a_mount_are_covered(backend: object, tmp_path: Pat
     command = (f"ls -A {hidden} | wc -l; ls -A {alias} | wc -l; ls {package}/confine | grep -c docker; "
                f"touch {hidden}/x 2>/dev/null || echo refused")
     proc = run(backend, sandbox, command, spec=Spec(writable=(sandbox,), hidden=(hidden,)))
-    assert proc.stdout.split() == ["0", "0", "4", "refused"], proc.stderr
+    modules = str(sum("docker" in p.name for p in (package / "confine").iterdir()))  # the package itself is seen
+    assert proc.stdout.split() == ["0", "0", modules, "refused"], proc.stderr
     shown = run(backend, sandbox, f"ls {hidden}")  # a phase that hides nothing (the grader's) sees it
     assert "task.py" in shown.stdout.split()
 

@@ -21,7 +21,7 @@ import pytest
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.agents.builtin.loop import BuiltinAgent
 from agentic_eval.classify.summary import summarize_wire_log
-from agentic_eval.confine.backend import bwrap_problem
+from agentic_eval.confine.host import bwrap_problem
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import (
     OWNER_FILE,

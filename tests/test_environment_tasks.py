@@ -116,7 +116,7 @@ def test_reward_file_is_the_verdict(tmp_path: Path, files: dict[str, str], expec
 
 
 def test_base_image_replacement_keeps_stages() -> None:
-    from agentic_eval.confine.docker_env import base_images, replace_bases
+    from agentic_eval.confine.env_images import base_images, replace_bases
 
     text = "FROM golang:1.22 AS build\nRUN make\nFROM debian:bookworm\nCOPY --from=build /x /x\nFROM build\n"
     assert base_images(text) == ["golang:1.22", "debian:bookworm"]
@@ -271,7 +271,7 @@ def test_an_engine_that_cannot_diff_is_a_note(docker_env: str) -> None:
     """The engine's diff failing (here: a container it does not have) is one line on the trial, nothing named."""
     import docker
 
-    from agentic_eval.confine.docker_env import program_changes
+    from agentic_eval.confine.env_changes import program_changes
 
     changes = program_changes(docker.DockerClient(base_url=docker_env), "ae-no-such-container", "/app",
                               "/usr/local/bin:/usr/bin")

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from agentic_eval.agents.builtin.tools import FileToolWorker, ToolLimits, execute_tool
-from agentic_eval.confine.backend import bwrap_problem, get_backend, sandbox_uid, signal_group
+from agentic_eval.confine.host import bwrap_problem, sandbox_uid
+from agentic_eval.confine.process import signal_group
+from agentic_eval.confine.registry import get_backend
 
 
 def _backends() -> list[str]:

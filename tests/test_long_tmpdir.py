@@ -20,7 +20,7 @@ import pytest
 
 from agentic_eval import leftovers
 from agentic_eval.agents.base import AgentContext, AgentOptions
-from agentic_eval.confine.backend import BwrapBackend, bwrap_problem
+from agentic_eval.confine.host import BwrapBackend, bwrap_problem
 from agentic_eval.confine.relay import LINK_FOLDER_PREFIX, UNIX_PATH_MAX, UnixPathTooLong, at_unix_path
 from agentic_eval.leftovers import clean_socket_links
 from agentic_eval.packs.sandbox import materialize_sandbox
@@ -128,7 +128,7 @@ def test_a_path_that_cannot_be_shortened_is_one_clear_line(tmp_path: Path) -> No
 def test_a_grader_reaches_its_code_host_in_a_long_tmpdir(long_tmp: Path) -> None:
     """Both ends of packs/sealed.py's socket: the harness's CodeHost binds it in a grading folder of the long
     temp folder, gradelib's `request` connects to the path the grader is told."""
-    from agentic_eval.confine.backend import LocalBackend
+    from agentic_eval.confine.host import LocalBackend
     from agentic_eval.packs.sealed import SOCKET_ENV, CodeHost, decode, request
 
     snapshot = long_tmp / "snap"

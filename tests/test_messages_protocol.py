@@ -20,7 +20,7 @@ from agentic_eval.wire.messages import (
 )
 from agentic_eval.wire.sse import summarize_stream
 from tests.helpers import anthropic_events, anthropic_message
-from tests.test_chat_stream import CASES
+from tests.stream_cases import CASES
 
 
 def sse(events: list[dict[str, Any]]) -> bytes:

@@ -149,3 +149,43 @@ def test_a_generator_registered_under_the_old_group_name_is_still_found(tmp_path
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120,
                            check=False)
     assert found.returncode == 0 and found.stdout.strip() == "{'seed': 7}", found.stderr
+
+
+def test_the_doc_backend_takes_its_option_from_the_cli_and_from_a_campaign_file(
+        doc_plugin: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """A plugin backend with options is its module and its entry point: `--sandbox-opt KEY=VALUE` and a campaign
+    file's `[sandbox]` table reach its own options model, and a bad key or value is one line naming it. (The
+    page's own test runs a trial with `--sandbox-opt niceness=10`.)"""
+    _, env = doc_plugin
+    body = '[sandbox]\nname = "nice"\noptions = { niceness = N }\n\n[[models]]\nname = "m"\n'
+    (tmp_path / "good.toml").write_text(body.replace("N", "7"))
+    (tmp_path / "bad.toml").write_text(body.replace("N", "40"))
+    probe = textwrap.dedent("""
+        import sys
+        from agentic_eval.campaign.spec import load_campaign
+        from agentic_eval.cli import build_parser
+        from agentic_eval.cli.args import sandbox_choice
+        from agentic_eval.confine import get_backend
+        from agentic_eval.errors import AgenticEvalError
+        choice = sandbox_choice(build_parser().parse_args(["run", "--sandbox", "nice", "--sandbox-opt", "niceness=3"]))
+        backend = get_backend(choice.name, choice.options)
+        print(type(backend).__name__, backend.niceness)
+        choice = load_campaign(sys.argv[1]).sandbox_choice()
+        print(choice.name, get_backend(choice.name, choice.options).niceness)
+        try:
+            load_campaign(sys.argv[2])
+        except AgenticEvalError as exc:
+            print(exc)
+    """)
+    found = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "good.toml"), str(tmp_path / "bad.toml")],
+                           capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert found.returncode == 0, found.stderr
+    lines = found.stdout.splitlines()
+    assert lines[:2] == ["NiceBackend 3", "nice 7"]
+    assert lines[2].endswith("bad.toml: sandbox: option niceness: Input should be less than or equal to 19 "
+                             "(it takes: niceness)"), lines
+    bad = _cli(env, "run", "--sandbox", "nice", "--sandbox-opt", "colour=red", "--model", "m", "--base-url",
+               "http://127.0.0.1:9/v1")
+    assert bad.returncode != 0
+    assert bad.stderr.strip().splitlines()[-1].endswith(
+        "--sandbox nice: unknown option 'colour' (it takes: niceness); give --sandbox-opt KEY=VALUE"), bad.stderr

@@ -342,7 +342,7 @@ def running_under(folder: Path) -> list[str]:
 def test_an_attempt_that_would_kill_the_harness_is_skipped_unconfined(tmp_path: Path) -> None:
     """Unconfined (--sandbox local), a grader that imports the code under test in its own process is a child of
     the harness: kill-parent would kill validate itself. It is skipped, and says why."""
-    from agentic_eval.confine.backend import LocalBackend
+    from agentic_eval.confine.host import LocalBackend
     from agentic_eval.packs.sandbox import materialize_sandbox
     from agentic_eval.packs.validate import run_attempt
 
@@ -354,7 +354,7 @@ def test_an_attempt_that_would_kill_the_harness_is_skipped_unconfined(tmp_path: 
     assert not (tmp_path / "copy").exists()
 
 
-@pytest.mark.skipif(__import__("agentic_eval.confine.backend", fromlist=["x"]).bwrap_problem() is not None,
+@pytest.mark.skipif(__import__("agentic_eval.confine.host", fromlist=["x"]).bwrap_problem() is not None,
                     reason="the red team's kill and hang attempts need a confining backend")
 def test_sealed_built_in_graders_survive_the_red_team() -> None:
     """A sample of the built-in packs (pytest, hidden calls, git checks, a Node service, a shell script on a

@@ -25,7 +25,7 @@ import pytest
 
 from agentic_eval.agents.adapters import Invocation
 from agentic_eval.agents.base import AgentContext, AgentOptions
-from agentic_eval.confine.backend import BwrapBackend, bwrap_problem
+from agentic_eval.confine.host import BwrapBackend, bwrap_problem
 from agentic_eval.confine.origin import REFUSED_FILE, holders, process, refused_requests, socket_inode
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task

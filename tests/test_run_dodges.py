@@ -19,7 +19,8 @@ import pytest
 
 from agentic_eval.agents.adapters import CliAgent, CliTool, Invocation
 from agentic_eval.agents.base import AgentContext, AgentOptions, AgentOutcome
-from agentic_eval.confine.backend import LocalBackend, bwrap_problem, default_backend
+from agentic_eval.confine.host import LocalBackend, bwrap_problem
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.endpoint import Endpoint
 from agentic_eval.faults import Ruling, WireEnd, is_context_refusal, model_items, rule_agent_end
 from agentic_eval.packs.task import load_tasks

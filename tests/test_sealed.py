@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.confine.backend import LocalBackend, bwrap_problem, default_backend
+from agentic_eval.confine.host import LocalBackend, bwrap_problem
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.packs.grader import Verdict
 from agentic_eval.packs.sealed import CodeHost, read_regular
 from tests.helpers import (

@@ -59,7 +59,7 @@ def test_a_deep_folder_is_graded_on_bwrap(tmp_path: Path, task: str, depth: int)
     """The model leaves a folder 900 deep (2,500: past PATH_MAX) and does nothing else: a scored fail (the grader
     ran the model's code on a copy of the tree), never a grader_error nor a harness error; the snapshot names the
     deep file (past PATH_MAX: the folder where the harness had to stop)."""
-    from agentic_eval.confine.backend import bwrap_problem
+    from agentic_eval.confine.host import bwrap_problem
     from agentic_eval.testing import FakeEndpoint
     from tests.helpers import commands_then_done
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.confine.backend import bwrap_problem, default_backend
+from agentic_eval.confine.host import bwrap_problem
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.packs import redteam as rt
 from agentic_eval.packs.builtin import core_pack_dir
 from agentic_eval.packs.grader import Verdict

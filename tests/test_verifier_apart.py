@@ -122,7 +122,7 @@ def test_a_working_directory_module_that_shadows_the_verifiers_is_tampered(docke
     ("/root/notes.txt", False), ("/app/pytest.py", False),
 ])
 def test_start_up_hooks_are_places_programs_live(path: str, flagged: bool) -> None:
-    from agentic_eval.confine.docker_env import _program_place, _runs_at_start
+    from agentic_eval.confine.env_changes import _program_place, _runs_at_start
 
     assert (_program_place(path, "/app") and _runs_at_start(path) if flagged else not _program_place(path, "/app")) \
         or (flagged and path.startswith("/usr"))
@@ -131,7 +131,7 @@ def test_start_up_hooks_are_places_programs_live(path: str, flagged: bool) -> No
 def test_only_names_the_verifier_imports_are_shadows(tmp_path: Path) -> None:
     """pytest.py, a json/ package and conftest.py shadow; a task's own queue.py, test/ folder or app.py do not;
     what the pristine tree held already is no change."""
-    from agentic_eval.confine.docker_env import shadow_digests, workdir_shadows
+    from agentic_eval.confine.env_changes import shadow_digests, workdir_shadows
 
     (tmp_path / "conftest.py").write_text("# the image's own\n")
     pristine = shadow_digests(tmp_path)

@@ -1,6 +1,7 @@
 """Agents: the contract every agent meets, the built-in loop, the CLI adapters, oracle and nop.
 
-    base       The Agent protocol, AgentContext / AgentOutcome, and loading agents by name.
+    base       The Agent base class (the contract: capabilities and no-op hooks), AgentContext / AgentOutcome,
+               and loading agents by name.
     simple     `oracle` (runs the reference fix) and `nop` (does nothing): agents that never call a model.
     builtin/   The built-in agent: its loop, its tools and its system prompt.
     adapters/  Real agent CLIs (opencode, codex, qwen-code, kilo, cline, mini-swe-agent, aider) driven headless.

@@ -12,12 +12,16 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
 from agentic_eval.plugins import AGENTS_GROUP
+
+if TYPE_CHECKING:
+    from agentic_eval.agents.adapters.install import CliTool
+    from agentic_eval.confine.backend import SandboxBackend
 
 AGENT_ENTRY_POINT_GROUP = AGENTS_GROUP  # the group is named in agentic_eval.plugins
 
@@ -71,7 +75,7 @@ class AgentContext:
     options: AgentOptions = field(default_factory=AgentOptions)
     cancel: threading.Event = field(default_factory=threading.Event)
     """Set when the run is interrupted: stop as soon as possible and kill child processes."""
-    backend: Any = None
+    backend: SandboxBackend | None = None
     """The `SandboxBackend` every command the model controls runs through (None: the default one)."""
 
 
@@ -99,29 +103,69 @@ class AgentOutcome:
     commands sent it, e.g. `kill -9 $PPID`): the model's doing, so the tree is graded."""
 
 
-@runtime_checkable
-class Agent(Protocol):
-    """An agent: `run` drives the model (or not) in the sandbox and returns how it ended.
+class Agent:
+    """What every agent is: subclass it, set `name`, implement `run`. Every other member is a capability
+    (a class attribute) or an optional hook with a documented default, so the runner and the backends read
+    and call each one on any agent and probe for none.
 
-    Optional hooks (looked up with getattr, so an agent without them still meets the protocol):
+    A run's life, as the harness calls an agent:
 
-        def check_options(self, extra: dict[str, object]) -> None
-
-    called once before any trial with the run's `--agent-opt` values (`AgentOptions.extra`); raise
-    AgenticEvalError with one line saying how to fix a bad value, rather than failing every trial.
-
-        def wire_api(self, base_url: str, api_key: str, options: AgentOptions) -> str
-
-    for an agent that speaks the Anthropic Messages API (claude-code): 'native' (the wire recorder passes
-    `/v1/messages` through to the endpoint) or 'translate' (it translates to the endpoint's chat completions);
-    the trial records the choice as `wire_api`. Without the hook, requests are passed through as sent.
+        agent = load_agent(name)              # the registered class (or factory), made once per run
+        agent.check_options(extra)            # once, before any trial: the run's --agent-opt values
+        backend refuses agent.program?        # once: a backend may not run this CLI (docker: PyPI CLIs)
+        agent.wire_api(base_url, key, opts)   # per trial, before the wire recorder starts (uses_model only)
+        agent.run(ctx)                        # per trial: drive the model in the sandbox, return how it ended
     """
 
-    name: str
-    uses_model: bool
+    name: str = ""
+    """The name it is registered under (`--agent NAME`)."""
+    uses_model: bool = True
     """False for agents that never call the endpoint (oracle, nop): no preflight, no wire log."""
+    program: ClassVar[CliTool | None] = None
+    """The CLI this agent drives (a `CliAgent`), else None. A CLI brings its own program and home from this
+    machine: a backend may refuse it (docker runs npm CLIs only), and tasks with their own environment refuse
+    every CLI."""
 
-    def run(self, ctx: AgentContext) -> AgentOutcome: ...
+    def run(self, ctx: AgentContext) -> AgentOutcome:
+        """Drive the model (or not) in `ctx.sandbox` until done, out of time or cancelled; return how it
+        ended. Never raise for a problem of the model, the endpoint or the CLI: those are outcomes."""
+        raise NotImplementedError(f"agent {self.name!r} does not implement run")
+
+    def check_options(self, extra: dict[str, object]) -> None:
+        """Called once before any trial with the run's `--agent-opt` values (`AgentOptions.extra`): raise
+        AgenticEvalError with one line saying how to fix a bad value, rather than failing every trial. The
+        default takes anything."""
+        return None
+
+    def wire_api(self, base_url: str, api_key: str, options: AgentOptions) -> str | None:
+        """For an agent that speaks the Anthropic Messages API (claude-code): 'native' (the wire recorder passes
+        `/v1/messages` through to the endpoint) or 'translate' (it translates to the endpoint's chat
+        completions); the trial records the choice as `wire_api`. The default, None: requests are passed
+        through as sent, nothing recorded."""
+        return None
+
+
+class _ForeignAgent(Agent):
+    """A plugin agent written to the older protocol (an object with `name`, `uses_model`, `run`, and the hooks
+    it has), wrapped so that the harness calls the `Agent` contract on it directly."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner  # the plugin's own object: only its `run` is known to be there
+        self.name = str(getattr(inner, "name", ""))
+        self.uses_model = bool(getattr(inner, "uses_model", True))
+
+    def run(self, ctx: AgentContext) -> AgentOutcome:
+        outcome: AgentOutcome = self.inner.run(ctx)
+        return outcome
+
+    def check_options(self, extra: dict[str, object]) -> None:
+        hook = getattr(self.inner, "check_options", None)
+        if callable(hook):
+            hook(extra)
+
+    def wire_api(self, base_url: str, api_key: str, options: AgentOptions) -> str | None:
+        hook = getattr(self.inner, "wire_api", None)
+        return str(hook(base_url, api_key, options)) if callable(hook) else None
 
 
 def available_agents() -> dict[str, Any]:
@@ -139,6 +183,9 @@ def load_agent(name: str) -> Agent:
         raise AgenticEvalError(f"unknown agent {name!r} (available: {known})")
     factory = eps[name].load()
     agent = factory()
-    if not isinstance(agent, Agent):
-        raise AgenticEvalError(f"agent {name!r} ({eps[name].value}) does not implement the Agent protocol")
-    return agent
+    if isinstance(agent, Agent):
+        return agent
+    if callable(getattr(agent, "run", None)) and isinstance(getattr(agent, "name", None), str):
+        return _ForeignAgent(agent)
+    raise AgenticEvalError(f"agent {name!r} ({eps[name].value}) is not an agent: subclass agentic_eval.agents.Agent "
+                           "(a `name` and a `run(ctx)` method)")

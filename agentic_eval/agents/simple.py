@@ -6,11 +6,11 @@ harness's own benchmarks.
 
 from __future__ import annotations
 
-from agentic_eval.agents.base import AgentContext, AgentOutcome
+from agentic_eval.agents.base import Agent, AgentContext, AgentOutcome
 from agentic_eval.packs.grader import ScriptRunner
 
 
-class OracleAgent:
+class OracleAgent(Agent):
     """Runs the task's reference fix in the sandbox, under the agent's time limit."""
 
     name = "oracle"
@@ -32,7 +32,7 @@ class OracleAgent:
         return AgentOutcome("completed", transcript=transcript, stop_reason="fix_applied")
 
 
-class NopAgent:
+class NopAgent(Agent):
     """Does nothing: the sandbox stays pristine, so every valid grader must fail."""
 
     name = "nop"

@@ -395,18 +395,18 @@ def in_file_terms(text: str) -> str:
 
 
 def _resumed_sandbox(spec: CampaignSpec, part: AgentPart) -> Any:
-    """A resumed run keeps the sandbox it recorded; the file's base_image goes with it when that is docker (a run
-    recorded on another sandbox resumes there, without it)."""
+    """A resumed run keeps the sandbox it recorded; the file's sandbox options go with it when the file names that
+    backend (a run recorded on another sandbox resumes there, without them)."""
     from agentic_eval.runner.settings import SandboxChoice
 
-    return SandboxChoice(None, spec.sandbox_options() if part.sandbox == "docker" else {})
+    choice = spec.sandbox_choice()
+    return SandboxChoice(None, choice.options if part.sandbox == choice.name else {})
 
 
 def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding: int, emulate: str | None,
                     server: LocalServer | None) -> None:
     """Resume the slot's unfinished runs, then start one for the tasks no run of it covers."""
     from agentic_eval.runner import RunSettings, plan_resume, plan_start
-    from agentic_eval.runner.settings import SandboxChoice
 
     plan, spec = session.plan, session.plan.spec
     slot = plan.folder / slug(model.spec.name) / "runs" / agent_slot_name(agent, padding, emulate)
@@ -424,7 +424,7 @@ def _run_agent_slot(session: _Session, model: ModelEndpoint, agent: str, padding
     covered = {t for p in parts for t in p.task_ids}
     missing = [t for t in plan.task_ids if t not in covered]
     if missing:
-        sandbox = SandboxChoice(spec.sandbox_name(), spec.sandbox_options())
+        sandbox = spec.sandbox_choice()
         settings = RunSettings.of(model=server.model if server is not None else model.spec.name, agent=agent,
                                   seed=spec.seed, attempts=spec.attempts, system_prompt_tokens=padding or None,
                                   emulate_parser=emulate, task_ids=missing, sandbox=sandbox,

@@ -45,6 +45,7 @@ from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:
     from agentic_eval.instruments.registry import CampaignOptions, InstrumentEntry
+    from agentic_eval.runner.settings import SandboxChoice
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -85,6 +86,31 @@ class ModelSpec(BaseModel):
         return self
 
 
+class SandboxTable(BaseModel):
+    """`[sandbox]`: the backend (`run --sandbox`) and its own options (`run --sandbox-opt KEY=VALUE`), e.g.
+    `name = "docker"` and `options = { hosts = ["unix:///run/docker.sock"] }`; checked by the backend's options
+    model when the file is read."""
+
+    model_config = _STRICT
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    """The backend's registered name (bwrap, docker, local, or a plugin's); unset: bwrap where it works."""
+    options: dict[str, Any] = {}
+    """The backend's own options (docs/sandboxes.md lists each backend's)."""
+
+    @model_validator(mode="after")
+    def _its_options(self) -> SandboxTable:
+        """A named backend's options, checked by its own model now rather than at the first run."""
+        if self.name is not None and self.options:
+            from agentic_eval.confine.registry import backend_class
+
+            try:
+                backend_class(self.name).check_options(self.options)
+            except AgenticEvalError as exc:
+                raise ValueError(str(exc).replace(f"--sandbox {self.name}: ", "").replace(
+                    "; give --sandbox-opt KEY=VALUE", "")) from None
+        return self
+
+
 class CampaignSpec(BaseModel):
     """What a campaign measures. Paths in it (packs, api_key_file, gguf) are relative to the file."""
 
@@ -100,7 +126,8 @@ class CampaignSpec(BaseModel):
     """The built-in agent's padding, one run each (0: no padding); other agents run once."""
     instruments: list[str] = Field(default_factory=_campaign_kinds)
     """By their names in the instrument registry (default: every one that runs in a campaign)."""
-    sandbox: str | None = None
+    sandbox: SandboxTable | None = None
+    """The sandbox backend's name (`sandbox = "docker"`), or a `[sandbox]` table with its options."""
     base_image: str | None = Field(default=None, min_length=1, max_length=300)
     """For tasks that bring their own Dockerfile: build every outside FROM on this image (`suite`: the suite's
     own), as `run --base-image`; it implies `sandbox = "docker"`."""
@@ -132,6 +159,11 @@ class CampaignSpec(BaseModel):
                 raise ValueError(f"unknown instrument {name!r}{hint}; choose from {', '.join(kinds)}")
         return list(dict.fromkeys(e.kind for name in value if (e := named(name)) is not None))
 
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_by_name(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
     @field_validator("emulate_parser")
     @classmethod
     def _known_parser(cls, value: str | None) -> str | None:
@@ -152,7 +184,8 @@ class CampaignSpec(BaseModel):
         if value.split() != [value]:
             raise ValueError(f"{value!r} is not an image name: give one without spaces (\"suite\": the suite's own "
                              "image; or one the Docker engine has, e.g. \"python:3.12-slim\")")
-        sandbox = info.data.get("sandbox")
+        table = info.data.get("sandbox")
+        sandbox = table.name if isinstance(table, SandboxTable) else None
         if sandbox not in (None, "docker"):
             raise ValueError(f"it is for the docker sandbox, not sandbox = {sandbox!r}: drop sandbox (base_image "
                              "implies docker) or base_image")
@@ -185,16 +218,30 @@ class CampaignSpec(BaseModel):
             raise ValueError(f"model {twice[0]!r} is listed twice; give each [[models]] its own name")
         return self
 
+    @model_validator(mode="after")
+    def _one_sandbox(self) -> CampaignSpec:
+        try:
+            self.sandbox_choice()
+        except AgenticEvalError as exc:  # a key of the table given again as base_image
+            raise ValueError(str(exc).replace("its flag and --sandbox-opt", "its key and [sandbox] options")) from None
+        return self
+
+    def sandbox_choice(self) -> SandboxChoice:
+        """The sandbox backend and its options: the `[sandbox]` table (or `sandbox = NAME`) with the file's
+        base_image keys, docker's aliases (they name docker when no sandbox is named, as `run --base-image`)."""
+        from agentic_eval.runner.settings import SandboxChoice
+
+        table = self.sandbox or SandboxTable()
+        return SandboxChoice.of(table.name, table.options, base_image=self.base_image,
+                                base_image_packages=self.base_image_packages)
+
     def sandbox_options(self) -> dict[str, Any]:
-        """The sandbox backend's own options the file gives (`run`'s --base-image)."""
-        options: dict[str, Any] = {"base_image": self.base_image} if self.base_image else {}
-        if self.base_image_packages:
-            options["base_image_packages"] = tuple(self.base_image_packages)
-        return options
+        """The sandbox backend's own options the file gives."""
+        return dict(self.sandbox_choice().options)
 
     def sandbox_name(self) -> str | None:
         """The sandbox backend: as given, else docker when base_image asks for it (as `run --base-image` does)."""
-        return self.sandbox or ("docker" if self.base_image else None)
+        return self.sandbox_choice().name
 
     def kinds(self) -> list[str]:
         """The instruments to run, by their names (the kinds their runs are recorded under)."""
@@ -212,7 +259,7 @@ class CampaignSpec(BaseModel):
         """What the file should say otherwise, though it is read (an instrument's old spelling), one line each."""
         return list(self._notes)
 
-    @model_validator(mode="wrap")
+    @model_validator(mode="wrap")  # type: ignore[arg-type]  # mypy infers Never beside the after-validators
     @classmethod
     def _old_spellings(cls, data: object, handler: ModelWrapValidatorHandler[CampaignSpec]) -> CampaignSpec:
         """A note for each instrument name or table the file spells the old way (read as the new one)."""

@@ -15,9 +15,13 @@ import argparse
 import math
 import os
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.plugins import BACKENDS_GROUP
+
+if TYPE_CHECKING:
+    from agentic_eval.runner.settings import SandboxChoice
 
 
 class RegisteredNames:
@@ -210,12 +214,15 @@ def add_task_arg(p: argparse.ArgumentParser) -> None:
 
 
 def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
-    """--sandbox, --docker-host, --image: how trials (and validation) are confined."""
+    """--sandbox, --sandbox-opt and docker's aliases of it: how trials (and validation) are confined."""
     parser.add_argument("--sandbox", choices=RegisteredNames(BACKENDS_GROUP), default=None, metavar="KIND",
                         help="how the model's commands, the reference fix and the grader are confined: bwrap "
                         "(bubblewrap: no network, read-only host, private /tmp and PIDs; the default where it works), "
                         "docker (a hardened container per trial phase) or local (unconfined, as this user; a warning "
                         "says so)")
+    parser.add_argument("--sandbox-opt", action="append", metavar="KEY=VALUE",
+                        help="an option of the --sandbox backend (a list: comma-separated, or the key again); "
+                        "repeatable; docs/sandboxes.md lists each backend's")
     parser.add_argument("--docker-host", action="append", metavar="URL",
                         help="with --sandbox docker: a Docker engine to run trials on (repeatable: trials spread by "
                         "free capacity; default DOCKER_HOST)")
@@ -245,13 +252,22 @@ def _package_list(text: str) -> tuple[str, ...]:
     return names
 
 
-def sandbox_options(args: argparse.Namespace) -> dict[str, object]:
-    """The chosen backend's own options from its flags (docker's --docker-host and --image)."""
-    return {k: v for k, v in (("hosts", tuple(getattr(args, "docker_host", None) or ())),
-                              ("image", getattr(args, "image", None)),
-                              ("base_image", getattr(args, "base_image", None)),
-                              ("base_image_packages", tuple(getattr(args, "base_image_packages", None) or ())))
-            if v}
+def sandbox_choice(args: argparse.Namespace) -> SandboxChoice:
+    """The backend named by --sandbox and its own options: --sandbox-opt KEY=VALUE (a key given again makes a
+    list) with docker's flags, its aliases (they name docker when no sandbox is named)."""
+    from agentic_eval.runner.settings import SandboxChoice
+
+    options: dict[str, object] = {}
+    for pair in getattr(args, "sandbox_opt", None) or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise AgenticEvalError(f"--sandbox-opt {pair!r}: use KEY=VALUE")
+        key = key.strip()
+        before = options.get(key)
+        options[key] = value if before is None else [*(before if isinstance(before, list) else [before]), value]
+    return SandboxChoice.of(getattr(args, "sandbox", None), options, hosts=getattr(args, "docker_host", None),
+                            image=getattr(args, "image", None), base_image=getattr(args, "base_image", None),
+                            base_image_packages=getattr(args, "base_image_packages", None))
 
 
 def needs_action(parser: argparse.ArgumentParser, dest: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]

@@ -21,7 +21,7 @@ from agentic_eval.cli.args import (
     check_run_files,
     jobs_number,
     repeats,
-    sandbox_options,
+    sandbox_choice,
     seed_number,
     tokens,
 )
@@ -168,6 +168,7 @@ def sandbox_flags(args: argparse.Namespace) -> str:
              ("--base-image-packages", ",".join(getattr(args, "base_image_packages", None) or ()) or None),
              ("--image", getattr(args, "image", None))]
     flags += [("--docker-host", host) for host in getattr(args, "docker_host", None) or ()]
+    flags += [("--sandbox-opt", pair) for pair in getattr(args, "sandbox_opt", None) or ()]
     return "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in flags if value)
 
 
@@ -180,8 +181,6 @@ def _run(args: argparse.Namespace, server: Any) -> int:
 
     from agentic_eval.report.summary import print_report, summarize_run
     from agentic_eval.runner import RunSettings, plan_resume, plan_start
-    from agentic_eval.runner.settings import SandboxChoice
-
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # a log keeps each line whole
     started = time.monotonic()
 
@@ -193,10 +192,9 @@ def _run(args: argparse.Namespace, server: Any) -> int:
         "task_ids": args.task or (), "system_prompt_tokens": args.system_prompt_tokens,
         "lenient_text_calls": args.lenient_text_calls, "stream": args.stream,
         "emulate_parser": args.emulate_parser, "agent_options": _parse_agent_opts(args.agent_opt),
-        "sandbox": (SandboxChoice(args.sandbox or "docker", sandbox_options(args))
-                    if args.base_image or args.base_image_packages else args.sandbox),
+        "sandbox": sandbox_choice(args),
         "runs_root": Path(args.run_dir), "base_url": args.base_url, "api_key": args.api_key, "tasks": args.tasks,
-        "jobs": args.jobs, "docker_hosts": args.docker_host or (), "image": args.image,
+        "jobs": args.jobs,
         "keep_sandboxes": args.keep_sandboxes, "ray_address": args.ray, "agent_timeout_s": args.agent_timeout,
     }
     if args.resume:

@@ -17,7 +17,7 @@ from agentic_eval.cli.args import (
     add_tasks_arg,
     jobs_number,
     repeats,
-    sandbox_options,
+    sandbox_choice,
     seed_number,
 )
 from agentic_eval.cli.tasks import _console, _load
@@ -79,14 +79,15 @@ def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[
 def handle(args: argparse.Namespace) -> int:
     import json
 
-    from agentic_eval.confine.backend import resolve_backend
+    from agentic_eval.confine.registry import resolve_backend
     from agentic_eval.packs.validate import validate_tasks
 
     if args.redteam_only and "list" in args.redteam_only:
         return _list_redteam(args)
     tasks, errors = _task_list_for_validate(args)
     console = _console(stderr=True)
-    backend, warning = resolve_backend(args.sandbox, sandbox_options(args))
+    choice = sandbox_choice(args)
+    backend, warning = resolve_backend(choice.name, choice.options)
     if warning:
         console.print(warning, markup=False)
     from agentic_eval.leftovers import clean_dead_runs

@@ -35,7 +35,7 @@ copy of the tree in a grading folder (`grading_folder`), which for a capped sand
 cap plus GRADING_ROOM: filling it fails the model's own test run (a scored fail), never this machine's
 disk.
 
-Warm start: before a trial's agent starts, the runner calls `warm(sandbox, first=...)`. For an agent
+Warm start: before a trial's agent starts, the `agent_start` hook calls `warm(sandbox, first=...)`. For an agent
 that calls a model (`first`), the sandbox's first container (the sandbox writable, nothing else
 mounted but what every container gets) starts in the background while the agent waits for its first
 model reply. And once the trial's first phase has its container, the grader's is started beside it
@@ -86,17 +86,29 @@ import stat
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator, model_validator
 
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
-from agentic_eval.confine.docker_env import LABEL as ENVIRONMENT_LABEL
-from agentic_eval.confine.docker_env import SUITE_BASE
+from agentic_eval.confine.docker_disk import DiskCaps
+from agentic_eval.confine.docker_engine import (
+    _EXEC_HELPER,
+    KEEPER_UID,
+    LABEL,
+    DockerLimits,
+    Engine,
+    _package_dir,
+    _Phase,
+    _remove_quietly,
+    _under_any,
+    remove_dead_runs,
+)
+from agentic_eval.confine.docker_grading import GradingFolders
 from agentic_eval.confine.docker_image import (
     IMAGE_PATH,
     IMAGE_PYTHON,
@@ -107,139 +119,15 @@ from agentic_eval.confine.docker_image import (
     ensure_image,
     recipe,
 )
+from agentic_eval.confine.docker_tasks import EnvironmentTasks
+from agentic_eval.confine.options import BackendOptions
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.leftovers import OWNER_LABEL, owner_is_dead_here, owner_labels, this_machine
+
+if TYPE_CHECKING:  # typing only: agents stand above confine
+    from agentic_eval.agents.base import Agent
+from agentic_eval.leftovers import owner_labels
 from agentic_eval.paths import hidden_from_model
-from agentic_eval.trees import copy_tree, remove_tree, walk
-
-LABEL = "agentic-eval.sandbox"
-CLEANUP_TIMEOUT_S = 20
-KEEP_COPY_S = 120.0
-"""`--keep-sandboxes`: at most this long to copy a capped sandbox's tree out before its volume goes."""
-"""How long `remove_dead_runs` waits for one answer of the engine; its removals stop after three times that."""
-KEEPER_UID = RUN_UID - 1
-"""The uid of a container's own processes (its init and `sleep`), not the commands' (RUN_UID, which every
-command runs as): their `kill -9 -1` cannot end the container, and `end_processes` ends all of theirs."""
-
-
-@dataclass
-class Engine:
-    """One Docker engine and how many trial containers it may run at once."""
-
-    host: str | None
-    """Its URL (None: DOCKER_HOST or the default socket)."""
-    client: Any
-    image: str
-    slots: int
-    running: int = 0
-    lost: str = ""
-    """Why the engine is no longer used (empty while it is)."""
-    image_id: str = ""
-    """The image's id (what the trial record names), once asked."""
-
-    @property
-    def name(self) -> str:
-        return self.host or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-
-
-@dataclass
-class _Phase:
-    engine: Engine
-    container: Any
-    writable: tuple[str, ...]
-    mounted: tuple[str, ...]
-    """Every host path bound into the container (read-only or not)."""
-    hidden: tuple[str, ...] = ()
-    """The hidden paths it covers (those under a mounted path: an empty tmpfs over each)."""
-
-    def covers(self, writable: list[Path], readable: list[Path], hidden: Sequence[Path] = ()) -> bool:
-        """Whether this container already serves a command with these paths: the same writable ones, and
-        every readable one under something it mounts (the agent's tool calls share a container)."""
-        return self.missing(writable, readable, hidden) == []
-
-    def missing(self, writable: list[Path], readable: list[Path],
-                hidden: Sequence[Path] = ()) -> list[Path] | None:
-        """The readable paths this container does not mount (None: its writable or hidden ones differ)."""
-        if tuple(sorted(str(p) for p in writable)) != self.writable or _under_any(hidden, self.mounted) != self.hidden:
-            return None
-        return [p for p in readable if not any(p == Path(m) or Path(m) in p.parents for m in self.mounted)]
-
-
-@dataclass(frozen=True)
-class DockerLimits:
-    memory: str = "4g"
-    pids: int = 512
-    cpus: float = 2.0
-    tmp_size: str = "512m"
-    work_size: str = field(default_factory=lambda: os.environ.get("AGENTIC_EVAL_DOCKER_WORK_SIZE", "1g"))
-    """The sandbox's size cap (a tmpfs size: 1g, 512m)."""
-
-
-def _remove_quietly(container: Any) -> None:
-    try:
-        container.remove(force=True)
-    except Exception:  # noqa: BLE001 - gone already
-        pass
-
-
-def remove_dead_runs(engine: Engine, timeout_s: float = CLEANUP_TIMEOUT_S) -> str:
-    """Remove every container (force: its processes killed), then every network, on `engine` that a dead run of
-    this machine left: the suite's sandboxes and environment tasks' containers, services and networks. One list
-    call each, filtered by this machine's label, then removals until 3 x `timeout_s` have passed. One line for the
-    run's output ("" when there was none); an engine that errs is a warning line, never an exception."""
-    import docker
-
-    machine = this_machine()
-    if machine is None:  # off Linux nothing is marked as this machine's
-        return ""
-
-    def dead(labels: Mapping[str, str] | None) -> bool:
-        labels = labels or {}
-        return ((LABEL in labels or ENVIRONMENT_LABEL in labels)
-                and owner_is_dead_here({key[len(OWNER_LABEL):]: value for key, value in labels.items()
-                                        if key.startswith(OWNER_LABEL)}))
-
-    deadline = time.monotonic() + 3 * timeout_s
-    removed = {"container": 0, "network": 0}
-    failed: list[str] = []
-
-    def remove_dead(kind: str, found: list[dict[str, Any]], remove: Callable[[str], Any]) -> None:
-        doomed = [item["Id"] for item in found if dead(item.get("Labels"))]
-        for index, item_id in enumerate(doomed):
-            if time.monotonic() > deadline:
-                failed.append(f"{len(doomed) - index} {kind}(s) left for the next run (time limit)")
-                return
-            try:
-                remove(item_id)
-                removed[kind] += 1
-            except docker.errors.NotFound:
-                pass  # another run removed it first
-            except docker.errors.APIError as exc:
-                if exc.status_code != 409:  # 409: its removal is under way (another run's)
-                    failed.append(f"{kind} {item_id[:12]}: {str(exc.explanation or exc)[:120]}")
-
-    client = None
-    try:
-        # a client of its own, for a short timeout on each call (the run's keeps its own), at the API version the
-        # run's already asked for (none: one more call to ask)
-        version = getattr(getattr(engine.client, "api", None), "api_version", None)
-        client = (docker.DockerClient(base_url=engine.host, timeout=int(timeout_s), version=version) if engine.host
-                  else docker.from_env(timeout=int(timeout_s), version=version))
-        mine = {"label": [f"{OWNER_LABEL}machine={machine}"]}
-        remove_dead("container", client.api.containers(all=True, filters=mine),
-                    lambda item: client.api.remove_container(item, force=True))
-        remove_dead("network", client.api.networks(filters=mine), client.api.remove_network)  # once they are empty
-    except Exception as exc:  # noqa: BLE001 - whatever the engine did, the run goes on
-        return (f"warning: could not remove the containers of dead runs on {engine.name}: {type(exc).__name__}: "
-                f"{str(exc)[:200]}" + (f" (removed {removed['container']})" if removed["container"] else ""))
-    finally:
-        if client is not None:
-            client.close()
-    if not any(removed.values()) and not failed:
-        return ""
-    return (f"removed {removed['container']} container(s)"
-            + (f" and {removed['network']} network(s)" if removed["network"] else "")
-            + f" of dead runs on {engine.name}" + (f"; could not remove: {'; '.join(failed[:3])}" if failed else ""))
+from agentic_eval.trees import walk
 
 
 def _mount(spec: dict[str, Any]) -> Any:
@@ -248,41 +136,16 @@ def _mount(spec: dict[str, Any]) -> Any:
     return Mount(target=spec["Target"], source=spec["Source"], type=spec["Type"], read_only=spec["ReadOnly"])
 
 
-GRADING_ROOM = 256 << 20
-"""Room the model never had: added to a capped work dir before grading, and to the cap of the grading folder
-(where the model's code runs on a copy of the tree while it is graded)."""
-
-
-def _mount_tmpfs(path: Path, size: str, extra: int, source: str) -> str:
-    """Mount a tmpfs of `size` (a tmpfs size: 1g, 512m) plus `extra` bytes at `path`, an empty folder, with one
-    file per 4 KiB of it (or using up the inodes would be a way out of the cap); '' when done, else why not."""
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755,nosuid,nodev", source, str(path)],
-                          capture_output=True, text=True, check=False)
-    if proc.returncode == 0:
-        st = os.statvfs(path)
-        total = st.f_blocks * st.f_frsize + extra
-        proc = subprocess.run(["mount", "-o", f"remount,size={total},nr_inodes={max(total // 4096, 1024)}", str(path)],
-                              capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            subprocess.run(["umount", str(path)], capture_output=True, check=False)
-    return "" if proc.returncode == 0 else (proc.stderr.strip()[-200:] or f"mount exited {proc.returncode}")
-
-_EXEC_HELPER = Path(__file__).resolve().parent / "docker_exec.py"
-"""Run with `python -I -S`: standard library only, it starts in a few milliseconds."""
-
-
-def cli_refusal(agent: Any) -> str:
-    """Why a CLI agent cannot run in a sandbox container, in one line (empty: it can). The installer's kind
-    decides: an npm CLI runs from its tools folder, mounted read-only at its own path, on the host's Node.js
-    (mounted at /usr/local/bin/node) or as the native binary its package ships; a PyPI one runs on its
-    virtual environment's interpreter, a host Python the image does not hold."""
-    tool = getattr(agent, "tool", None)
-    kind = getattr(tool, "kind", "")
-    if kind == "npm":
+def cli_refusal(agent: Agent) -> str:
+    """Why a CLI agent cannot run in a sandbox container, in one line (empty: it can, or it drives no CLI). The
+    installer's kind decides: an npm CLI runs from its tools folder, mounted read-only at its own path, on the
+    host's Node.js (mounted at /usr/local/bin/node) or as the native binary its package ships; a PyPI one runs
+    on its virtual environment's interpreter, a host Python the image does not hold."""
+    if agent.program is None or agent.program.kind == "npm":
         return ""
-    what = f"a {kind} package in a virtual environment on this machine" if kind else "not an npm package"
-    return (f"agent {getattr(agent, 'name', '?')!r} cannot run in the docker sandbox: its CLI is {what}, whose "
-            "Python is not in the image; use --sandbox bwrap, which confines it")
+    return (f"agent {agent.name!r} cannot run in the docker sandbox: its CLI is a {agent.program.kind} package in a "
+            "virtual environment on this machine, whose Python is not in the image; use --sandbox bwrap, which "
+            "confines it")
 
 
 _SYSTEM_TOPS = tuple(Path(p) for p in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
@@ -321,14 +184,6 @@ def _root_skeleton(volumes: dict[str, dict[str, str]]) -> str | None:
     return str(made.top)
 
 
-def _under_any(paths: Sequence[Path], mounted: Sequence[str]) -> tuple[str, ...]:
-    """The folders among `paths` that lie under one of the `mounted` host paths (one under another such
-    folder left out: it is covered with it)."""
-    found = {os.path.abspath(p) for p in paths if Path(p).is_dir()}
-    inside = [p for p in found if any(Path(m) in Path(p).parents for m in mounted)]
-    return tuple(sorted(p for p in inside if not any(Path(q) in Path(p).parents for q in inside)))
-
-
 def _covered(hidden: Sequence[Path], binds: Sequence[tuple[str, str]]) -> list[str]:
     """Where in the container each hidden folder appears under a mounted one (`binds`: host path, container
     path), as the bwrap backend covers them: an empty tmpfs goes over each."""
@@ -348,12 +203,37 @@ def _answers(engine: Engine) -> bool:
         return False
 
 
-def _package_dir() -> Path:
-    return Path(__file__).resolve().parents[1]  # the agentic_eval package
+class DockerOptions(BackendOptions):
+    """The docker backend's own options (`--sandbox-opt KEY=VALUE`, a campaign file's `[sandbox]` table; the flags
+    `--docker-host`, `--image`, `--base-image` and `--base-image-packages` are aliases of them)."""
+
+    hosts: tuple[str, ...] = ()
+    """Docker engines to spread trials over by free capacity (`--docker-host URL`, repeatable); none: DOCKER_HOST."""
+    image: str | None = Field(default=None, min_length=1, max_length=300)
+    """An image of your own instead of the suite's (`--image`; it needs python3, git and pytest)."""
+    base_image: str | None = Field(default=None, min_length=1, max_length=300)
+    """For tasks that bring their own Dockerfile: build every outside FROM on this image (`--base-image`;
+    'suite': the suite's own image), for an engine that cannot get their base images."""
+    base_image_packages: tuple[str, ...] = Field(default=(), max_length=100)
+    """With base_image 'suite': Debian packages added to the stand-in image (`--base-image-packages`, e.g.
+    python3-pip,gcc,curl)."""
+
+    @field_validator("image", "base_image")
+    @classmethod
+    def _one_word(cls, value: str | None) -> str | None:
+        if value is not None and value.split() != [value]:
+            raise ValueError(f"{value!r} is not an image name: give one without spaces (\"suite\": the suite's own "
+                             "image; or one the Docker engine has, e.g. \"python:3.12-slim\")")
+        return value
+
+    @model_validator(mode="after")
+    def _packages(self) -> DockerOptions:
+        check_packages(self.base_image_packages, self.base_image)
+        return self
 
 
 @dataclass
-class DockerBackend(SandboxBackend):
+class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
     """Trials in containers, spread over `hosts` by free capacity."""
 
     hosts: Sequence[str | None] = (None,)
@@ -416,27 +296,19 @@ class DockerBackend(SandboxBackend):
 
     # ----- the backend contract (see SandboxBackend: these are its hooks)
 
-    OPTIONS = ("hosts", "image", "base_image", "base_image_packages")
-    """Its own options: the engines to spread trials over (`--docker-host`, default DOCKER_HOST) and an image of
-    the user's own (`--image`)."""
+    Options = DockerOptions
+    disk_cap = True
 
     @classmethod
-    def create(cls, options: Mapping[str, Any] | None = None) -> DockerBackend:
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(cls.OPTIONS))
-        if unknown:
-            raise AgenticEvalError(f"--sandbox docker: unknown option {', '.join(unknown)} (it takes "
-                                   f"{', '.join(cls.OPTIONS)})")
-        hosts = tuple(options.get("hosts") or ()) or (None,)
-        packages = tuple(options.get("base_image_packages") or ())
-        check_packages(packages, options.get("base_image") or None)
-        return cls(hosts=hosts, image=options.get("image") or None, base_image=options.get("base_image") or None,
-                   base_image_packages=packages)
+    def from_options(cls, options: BackendOptions) -> DockerBackend:
+        assert isinstance(options, DockerOptions)
+        return cls(hosts=options.hosts or (None,), image=options.image, base_image=options.base_image,
+                   base_image_packages=options.base_image_packages)
 
     @classmethod
-    def refusal(cls, agent: Any) -> str:
+    def refusal(cls, agent: Agent) -> str:
         """A CLI agent whose program the container cannot run (see `cli_refusal`); other agents run here."""
-        return cli_refusal(agent) if getattr(agent, "tool", None) is not None else ""
+        return cli_refusal(agent)
 
     def trial_start(self, sandbox: Path) -> None:
         self.cap_disk(sandbox, size=self._work_size(sandbox))
@@ -446,11 +318,11 @@ class DockerBackend(SandboxBackend):
         env = self._envs.get(str(sandbox.resolve()))
         return f"{env.spec.storage_mb}m" if env is not None else self.limits.work_size
 
-    def agent_start(self, sandbox: Path, agent: Any, grader_reads: Sequence[Path] = ()) -> None:
+    def agent_start(self, sandbox: Path, agent: Agent, grader_reads: Sequence[Path] = ()) -> None:
         """Start the trial's containers ahead: the agent's first one while the model answers (not for a CLI
         agent, whose container mounts its program and home, nor an agent that calls no model), the grader's
         once that runs."""
-        first = bool(getattr(agent, "uses_model", True)) and getattr(agent, "tool", None) is None
+        first = agent.uses_model and agent.program is None
         if str(sandbox.resolve()) in self._envs:
             return  # the agent's container is the task's image, started at its first command
         try:
@@ -481,158 +353,6 @@ class DockerBackend(SandboxBackend):
             with self._lock:
                 env.engine.running = max(0, env.engine.running - 1)
         self.release(sandbox, keep=keep)
-
-    # ----- environment tasks (confine/docker_env.py)
-
-    def _builder(self, engine: Engine) -> Any:
-        """The engine's image builder (one per engine: two trials never build the same context at once)."""
-        from agentic_eval.confine.docker_env import EnvironmentBuilder
-
-        with self._lock:
-            builder = self._builders.get(engine.name)
-            if builder is None:
-                stand_in = engine.image
-                if self.base_image_packages:  # the stand-in with the user's packages: its own cached image
-                    stand_in = ensure_image(engine.client, recipe(self.base_image_packages),
-                                            log=lambda line: print(line, file=sys.stderr))[0]
-                builder = self._builders[engine.name] = EnvironmentBuilder(
-                    stand_in, self.base_image, log=lambda line: print(line, file=sys.stderr))
-        return builder
-
-    def _task_images(self, engine: Engine, task: Any) -> tuple[str, dict[str, str]]:
-        key = (engine.name, str(task.dir))
-        with self._lock:
-            known = self._env_images.get(key)
-            failed = self._env_failed.get(key)
-        if known is not None:
-            return known
-        if failed is not None:  # built once before the run and failed: not again for every trial
-            raise failed
-        spec = task.meta.environment
-        builder = self._builder(engine)
-        if spec.image and not (task.dir / spec.dockerfile).is_file():
-            image = builder.prebuilt(engine.client, spec.image, task.id)
-        else:
-            image, _ = builder.build(engine.client, task.dir, spec.dockerfile, spec.build_timeout_s, task.id)
-        services = {}
-        for service in spec.services:
-            if service.dockerfile:
-                services[service.name] = builder.build(engine.client, task.dir, service.dockerfile,
-                                                       spec.build_timeout_s, f"{task.id} service {service.name}")[0]
-            else:
-                services[service.name] = str(service.image)
-        with self._lock:
-            self._env_images[key] = (image, services)
-        return image, services
-
-    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> dict[str, str]:
-        """Build the images of the environment tasks on every engine before any trial; the tasks whose image
-        cannot be built (a FROM the engine cannot get, a failing step: one line each, with the step's last
-        output), which the others go on without: their trials end unscored with that line. Tasks that ask for
-        the internet on an engine whose containers reach none are warned of in one line."""
-        from agentic_eval.confine.docker_env import EnvironmentBuildError
-
-        unbuildable: dict[str, str] = {}
-        for task in tasks:
-            if getattr(task.meta, "environment", None) is None:
-                continue
-            for engine in self.engines:
-                if log is not None:
-                    log(f"environment of {task.id}: building or finding its image on {engine.name} ...")
-                try:
-                    self._task_images(engine, task)
-                except EnvironmentBuildError as exc:
-                    with self._lock:
-                        self._env_failed[(engine.name, str(task.dir))] = exc
-                    unbuildable.setdefault(task.id, str(exc))
-                    if log is not None:
-                        log(f"cannot build: {exc}")
-        self._check_internet([t for t in tasks if t.id not in unbuildable], log)
-        return unbuildable
-
-    def _check_internet(self, tasks: Sequence[Any], log: Any) -> None:
-        """Probe each engine once per set of hosts for the tasks that allow the internet; warn in one line of the
-        tasks whose engine reaches none (their trials are marked `internet_missing`)."""
-        from agentic_eval.confine.verifier_check import engine_internet, fetched_hosts
-
-        for engine in self.engines:
-            missing: list[str] = []
-            detail = ""
-            for task in tasks:
-                spec = getattr(task.meta, "environment", None)
-                if spec is None or not spec.allow_internet:
-                    continue
-                hosts = fetched_hosts([task.dir / spec.dockerfile, task.grader_path])
-                probe = (engine.name, tuple(hosts))
-                if probe not in self._internet:
-                    self._internet[probe] = engine_internet(engine.client, engine.image, hosts, engine.name)
-                found = self._internet[probe]
-                if not found.reached:
-                    missing.append(task.id)
-                    detail = detail or found.detail
-                    self._offline.add((engine.name, str(task.dir)))
-            if missing and log is not None:
-                listed = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-                log(f"warning: {listed} ask{'s' if len(missing) == 1 else ''} for the internet (allow_internet), which "
-                    f"the Docker engine {engine.name} does not give its containers ({detail}): they run offline "
-                    "(their trials marked internet_missing), and a verifier that fails for want of it is unscored "
-                    "(the machine's fault), not the model's fail; give the engine a network, or put what the task "
-                    "fetches into its image",
-                    "yellow")
-
-    def environment_start(self, task: Any, dest: Path) -> None:
-        """The working directory's files copied out of the task's image into the empty folder `dest`; the trial's
-        services started on its own network. Its commands run in the task's container from then on."""
-        from agentic_eval.confine.docker_env import (
-            EnvironmentTrial,
-            extract_workdir,
-            image_path_env,
-            image_user,
-            shadow_digests,
-        )
-
-        spec = task.meta.environment
-        with self._lock:
-            engine = self._pick()
-            engine.running += 1
-        trial = None
-        try:
-            image, services = self._task_images(engine, task)
-            extract_workdir(engine.client, image, spec.workdir, dest)
-            uid, gid = image_user(engine.client, image, spec.user)
-            trial = EnvironmentTrial(task=task, spec=spec, engine=engine, image=image, sandbox=dest.resolve(),
-                                     uid=uid, gid=gid, path_env=image_path_env(engine.client, image),
-                                     service_images=services, pristine_shadows=shadow_digests(dest),
-                                     internet_missing=(engine.name, str(task.dir)) in self._offline,
-                                     stand_in=self.base_image == SUITE_BASE)
-            trial.start_services()
-        except Exception:
-            if trial is not None:
-                trial.end()
-            with self._lock:
-                engine.running = max(0, engine.running - 1)
-            raise
-        with self._lock:
-            self._envs[str(dest.resolve())] = trial
-
-    def verify_environment(self, sandbox: Path, cancel: Any = None) -> Any:
-        env = self._envs.get(str(sandbox.resolve()))
-        if env is None:
-            raise AgenticEvalError(f"{sandbox}: not an environment task's sandbox")
-        # --- verifier control hook: a failure that looks like the machine's or the task's is confirmed by a run
-        # on the task's untouched working directory (confine/verifier_control.py); special files refused first
-        from agentic_eval.confine.verifier_control import verify
-
-        return verify(env, cancel)
-
-    def _env_wrap(self, env: Any, argv: Sequence[str], cwd: Path, writable: list[Path],
-                  readable: list[Path], hidden: Sequence[Path]) -> list[str]:
-        """`argv` run in the environment's agent container, as its user, in the working directory."""
-        env.ensure_container(readable, _package_dir(), writable, hidden)
-        command = ["python3" if a == sys.executable else a for a in argv[:1]] + list(argv[1:])
-        return [sys.executable, "-I", "-S", str(_EXEC_HELPER), env.engine.name, env.container.id,
-                env.container_cwd(cwd), f"{env.uid}:{env.gid}", env.path_env, "python3", *map(str, writable), "--",
-                *command]
 
     def prepare(self, path: Path) -> None:
         """Hand the sandbox to uid 65534, the user commands run as in the container (an environment task's to
@@ -670,108 +390,6 @@ class DockerBackend(SandboxBackend):
 
     def _warming_pays(self) -> bool:
         return self._warm_wasted < 3 or self._warm_used >= self._warm_wasted
-
-    def cap_disk(self, path: Path, size: str | None = None) -> None:
-        """Move the sandbox onto a tmpfs of `size` (default `limits.work_size`) mounted at its own path (as root;
-        else the sandbox stays uncapped)."""
-        path = path.resolve()
-        if os.geteuid() != 0 or not path.is_dir() or os.path.ismount(path) or shutil.which("mount") is None:
-            return
-        staging = path.with_name(path.name + ".uncapped")
-        os.rename(path, staging)
-        path.mkdir()
-        why = _mount_tmpfs(path, size or self.limits.work_size, 0, "agentic-eval-work")
-        if why:
-            path.rmdir()
-            os.rename(staging, path)
-            cap = size or self.limits.work_size
-            raise AgenticEvalError(f"cannot mount the size-capped work dir ({cap}) at {path}: {why}")
-        with self._lock:
-            self._capped.add(str(path))
-        shutil.copytree(staging, path, symlinks=True, dirs_exist_ok=True)
-        shutil.rmtree(staging)
-
-    def disk_full(self, path: Path) -> str:
-        """Why the sandbox counts as full (under 16 MiB left of its cap; an environment task's container's own
-        filesystem over its cap), or an empty string."""
-        path = path.resolve()
-        env = self._envs.get(str(path))
-        return "; ".join(filter(None, [self._work_dir_full(path), env.layer_full() if env is not None else ""]))
-
-    def _work_dir_full(self, path: Path) -> str:
-        if str(path) not in self._capped:
-            return ""
-        st = os.statvfs(path)
-        if st.f_files and st.f_favail < 1024:
-            return f"the work dir used up its files ({st.f_files} inodes): no room left to grade in"
-        if st.f_bavail * st.f_frsize >= 16 << 20:
-            return ""
-        return f"the work dir filled its size cap ({self._work_size(path)}): no space left to grade in"
-
-    def make_room(self, path: Path) -> None:
-        """Before grading: grow the capped work dir by GRADING_ROOM (and its files in proportion), so a model
-        that left it nearly full cannot make the grader crash for want of space (an unscored grader_error
-        instead of its fail). The sealed grader writes nothing there (the model's code it has run writes in
-        the grading folder, capped with its own room): this is room for the harness alone."""
-        path = path.resolve()
-        if str(path) not in self._capped:
-            return
-        st = os.statvfs(path)
-        self._remount(path, f"size={st.f_blocks * st.f_frsize + GRADING_ROOM}",
-                      f"nr_inodes={st.f_files + GRADING_ROOM // 4096}")
-
-    @staticmethod
-    def _remount(path: Path, *options: str) -> None:
-        proc = subprocess.run(["mount", "-o", ",".join(["remount", *options]), str(path)], capture_output=True,
-                              text=True, check=False)
-        if proc.returncode != 0:
-            raise AgenticEvalError(f"cannot remount the work dir at {path} ({', '.join(options)}): "
-                                   f"{proc.stderr.strip()[-200:]}")
-
-    def release(self, path: Path, keep: bool = False) -> None:
-        """Unmount the sandbox's capped volume (its tree copied back to a plain folder first when `keep`).
-        Never raises."""
-        path = path.resolve()
-        with self._lock:
-            self._trials.pop(str(path), None)
-            self._grader_reads.pop(str(path), None)
-            warm = self._warm.pop(str(path), None)
-            grading = self._grading.pop(str(path), None)
-            self._ending.pop(str(path), None)  # no phase follows: its grader's container goes on ending alone
-            capped = str(path) in self._capped
-            self._capped.discard(str(path))
-        ready = self._claim(warm)
-        if ready is not None:
-            self._remove(ready)
-        if grading is not None:
-            self._end_grading_folder(grading)
-        if not capped:
-            return
-        kept = path.with_name(path.name + ".kept")
-        try:
-            if keep:  # iterative, links kept as links, special files left out: whatever the model's tree holds
-                copy_tree(path, kept, deadline=time.monotonic() + KEEP_COPY_S)
-        except Exception:  # noqa: BLE001 - the tree is lost with the mount, not the trial's record nor the run
-            remove_tree(kept)
-            keep = False
-        subprocess.run(["umount", "--lazy", str(path)], capture_output=True, check=False)
-        try:
-            path.rmdir()
-            if keep:
-                os.rename(kept, path)
-        except OSError:
-            pass
-
-    def _chown(self, path: Path) -> None:
-        if os.geteuid() != 0 or not path.is_dir() or path.stat().st_uid == RUN_UID:
-            return
-        os.chown(path, RUN_UID, RUN_UID)
-        for dirpath, dirnames, filenames in walk(path):  # iterative: a tree of any depth
-            for name in (*dirnames, *filenames):
-                try:
-                    os.chown(os.path.join(dirpath, name), RUN_UID, RUN_UID, follow_symlinks=False)
-                except OSError:  # a path longer than the kernel takes: the model's, left as it is
-                    pass
 
     def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Any) -> list[str]:
         """`argv` run by the exec helper in the container of this sandbox's current phase (started, and the
@@ -928,129 +546,6 @@ class DockerBackend(SandboxBackend):
             self._drop_grading_folder(folder)
             raise AgenticEvalError("the trial ended before its grader's container started")
         return self._start_phase(Path(sandbox), [], [Path(sandbox), *reads, folder / GRADING_SOCKET_FOLDER], engine)
-
-    # ----- the grading folder (packs/sealed.py's CodeHost: its socket, the work copy, a scratch folder)
-
-    @contextmanager
-    def grading_folder(self, sandbox: Path) -> Iterator[Path]:
-        """Where grading `sandbox` keeps the grader's socket, the work copy of the tree and the scratch folder
-        (packs/sealed.py's CodeHost, which empties and refills the last two, never replaces them), removed
-        afterwards: the one made when the trial's first phase started (its socket folder is bound into the
-        grader's warm container, its work and scratch folders into the model's code's), else a new one. On a
-        tmpfs of the work dir's cap plus GRADING_ROOM when the sandbox is capped: the model's code run while
-        grading cannot fill this machine's disk either (it fills its own copy: its tests fail, a scored fail)."""
-        key = str(sandbox.resolve())
-        with self._lock:
-            warm = self._warm.get(key)
-        if warm is not None:  # the grader's container, still starting, may bind this trial's grading folder
-            self._claim(warm)
-        with self._lock:
-            folder = self._grading.pop(key, None)
-        if folder is None:
-            folder = self._new_grading_folder(key)
-        with self._lock:
-            self._hosts.add(str(folder / "work"))
-        try:
-            yield folder
-        finally:
-            with self._lock:
-                self._hosts.discard(str(folder / "work"))
-            self._end_grading_folder(folder)
-
-    def _new_grading_folder(self, sandbox: str) -> Path:
-        """A grading folder, marked with its owner (the next run unmounts and removes it if this one is killed):
-        beneath the tmpfs, for after a reboot, and on it, which hides the first."""
-        from agentic_eval.leftovers import MarkedTempDir, mark_trial_folder
-
-        folder = MarkedTempDir("ae-grading-").top
-        with self._lock:
-            capped = sandbox in self._capped
-        if capped:
-            why = _mount_tmpfs(folder, self.limits.work_size, GRADING_ROOM, "agentic-eval-grading")
-            if why:
-                shutil.rmtree(folder, ignore_errors=True)
-                raise AgenticEvalError(f"cannot mount the size-capped grading folder ({self.limits.work_size} + "
-                                       f"{GRADING_ROOM >> 20} MiB) at {folder}: {why}")
-            mark_trial_folder(folder)
-        os.chmod(folder, 0o755)
-        for sub in (GRADING_SOCKET_FOLDER, "work", "scratch"):
-            (folder / sub).mkdir(mode=0o755)
-        return folder
-
-    def _end_grading_folder(self, folder: Path) -> None:
-        """The model's code's container goes (killed now if a command ran in it; one never used is removed in
-        the background, with the folder after it), and the folder with it."""
-        work = str(folder / "work")
-        with self._lock:
-            phase = self._phases.pop(work, None)
-            warm = self._warm.pop(work, None)
-        if phase is not None:
-            self._remove(phase)
-        if warm is None:
-            self._drop_grading_folder(folder)
-            return
-
-        def unused() -> None:
-            self._remove_unused(warm)
-            self._drop_grading_folder(folder)
-
-        try:
-            self._removals.submit(unused)
-        except RuntimeError:  # at interpreter exit
-            unused()
-
-    def _remove_unused(self, warm: Future[_Phase]) -> None:
-        ready = self._claim(warm)
-        if ready is not None:
-            self._remove(ready)
-
-    @staticmethod
-    def _drop_grading_folder(folder: Path) -> None:
-        """Unmount (a container that binds part of it keeps its own reference) and remove a grading folder."""
-        if os.path.ismount(folder):
-            subprocess.run(["umount", "--lazy", str(folder)], capture_output=True, check=False)
-        remove_tree(folder)  # iterative: the model's work copy may be nested any deep
-
-    _END_ALL = """\
-import os, signal, time
-me, uid = os.getpid(), str(os.getuid())
-def left():
-    found = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/status") as status:
-                mine = any(line.split()[1:2] == [uid] for line in status if line.startswith("Uid:"))
-            found += mine and int(pid) != me
-        except OSError:
-            pass
-    return found
-for _ in range(1000):
-    os.kill(-1, signal.SIGKILL)
-    if not left():
-        break
-    time.sleep(0.005)
-else:
-    raise SystemExit(1)
-"""
-    """Run as the commands' user: kills every process of theirs in the container (kill(-1) spares the caller and
-    the container's own, KEEPER_UID's) until none is left (the container's init reaps them)."""
-
-    def end_processes(self, path: Path) -> None:
-        """End every process the commands of `path`'s phase left but keep its container (and its mounts) for the
-        next: what a fresh work copy needs, without the cost of a new container. Removes the container instead
-        when that fails."""
-        with self._lock:
-            phase = self._phases.get(str(path))
-        if phase is None:
-            return
-        argv = [sys.executable, "-I", "-S", str(_EXEC_HELPER), phase.engine.name, phase.container.id, "/",
-                str(RUN_UID), IMAGE_PATH, IMAGE_PYTHON, "--", IMAGE_PYTHON, "-I", "-S", "-c", self._END_ALL]
-        try:
-            ended = subprocess.run(argv, capture_output=True, timeout=30, env={}, check=False).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ended = False
-        if not ended:
-            self.close(path)
 
     def _copy_in(self, phase: _Phase, paths: list[Path]) -> bool:
         """Copy small folders under the temp dir into the container's private /tmp at their own paths,

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import httpx
 from pydantic import BaseModel, Field
 
-from agentic_eval.confine.backend import signal_group
+from agentic_eval.confine.process import signal_group
 from agentic_eval.endpoint import Endpoint, auth_headers, http_client
 from agentic_eval.errors import EndpointError
 from agentic_eval.instruments.exchange import stream_chat

@@ -22,7 +22,9 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend, signal_group
+from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend
+from agentic_eval.confine.process import signal_group
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import MarkedTempDir
 from agentic_eval.packs import gitsafe, gitshim

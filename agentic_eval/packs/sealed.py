@@ -288,7 +288,7 @@ class CodeHost:
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._listener = listen_unix(str(self.socket_path), 8)  # the grader's uid connects; a long TMPDIR too
-        from agentic_eval.confine.backend import serve_unix
+        from agentic_eval.confine.relay_harness import serve_unix
 
         self._thread = threading.Thread(target=serve_unix, args=(self._listener, self._closed, self._handle),
                                         daemon=True, name="sealed-run")
@@ -383,7 +383,8 @@ class CodeHost:
 
     def run(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """Run one request (see the module's docstring) and return its response."""
-        from agentic_eval.confine.backend import Confinement, ResourceLimits, run_command
+        from agentic_eval.confine.backend import Confinement, ResourceLimits
+        from agentic_eval.confine.process import run_command
 
         if "note" in payload:
             return self.take_note(payload["note"])

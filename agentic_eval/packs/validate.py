@@ -36,7 +36,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agentic_eval.confine.backend import SandboxBackend, default_backend
+from agentic_eval.confine.backend import SandboxBackend
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.confine.verifier_cause import verifier_fault
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import mark_trial_folder

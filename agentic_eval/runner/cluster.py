@@ -46,7 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentic_eval.confine.backend import Confinement, SandboxBackend, backend_class
+from agentic_eval.confine.backend import Confinement, SandboxBackend
+from agentic_eval.confine.registry import backend_class
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import TRIAL_FOLDER_PREFIX, clean_dead_runs, mark_trial_folder
 from agentic_eval.results import TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
@@ -115,6 +116,7 @@ def nodes_backend(choice: SandboxChoice, agent: Agent) -> tuple[OnNodes, str | N
     """The backend the nodes make for a `--ray` run (the named one, else bwrap: never a silent fall back to an
     unconfined run where a node lacks it) and a warning for an unconfined one."""
     cls = backend_class(choice.name or "bwrap", agent)
+    cls.check_options(choice.options)  # a bad option is one line here, not an error on every node
     warning = None if cls.confined else (f"WARNING: commands the model writes will run UNCONFINED on the nodes "
                                          f"(--sandbox {cls.name}), with each node's network: on a cluster, confine")
     return OnNodes(cls, choice.options), warning

@@ -126,7 +126,7 @@ def plan_start(settings: RunSettings | None = None, /, *, local_server: Any = No
     if local_server is not None and not settings.model:
         settings = replace(settings, model=local_server.model)
     settings = replace(settings, agent=settings.agent or "builtin")
-    if not settings.model and not getattr(load_agent(settings.agent), "uses_model", True):
+    if not settings.model and not load_agent(settings.agent).uses_model:
         settings = replace(settings, model=MODEL_FREE_RUN_MODEL)
     if not settings.model:
         raise AgenticEvalError("--model is required (the model name your endpoint serves), or --resume RUN, "
@@ -161,7 +161,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
               log: Log) -> Campaign:
     """The checks and preparation a new run and a resumed one share (`config` None: a new run)."""
     from agentic_eval.agents.base import load_agent
-    from agentic_eval.confine.backend import resolve_backend
+    from agentic_eval.confine.registry import resolve_backend
     from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.leftovers import clean_dead_runs
     from agentic_eval.packs.grader import check_grader_requirements
@@ -189,9 +189,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         backend, warning = resolve_backend(settings.sandbox.name, settings.sandbox.options, agent)
     if warning:
         log(warning, style="bold red" if settings.sandbox.name is None else "yellow")
-    check_options = getattr(agent, "check_options", None)  # optional: agents that know their options
-    if callable(check_options):
-        check_options(dict(settings.agent_options.extra))
+    agent.check_options(dict(settings.agent_options.extra))
     loaded = load_tasks(list(settings.tasks) if settings.tasks else None)
     for err in loaded.errors:
         log(f"skipped task: {err}")
@@ -201,7 +199,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     check_grader_requirements([t for t in tasks if t.verifier == "script"])  # before any trial: a grader that
     # cannot run would grade every trial wrong; a reward verifier runs in its task's own image
     own_env = [t.id for t in tasks if t.meta.environment is not None]
-    if own_env and getattr(agent, "tool", None) is not None:  # its program and home are this machine's
+    if own_env and agent.program is not None:  # its program and home are this machine's
         raise AgenticEvalError(f"{own_env[0]}{' and others' if len(own_env) > 1 else ''}: agent {settings.agent!r} "
                                "(a CLI) does not run in a task's own environment yet; use the builtin agent, or leave "
                                "those tasks out with --task")

@@ -23,13 +23,35 @@ if TYPE_CHECKING:
     from agentic_eval.results import RunConfig
 
 
+DOCKER_ALIASES = ("hosts", "image", "base_image", "base_image_packages")
+"""docker's options that have flags of their own (`--docker-host`, `--image`, `--base-image`,
+`--base-image-packages`) and campaign-file keys (`base_image`, `base_image_packages`): aliases of
+`--sandbox-opt KEY=VALUE` that name the docker sandbox when no other is named."""
+
+
 @dataclass(frozen=True)
 class SandboxChoice:
     """Which backend confines a run's commands (None: bwrap where it works, else local, with a warning),
-    and that backend's own options (docker: `hosts`, `image`)."""
+    and that backend's own options (checked by its `Options` when it is made)."""
 
     name: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, name: str | None, options: Mapping[str, Any] | None = None, **docker: Any) -> SandboxChoice:
+        """The one place docker's aliases become its options: `options` (`--sandbox-opt`, a `[sandbox]` table)
+        with the `DOCKER_ALIASES` given (a value that is not None or empty) added, which name docker when
+        `name` is None. An alias and the same `--sandbox-opt` key both given is one line of error."""
+        unknown = sorted(set(docker) - set(DOCKER_ALIASES))
+        if unknown:
+            raise TypeError(f"unknown docker alias {', '.join(unknown)}")
+        given = {k: (tuple(v) if isinstance(v, list | tuple) else v) for k, v in docker.items() if v}
+        twice = sorted(set(given) & set(options or {}))
+        if twice:
+            raise AgenticEvalError(f"docker's {twice[0]} is given twice (its flag and --sandbox-opt {twice[0]}=): give "
+                                   "it once")
+        merged = {**(options or {}), **given}
+        return cls("docker" if given and name is None else name, merged)
 
 
 def _kept(flag: str, normal: Any = None) -> Any:
@@ -73,8 +95,9 @@ class RunSettings:
            docker_hosts: Sequence[str] = (), image: str | None = None, tasks: Sequence[str | Path] | None = None,
            task_ids: Sequence[str] = (), runs_root: str | Path = "runs", **plain: Any) -> RunSettings:
         """Settings from the flat keywords `start_run` has always taken: the builtin agent's options and
-        `agent_options` (a dict of `--agent-opt` values) become an `AgentOptions`; `sandbox`,
-        `docker_hosts` and `image` a `SandboxChoice`; the rest are fields of their own name."""
+        `agent_options` (a dict of `--agent-opt` values) become an `AgentOptions`; `sandbox` (a name or a
+        `SandboxChoice` with the backend's own options), with `docker_hosts` and `image` (docker's aliases), a
+        `SandboxChoice`; the rest are fields of their own name."""
         from agentic_eval.packs.task import pack_folder
 
         if isinstance(agent_options, AgentOptions):
@@ -87,11 +110,8 @@ class RunSettings:
             options = AgentOptions(system_prompt_tokens=system_prompt_tokens, lenient_text_calls=lenient_text_calls,
                                    stream=stream, emulate_parser=emulate_parser or None,
                                    extra=dict(agent_options or {}))
-        if isinstance(sandbox, SandboxChoice):
-            choice = sandbox
-        else:
-            own = {k: v for k, v in (("hosts", tuple(docker_hosts)), ("image", image)) if v}
-            choice = SandboxChoice("docker" if own and sandbox is None else sandbox, own)
+        choice = sandbox if isinstance(sandbox, SandboxChoice) else SandboxChoice.of(sandbox, hosts=docker_hosts,
+                                                                                     image=image)
         unknown = sorted(set(plain) - {f.name for f in fields(cls)})
         if unknown:
             raise TypeError(f"unknown run setting {', '.join(unknown)}")

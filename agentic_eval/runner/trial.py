@@ -24,8 +24,9 @@ from typing import Any
 from agentic_eval._version import __version__
 from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
 from agentic_eval.classify.summary import summarize_wire_log
-from agentic_eval.confine.backend import SandboxBackend, default_backend
+from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.confine.origin import refused_requests
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
 from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_end
 from agentic_eval.leftovers import mark_trial_folder
@@ -392,8 +393,7 @@ class TrialRunner:
 
                 # An agent that speaks the Anthropic Messages API (claude-code) says, once per run, whether the
                 # endpoint serves it ('native') or the recorder translates it to chat completions ('translate').
-                choose_api = getattr(self.agent, "wire_api", None)
-                api = choose_api(self.endpoint.base_url, self.endpoint.api_key, self.options) if choose_api else None
+                api = self.agent.wire_api(self.endpoint.base_url, self.endpoint.api_key, self.options)
                 if api is not None:
                     record["wire_api"] = WIRE_APIS.get(api, api)
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,

@@ -27,7 +27,7 @@ class AiderAgent(CliAgent):
     """aider in one-message mode; edit format chosen by aider unless `--agent-opt edit_format=...`."""
 
     name = "aider"
-    tool = TOOL
+    program = TOOL
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
         history = ctx.trial_dir / "aider_chat.md"

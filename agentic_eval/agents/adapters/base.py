@@ -42,9 +42,11 @@ from urllib.parse import urlsplit
 from agentic_eval.agents.adapters.install import CliTool, version_from_output
 from agentic_eval.agents.adapters.process import ProcessResult, last_line, run_headless
 from agentic_eval.agents.adapters.wirelog import WireFacts, wire_facts
-from agentic_eval.agents.base import AGENT_VERSION_FILE, AgentContext, AgentOutcome
-from agentic_eval.confine.backend import Confinement, ResourceLimits, UnixRelay, default_backend
+from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOutcome
+from agentic_eval.confine.backend import Confinement, ResourceLimits
 from agentic_eval.confine.origin import REFUSED_FILE
+from agentic_eval.confine.registry import default_backend
+from agentic_eval.confine.relay_harness import UnixRelay
 from agentic_eval.leftovers import MarkedTempDir
 from agentic_eval.packs.sandbox import AGENT_IDENTITY
 
@@ -108,11 +110,10 @@ class CliRun:
     invocation: Invocation
 
 
-class CliAgent:
-    """Base class of the agents that drive a real CLI. Subclasses set `name`, `tool`, and `invocation`."""
+class CliAgent(Agent):
+    """Base class of the agents that drive a real CLI. Subclasses set `name`, `program`, and `invocation`."""
 
-    name: ClassVar[str] = ""
-    tool: ClassVar[CliTool]
+    program: ClassVar[CliTool]
     uses_model = True
     home_dirs: ClassVar[tuple[str, ...]] = ()
     """Extra folders (relative to HOME) the CLI needs to exist before it starts."""
@@ -120,6 +121,12 @@ class CliAgent:
     """Machine-wide folders the CLI reads settings from (managed or system settings, e.g. /etc/claude-code):
     covered by an empty folder in a confined sandbox, so that this machine's settings (hooks, permissions, other
     endpoints) do not change what is measured. (The docker image's /etc has none of this machine's.)"""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        older = cls.__dict__.get("tool")  # the attribute's name before `program`, in adapters written to it
+        if isinstance(older, CliTool) and "program" not in cls.__dict__:
+            cls.program = older
 
     def __init__(self) -> None:
         self._version: str | None = None
@@ -169,13 +176,13 @@ class CliAgent:
         if override:
             found = shutil.which(override)
             return str(Path(found).resolve()) if found else None
-        return str(self.tool.executable) if self.tool.installed() else None
+        return str(self.program.executable) if self.program.installed() else None
 
     def version(self, executable: str, env: dict[str, str], scratch: Path) -> str:
         """The CLI's version: the package metadata of the pinned install, else its `--version` output
         (run like the CLI itself: own process group, killed after VERSION_TIMEOUT_S)."""
         if self._version is None:
-            found = self.tool.installed_version() if executable == str(self.tool.executable) else None
+            found = self.program.installed_version() if executable == str(self.program.executable) else None
             if found is None:
                 out, err = scratch / "version_stdout.txt", scratch / "version_stderr.txt"
                 run_headless([executable, "--version"], cwd=scratch, env=env, stdout=out, stderr=err,
@@ -209,12 +216,12 @@ class CliAgent:
         """Drive the CLI through one trial. Never raises for a problem of the CLI, model or endpoint."""
         executable = self.executable(ctx)
         if executable is None:
-            where = ctx.options.extra.get("bin") or self.tool.executable
+            where = ctx.options.extra.get("bin") or self.program.executable
             return AgentOutcome("agent_error", detail=f"{self.name} CLI not found at {where}; install it with: "
-                                f"{self.tool.install_command}")
+                                f"{self.program.install_command}")
         home, env = self.isolated_home(ctx)
         version = self.version(executable, env, home)
-        (ctx.trial_dir / VERSION_FILE).write_text(f"{self.tool.package} {version}\n", encoding="utf-8")
+        (ctx.trial_dir / VERSION_FILE).write_text(f"{self.program.package} {version}\n", encoding="utf-8")
         inv = self.invocation(ctx, home, executable)
         env.update(inv.env)
         command = shlex.join(inv.argv)
@@ -261,7 +268,7 @@ class CliAgent:
             path.touch()
         try:
             relay_py = Path(_relay.__file__).resolve()
-            installed = self.tool.home if executable == str(self.tool.executable) else Path(executable).parent
+            installed = self.program.home if executable == str(self.program.executable) else Path(executable).parent
             readable = [folder, relay_py, installed, Path(os.path.realpath(executable)).parent]
             node = shutil.which("node")
             if node:

@@ -85,7 +85,7 @@ class ClaudeCodeAgent(CliAgent):
     """Claude Code in print mode, permissions skipped, in the sandbox."""
 
     name = "claude-code"
-    tool = TOOL
+    program = TOOL
     home_dirs = (".claude",)
     system_config = ("/etc/claude-code",)  # managed-settings.json, managed-mcp.json
     whole_number_options: ClassVar[tuple[str, ...]] = ("max_output",)

@@ -50,7 +50,7 @@ class ClineAgent(CliAgent):
     """cline with a prompt, headless (JSON lines), in the sandbox."""
 
     name = "cline"
-    tool = TOOL
+    program = TOOL
     home_dirs = (f"{DATA_DIR}/settings",)
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:

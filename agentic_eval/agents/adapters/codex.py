@@ -44,7 +44,7 @@ class CodexAgent(CliAgent):
     """codex exec, headless, in the sandbox, with approvals off and no sandboxing of its own."""
 
     name = "codex"
-    tool = TOOL
+    program = TOOL
     home_dirs = (".codex",)
     system_config = ("/etc/codex",)  # its managed configuration
 

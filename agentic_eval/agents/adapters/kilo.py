@@ -37,7 +37,7 @@ class KiloAgent(OpencodeAgent):
     """kilo run, headless, in the sandbox."""
 
     name = "kilo"
-    tool = TOOL
+    program = TOOL
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
         key_path = key_file(home, KEY_FILE, ctx.api_key)

@@ -28,7 +28,7 @@ class MiniSweAgent(CliAgent):
     """mini-swe-agent's `mini` command, confirmation off, exiting when the model submits."""
 
     name = "mini-swe-agent"
-    tool = TOOL
+    program = TOOL
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
         traj = ctx.trial_dir / "traj.json"

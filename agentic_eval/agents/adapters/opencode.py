@@ -54,7 +54,7 @@ class OpencodeAgent(CliAgent):
     """opencode run, headless, in the sandbox."""
 
     name = "opencode"
-    tool = TOOL
+    program = TOOL
 
     def invocation(self, ctx: AgentContext, home: Path, executable: str) -> Invocation:
         key_path = key_file(home, KEY_FILE, ctx.api_key)

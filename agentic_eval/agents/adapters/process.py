@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentic_eval.confine.backend import signal_group
+from agentic_eval.confine.process import signal_group
 
 MARKER_VAR = "AGENTIC_EVAL_AGENT_RUN"
 """Environment variable set to a per-run token on every CLI process (and so on its children)."""

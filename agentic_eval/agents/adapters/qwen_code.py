@@ -45,7 +45,7 @@ class QwenCodeAgent(CliAgent):
     """qwen-code in headless prompt mode, auto-approving every tool."""
 
     name = "qwen-code"
-    tool = TOOL
+    program = TOOL
     home_dirs = (".qwen",)
     system_config = ("/etc/qwen-code",)  # settings.json (over the user's), system-defaults.json
 

@@ -25,7 +25,7 @@ def _registered_tools() -> tuple[dict[str, CliTool], dict[str, tuple[str, str]]]
         except Exception as exc:  # noqa: BLE001 - a broken plugin is listed, not fatal
             others[name] = ("broken", f"{type(exc).__name__}: {exc}")
             continue
-        tool = getattr(factory, "tool", None) if isinstance(factory, type) and issubclass(factory, CliAgent) else None
+        tool = factory.program if isinstance(factory, type) and issubclass(factory, CliAgent) else None
         if isinstance(tool, CliTool):
             tools[name] = tool
         else:

@@ -30,7 +30,7 @@ import httpx
 from httpx_retries import Retry, RetryTransport
 from pydantic import ValidationError
 
-from agentic_eval.agents.base import AgentContext, AgentOutcome
+from agentic_eval.agents.base import Agent, AgentContext, AgentOutcome
 from agentic_eval.agents.builtin.chat import Chunk, Message, StatusError
 from agentic_eval.agents.builtin.prompts import build_system_prompt
 from agentic_eval.agents.builtin.tools import TOOL_SCHEMAS, FileToolWorker, ToolLimits, execute_tool
@@ -202,7 +202,7 @@ def _valid_text(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-class BuiltinAgent:
+class BuiltinAgent(Agent):
     """The suite's own agent loop over chat completions with tools."""
 
     name = "builtin"

@@ -36,7 +36,9 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 
 from agentic_eval.agents.builtin._filetools import resolve_in_sandbox, truncate_middle
-from agentic_eval.confine.backend import Confinement, ResourceLimits, default_backend, run_command, signal_group
+from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend
+from agentic_eval.confine.process import run_command, signal_group
+from agentic_eval.confine.registry import default_backend
 from agentic_eval.leftovers import MarkedTempDir
 from agentic_eval.packs.builtin import hidden_from_model
 
@@ -63,7 +65,7 @@ class ToolLimits:
     """`time.monotonic()` by which any command must be finished (the agent's own deadline)."""
     cancel: threading.Event | None = None
     """When set, a running command is killed at once."""
-    backend: Any = None
+    backend: SandboxBackend | None = None
     """The `SandboxBackend` every call runs through (None: the default, bwrap where it works)."""
     max_file_bytes: int = 8_000_000
     """Bytes of a file the file tools read at most (read_file notes the cut; edit_file refuses)."""
@@ -188,10 +190,8 @@ class FileToolWorker:
     gets its own CPU limit (the worker lowers its soft limit), and the harness its own wall time limit and
     the cancel event. A call that times out, is cancelled, or finds the worker dead or answering nonsense
     kills the worker's process group (and PID namespace) and is that call's error; the next call starts a
-    new worker. `close()` ends it; the agent's phase end would end it anyway. Only for backends that run a
-    command as a process of this host (local, bwrap); others get a process per call."""
-
-    BACKENDS = ("local", "bwrap")
+    new worker. `close()` ends it; the agent's phase end would end it anyway. Only for backends that declare
+    `file_tool_worker` (local and bwrap: a command is a process of this host); others get a process per call."""
 
     def __init__(self, root: Path, limits: ToolLimits) -> None:
         self.root, self.limits = Path(root), limits
@@ -203,7 +203,7 @@ class FileToolWorker:
 
     def serves(self, root: Path) -> bool:
         backend = self.limits.backend or default_backend()
-        return Path(root) == self.root and getattr(backend, "name", "") in self.BACKENDS
+        return Path(root) == self.root and backend.file_tool_worker
 
     def _start(self) -> subprocess.Popen[bytes]:
         from agentic_eval.agents.builtin import _filetools
