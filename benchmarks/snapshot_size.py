@@ -23,9 +23,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from agentic_eval.grading.snapshot import take_snapshot, write_diff, write_manifest
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.sandbox import commit_pristine, pristine_store_for
-from agentic_eval.packs.snapshot import take_snapshot, write_diff, write_manifest
 from agentic_eval.trees import remove_tree
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentic_eval.confine.backend import bwrap_problem
-from agentic_eval.packs.grader import Verdict
+from agentic_eval.grading.grader import Verdict
 from tests.helpers import fixed_gitignore, grade_edited, hostile_git, oldgit_task, run_cli
 
 PACK = Path(__file__).resolve().parent / "packs" / "oldgit"

@@ -351,7 +351,7 @@ def test_a_generator_with_its_own_git_history(mini_pack: Path, leave_dirty: bool
     generator left nothing to commit (this used to fail with git's 'nothing to commit')."""
     from agentic_eval.packs.sandbox import materialize_sandbox
     from agentic_eval.packs.task import load_task
-    from agentic_eval.packs.validate import validate_task
+    from agentic_eval.validation.validate import validate_task
 
     (mini_pack / "sandboxes" / "history.py").write_text(HISTORY_GENERATOR)
     task_dir = mini_pack / "answer-file"

@@ -16,9 +16,9 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.packs import redteam as rt
 from agentic_eval.packs.task import load_task
-from agentic_eval.packs.validate import TaskValidation, validate_task
+from agentic_eval.validation import redteam as rt
+from agentic_eval.validation.validate import TaskValidation, validate_task
 
 GENERATOR = '''
 import json
@@ -168,7 +168,7 @@ def test_a_hang_against_a_short_time_limit_is_reported_unscored(tmp_path: Path) 
 PACK_REDTEAM = '''
 from pathlib import Path
 
-from agentic_eval.packs.redteam import ANY, Attempt
+from agentic_eval.validation.redteam import ANY, Attempt
 
 
 def boom(sandbox: Path) -> None:
@@ -205,7 +205,7 @@ def test_a_broken_pack_redteam_file_is_a_reason_on_its_tasks(tmp_path: Path) -> 
 THIRD_PARTY = '''
 from pathlib import Path
 
-from agentic_eval.packs.redteam import ANY, Attempt
+from agentic_eval.validation.redteam import ANY, Attempt
 
 
 def plant(sandbox: Path) -> None:
@@ -344,7 +344,7 @@ def test_an_attempt_that_would_kill_the_harness_is_skipped_unconfined(tmp_path: 
     the harness: kill-parent would kill validate itself. It is skipped, and says why."""
     from agentic_eval.confine.backend import LocalBackend
     from agentic_eval.packs.sandbox import materialize_sandbox
-    from agentic_eval.packs.validate import run_attempt
+    from agentic_eval.validation.validate import run_attempt
 
     pack = make_pack(tmp_path, IMPORTING_GRADER, FIX_CALC)
     task = load_task(pack / "calc")
@@ -361,7 +361,7 @@ def test_sealed_built_in_graders_survive_the_red_team() -> None:
     fixture), validated together as `validate` does: every attempt is a scored fail. `agentic-eval validate`
     checks all of them (under 3 minutes on two cores)."""
     from agentic_eval.packs.task import load_tasks
-    from agentic_eval.packs.validate import validate_tasks
+    from agentic_eval.validation.validate import validate_tasks
 
     wanted = ["fix-failing-test", "write-module-from-spec", "git-commit-release", "node-stats-endpoint",
               "ops-fix-red-ci"]

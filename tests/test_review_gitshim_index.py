@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.packs import gitsafe, gitshim
+from agentic_eval.grading import gitshim
+from agentic_eval.packs import gitsafe
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from agentic_eval.confine.backend import bwrap_problem, default_backend
-from agentic_eval.packs import redteam as rt
+from agentic_eval.grading.grader import Verdict
 from agentic_eval.packs.builtin import core_pack_dir
-from agentic_eval.packs.grader import Verdict
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_tasks
 from agentic_eval.packs.twinspec import E, TestSpec, twin
-from agentic_eval.packs.validate import run_attempt, validate_tasks
+from agentic_eval.validation import redteam as rt
+from agentic_eval.validation.validate import run_attempt, validate_tasks
 from tests.helpers import BROKEN_MONEY, assert_forgery_caught, core_task, forged_suite, grade_forged
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bwrap: {bwrap_problem()}")

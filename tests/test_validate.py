@@ -10,7 +10,7 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.packs.task import load_task
-from agentic_eval.packs.validate import validate_task
+from agentic_eval.validation.validate import validate_task
 
 
 def _write(path: Path, text: str) -> None:
@@ -275,7 +275,7 @@ def test_a_redteam_attempt_that_passes_names_the_checks_that_let_it_through(mini
     _write(mini_pack / "answer-file" / "grade.py", "from gradelib import Grader\ng = Grader()\n"
            "g.file_exists('README.md')\ng.file_exists('answer.txt')\ng.finish()\n")
     (mini_pack / "redteam.py").write_text(
-        "from agentic_eval.packs.redteam import ANY, Attempt\n\n"
+        "from agentic_eval.validation.redteam import ANY, Attempt\n\n"
         "ATTEMPTS = [Attempt('any-answer', (ANY,), 'writes any answer', "
         "lambda sandbox: (sandbox / 'answer.txt').write_text('port is 1'))]\n")
     result = validate_task(load_task(mini_pack / "answer-file"), redteam=["any-answer"])
@@ -305,7 +305,7 @@ def test_a_crash_inside_a_library_names_the_graders_line_and_where_it_was_raised
 
 
 def test_evidence_says_what_the_runs_can_and_cannot_rule_out() -> None:
-    from agentic_eval.packs.validate import evidence
+    from agentic_eval.validation.validate import evidence
 
     assert evidence(3, 2) == ("6 runs of each check (3 seeds x 2): a grader that goes wrong 1 run in 2 would slip "
                               "past them 2% of the time (1 in 4: 18%, 1 in 10: 53%); one wrong for 1 seed in 2 would "

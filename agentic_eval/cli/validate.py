@@ -25,7 +25,7 @@ from agentic_eval.cli.tasks import _console, _load
 if TYPE_CHECKING:
     from agentic_eval.errors import TaskLoadError
     from agentic_eval.packs.task import Task
-    from agentic_eval.packs.validate import TaskValidation
+    from agentic_eval.validation.validate import TaskValidation
 
 
 
@@ -80,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
     import json
 
     from agentic_eval.confine.backend import resolve_backend
-    from agentic_eval.packs.validate import validate_tasks
+    from agentic_eval.validation.validate import validate_tasks
 
     if args.redteam_only and "list" in args.redteam_only:
         return _list_redteam(args)
@@ -168,8 +168,8 @@ def _table(results: Sequence[TaskValidation]) -> tuple[list[str], list[list[str]
 
 def _list_redteam(args: argparse.Namespace) -> int:
     """`validate --redteam list`: every attempt (registered, and the selected packs' own), what it does."""
-    from agentic_eval.packs import redteam as rt
     from agentic_eval.report.tables import stdout_console
+    from agentic_eval.validation import redteam as rt
 
     attempts = dict(rt.registered_attempts())
     for pack in sorted({t.pack_dir for t in _load(args).tasks}):

@@ -54,7 +54,7 @@ def sandbox_uid(path: Path) -> int:
     return first + int.from_bytes(digest[:8], "big") % count
 GRADING_SOCKET_FOLDER = "sock"
 """The folder of a grading folder (`SandboxBackend.grading_folder`) that holds the grader's code-host socket:
-a backend may bind it into the grader's confinement before grading starts (agentic_eval.packs.sealed)."""
+a backend may bind it into the grader's confinement before grading starts (agentic_eval.grading.sealed)."""
 GiB = 1024 ** 3
 
 

@@ -39,10 +39,7 @@ from pathlib import Path
 from agentic_eval.confine.backend import SandboxBackend, default_backend
 from agentic_eval.confine.verifier_cause import verifier_fault
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.leftovers import mark_trial_folder
-from agentic_eval.packs import redteam as rt
-from agentic_eval.packs.environment import seed_independent
-from agentic_eval.packs.grader import (
+from agentic_eval.grading.grader import (
     GradeResult,
     ScriptResult,
     ScriptRunner,
@@ -50,9 +47,12 @@ from agentic_eval.packs.grader import (
     check_grader_requirements,
     reward_grade,
 )
-from agentic_eval.packs.leaks import scan_sandbox, task_needles
+from agentic_eval.leftovers import mark_trial_folder
+from agentic_eval.packs.environment import seed_independent
 from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materialize_sandbox, pristine_store_for
 from agentic_eval.packs.task import Task, TaskLoadError
+from agentic_eval.validation import redteam as rt
+from agentic_eval.validation.leaks import scan_sandbox, task_needles
 
 
 @dataclass
@@ -950,7 +950,7 @@ def _cheat_diff(sandbox: Sandbox) -> str:
 
 def _misnamed_cheat(task: Task, sandbox: Sandbox, diff: str) -> str:
     """'' when the trial classifier names the reference cheat's diff as the task says, else what it said."""
-    from agentic_eval.packs.impossible import name_behaviour
+    from agentic_eval.grading.impossible import name_behaviour
     from agentic_eval.packs.task import render_template
 
     spec = task.meta.impossible

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 
 from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend, default_backend, signal_group
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.grading import gitshim
 from agentic_eval.leftovers import MarkedTempDir
-from agentic_eval.packs import gitsafe, gitshim
+from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
@@ -317,8 +318,8 @@ class ScriptRunner:
     def grade(self, cancel: threading.Event | None = None, timeout_s: float | None = None) -> GradeResult:
         """Run the grader sealed (see the class's docstring) and turn its exit into a verdict. `timeout_s`:
         a shorter limit than the task's (the red team's waiting attempts: see packs/validate.py)."""
+        from agentic_eval.grading.sealed import CodeHost
         from agentic_eval.packs.builtin import hidden_from_model
-        from agentic_eval.packs.sealed import CodeHost
 
         timeout = self.task.meta.limits.grader_timeout_s
         if timeout_s is not None:

@@ -1,0 +1,27 @@
+"""Validation (`agentic-eval validate`): checking the graders before any model is graded by them.
+
+    validate  Graders fail on the pristine repo, pass on the reference fix, and fail the red team.
+    redteam   The red team: generic forgeries and dodges every grader must answer with a scored fail.
+    leaks     The leak scan: nothing of the answer, the grader or the fix visible in a repo.
+    fixsize   How big a task's reference fix is (files and lines).
+
+A red-team attempt of a plugin's is an entry point in the `agentic_eval.redteam` group (docs/plugins.md);
+a built-in one is a constant in redteam.py and a line in pyproject.toml.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentic_eval._lazy import lazy_face
+
+if TYPE_CHECKING:
+    from .validate import ValidationReport as ValidationReport
+    from .validate import validate_tasks as validate_tasks
+
+_EXPORTS = {
+    "ValidationReport": ".validate",
+    "validate_tasks": ".validate",
+}
+__all__ = list(_EXPORTS)
+__getattr__, __dir__ = lazy_face(__name__, _EXPORTS)
