@@ -1,7 +1,7 @@
 """Benchmark: the snapshot of a tree the model filled with small files (issue 39).
 
 A model that leaves 120,000 small files must not make the snapshot (diff.patch and tree.json, taken before
-grading: packs/snapshot.py) run for minutes: it was quadratic (a set rebuilt per path), 63 s at 30k files.
+grading: grading/snapshot.py) run for minutes: it was quadratic (a set rebuilt per path), 63 s at 30k files.
 Prints, for 30k, 60k and 120k new files spread over folders of a committed repo, the snapshot's time (and the
 diff's and the manifest's apart), and whether the largest stays under the goal.
 

@@ -27,7 +27,7 @@ commit id and a copy of its objects that the harness keeps outside the sandbox.
 Nothing is read from the sandbox's history, index or ignore rules, and git never
 runs with the sandbox's config or hooks (see agentic_eval/packs/gitsafe.py). A
 grader's own plain `git` in the sandbox goes through the same view, with the
-pristine commit's objects from the harness's copy (agentic_eval/packs/gitshim.py).
+pristine commit's objects from the harness's copy (agentic_eval/grading/gitshim.py).
 """
 
 from __future__ import annotations
@@ -378,7 +378,7 @@ _local_hosts: dict[Path, Any] = {}
 
 
 def _sealed(payload: dict[str, Any], sandbox: Path | None = None) -> dict[str, Any]:
-    """Have the harness run a command of the model's code (see agentic_eval/packs/sealed.py): confined
+    """Have the harness run a command of the model's code (see agentic_eval/grading/sealed.py): confined
     apart from this grader, on a work copy of the sandbox. Outside agentic-eval (a grader run by hand),
     the same happens unconfined, on a copy of `sandbox` in a temporary folder."""
     from agentic_eval.grading import sealed
@@ -1247,7 +1247,7 @@ class Grader:
         dirty = status.splitlines()
         return self.check(what, not dirty, "uncommitted: " + "; ".join(d.strip() for d in dirty[:MAX_LISTED]))
 
-    # ----- the model's code, run apart from the grader (see agentic_eval/packs/sealed.py)
+    # ----- the model's code, run apart from the grader (see agentic_eval/grading/sealed.py)
 
     def run(
         self,

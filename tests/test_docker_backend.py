@@ -649,7 +649,7 @@ def _gone(path: Path) -> None:
 
 
 def _listen(folder: Path) -> socket.socket:
-    """A unix socket listening in `folder` as packs/sealed.py's CodeHost does (mode 0666), answering b"answer"."""
+    """A unix socket listening in `folder` as grading/sealed.py's CodeHost does (mode 0666), answering b"answer"."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(folder / "run.sock"))
     os.chmod(folder / "run.sock", 0o666)

@@ -1,6 +1,6 @@
 """CLI command `validate`: every grader fails on the pristine sandbox, passes after the reference fix,
-leaks nothing, and says fail to every red-team attempt. Printing only; the work is in packs/validate.py
-and packs/redteam.py."""
+leaks nothing, and says fail to every red-team attempt. Printing only; the work is in validation/validate.py
+and validation/redteam.py."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ _WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", 
 
 
 _SCRIPT = """#!/bin/sh
-# git for a grader (agentic_eval/packs/gitshim.py). gitsafe's own git (an absolute GIT_DIR outside the sandbox)
+# git for a grader (agentic_eval/grading/gitshim.py). gitsafe's own git (an absolute GIT_DIR outside the sandbox)
 # and any git run with no sandbox named go straight to the real git: no Python started per call.
 real() {{
   set -f; rest=""; IFS=:

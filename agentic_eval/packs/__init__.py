@@ -9,6 +9,7 @@
               only; the runner, grading and gradelib read through it).
     scaffold  `tasks new`: a task folder with placeholder grader and fix.
     builtin   Where the built-in packs, generators and gradelib live (repo root or wheel).
+    redteam   An alias of the red team's old address (now validation/redteam.py), for plugins.
 
 A task pack of a plugin's is an entry point in `agentic_eval.packs` and task folders; a built-in one is a
 folder under tasks/, a `*_pack_dir` in builtin.py and its entry point. A repo generator is a module under

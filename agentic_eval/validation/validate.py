@@ -2,7 +2,7 @@
 
 For every task, on fresh sandboxes: the grader fails N times out of N on the
 pristine repo, passes N times out of N after the reference fix, the leak
-scan of the pristine sandbox is clean, and (the red team, `packs/redteam.py`)
+scan of the pristine sandbox is clean, and (the red team, `validation/redteam.py`)
 every generic forgery or dodge that fits the sandbox's languages, applied to a
 pristine sandbox, leaves the grader with a scored fail. Everything that goes
 wrong is a reason on that task; one task's failure never stops the others.
