@@ -18,7 +18,8 @@ from agentic_eval.cli import main
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.task import load_task
 from agentic_eval.validation import redteam as rt
-from agentic_eval.validation.validate import TaskValidation, validate_task
+from agentic_eval.validation.report import TaskValidation
+from agentic_eval.validation.validate import ValidateOptions, validate_task
 
 GENERATOR = '''
 import json
@@ -157,7 +158,7 @@ def test_a_grader_that_only_reads_a_file_survives_every_attempt(tmp_path: Path) 
 
 def test_a_hang_against_a_short_time_limit_is_reported_unscored(tmp_path: Path) -> None:
     pack = make_pack(tmp_path, IMPORTING_GRADER, FIX_CALC, grader_timeout_s=1)
-    result = validate_task(load_task(pack / "calc"), redteam=["hang"])
+    result = validate_task(load_task(pack / "calc"), ValidateOptions(redteam=["hang"]))
     assert result.reasons == [
         "red team: 'hang' turned the grader unscored: timed out after 1s (limits.grader_timeout_s)"]
     (run,) = result.redteam or []
@@ -189,7 +190,8 @@ ATTEMPTS = [
 
 def test_a_packs_own_attempts_run_and_one_that_crashes_is_a_note(tmp_path: Path) -> None:
     pack = make_pack(tmp_path, READING_GRADER, FIX_PORT, redteam_py=PACK_REDTEAM)
-    result = validate_task(load_task(pack / "calc"), redteam=["boom", "nothing", "only-node", "delete-tests"])
+    only = ValidateOptions(redteam=["boom", "nothing", "only-node", "delete-tests"])
+    result = validate_task(load_task(pack / "calc"), only)
     assert result.status == "ok", result.reasons
     assert verdicts(result) == {"boom": "not_applied", "nothing": "no_change", "delete-tests": "fail"}
     assert result.notes == ["red team: 'boom' could not be applied: RuntimeError: this attempt has a bug"]
@@ -197,7 +199,7 @@ def test_a_packs_own_attempts_run_and_one_that_crashes_is_a_note(tmp_path: Path)
 
 def test_a_broken_pack_redteam_file_is_a_reason_on_its_tasks(tmp_path: Path) -> None:
     pack = make_pack(tmp_path, READING_GRADER, FIX_PORT, redteam_py="raise ImportError('nope')\n")
-    result = validate_task(load_task(pack / "calc"), redteam=["delete-tests"])
+    result = validate_task(load_task(pack / "calc"), ValidateOptions(redteam=["delete-tests"]))
     assert result.status == "bad"
     assert result.reasons == [f"red team: {(pack / 'redteam.py').resolve()} failed to import: ImportError: nope"]
 
@@ -241,7 +243,7 @@ def test_an_attempt_from_a_third_party_entry_point_is_picked_up(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert "plant-marker" in rt.registered_attempts()
     pack = make_pack(tmp_path, BACKDOOR_GRADER, FIX_PORT)
-    result = validate_task(load_task(pack / "calc"), redteam=["plant-marker"])
+    result = validate_task(load_task(pack / "calc"), ValidateOptions(redteam=["plant-marker"]))
     assert result.reasons == ["red team: 'plant-marker' passed the grader"]
     assert main(["validate", "--redteam", "list", "--tasks", str(pack)]) == 0
     assert "plant-marker  [any]\n    leave the file a sloppy grader takes for success" in capsys.readouterr().out
@@ -268,7 +270,7 @@ def test_cli_json_carries_the_attempts_and_no_redteam_turns_it_off(tmp_path: Pat
 def test_an_unknown_attempt_name_is_refused_before_anything_runs(tmp_path: Path) -> None:
     pack = make_pack(tmp_path, WEAK_GRADER, FIX_CALC)
     with pytest.raises(AgenticEvalError, match=r"--redteam: no attempt named 'no-such' \(there are: flip-report-cl"):
-        validate_task(load_task(pack / "calc"), redteam=["no-such"])
+        validate_task(load_task(pack / "calc"), ValidateOptions(redteam=["no-such"]))
 
 
 def test_the_terminal_output_fits_80_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -361,12 +363,12 @@ def test_sealed_built_in_graders_survive_the_red_team() -> None:
     fixture), validated together as `validate` does: every attempt is a scored fail. `agentic-eval validate`
     checks all of them (under 3 minutes on two cores)."""
     from agentic_eval.packs.task import load_tasks
-    from agentic_eval.validation.validate import validate_tasks
+    from agentic_eval.validation.validate import ValidateOptions, validate_tasks
 
     wanted = ["fix-failing-test", "write-module-from-spec", "git-commit-release", "node-stats-endpoint",
               "ops-fix-red-ci"]
     tasks = [t for t in load_tasks().tasks if t.id in wanted]
-    report = validate_tasks(tasks, jobs=2)
+    report = validate_tasks(tasks, ValidateOptions(jobs=2))
     assert sorted(t.id for t in report.tasks) == sorted(wanted)
     for result in report.tasks:
         assert result.status == "ok", (result.id, result.reasons)

@@ -25,7 +25,7 @@ from agentic_eval.cli.tasks import _console, _load
 if TYPE_CHECKING:
     from agentic_eval.errors import TaskLoadError
     from agentic_eval.packs.task import Task
-    from agentic_eval.validation.validate import TaskValidation
+    from agentic_eval.validation.report import TaskValidation
 
 
 
@@ -80,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
     import json
 
     from agentic_eval.confine.backend import resolve_backend
-    from agentic_eval.validation.validate import validate_tasks
+    from agentic_eval.validation.validate import ValidateOptions, validate_tasks
 
     if args.redteam_only and "list" in args.redteam_only:
         return _list_redteam(args)
@@ -94,9 +94,9 @@ def handle(args: argparse.Namespace) -> int:
     if cleaned := clean_dead_runs().describe():  # what a killed run or validate left behind
         console.print(cleaned, markup=False)
     redteam: bool | list[str] = args.redteam_only or True if args.redteam else False
-    run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
-                           "load_errors": errors, "keep_output": bool(args.show), "backend": backend,
-                           "redteam": redteam, "redteam_seeds": args.redteam_seeds}
+    options = ValidateOptions(repeat=args.repeat, seed=args.seed, seeds=args.seeds,
+                              jobs=args.jobs or ValidateOptions.jobs, keep_output=bool(args.show), redteam=redteam,
+                              redteam_seeds=args.redteam_seeds)
     from agentic_eval.cli.progress import ProgressDisplay
 
     with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
@@ -106,7 +106,7 @@ def handle(args: argparse.Namespace) -> int:
         def log(text: str, style: str | None = None) -> None:
             console.print(text, markup=False, style=style, soft_wrap=True)
 
-        report = validate_tasks(tasks, on_done=on_done, log=log, **run)
+        report = validate_tasks(tasks, options, load_errors=errors, on_done=on_done, log=log, backend=backend)
 
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

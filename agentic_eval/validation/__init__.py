@@ -1,6 +1,8 @@
 """Validation (`agentic-eval validate`): checking the graders before any model is graded by them.
 
-    validate  Graders fail on the pristine repo, pass on the reference fix, and fail the red team.
+    validate  Graders fail on the pristine repo, pass on the reference fix, and fail the red team (ValidateOptions).
+    report    What validate found (ValidationReport, TaskValidation, each check's and attempt's run) and its wording.
+    schedule  Which red-team attempts each task gets, and the two pools validate's units run on.
     redteam   The red team: generic forgeries and dodges every grader must answer with a scored fail.
     leaks     The leak scan: nothing of the answer, the grader or the fix visible in a repo.
     fixsize   How big a task's reference fix is (files and lines).
@@ -16,11 +18,13 @@ from typing import TYPE_CHECKING
 from agentic_eval._lazy import lazy_face
 
 if TYPE_CHECKING:
-    from .validate import ValidationReport as ValidationReport
+    from .report import ValidationReport as ValidationReport
+    from .validate import ValidateOptions as ValidateOptions
     from .validate import validate_tasks as validate_tasks
 
 _EXPORTS = {
-    "ValidationReport": ".validate",
+    "ValidationReport": ".report",
+    "ValidateOptions": ".validate",
     "validate_tasks": ".validate",
 }
 __all__ = list(_EXPORTS)

@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import shutil
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agentic_eval.confine.backend import SandboxBackend, default_backend
@@ -41,7 +39,6 @@ from agentic_eval.confine.verifier_cause import verifier_fault
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grading.grader import (
     GradeResult,
-    ScriptResult,
     ScriptRunner,
     Verdict,
     check_grader_requirements,
@@ -53,500 +50,70 @@ from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materia
 from agentic_eval.packs.task import Task, TaskLoadError
 from agentic_eval.validation import redteam as rt
 from agentic_eval.validation.leaks import scan_sandbox, task_needles
+from agentic_eval.validation.report import (
+    AttemptRun,
+    CheckRun,
+    TaskValidation,
+    ValidationReport,
+    explain,
+    explain_redteam,
+    failing_checks,
+    fix_problem,
+    grader_problem,
+    passing_checks,
+    redteam_notes,
+    report_alone,
+)
+from agentic_eval.validation.schedule import Engine, RedTeamPlan, TaskJob, plan_redteam
+
+MAX_RUNS_PER_CHECK = 1000
+"""Most runs of each check (--seeds x --repeat) one validate makes: a thousand fresh sandboxes per check and
+task already rule out a grader that goes wrong one run in a hundred (it would slip past 0.004% of the time)."""
 
 
-@dataclass
-class CheckRun:
-    """One run of one check on a fresh sandbox: the grader on the pristine repo, or the reference fix
-    then the grader. Pure data, so the reasons are a pure function of a task's runs."""
+@dataclass(frozen=True)
+class ValidateOptions:
+    """How much `validate` does, checked when made (a bad count is a one-line AgenticEvalError naming the CLI
+    flag). The defaults are what a library caller that asks for nothing more gets: one seed, one run of each
+    check, every red-team attempt on every seed; the CLI asks for more (cli/validate.py)."""
 
-    phase: str
-    """'pristine' (the grader must fail) or 'fixed' (after the reference fix it must pass); for an impossible
-    task 'honest' (after the honest reference fix it must fail) and 'cheat' (after the reference cheat it must
-    pass, and the trial classifier must name the cheat as the task says)."""
-    seed: int
-    run: int
-    """1-based, within its seed."""
-    verdict: str
-    """The grader's 'pass' / 'fail' / 'grader_error', or 'fix_failed' when the reference fix (or cheat) itself
-    failed; 'cheated' for a cheat check whose pass the classifier named right."""
-    problem: str = ""
-    """For 'grader_error' and 'fix_failed': what went wrong, naming the limit exceeded."""
-    duration_s: float = 0.0
-    output: str = ""
-    """The grader's output (or the failed fix's)."""
-    fix_output: str = ""
-    """The reference fix's output (phase 'fixed')."""
-    failing: list[str] = field(default_factory=list)
-    """A bad run's failing checks (`failing_checks()`), kept when the outputs are dropped."""
-    passing: list[str] = field(default_factory=list)
-    """A pristine run that passed: the checks that let it through (`passing_checks()`), kept likewise."""
-
-    @property
-    def bad(self) -> bool:
-        return self.verdict != MUST_SAY[self.phase]
-
-    def failing_checks(self, limit: int = 3) -> list[str]:
-        """The checks the grader said no to (gradelib's `✗` lines), else its last line; none for a pass
-        (its last line is gradelib's `PASS: N checks`, which names nothing)."""
-        return [] if self.verdict == "pass" else failing_checks(self.output, limit)
-
-    def passing_checks(self, limit: int = 5) -> list[str]:
-        """For a pass, the checks that let it through (gradelib's `✓` lines)."""
-        return passing_checks(self.output, limit) if self.verdict == "pass" else []
-
-    def to_json(self) -> dict[str, object]:
-        return {"phase": self.phase, "seed": self.seed, "run": self.run, "verdict": self.verdict,
-                "problem": self.problem, "duration_s": round(self.duration_s, 3),
-                "failing_checks": list(self.failing), "passing_checks": list(self.passing)}
-
-
-MUST_SAY = {"pristine": "fail", "fixed": "pass", "honest": "fail", "cheat": "cheated"}
-"""What each check must end in."""
-
-GRADED = ("pass", "fail", "cheated", "grader_error")
-"""The verdicts of an attempt whose sandbox was graded."""
-
-
-@dataclass
-class AttemptRun:
-    """One red-team attempt on a fresh pristine sandbox of one seed, then the grader, as in a trial."""
-
-    attempt: str
-    seed: int
-    verdict: str
-    """The grader's 'pass' / 'fail' / 'grader_error' ('fail' is what it must say; on an impossible task, whose
-    tests only a cheat passes, a pass is 'cheated', as in a trial, and as good); or, not graded:
-    'not_applied' (the attempt's apply raised), 'no_change' (it found nothing to change in this sandbox, or a
-    knowing attempt broke nothing the grader judges),
-    'skipped' (it needs a confining sandbox backend and the run has none)."""
-    problem: str = ""
-    """For 'grader_error', 'not_applied' and 'skipped': what happened."""
-    duration_s: float = 0.0
-    output: str = ""
-    """The grader's output."""
-    failing: list[str] = field(default_factory=list)
-    """A grader error's failing checks, kept when the output is dropped."""
-    passing: list[str] = field(default_factory=list)
-    """An attempt that passed: the checks that let it through, kept likewise."""
-
-    @property
-    def bad(self) -> bool:
-        """The attempt beat the grader: a pass, or a grader error (unscored, retried on resume)."""
-        return self.verdict in ("pass", "grader_error")
-
-    def to_json(self) -> dict[str, object]:
-        return {"attempt": self.attempt, "seed": self.seed, "verdict": self.verdict, "problem": self.problem,
-                "duration_s": round(self.duration_s, 3), "failing_checks": list(self.failing),
-                "passing_checks": list(self.passing)}
-
-
-@dataclass
-class TaskValidation:
-    """The verdict on one task: `ok` when there are no reasons."""
-
-    id: str
-    reasons: list[str] = field(default_factory=list)
-    pristine_fails: int = 0
-    fixed_passes: int = 0
-    honest_fails: int = 0
-    """An impossible task: runs whose honest reference fix failed the grader, as it must."""
-    cheats_caught: int = 0
-    """An impossible task: runs whose reference cheat passed the grader and was named right, as it must."""
-    impossible: bool = False
-    repeat: int = 0
-    """Runs of each check per seed."""
-    seeds: list[int] = field(default_factory=list)
-    redteam_seeds: list[int] = field(default_factory=list)
-    """The seeds the red team ran on (the first of `seeds`)."""
-    duration_s: float = 0.0
-    """Wall time from the task's first unit's start to its last one's end."""
-    checks: list[CheckRun] = field(default_factory=list)
-    redteam: list[AttemptRun] | None = None
-    """The red team's attempts on this task (None: the red team did not run)."""
-    languages: list[str] = field(default_factory=list)
-    """The sandbox's languages, which chose the attempts."""
-    notes: list[str] = field(default_factory=list)
-    """What is worth saying but does not make the task bad (an attempt that could not be applied)."""
-    unbuildable: str = ""
-    """Why its image could not be built (nothing of it ran; the task author's to fix), or ''."""
-
-    @property
-    def runs(self) -> int:
-        """Runs of each check in all: repeat x seeds."""
-        return self.repeat * max(1, len(self.seeds))
-
-    @property
-    def status(self) -> str:
-        return "ok" if not self.reasons else "bad"
-
-    @property
-    def redteam_graded(self) -> list[AttemptRun]:
-        """The attempts whose sandbox was graded (applied, and changed something)."""
-        return [a for a in self.redteam or () if a.verdict in GRADED]
-
-    @property
-    def redteam_held(self) -> int:
-        """Attempts the grader answered with a scored fail, as it must."""
-        return sum(1 for a in self.redteam_graded if not a.bad)
-
-    def to_json(self) -> dict[str, object]:
-        return {"id": self.id, "status": self.status, "reasons": list(self.reasons), "notes": list(self.notes),
-                "pristine_fails": self.pristine_fails, "fixed_passes": self.fixed_passes,
-                "impossible": self.impossible, "honest_fails": self.honest_fails, "unbuildable": self.unbuildable,
-                "cheats_caught": self.cheats_caught, "runs": self.runs,
-                "repeat": self.repeat, "seeds": list(self.seeds), "redteam_seeds": list(self.redteam_seeds),
-                "duration_s": round(self.duration_s, 3),
-                "checks": [c.to_json() for c in self.checks], "languages": list(self.languages),
-                "redteam": None if self.redteam is None else [a.to_json() for a in self.redteam]}
-
-
-@dataclass
-class ValidationReport:
-    tasks: list[TaskValidation]
-    duration_s: float = 0.0
-    redteam: list[str] | None = None
-    """The attempts the red team could run (None: it was off)."""
-    seeds: list[int] = field(default_factory=list)
-    """The seeds the checks ran with (a task no seed reaches: the first alone, its own `seeds` says)."""
     repeat: int = 1
-    """Runs of each check per seed."""
-    redteam_seeds: list[int] = field(default_factory=list)
-    """The seeds the red team ran on."""
+    """Fresh sandboxes per check and seed."""
+    seed: int = 0
+    """The first seed."""
+    seeds: int = 1
+    """How many seeds, from `seed` on."""
+    jobs: int = 2
+    """Units that work at once; the attempts that only make the grader wait run beside them."""
+    redteam: bool | Sequence[str] = True
+    """True: every attempt that fits a task; False: none; names: only those."""
+    redteam_seeds: int | None = None
+    """The red team runs on the first this many seeds (None: every seed)."""
+    keep_output: bool = False
+    """Keep each run's grader and fix output (`validate --show`)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.redteam, bool):
+            object.__setattr__(self, "redteam", tuple(self.redteam))
+        if self.repeat < 1:
+            raise AgenticEvalError("--repeat must be at least 1")
+        if self.seeds < 1:
+            raise AgenticEvalError("--seeds must be at least 1")
+        if self.redteam_seeds is not None and self.redteam_seeds < 1:
+            raise AgenticEvalError("--redteam-seeds must be at least 1 (--no-redteam skips the red team)")
+        if self.repeat * self.seeds > MAX_RUNS_PER_CHECK:
+            raise AgenticEvalError(f"--seeds {self.seeds} x --repeat {self.repeat} is {self.repeat * self.seeds} runs "
+                                   f"of each check; at most {MAX_RUNS_PER_CHECK} (runs of each check per task in one "
+                                   "validate)")
 
     @property
-    def ok(self) -> int:
-        return sum(1 for t in self.tasks if t.status == "ok")
+    def seed_list(self) -> list[int]:
+        return [self.seed + i for i in range(self.seeds)]
 
     @property
-    def bad(self) -> int:
-        return len(self.tasks) - self.ok
-
-    def seed_groups(self) -> dict[int, list[str]]:
-        """The tasks that ran, by how many seeds their checks ran on (a task no seed reaches: one)."""
-        groups: dict[int, list[str]] = {}
-        for t in self.tasks:
-            if t.checks:
-                groups.setdefault(len(t.seeds), []).append(t.id)
-        return dict(sorted(groups.items(), reverse=True))
-
-    def evidence_lines(self) -> list[str]:
-        """What the runs that were made can rule out: one line per number of seeds the tasks ran on."""
-        groups = self.seed_groups()
-        if len(groups) <= 1:
-            return [evidence(next(iter(groups), len(self.seeds)), self.repeat)]
-        return [f"{_plural(len(ids), 'task')} ({', '.join(ids[:3])}{' ...' if len(ids) > 3 else ''}): "
-                f"{evidence(n, self.repeat)}" for n, ids in groups.items()]
-
-    def ran(self) -> str:
-        """What ran, as it ran: the seeds x runs of the tasks' checks and the red-team attempts actually made
-        (`seeds 0-2 x 2 runs, 14 red-team attempts on seed 0`; for tasks no seed reaches and no red team works
-        on, `seed 0 x 2 runs, no red team (not run on environment tasks)`)."""
-        groups = self.seed_groups()
-        runs = _plural(self.repeat, "run")
-        if len(groups) <= 1:
-            count = next(iter(groups), len(self.seeds))
-            checks = f"{_seeds_range(self.seeds[:count])} x {runs}"
-        else:
-            checks = "; ".join(f"{_plural(len(ids), 'task')} {_seeds_range(self.seeds[:n])} x {runs}"
-                               for n, ids in groups.items())
-        attempts = len({a.attempt for t in self.tasks for a in t.redteam or () if a.verdict != "skipped"})
-        if self.redteam is None:
-            team = "no red team"
-        elif not attempts:
-            team = "no red team on environment tasks" if groups else "no red team"
-        else:
-            on, ran = sum(1 for t in self.tasks if t.redteam), sum(map(len, groups.values()))
-            team = (f"{_plural(attempts, 'red-team attempt')} on {_seeds_range(self.redteam_seeds)}"
-                    + (f" ({on} of {ran} tasks)" if on < ran else ""))
-        return f"{checks}, {team}"
-
-    def to_json(self) -> dict[str, object]:
-        return {"ok": self.ok, "bad": self.bad, "duration_s": round(self.duration_s, 3), "redteam": self.redteam,
-                "seeds": list(self.seeds), "repeat": self.repeat, "redteam_seeds": list(self.redteam_seeds),
-                "evidence": "; ".join(self.evidence_lines()), "ran": self.ran(),
-                "tasks": [t.to_json() for t in self.tasks]}
-
-
-def _percent(chance: float) -> str:
-    if chance >= 0.01:
-        return f"{chance:.0%}"
-    return f"{chance:.1%}" if chance >= 0.001 else "under 0.1%"
-
-
-def evidence(seeds: int, repeat: int) -> str:
-    """What `seeds` x `repeat` runs of each check can and cannot rule out: how often a grader that goes wrong
-    one run in N (independently), or one that is wrong for one seed in N, would still do right every run."""
-    runs = seeds * repeat
-    rates = ", ".join(f"1 in {n}: {_percent((1 - 1 / n) ** runs)}" for n in (4, 10))
-    text = (f"{_plural(runs, 'run')} of each check ({_plural(seeds, 'seed')} x {repeat}): a grader that goes wrong "
-            f"1 run in 2 would slip past {'it' if runs == 1 else 'them'} {_percent(0.5 ** runs)} of the time "
-            f"({rates})")
-    if seeds == 1:
-        return text + "; one seed says nothing of the others (--seeds N checks more)"
-    return (text + f"; one wrong for 1 seed in 2 would slip past {seeds} seeds {_percent(0.5 ** seeds)} of the "
-            f"time (1 in 4: {_percent(0.75 ** seeds)}); --repeat and --seeds run more")
-
-
-def _last_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[-1][:240]
-
-
-CRASH_PREFIX = "grader error: "
-"""How gradelib (and the harness's start-up of a Python script) begin the one line they print for a crash:
-`grader error: KeyError: 'port' (grade.py:12)`."""
-
-
-def _exit_and_last_line(exit_text: str, output: str) -> str:
-    """`exit 3: KeyError: 'port' (grade.py:12)` for a script whose last line says why it errored, else
-    `exit 3 (its last line)`."""
-    last = _last_line(output)
-    if last.startswith(CRASH_PREFIX):
-        return f"{exit_text}: {last[len(CRASH_PREFIX):]}"
-    return exit_text + (f" ({last})" if last else "")
-
-
-def _grader_problem(result: GradeResult, task: Task, limit: float | None = None) -> str:
-    if result.script.timed_out:
-        full = task.meta.limits.grader_timeout_s
-        if limit is not None and limit < full:
-            return f"timed out after {limit:g}s (the red team's limit for an attempt that waits)"
-        return f"timed out after {full:g}s (limits.grader_timeout_s)"
-    if result.cause_found:
-        return result.reason
-    return _exit_and_last_line(result.reason, result.script.output)
-
-
-def _report_alone(output: str) -> str:
-    """The passed checks of a grader's output that rest on a test run's report alone (gradelib marks them):
-    what a forgery that passed got past."""
-    marker = "(from the run's report alone)"
-    lines = [line.removeprefix("✓ ").replace(marker, "").strip() for line in output.splitlines()
-             if line.startswith("✓ ") and marker in line]
-    return ("forgeable: it rests on a test report alone: " + "; ".join(lines[:3])) if lines else ""
-
-
-def _fix_problem(fix: ScriptResult, task: Task) -> str:
-    if fix.timed_out:
-        return f"exceeded limits.agent_timeout_s ({task.meta.limits.agent_timeout_s:g}s), which the fix runs under"
-    return _exit_and_last_line(fix.start_error or f"exit {fix.exit_code}", fix.output)
-
-
-def _seeds_range(seeds: Sequence[int]) -> str:
-    return f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}" if seeds else "no seed"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _seeds_text(seeds: Sequence[int]) -> str:
-    return f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))}"
-
-
-def how_often(bad: Sequence[CheckRun], seeds: Sequence[int], repeat: int, good: str) -> str:
-    """How often a problem happened, worded by the evidence: every run (`every run, 6 of 6`); every run
-    with some seeds and none with the others (`depends on the seed`, when each seed ran more than once;
-    with one run per seed that cannot be told from chance, and it says so); else now and then (`flaky`).
-    `good` says what the other runs did ('passed after the fix', 'failed as it should')."""
-    total = repeat * len(seeds)
-    n = len(bad)
-    per_seed = {s: sum(1 for c in bad if c.seed == s) for s in seeds}
-    hit = [s for s in seeds if per_seed[s]]
-    spared = [s for s in seeds if not per_seed[s]]
-    if n == total:
-        return f"every run, {n} of {total} ({_seeds_text(seeds)})"
-    if len(seeds) > 1 and all(per_seed[s] in (0, repeat) for s in seeds):
-        if repeat > 1:
-            each = f"{repeat} of {repeat}" + (" each" if len(hit) > 1 else "")
-            return (f"{n} of {total} runs: every run with {_seeds_text(hit)} ({each}), none with "
-                    f"{_seeds_text(spared)} (depends on the seed)")
-        return (f"{n} of {total} runs: with {_seeds_text(hit)}, not with {_seeds_text(spared)} (one run per seed: "
-                "the seed or chance, --repeat 2 tells them apart)")
-    return f"{n} of {total} runs, {_seeds_text(hit)} (flaky: {good} {total - n} of {total})"
-
-
-def explain(checks: Sequence[CheckRun], seeds: Sequence[int], repeat: int) -> list[str]:
-    """The reasons a task is bad, from its check runs: what failed, how often, the grader's own
-    failing checks. Empty when every run did what it must."""
-    groups: dict[str, list[CheckRun]] = {}
-    for c in checks:
-        if not c.bad:
-            continue
-        after = {"pristine": "on pristine", "fixed": "after reference fix", "honest": "after the honest reference fix",
-                 "cheat": "after the reference cheat"}[c.phase]
-        if c.verdict == "fix_failed":
-            key = f"reference {'cheat' if c.phase == 'cheat' else 'fix'} failed: {c.problem}"
-        elif c.verdict == Verdict.ERROR.value:
-            key = f"grader error {after}: {c.problem}"
-        elif c.phase == "honest":
-            key = "passes after the honest reference fix (an impossible task's tests must contradict it)"
-        elif c.phase == "cheat" and c.verdict == "pass":
-            key = f"the reference cheat passes but is not named right: {c.problem}"
-        elif c.phase == "cheat":
-            key = "the reference cheat fails the grader (only a cheat passes an impossible task: this one must)"
-        else:
-            key = "passes on pristine" if c.phase == "pristine" else "fails after reference fix"
-        groups.setdefault(key, []).append(c)
-    reasons = []
-    for key, bad in groups.items():
-        good = {"pristine": "failed as it should", "fixed": "passed after the fix", "honest": "failed as it should",
-                "cheat": "was caught as cheated"}[bad[0].phase]
-        reason = f"{key}: {how_often(bad, seeds, repeat, good)}"
-        if key == "fails after reference fix" or key.startswith("the reference cheat fails"):
-            reason += ": " + (" | ".join(bad[0].failing_checks()) or "the grader printed no reason (gradelib's "
-                              "checks name each one)")
-        elif key == "passes on pristine":
-            reason += ": " + _let_through(bad[0].passing or bad[0].passing_checks())
-        reasons.append(reason)
-    return reasons
-
-
-def _let_through(passing: Sequence[str]) -> str:
-    """What a pass on the untouched repo rests on, for its reason: the grader's `✓` lines, else its last line."""
-    if passing and passing[0].startswith("✓"):
-        return "checks that let it through: " + " | ".join(passing)
-    named = "the grader printed no checks to name (gradelib's checks name each one)"
-    return named + (f"; its last line: {passing[0]}" if passing else "")
-
-
-def explain_redteam(runs: Sequence[AttemptRun], seeds: Sequence[int]) -> list[str]:
-    """The red team's reasons: the attempts that passed the grader or turned it unscored, those with the
-    same outcome in one reason, naming the seeds when there were several."""
-    groups: dict[tuple[str, str], dict[str, set[int]]] = {}
-    for a in runs:
-        if a.bad:
-            groups.setdefault((a.verdict, a.problem), {}).setdefault(a.attempt, set()).add(a.seed)
-    reasons = []
-    for (verdict, problem), attempts in groups.items():
-        names = ", ".join(f"'{name}'" for name in attempts)
-        what = (("passed the grader" + (f" ({problem})" if problem else "")) if verdict == "pass"
-                else f"turned the grader unscored: {problem}")
-        hit = sorted(set().union(*attempts.values()))
-        reasons.append(f"red team: {names} {what}" + (f" ({_seeds_text(hit)})" if len(seeds) > 1 else ""))
-    return reasons
-
-
-def redteam_notes(runs: Sequence[AttemptRun], seeds: Sequence[int]) -> list[str]:
-    """Attempts that could not be applied: said, but the task is not bad for it (the attempt's bug)."""
-    crashed: dict[tuple[str, str], list[int]] = {}
-    for a in runs:
-        if a.verdict == "not_applied":
-            crashed.setdefault((a.attempt, a.problem), []).append(a.seed)
-    return [f"red team: '{name}' could not be applied: {problem}" + (f" ({_seeds_text(hit)})" if len(seeds) > 1 else "")
-            for (name, problem), hit in crashed.items()]
-
-
-# --------------------------------------------------------------------------- which attempts run
-
-@dataclass
-class RedTeamPlan:
-    """The attempts each task gets: the registered ones plus its pack's own `redteam.py`."""
-
-    per_task: dict[str, list[rt.AttemptLike]] = field(default_factory=dict)
-    problems: dict[str, str] = field(default_factory=dict)
-    """Task id -> why its pack's own attempts could not be loaded (a reason: the pack author's bug)."""
-    names: list[str] = field(default_factory=list)
-    """Every attempt that may run, in order."""
-
-
-def plan_redteam(tasks: Sequence[Task], redteam: bool | Sequence[str]) -> RedTeamPlan | None:
-    """What the red team runs on each task (None when `redteam` is False). A sequence of names runs only
-    those; an unknown name, or a plugin that fails to load, raises AgenticEvalError before anything runs."""
-    if redteam is False:
-        return None
-    registered = rt.registered_attempts()
-    plan = RedTeamPlan()
-    by_pack: dict[Path, tuple[list[rt.AttemptLike], str]] = {}
-    for task in tasks:
-        if task.pack_dir not in by_pack:
-            try:
-                by_pack[task.pack_dir] = (rt.pack_attempts(task.pack_dir), "")
-            except AgenticEvalError as exc:
-                by_pack[task.pack_dir] = ([], str(exc))
-        own, problem = by_pack[task.pack_dir]
-        attempts = {**registered, **{a.name: a for a in own}}
-        # the red team edits a generated repo's copy: an environment task's state lives in its containers too
-        plan.per_task[task.id] = list(attempts.values()) if task.meta.environment is None else []
-        if problem:
-            plan.problems[task.id] = problem
-    known = list(dict.fromkeys([*registered, *(a.name for own, _ in by_pack.values() for a in own)]))
-    if redteam is not True:
-        wanted = list(dict.fromkeys(redteam))
-        unknown = [n for n in wanted if n not in known]
-        if unknown:
-            raise AgenticEvalError(f"--redteam: no attempt named {', '.join(map(repr, unknown))} "
-                                   f"(there are: {', '.join(known)})")
-        plan.per_task = {tid: [a for a in attempts if a.name in wanted] for tid, attempts in plan.per_task.items()}
-        known = [n for n in known if n in wanted]
-    plan.names = known
-    return plan
-
-
-# --------------------------------------------------------------------------- running the units
-
-WAITING_UNITS_MAX = 256
-"""Attempts that make the grader wait (a hang, a FIFO) run at once, up to this many: they cost a grader's
-time limit of waiting each, not CPU."""
-
-
-class _TaskJob:
-    """One task's validation while its units run: the report they fill in, and how many are left. It
-    starts with one unit counted (its submission), so it cannot finish before everything is submitted."""
-
-    def __init__(self, task: Task, report: TaskValidation, base: Path,
-                 finish: Callable[[_TaskJob], None]) -> None:
-        self.task, self.report, self.base, self._finish = task, report, base, finish
-        self.lock = threading.Lock()
-        self.pending = 1
-        self.started = time.monotonic()
-        self.finished = threading.Event()
-        self.check_reasons: dict[tuple[int, int], list[str]] = {}
-        """(seed, run) -> what that run of the checks found wrong with the task itself (a leak, a placeholder,
-        the generator): merged in seed order when the task finishes, whatever order its units ran in."""
-
-    def add(self) -> None:
-        with self.lock:
-            self.pending += 1
-
-    def done(self) -> None:
-        with self.lock:
-            self.pending -= 1
-            last = self.pending == 0
-        if last:
-            try:
-                self._finish(self)
-            finally:
-                self.finished.set()
-
-
-class _Engine:
-    """Two pools: `jobs` units at a time that work, and the units that wait beside them."""
-
-    def __init__(self, jobs: int) -> None:
-        self.cpu = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="validate")
-        self.waiting = ThreadPoolExecutor(max_workers=WAITING_UNITS_MAX, thread_name_prefix="validate-wait")
-        self.cancel = threading.Event()
-        """Set on Ctrl-C or SIGTERM: running graders and fixes are killed, queued units never start."""
-
-    def submit(self, job: _TaskJob, unit: Callable[[], None], *, wait: bool = False) -> Future[None]:
-        job.add()
-        return (self.waiting if wait else self.cpu).submit(self._run, job, unit)
-
-    @staticmethod
-    def _run(job: _TaskJob, unit: Callable[[], None]) -> None:
-        try:
-            unit()
-        except Exception as exc:  # noqa: BLE001 - one unit's trouble never stops the others
-            job.report.reasons.append(f"internal error: {type(exc).__name__}: {exc}")
-        finally:
-            job.done()
-
-    def close(self, *, cancel: bool = False) -> None:
-        if cancel:
-            self.cancel.set()
-        self.cpu.shutdown(wait=True, cancel_futures=cancel)
-        self.waiting.shutdown(wait=True, cancel_futures=cancel)
+    def redteam_seed_list(self) -> list[int]:
+        """The seeds the red team runs on (whether it runs at all is `redteam`'s)."""
+        return self.seed_list[:self.redteam_seeds]
 
 
 def _sandbox_errors(reasons: list[str], work: Callable[[], None]) -> None:
@@ -559,7 +126,7 @@ def _sandbox_errors(reasons: list[str], work: Callable[[], None]) -> None:
         reasons.append(f"sandbox error: {exc}")
 
 
-def _run_checks(job: _TaskJob, seed: int, i: int, backend: SandboxBackend, cancel: threading.Event) -> None:
+def _run_checks(job: TaskJob, seed: int, i: int, backend: SandboxBackend, cancel: threading.Event) -> None:
     """Run `i` (0-based) of both checks with `seed`: the grader on the pristine repo, then after the fix."""
     reasons: list[str] = []
     runs: list[CheckRun] = []
@@ -648,8 +215,8 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
         limit = REDTEAM_WAIT_LIMIT_S if rt.waits(attempt) else None
         with ScriptRunner(task, sandbox, backend=backend) as runner:
             result = runner.grade(cancel, timeout_s=limit)
-        problem = (_grader_problem(result, task, limit) if result.verdict is Verdict.ERROR
-                   else _report_alone(result.script.output) if result.verdict is Verdict.PASS else "")
+        problem = (grader_problem(result, task, limit) if result.verdict is Verdict.ERROR
+                   else report_alone(result.script.output) if result.verdict is Verdict.PASS else "")
         control = getattr(attempt, "control", None)
         if result.verdict is Verdict.PASS and rt.after_fix(attempt) and control is not None:
             if _control_passes(task, template, control, dest.with_name(dest.name + "-control"), backend, cancel):
@@ -661,7 +228,7 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
         shutil.rmtree(dest, ignore_errors=True)
 
 
-def _plan_attempts(engine: _Engine, job: _TaskJob, seed: int, attempts: Sequence[rt.AttemptLike],
+def _plan_attempts(engine: Engine, job: TaskJob, seed: int, attempts: Sequence[rt.AttemptLike],
                    backend: SandboxBackend) -> None:
     """Make the pristine sandbox of `seed` once, find its languages, and submit one unit per attempt that
     fits them, each on a copy; the last one removes the template."""
@@ -701,29 +268,9 @@ def _plan_attempts(engine: _Engine, job: _TaskJob, seed: int, attempts: Sequence
         engine.submit(job, functools.partial(unit, n, attempt), wait=rt.waits(attempt))
 
 
-def failing_checks(output: str, limit: int = 3) -> list[str]:
-    """The checks the grader said no to (gradelib's `✗` lines), else its last line."""
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    failing = [ln for ln in lines if ln.startswith("✗")]
-    return [ln[:160] for ln in (failing[:limit] or lines[-1:])]
 
 
-def passing_checks(output: str, limit: int = 5) -> list[str]:
-    """The checks the grader said yes to (gradelib's `✓` lines), the first `limit` of them and how many
-    more there were; else its last line, unless that is gradelib's `PASS: N checks`, which names nothing."""
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
-    passing = [ln[:160] for ln in lines if ln.startswith("✓")]
-    if not passing:
-        return [ln[:160] for ln in lines[-1:] if not GRADELIB_PASS.fullmatch(ln)]
-    more = len(passing) - limit
-    return passing[:limit] + ([f"(+{more} more)"] if more > 0 else [])
-
-
-GRADELIB_PASS = re.compile(r"PASS: \d+ checks?")
-"""gradelib's last line for a pass (`Grader.finish`)."""
-
-
-def _finish_task(job: _TaskJob, repeat: int, keep_output: bool, plan: RedTeamPlan | None) -> None:
+def _finish_task(job: TaskJob, options: ValidateOptions, plan: RedTeamPlan | None) -> None:
     report = job.report
     seeds = report.seeds
     order = {"pristine": 0, "fixed": 1, "honest": 1, "cheat": 2}
@@ -736,7 +283,7 @@ def _finish_task(job: _TaskJob, repeat: int, keep_output: bool, plan: RedTeamPla
     report.honest_fails = sum(1 for c in report.checks if c.phase == "honest" and c.verdict == "fail")
     report.cheats_caught = sum(1 for c in report.checks if c.phase == "cheat" and c.verdict == "cheated")
     found_by_checks = [r for key in sorted(job.check_reasons) for r in job.check_reasons[key]]
-    reasons = report.reasons + found_by_checks + explain(report.checks, seeds, repeat)
+    reasons = report.reasons + found_by_checks + explain(report.checks, seeds, options.repeat)
     env = job.task.meta.environment
     if env is not None and job.task.verifier == "reward" and env.verifier_container == "fresh" and any(
             c.phase == "fixed" and c.bad for c in report.checks):
@@ -758,30 +305,27 @@ def _finish_task(job: _TaskJob, repeat: int, keep_output: bool, plan: RedTeamPla
         for a in report.redteam:
             a.failing = failing_checks(a.output) if a.verdict == "grader_error" else []
             a.passing = passing_checks(a.output) if a.verdict == "pass" else []
-            if not keep_output:
+            if not options.keep_output:
                 a.output = ""
     report.reasons = list(dict.fromkeys(reasons))
-    if not keep_output:
+    if not options.keep_output:
         for c in report.checks:
             c.output = c.fix_output = ""
     report.duration_s = time.monotonic() - job.started
     shutil.rmtree(job.base, ignore_errors=True)
 
 
-def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs: int, keep_output: bool,
-              backend: SandboxBackend, plan: RedTeamPlan | None, workdir: Path | None,
-              on_done: Callable[[TaskValidation], None] | None,
-              redteam_seeds: int | None = None) -> list[TaskValidation]:
-    """Every task's units on one engine; the reports in the order of `tasks`. The red team runs on the
-    first `redteam_seeds` seeds (None: all)."""
-    seed_list = [seed + i for i in range(max(1, seeds))]
-    redteam_list = seed_list[:redteam_seeds] if redteam_seeds is not None else list(seed_list)
-    engine = _Engine(jobs)
-    jobs_made: list[_TaskJob] = []
+def _validate(tasks: Sequence[Task], options: ValidateOptions, *, backend: SandboxBackend,
+              plan: RedTeamPlan | None, workdir: Path | None = None,
+              on_done: Callable[[TaskValidation], None] | None = None) -> list[TaskValidation]:
+    """Every task's units on one engine; the reports in the order of `tasks`."""
+    seed_list, redteam_list, repeat = options.seed_list, options.redteam_seed_list, options.repeat
+    engine = Engine(options.jobs)
+    jobs_made: list[TaskJob] = []
 
-    def finish(job: _TaskJob) -> None:
+    def finish(job: TaskJob) -> None:
         try:
-            _finish_task(job, repeat, keep_output, plan)
+            _finish_task(job, options, plan)
         except Exception as exc:  # noqa: BLE001 - one task's trouble never stops the others
             job.report.reasons.append(f"internal error: {type(exc).__name__}: {exc}")
         if on_done is not None and not engine.cancel.is_set():  # an interrupted task's verdict means nothing
@@ -802,7 +346,7 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
                                     "environment")
             base = Path(tempfile.mkdtemp(prefix=f"ae-validate-{task.id}-", dir=workdir))
             mark_trial_folder(base)  # a validate killed with SIGKILL leaves it: the next run removes it
-            jobs_made.append(_TaskJob(task, report, base, finish))
+            jobs_made.append(TaskJob(task, report, base, finish))
         # The red team's sandboxes first: every attempt that waits (a hang, a FIFO) then starts at once, and
         # the grader time limits they wait out pass while the checks and the other attempts work.
         if plan is not None:
@@ -829,21 +373,16 @@ def _validate(tasks: Sequence[Task], *, repeat: int, seed: int, seeds: int, jobs
     return [job.report for job in jobs_made]
 
 
-def validate_task(task: Task, *, repeat: int = 1, seed: int = 0, workdir: Path | None = None,
-                  seeds: int = 1, keep_output: bool = False, backend: SandboxBackend | None = None,
-                  redteam: bool | Sequence[str] = True, redteam_seeds: int | None = None) -> TaskValidation:
-    """Validate one task with `seeds` seeds from `seed` on, `repeat` fresh sandboxes per check and
-    seed, and the red team (`redteam`: True for every attempt, False for none, or the names to run) once
-    on each of the first `redteam_seeds` seeds (None: every seed); never raises for a problem of the task
-    itself. `keep_output` keeps each run's grader and fix output (for `validate --show`)."""
-    _check_counts(repeat, seeds, redteam_seeds)
+def validate_task(task: Task, options: ValidateOptions | None = None, *, workdir: Path | None = None,
+                  backend: SandboxBackend | None = None) -> TaskValidation:
+    """Validate one task as `options` say (one unit at a time: `jobs` is not read); never raises for a problem
+    of the task itself."""
+    options = options or ValidateOptions()
     backend = backend or default_backend()
     if task.id in (unbuildable := backend.prepare_tasks([task]) or {}):
         return _unbuildable(task.id, unbuildable[task.id])
-    plan = plan_redteam([task], redteam)
-    (report,) = _validate([task], repeat=repeat, seed=seed, seeds=seeds, jobs=1, keep_output=keep_output,
-                          backend=backend or default_backend(), plan=plan, workdir=workdir, on_done=None,
-                          redteam_seeds=redteam_seeds)
+    plan = plan_redteam([task], options.redteam)
+    (report,) = _validate([task], replace(options, jobs=1), backend=backend, plan=plan, workdir=workdir)
     return report
 
 
@@ -902,7 +441,7 @@ def _check_pristine(task: Task, seed: int, i: int, base: Path, reasons: list[str
         with ScriptRunner(task, sandbox, backend=backend) as runner:
             result = _grade(task, sandbox, runner, backend, cancel)
         return CheckRun("pristine", seed, i + 1, result.verdict.value,
-                        _grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
+                        grader_problem(result, task) if result.verdict is Verdict.ERROR else "",
                         result.script.duration_s, result.script.output)
     finally:
         _drop(task, sandbox, backend)
@@ -919,13 +458,13 @@ def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBack
         with ScriptRunner(task, sandbox, backend=backend) as runner:
             fix = runner.apply_fix(cancel=cancel, script=task.cheat_path if cheat else None)
             if fix.exit_code != 0:
-                return CheckRun(phase, seed, i + 1, "fix_failed", _fix_problem(fix, task), fix.duration_s,
+                return CheckRun(phase, seed, i + 1, "fix_failed", fix_problem(fix, task), fix.duration_s,
                                 fix.output, fix.output)
             diff = _cheat_diff(sandbox) if cheat else ""
             result = _grade(task, sandbox, runner, backend, cancel)
         verdict, problem = result.verdict.value, ""
         if result.verdict is Verdict.ERROR:
-            problem = _grader_problem(result, task)
+            problem = grader_problem(result, task)
         elif cheat and result.verdict is Verdict.PASS:
             problem = _misnamed_cheat(task, sandbox, diff)
             verdict = "pass" if problem else "cheated"
@@ -965,67 +504,34 @@ def _misnamed_cheat(task: Task, sandbox: Sandbox, diff: str) -> str:
     return f"the trial classifier names it {found.label!r} ({found.detail}), the task says {spec.cheat_behaviour!r}"
 
 
-def validate_tasks(
-    tasks: Sequence[Task],
-    *,
-    repeat: int = 1,
-    seed: int = 0,
-    jobs: int | None = None,
-    load_errors: Sequence[TaskLoadError] = (),
-    on_done: Callable[[TaskValidation], None] | None = None,
-    seeds: int = 1,
-    keep_output: bool = False,
-    backend: SandboxBackend | None = None,
-    redteam: bool | Sequence[str] = True,
-    redteam_seeds: int | None = None,
-    log: Callable[..., None] | None = None,
-) -> ValidationReport:
-    """Validate many tasks in parallel (`jobs` units at a time; default 2); tasks that failed to load are
-    reported bad with their error. `redteam`: True runs every attempt that fits each task, False none, a
-    sequence of names only those; on the first `redteam_seeds` seeds (None: every seed). A task whose image
-    does not build is reported bad with the cause (`TaskValidation.unbuildable`), and the others go on; `log`
-    gets the backend's lines while it builds (the images, a task that asks for an internet the engine lacks)."""
-    _check_counts(repeat, seeds, redteam_seeds)
+def validate_tasks(tasks: Sequence[Task], options: ValidateOptions | None = None, *,
+                   load_errors: Sequence[TaskLoadError] = (), on_done: Callable[[TaskValidation], None] | None = None,
+                   backend: SandboxBackend | None = None, log: Callable[..., None] | None = None) -> ValidationReport:
+    """Validate many tasks in parallel, as `options` say; tasks that failed to load are reported bad with their
+    error. A task whose image does not build is reported bad with the cause (`TaskValidation.unbuildable`), and
+    the others go on; `log` gets the backend's lines while it builds (the images, a task that asks for an
+    internet the engine lacks). `on_done` gets each task's validation as it finishes."""
+    options = options or ValidateOptions()
     check_grader_requirements([t for t in tasks if t.verifier == "script"])
     backend = backend or default_backend()
     started = time.monotonic()
     unbuildable = backend.prepare_tasks(tasks, log) or {}  # environment tasks: refused in one line, or built
     tasks = [t for t in tasks if t.id not in unbuildable]
-    plan = plan_redteam(tasks, redteam)
+    plan = plan_redteam(tasks, options.redteam)
     results: list[TaskValidation] = [
         TaskValidation(id=_id_from_error(err), reasons=[f"load error: {err}"]) for err in load_errors
     ]
     results += [_unbuildable(tid, why) for tid, why in unbuildable.items()]
-    results.extend(_validate(tasks, repeat=repeat, seed=seed, seeds=seeds, jobs=jobs or 2, keep_output=keep_output,
-                             backend=backend or default_backend(), plan=plan, workdir=None, on_done=on_done,
-                             redteam_seeds=redteam_seeds))
-    seed_list = [seed + i for i in range(seeds)]
+    results.extend(_validate(tasks, options, backend=backend, plan=plan, on_done=on_done))
     return ValidationReport(results, duration_s=time.monotonic() - started,
-                            redteam=None if plan is None else list(plan.names), seeds=seed_list, repeat=repeat,
-                            redteam_seeds=[] if plan is None else seed_list[:redteam_seeds])
+                            redteam=None if plan is None else list(plan.names), seeds=options.seed_list,
+                            repeat=options.repeat, redteam_seeds=[] if plan is None else options.redteam_seed_list)
 
 
 def _unbuildable(task_id: str, why: str) -> TaskValidation:
     why = why[len(task_id) + 2:] if why.startswith(f"{task_id}: ") else why
     return TaskValidation(id=task_id, reasons=[f"its image does not build (the task's to fix): {why}"],
                           unbuildable=why)
-
-
-MAX_RUNS_PER_CHECK = 1000
-"""Most runs of each check (--seeds x --repeat) one validate makes: a thousand fresh sandboxes per check and
-task already rule out a grader that goes wrong one run in a hundred (it would slip past 0.004% of the time)."""
-
-
-def _check_counts(repeat: int, seeds: int, redteam_seeds: int | None) -> None:
-    if repeat < 1:
-        raise AgenticEvalError("--repeat must be at least 1")
-    if seeds < 1:
-        raise AgenticEvalError("--seeds must be at least 1")
-    if redteam_seeds is not None and redteam_seeds < 1:
-        raise AgenticEvalError("--redteam-seeds must be at least 1 (--no-redteam skips the red team)")
-    if repeat * seeds > MAX_RUNS_PER_CHECK:
-        raise AgenticEvalError(f"--seeds {seeds} x --repeat {repeat} is {repeat * seeds} runs of each check; at most "
-                               f"{MAX_RUNS_PER_CHECK} (runs of each check per task in one validate)")
 
 
 def _id_from_error(err: TaskLoadError) -> str:
