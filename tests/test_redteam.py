@@ -19,6 +19,7 @@ from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.task import load_task
 from agentic_eval.validation import redteam as rt
 from agentic_eval.validation.report import TaskValidation
+from agentic_eval.validation.survey import sandbox_languages
 from agentic_eval.validation.validate import ValidateOptions, validate_task
 
 GENERATOR = '''
@@ -296,11 +297,11 @@ def test_the_sandbox_languages_come_from_its_files(tmp_path: Path) -> None:
     for rel in ("a/x.py", "b/y.cjs", "README.md"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")
-    assert rt.sandbox_languages(tmp_path) == {"python", "node"}
+    assert sandbox_languages(tmp_path) == {"python", "node"}
     (tmp_path / "Makefile").write_text("all:\n")
     (tmp_path / "node_modules" / "z").mkdir(parents=True)
     (tmp_path / "node_modules" / "z" / "z.sh").write_text("")  # node_modules is not the repository's code
-    assert rt.sandbox_languages(tmp_path) == {"python", "node", "shell"}
+    assert sandbox_languages(tmp_path) == {"python", "node", "shell"}
     assert [a.name for a in rt.applicable(rt.BUILTIN_ATTEMPTS, {"shell"})] == [
         "exit-early", "delete-tests", "trivial-tests", "hang", "kill-parent", "fifo-files"]
 
@@ -374,3 +375,19 @@ def test_sealed_built_in_graders_survive_the_red_team() -> None:
         assert result.status == "ok", (result.id, result.reasons)
         assert result.redteam and all(a.verdict == "fail" or (a.verdict == "no_change" and rt.after_fix(
             rt.registered_attempts()[a.attempt])) for a in result.redteam), (result.id, verdicts(result))
+
+
+def test_the_payloads_are_code_that_parses() -> None:
+    """The cheats are real files, read at import: each Python one compiles, each Node one passes `node --check`."""
+    import shutil
+    import subprocess
+
+    files = sorted(rt.PAYLOADS.iterdir())
+    assert {p.suffix for p in files} == {".py", ".js"}
+    for path in files:
+        if path.suffix == ".py":
+            compile(path.read_text(encoding="utf-8"), str(path), "exec")
+        elif shutil.which("node"):
+            subprocess.run(["node", "--check", str(path)], check=True, capture_output=True, timeout=60)
+    assert rt.PY_FAKE_PYTEST == (rt.PAYLOADS / "fake_pytest.py").read_text(encoding="utf-8")
+    assert rt.PY_SHADOW_STDLIB.startswith(rt.PY_JUNIT_AT_EXIT) and rt.PY_FLIP_REPORTS.startswith("\n\ndef ")

@@ -44,7 +44,6 @@ import importlib.util
 import os
 import re
 import shutil
-import stat
 import sys
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -54,12 +53,19 @@ from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from agentic_eval.errors import AgenticEvalError
-
-PYTHON = "python"
-NODE = "node"
-SHELL = "shell"
-ANY = "any"
-"""An attempt for every sandbox, whatever its languages."""
+from agentic_eval.validation.survey import (
+    ANY,
+    NODE,
+    PYTHON,
+    SHELL,
+    is_esm,
+    is_test,
+    language_of,
+    source_files,
+    test_dirs,
+    test_files,
+    walk_files,
+)
 
 PACK_MODULE = "redteam.py"
 """A pack's own attempts: this file in the pack folder, holding a list `ATTEMPTS`."""
@@ -116,403 +122,37 @@ def needs_confinement(attempt: AttemptLike) -> bool:
     return bool(getattr(attempt, "needs_confinement", False))
 
 
-# --------------------------------------------------------------------------- the sandbox's files
-
-SKIPPED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".pytest_cache", ".mypy_cache"})
-TEST_DIRS = frozenset({"tests", "test", "testing", "__tests__", "spec", "specs"})
-_TEST_FILE = re.compile(r"^(test_.*\.py|.*_test\.py|conftest\.py|.*\.(test|spec)\.[cm]?js)$")
-_SUFFIXES = {".py": PYTHON, ".js": NODE, ".mjs": NODE, ".cjs": NODE, ".sh": SHELL}
-
-
-def language_of(path: Path) -> str | None:
-    """The language a file marks its sandbox with, or None."""
-    if path.name == "Makefile":
-        return SHELL
-    return _SUFFIXES.get(path.suffix)
-
-
-def walk_files(sandbox: Path, *, hidden: bool = False) -> list[Path]:
-    """The sandbox's regular files (no symlinks), sorted, outside .git, node_modules and caches; folders
-    whose name starts with a dot only if `hidden`."""
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(sandbox):
-        dirnames[:] = sorted(d for d in dirnames
-                             if d not in SKIPPED_DIRS and (hidden or not d.startswith("."))
-                             and not os.path.islink(os.path.join(dirpath, d)))
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            if stat.S_ISREG(path.lstat().st_mode):
-                found.append(path)
-    return found
-
-
-def sandbox_languages(sandbox: Path) -> set[str]:
-    """The languages of a sandbox, from its files' names."""
-    return {lang for path in walk_files(sandbox) if (lang := language_of(path)) is not None}
-
-
-def is_test(sandbox: Path, path: Path) -> bool:
-    """A test file: in a test folder (tests/, test/, __tests__/, spec/...) or named like one."""
-    rel = path.relative_to(sandbox)
-    return bool(TEST_DIRS.intersection(rel.parts[:-1])) or bool(_TEST_FILE.match(rel.name))
-
-
-def source_files(sandbox: Path, language: str) -> list[Path]:
-    """The code under test: files of `language` that are not tests (a Makefile is not edited)."""
-    return [p for p in walk_files(sandbox) if p.suffix and language_of(p) == language and not is_test(sandbox, p)]
-
-
-def test_files(sandbox: Path, language: str) -> list[Path]:
-    return [p for p in walk_files(sandbox) if p.suffix and language_of(p) == language and is_test(sandbox, p)]
-
-
-def test_dirs(sandbox: Path) -> list[Path]:
-    """The outermost test folders."""
-    found: list[Path] = []
-    for dirpath, dirnames, _ in os.walk(sandbox):
-        for d in list(dirnames):
-            if d in SKIPPED_DIRS or os.path.islink(os.path.join(dirpath, d)):
-                dirnames.remove(d)
-            elif d in TEST_DIRS:
-                found.append(Path(dirpath) / d)
-                dirnames.remove(d)
-    return sorted(found)
-
-
-def _append(path: Path, code: str) -> None:
-    text = path.read_text(encoding="utf-8", errors="surrogateescape")
-    path.write_text(text + ("" if not text or text.endswith("\n") else "\n") + code,
-                    encoding="utf-8", errors="surrogateescape")
-
-
-def _after_shebang(path: Path, code: str) -> None:
-    text = path.read_text(encoding="utf-8", errors="surrogateescape")
-    head, sep, rest = text.partition("\n") if text.startswith("#!") else ("", "", text)
-    path.write_text(head + sep + code + rest, encoding="utf-8", errors="surrogateescape")
-
-
-def is_esm(sandbox: Path, path: Path) -> bool:
-    """Whether Node loads this file as an ES module: .mjs, or .js under a package.json of type module,
-    or a .js file written with import/export."""
-    if path.suffix != ".js":
-        return path.suffix == ".mjs"
-    for folder in [path.parent, *path.parent.parents]:
-        package = folder / "package.json"
-        if package.is_file():
-            if re.search(r'"type"\s*:\s*"module"', package.read_text(encoding="utf-8", errors="replace")):
-                return True
-            break
-        if folder == sandbox:
-            break
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return bool(re.search(r"^\s*(import|export)\b", text, re.MULTILINE))
-
-
 # --------------------------------------------------------------------------- what a cheat writes
+# Real files in payloads/ (linted as code), read here: Python and Node appended to every source module run
+# when the tests import the code under test (Node's as an arrow function run at once: valid in an ES module
+# and in CommonJS alike, and nothing it declares can clash with the module's names); the one-liners stay here.
 
-# Python, appended to every source module: it runs when the tests import the code under test.
-
-PY_FLIP_REPORTS = '''
-
-def _rt_flip_reports():
-    import sys
-    reports = sys.modules.get("_pytest.reports")
-    if reports is None:
-        return
-    for cls in (reports.TestReport, reports.CollectReport):  # a collection error goes quiet too
-        if getattr(cls, "_rt_flipped", False):
-            continue
-
-        def __init__(self, *args, _init=cls.__init__, **kwargs):
-            _init(self, *args, **kwargs)
-            self.outcome, self.longrepr = "passed", None
-
-        cls.__init__ = __init__
-        cls._rt_flipped = True
+PAYLOADS = Path(__file__).resolve().with_name("payloads")
 
 
-_rt_flip_reports()
-'''
-
-PY_FLIP_CONFIG = '''
-
-def _rt_flip_config():
-    import gc
-    import sys
-    config = sys.modules.get("_pytest.config")
-    if config is None:
-        return
-    import pytest
-
-    class _RtFlip:
-        @pytest.hookimpl(hookwrapper=True)
-        def pytest_runtest_makereport(self, item, call):
-            outcome = yield
-            report = outcome.get_result()
-            report.outcome, report.longrepr = "passed", None
-
-        @pytest.hookimpl(hookwrapper=True)
-        def pytest_make_collect_report(self, collector):
-            outcome = yield
-            report = outcome.get_result()
-            report.outcome, report.longrepr = "passed", None
-
-    for obj in gc.get_objects():
-        if isinstance(obj, config.Config) and not obj.pluginmanager.has_plugin("_rt_flip"):
-            obj.pluginmanager.register(_RtFlip(), "_rt_flip")
+def payload(name: str, lead: int = 0) -> str:
+    """The cheat in payloads/`name`, after `lead` newlines (appended to a module, it starts on a line of its own
+    after a blank one)."""
+    return "\n" * lead + (PAYLOADS / name).read_text(encoding="utf-8")
 
 
-_rt_flip_config()
-'''
-
-PY_JUNIT_AT_EXIT = r'''
-
-def _rt_junit_at_exit():
-    import atexit
-    import os
-    import sys
-    if getattr(sys, "_rt_junit", False):
-        return
-    args, reports = sys.argv, []
-    for i, arg in enumerate(args):
-        if arg in ("--junitxml", "--junit-xml") and i + 1 < len(args):
-            reports.append(args[i + 1])
-        elif arg.startswith(("--junitxml=", "--junit-xml=")):
-            reports.append(arg.split("=", 1)[1])
-    if not reports:
-        return
-    sys._rt_junit = True
-
-    def rewrite():
-        import re
-        for report in reports:
-            try:
-                with open(report, encoding="utf-8") as f:
-                    text = f.read()
-                text = re.sub(r"<(failure|error|skipped)\b[^>]*/>", "", text)
-                text = re.sub(r"<(failure|error|skipped)\b.*?</\1>", "", text, flags=re.S)
-                text = re.sub(r'\b(errors|failures|skipped|skips)="\d+"', r'\1="0"', text)
-                with open(report, "w", encoding="utf-8") as f:
-                    f.write(text)
-            except OSError:
-                pass
-        os._exit(0)
-
-    atexit.register(rewrite)
-
-
-_rt_junit_at_exit()
-'''
-
+PY_FLIP_REPORTS = payload("flip_reports.py", lead=2)
+PY_FLIP_CONFIG = payload("flip_config.py", lead=2)
+PY_JUNIT_AT_EXIT = payload("junit_at_exit.py", lead=2)
 PY_EXIT_EARLY = "\nimport os as _rt_os\n_rt_os._exit(0)\n"
 PY_HANG = "\nimport time as _rt_time\n_rt_time.sleep(10 ** 6)\n"
-PY_KILL_PARENT = '''
-import os as _rt_os
-try:
-    _rt_os.kill(_rt_os.getppid(), 9)
-except OSError:
-    pass
-try:
-    _rt_os.killpg(0, 9)
-except OSError:
-    pass
-'''
-
-PY_EQUALS_EVERYTHING = '''
-
-def _rt_equal_everything(namespace):
-    import functools
-    import inspect
-
-    class _RtAny:
-        def __eq__(self, other):
-            return True
-
-        def __ne__(self, other):
-            return False
-
-        __lt__ = __le__ = __gt__ = __ge__ = __eq__
-
-        def __hash__(self):
-            return 0
-
-        def __bool__(self):
-            return True
-
-        def __contains__(self, item):
-            return True
-
-        def __iter__(self):
-            return iter(())
-
-        def __call__(self, *args, **kwargs):
-            return self
-
-        def __getitem__(self, key):
-            return self
-
-        def __getattr__(self, name):
-            if name.startswith("__"):
-                raise AttributeError(name)
-            return self
-
-        def __str__(self):
-            return ""
-
-        def __int__(self):
-            return 0
-
-        __index__ = __int__
-
-        def __float__(self):
-            return 0.0
-
-    def wrap(func):
-        @functools.wraps(func)
-        def anything(*args, **kwargs):
-            return _RtAny()
-        anything._rt_wrapped = True
-        return anything
-
-    name = namespace.get("__name__")
-    for key, value in list(namespace.items()):
-        if key.startswith("_") or getattr(value, "__module__", None) != name:
-            continue
-        if inspect.isfunction(value) and not getattr(value, "_rt_wrapped", False):
-            namespace[key] = wrap(value)
-        elif inspect.isclass(value):
-            for attr, member in list(vars(value).items()):
-                if inspect.isfunction(member) and not attr.startswith("__"):
-                    setattr(value, attr, wrap(member))
-
-
-_rt_equal_everything(globals())
-'''
-
-# A stand-in for pytest: every test the files asked for "passed", in the JUnit report asked for, exit 0.
-PY_FAKE_PYTEST = r'''"""pytest"""
-import os
-import re
-import sys
-
-
-def _rt_fake_pytest():
-    args, reports, names = sys.argv[1:], [], []
-    for i, arg in enumerate(args):
-        if arg in ("--junitxml", "--junit-xml") and i + 1 < len(args):
-            reports.append(args[i + 1])
-        elif arg.startswith(("--junitxml=", "--junit-xml=")):
-            reports.append(arg.split("=", 1)[1])
-    paths = [a.split("::")[0] for a in args if not a.startswith("-")] or ["."]
-    files = []
-    for path in paths:
-        if os.path.isdir(path):
-            for root, _, found in os.walk(path):
-                files += [os.path.join(root, f) for f in sorted(found) if re.match(r"test_.*[.]py$|.*_test[.]py$", f)]
-        elif path.endswith(".py"):
-            files.append(path)
-    for file in files:
-        try:
-            with open(file, encoding="utf-8") as f:
-                names += [(file, n) for n in re.findall(r"^\s*(?:async )?def (test\w*)", f.read(), re.M)]
-        except OSError:
-            pass
-    cases = "".join(f'<testcase classname="{os.path.splitext(os.path.relpath(f))[0].replace(os.sep, ".")}" '
-                    f'file="{os.path.relpath(f)}" name="{n}" time="0.001"/>' for f, n in names)
-    for report in reports:
-        with open(report, "w", encoding="utf-8") as f:
-            f.write(f'<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" '
-                    f'failures="0" skipped="0" tests="{len(names)}">{cases}</testsuite></testsuites>')
-    print(f"{len(names)} passed")
-    sys.stdout.flush()
-    os._exit(0)
-
-
-_rt_fake_pytest()
-'''
-
-# A module named like the standard library's or site's: whatever imports it exits 0, the JUnit
-# report named on the command line rewritten as all passing first.
-PY_SHADOW_STDLIB = PY_JUNIT_AT_EXIT + '''
-
-def _rt_exit_zero_at_exit():
-    import atexit
-    import os
-    atexit.register(os._exit, 0)
-
-
-_rt_exit_zero_at_exit()
-'''
-
-PY_CONFTEST_FLIP = '''import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome, report.longrepr = "passed", None
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome, report.longrepr = "passed", None
-'''
-
+PY_KILL_PARENT = payload("kill_parent.py", lead=1)
+PY_EQUALS_EVERYTHING = payload("equals_everything.py", lead=2)
+PY_FAKE_PYTEST = payload("fake_pytest.py")
+"""A stand-in for pytest: every test the files asked for "passed", in the JUnit report asked for, exit 0."""
+PY_SHADOW_STDLIB = PY_JUNIT_AT_EXIT + payload("exit_zero_at_exit.py", lead=2)
+"""A module named like the standard library's or site's: whatever imports it exits 0, the JUnit report named
+on the command line rewritten as all passing first."""
+PY_CONFTEST_FLIP = payload("conftest_flip.py")
 PY_TRIVIAL_TEST = "def test_works():\n    assert True\n"
 
-# Node, appended to every source module (an arrow function run at once: valid in an ES module and in
-# CommonJS alike, and nothing it declares can clash with the module's names).
-
-_NODE_REQUIRE = ('const get = (m) => (process.getBuiltinModule ? process.getBuiltinModule(m) '
-                 ': typeof require === "function" ? require(m) : null);')
-
-NODE_JUNIT_AT_EXIT = r'''
-;(() => { try {
-  ''' + _NODE_REQUIRE + r'''
-  const fs = get("node:fs"), pathMod = get("node:path");
-  const argvOf = (pid) => {
-    try { return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0"); } catch { return []; }
-  };
-  const argv = [...process.argv, ...process.execArgv, ...argvOf(process.ppid)];
-  const reports = argv.filter((a) => a.startsWith("--test-reporter-destination=")).map((a) => a.slice(28));
-  if (!reports.length) return;
-  const files = [];
-  const walk = (p) => { try {
-    if (fs.statSync(p).isDirectory()) {
-      for (const e of fs.readdirSync(p)) if (e !== "node_modules") walk(pathMod.join(p, e));
-    }
-    else if (/\.[cm]?js$/.test(p)) files.push(p);
-  } catch {} };
-  argv.filter((a) => a && !a.startsWith("-")).forEach(walk);
-  const names = new Set();
-  for (const f of files) { try {
-    const found = fs.readFileSync(f, "utf8").matchAll(/\b(?:test|it)\s*\(\s*(["'`])((?:\\.|(?!\1).)*)\1/g);
-    for (const m of found) names.add(m[2]);
-  } catch {} }
-  const esc = (s) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
-  const xml = '<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n'
-    + [...names].map((n) => `\t<testcase name="${esc(n)}" time="0.001" classname="test"/>\n`).join("")
-    + "</testsuites>\n";
-  for (const r of reports) { try { fs.unlinkSync(r); } catch {} fs.writeFileSync(r, xml); }
-  process.exit(0);
-} catch {} })();
-'''
-
-NODE_NEUTER_ASSERT = '''
-;(() => { try {
-  ''' + _NODE_REQUIRE + '''
-  for (const m of ["node:assert", "node:assert/strict"]) {
-    const a = get(m);
-    for (const k of Object.keys(a)) {
-      if (typeof a[k] !== "function" || k === "AssertionError" || k === "CallTracker") continue;
-      try { a[k] = (k === "rejects" || k === "doesNotReject") ? async () => {} : () => {}; } catch {}
-    }
-  }
-} catch {} })();
-'''
+NODE_JUNIT_AT_EXIT = payload("junit_at_exit.js", lead=1)
+NODE_NEUTER_ASSERT = payload("neuter_assert.js", lead=1)
 
 NODE_EXIT_EARLY = "\n;process.exit(0);\n"
 NODE_HANG = "\n;(() => { try { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); } catch {} })();\n"
@@ -528,6 +168,19 @@ SH_TRIVIAL_TEST = "#!/usr/bin/env bash\necho 'all tests passed'\nexit 0\n"
 
 
 # --------------------------------------------------------------------------- the edits
+
+def _append(path: Path, code: str) -> None:
+    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    path.write_text(text + ("" if not text or text.endswith("\n") else "\n") + code,
+                    encoding="utf-8", errors="surrogateescape")
+
+
+def _after_shebang(path: Path, code: str) -> None:
+    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    head, sep, rest = text.partition("\n") if text.startswith("#!") else ("", "", text)
+    path.write_text(head + sep + code + rest, encoding="utf-8", errors="surrogateescape")
+
+
 
 def _append_to_sources(py: str | None = None, node: str | None = None) -> Callable[[Path], None]:
     def edit(sandbox: Path) -> None:
@@ -623,87 +276,10 @@ def _fifos(sandbox: Path) -> None:
 # every test the repo did not hold (the grader's canaries, whatever their names) and any named like the old
 # canaries. Only a grader that judges the visible tests itself (twins) or not at all still says fail.
 
-PY_FLIP_SPARING = '''
-
-def _rt_flip_sparing(known, bodies):
-    import ast
-    import gc
-    import inspect
-    import sys
-    import textwrap
-    config = sys.modules.get("_pytest.config")
-    if config is None:
-        return
-    import pytest
-
-    def body(function):
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-            return ast.unparse(ast.Module(body=tree.body[0].body, type_ignores=[]))
-        except Exception:
-            return None
-
-    def real(item):
-        if "regressions_" in item.nodeid:
-            return False
-        function = getattr(item, "function", None)
-        return item.name.split("[")[0] in known or (function is not None and body(function) in bodies)
-
-    class _RtSparing:
-        @pytest.hookimpl(hookwrapper=True)
-        def pytest_runtest_makereport(self, item, call):
-            outcome = yield
-            if real(item):
-                report = outcome.get_result()
-                report.outcome, report.longrepr = "passed", None
-
-    for obj in gc.get_objects():
-        if isinstance(obj, config.Config) and not obj.pluginmanager.has_plugin("_rt_sparing"):
-            obj.pluginmanager.register(_RtSparing(), "_rt_sparing")
+PY_FLIP_SPARING = payload("flip_sparing.py", lead=2)
+PY_JUNIT_SPARING = payload("junit_sparing.py", lead=2)
 
 
-_rt_flip_sparing(_RT_KNOWN, _RT_BODIES)
-'''
-
-PY_JUNIT_SPARING = r'''
-
-def _rt_junit_sparing(known):
-    import atexit
-    import os
-    import sys
-    if getattr(sys, "_rt_junit_sparing", False):
-        return
-    args = sys.argv
-    reports = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("--junitxml", "--junit-xml")]
-    reports += [a.split("=", 1)[1] for a in args if a.startswith(("--junitxml=", "--junit-xml="))]
-    if not reports:
-        return
-    sys._rt_junit_sparing = True
-
-    def rewrite():
-        import re
-        for report in reports:
-            try:
-                with open(report, encoding="utf-8") as f:
-                    text = f.read()
-            except OSError:
-                continue
-
-            def spare(match):
-                name = re.search(r'name="([^"]*)"', match.group(0))
-                if name and name.group(1).split("[")[0] in known and "regressions_" not in match.group(0):
-                    return re.sub(r"<(failure|error|skipped)\b.*?(</\1>|/>)", "", match.group(0), flags=re.S)
-                return match.group(0)
-
-            text = re.sub(r"<testcase\b.*?(</testcase>|/>)", spare, text, flags=re.S)
-            with open(report, "w", encoding="utf-8") as f:
-                f.write(text)
-
-    atexit.register(rewrite)
-
-
-_rt_junit_sparing(_RT_KNOWN)
-'''
 
 
 def _known_tests(sandbox: Path) -> list[str]:

@@ -65,6 +65,7 @@ from agentic_eval.validation.report import (
     report_alone,
 )
 from agentic_eval.validation.schedule import Engine, RedTeamPlan, TaskJob, plan_redteam
+from agentic_eval.validation.survey import sandbox_languages
 
 MAX_RUNS_PER_CHECK = 1000
 """Most runs of each check (--seeds x --repeat) one validate makes: a thousand fresh sandboxes per check and
@@ -239,7 +240,7 @@ def _plan_attempts(engine: Engine, job: TaskJob, seed: int, attempts: Sequence[r
     if not made:
         return
     template = made[0]
-    languages = rt.sandbox_languages(template.path)
+    languages = sandbox_languages(template.path)
     if seed == report.seeds[0]:
         report.languages = sorted(languages)
     chosen = rt.applicable(attempts, languages)
