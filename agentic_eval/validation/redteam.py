@@ -50,7 +50,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.validation.survey import (
@@ -451,7 +451,7 @@ def check_attempt(obj: object, where: str) -> AttemptLike:
     return obj  # type: ignore[return-value]
 
 
-def _attempts_from(value: Any, where: str) -> list[AttemptLike]:
+def _attempts_from(value: object, where: str) -> list[AttemptLike]:
     """An attempt, or a callable returning one or an iterable of them, or an iterable of them."""
     if callable(value) and not callable(getattr(value, "apply", None)):
         value = value()
