@@ -10,7 +10,9 @@ The public face is the dozen names below (loaded on first use, so `agentic-eval 
 
 The parts, one subpackage each (every `__init__` lists its modules):
 
-    packs        the task model, generated repos, grading, leak scan, grader validation, scaffolding
+    packs        the task model, generated repos and their pristine store, scaffolding
+    grading      what decides a verdict: running graders, the model's code apart, the final snapshot
+    validation   checking graders before use (`validate`): pristine fails, fix passes, red team, leak scan
     agents       the Agent contract, the built-in loop (builtin/), the agent CLI adapters (adapters/)
     runner       runs: settings, planning and resume rules, a trial's life, start_run/resume_run
     wire         the wire recorder and its log
@@ -60,17 +62,17 @@ if TYPE_CHECKING:
     from agentic_eval.local import LocalServer as LocalServer
     from agentic_eval.packs import Task as Task
     from agentic_eval.packs import load_tasks as load_tasks
-    from agentic_eval.packs import validate_tasks as validate_tasks
     from agentic_eval.report import summarize_run as summarize_run
     from agentic_eval.runner import resume_run as resume_run
     from agentic_eval.runner import start_run as start_run
+    from agentic_eval.validation import validate_tasks as validate_tasks
 
 _EXPORTS = {
     "AgenticEvalError": "agentic_eval.errors",
     "Endpoint": "agentic_eval.endpoint",
     "Task": "agentic_eval.packs",
     "load_tasks": "agentic_eval.packs",
-    "validate_tasks": "agentic_eval.packs",
+    "validate_tasks": "agentic_eval.validation",
     "Agent": "agentic_eval.agents",
     "AgentContext": "agentic_eval.agents",
     "AgentOutcome": "agentic_eval.agents",

@@ -38,7 +38,7 @@ names, not code). docs/plugins.md shows a minimal working plugin of each kind.
 
 `agentic_eval.redteam` (REDTEAM_GROUP)
     name = "package.module:ATTEMPT": a red-team attempt (an object with `name`, `languages`,
-    `description` and `apply(sandbox: Path) -> None`, see `agentic_eval.packs.redteam`), or a
+    `description` and `apply(sandbox: Path) -> None`, see `agentic_eval.validation.redteam`), or a
     callable returning one or an iterable of them. `validate` applies every attempt that fits a
     task's sandbox to a fresh pristine copy and requires the grader to say fail. The built-in
     attempts are registered here too; an attempt of the same name replaces one.
@@ -64,7 +64,7 @@ GENERATORS_GROUP = "agentic_eval.generators"
 SANDBOXES_GROUP = "agentic_eval.sandboxes"
 """The generators' group under its old name ("sandbox" also meant the backend): still read, after the new one."""
 REDTEAM_GROUP = "agentic_eval.redteam"
-"""Red-team attempts that `validate` runs against every grader (agentic_eval.packs.redteam)."""
+"""Red-team attempts that `validate` runs against every grader (agentic_eval.validation.redteam)."""
 BACKENDS_GROUP = "agentic_eval.backends"
 """Sandbox backends, found by the name `--sandbox` takes (agentic_eval.confine.backend)."""
 

@@ -7,7 +7,7 @@ and a path the kernel refuses (longer than PATH_MAX) is left out and named, neve
 (a symlink is copied as a link) and nothing but a regular file is opened (a FIFO, a socket or a device is
 named, never read). `deadline` (monotonic) bounds the work: past it `TreeTimeout` says how far it got.
 
-Standard library only: the grader's code host (packs/sealed.py) and the docker backend use it.
+Standard library only: the grader's code host (grading/sealed.py) and the docker backend use it.
 """
 
 from __future__ import annotations

@@ -26,10 +26,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from agentic_eval.grading.grader import ScriptRunner, run_script
+from agentic_eval.grading.snapshot import take_snapshot
 from agentic_eval.packs.builtin import core_pack_dir
-from agentic_eval.packs.grader import ScriptRunner, run_script
 from agentic_eval.packs.sandbox import materialize_sandbox
-from agentic_eval.packs.snapshot import take_snapshot
 from agentic_eval.packs.task import Task, load_tasks
 
 DEFAULT_BEFORE = "6f5e622"

@@ -32,8 +32,8 @@ PACKS = ("core", "node", "ops")
 def worker(pack: str, reps: int) -> None:
     """Runs in the measured environment: prints {"task": [seconds per grade, ...]} as JSON."""
     from agentic_eval.confine.registry import default_backend
+    from agentic_eval.grading.grader import ScriptRunner
     from agentic_eval.packs.builtin import builtin_packs
-    from agentic_eval.packs.grader import ScriptRunner
     from agentic_eval.packs.sandbox import materialize_sandbox
     from agentic_eval.packs.task import load_tasks
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentic_eval.packs.grader import ScriptRunner
+from agentic_eval.grading.grader import ScriptRunner
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
 from agentic_eval.results import TrialLog, TrialResult, read_trials

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentic_eval.packs.grader import ScriptRunner, run_script, script_env
+from agentic_eval.grading.grader import ScriptRunner, run_script, script_env
 from agentic_eval.packs.sandbox import (
     PRISTINE_AUTHOR,
     PRISTINE_DATE,
@@ -113,9 +113,9 @@ def main() -> int:
             t_cli, proc = timed([*CLI, "validate", *tasks_args, "--task", first.id, "--json", "--no-redteam"])
             assert proc.returncode in (0, 1), proc.stderr
             start = time.perf_counter()
-            from agentic_eval.packs.validate import validate_task
+            from agentic_eval.validation.validate import ValidateOptions, validate_task
 
-            validate_task(first, redteam=False)
+            validate_task(first, ValidateOptions(redteam=False))
             first_task_t.append(max(0.0, t_cli - (time.perf_counter() - start)))
             t, proc = timed([*CLI, "validate", *tasks_args, "--repeat", "3", "--no-redteam"])
             last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip()

@@ -1,7 +1,7 @@
 """Benchmark: the snapshot of a tree the model filled with small files (issue 39).
 
 A model that leaves 120,000 small files must not make the snapshot (diff.patch and tree.json, taken before
-grading: packs/snapshot.py) run for minutes: it was quadratic (a set rebuilt per path), 63 s at 30k files.
+grading: grading/snapshot.py) run for minutes: it was quadratic (a set rebuilt per path), 63 s at 30k files.
 Prints, for 30k, 60k and 120k new files spread over folders of a committed repo, the snapshot's time (and the
 diff's and the manifest's apart), and whether the largest stays under the goal.
 
@@ -23,9 +23,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from agentic_eval.grading.snapshot import take_snapshot, write_diff, write_manifest
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.sandbox import commit_pristine, pristine_store_for
-from agentic_eval.packs.snapshot import take_snapshot, write_diff, write_manifest
 from agentic_eval.trees import remove_tree
 
 

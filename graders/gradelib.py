@@ -27,7 +27,7 @@ commit id and a copy of its objects that the harness keeps outside the sandbox.
 Nothing is read from the sandbox's history, index or ignore rules, and git never
 runs with the sandbox's config or hooks (see agentic_eval/packs/gitsafe.py). A
 grader's own plain `git` in the sandbox goes through the same view, with the
-pristine commit's objects from the harness's copy (agentic_eval/packs/gitshim.py).
+pristine commit's objects from the harness's copy (agentic_eval/grading/gitshim.py).
 """
 
 from __future__ import annotations
@@ -378,10 +378,10 @@ _local_hosts: dict[Path, Any] = {}
 
 
 def _sealed(payload: dict[str, Any], sandbox: Path | None = None) -> dict[str, Any]:
-    """Have the harness run a command of the model's code (see agentic_eval/packs/sealed.py): confined
+    """Have the harness run a command of the model's code (see agentic_eval/grading/sealed.py): confined
     apart from this grader, on a work copy of the sandbox. Outside agentic-eval (a grader run by hand),
     the same happens unconfined, on a copy of `sandbox` in a temporary folder."""
-    from agentic_eval.packs import sealed
+    from agentic_eval.grading import sealed
 
     if not os.environ.get(sealed.SOCKET_ENV):
         return _standalone_host(sandbox).run(payload)
@@ -402,7 +402,7 @@ def _standalone_host(sandbox: Path | None = None) -> Any:
         import tempfile
 
         from agentic_eval.confine.backend import LocalBackend
-        from agentic_eval.packs.sealed import CodeHost
+        from agentic_eval.grading.sealed import CodeHost
 
         folder = Path(tempfile.mkdtemp(prefix="gradelib-host-"))
         host = CodeHost(sandbox, folder, LocalBackend())
@@ -474,7 +474,7 @@ def run_apart(
     put on PYTHONPATH. `fresh` starts from a new copy of the sandbox. Nothing of the task, its variables
     or this grader's environment is visible to the command; `env` adds variables of the grader's choosing.
     """
-    from agentic_eval.packs.sealed import decode, encode
+    from agentic_eval.grading.sealed import decode, encode
 
     payload = {
         "argv": [str(a) for a in argv], "cwd": cwd, "env": dict(env or {}), "pythonpath": list(pythonpath),
@@ -534,7 +534,7 @@ def _unshuffled(case: TestCase, names: dict[tuple[str, str], tuple[str, str]]) -
 def _tell_harness(note: dict[str, Any]) -> None:
     """Tell the harness what it records beside the verdict (the tests a report forged): over its socket, which
     no process of the model's code can reach; nothing outside agentic-eval."""
-    from agentic_eval.packs import sealed
+    from agentic_eval.grading import sealed
 
     if os.environ.get(sealed.SOCKET_ENV):
         try:
@@ -1247,7 +1247,7 @@ class Grader:
         dirty = status.splitlines()
         return self.check(what, not dirty, "uncommitted: " + "; ".join(d.strip() for d in dirty[:MAX_LISTED]))
 
-    # ----- the model's code, run apart from the grader (see agentic_eval/packs/sealed.py)
+    # ----- the model's code, run apart from the grader (see agentic_eval/grading/sealed.py)
 
     def run(
         self,

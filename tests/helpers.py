@@ -48,12 +48,11 @@ from agentic_eval.cli import main
 from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.confine.host import LocalBackend
 from agentic_eval.confine.registry import default_backend
+from agentic_eval.grading.grader import GradeResult, ScriptRunner, Verdict
 from agentic_eval.instruments.battery import Case, case_key
 from agentic_eval.packs import gitsafe
-from agentic_eval.packs import redteam as rt
 from agentic_eval.packs.builtin import core_pack_dir, graders_dir, sandboxes_dir
 from agentic_eval.packs.gitsafe import pristine_entries
-from agentic_eval.packs.grader import GradeResult, ScriptRunner, Verdict
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
 from agentic_eval.packs.task import Task, load_task, load_tasks
 from agentic_eval.paths import cache_dir
@@ -71,6 +70,7 @@ from agentic_eval.testing import (
     sse_bytes,
     tool_call,
 )
+from agentic_eval.validation import redteam as rt
 
 NO_REDTEAM = ("--no-redteam",)
 """`validate` flags for the tests that validate whole built-in packs (about 3 minutes with the red team) or the

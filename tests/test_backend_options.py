@@ -79,11 +79,11 @@ def test_capabilities_are_class_attributes() -> None:
 
 
 def test_the_contract_module_stays_standard_library_only() -> None:
-    """The sealed grader imports confine/backend.py (through packs/sealed.py) inside the sandbox image, which has no
+    """The sealed grader imports confine/backend.py (through grading/sealed.py) inside the sandbox image, which has no
     pydantic: the options model is imported only when options are checked."""
     import subprocess
     import sys
 
-    code = "import sys; sys.modules['pydantic'] = None; import agentic_eval.packs.sealed, agentic_eval.confine.backend"
+    code = "import sys; sys.modules['pydantic'] = None; import agentic_eval.grading.sealed, agentic_eval.confine.backend"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -16,8 +16,8 @@ from types import ModuleType
 import pytest
 
 from agentic_eval.packs.builtin import builtin_packs, node_pack_dir, ops_pack_dir, sandboxes_dir
-from agentic_eval.packs.fixsize import FixSize, parse_numstat, reference_fix_size
 from agentic_eval.packs.task import load_tasks
+from agentic_eval.validation.fixsize import FixSize, parse_numstat, reference_fix_size
 from tests.helpers import NO_REDTEAM, Grader, git, run_cli, write
 
 pytestmark = pytest.mark.usefixtures("unfinished_graders_cleared")

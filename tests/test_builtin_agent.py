@@ -19,7 +19,7 @@ from agentic_eval.agents.builtin.prompts import (
     guidance_tokens,
     pad_system_prompt,
 )
-from agentic_eval.packs.grader import Verdict, grade_sandbox
+from agentic_eval.grading.grader import Verdict, grade_sandbox
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_stream, tool_call

@@ -218,7 +218,7 @@ def test_a_busy_command_cannot_lift_its_limits(tmp_path: Path) -> None:
 
 def test_the_grader_cannot_write_the_pack_or_reach_the_network(mini_pack: Path, tmp_path: Path,
                                                                listener: Listener) -> None:
-    from agentic_eval.packs.grader import run_script
+    from agentic_eval.grading.grader import run_script
 
     script = mini_pack / "answer-file" / "probe.sh"
     script.write_text(f"echo hacked > {mini_pack}/answer-file/grade.py; "

@@ -650,7 +650,7 @@ def _gone(path: Path) -> None:
 
 
 def _listen(folder: Path) -> socket.socket:
-    """A unix socket listening in `folder` as packs/sealed.py's CodeHost does (mode 0666), answering b"answer"."""
+    """A unix socket listening in `folder` as grading/sealed.py's CodeHost does (mode 0666), answering b"answer"."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(folder / "run.sock"))
     os.chmod(folder / "run.sock", 0o666)
@@ -868,7 +868,7 @@ def _sealed_grade(backend: object, task: object, sandbox: object) -> tuple[objec
 def test_a_forged_test_run_is_a_scored_fail_in_containers(backend: object, tmp_path: Path, forgery: str) -> None:
     """tests/test_sealed.py's forgeries, appended to the broken module: the grader says fail. The honest fix
     (no forgery) passes."""
-    from agentic_eval.packs.grader import Verdict
+    from agentic_eval.grading.grader import Verdict
     from tests.helpers import FIXED, FORGERIES, sealed_sandbox, sealed_task
 
     task = sealed_task(tmp_path)
@@ -883,7 +883,7 @@ def test_plain_git_in_a_grader_reads_the_agents_repository_safely_in_containers(
                                                                                 forge: bool) -> None:
     """tests/test_grader_git.py's hostile repository, graded in a container: the exec helper keeps the grader's
     `git` (the safe view) first on the image's PATH."""
-    from agentic_eval.packs.grader import Verdict
+    from agentic_eval.grading.grader import Verdict
     from tests.helpers import grade_edited, hostile_git, oldgit_task
 
     verdict, output = grade_edited(oldgit_task(), tmp_path, lambda sandbox: hostile_git(sandbox, forge=forge), backend)  # type: ignore[arg-type]
@@ -893,7 +893,7 @@ def test_plain_git_in_a_grader_reads_the_agents_repository_safely_in_containers(
 
 def test_the_models_code_runs_in_another_container_and_sees_nothing_of_the_task(backend: object,
                                                                                 tmp_path: Path) -> None:
-    from agentic_eval.packs.grader import Verdict
+    from agentic_eval.grading.grader import Verdict
     from tests.helpers import PROBE_GRADER, probed, sealed_sandbox, sealed_task
 
     task = sealed_task(tmp_path, PROBE_GRADER)
@@ -928,7 +928,7 @@ def test_what_each_container_mounts(backend: object, tmp_path: Path) -> None:
     and scratch folder, and nothing of the task, the pristine store, the grader's variables or its socket."""
     import json
 
-    from agentic_eval.packs.grader import Verdict
+    from agentic_eval.grading.grader import Verdict
     from tests.helpers import sealed_sandbox, sealed_task
 
     task = sealed_task(tmp_path, MOUNTS_GRADER)
@@ -948,7 +948,7 @@ def test_what_each_container_mounts(backend: object, tmp_path: Path) -> None:
 
 def test_what_the_models_code_writes_never_reaches_the_sandbox_in_containers(backend: object,
                                                                              tmp_path: Path) -> None:
-    from agentic_eval.packs.grader import Verdict
+    from agentic_eval.grading.grader import Verdict
     from tests.helpers import WRITER_GRADER, sealed_sandbox, sealed_task
 
     task = sealed_task(tmp_path, WRITER_GRADER)
@@ -978,7 +978,7 @@ def test_a_fresh_copy_keeps_the_container_but_no_process(backend: object, tmp_pa
     fresh work copy ends every process the earlier commands left and empties the copy, in the same container."""
     import json
 
-    from agentic_eval.packs.grader import Verdict
+    from agentic_eval.grading.grader import Verdict
     from tests.helpers import sealed_sandbox, sealed_task
 
     task = sealed_task(tmp_path, FRESH_GRADER)
@@ -997,7 +997,7 @@ def test_a_fresh_copy_keeps_the_container_but_no_process(backend: object, tmp_pa
 ], ids=["sleeps", "kills", "spins"])
 def test_code_that_hangs_or_kills_is_a_scored_fail_in_containers(backend: object, tmp_path: Path,
                                                                  module: str) -> None:
-    from agentic_eval.packs.grader import Verdict
+    from agentic_eval.grading.grader import Verdict
     from tests.helpers import FIXED, HANG_GRADER, sealed_sandbox, sealed_task
 
     task = sealed_task(tmp_path, HANG_GRADER, timeout=10)

@@ -1,6 +1,6 @@
 """A grader that runs plain `git` itself (a pack written against the docs before sealed grading: `git
 check-ignore`, `git ls-tree`, `git show PRISTINE:path`) reads the agent's repository through the same safe view
-gradelib's checks use (agentic_eval/packs/gitshim.py): it validates and grades right, and nothing the agent
+gradelib's checks use (agentic_eval/grading/gitshim.py): it validates and grades right, and nothing the agent
 writes into its .git (config, fsmonitor, hooks, filters, an alias, replace refs, forged objects) changes its
 answers or runs.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentic_eval.confine.host import bwrap_problem
-from agentic_eval.packs.grader import Verdict
+from agentic_eval.grading.grader import Verdict
 from tests.helpers import fixed_gitignore, grade_edited, hostile_git, oldgit_task, run_cli
 
 PACK = Path(__file__).resolve().parent / "packs" / "oldgit"

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from agentic_eval.grading.impossible import REFUSAL_MARKER, name_behaviour, parse_diff
 from agentic_eval.packs.builtin import builtin_root
-from agentic_eval.packs.impossible import REFUSAL_MARKER, name_behaviour, parse_diff
 from agentic_eval.packs.task import load_pack, load_task, load_tasks
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.packs.leaks import Needle, scan_sandbox, task_needles
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
+from agentic_eval.validation.leaks import Needle, scan_sandbox, task_needles
 
 SECRET = "the-answer-is-FORTY-TWO"
 
@@ -99,7 +99,7 @@ def test_grader_contents_and_name_are_needles(mini_pack: Path, tmp_path: Path) -
 
 
 def test_answer_planted_by_generator_fails_validation(mini_pack: Path) -> None:
-    from agentic_eval.packs.validate import validate_task
+    from agentic_eval.validation.validate import validate_task
 
     toml = mini_pack / "answer-file" / "task.toml"
     toml.write_text(toml.read_text().replace('generator = "tiny"',

@@ -126,10 +126,10 @@ def test_a_path_that_cannot_be_shortened_is_one_clear_line(tmp_path: Path) -> No
 
 
 def test_a_grader_reaches_its_code_host_in_a_long_tmpdir(long_tmp: Path) -> None:
-    """Both ends of packs/sealed.py's socket: the harness's CodeHost binds it in a grading folder of the long
+    """Both ends of grading/sealed.py's socket: the harness's CodeHost binds it in a grading folder of the long
     temp folder, gradelib's `request` connects to the path the grader is told."""
     from agentic_eval.confine.host import LocalBackend
-    from agentic_eval.packs.sealed import SOCKET_ENV, CodeHost, decode, request
+    from agentic_eval.grading.sealed import SOCKET_ENV, CodeHost, decode, request
 
     snapshot = long_tmp / "snap"
     snapshot.mkdir()

@@ -351,14 +351,14 @@ def test_a_generator_with_its_own_git_history(mini_pack: Path, leave_dirty: bool
     generator left nothing to commit (this used to fail with git's 'nothing to commit')."""
     from agentic_eval.packs.sandbox import materialize_sandbox
     from agentic_eval.packs.task import load_task
-    from agentic_eval.packs.validate import validate_task
+    from agentic_eval.validation.validate import ValidateOptions, validate_task
 
     (mini_pack / "sandboxes" / "history.py").write_text(HISTORY_GENERATOR)
     task_dir = mini_pack / "answer-file"
     toml = task_dir / "task.toml"
     toml.write_text(toml.read_text().replace('generator = "tiny"', 'generator = "history"\nparams = {leave_dirty = '
                                              + ("true" if leave_dirty else "false") + "}"))
-    result = validate_task(load_task(task_dir), seeds=2)
+    result = validate_task(load_task(task_dir), ValidateOptions(seeds=2))
     assert result.status == "ok", result.reasons
     sandbox = materialize_sandbox(load_task(task_dir), 1, mini_pack.parent / "sb")
     log = subprocess.run(["git", "log", "--format=%s"], cwd=sandbox.path, capture_output=True, text=True,

@@ -11,7 +11,7 @@ from agentic_eval import paths
 from agentic_eval.agents.adapters import install
 from agentic_eval.confine import docker_image
 from agentic_eval.local import server
-from agentic_eval.packs import fixsize
+from agentic_eval.validation import fixsize
 
 PACKAGE = Path(paths.__file__).parent
 

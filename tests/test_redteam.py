@@ -16,9 +16,11 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.packs import redteam as rt
 from agentic_eval.packs.task import load_task
-from agentic_eval.packs.validate import TaskValidation, validate_task
+from agentic_eval.validation import redteam as rt
+from agentic_eval.validation.report import TaskValidation
+from agentic_eval.validation.survey import sandbox_languages
+from agentic_eval.validation.validate import ValidateOptions, validate_task
 
 GENERATOR = '''
 import json
@@ -157,7 +159,7 @@ def test_a_grader_that_only_reads_a_file_survives_every_attempt(tmp_path: Path) 
 
 def test_a_hang_against_a_short_time_limit_is_reported_unscored(tmp_path: Path) -> None:
     pack = make_pack(tmp_path, IMPORTING_GRADER, FIX_CALC, grader_timeout_s=1)
-    result = validate_task(load_task(pack / "calc"), redteam=["hang"])
+    result = validate_task(load_task(pack / "calc"), ValidateOptions(redteam=["hang"]))
     assert result.reasons == [
         "red team: 'hang' turned the grader unscored: timed out after 1s (limits.grader_timeout_s)"]
     (run,) = result.redteam or []
@@ -168,7 +170,7 @@ def test_a_hang_against_a_short_time_limit_is_reported_unscored(tmp_path: Path) 
 PACK_REDTEAM = '''
 from pathlib import Path
 
-from agentic_eval.packs.redteam import ANY, Attempt
+from agentic_eval.validation.redteam import ANY, Attempt
 
 
 def boom(sandbox: Path) -> None:
@@ -189,7 +191,8 @@ ATTEMPTS = [
 
 def test_a_packs_own_attempts_run_and_one_that_crashes_is_a_note(tmp_path: Path) -> None:
     pack = make_pack(tmp_path, READING_GRADER, FIX_PORT, redteam_py=PACK_REDTEAM)
-    result = validate_task(load_task(pack / "calc"), redteam=["boom", "nothing", "only-node", "delete-tests"])
+    only = ValidateOptions(redteam=["boom", "nothing", "only-node", "delete-tests"])
+    result = validate_task(load_task(pack / "calc"), only)
     assert result.status == "ok", result.reasons
     assert verdicts(result) == {"boom": "not_applied", "nothing": "no_change", "delete-tests": "fail"}
     assert result.notes == ["red team: 'boom' could not be applied: RuntimeError: this attempt has a bug"]
@@ -197,7 +200,7 @@ def test_a_packs_own_attempts_run_and_one_that_crashes_is_a_note(tmp_path: Path)
 
 def test_a_broken_pack_redteam_file_is_a_reason_on_its_tasks(tmp_path: Path) -> None:
     pack = make_pack(tmp_path, READING_GRADER, FIX_PORT, redteam_py="raise ImportError('nope')\n")
-    result = validate_task(load_task(pack / "calc"), redteam=["delete-tests"])
+    result = validate_task(load_task(pack / "calc"), ValidateOptions(redteam=["delete-tests"]))
     assert result.status == "bad"
     assert result.reasons == [f"red team: {(pack / 'redteam.py').resolve()} failed to import: ImportError: nope"]
 
@@ -205,7 +208,7 @@ def test_a_broken_pack_redteam_file_is_a_reason_on_its_tasks(tmp_path: Path) -> 
 THIRD_PARTY = '''
 from pathlib import Path
 
-from agentic_eval.packs.redteam import ANY, Attempt
+from agentic_eval.validation.redteam import ANY, Attempt
 
 
 def plant(sandbox: Path) -> None:
@@ -241,7 +244,7 @@ def test_an_attempt_from_a_third_party_entry_point_is_picked_up(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert "plant-marker" in rt.registered_attempts()
     pack = make_pack(tmp_path, BACKDOOR_GRADER, FIX_PORT)
-    result = validate_task(load_task(pack / "calc"), redteam=["plant-marker"])
+    result = validate_task(load_task(pack / "calc"), ValidateOptions(redteam=["plant-marker"]))
     assert result.reasons == ["red team: 'plant-marker' passed the grader"]
     assert main(["validate", "--redteam", "list", "--tasks", str(pack)]) == 0
     assert "plant-marker  [any]\n    leave the file a sloppy grader takes for success" in capsys.readouterr().out
@@ -268,7 +271,7 @@ def test_cli_json_carries_the_attempts_and_no_redteam_turns_it_off(tmp_path: Pat
 def test_an_unknown_attempt_name_is_refused_before_anything_runs(tmp_path: Path) -> None:
     pack = make_pack(tmp_path, WEAK_GRADER, FIX_CALC)
     with pytest.raises(AgenticEvalError, match=r"--redteam: no attempt named 'no-such' \(there are: flip-report-cl"):
-        validate_task(load_task(pack / "calc"), redteam=["no-such"])
+        validate_task(load_task(pack / "calc"), ValidateOptions(redteam=["no-such"]))
 
 
 def test_the_terminal_output_fits_80_columns(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -294,11 +297,11 @@ def test_the_sandbox_languages_come_from_its_files(tmp_path: Path) -> None:
     for rel in ("a/x.py", "b/y.cjs", "README.md"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")
-    assert rt.sandbox_languages(tmp_path) == {"python", "node"}
+    assert sandbox_languages(tmp_path) == {"python", "node"}
     (tmp_path / "Makefile").write_text("all:\n")
     (tmp_path / "node_modules" / "z").mkdir(parents=True)
     (tmp_path / "node_modules" / "z" / "z.sh").write_text("")  # node_modules is not the repository's code
-    assert rt.sandbox_languages(tmp_path) == {"python", "node", "shell"}
+    assert sandbox_languages(tmp_path) == {"python", "node", "shell"}
     assert [a.name for a in rt.applicable(rt.BUILTIN_ATTEMPTS, {"shell"})] == [
         "exit-early", "delete-tests", "trivial-tests", "hang", "kill-parent", "fifo-files"]
 
@@ -344,7 +347,7 @@ def test_an_attempt_that_would_kill_the_harness_is_skipped_unconfined(tmp_path: 
     the harness: kill-parent would kill validate itself. It is skipped, and says why."""
     from agentic_eval.confine.host import LocalBackend
     from agentic_eval.packs.sandbox import materialize_sandbox
-    from agentic_eval.packs.validate import run_attempt
+    from agentic_eval.validation.validate import run_attempt
 
     pack = make_pack(tmp_path, IMPORTING_GRADER, FIX_CALC)
     task = load_task(pack / "calc")
@@ -361,14 +364,30 @@ def test_sealed_built_in_graders_survive_the_red_team() -> None:
     fixture), validated together as `validate` does: every attempt is a scored fail. `agentic-eval validate`
     checks all of them (under 3 minutes on two cores)."""
     from agentic_eval.packs.task import load_tasks
-    from agentic_eval.packs.validate import validate_tasks
+    from agentic_eval.validation.validate import ValidateOptions, validate_tasks
 
     wanted = ["fix-failing-test", "write-module-from-spec", "git-commit-release", "node-stats-endpoint",
               "ops-fix-red-ci"]
     tasks = [t for t in load_tasks().tasks if t.id in wanted]
-    report = validate_tasks(tasks, jobs=2)
+    report = validate_tasks(tasks, ValidateOptions(jobs=2))
     assert sorted(t.id for t in report.tasks) == sorted(wanted)
     for result in report.tasks:
         assert result.status == "ok", (result.id, result.reasons)
         assert result.redteam and all(a.verdict == "fail" or (a.verdict == "no_change" and rt.after_fix(
             rt.registered_attempts()[a.attempt])) for a in result.redteam), (result.id, verdicts(result))
+
+
+def test_the_payloads_are_code_that_parses() -> None:
+    """The cheats are real files, read at import: each Python one compiles, each Node one passes `node --check`."""
+    import shutil
+    import subprocess
+
+    files = sorted(rt.PAYLOADS.iterdir())
+    assert {p.suffix for p in files} == {".py", ".js"}
+    for path in files:
+        if path.suffix == ".py":
+            compile(path.read_text(encoding="utf-8"), str(path), "exec")
+        elif shutil.which("node"):
+            subprocess.run(["node", "--check", str(path)], check=True, capture_output=True, timeout=60)
+    assert rt.PY_FAKE_PYTEST == (rt.PAYLOADS / "fake_pytest.py").read_text(encoding="utf-8")
+    assert rt.PY_SHADOW_STDLIB.startswith(rt.PY_JUNIT_AT_EXIT) and rt.PY_FLIP_REPORTS.startswith("\n\ndef ")

@@ -1,4 +1,4 @@
-"""Adversarial review (issue 40, packs/gitshim.py): a grader's plain `git diff PRISTINE` / `git status` reads the
+"""Adversarial review (issue 40, grading/gitshim.py): a grader's plain `git diff PRISTINE` / `git status` reads the
 sandbox through the shim's view, which copies the model's index. An index entry flagged assume-unchanged (or
 skip-worktree) makes git take the index's blob for the file without looking at it: the model edits a test,
 flags it, and the grader's `git diff --quiet $AGENTIC_EVAL_PRISTINE -- tests/` says nothing changed."""
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.packs import gitsafe, gitshim
+from agentic_eval.grading import gitshim
+from agentic_eval.packs import gitsafe
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -18,8 +18,8 @@ import pytest
 
 from agentic_eval.confine.host import LocalBackend, bwrap_problem
 from agentic_eval.confine.registry import default_backend
-from agentic_eval.packs.grader import Verdict
-from agentic_eval.packs.sealed import CodeHost, read_regular
+from agentic_eval.grading.grader import Verdict
+from agentic_eval.grading.sealed import CodeHost, read_regular
 from tests.helpers import (
     FIXED,
     FORGERIES,
@@ -229,7 +229,7 @@ def test_close_ends_a_command_still_running(tmp_path: Path) -> None:
     has ended, so the backend's container (docker) goes after it, never while it starts."""
     import threading
 
-    from agentic_eval.packs.sealed import request
+    from agentic_eval.grading.sealed import request
 
     snapshot = tmp_path / "snap"
     snapshot.mkdir()

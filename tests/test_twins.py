@@ -16,13 +16,13 @@ import pytest
 
 from agentic_eval.confine.host import bwrap_problem
 from agentic_eval.confine.registry import default_backend
-from agentic_eval.packs import redteam as rt
+from agentic_eval.grading.grader import Verdict
 from agentic_eval.packs.builtin import core_pack_dir
-from agentic_eval.packs.grader import Verdict
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_tasks
 from agentic_eval.packs.twinspec import E, TestSpec, twin
-from agentic_eval.packs.validate import run_attempt, validate_tasks
+from agentic_eval.validation import redteam as rt
+from agentic_eval.validation.validate import ValidateOptions, run_attempt, validate_tasks
 from tests.helpers import BROKEN_MONEY, assert_forgery_caught, core_task, forged_suite, grade_forged
 
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bwrap: {bwrap_problem()}")
@@ -120,7 +120,7 @@ def forgeable_pack(tmp_path: Path) -> Path:
 def test_validate_flags_a_grader_that_rests_on_a_report_alone(tmp_path: Path) -> None:
     tasks = load_tasks([str(forgeable_pack(tmp_path))])
     assert not tasks.errors, tasks.errors
-    report = validate_tasks(tasks.tasks, repeat=1, seeds=1, redteam=["flip-sparing-canaries"])
+    report = validate_tasks(tasks.tasks, ValidateOptions(repeat=1, seeds=1, redteam=["flip-sparing-canaries"]))
     result = report.tasks[0]
     assert result.status == "bad", result.reasons
     assert any("'flip-sparing-canaries' passed the grader (forgeable: it rests on a test report alone: tests pass: "

@@ -10,7 +10,7 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.packs.task import load_task
-from agentic_eval.packs.validate import validate_task
+from agentic_eval.validation.validate import ValidateOptions, validate_task
 
 
 def _write(path: Path, text: str) -> None:
@@ -57,7 +57,7 @@ CASES = [
 def test_validate_names_the_reason(mini_pack: Path, case: str, file: str, content: str, reasons: list[str]) -> None:
     task_dir = mini_pack / "answer-file"
     _write(task_dir / file, content)
-    result = validate_task(load_task(task_dir), repeat=3)
+    result = validate_task(load_task(task_dir), ValidateOptions(repeat=3))
     assert result.status == "bad"
     assert result.reasons == reasons
 
@@ -67,7 +67,7 @@ def test_grader_timeout_is_a_grader_error_and_kills_it(mini_pack: Path) -> None:
     _write(task_dir / "grade.py", GRADER_HANG)
     toml = task_dir / "task.toml"
     toml.write_text(toml.read_text().replace("grader_timeout_s = 20", "grader_timeout_s = 0.5"))
-    result = validate_task(load_task(task_dir), repeat=1)
+    result = validate_task(load_task(task_dir), ValidateOptions(repeat=1))
     assert result.reasons == [
         "grader error on pristine: timed out after 0.5s (limits.grader_timeout_s): every run, 1 of 1 (seed 0)",
         "grader error after reference fix: timed out after 0.5s (limits.grader_timeout_s): every run, 1 of 1 (seed 0)",
@@ -78,13 +78,13 @@ def test_grader_timeout_is_a_grader_error_and_kills_it(mini_pack: Path) -> None:
 def test_uncaught_exception_with_gradelib_is_a_grader_error(mini_pack: Path) -> None:
     task_dir = mini_pack / "answer-file"
     _write(task_dir / "grade.py", "import gradelib\n" + GRADER_CRASH)
-    result = validate_task(load_task(task_dir), repeat=1)
+    result = validate_task(load_task(task_dir), ValidateOptions(repeat=1))
     assert result.status == "bad"
     assert all(r.startswith("grader error") and ": exit 3" in r for r in result.reasons), result.reasons
 
 
 def test_good_task_is_ok(mini_pack: Path) -> None:
-    result = validate_task(load_task(mini_pack / "answer-file"), repeat=3, seed=11)
+    result = validate_task(load_task(mini_pack / "answer-file"), ValidateOptions(repeat=3, seed=11))
     assert (result.status, result.pristine_fails, result.fixed_passes) == ("ok", 3, 3)
 
 
@@ -147,7 +147,7 @@ def test_scaffolded_task_is_bad_until_filled_in(tmp_path: Path, capsys: pytest.C
 def test_unknown_placeholder_in_the_instruction_is_bad(mini_pack: Path) -> None:
     task_dir = mini_pack / "answer-file"
     (task_dir / "instruction.md").write_text((task_dir / "instruction.md").read_text() + "Use {{nosuch}}.\n")
-    result = validate_task(load_task(task_dir), repeat=1)
+    result = validate_task(load_task(task_dir), ValidateOptions(repeat=1))
     assert result.status == "bad"
     assert len(result.reasons) == 1 and "unknown placeholder {{nosuch}}" in result.reasons[0]
 
@@ -164,8 +164,8 @@ def _fix_for_seed_0_only(task_dir: Path) -> None:
 def test_seeds_catch_a_fix_that_only_works_for_one_seed(mini_pack: Path) -> None:
     task_dir = mini_pack / "answer-file"
     _fix_for_seed_0_only(task_dir)
-    assert validate_task(load_task(task_dir), repeat=2).status == "ok"  # seed 0 alone: looks fine
-    result = validate_task(load_task(task_dir), repeat=2, seeds=3)
+    assert validate_task(load_task(task_dir), ValidateOptions(repeat=2)).status == "ok"  # seed 0 alone: looks fine
+    result = validate_task(load_task(task_dir), ValidateOptions(repeat=2, seeds=3))
     assert result.seeds == [0, 1, 2] and (result.pristine_fails, result.fixed_passes, result.runs) == (6, 2, 6)
     assert result.reasons == [(f"fails after reference fix: 4 of 6 runs: every run with seeds 1, 2 (2 of 2 each), none "
                                f"with seed 0 (depends on the seed): {NO_REASON}")]
@@ -252,7 +252,7 @@ def test_the_defaults_catch_a_grader_that_fails_half_the_time(mini_pack: Path,
 
 def test_one_run_per_seed_cannot_tell_the_seed_from_chance(mini_pack: Path) -> None:
     _write(mini_pack / "answer-file" / "grade.py", GRADER_SEED_DEPENDENT)
-    result = validate_task(load_task(mini_pack / "answer-file"), seeds=3, redteam=False)
+    result = validate_task(load_task(mini_pack / "answer-file"), ValidateOptions(seeds=3, redteam=False))
     assert result.reasons == [f"fails after reference fix: 1 of 3 runs: with seed 1, not with seeds 0, 2 (one run per "
                               f"seed: the seed or chance, --repeat 2 tells them apart): {NO_REASON}"]
 
@@ -275,10 +275,10 @@ def test_a_redteam_attempt_that_passes_names_the_checks_that_let_it_through(mini
     _write(mini_pack / "answer-file" / "grade.py", "from gradelib import Grader\ng = Grader()\n"
            "g.file_exists('README.md')\ng.file_exists('answer.txt')\ng.finish()\n")
     (mini_pack / "redteam.py").write_text(
-        "from agentic_eval.packs.redteam import ANY, Attempt\n\n"
+        "from agentic_eval.validation.redteam import ANY, Attempt\n\n"
         "ATTEMPTS = [Attempt('any-answer', (ANY,), 'writes any answer', "
         "lambda sandbox: (sandbox / 'answer.txt').write_text('port is 1'))]\n")
-    result = validate_task(load_task(mini_pack / "answer-file"), redteam=["any-answer"])
+    result = validate_task(load_task(mini_pack / "answer-file"), ValidateOptions(redteam=["any-answer"]))
     assert result.reasons == ["red team: 'any-answer' passed the grader"]
     (attempt,) = result.redteam or ()
     assert (attempt.failing, attempt.passing) == ([], ["✓ README.md exists", "✓ answer.txt exists"])
@@ -290,7 +290,7 @@ def test_a_crashing_graders_reason_gives_its_exception_message_file_and_line(min
     head = "import gradelib\n" if gradelib else "import sys\n"
     _write(mini_pack / "answer-file" / "grade.py", head + "import json, os\n"
            "v = json.load(open(os.environ['AGENTIC_EVAL_VARS']))\nprint(v['nosuch'])\n")
-    result = validate_task(load_task(mini_pack / "answer-file"), redteam=False)
+    result = validate_task(load_task(mini_pack / "answer-file"), ValidateOptions(redteam=False))
     assert result.reasons == [
         "grader error on pristine: exit 3: KeyError: 'nosuch' (grade.py:4): every run, 1 of 1 (seed 0)",
         "grader error after reference fix: exit 3: KeyError: 'nosuch' (grade.py:4): every run, 1 of 1 (seed 0)"]
@@ -298,14 +298,14 @@ def test_a_crashing_graders_reason_gives_its_exception_message_file_and_line(min
 
 def test_a_crash_inside_a_library_names_the_graders_line_and_where_it_was_raised(mini_pack: Path) -> None:
     _write(mini_pack / "answer-file" / "grade.py", "import json\nimport gradelib\n\njson.loads('{' * 3)\n")
-    result = validate_task(load_task(mini_pack / "answer-file"), redteam=False)
+    result = validate_task(load_task(mini_pack / "answer-file"), ValidateOptions(redteam=False))
     reason = result.reasons[0]
     assert reason.startswith("grader error on pristine: exit 3: JSONDecodeError: Expecting property name enclosed in "
                              "double quotes: line 1 column 2 (char 1) (grade.py:4, raised in decoder.py:"), reason
 
 
 def test_evidence_says_what_the_runs_can_and_cannot_rule_out() -> None:
-    from agentic_eval.packs.validate import evidence
+    from agentic_eval.validation.report import evidence
 
     assert evidence(3, 2) == ("6 runs of each check (3 seeds x 2): a grader that goes wrong 1 run in 2 would slip "
                               "past them 2% of the time (1 in 4: 18%, 1 in 10: 53%); one wrong for 1 seed in 2 would "
@@ -318,9 +318,9 @@ def test_the_library_refuses_more_runs_than_it_can_make(mini_pack: Path) -> None
     from agentic_eval.errors import AgenticEvalError
 
     with pytest.raises(AgenticEvalError, match=r"--seeds 100 x --repeat 100 is 10000 runs of each check; at most 1000"):
-        validate_task(load_task(mini_pack / "answer-file"), seeds=100, repeat=100)
+        validate_task(load_task(mini_pack / "answer-file"), ValidateOptions(seeds=100, repeat=100))
     with pytest.raises(AgenticEvalError, match="--redteam-seeds must be at least 1"):
-        validate_task(load_task(mini_pack / "answer-file"), redteam_seeds=0)
+        validate_task(load_task(mini_pack / "answer-file"), ValidateOptions(redteam_seeds=0))
 
 
 def test_redteam_seeds_runs_the_red_team_on_more_seeds(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:

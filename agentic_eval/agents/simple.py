@@ -7,7 +7,7 @@ harness's own benchmarks.
 from __future__ import annotations
 
 from agentic_eval.agents.base import Agent, AgentContext, AgentOutcome
-from agentic_eval.packs.grader import ScriptRunner
+from agentic_eval.grading.grader import ScriptRunner
 
 
 class OracleAgent(Agent):

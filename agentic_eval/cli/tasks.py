@@ -73,7 +73,7 @@ def _fix_sizes(tasks: Sequence[Task], wanted: bool) -> dict[str, object]:
     """task id -> FixSize of its reference fix (seed 0), when `--fix-size` asked for them."""
     if not wanted:
         return {}
-    from agentic_eval.packs.fixsize import reference_fix_size
+    from agentic_eval.validation.fixsize import reference_fix_size
 
     return {t.id: reference_fix_size(t) for t in tasks}
 

@@ -1,6 +1,6 @@
 """CLI command `validate`: every grader fails on the pristine sandbox, passes after the reference fix,
-leaks nothing, and says fail to every red-team attempt. Printing only; the work is in packs/validate.py
-and packs/redteam.py."""
+leaks nothing, and says fail to every red-team attempt. Printing only; the work is in validation/validate.py
+and validation/redteam.py."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from agentic_eval.cli.tasks import _console, _load
 if TYPE_CHECKING:
     from agentic_eval.errors import TaskLoadError
     from agentic_eval.packs.task import Task
-    from agentic_eval.packs.validate import TaskValidation
+    from agentic_eval.validation.report import TaskValidation
 
 
 
@@ -80,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
     import json
 
     from agentic_eval.confine.registry import resolve_backend
-    from agentic_eval.packs.validate import validate_tasks
+    from agentic_eval.validation.validate import ValidateOptions, validate_tasks
 
     if args.redteam_only and "list" in args.redteam_only:
         return _list_redteam(args)
@@ -95,9 +95,9 @@ def handle(args: argparse.Namespace) -> int:
     if cleaned := clean_dead_runs().describe():  # what a killed run or validate left behind
         console.print(cleaned, markup=False)
     redteam: bool | list[str] = args.redteam_only or True if args.redteam else False
-    run: dict[str, Any] = {"repeat": args.repeat, "seed": args.seed, "seeds": args.seeds, "jobs": args.jobs,
-                           "load_errors": errors, "keep_output": bool(args.show), "backend": backend,
-                           "redteam": redteam, "redteam_seeds": args.redteam_seeds}
+    options = ValidateOptions(repeat=args.repeat, seed=args.seed, seeds=args.seeds,
+                              jobs=args.jobs or ValidateOptions.jobs, keep_output=bool(args.show), redteam=redteam,
+                              redteam_seeds=args.redteam_seeds)
     from agentic_eval.cli.progress import ProgressDisplay
 
     with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
@@ -107,7 +107,7 @@ def handle(args: argparse.Namespace) -> int:
         def log(text: str, style: str | None = None) -> None:
             console.print(text, markup=False, style=style, soft_wrap=True)
 
-        report = validate_tasks(tasks, on_done=on_done, log=log, **run)
+        report = validate_tasks(tasks, options, load_errors=errors, on_done=on_done, log=log, backend=backend)
 
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
@@ -169,8 +169,8 @@ def _table(results: Sequence[TaskValidation]) -> tuple[list[str], list[list[str]
 
 def _list_redteam(args: argparse.Namespace) -> int:
     """`validate --redteam list`: every attempt (registered, and the selected packs' own), what it does."""
-    from agentic_eval.packs import redteam as rt
     from agentic_eval.report.tables import stdout_console
+    from agentic_eval.validation import redteam as rt
 
     attempts = dict(rt.registered_attempts())
     for pack in sorted({t.pack_dir for t in _load(args).tasks}):

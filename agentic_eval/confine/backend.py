@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # typing only: agents stand above confine; pydantic stays out
 
 GRADING_SOCKET_FOLDER = "sock"
 """The folder of a grading folder (`SandboxBackend.grading_folder`) that holds the grader's code-host socket:
-a backend may bind it into the grader's confinement before grading starts (agentic_eval.packs.sealed)."""
+a backend may bind it into the grader's confinement before grading starts (agentic_eval.grading.sealed)."""
 GiB = 1024 ** 3
 
 

@@ -15,7 +15,7 @@ command, so the grader runs after all of the agent's processes are gone. `close(
 current one (a container with nothing writable, the sealed grader's once it has graded, in the background:
 nothing in it can change a file, and a next phase of the same sandbox waits until it is gone);
 `release(sandbox)` ends the trial. A command with nothing writable (the sealed grader:
-packs/sealed.py) gets its working folder, the sandbox, mounted read-only, and can still connect to a
+grading/sealed.py) gets its working folder, the sandbox, mounted read-only, and can still connect to a
 unix socket in a folder it reads (connect() needs no write access to the mount). The model's code that
 such a grader has run goes to the harness's CodeHost, whose commands are a phase of their own, keyed by
 the work copy of the tree (another container: the work copy and a scratch folder writable, none of the
@@ -432,7 +432,7 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
             # after the trial's first phase, its grader's container stays ready for the next
             keep = self._trials.get(str(sandbox)) == 1
             warm = None if keep else self._warm.pop(str(sandbox), None)
-            if str(sandbox) in self._hosts:  # the model's code's, at the end of grading (packs/sealed.py)
+            if str(sandbox) in self._hosts:  # the model's code's, at the end of grading (grading/sealed.py)
                 self._hosts.discard(str(sandbox))
                 self._host_used += phase is not None  # the grader ran some of it
                 self._host_wasted += phase is None and warm is not None
@@ -530,7 +530,7 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
     def _warm_grader(self, sandbox: str, reads: list[Path], engine: Engine) -> _Phase:
         """The sealed grader's container, started ahead: the sandbox read-only, what the grader reads, and the
         socket folder of a grading folder made now (the grader reaches the model's code through the socket
-        packs/sealed.py's CodeHost makes there, so it must be bound, not copied); nothing writable. Then the
+        grading/sealed.py's CodeHost makes there, so it must be bound, not copied); nothing writable. Then the
         container the model's code will run in while it is graded: its work copy and scratch folder (made
         empty now, filled when grading starts) writable, nothing of the grader's mounted."""
         folder = self._new_grading_folder(sandbox)

@@ -174,7 +174,7 @@ def main(argv: list[str]) -> int:
     user = uid if ":" in uid else f"{uid}:{uid}"  # UID, or UID:GID (an environment task's user)
     env = {k: v for k, v in os.environ.items() if k not in _DROP}
     env["PATH"] = image_path
-    if env.get("AGENTIC_EVAL_GIT_SHIM"):  # a grader's `git` (packs/gitshim.py) stays first on its PATH
+    if env.get("AGENTIC_EVAL_GIT_SHIM"):  # a grader's `git` (grading/gitshim.py) stays first on its PATH
         env["PATH"] = f"{env['AGENTIC_EVAL_GIT_SHIM']}:{image_path}"
     home = os.path.normpath(env.get("HOME") or "/")
     if not any(home == w or home.startswith(w.rstrip("/") + "/") for w in map(os.path.normpath, writable)):

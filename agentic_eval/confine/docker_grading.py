@@ -1,4 +1,4 @@
-"""The docker backend's grading folders (packs/sealed.py's CodeHost: its socket, the work copy of the tree and a
+"""The docker backend's grading folders (grading/sealed.py's CodeHost: its socket, the work copy of the tree and a
 scratch folder), made ahead for the grader's warm container, capped like the sandbox, and the processes a
 code host's commands left ended between them."""
 
@@ -47,12 +47,12 @@ class GradingFolders:
         def _remove(self, phase: _Phase) -> None: ...
         def close(self, sandbox: Path) -> None: ...
 
-    # the grading folder (packs/sealed.py's CodeHost: its socket, the work copy, a scratch folder)
+    # the grading folder (grading/sealed.py's CodeHost: its socket, the work copy, a scratch folder)
 
     @contextmanager
     def grading_folder(self, sandbox: Path) -> Iterator[Path]:
         """Where grading `sandbox` keeps the grader's socket, the work copy of the tree and the scratch folder
-        (packs/sealed.py's CodeHost, which empties and refills the last two, never replaces them), removed
+        (grading/sealed.py's CodeHost, which empties and refills the last two, never replaces them), removed
         afterwards: the one made when the trial's first phase started (its socket folder is bound into the
         grader's warm container, its work and scratch folders into the model's code's), else a new one. On a
         tmpfs of the work dir's cap plus GRADING_ROOM when the sandbox is capped: the model's code run while

@@ -14,7 +14,7 @@ everything else dies with the sandbox's PID namespace. Standard library only:
 it runs on the harness's interpreter with -S.
 
 `at_unix_path` is how every unix socket of the harness's is bound and reached (here, in confine/backend.py,
-packs/sealed.py), whatever the length of the temp folder it lies in.
+grading/sealed.py), whatever the length of the temp folder it lies in.
 """
 
 from __future__ import annotations

@@ -19,9 +19,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from agentic_eval.packs.task import Task
 
 MAX_CPUS = 256.0
 MAX_MEMORY_MB = 1 << 20
@@ -106,7 +109,7 @@ class EnvironmentSpec(BaseModel):
         return str(path)
 
 
-def seed_independent(task: Any) -> bool:
+def seed_independent(task: Task) -> bool:
     """Whether no seed reaches the task's tree or verdict, so that one seed checks it as well as many: an
     environment task with no generator (its tree is its image's working directory, which no seed reaches), judged
     by a reward verifier (whose container's environment is the task's, with no seed in it; a grade script gets
@@ -139,7 +142,7 @@ def is_harbor_task(folder: Path) -> bool:
             and (folder / "environment").is_dir() and (folder / "tests" / "test.sh").is_file())
 
 
-def _size_mb(value: Any, key: str) -> int:
+def _size_mb(value: object, key: str) -> int:
     """Harbor's memory/storage: a number of MB, or a size such as "4G", "512M"."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return int(value)

@@ -85,7 +85,7 @@ class Limits(BaseModel):
 
     @field_validator("agent_timeout_s", "grader_timeout_s", "max_turns", "cpus", "memory_mb", mode="before")
     @classmethod
-    def _not_a_boolean(cls, value: Any) -> Any:
+    def _not_a_boolean(cls, value: object) -> object:
         if isinstance(value, bool):  # pydantic would take true for 1
             raise ValueError(f"must be a number, not {str(value).lower()}")
         return value
@@ -265,7 +265,7 @@ _FREE_TABLES = {("sandbox", "params"), ("metadata",), ("environment", "env"), ("
 """Tables whose keys are the task's own (passed to the generator unchanged)."""
 
 
-def _unknown_key(loc: tuple[str | int, ...], value: Any) -> str:
+def _unknown_key(loc: tuple[str | int, ...], value: object) -> str:
     """Why an unknown key or section is wrong, with the nearest known name (difflib) or the known ones."""
     parent = tuple(str(p) for p in loc[:-1] if not isinstance(p, int))
     name = str(loc[-1])

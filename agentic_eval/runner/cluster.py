@@ -265,7 +265,7 @@ def run_trial_on_node(job: TrialJob, bundle: bytes, endpoint: Endpoint) -> NodeR
     """The Ray task: one trial run on this node, returned as data (see the module's docstring). The endpoint
     (its key) is an argument of its own, always small enough for Ray to inline it in the task: a large job
     (a run of many tasks has a large config) could otherwise take it into the object store, which spills."""
-    from agentic_eval.packs.grader import check_grader_requirements
+    from agentic_eval.grading.grader import check_grader_requirements
     from agentic_eval.packs.task import load_task
     from agentic_eval.runner.trial import TrialRunner
 

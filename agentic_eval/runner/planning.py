@@ -163,8 +163,8 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     from agentic_eval.agents.base import load_agent
     from agentic_eval.confine.registry import resolve_backend
     from agentic_eval.endpoint import preflight, resolve_endpoint
+    from agentic_eval.grading.grader import check_grader_requirements
     from agentic_eval.leftovers import clean_dead_runs
-    from agentic_eval.packs.grader import check_grader_requirements
     from agentic_eval.packs.task import load_tasks, select_tasks
     from agentic_eval.results import changed_tasks, claim_run_dir, new_run_id, prepare_run, read_trials
 

@@ -29,12 +29,12 @@ from agentic_eval.confine.origin import refused_requests
 from agentic_eval.confine.registry import default_backend
 from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
 from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_end
+from agentic_eval.grading.grader import ScriptRunner, Verdict, reward_changes, reward_grade, reward_ruling
+from agentic_eval.grading.snapshot import take_snapshot
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
-from agentic_eval.packs.grader import ScriptRunner, Verdict, reward_changes, reward_grade, reward_ruling
 from agentic_eval.packs.sandbox import materialize_environment, materialize_sandbox
-from agentic_eval.packs.snapshot import take_snapshot
 from agentic_eval.packs.task import Task, render_template
 from agentic_eval.results import Outcome, RunConfig, RunPlan, TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
 from agentic_eval.trees import copy_tree, remove_tree
@@ -89,8 +89,8 @@ def _impossible_behaviour(task: Task, variables: dict[str, Any], trial_dir: Path
                           passed: bool) -> dict[str, Any]:
     """An impossible task's trial: what the model did, from the snapshot's diff.patch and the wire log."""
     from agentic_eval.classify.summary import model_messages
-    from agentic_eval.packs.impossible import name_behaviour
-    from agentic_eval.packs.snapshot import DIFF_FILE
+    from agentic_eval.grading.impossible import name_behaviour
+    from agentic_eval.grading.snapshot import DIFF_FILE
 
     spec = task.meta.impossible
     assert spec is not None

@@ -61,7 +61,7 @@ def parse_numstat(text: str) -> FixSize:
 
 def measure_fix(task: Task, seed: int = 0) -> FixSize:
     """Apply the reference fix to a fresh sandbox and measure the change (no cache)."""
-    from agentic_eval.packs.grader import ScriptRunner
+    from agentic_eval.grading.grader import ScriptRunner
     from agentic_eval.packs.sandbox import materialize_sandbox
 
     base = Path(tempfile.mkdtemp(prefix=f"ae-fixsize-{task.id}-"))

@@ -26,8 +26,9 @@ from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBac
 from agentic_eval.confine.process import signal_group
 from agentic_eval.confine.registry import default_backend
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.grading import gitshim
 from agentic_eval.leftovers import MarkedTempDir
-from agentic_eval.packs import gitsafe, gitshim
+from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
@@ -73,7 +74,7 @@ class GradeResult:
     """`error` names the cause (a program or the network the verifier lacked), not a symptom: nothing to add."""
     tests_forged: tuple[str, ...] = ()
     """Tests a test run's report called passed that the grader's own checks (their twins) failed: the report
-    was forged. The grader told the harness (packs/sealed.py's notes); the verdict is the grader's fail."""
+    was forged. The grader told the harness (grading/sealed.py's notes); the verdict is the grader's fail."""
     note: str = ""
     """Why a reward verifier's fail is the model's doing where its run looked like the grader's or the machine's
     failure (`VerifierRun.model_fault`): the trial's detail."""
@@ -283,7 +284,7 @@ class ScriptRunner:
 
     The fix runs as the agent would, on the sandbox itself. The grader runs sealed: it reads the sandbox as a
     read-only snapshot and has nothing writable but a private /tmp; the model's code it needs run (tests,
-    scripts, functions) runs apart from it through a `CodeHost` (packs/sealed.py), as another uid (or in
+    scripts, functions) runs apart from it through a `CodeHost` (grading/sealed.py), as another uid (or in
     another container), on a work copy, without the task's files; only data crosses back.
     """
 
@@ -318,9 +319,9 @@ class ScriptRunner:
 
     def grade(self, cancel: threading.Event | None = None, timeout_s: float | None = None) -> GradeResult:
         """Run the grader sealed (see the class's docstring) and turn its exit into a verdict. `timeout_s`:
-        a shorter limit than the task's (the red team's waiting attempts: see packs/validate.py)."""
+        a shorter limit than the task's (the red team's waiting attempts: see validation/validate.py)."""
+        from agentic_eval.grading.sealed import CodeHost
         from agentic_eval.packs.builtin import hidden_from_model
-        from agentic_eval.packs.sealed import CodeHost
 
         timeout = self.task.meta.limits.grader_timeout_s
         if timeout_s is not None:

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER
+from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
 from agentic_eval.confine.relay import at_unix_path, listen_unix
 
 SOCKET_ENV = "AGENTIC_EVAL_RUN_SOCKET"
@@ -265,7 +265,7 @@ class CodeHost:
     the grader, waiting for it, still has time to say "fail" before its own time runs out.
     """
 
-    def __init__(self, snapshot: Path, folder: Path, backend: Any, *, hidden: tuple[Path, ...] = (),
+    def __init__(self, snapshot: Path, folder: Path, backend: SandboxBackend, *, hidden: tuple[Path, ...] = (),
                  cancel: threading.Event | None = None) -> None:
         self.snapshot = snapshot
         self.folder = folder
@@ -314,7 +314,7 @@ class CodeHost:
     """What the grader told the harness beside its verdict (`tests_forged`: tests a report called passed that
     the grader's own checks failed). Only the grader reaches the socket, never the model's code."""
 
-    def take_note(self, note: Any) -> dict[str, Any]:
+    def take_note(self, note: object) -> dict[str, Any]:
         """A grader's note (`{"note": {"tests_forged": [...]}}`): kept, at most 100 names of 300 characters."""
         if not isinstance(note, dict):
             return {"error": "a note is a JSON object"}

@@ -43,7 +43,7 @@ _WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", 
 
 
 _SCRIPT = """#!/bin/sh
-# git for a grader (agentic_eval/packs/gitshim.py). gitsafe's own git (an absolute GIT_DIR outside the sandbox)
+# git for a grader (agentic_eval/grading/gitshim.py). gitsafe's own git (an absolute GIT_DIR outside the sandbox)
 # and any git run with no sandbox named go straight to the real git: no Python started per call.
 real() {{
   set -f; rest=""; IFS=:
@@ -64,7 +64,7 @@ def install(folder: Path, package: Path, python: str = sys.executable) -> Path:
     """Write the shim as `folder/git` (run with the grader's Python, `AGENTIC_EVAL_PYTHON`, importing
     agentic-eval from `package`, a folder holding only its package) and return `folder`."""
     folder.mkdir()
-    boot = "import sys; sys.path.insert(0, sys.argv.pop(1)); from agentic_eval.packs.gitshim import main; main()"
+    boot = "import sys; sys.path.insert(0, sys.argv.pop(1)); from agentic_eval.grading.gitshim import main; main()"
     script = folder / "git"
     text = _SCRIPT.format(folder=shlex.quote(str(folder)), python=shlex.quote(python), boot=shlex.quote(boot),
                           package=shlex.quote(str(package)))
