@@ -84,6 +84,7 @@ def test_the_contract_module_stays_standard_library_only() -> None:
     import subprocess
     import sys
 
-    code = "import sys; sys.modules['pydantic'] = None; import agentic_eval.grading.sealed, agentic_eval.confine.backend"
+    code = ("import sys; sys.modules['pydantic'] = None; "
+            "import agentic_eval.grading.sealed, agentic_eval.confine.backend")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
