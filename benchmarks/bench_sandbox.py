@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))  # the shared test helpers live in tests/
 from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
 from agentic_eval.confine.backend import BwrapBackend, Confinement, LocalBackend, bwrap_problem, run_command
 from agentic_eval.packs.sandbox import commit_pristine
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import FakeEndpoint
 from tests.helpers import make_pack, solver
 

@@ -271,7 +271,9 @@ def agent_parts(plan_spec: CampaignSpec, folder: Path, model: str, agent: str, p
                 emulate: str | None = None) -> list[AgentPart]:
     """The agent runs recorded for (model, agent, padding, emulated parser): those with the file's seed and
     attempts match."""
-    from agentic_eval.results import latest_by_trial, read_run_config, read_trials
+    from agentic_eval.results.records import latest_by_trial
+    from agentic_eval.results.run_folder import read_run_config
+    from agentic_eval.results.trial_log import read_trials
 
     slot = folder / slug(model) / "runs" / agent_slot_name(agent, padding, emulate)
     parts = []
@@ -380,7 +382,7 @@ def _run_instrument(session: _Session, kind: str, model: ModelSpec, served: str,
         run_dir = _instrument_once(spec, kind, served, endpoint, slot,
                                    lambda text: session.log(f"{model.name}: {text}"))
         (run_dir / ASKED_FILE).write_text(json.dumps(asked) + "\n", encoding="utf-8")
-        from agentic_eval.results import read_instrument_run
+        from agentic_eval.results.instrument_runs import read_instrument_run
 
         session.log(f"{model.name}: {kind}: {read_instrument_run(run_dir).headline_text}")
 

@@ -8,7 +8,7 @@
     cluster_probe  Whether a Ray cluster answers at `--ray ADDRESS`, asked in seconds before a run folder is made.
 
 What a run writes (run.json, trials.jsonl) and its plan's plumbing (which trials stand, the run's lock)
-live in `agentic_eval.results`.
+live in `agentic_eval.results` (records, trial_log, run_folder).
 """
 
 from __future__ import annotations

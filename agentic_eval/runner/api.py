@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.results import TrialResult, latest_by_trial, read_trials
+from agentic_eval.results.records import TrialResult, latest_by_trial
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.runner.planning import Campaign, Log, plan_resume, plan_start
 from agentic_eval.runner.settings import RunSettings
 

@@ -49,13 +49,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentic_eval.confine.backend import Confinement, SandboxBackend, backend_class
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import TRIAL_FOLDER_PREFIX, clean_dead_runs, mark_trial_folder
-from agentic_eval.results import TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
+from agentic_eval.results.records import TrialResult, trial_slot, utc_now
+from agentic_eval.results.run_folder import TrialSpec
+from agentic_eval.results.trial_log import TrialLog
 
 if TYPE_CHECKING:
     from agentic_eval.agents.base import Agent, AgentOptions
     from agentic_eval.endpoint import Endpoint
     from agentic_eval.packs.task import Task
-    from agentic_eval.results import RunConfig, RunPlan
+    from agentic_eval.results.records import RunConfig
+    from agentic_eval.results.run_folder import RunPlan
     from agentic_eval.runner.settings import RunSettings, SandboxChoice
 
 class Campaign(Protocol):

@@ -20,7 +20,8 @@ from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.endpoint import Endpoint
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.task import Task
-from agentic_eval.results import RunConfig, RunPlan, TrialResult, TrialSpec, pack_infos, utc_now, versions
+from agentic_eval.results.records import RunConfig, TrialResult, utc_now
+from agentic_eval.results.run_folder import RunPlan, TrialSpec, pack_infos, versions
 from agentic_eval.runner.settings import RunSettings
 from agentic_eval.runner.trial import execute_plan
 
@@ -145,7 +146,7 @@ def plan_resume(run: str | Path, given: Mapping[str, Any] | None = None, /, *, l
     `RunSettings.resumed_with`). `tasks` may point at the packs' new place (the tasks' digests still decide
     which trials stand); keywords add to `given`. It goes back to the endpoint it recorded unless
     `base_url` (or `local_server`) says otherwise; a key is never stored, so give `api_key` again."""
-    from agentic_eval.results import read_run_config, resolve_run_dir
+    from agentic_eval.results.run_folder import read_run_config, resolve_run_dir
 
     given = {**(given or {}), **keywords}
     run_dir = resolve_run_dir(run, Path(given.get("runs_root") or "runs"))
@@ -166,7 +167,8 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     from agentic_eval.leftovers import clean_dead_runs
     from agentic_eval.packs.grader import check_grader_requirements
     from agentic_eval.packs.task import load_tasks, select_tasks
-    from agentic_eval.results import changed_tasks, claim_run_dir, new_run_id, prepare_run, read_trials
+    from agentic_eval.results.run_folder import changed_tasks, claim_run_dir, new_run_id, prepare_run
+    from agentic_eval.results.trial_log import read_trials
 
     if settings.ray_address:  # before anything is claimed: Ray installed, an address it takes, a cluster there
         from agentic_eval.runner.cluster import check_ray_address, import_ray

@@ -35,7 +35,9 @@ from agentic_eval.packs.grader import ScriptRunner, Verdict, reward_changes, rew
 from agentic_eval.packs.sandbox import materialize_environment, materialize_sandbox
 from agentic_eval.packs.snapshot import take_snapshot
 from agentic_eval.packs.task import Task, render_template
-from agentic_eval.results import Outcome, RunConfig, RunPlan, TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
+from agentic_eval.results.records import Outcome, RunConfig, TrialResult, trial_slot, utc_now
+from agentic_eval.results.run_folder import RunPlan, TrialSpec
+from agentic_eval.results.trial_log import TrialLog
 from agentic_eval.trees import copy_tree, remove_tree
 
 AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
