@@ -278,7 +278,7 @@ def broken_pack_message(summary: Any, flags: str = "") -> str | None:
 
 
 def _execute_with_progress(campaign: Any, console: Any, atif: bool = False) -> None:
-    from agentic_eval.runner import RunProgress
+    from agentic_eval.cli.progress import RunProgress
 
     plan = campaign.plan
     state = RunProgress(total=len(plan.trials))

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from .planning import plan_start as plan_start
     from .settings import RunSettings as RunSettings
     from .settings import SandboxChoice as SandboxChoice
-    from .trial import RunProgress as RunProgress
     from .trial import TrialRunner as TrialRunner
     from .trial import execute_plan as execute_plan
     from .trial import repository_damage as repository_damage
@@ -46,7 +45,6 @@ _EXPORTS = {
     "make_run_config": ".planning",
     "TrialRunner": ".trial",
     "execute_plan": ".trial",
-    "RunProgress": ".trial",
     "repository_damage": ".trial",
 }
 __all__ = list(_EXPORTS)

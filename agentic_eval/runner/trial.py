@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,30 +47,6 @@ AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
 """The unscored outcome each agent status can end in; whether it does is `agentic_eval.faults.rule_agent_end`'s
 call: an end the model caused (its time run out in its own commands, a context it filled, its CLI killed from
 inside) is graded instead."""
-
-
-@dataclass
-class RunProgress:
-    """Counts the progress display reads; updated from worker threads."""
-
-    total: int = 0
-    done: int = 0
-    passed: int = 0
-    failed: int = 0
-    unscored: int = 0
-    running: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def record(self, result: TrialResult) -> None:
-        with self.lock:
-            self.done += 1
-            self.running -= 1
-            if result.outcome == "pass":
-                self.passed += 1
-            elif result.outcome in ("fail", "cheated", "tampered"):
-                self.failed += 1
-            else:
-                self.unscored += 1
 
 
 def _wire_end(wire_path: Path) -> WireEnd | None:
