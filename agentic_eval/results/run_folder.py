@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -116,7 +116,7 @@ class RunPlan:
     trials: list[TrialSpec]
     skipped: int = 0
     """Trials already scored in an earlier session of this run (resume)."""
-    lock: Any = None
+    lock: IO[str] | None = None
     """The run's lock file, held while this plan lives or until `release`."""
 
     def release(self) -> None:

@@ -2,7 +2,8 @@
 
     settings  RunSettings: a run's settings as one frozen object, and what --resume keeps.
     planning  Planning a run and its rules (plan_start, plan_resume, Campaign).
-    trial     A trial's life (TrialRunner) and running a plan's trials concurrently (execute_plan).
+    trial     A trial's life (TrialRunner, in phases) and running a plan's trials concurrently (execute_plan).
+    record    A trial's record from its phases' frozen parts: judge the outcome, build the TrialResult once.
     api       The Python API: start_run, resume_run, RunOutcome.
     cluster   `--ray`: a plan's trials as tasks on a Ray cluster's nodes (execute_on_ray), the driver writing the run.
     cluster_probe  Whether a Ray cluster answers at `--ray ADDRESS`, asked in seconds before a run folder is made.
