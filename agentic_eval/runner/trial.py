@@ -212,12 +212,16 @@ class TrialRunner:
                                 lenient_text_calls=self.options.lenient_text_calls,
                                 system_prompt_tokens=self.options.system_prompt_tokens,
                                 emulate_parser=self.options.emulate_parser)
-            return build_record(identity, folder, *parts, scrub=self._secrets)
+            try:
+                return build_record(identity, folder, *parts, scrub=self._secrets)
+            except Exception as exc:  # noqa: BLE001 - a part the record cannot hold: the bare record says why
+                return build_record(identity, folder, _harness_error(exc), scrub=self._secrets)
         finally:
             self._end(folder)
 
     def _phases(self, task: Task, folder: TrialFolder) -> tuple[Ending, AgentPart | None, GradePart | None] | None:
         """The phases in order, up to the one that ends the trial: the ending and the parts made on the way."""
+        agent: AgentPart | None = None
         try:
             made = self.prepare(task, folder)
             if isinstance(made, Ending):
@@ -232,9 +236,7 @@ class TrialRunner:
                 return None  # interrupted while grading: not an outcome, the trial runs again on resume
             return judge(agent, graded, impossible=task.meta.impossible is not None), agent, graded
         except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign: record it here
-            fault = exception_fault(exc)
-            return Ending("agent_error", f"harness error: {type(exc).__name__}: {exc}", fault,
-                          "the machine ran out of room" if fault == "machine" else "a harness error"), None, None
+            return _harness_error(exc), agent, None
 
     def _open(self, spec: TrialSpec) -> TrialFolder:
         started_at, t0 = utc_now(), time.monotonic()
@@ -276,7 +278,7 @@ class TrialRunner:
         self.backend.phase_end(sandbox.path)  # every process the agent left ends before anything is judged
         # Whose doing the agent's end was: one the model caused is graded like any other (agentic_eval.faults).
         ruling = rule_agent_end(outcome, uses_model=self.agent.uses_model, wire=_wire_end(wire_path))
-        files = self._trial_files(trial_dir, wire_path, outcome)
+        files = self._trial_files(trial_dir, wire_path, outcome)  # listed once no process of the agent's is left
         taken = _bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
         if not isinstance(taken, str):
             files.update({key: str(path.relative_to(self.run_dir)) for key, path in taken.items()})
@@ -398,6 +400,12 @@ class TrialRunner:
         except Exception as exc:  # noqa: BLE001 - an agent that crashes ends its own trial, not the campaign
             outcome = AgentOutcome("agent_error", detail=f"{type(exc).__name__}: {exc}")
         return outcome, time.monotonic() - a0, api or ""
+
+
+def _harness_error(exc: Exception) -> Ending:
+    fault = exception_fault(exc)
+    return Ending("agent_error", f"harness error: {type(exc).__name__}: {exc}", fault,
+                  "the machine ran out of room" if fault == "machine" else "a harness error")
 
 
 def _engine(where: dict[str, str]) -> dict[str, str]:
