@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.results.records import TrialResult, latest_by_trial
+from agentic_eval.results.records import SCORED_OUTCOMES, TrialResult, latest_by_trial
 from agentic_eval.results.trial_log import read_trials
 from agentic_eval.runner.planning import Campaign, Log, plan_resume, plan_start
 from agentic_eval.runner.settings import RunSettings
@@ -41,7 +41,7 @@ class RunOutcome:
 
     @property
     def scored(self) -> int:
-        return sum(self.outcomes.get(o, 0) for o in ("pass", "fail", "cheated", "tampered"))
+        return sum(self.outcomes.get(o, 0) for o in SCORED_OUTCOMES)
 
     @property
     def passed(self) -> int:
