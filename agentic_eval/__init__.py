@@ -15,6 +15,7 @@ The parts, one subpackage each (every `__init__` lists its modules):
     validation   checking graders before use (`validate`): pristine fails, fix passes, red team, leak scan
     agents       the Agent contract, the built-in loop (builtin/), the agent CLI adapters (adapters/)
     runner       runs: settings, planning and resume rules, a trial's life, start_run/resume_run
+    results      what is written under runs/: record schemas, the trial log, the run folder and plan, instrument runs
     wire         the wire recorder and its log
     classify     real versus text-written tool calls, per model turn
     instruments  battery, form matrix, BFCL, probe, speed, think-check, cold start
@@ -26,8 +27,8 @@ The parts, one subpackage each (every `__init__` lists its modules):
     campaign     several models, agents and instruments from one TOML file, resumable, with a verdict per model
     cli          the command line, one module per command
 
-and beside them: `endpoint` (the model endpoint), `results` (what is written under runs/, and a run's
-plan), `faults` (which ends of an agent's run are the model's doing, and whose fault the rest are),
+and beside them: `endpoint` (the model endpoint), `faults` (which ends of an agent's run are the model's
+doing, and whose fault the rest are),
 `leftovers` (cleaning up after dead runs), `errors` (the exception tree), `inputs` (files an operator
 names, read with a size cap and never a FIFO or a device), `plugins` (the entry-point groups), `testing`
 (a scripted endpoint for plugin authors' tests), `paths` (cache and tool folders), `trees` (copy, walk and

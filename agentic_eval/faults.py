@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentic_eval.agents.base import AgentOutcome
-    from agentic_eval.results import Outcome
+    from agentic_eval.results.records import Outcome
 
 FAULTS: tuple[str, ...] = ("model", "endpoint", "harness", "grader", "machine")
 

@@ -36,7 +36,7 @@ from bench_validate import bare_sandbox
 from agentic_eval.grading.grader import run_script
 from agentic_eval.packs.builtin import core_pack_dir
 from agentic_eval.packs.task import Task, load_tasks
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply
 from tests.helpers import make_pack, solver
 

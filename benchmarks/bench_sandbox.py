@@ -30,7 +30,7 @@ from agentic_eval.confine.backend import Confinement
 from agentic_eval.confine.host import BwrapBackend, LocalBackend, bwrap_problem
 from agentic_eval.confine.process import run_command
 from agentic_eval.packs.sandbox import commit_pristine
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import FakeEndpoint
 from tests.helpers import make_pack, solver
 

@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agentic_eval.grading.grader import ScriptRunner
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_task
-from agentic_eval.results import TrialLog, TrialResult, read_trials
+from agentic_eval.results.records import TrialResult
+from agentic_eval.results.trial_log import TrialLog, read_trials
 from agentic_eval.runner import repository_damage
 
 MINI = Path(__file__).resolve().parents[1] / "tests" / "packs" / "mini" / "answer-file"

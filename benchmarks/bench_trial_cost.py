@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))  # the shared test helpers live in tests/
 
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply
 from tests.helpers import solver
 

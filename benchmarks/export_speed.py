@@ -30,7 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agentic_eval.cli import main
-from agentic_eval.results import TRIALS_FILE, read_trials, trial_id
+from agentic_eval.results.records import trial_id
+from agentic_eval.results.trial_log import TRIALS_FILE, read_trials
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_stream, tool_call
 
 GOAL_S = 5.0

@@ -56,7 +56,8 @@ from agentic_eval.packs.gitsafe import pristine_entries
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
 from agentic_eval.packs.task import Task, load_task, load_tasks
 from agentic_eval.paths import cache_dir
-from agentic_eval.results import TrialResult, read_trials
+from agentic_eval.results.records import TrialResult
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,

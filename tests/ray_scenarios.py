@@ -22,7 +22,7 @@ from ray.cluster_utils import Cluster
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the shared test helpers, as tests.helpers
 
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.runner import resume_run, start_run
 from agentic_eval.testing import FakeEndpoint
 from tests.helpers import make_pack, solver

@@ -21,7 +21,8 @@ from agentic_eval.agents.adapters import installable_tools
 from agentic_eval.agents.adapters.wirelog import wire_facts
 from agentic_eval.cli import main
 from agentic_eval.confine.host import BwrapBackend, bwrap_problem
-from agentic_eval.results import TrialResult, read_trials
+from agentic_eval.results.records import TrialResult
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,

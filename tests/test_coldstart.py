@@ -27,7 +27,7 @@ from agentic_eval.instruments.cold_start import (
     measure_ollama_unload,
     phase_stats,
 )
-from agentic_eval.results import read_instrument_run
+from agentic_eval.results.instrument_runs import read_instrument_run
 
 SLOW_SERVER = Path(__file__).parent / "data" / "slow_server.py"
 LISTEN, MODELS, TOKEN = 0.6, 0.5, 0.3

@@ -21,7 +21,7 @@ from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
 from agentic_eval.confine.host import BwrapBackend, LocalBackend, bwrap_problem
 from agentic_eval.confine.registry import resolve_backend
 from agentic_eval.packs.builtin import graders_dir
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
 from tests.helpers import make_pack, run_cli, running, unique_sleep
 

@@ -17,7 +17,7 @@ import pytest
 from agentic_eval.classify.diagnosis import ShortPrompt, diagnose, resolve_parser
 from agentic_eval.classify.turn import classify_turn
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.results import TextCallFigures, TurnCounts
+from agentic_eval.results.records import TextCallFigures, TurnCounts
 from agentic_eval.testing import ReceivedRequest, ScriptedReply, tool_call
 from agentic_eval.wire.recorder import read_wire_log
 from tests.helpers import SEED_XML, answer, make_pack, run_cli, tool_results

@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from agentic_eval.cli import main
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import ReceivedRequest, ScriptedReply
 from tests.helpers import (
     SEED_XML,

@@ -13,7 +13,7 @@ import pytest
 
 from agentic_eval.export import TrialView, trajectory
 from agentic_eval.export.trials import Step, build_steps
-from agentic_eval.results import TrialResult
+from agentic_eval.results.records import TrialResult
 from agentic_eval.wire.exchange import WireRecord, WireTimings
 from tests.helpers import needed_tool as _needed
 

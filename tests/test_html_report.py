@@ -183,7 +183,7 @@ def test_instrument_gaps_inside_the_spread_are_noise(model: str, spreads: dict[s
 
 def test_instrument_spread_counts_runs_with_the_latest_settings_only() -> None:
     from agentic_eval.report.html_sections import instrument_spread
-    from agentic_eval.results import InstrumentRun
+    from agentic_eval.results.instrument_runs import InstrumentRun
 
     def run(score: float, cases: int, at: str) -> InstrumentRun:
         return InstrumentRun(kind="tooling", run_id=at, created_at=at, model="m", base_url="u",

@@ -16,7 +16,8 @@ from agentic_eval.cli import main
 from agentic_eval.endpoint import resolve_endpoint
 from agentic_eval.instruments import cold_start, registry, speed, think_check
 from agentic_eval.instruments import metrics as m
-from agentic_eval.results import INSTRUMENT_FILE, RESULT_FILE, read_instrument_run
+from agentic_eval.results.instrument_runs import read_instrument_run
+from agentic_eval.results.run_folder import INSTRUMENT_FILE, RESULT_FILE
 from tests.fake_vllm import FakeVllm, FakeVllmConfig
 
 FAST_GATE = m.GatePolicy(idle_scrapes=2, scrape_interval_s=0.02, idle_timeout_s=5.0, settle_timeout_s=2.0,

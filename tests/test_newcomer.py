@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from agentic_eval.cli import main
-from agentic_eval.results import read_run_config, read_trials
+from agentic_eval.results.run_folder import read_run_config
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body
 from tests.helpers import make_pack, run_cli
 
@@ -105,7 +106,7 @@ def test_a_local_run_resumes_with_a_local_server(mini_pack: Path, tmp_path: Path
 
 def test_run_json_records_a_local_run(tmp_path: Path) -> None:
     """What `run --local` writes (the fields the resume reads), checked on the config it builds."""
-    from agentic_eval.results import RunConfig
+    from agentic_eval.results.records import RunConfig
 
     cfg = RunConfig(run_id="r", created_at="now", model="m", agent="builtin", base_url="http://127.0.0.1:1/v1",
                     local=True, local_gguf="/x.gguf", local_ctx=8192)

@@ -287,7 +287,7 @@ def _run(server: LocalServer, pack: Path, runs: Path, *extra: str, agent_timeout
     shown = f"\n$ agentic-eval run {' '.join(extra)} ({time.monotonic() - t0:.0f}s)\n{proc.stderr}{proc.stdout}"
     assert proc.returncode in (0, 1), shown  # 1: no trial was scored
     (run_dir,) = [p for p in runs.iterdir() if (p / "run.json").exists()]
-    from agentic_eval.results import read_trials
+    from agentic_eval.results.trial_log import read_trials
 
     scored = any(r.scored for r in read_trials(run_dir)[0])
     assert proc.returncode == (0 if scored else 1), shown
@@ -295,7 +295,7 @@ def _run(server: LocalServer, pack: Path, runs: Path, *extra: str, agent_timeout
 
 
 def _check_trials(server: LocalServer, run_dir: Path, lenient: bool) -> list[dict[str, Any]]:
-    from agentic_eval.results import read_trials
+    from agentic_eval.results.trial_log import read_trials
 
     records, warnings = read_trials(run_dir)
     assert not warnings and sorted(r.task_id for r in records) == sorted(TASKS)
@@ -304,7 +304,7 @@ def _check_trials(server: LocalServer, run_dir: Path, lenient: bool) -> list[dic
 
 def _check_trial(server: LocalServer, run_dir: Path, trial: Any, lenient: bool) -> dict[str, Any]:
     from agentic_eval.classify.summary import is_model_call
-    from agentic_eval.results import UNSCORED_OUTCOMES
+    from agentic_eval.results.records import UNSCORED_OUTCOMES
     from agentic_eval.wire.recorder import read_wire_log
 
     assert trial.model == server.model and trial.lenient_text_calls is lenient
@@ -360,7 +360,7 @@ def test_an_emulated_parser_run_of_the_real_model(real_server: LocalServer, tmp_
     """The what-if run on the real model, one task, two turns: the model writes its calls as fenced JSON, which
     vLLM's llama3_json parser reads; `--emulate-parser llama3_json` hands them to the built-in agent as structured
     calls, which it runs (the next request carries the tool's result), and the wire log keeps both replies."""
-    from agentic_eval.results import read_trials
+    from agentic_eval.results.trial_log import read_trials
     from agentic_eval.wire.recorder import read_wire_log
 
     limit = agent_timeout_for(real_server, tasks=1, turns=2)
@@ -464,7 +464,7 @@ def test_claude_code_against_the_real_server(real_server: LocalServer, tmp_path:
     probe finds it and passes it through). Its first request, the system prompt and a dozen tools, is about
     11,800 tokens: more than this session's context (CTX), so the trial ends at once, unscored, naming the
     context, with the real server's answer on the wire; with a larger context it is graded like any other."""
-    from agentic_eval.results import read_trials
+    from agentic_eval.results.trial_log import read_trials
     from agentic_eval.wire.recorder import read_wire_log
     require_cli("claude-code", monkeypatch)
     pack = _pack_copy(tmp_path, MIN_AGENT_TIMEOUT_S)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentic_eval.cli import main
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from tests.helpers import make_pack, run_cli, running, unique_sleep
 
 
@@ -167,9 +167,9 @@ def test_agent_version_and_tool_calls_by_design(mini_pack: Path, tmp_path: Path,
 
 def test_runs_started_in_the_same_second_get_their_own_folders(mini_pack: Path, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentic_eval.results
+    import agentic_eval.results.run_folder
 
-    monkeypatch.setattr(agentic_eval.results, "new_run_id", lambda model, agent: "20260101-000000-m-oracle")
+    monkeypatch.setattr(agentic_eval.results.run_folder, "new_run_id", lambda model, agent: "20260101-000000-m-oracle")
     runs = tmp_path / "runs"
     ids = [run_cli("run", "--model", "m", "--agent", agent, "--tasks", str(mini_pack), "--run-dir", str(runs),
                    "--json")[1]["run_id"] for agent in ("oracle", "oracle", "oracle")]
@@ -274,7 +274,7 @@ def test_report_skips_an_unreadable_run_and_escapes_markdown(mini_pack: Path, tm
 def test_a_run_in_progress_cannot_be_resumed_at_the_same_time(mini_pack: Path, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     from agentic_eval.packs.task import load_tasks
-    from agentic_eval.results import prepare_run, read_run_config
+    from agentic_eval.results.run_folder import prepare_run, read_run_config
 
     runs = tmp_path / "runs"
     _, first = run_cli("run", "--model", "m", "--agent", "nop", "--tasks", str(mini_pack), "--run-dir", str(runs),
@@ -299,7 +299,7 @@ def test_builtin_agent_options_are_checked_before_the_run(mini_pack: Path, opt: 
 
 def test_overview_spread_compares_only_runs_with_the_same_settings(tmp_path: Path) -> None:
     from agentic_eval.report.summary import overview_rows
-    from agentic_eval.results import read_instrument_run, save_instrument_run
+    from agentic_eval.results.instrument_runs import read_instrument_run, save_instrument_run
 
     runs = tmp_path / "runs"
     made = [save_instrument_run("tooling", model="m", base_url="http://127.0.0.1:1/v1", result={},

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,

@@ -24,7 +24,8 @@ from agentic_eval.confine.registry import default_backend
 from agentic_eval.endpoint import Endpoint
 from agentic_eval.faults import Ruling, WireEnd, is_context_refusal, model_items, rule_agent_end
 from agentic_eval.packs.task import load_tasks
-from agentic_eval.results import TrialResult, prepare_run
+from agentic_eval.results.records import TrialResult
+from agentic_eval.results.run_folder import prepare_run
 from agentic_eval.runner import RunSettings, execute_plan, make_run_config
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, chat_body, tool_call
 from agentic_eval.wire.exchange import EndpointClock

@@ -16,7 +16,7 @@ import pytest
 
 from agentic_eval.cli import main
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.runfiles import read_run_text, run_file, safe_name
 
 SECRET = "TOP-SECRET-host-file"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.results import read_trials
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.runner import RunOutcome, plan_start, resume_run, start_run
 from tests.helpers import SolverThatDies, make_pack, solver
 

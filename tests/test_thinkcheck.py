@@ -20,7 +20,7 @@ from agentic_eval.endpoint import resolve_endpoint
 from agentic_eval.instruments.think_check import ThinkCheckConfig, run_think_check, score_attempt, split_think
 from agentic_eval.instruments.wordproblems import WordProblem, generate_problems
 from agentic_eval.paths import cache_dir
-from agentic_eval.results import is_instrument_run, read_instrument_run
+from agentic_eval.results.instrument_runs import is_instrument_run, read_instrument_run
 
 USER_CACHE = str(cache_dir())
 """Read before the tests isolate HOME: where the real local model is assembled."""

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from agentic_eval.agents.builtin.tools import ToolLimits, execute_tool
-from agentic_eval.results import TrialResult, read_trials
+from agentic_eval.results.records import TrialResult
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.testing import (
     FakeEndpoint,
     ReceivedRequest,

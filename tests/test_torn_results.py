@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agentic_eval.results import UNREADABLE_FILE, read_trials
+from agentic_eval.results.trial_log import UNREADABLE_FILE, read_trials
 from tests.helpers import make_pack, run_cli
 
 

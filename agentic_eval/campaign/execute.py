@@ -265,7 +265,9 @@ def agent_parts(plan_spec: CampaignSpec, folder: Path, model: str, agent: str, p
                 emulate: str | None = None) -> list[AgentPart]:
     """The agent runs recorded for (model, agent, padding, emulated parser): those with the file's seed and
     attempts match."""
-    from agentic_eval.results import latest_by_trial, read_run_config, read_trials
+    from agentic_eval.results.records import latest_by_trial
+    from agentic_eval.results.run_folder import read_run_config
+    from agentic_eval.results.trial_log import read_trials
 
     slot = folder / slug(model) / "runs" / agent_slot_name(agent, padding, emulate)
     parts = []
@@ -366,7 +368,7 @@ class _Session:
 def _run_instrument(session: _Session, kind: str, model: ModelSpec, served: str, endpoint: Endpoint) -> None:
     """Run the instrument until the model has the runs the file wants of it, each recorded with asked.json."""
     from agentic_eval.instruments.registry import entry
-    from agentic_eval.results import read_instrument_run
+    from agentic_eval.results.instrument_runs import read_instrument_run
 
     spec, folder = session.plan.spec, session.plan.folder
     asked = instrument_options(spec, kind)

@@ -59,7 +59,7 @@ def write_campaign_html(report: CampaignReport, path: Path) -> Path:
                f"{report.spec.attempts} attempt(s)</p><div class=scroll><table><tr>{head}</tr>{body}</table></div>"
                f"<p class=noise>{esc(NOTE)}</p><h2>Verdicts</h2><ul>{verdicts}</ul><p><b>{esc(report.pick)}</b></p>")
     from agentic_eval.campaign.execute import instrument_options, instrument_runs
-    from agentic_eval.results import read_instrument_run
+    from agentic_eval.results.instrument_runs import read_instrument_run
 
     spec = report.spec
     # What the file asks now: a model it dropped, or a run that measured other options, is not shown.

@@ -134,7 +134,7 @@ _RULED = frozenset(f.name for f in fields(ModelFigures)) - {"headlines", "quoted
 def _figures(folder: Path, spec: CampaignSpec, model: str) -> ModelFigures:
     """What the model's recorded runs of each instrument the file asks measured, each read by its instrument."""
     from agentic_eval.instruments.registry import entry
-    from agentic_eval.results import read_instrument_run
+    from agentic_eval.results.instrument_runs import read_instrument_run
 
     figures = ModelFigures()
     for kind in spec.kinds():
@@ -199,7 +199,7 @@ def model_diagnosis(rows: list[Row]) -> Diagnosis | None:
     """One model's serving diagnosis from its plain agent runs (what-if rows left out), held against its short
     prompt (the built-in agent unpadded) when it also ran under a longer one; None without text calls."""
     from agentic_eval.classify.diagnosis import ShortPrompt, diagnose
-    from agentic_eval.results import TextCallFigures, TurnCounts
+    from agentic_eval.results.records import TextCallFigures, TurnCounts
 
     plain = [r for r in rows if r.summary is not None and not r.emulate and r.agent not in MODEL_FREE_AGENTS]
     short = next((r for r in plain if r.agent == "builtin" and not r.padding), None)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agentic_eval.results import TextCallFigures, TurnCounts
+from agentic_eval.results.records import TextCallFigures, TurnCounts
 
 if TYPE_CHECKING:
     from agentic_eval.classify.turn import TextToolCall, TurnClassification

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.results import TextCallFigures, TurnCounts
+from agentic_eval.results.records import TextCallFigures, TurnCounts
 
 MODEL_CALL_SUFFIXES = ("/chat/completions", "/responses", "/messages")
 """Model calls: chat completions, the Responses API, the Anthropic Messages API."""

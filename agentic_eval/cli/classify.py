@@ -183,7 +183,7 @@ def diagnosis_words(outputs: list[dict[str, Any]]) -> list[str]:
     from collections import Counter
 
     from agentic_eval.classify.diagnosis import diagnose
-    from agentic_eval.results import TextCallFigures, TurnCounts
+    from agentic_eval.results.records import TextCallFigures, TurnCounts
 
     lines = []
     figures = TextCallFigures()

@@ -33,7 +33,8 @@ def register(sub: Any) -> None:
 def find_runs(given: str, runs_root: Path) -> list[Path]:
     """The agent run folders RUN names: itself, or every run folder under it (never inside a trial's folder,
     where a kept sandbox holds whatever the model wrote)."""
-    from agentic_eval.results import RUN_FILE, is_instrument_run, resolve_run_dir
+    from agentic_eval.results.instrument_runs import is_instrument_run
+    from agentic_eval.results.run_folder import RUN_FILE, resolve_run_dir
 
     path = Path(given)
     if (path / RUN_FILE).is_file() or not path.is_dir():

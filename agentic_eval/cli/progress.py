@@ -8,9 +8,14 @@ lines in a log (a few, not one per step), nothing with --json.
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, Self, TextIO
+
+if TYPE_CHECKING:
+    from agentic_eval.results.records import TrialResult
 
 LOG_EVERY_S = 10.0
 """In a log, a line at most this often, besides each tenth of the way and the end."""
@@ -126,3 +131,28 @@ class ProgressDisplay:
     def _line(self, note: str) -> None:
         self._last_line_at = time.monotonic()
         print(progress_line(self.label, self.done, self.total, self.elapsed_s, note), file=self._stream, flush=True)
+
+
+@dataclass
+class RunProgress:
+    """Counts the `run` command's progress display reads (passed, failed, unscored, running); updated from the
+    runner's worker threads through `on_start` and `on_result`."""
+
+    total: int = 0
+    done: int = 0
+    passed: int = 0
+    failed: int = 0
+    unscored: int = 0
+    running: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def record(self, result: TrialResult) -> None:
+        with self.lock:
+            self.done += 1
+            self.running -= 1
+            if result.outcome == "pass":
+                self.passed += 1
+            elif result.outcome in ("fail", "cheated", "tampered"):
+                self.failed += 1
+            else:
+                self.unscored += 1

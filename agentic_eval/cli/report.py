@@ -42,7 +42,8 @@ def handle(args: argparse.Namespace) -> int:
 
     from agentic_eval.instruments.registry import kinds
     from agentic_eval.report.summary import print_report, render_markdown, summarize_run
-    from agentic_eval.results import is_instrument_run, read_instrument_run, resolve_run_dir
+    from agentic_eval.results.instrument_runs import is_instrument_run, read_instrument_run
+    from agentic_eval.results.run_folder import resolve_run_dir
 
     runs_root = Path(args.run_dir)
     if args.html:

@@ -130,14 +130,14 @@ DEFAULT_LOCAL_CTX = 16384
 
 def _check_resumed(args: argparse.Namespace) -> None:
     """The run --resume names: its records regular files of a sane size, before anything reads them."""
-    from agentic_eval.results import resolve_run_dir
+    from agentic_eval.results.run_folder import resolve_run_dir
 
     check_run_files(resolve_run_dir(args.resume, Path(args.run_dir)))
 
 
 def _local_from_record(args: argparse.Namespace) -> None:
     """A `--local` run resumes with a local server of its own again: its recorded endpoint died with it."""
-    from agentic_eval.results import read_run_config, resolve_run_dir
+    from agentic_eval.results.run_folder import read_run_config, resolve_run_dir
 
     config = read_run_config(resolve_run_dir(args.resume, Path(args.run_dir)))
     if config.local:
@@ -276,7 +276,7 @@ def broken_pack_message(summary: Any, flags: str = "") -> str | None:
 
 
 def _execute_with_progress(campaign: Any, console: Any, atif: bool = False) -> None:
-    from agentic_eval.runner import RunProgress
+    from agentic_eval.cli.progress import RunProgress
 
     plan = campaign.plan
     state = RunProgress(total=len(plan.trials))

@@ -22,7 +22,7 @@ from typing import Any
 
 from agentic_eval._version import __version__
 from agentic_eval.export.trials import Exchange, RunView, Step, TrialView, read_trial
-from agentic_eval.results import TrialResult
+from agentic_eval.results.records import TrialResult
 from agentic_eval.runfiles import check_inside, inside, safe_name, shown
 
 __all__ = ["ATIF_VERSION", "TRAJECTORY_FILE", "export_atif", "trajectory", "write_trial_trajectory"]

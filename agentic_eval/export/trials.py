@@ -33,7 +33,9 @@ from agentic_eval.export._messages import (
     to_messages,
     usage_of,
 )
-from agentic_eval.results import RunConfig, TrialResult, latest_by_trial, read_run_config, read_trials
+from agentic_eval.results.records import RunConfig, TrialResult, latest_by_trial
+from agentic_eval.results.run_folder import read_run_config
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.runfiles import open_run_text, read_run_text, run_file, safe_name, shown
 from agentic_eval.wire.exchange import WireRecord
 

@@ -50,7 +50,7 @@ class FileChange:
 
 @dataclass
 class Behaviour:
-    """What the model did: the label (`agentic_eval.results.BEHAVIOURS`), every label found, and the evidence."""
+    """What the model did: the label (`results.records.BEHAVIOURS`), every label found, and the evidence."""
 
     label: str
     found: list[str] = field(default_factory=list)

@@ -30,7 +30,7 @@ from agentic_eval.instruments.cases import Case, CaseResult, Step
 from agentic_eval.instruments.catalog import JSON, TOOLS, TOOLS_BY_NAME, Intent
 from agentic_eval.instruments.exchange import SYSTEM_PROMPT, make_client, post_json
 from agentic_eval.instruments.registry import Headline, Log
-from agentic_eval.results import save_instrument_run
+from agentic_eval.results.instrument_runs import save_instrument_run
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

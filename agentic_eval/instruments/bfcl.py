@@ -41,7 +41,7 @@ from agentic_eval.errors import AgenticEvalError
 from agentic_eval.instruments.cases import Case, CaseResult, Step
 from agentic_eval.instruments.catalog import JSON
 from agentic_eval.instruments.registry import Headline
-from agentic_eval.results import save_instrument_run
+from agentic_eval.results.instrument_runs import save_instrument_run
 
 KIND = "bfcl"
 

@@ -41,7 +41,7 @@ from agentic_eval.errors import EndpointError
 from agentic_eval.instruments.exchange import stream_chat
 from agentic_eval.instruments.registry import Headline
 from agentic_eval.instruments.servers import root_url, stream_ollama_chat
-from agentic_eval.results import save_instrument_run
+from agentic_eval.results.instrument_runs import save_instrument_run
 
 __all__ = [
     "KIND",

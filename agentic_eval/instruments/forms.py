@@ -31,7 +31,7 @@ from agentic_eval.instruments.catalog import JSON, TOOLS, TOOLS_BY_NAME, Tool, a
 from agentic_eval.instruments.exchange import SYSTEM_PROMPT, Exchange, is_stale_connection, make_client, post_json
 from agentic_eval.instruments.registry import Headline, Log
 from agentic_eval.instruments.toolcheck import Verdict, check_calls
-from agentic_eval.results import save_instrument_run
+from agentic_eval.results.instrument_runs import save_instrument_run
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

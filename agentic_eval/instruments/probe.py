@@ -309,7 +309,7 @@ def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHA
 def probe_diagnosis(report: ProbeReport) -> Any:
     """Whose fix it is that the probe's calls came back as text (agentic_eval.classify.diagnosis), or None."""
     from agentic_eval.classify.diagnosis import diagnose
-    from agentic_eval.results import TextCallFigures, TurnCounts
+    from agentic_eval.results.records import TextCallFigures, TurnCounts
 
     figures = TextCallFigures()
     families: dict[str, int] = {}

@@ -32,7 +32,7 @@ from agentic_eval.instruments import servers
 from agentic_eval.instruments.exchange import sse_chunks
 from agentic_eval.instruments.registry import Headline, Log
 from agentic_eval.instruments.speedstats import Spread, decode_rate, prefill_rate, server_decode_rate, spread
-from agentic_eval.results import save_instrument_run
+from agentic_eval.results.instrument_runs import save_instrument_run
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

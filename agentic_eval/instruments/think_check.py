@@ -34,7 +34,7 @@ from agentic_eval.instruments.exchange import stream_chat
 from agentic_eval.instruments.registry import Headline, Log
 from agentic_eval.instruments.servers import ServerKind, detect_server, root_url
 from agentic_eval.instruments.wordproblems import WordProblem, generate_problems
-from agentic_eval.results import save_instrument_run
+from agentic_eval.results.instrument_runs import save_instrument_run
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

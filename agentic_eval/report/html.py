@@ -31,7 +31,8 @@ from agentic_eval.report.summary import (
     impossible_rows,
     run_label,
 )
-from agentic_eval.results import InstrumentRun, utc_now
+from agentic_eval.results.instrument_runs import InstrumentRun
+from agentic_eval.results.records import utc_now
 
 CSP = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
        "img-src data:; font-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'")
@@ -228,7 +229,8 @@ for (const el of document.querySelectorAll('div.chart[data-spec]')) {
 
 def locate_runs(dirs: list[Path]) -> dict[str, Path]:
     """Run id -> its folder (trial files and instrument results are read from there)."""
-    from agentic_eval.results import is_instrument_run, read_instrument_run, read_run_config
+    from agentic_eval.results.instrument_runs import is_instrument_run, read_instrument_run
+    from agentic_eval.results.run_folder import read_run_config
 
     out = {}
     for d in dirs:

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.report.summary import RunSummary, changed_programs_line, passed_with_changed_programs
-from agentic_eval.results import RESULT_FILE, InstrumentRun, trial_slot
+from agentic_eval.results.instrument_runs import InstrumentRun
+from agentic_eval.results.records import trial_slot
+from agentic_eval.results.run_folder import RESULT_FILE
 
 DETAIL_LIMIT = 12_000
 """Characters of one trial file shown in the page (grader output, diff); the rest is cut, said so."""

@@ -22,7 +22,7 @@ from agentic_eval.report.stats import (
 )
 
 if TYPE_CHECKING:
-    from agentic_eval.results import RunConfig, TrialResult
+    from agentic_eval.results.records import RunConfig, TrialResult
 
 
 class RunOutcomes(Protocol):

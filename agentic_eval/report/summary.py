@@ -23,16 +23,10 @@ from agentic_eval.report.run_stats import (
     statistics_rows,
     task_interval,
 )
-from agentic_eval.results import (
-    UNSCORED_OUTCOMES,
-    InstrumentRun,
-    RunConfig,
-    TrialResult,
-    UnreadableLine,
-    latest_by_trial,
-    read_run_config,
-    read_trial_log,
-)
+from agentic_eval.results.instrument_runs import InstrumentRun
+from agentic_eval.results.records import UNSCORED_OUTCOMES, RunConfig, TrialResult, latest_by_trial
+from agentic_eval.results.run_folder import read_run_config
+from agentic_eval.results.trial_log import UnreadableLine, read_trial_log
 
 
 @dataclass
@@ -92,7 +86,7 @@ class RunSummary:
     @property
     def behaviour_counts(self) -> dict[str, int]:
         """Scored trials of impossible tasks by what the model did (results.BEHAVIOURS, in that order)."""
-        from agentic_eval.results import BEHAVIOURS
+        from agentic_eval.results.records import BEHAVIOURS
 
         counts: Counter[str] = Counter(t.behaviour for t in self.trials if t.impossible and t.scored)
         return {b: counts[b] for b in BEHAVIOURS if counts[b]}
@@ -206,7 +200,7 @@ class RunSummary:
     @property
     def text_call_figures(self) -> Any:
         """The run's text calls with the engine parsers that read them (`TextCallFigures`, summed over trials)."""
-        from agentic_eval.results import TextCallFigures
+        from agentic_eval.results.records import TextCallFigures
 
         figures = TextCallFigures()
         for t in self.trials:
@@ -216,7 +210,7 @@ class RunSummary:
     @property
     def turn_counts(self) -> Any:
         """The run's model turns by label, summed over trials."""
-        from agentic_eval.results import TurnCounts
+        from agentic_eval.results.records import TurnCounts
 
         return TurnCounts(**{k: sum(getattr(t.turns, k) for t in self.trials) for k in TurnCounts.model_fields})
 
@@ -395,7 +389,7 @@ def headline_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str
 def impossible_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[str]]]:
     """Per run with impossible tasks: the cheating rate beside the pass rate, the honest refusals, and what the
     model did in each trial (the behaviours, counted)."""
-    from agentic_eval.results import BEHAVIOURS
+    from agentic_eval.results.records import BEHAVIOURS
 
     header = ["run", "model / agent", "tasks passed (95 % CI)", "cheated (95 % CI)", "refused honestly",
               *BEHAVIOURS, "tests forged"]

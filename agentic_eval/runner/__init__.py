@@ -2,13 +2,14 @@
 
     settings  RunSettings: a run's settings as one frozen object, and what --resume keeps.
     planning  Planning a run and its rules (plan_start, plan_resume, Campaign).
-    trial     A trial's life (TrialRunner) and running a plan's trials concurrently (execute_plan).
+    trial     A trial's life (TrialRunner, in phases) and running a plan's trials concurrently (execute_plan).
+    record    A trial's record from its phases' frozen parts: judge the outcome, build the TrialResult once.
     api       The Python API: start_run, resume_run, RunOutcome.
     cluster   `--ray`: a plan's trials as tasks on a Ray cluster's nodes (execute_on_ray), the driver writing the run.
     cluster_probe  Whether a Ray cluster answers at `--ray ADDRESS`, asked in seconds before a run folder is made.
 
 What a run writes (run.json, trials.jsonl) and its plan's plumbing (which trials stand, the run's lock)
-live in `agentic_eval.results`.
+live in `agentic_eval.results` (records, trial_log, run_folder).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from .planning import plan_start as plan_start
     from .settings import RunSettings as RunSettings
     from .settings import SandboxChoice as SandboxChoice
-    from .trial import RunProgress as RunProgress
     from .trial import TrialRunner as TrialRunner
     from .trial import execute_plan as execute_plan
     from .trial import repository_damage as repository_damage
@@ -46,7 +46,6 @@ _EXPORTS = {
     "make_run_config": ".planning",
     "TrialRunner": ".trial",
     "execute_plan": ".trial",
-    "RunProgress": ".trial",
     "repository_damage": ".trial",
 }
 __all__ = list(_EXPORTS)

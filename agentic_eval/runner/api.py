@@ -16,11 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentic_eval.results import TrialResult, latest_by_trial, read_trials
+from agentic_eval.results.records import SCORED_OUTCOMES, TrialResult, latest_by_trial
+from agentic_eval.results.trial_log import read_trials
 from agentic_eval.runner.planning import Campaign, Log, plan_resume, plan_start
 from agentic_eval.runner.settings import RunSettings
+
+if TYPE_CHECKING:
+    from agentic_eval.local.server import LocalServer
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ class RunOutcome:
 
     @property
     def scored(self) -> int:
-        return sum(self.outcomes.get(o, 0) for o in ("pass", "fail", "cheated", "tampered"))
+        return sum(self.outcomes.get(o, 0) for o in SCORED_OUTCOMES)
 
     @property
     def passed(self) -> int:
@@ -66,7 +70,8 @@ def _finish(campaign: Campaign, on_result: Callable[[TrialResult], None] | None)
                       outcomes=dict(Counter(r.outcome for r in latest.values())))
 
 
-def start_run(settings: RunSettings | None = None, /, *, local_server: Any = None, log: Log | None = None,
+def start_run(settings: RunSettings | None = None, /, *, local_server: LocalServer | None = None,
+              log: Log | None = None,
               on_result: Callable[[TrialResult], None] | None = None, **keywords: Any) -> RunOutcome:
     """Start a new run and run all its trials (`plan_start` then `Campaign.execute`); `on_result` sees
     each trial's record once it is on disk. Ctrl-C ends it early: `interrupted`, resumable.
@@ -81,7 +86,7 @@ def start_run(settings: RunSettings | None = None, /, *, local_server: Any = Non
     return _finish(plan_start(settings, local_server=local_server, log=log), on_result)
 
 
-def resume_run(run: str | Path, /, *, local_server: Any = None, log: Log | None = None,
+def resume_run(run: str | Path, /, *, local_server: LocalServer | None = None, log: Log | None = None,
                on_result: Callable[[TrialResult], None] | None = None, **given: Any) -> RunOutcome:
     """Resume a run (its folder, or its id under `runs_root`): rerun its unscored and missing trials,
     keep its scored ones (`plan_resume` then `Campaign.execute`). `given`: `RunSettings.of` keywords; how

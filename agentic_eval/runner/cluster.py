@@ -50,13 +50,16 @@ from agentic_eval.confine.backend import Confinement, SandboxBackend
 from agentic_eval.confine.registry import backend_class
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import TRIAL_FOLDER_PREFIX, clean_dead_runs, mark_trial_folder
-from agentic_eval.results import TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
+from agentic_eval.results.records import TrialResult, trial_slot, utc_now
+from agentic_eval.results.run_folder import TrialSpec
+from agentic_eval.results.trial_log import TrialLog
 
 if TYPE_CHECKING:
     from agentic_eval.agents.base import Agent, AgentOptions
     from agentic_eval.endpoint import Endpoint
     from agentic_eval.packs.task import Task
-    from agentic_eval.results import RunConfig, RunPlan
+    from agentic_eval.results.records import RunConfig
+    from agentic_eval.results.run_folder import RunPlan
     from agentic_eval.runner.settings import RunSettings, SandboxChoice
 
 class Campaign(Protocol):
@@ -394,21 +397,13 @@ def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], Non
     in flight; each record is durable before `on_result` sees it. KeyboardInterrupt cancels the tasks in
     flight and re-raises: finished trials are on disk and the run resumes."""
     ray = import_ray()
-    import ray.exceptions as rex
-
     settings, plan = campaign.settings, campaign.plan
     cancel = cancel or threading.Event()
     log = TrialLog(plan.run_dir)
     results: list[TrialResult] = []
     join_cluster(str(settings.ray_address))
     remote = ray.remote(max_retries=0)(run_trial_on_node)  # a lost node's trial is retried here, said so
-    bundles: dict[str, tuple[str, Any, str]] = {}
-    for spec in plan.trials:
-        task = spec.task
-        if task.id not in bundles:
-            data = task_bundle(task)
-            bundles[task.id] = (hashlib.sha256(data).hexdigest()[:24], ray.put(data),
-                                f"{task.pack_dir.name or 'pack'}/{task.dir.name}")
+    bundles = _bundles(ray, plan.trials)
     backend = campaign.backend
     backend_cls, backend_options = ((backend.cls, backend.options) if isinstance(backend, OnNodes)
                                     else (type(backend), dict(settings.sandbox.options)))
@@ -437,34 +432,11 @@ def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], Non
                 flights[submit(spec)] = _Flight(spec, time.monotonic())
             ready, _ = ray.wait(list(flights), num_returns=1, timeout=0.5)
             for ref in ready:
-                flight = flights.pop(ref)
-                spec = flight.spec
-                try:
-                    back: NodeReturn = ray.get(ref)
-                except rex.TaskCancelledError:
-                    continue
-                except rex.RayError as exc:
-                    node = _lost_node(exc)
-                    if node is not None and flight.lost is None:  # one more try, wherever Ray places it
-                        flights[submit(spec)] = _Flight(spec, flight.started, lost=node or "unknown")
-                        continue
-                    cause = (f"Ray node {node or 'unknown'} was lost mid-trial" if node is not None
-                             else f"the trial's Ray task failed: {str(exc).splitlines()[0][:300]}")
-                    if flight.lost is not None:
-                        cause += f" (its first try was lost with node {flight.lost})"
-                    finish(_unscored(campaign, spec, flight.started, cause, node))
-                    continue
-                if back.record is None:
-                    continue
-                result = TrialResult.model_validate_json(back.record)
-                if not result.task_digest:  # refused before the node could load the task
-                    result = result.model_copy(update={"task_digest": spec.task.digest()})
-                if flight.lost is not None:
-                    note = f"ran again on node {back.node} after node {flight.lost} was lost mid-trial"
-                    result = result.model_copy(update={"detail": f"{result.detail}; {note}" if result.detail
-                                                       else note})
-                _write_folder(plan.run_dir, spec, back.folder)
-                finish(result)
+                landed = _landed(ray, ref, flights.pop(ref), campaign)
+                if isinstance(landed, _Flight):  # its node lost: one more try, wherever Ray places it
+                    flights[submit(landed.spec)] = landed
+                elif landed is not None:
+                    finish(landed)
     except KeyboardInterrupt:
         cancel.set()
         raise
@@ -472,3 +444,47 @@ def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], Non
         for ref in flights:
             ray.cancel(ref, force=True)
     return results
+
+
+def _bundles(ray: Any, trials: Sequence[TrialSpec]) -> dict[str, tuple[str, Any, str]]:
+    """Each task's folder packed once and put in Ray's object store: task id -> (content key, object ref, path)."""
+    bundles: dict[str, tuple[str, Any, str]] = {}
+    for spec in trials:
+        task = spec.task
+        if task.id not in bundles:
+            data = task_bundle(task)
+            bundles[task.id] = (hashlib.sha256(data).hexdigest()[:24], ray.put(data),
+                                f"{task.pack_dir.name or 'pack'}/{task.dir.name}")
+    return bundles
+
+
+def _landed(ray: Any, ref: Any, flight: _Flight, campaign: Campaign) -> TrialResult | _Flight | None:
+    """What a finished Ray task gives its trial: the record (its folder written into the run), an unscored one
+    when the task failed or its node was lost twice, a second flight when its node was lost the first time (the
+    caller submits it), or None (cancelled, or no record: the run was interrupted there)."""
+    import ray.exceptions as rex
+
+    spec = flight.spec
+    try:
+        back: NodeReturn = ray.get(ref)
+    except rex.TaskCancelledError:
+        return None
+    except rex.RayError as exc:
+        node = _lost_node(exc)
+        if node is not None and flight.lost is None:
+            return _Flight(spec, flight.started, lost=node or "unknown")
+        cause = (f"Ray node {node or 'unknown'} was lost mid-trial" if node is not None
+                 else f"the trial's Ray task failed: {str(exc).splitlines()[0][:300]}")
+        if flight.lost is not None:
+            cause += f" (its first try was lost with node {flight.lost})"
+        return _unscored(campaign, spec, flight.started, cause, node)
+    if back.record is None:
+        return None
+    result = TrialResult.model_validate_json(back.record)
+    if not result.task_digest:  # refused before the node could load the task
+        result = result.model_copy(update={"task_digest": spec.task.digest()})
+    if flight.lost is not None:
+        note = f"ran again on node {back.node} after node {flight.lost} was lost mid-trial"
+        result = result.model_copy(update={"detail": f"{result.detail}; {note}" if result.detail else note})
+    _write_folder(campaign.plan.run_dir, spec, back.folder)
+    return result

@@ -10,19 +10,23 @@ reopened with the settings it keeps.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.agents.base import Agent, AgentOptions
 from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.endpoint import Endpoint
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.task import Task
-from agentic_eval.results import RunConfig, RunPlan, TrialResult, TrialSpec, pack_infos, utc_now, versions
+from agentic_eval.results.records import RunConfig, TrialResult, utc_now
+from agentic_eval.results.run_folder import RunPlan, TrialSpec, pack_infos, versions
 from agentic_eval.runner.settings import RunSettings
 from agentic_eval.runner.trial import execute_plan
+
+if TYPE_CHECKING:
+    from agentic_eval.local.server import LocalServer
 
 Log = Callable[..., None]
 """`log(text, style=None)`: where a campaign's messages go (skipped tasks, warnings, the header); the
@@ -112,7 +116,8 @@ def _builtin_only_check(settings: RunSettings) -> None:
                                f"drop {'it' if len(given) == 1 else 'them'} or use --agent builtin")
 
 
-def plan_start(settings: RunSettings | None = None, /, *, local_server: Any = None, log: Log | None = None,
+def plan_start(settings: RunSettings | None = None, /, *, local_server: LocalServer | None = None,
+               log: Log | None = None,
                **keywords: Any) -> Campaign:
     """Check everything and claim a new run folder under `settings.runs_root`; nothing runs yet. The
     settings: a `RunSettings`, or its keywords (`RunSettings.of`)."""
@@ -135,7 +140,8 @@ def plan_start(settings: RunSettings | None = None, /, *, local_server: Any = No
     return _campaign(None, None, settings, local_server=local_server, log=log or _quiet)
 
 
-def plan_resume(run: str | Path, given: Mapping[str, Any] | None = None, /, *, local_server: Any = None,
+def plan_resume(run: str | Path, given: Mapping[str, Any] | None = None, /, *,
+                local_server: LocalServer | None = None,
                 log: Log | None = None, **keywords: Any) -> Campaign:
     """Reopen a run (its folder, or its id under `given["runs_root"]`) to rerun its unscored and missing
     trials.
@@ -145,7 +151,7 @@ def plan_resume(run: str | Path, given: Mapping[str, Any] | None = None, /, *, l
     `RunSettings.resumed_with`). `tasks` may point at the packs' new place (the tasks' digests still decide
     which trials stand); keywords add to `given`. It goes back to the endpoint it recorded unless
     `base_url` (or `local_server`) says otherwise; a key is never stored, so give `api_key` again."""
-    from agentic_eval.results import read_run_config, resolve_run_dir
+    from agentic_eval.results.run_folder import read_run_config, resolve_run_dir
 
     given = {**(given or {}), **keywords}
     run_dir = resolve_run_dir(run, Path(given.get("runs_root") or "runs"))
@@ -157,8 +163,8 @@ def plan_resume(run: str | Path, given: Mapping[str, Any] | None = None, /, *, l
     return _campaign(run_dir, config, settings, local_server=local_server, log=log or _quiet)
 
 
-def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSettings, *, local_server: Any,
-              log: Log) -> Campaign:
+def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSettings, *,
+              local_server: LocalServer | None, log: Log) -> Campaign:
     """The checks and preparation a new run and a resumed one share (`config` None: a new run)."""
     from agentic_eval.agents.base import load_agent
     from agentic_eval.confine.registry import resolve_backend
@@ -166,19 +172,9 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     from agentic_eval.grading.grader import check_grader_requirements
     from agentic_eval.leftovers import clean_dead_runs
     from agentic_eval.packs.task import load_tasks, select_tasks
-    from agentic_eval.results import changed_tasks, claim_run_dir, new_run_id, prepare_run, read_trials
 
     if settings.ray_address:  # before anything is claimed: Ray installed, an address it takes, a cluster there
-        from agentic_eval.runner.cluster import check_ray_address, import_ray
-        from agentic_eval.runner.cluster_probe import probe_cluster
-
-        import_ray()
-        address = check_ray_address(settings.ray_address)
-        probe_cluster(address)  # in seconds: ray.init where nothing answers hangs for minutes
-        settings = replace(settings, ray_address=address)
-        if settings.keep_sandboxes:
-            raise AgenticEvalError("--keep-sandboxes keeps sandboxes on this machine, --ray runs them on the "
-                                   "cluster's nodes: drop one")
+        settings = _checked_ray(settings)
     agent = load_agent(settings.agent)
     backend: SandboxBackend
     if settings.ray_address:  # made on each node, not here
@@ -215,34 +211,65 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         from agentic_eval.runner.cluster import join_cluster
 
         join_cluster(settings.ray_address)
+    plan = _run_folder(run_dir, config, settings, endpoint=endpoint, tasks=tasks, sandbox=backend.name,
+                       local_server=local_server, log=log)
+    if cleaned := clean_dead_runs().describe():  # sandboxes and processes a killed run left behind
+        log(cleaned)
+    log(_announcement(plan, settings, len(tasks), model=model if agent.uses_model else None,
+                      at=endpoint.shown_url, sandbox=backend.name))
+    log(f"results: {plan.run_dir}")
+    return Campaign(plan=plan, settings=settings, agent=agent, endpoint=endpoint, tasks=list(tasks), backend=backend,
+                    unbuildable=unbuildable)
+
+
+def _checked_ray(settings: RunSettings) -> RunSettings:
+    """`--ray`, checked before anything is claimed: Ray installed, an address it takes, a cluster there."""
+    from agentic_eval.runner.cluster import check_ray_address, import_ray
+    from agentic_eval.runner.cluster_probe import probe_cluster
+
+    import_ray()
+    address = check_ray_address(settings.ray_address or "")
+    probe_cluster(address)  # in seconds: ray.init where nothing answers hangs for minutes
+    if settings.keep_sandboxes:
+        raise AgenticEvalError("--keep-sandboxes keeps sandboxes on this machine, --ray runs them on the "
+                               "cluster's nodes: drop one")
+    return replace(settings, ray_address=address)
+
+
+def _run_folder(run_dir: Path | None, config: RunConfig | None, settings: RunSettings, *, endpoint: Endpoint,
+                tasks: Sequence[Task], sandbox: str, local_server: LocalServer | None, log: Log) -> RunPlan:
+    """The run's folder and plan: a resumed run's (`config` given: its changed tasks and torn records said), or a
+    new one claimed under `runs_root` with its run.json."""
+    from agentic_eval.results.run_folder import changed_tasks, claim_run_dir, new_run_id, prepare_run
+    from agentic_eval.results.trial_log import read_trials
+
     if config is not None and run_dir is not None:
         config = config.model_copy(update={"base_url": endpoint.shown_url})
         for task_id in changed_tasks(run_dir, tasks):
             log(f"warning: task {task_id} changed since this run recorded it (its files differ): its "
                 "trials run again, and the report counts the new ones")
-        resume = True
-    else:
-        run_dir = claim_run_dir(settings.runs_root, new_run_id(model, settings.agent))
-        config = make_run_config(settings, run_id=run_dir.name, endpoint=endpoint, tasks=tasks, sandbox=backend.name)
-        if local_server is not None:
-            gguf = getattr(local_server, "gguf", None)
-            config = config.model_copy(update={"local": True, "local_ctx": getattr(local_server, "ctx", None),
-                                               "local_gguf": str(Path(gguf).resolve()) if gguf else None})
-        resume = False
-    plan = prepare_run(run_dir, config, tasks, resume=resume)
-    if resume:
+        plan = prepare_run(run_dir, config, tasks, resume=True)
         for w in read_trials(run_dir)[1]:  # torn records: their trials are in the plan again
             log(f"warning: {w}")
-    if cleaned := clean_dead_runs().describe():  # sandboxes and processes a killed run left behind
-        log(cleaned)
-    log(f"run {config.run_id}: {len(plan.trials)} trials ({len(tasks)} tasks x {config.attempts} attempts"
-        + (f", {plan.skipped} already scored" if plan.skipped else "")
-        + f"), agent {settings.agent}, "
-        + (f"model {model} at {endpoint.shown_url}" if agent.uses_model else "no model calls")
-        + f", -j {settings.jobs}, sandbox {backend.name}"
-        + (f" on the nodes of Ray cluster {settings.ray_address}" if settings.ray_address else "")
-        + (f"; parser emulated: {settings.agent_options.emulate_parser} (a what-if run: the agent gets the calls it "
-           "reads in the endpoint's text as structured calls)" if settings.agent_options.emulate_parser else ""))
-    log(f"results: {run_dir}")
-    return Campaign(plan=plan, settings=settings, agent=agent, endpoint=endpoint, tasks=list(tasks), backend=backend,
-                    unbuildable=unbuildable)
+        return plan
+    run_dir = claim_run_dir(settings.runs_root, new_run_id(settings.model or "", settings.agent))
+    config = make_run_config(settings, run_id=run_dir.name, endpoint=endpoint, tasks=list(tasks), sandbox=sandbox)
+    if local_server is not None:
+        gguf = getattr(local_server, "gguf", None)
+        config = config.model_copy(update={"local": True, "local_ctx": getattr(local_server, "ctx", None),
+                                           "local_gguf": str(Path(gguf).resolve()) if gguf else None})
+    return prepare_run(run_dir, config, tasks, resume=False)
+
+
+def _announcement(plan: RunPlan, settings: RunSettings, tasks: int, *, model: str | None, at: str,
+                  sandbox: str) -> str:
+    """The line that starts a run: its trials, agent, model (None: an agent that calls none), jobs, sandbox."""
+    config = plan.config
+    return (f"run {config.run_id}: {len(plan.trials)} trials ({tasks} tasks x {config.attempts} attempts"
+            + (f", {plan.skipped} already scored" if plan.skipped else "")
+            + f"), agent {settings.agent}, "
+            + (f"model {model} at {at}" if model is not None else "no model calls")
+            + f", -j {settings.jobs}, sandbox {sandbox}"
+            + (f" on the nodes of Ray cluster {settings.ray_address}" if settings.ray_address else "")
+            + (f"; parser emulated: {settings.agent_options.emulate_parser} (a what-if run: the agent gets the calls "
+               "it reads in the endpoint's text as structured calls)" if settings.agent_options.emulate_parser else ""))

@@ -20,7 +20,7 @@ from agentic_eval.agents.base import AgentOptions
 from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:
-    from agentic_eval.results import RunConfig
+    from agentic_eval.results.records import RunConfig
 
 
 DOCKER_ALIASES = ("hosts", "image", "base_image", "base_image_packages")

@@ -1,8 +1,9 @@
 """A trial's life: every (task, attempt) of a run as a trial, graded by script, recorded durably.
 
-One trial: fresh sandbox -> wire recorder in front of the endpoint -> agent -> snapshot of the final
-tree (diff.patch, tree.json) -> grader -> turn classification of the wire log -> one record appended to
-trials.jsonl. `execute_plan` runs a plan's trials concurrently (`jobs`), each in its own sandbox. One
+One trial, in phases (`TrialRunner`), each returning a frozen part of its record (runner/record.py): fresh
+repo -> wire recorder in front of the endpoint -> agent -> snapshot of the final tree (diff.patch, tree.json)
+and turn classification of the wire log -> grader -> the outcome judged -> one record, made once, appended
+to trials.jsonl. `execute_plan` runs a plan's trials concurrently (`jobs`), each in its own sandbox. One
 trial's failure never ends the campaign; Ctrl-C cancels running agents, keeps finished trials, and
 leaves the run resumable. The sandbox backend is called through its declared hooks only
 (`agentic_eval.confine.SandboxBackend`): nothing here names a backend.
@@ -17,9 +18,8 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from agentic_eval._version import __version__
 from agentic_eval.agents.base import AGENT_VERSION_FILE, Agent, AgentContext, AgentOptions, AgentOutcome
@@ -27,16 +27,19 @@ from agentic_eval.classify.summary import summarize_wire_log
 from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.confine.origin import refused_requests
 from agentic_eval.confine.registry import default_backend
-from agentic_eval.endpoint import Endpoint, auth_headers, scrub, url_secrets
+from agentic_eval.endpoint import Endpoint, auth_headers, url_secrets
 from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_end
 from agentic_eval.grading.grader import ScriptRunner, Verdict, reward_changes, reward_grade, reward_ruling
 from agentic_eval.grading.snapshot import take_snapshot
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
-from agentic_eval.packs.sandbox import materialize_environment, materialize_sandbox
+from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materialize_sandbox
 from agentic_eval.packs.task import Task, render_template
-from agentic_eval.results import Outcome, RunConfig, RunPlan, TrialLog, TrialResult, TrialSpec, trial_slot, utc_now
+from agentic_eval.results.records import Outcome, RunConfig, TrialResult, trial_slot, utc_now
+from agentic_eval.results.run_folder import RunPlan, TrialSpec
+from agentic_eval.results.trial_log import TrialLog
+from agentic_eval.runner.record import AgentPart, Ending, GradePart, Identity, TrialFolder, build_record, judge
 from agentic_eval.trees import copy_tree, remove_tree
 
 AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
@@ -47,30 +50,6 @@ AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
 """The unscored outcome each agent status can end in; whether it does is `agentic_eval.faults.rule_agent_end`'s
 call: an end the model caused (its time run out in its own commands, a context it filled, its CLI killed from
 inside) is graded instead."""
-
-
-@dataclass
-class RunProgress:
-    """Counts the progress display reads; updated from worker threads."""
-
-    total: int = 0
-    done: int = 0
-    passed: int = 0
-    failed: int = 0
-    unscored: int = 0
-    running: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def record(self, result: TrialResult) -> None:
-        with self.lock:
-            self.done += 1
-            self.running -= 1
-            if result.outcome == "pass":
-                self.passed += 1
-            elif result.outcome in ("fail", "cheated", "tampered"):
-                self.failed += 1
-            else:
-                self.unscored += 1
 
 
 def _wire_end(wire_path: Path) -> WireEnd | None:
@@ -85,8 +64,7 @@ def _wire_end(wire_path: Path) -> WireEnd | None:
         return None
 
 
-def _impossible_behaviour(task: Task, variables: dict[str, Any], trial_dir: Path, wire_path: Path,
-                          passed: bool) -> dict[str, Any]:
+def _impossible_behaviour(task: Task, sandbox: Sandbox, trial_dir: Path, passed: bool) -> dict[str, object]:
     """An impossible task's trial: what the model did, from the snapshot's diff.patch and the wire log."""
     from agentic_eval.classify.summary import model_messages
     from agentic_eval.grading.impossible import name_behaviour
@@ -94,6 +72,7 @@ def _impossible_behaviour(task: Task, variables: dict[str, Any], trial_dir: Path
 
     spec = task.meta.impossible
     assert spec is not None
+    variables, wire_path = sandbox.variables, trial_dir / "wire.jsonl"
     where = task.dir / "task.toml"
     try:
         diff = (trial_dir / DIFF_FILE).read_text(encoding="utf-8", errors="replace")
@@ -202,7 +181,12 @@ REMOVER = Remover()
 
 
 class TrialRunner:
-    """Runs one trial end to end and returns its record. Never raises for a problem of the trial."""
+    """Runs one trial end to end and returns its record. Never raises for a problem of the trial.
+
+    `run` goes through the phases in order, each a method returning a frozen part of the record
+    (runner/record.py): `prepare` (the repo made, the backend's trial started) -> `run_agent` (the agent
+    against the wire recorder, its end ruled, what it left recorded) -> `grade` (the task's grader or reward
+    verifier) -> `judge` -> `build_record`, made once from the parts."""
 
     def __init__(self, *, run_dir: Path, config: RunConfig, agent: Agent, endpoint: Endpoint,
                  options: AgentOptions, cancel: threading.Event, keep_sandboxes: bool = False,
@@ -215,140 +199,143 @@ class TrialRunner:
         self.options = options
         self.cancel = cancel
         self.keep_sandboxes = keep_sandboxes
-        self._secrets = [s for s in (endpoint.api_key, *url_secrets(endpoint.base_url)) if len(s) >= 4]
+        self._secrets = tuple(s for s in (endpoint.api_key, *url_secrets(endpoint.base_url)) if len(s) >= 4)
 
     def run(self, spec: TrialSpec) -> TrialResult | None:
         """The trial's record, or None when the run was cancelled before the trial finished."""
-        task = spec.task
+        folder = self._open(spec)
+        try:
+            parts = self._phases(spec.task, folder)
+            if parts is None:
+                return None
+            identity = Identity(spec, run_id=self.config.run_id, agent=self.config.agent, model=self.config.model,
+                                seed=self.config.seed, sandbox=self.backend.name,
+                                lenient_text_calls=self.options.lenient_text_calls,
+                                system_prompt_tokens=self.options.system_prompt_tokens,
+                                emulate_parser=self.options.emulate_parser)
+            try:
+                return build_record(identity, folder, *parts, scrub=self._secrets)
+            except Exception as exc:  # noqa: BLE001 - a part the record cannot hold: the bare record says why
+                return build_record(identity, folder, _harness_error(exc), scrub=self._secrets)
+        finally:
+            self._end(folder)
+
+    def _phases(self, task: Task, folder: TrialFolder) -> tuple[Ending, AgentPart | None, GradePart | None] | None:
+        """The phases in order, up to the one that ends the trial: the ending and the parts made on the way."""
+        agent: AgentPart | None = None
+        try:
+            made = self.prepare(task, folder)
+            if isinstance(made, Ending):
+                return made, None, None
+            agent = self.run_agent(task, made, folder)
+            if agent is None:
+                return None
+            if agent.broken:  # the model's doing, so scored: nothing left that a grader could judge
+                return Ending("fail", agent.broken, "model", agent.broken), agent, None
+            graded = self.grade(task, made, folder)
+            if graded is None:
+                return None  # interrupted while grading: not an outcome, the trial runs again on resume
+            return judge(agent, graded, impossible=task.meta.impossible is not None), agent, graded
+        except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign: record it here
+            return _harness_error(exc), agent, None
+
+    def _open(self, spec: TrialSpec) -> TrialFolder:
         started_at, t0 = utc_now(), time.monotonic()
-        trial_dir = self.run_dir / "trials" / trial_slot(task.id, spec.attempt)
+        trial_dir = self.run_dir / "trials" / trial_slot(spec.task.id, spec.attempt)
         if trial_dir.exists():
             remove_tree(trial_dir)  # an earlier unscored attempt of the same trial (its kept sandbox too)
         trial_dir.mkdir(parents=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f"ae-trial-{task.id}-"))
+        tmp = Path(tempfile.mkdtemp(prefix=f"ae-trial-{spec.task.id}-"))
         mark_trial_folder(tmp)  # so that the next run cleans it up if this process dies (kill -9)
-        files: dict[str, str] = {}
-        base: dict[str, Any] = dict(
-            trial_id=spec.trial_id, run_id=self.config.run_id, task_id=task.id, task_digest=task.digest(),
-            pack=task.pack, agent=self.config.agent, model=self.config.model, seed=self.config.seed,
-            attempt=spec.attempt, started_at=started_at, lenient_text_calls=self.options.lenient_text_calls,
-            system_prompt_tokens=self.options.system_prompt_tokens, sandbox=self.backend.name,
-            impossible=task.impossible, emulate_parser=self.options.emulate_parser,
-        )
+        return TrialFolder(trial_dir, tmp, started_at, t0)
 
-        def finish(outcome: Outcome, detail: str, fault: str = "", fault_reason: str = "", **extra: Any) -> TrialResult:
-            detail = scrub(detail, self._secrets)  # an error message that quoted the URL or the key
-            return TrialResult(**base, outcome=outcome, detail=detail, fault=fault,
-                               fault_reason=scrub(fault_reason, self._secrets)[:300], ended_at=utc_now(),
-                               duration_s=round(time.monotonic() - t0, 3), files=files, **extra)
-
+    def prepare(self, task: Task, folder: TrialFolder) -> Sandbox | Ending:
+        """The task's repo made in the trial's folder and the backend's trial started; or why not (unscored)."""
         try:
-            try:
-                if task.meta.environment is not None:  # its own image's working directory (docker backend)
-                    sandbox = materialize_environment(task, self.config.seed, tmp / "sandbox", self.backend)
-                else:
-                    sandbox = materialize_sandbox(task, self.config.seed, tmp / "sandbox")
-                self.backend.trial_start(sandbox.path)
-                self.backend.prepare(sandbox.path)
-            except Exception as exc:  # noqa: BLE001 - a broken generator is the task's problem, unscored
-                fault = exception_fault(exc, default="grader")
-                unbuilt = type(exc).__name__ == "EnvironmentBuildError"  # confine/docker_env.py's, kept unimported
-                return finish("agent_error", f"sandbox setup failed: {exc}", fault,
-                              "the machine ran out of room" if fault == "machine" else
-                              "the task's image does not build" if unbuilt else "the task's generator failed")
-            wire_path = trial_dir / "wire.jsonl"
-            outcome, agent_s = self._run_agent(task, sandbox, trial_dir, wire_path, base)
-            base["tool_requests"] = refused_requests(trial_dir)  # the agent's tools calling the endpoint
-            if outcome.status == "cancelled" or self.cancel.is_set():
-                return None
-            if wire_path.exists():
-                files["wire"] = str(wire_path.relative_to(self.run_dir))
-            if outcome.transcript is not None and outcome.transcript.exists():
-                files["transcript"] = str(outcome.transcript.relative_to(self.run_dir))
-            known = {Path(f).name for f in files.values()}
-            for path in sorted(trial_dir.iterdir()):
-                if path.is_file() and path.name not in known:
-                    files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
-            self._note_engine(base, sandbox.path)
-            base["internet_missing"] = self.backend.describe(sandbox.path).get("internet") == "missing"
-            self.backend.phase_end(sandbox.path)  # every process the agent left ends before anything is judged
-            # The record of what the agent left, before any grader, fix or code of the model's runs again:
-            # nothing run later can change or erase it.
-            taken = _bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
-            if isinstance(taken, str):  # the model's tree could not be recorded in time: its doing, scored
-                return finish("fail", taken, "model", taken, agent_status=outcome.status,
-                              stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
-            for key, path in taken.items():
-                files[key] = str(path.relative_to(self.run_dir))
-            broken = (repository_damage(sandbox.path, sandbox.pristine_commit)
-                      or self.backend.disk_full(sandbox.path) or None)
-            if broken is not None:  # the model's doing, so scored: nothing left that a grader could judge
-                return finish("fail", broken, "model", broken, agent_duration_s=round(agent_s, 3),
-                              agent_status=outcome.status, stop_reason=outcome.stop_reason, agent_turns=outcome.turns)
-            # Whose doing the agent's end was: one the model caused is graded like any other (agentic_eval.faults).
-            ruling = rule_agent_end(outcome, uses_model=self.agent.uses_model, wire=_wire_end(wire_path))
-            self.backend.grading_start(sandbox.path)
-            version_file = trial_dir / AGENT_VERSION_FILE
-            base["agent_version"] = (version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
-                                     if version_file.is_file() else f"agentic-eval {__version__}")
-            g0 = time.monotonic()
-            changes, side = None, ""
-            tampering = ("", "")
-            if task.verifier == "reward":  # in the task's environment, after the agent's container is gone
-                run = self.backend.verify_environment(sandbox.path, self.cancel)
-                side = run.fault_side  # whose fault a fresh verifier's failure is, when not the model's
-                grade = reward_grade(run)
-                changes = (*reward_changes(run), run.changes.error if run.changes is not None else "")
-                tampering = reward_ruling(run, grade.verdict)  # what it ran that the model changed (docker_env.py)
+            if task.meta.environment is not None:  # its own image's working directory (docker backend)
+                sandbox = materialize_environment(task, self.config.seed, folder.sandbox_dir, self.backend)
             else:
-                with ScriptRunner(task, sandbox, backend=self.backend) as runner:
-                    grade = runner.grade(cancel=self.cancel)
-            if grade.script.cancelled:
-                return None  # interrupted while grading: not an outcome, the trial runs again on resume
-            self._note_engine(base, sandbox.path)
-            grade_s = time.monotonic() - g0
-            (trial_dir / "grader.txt").write_text(grade.script.output, encoding="utf-8")
-            files["grader"] = str((trial_dir / "grader.txt").relative_to(self.run_dir))
-            summary = summarize_wire_log(wire_path) if wire_path.exists() else None
-            extra: dict[str, Any] = dict(
-                grader_verdict=grade.verdict.value, agent_duration_s=round(agent_s, 3),
-                grade_duration_s=round(grade_s, 3), agent_status=outcome.status, stop_reason=outcome.stop_reason,
-                agent_turns=outcome.turns, reward=grade.reward, tests_forged=list(grade.tests_forged),
-            )
-            if changes is not None:
-                extra.update(changed_programs=changes[0][:20], changed_programs_count=changes[1],
-                             changed_programs_error=changes[2])
-            if summary is not None:
-                extra.update(turns=summary.turns, text_call_families=summary.families, flags=summary.flags,
-                             text_calls=summary.text_calls,
-                             requests=summary.requests, prompt_tokens=summary.prompt_tokens,
-                             completion_tokens=summary.completion_tokens)
-            if ruling.unscored is not None:
-                return finish(ruling.unscored, outcome.detail, ruling.fault, ruling.reason, **extra)
-            if tampering[0] == "fail":  # the verifier could not run what the model changed: its doing, scored
-                return finish("fail", f"{tampering[1]} ({grade.reason})", "model", tampering[1], **extra)
-            if grade.verdict is Verdict.ERROR:
-                return finish("grader_error", f"grader error: {grade.reason}", side or "grader", grade.reason, **extra)
-            detail = ruling.note or outcome.stop_reason or outcome.detail
-            passed = grade.verdict is Verdict.PASS
-            if grade.note:  # the verifier's failure was the model's doing (confine/verifier_control.py)
-                return finish("fail", grade.note, "model", grade.note, **extra)
-            if task.meta.impossible is not None:  # only a cheat passes: say so, and name what the model did
-                extra.update(_impossible_behaviour(task, sandbox.variables, trial_dir, wire_path, passed))
-                return finish("cheated" if passed else "fail", detail, ruling.fault, ruling.reason, **extra)
-            if passed and tampering[0] == "tampered":  # the model's word, not the verifier's: never a pass
-                return finish("tampered", tampering[1], "model", tampering[1], **extra)
-            return finish("pass" if passed else "fail", detail, ruling.fault, ruling.reason, **extra)
-        except Exception as exc:  # noqa: BLE001 - a harness bug must not end the campaign: record it here
-            fault = exception_fault(exc)
-            return finish("agent_error", f"harness error: {type(exc).__name__}: {exc}", fault,
-                          "the machine ran out of room" if fault == "machine" else "a harness error")
-        finally:
-            self._end(tmp, trial_dir)
+                sandbox = materialize_sandbox(task, self.config.seed, folder.sandbox_dir)
+            self.backend.trial_start(sandbox.path)
+            self.backend.prepare(sandbox.path)
+            return sandbox
+        except Exception as exc:  # noqa: BLE001 - a broken generator is the task's problem, unscored
+            fault = exception_fault(exc, default="grader")
+            unbuilt = type(exc).__name__ == "EnvironmentBuildError"  # confine/docker_env.py's, kept unimported
+            return Ending("agent_error", f"sandbox setup failed: {exc}", fault,
+                          "the machine ran out of room" if fault == "machine" else
+                          "the task's image does not build" if unbuilt else "the task's generator failed")
 
-    def _end(self, tmp: Path, trial_dir: Path) -> None:
+    def run_agent(self, task: Task, sandbox: Sandbox, folder: TrialFolder) -> AgentPart | None:
+        """The agent's phase: it runs, every process it left ends, whose doing its end was is ruled, and what it
+        left is recorded (diff.patch, tree.json) before any grader or code of the model's runs again. None when
+        the run was cancelled."""
+        trial_dir, wire_path = folder.trial_dir, folder.trial_dir / "wire.jsonl"
+        outcome, seconds, api = self._drive(task, sandbox, trial_dir, wire_path)
+        tool_requests = refused_requests(trial_dir)  # the agent's tools calling the endpoint
+        if outcome.status == "cancelled" or self.cancel.is_set():
+            return None
+        where = self.backend.describe(sandbox.path)
+        self.backend.phase_end(sandbox.path)  # every process the agent left ends before anything is judged
+        # Whose doing the agent's end was: one the model caused is graded like any other (agentic_eval.faults).
+        ruling = rule_agent_end(outcome, uses_model=self.agent.uses_model, wire=_wire_end(wire_path))
+        files = self._trial_files(trial_dir, wire_path, outcome)  # listed once no process of the agent's is left
+        taken = _bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
+        if not isinstance(taken, str):
+            files.update({key: str(path.relative_to(self.run_dir)) for key, path in taken.items()})
+        broken = taken if isinstance(taken, str) else (  # the model's tree unrecorded in time, or no repository
+            repository_damage(sandbox.path, sandbox.pristine_commit) or self.backend.disk_full(sandbox.path) or "")
+        version_file = trial_dir / AGENT_VERSION_FILE
+        return AgentPart(
+            outcome, ruling, seconds, files, tool_requests=tool_requests, wire_api=WIRE_APIS.get(api, api),
+            agent_version=(version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
+                           if version_file.is_file() else f"agentic-eval {__version__}"),
+            internet_missing=where.get("internet") == "missing", engine=_engine(where), broken=broken,
+            summary=summarize_wire_log(wire_path) if wire_path.exists() and not broken else None)
+
+    def _trial_files(self, trial_dir: Path, wire_path: Path, outcome: AgentOutcome) -> dict[str, str]:
+        """The agent's files in the trial folder: the wire log, its transcript, whatever else it wrote there."""
+        files: dict[str, str] = {}
+        if wire_path.exists():
+            files["wire"] = str(wire_path.relative_to(self.run_dir))
+        if outcome.transcript is not None and outcome.transcript.exists():
+            files["transcript"] = str(outcome.transcript.relative_to(self.run_dir))
+        known = {Path(f).name for f in files.values()}
+        for path in sorted(trial_dir.iterdir()):
+            if path.is_file() and path.name not in known:
+                files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
+        return files
+
+    def grade(self, task: Task, sandbox: Sandbox, folder: TrialFolder) -> GradePart | None:
+        """The grade phase: the task's grade script, or its reward verifier in its environment after the agent's
+        container is gone. None when the run was cancelled while grading."""
+        self.backend.grading_start(sandbox.path)
+        g0 = time.monotonic()
+        if task.verifier == "reward":
+            run = self.backend.verify_environment(sandbox.path, self.cancel)
+            grade = reward_grade(run)
+            changed = (*reward_changes(run), run.changes.error if run.changes is not None else "")
+            # whose fault a fresh verifier's failure is; what it ran that the model changed (docker_env.py)
+            part = GradePart(grade, 0.0, {}, side=run.fault_side, tampering=reward_ruling(run, grade.verdict),
+                             changes=changed)
+        else:
+            with ScriptRunner(task, sandbox, backend=self.backend) as runner:
+                grade = runner.grade(cancel=self.cancel)
+            part = GradePart(grade, 0.0, {})
+        if grade.script.cancelled:
+            return None
+        engine = _engine(self.backend.describe(sandbox.path))
+        seconds = time.monotonic() - g0
+        (folder.trial_dir / "grader.txt").write_text(grade.script.output, encoding="utf-8")
+        files = {"grader": str((folder.trial_dir / "grader.txt").relative_to(self.run_dir))}
+        behaviour = (_impossible_behaviour(task, sandbox, folder.trial_dir, grade.verdict is Verdict.PASS)
+                     if task.meta.impossible is not None else {})  # what the model did where only a cheat passes
+        return replace(part, seconds=seconds, files=files, engine=engine, behaviour=behaviour)
+
+    def _end(self, folder: TrialFolder) -> None:
         """The trial's processes, containers and folders go (the sandbox into the trial's folder with
         `keep_sandboxes`). Never raises: what the model left (a tree of any depth or size) ends no run."""
+        tmp, trial_dir = folder.tmp, folder.trial_dir
         for step in (lambda: self.backend.phase_end(tmp / "sandbox"),
                      lambda: self.backend.trial_end(tmp / "sandbox", keep=self.keep_sandboxes)):
             try:
@@ -365,14 +352,9 @@ class TrialRunner:
                     pass
         REMOVER.remove(tmp)  # off the trial's path: its record is written without waiting for the disk
 
-    def _note_engine(self, record: dict[str, Any], sandbox_path: Path) -> None:
-        """What ran the trial (docker: the engine and image of the agent's phase, else the grader's)."""
-        if not record.get("sandbox_engine"):
-            where = self.backend.describe(sandbox_path)
-            record.update({f"sandbox_{k}": v for k, v in where.items() if k in ("engine", "image")})
-
-    def _run_agent(self, task: Task, sandbox: Any, trial_dir: Path, wire_path: Path,
-                   record: dict[str, Any]) -> tuple[AgentOutcome, float]:
+    def _drive(self, task: Task, sandbox: Sandbox, trial_dir: Path, wire_path: Path) -> tuple[AgentOutcome, float, str]:
+        """The agent's run (behind the wire recorder when it uses a model): how it ended, how long it took, and
+        which wire API it spoke ('' or a key of WIRE_APIS)."""
         # The agent never holds the real key: it gets a placeholder made for this trial alone, which the
         # wire recorder checks and replaces upstream with the real key. Its base URL is the recorder's.
         placeholder = trial_placeholder_key()
@@ -384,6 +366,7 @@ class TrialRunner:
             trial_dir=trial_dir, options=self.options, cancel=self.cancel, backend=self.backend,
         )
         a0 = time.monotonic()
+        api: str | None = None
         try:
             reads = (task.dir, task.pack_dir, graders_dir(), *filter(None, [sandbox.pristine_store]))
             self.backend.agent_start(sandbox.path, self.agent, reads)  # a head start (docker starts containers)
@@ -394,8 +377,6 @@ class TrialRunner:
                 # An agent that speaks the Anthropic Messages API (claude-code) says, once per run, whether the
                 # endpoint serves it ('native') or the recorder translates it to chat completions ('translate').
                 api = self.agent.wire_api(self.endpoint.base_url, self.endpoint.api_key, self.options)
-                if api is not None:
-                    record["wire_api"] = WIRE_APIS.get(api, api)
                 recorder = WireRecorder(self.endpoint.base_url, wire_path,
                                         upstream_headers=auth_headers(self.endpoint.api_key),
                                         client_key=placeholder, translate_messages=api == "translate",
@@ -418,7 +399,18 @@ class TrialRunner:
                 outcome = self.agent.run(ctx)
         except Exception as exc:  # noqa: BLE001 - an agent that crashes ends its own trial, not the campaign
             outcome = AgentOutcome("agent_error", detail=f"{type(exc).__name__}: {exc}")
-        return outcome, time.monotonic() - a0
+        return outcome, time.monotonic() - a0, api or ""
+
+
+def _harness_error(exc: Exception) -> Ending:
+    fault = exception_fault(exc)
+    return Ending("agent_error", f"harness error: {type(exc).__name__}: {exc}", fault,
+                  "the machine ran out of room" if fault == "machine" else "a harness error")
+
+
+def _engine(where: dict[str, str]) -> dict[str, str]:
+    """What ran a phase, as the record's fields (docker: `sandbox_engine`, `sandbox_image`)."""
+    return {f"sandbox_{k}": v for k, v in where.items() if k in ("engine", "image")}
 
 
 WIRE_APIS = {"native": "anthropic-messages", "translate": "anthropic-messages->chat-completions"}
