@@ -225,7 +225,7 @@ class RunSummary:
         none as text; `short_prompt`: a `ShortPrompt` to hold the run against. agentic_eval.classify.diagnosis."""
         from agentic_eval.classify.diagnosis import diagnose
 
-        return diagnose(self.text_call_figures, self.turn_counts, self.families, short_prompt)
+        return diagnose(self.text_call_figures, self.turn_counts, self.families, short_prompt, self.config.model)
 
     def diagnosis_lines(self) -> list[str]:
         """The diagnosis in words, its restart lines and the figures it rests on; [] when there is none."""
