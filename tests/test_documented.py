@@ -112,10 +112,10 @@ def test_kimi_ids_imply_the_kimi_parser_without_a_model_name() -> None:
 # --------------------------------------------------------------- runs on the scripted endpoint
 
 
-def _run(pack: Path, runs: Path, model: str) -> dict[str, Any]:
+def _run(pack: Path, runs: Path, model: str, *extra: str) -> dict[str, Any]:
     with FakeEndpoint(model=model, responder=parsed_then_hermes) as fake:
         code, data = run_cli("run", "--model", model, "--base-url", fake.base_url, "--api-key", "sk-x", "--tasks",
-                             str(pack), "--run-dir", str(runs), "--json", "--agent-opt", "max_retries=0")
+                             str(pack), "--run-dir", str(runs), "--json", "--agent-opt", "max_retries=0", *extra)
     assert code == 0
     return data
 
@@ -152,3 +152,16 @@ def test_qwen25_text_its_documented_parser_reads_means_the_server_runs_another(m
     assert found["parser"] == "vllm:hermes" and found["documented_reads"] == 1
     assert "the server runs another parser, not the documented one" in found["text"]
     assert "--tool-call-parser hermes" in found["enable"][0]
+
+
+def test_a_what_if_with_a_parser_that_reads_nothing_says_so(mini_pack: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The real small model under opencode wrote a reply `--emulate-parser xlam` does not read: the run was a plain
+    one in all but name, and the report says so rather than let it pass for a what-if."""
+    from agentic_eval.cli import main
+
+    data = _run(make_pack(mini_pack, 1), tmp_path / "runs", "Qwen/Qwen2.5-7B-Instruct", "--emulate-parser", "pythonic")
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "runs" / data["run_id"]), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert "vllm:pythonic reads 0 of its 1 text calls: the what-if tested nothing" in md

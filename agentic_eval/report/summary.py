@@ -512,9 +512,13 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
 def emulated_note(summary: RunSummary) -> str:
     """What an emulated run measured, in one line."""
     parser = summary.config.emulate_parser or ""
+    figures = summary.text_call_figures
+    read = (f"; {parser} reads {figures.readers.get(parser, 0)} of its {figures.calls} text calls"
+            + (": the what-if tested nothing; emulate the parser the diagnosis names" if not figures.readers.get(parser, 0) else "")
+            if figures.calls else "")
     return (f"{summary.config.run_id}: {emulated_words(parser)}: a what-if run; the wire recorder handed the agent "
             f"the tool calls {parser} reads in the endpoint's text as structured calls (the wire log keeps both "
-            "replies); its text tool call figures are the endpoint's")
+            f"replies); its text tool call figures are the endpoint's{read}")
 
 
 def _print_statistics(summaries: list[RunSummary], console: Any) -> None:
