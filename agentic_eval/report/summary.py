@@ -513,8 +513,9 @@ def emulated_note(summary: RunSummary) -> str:
     """What an emulated run measured, in one line."""
     parser = summary.config.emulate_parser or ""
     figures = summary.text_call_figures
-    read = (f"; {parser} reads {figures.readers.get(parser, 0)} of its {figures.calls} text calls"
-            + (": the what-if tested nothing; emulate the parser the diagnosis names" if not figures.readers.get(parser, 0) else "")
+    reads = figures.readers.get(parser, 0)
+    read = (f"; {parser} reads {reads} of its {figures.calls} text calls"
+            + ("" if reads else ": the what-if tested nothing; emulate the parser the diagnosis names")
             if figures.calls else "")
     return (f"{summary.config.run_id}: {emulated_words(parser)}: a what-if run; the wire recorder handed the agent "
             f"the tool calls {parser} reads in the endpoint's text as structured calls (the wire log keeps both "
