@@ -6,7 +6,10 @@ Three answers, each resting on figures the classifier counted (`TextCallFigures`
                      and the endpoint returned it as text: an engine parser reads it, enable that parser
                      (the exact restart line for vLLM, SGLang, llama.cpp, Ollama);
     parser_mismatch  the endpoint parsed some calls itself and returned others as text that another parser
-                     reads: its parser is not the one for the model's format (or not for all of it);
+                     reads: its parser is not the one for the model's format (or not for all of it); held
+                     against the parser the engines' docs recommend for the model (classify/documented.py,
+                     from the served name or the calls' ids): the server runs another than the documented one,
+                     or the model writes a family its documented parser does not read;
     model            calls no parser reads (an invented format), tools that were not offered, arguments that
                      fail the schema, calls in the reasoning, or a format held with a short prompt and lost
                      under the agent's: no server flag fixes this.
