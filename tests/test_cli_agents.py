@@ -165,14 +165,15 @@ def test_codex_without_responses_api_is_an_agent_error(pack: Path, tmp_path: Pat
 
 @pytest.mark.real_model_long
 @pytest.mark.timeout(3000)
-@pytest.mark.parametrize("emulate", [None, "xlam"], ids=["plain", "emulated"])
+@pytest.mark.parametrize("emulate", [None, "llama.cpp:hermes_2_pro"], ids=["plain", "emulated"])
 def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, pack: Path, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch, emulate: str | None) -> None:
     """opencode on the packaged small model (serve-local): its ~7,000-token first request takes
     minutes of prompt processing on a CPU. Whatever the model does, the trial must end scored, with
-    every turn on the wire classified; `emulated`: the what-if run, the model's fenced-JSON text calls handed
-    to opencode as structured calls by the parser its diagnosis names (`--emulate-parser xlam`). Select with
-    `-m real_model_long`."""
+    every turn on the wire classified; `emulated`: the what-if run, the model's JSON text calls handed to opencode
+    as structured calls by a parser that reads both forms it was seen to write (fenced JSON to the probe;
+    comma-joined objects under opencode's prompt, which xlam does not read): llama.cpp's Hermes 2 Pro format,
+    the one a `--jinja` server picks for a Qwen2.5 template. Select with `-m real_model_long`."""
     if "real_model_long" not in (request.config.getoption("-m") or ""):
         pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model_long")
     require_cli("opencode", monkeypatch)
@@ -199,7 +200,7 @@ def test_opencode_against_the_real_local_model(request: pytest.FixtureRequest, p
                   f"error: {rec.get('error')}")
     assert result.outcome in ("pass", "fail"), result.detail
     assert result.requests >= 1 and result.turns.unclassified == 0
-    assert result.emulate_parser == (f"vllm:{emulate}" if emulate else None)
+    assert result.emulate_parser == emulate
 
 # ------------------------------------------------- the shared base, with a stand-in CLI (no install needed)
 

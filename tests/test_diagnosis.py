@@ -126,6 +126,7 @@ def test_emulated_hermes_parser_makes_the_text_calls_real(scripted: Any, mini_pa
     assert main(["report", str(tmp_path / "runs" / data["run_id"]), "--format", "md"]) == 0
     md = capsys.readouterr().out
     assert "[parser emulated: hermes]" in md and "parser emulated: hermes: a what-if run" in md
+    assert "vllm:hermes reads 2 of its 2 text calls" in md and "tested nothing" not in md
     assert "diagnosis: server config" in md and "--tool-call-parser hermes" in md
     config = json.loads((tmp_path / "runs" / data["run_id"] / "run.json").read_text())
     assert config["emulate_parser"] == "vllm:hermes"

@@ -219,7 +219,7 @@ def model_diagnosis(rows: list[Row]) -> Diagnosis | None:
         counts = short.summary.turn_counts
         prompt = ShortPrompt(source="builtin, no padding", tool_call=counts.tool_call,
                              text_tool_call=counts.text_tool_call)
-    return diagnose(figures, TurnCounts(**turns), families, prompt)
+    return diagnose(figures, TurnCounts(**turns), families, prompt, rows[0].model if rows else None)
 
 
 # ------------------------------------------------------------------------------------------------ cells

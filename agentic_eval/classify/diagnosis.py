@@ -6,7 +6,10 @@ Three answers, each resting on figures the classifier counted (`TextCallFigures`
                      and the endpoint returned it as text: an engine parser reads it, enable that parser
                      (the exact restart line for vLLM, SGLang, llama.cpp, Ollama);
     parser_mismatch  the endpoint parsed some calls itself and returned others as text that another parser
-                     reads: its parser is not the one for the model's format (or not for all of it);
+                     reads: its parser is not the one for the model's format (or not for all of it); held
+                     against the parser the engines' docs recommend for the model (classify/documented.py,
+                     from the served name or the calls' ids): the server runs another than the documented one,
+                     or the model writes a family its documented parser does not read;
     model            calls no parser reads (an invented format), tools that were not offered, arguments that
                      fail the schema, calls in the reasoning, or a format held with a short prompt and lost
                      under the agent's: no server flag fixes this.
@@ -16,7 +19,7 @@ The engine parsers themselves (which would extract what) are agentic_eval.classi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -24,6 +27,7 @@ from pydantic import BaseModel, Field
 from agentic_eval.results.records import TextCallFigures, TurnCounts
 
 if TYPE_CHECKING:
+    from agentic_eval.classify.documented import Documented
     from agentic_eval.classify.turn import TextToolCall, TurnClassification
 
 __all__ = ["CONSISTENT", "Diagnosis", "ShortPrompt", "attach_readers", "best_parser", "call_figures", "diagnose",
@@ -130,9 +134,12 @@ def call_figures(turns: Iterable[TurnClassification]) -> TextCallFigures:
     figures = TextCallFigures()
     readers: dict[str, int] = {}
     same: dict[str, int] = {}
+    ids: dict[str, int] = {}
     for turn in turns:
         if turn.label == "tool_call" and turn.text_calls:
             figures.mixed_turns += 1
+        for style in turn.call_id_styles:
+            ids[style] = ids.get(style, 0) + 1
         for call in turn.text_calls:
             figures.calls += 1
             for parser in call.parsers:
@@ -151,6 +158,7 @@ def call_figures(turns: Iterable[TurnClassification]) -> TextCallFigures:
                 figures.bad_arguments += 1
     figures.readers = dict(sorted(readers.items(), key=lambda kv: (-kv[1], kv[0])))
     figures.same_arguments = dict(sorted(same.items(), key=lambda kv: (-kv[1], kv[0])))
+    figures.structured_ids = dict(sorted(ids.items()))
     return figures
 
 
@@ -173,43 +181,56 @@ class Diagnosis(BaseModel):
     calls: int = Field(default=0, description="Text calls recorded.")
     enable: list[str] = Field(default_factory=list, description="Per engine, how to enable the parser that reads "
                               "the most calls, with how many it reads.")
+    documented: list[str] = Field(default_factory=list, description="The parsers the engines' docs recommend for "
+                                  "the model's family (agentic_eval.classify.documented), vLLM's first; [] when the "
+                                  "model name names no documented family.")
+    documented_reads: int = Field(default=0, description="How many recorded text calls the first of `documented` "
+                                  "reads.")
 
 
-def _rank(key: str, count: int, families: Mapping[str, int]) -> tuple[int, int, int, int]:
-    """Sort key, best first: most calls read, then a parser of the family the model wrote most, then vLLM's,
-    then the registry's order (each engine's usual parser first)."""
+def _rank(key: str, count: int, families: Mapping[str, int],
+          prefer: Collection[str] = ()) -> tuple[int, int, int, int, int]:
+    """Sort key, best first: a `prefer`red parser (the model's documented one, when it reads the calls), then most
+    calls read, then a parser of the family the model wrote most, then vLLM's, then the registry's order (each
+    engine's usual parser first)."""
     from agentic_eval.classify.parsers import PARSERS
 
     order = list(PARSERS)
     parser = PARSERS.get(key)
     fams = parser.families if parser else ()
     weight = max((families.get(f, 0) for f in fams), default=0)
-    return (-count, -weight, 0 if key.startswith("vllm:") else 1, order.index(key) if key in order else len(order))
+    return (0 if key in prefer else 1, -count, -weight, 0 if key.startswith("vllm:") else 1,
+            order.index(key) if key in order else len(order))
 
 
-def best_parser(readers: Mapping[str, int], families: Mapping[str, int] | None = None) -> tuple[str, int] | None:
-    """The parser that reads the most calls (ties: see `_rank`), with its count; None when none reads any."""
-    ranked = sorted(readers.items(), key=lambda kv: _rank(kv[0], kv[1], families or {}))
+def best_parser(readers: Mapping[str, int], families: Mapping[str, int] | None = None,
+                prefer: Collection[str] = ()) -> tuple[str, int] | None:
+    """The parser that reads the most calls (ties, and `prefer`: see `_rank`), with its count; None when none
+    reads any."""
+    ranked = sorted(readers.items(), key=lambda kv: _rank(kv[0], kv[1], families or {}, prefer))
     return ranked[0] if ranked and ranked[0][1] > 0 else None
 
 
-def _best_per_engine(readers: Mapping[str, int], families: Mapping[str, int]) -> dict[str, tuple[str, int]]:
+def _best_per_engine(readers: Mapping[str, int], families: Mapping[str, int],
+                     prefer: Collection[str] = ()) -> dict[str, tuple[str, int]]:
     from agentic_eval.classify.parsers import PARSERS
 
     best: dict[str, tuple[str, int]] = {}
-    for key, count in sorted(readers.items(), key=lambda kv: _rank(kv[0], kv[1], families)):
+    for key, count in sorted(readers.items(), key=lambda kv: _rank(kv[0], kv[1], families, prefer)):
         engine = PARSERS[key].engine if key in PARSERS else key.split(":", 1)[0]
         if count > 0:
             best.setdefault(engine, (key, count))
     return best
 
 
-def enable_lines(readers: Mapping[str, int], calls: int, families: Mapping[str, int] | None = None) -> list[str]:
+def enable_lines(readers: Mapping[str, int], calls: int, families: Mapping[str, int] | None = None,
+                 prefer: Collection[str] = ()) -> list[str]:
     """'vLLM: vllm serve MODEL --enable-auto-tool-choice --tool-call-parser hermes [reads 12/12]', one per engine
-    whose parsers read any of the calls, vLLM first."""
+    whose parsers read any of the calls, vLLM first; per engine a `prefer`red parser (the model's documented one)
+    first, then the one that reads the most."""
     from agentic_eval.classify.parsers import PARSERS
 
-    best = _best_per_engine(readers, families or {})
+    best = _best_per_engine(readers, families or {}, prefer)
     lines = []
     for engine in sorted(best, key=lambda e: (ENGINES.index(e) if e in ENGINES else 99, e)):
         key, count = best[engine]
@@ -225,21 +246,46 @@ def _pct(part: int, whole: int) -> str:
     return f"{part}/{whole}"
 
 
+def _documented(model: str | None, figures: TextCallFigures) -> tuple[Documented | None, list[str]]:
+    """The documented row for the model (by its name, else by its structured calls' ids), with the figures that
+    say so: the ids, and what its parsers read."""
+    from agentic_eval.classify.documented import documented_for, documented_for_ids
+
+    row = documented_for(model)
+    rests = []
+    ids = {k: v for k, v in figures.structured_ids.items() if k != "other"}
+    if ids:
+        said = {"vllm": "vLLM's (chatcmpl-tool-...)", "kimi_k2": "Kimi-K2's (functions.NAME:INDEX)"}
+        rests.append("structured call ids: " + ", ".join(f"{said.get(k, k)} {v}" for k, v in ids.items())
+                     + f" of {sum(figures.structured_ids.values())}")
+    if row is None:
+        row = documented_for_ids(figures.structured_ids)
+    if row is not None:
+        reads = ", ".join(f"{key} {figures.readers.get(key, 0)}/{figures.calls}" for key in row.parsers)
+        rests.append(f"documented parser for {row.models} ({row.source}): {reads}")
+    return row, rests
+
+
 def diagnose(figures: TextCallFigures, turns: TurnCounts, families: Mapping[str, int] | None = None,
-             short_prompt: ShortPrompt | None = None) -> Diagnosis | None:
+             short_prompt: ShortPrompt | None = None, model: str | None = None) -> Diagnosis | None:
     """The diagnosis of one model's recorded turns (one run, or several merged): None when it wrote no tool call
-    as text. `families`: text-call families by turns; `short_prompt`: the same model with a short prompt."""
+    as text. `families`: text-call families by turns; `short_prompt`: the same model with a short prompt; `model`:
+    the served model name, which names the parser its engines' docs recommend (agentic_eval.classify.documented)."""
     calls = figures.calls
     if calls == 0:
         return None
     families = dict(families or {})
     fams = ", ".join(f"{k} {v}" for k, v in sorted(families.items(), key=lambda kv: -kv[1])) or "none named"
-    parser, reads = best_parser(figures.readers, families) or (None, 0)
-    enable = enable_lines(figures.readers, calls, families) if figures.readers else []
+    row, documented_rests = _documented(model, figures)
+    documented = list(row.parsers) if row is not None else []
+    prefer = [key for key in documented if figures.readers.get(key, 0) >= CONSISTENT * calls]
+    parser, reads = best_parser(figures.readers, families, prefer) or (None, 0)
+    enable = enable_lines(figures.readers, calls, families, prefer) if figures.readers else []
     rests = [f"text tool calls: {calls} in {turns.text_tool_call + figures.mixed_turns} turns (families: {fams})",
              f"structured tool calls: {turns.tool_call} turns"]
     if parser:
         rests.append(f"read by {parser}: {_pct(reads, calls)}, same arguments {figures.same_arguments.get(parser, 0)}")
+    rests += documented_rests
     faults = {"no engine parser reads them": figures.unread, "name a tool not offered": figures.unknown_tool,
               "fail the schema": figures.bad_arguments, "sit in the reasoning": figures.in_reasoning}
     faulty = sum(faults.values())
@@ -247,7 +293,8 @@ def diagnose(figures: TextCallFigures, turns: TurnCounts, families: Mapping[str,
         faults["were cut short before they closed"] = figures.truncated
     if faulty:
         rests.append("text calls that " + ", ".join(f"{w}: {n}" for w, n in faults.items() if n))
-    base = dict(parser=parser, reads=reads, calls=calls, enable=enable)
+    base = dict(parser=parser, reads=reads, calls=calls, enable=enable, documented=documented,
+                documented_reads=figures.readers.get(documented[0], 0) if documented else 0)
     clean = parser is not None and reads >= CONSISTENT * calls and faulty <= (1 - CONSISTENT) * calls
     lost = (short_prompt is not None and short_prompt.tool_call > 0 and short_prompt.text_tool_call == 0
             and turns.tool_call == 0)
@@ -271,12 +318,39 @@ def diagnose(figures: TextCallFigures, turns: TurnCounts, families: Mapping[str,
             text += f" (the best parser, {parser}, reads {_pct(reads, calls)})"
         return Diagnosis(kind="model", text=text, rests_on=rests, **base)  # type: ignore[arg-type]
     assert parser is not None
-    restart = enable[0] if enable else parser
+    kind, text = _fix_text(figures, turns, fams, row, bool(prefer), parser, enable[0] if enable else parser)
+    return Diagnosis(kind=kind, text=text, rests_on=rests, **base)  # type: ignore[arg-type]
+
+
+def _fix_text(figures: TextCallFigures, turns: TurnCounts, fams: str, row: Documented | None, documented_reads: bool,
+              parser: str, restart: str) -> tuple[Kind, str]:
+    """A fix's diagnosis in words: parser_mismatch when the endpoint also parsed calls itself, else server_config;
+    held against the model's documented parser (`row`; `documented_reads`: it reads the text calls) if known."""
+    calls, reads = figures.calls, figures.readers.get(parser, 0)
+    told = told_reads = ""
+    if row is not None:
+        told = f"{row.parsers[0]}, the parser documented for {row.models}"
+        told_reads = _pct(figures.readers.get(row.parsers[0], 0), calls)
     if turns.tool_call > 0 or figures.mixed_turns > 0:
-        text = (f"parser mismatch: the endpoint parsed {turns.tool_call} turns' calls itself but returned {calls} "
-                f"as text that its parser does not read and {parser} does ({_pct(reads, calls)}): the server's "
-                f"parser is not the one for the model's format; the fix: {restart}")
-        return Diagnosis(kind="parser_mismatch", text=text, rests_on=rests, **base)  # type: ignore[arg-type]
+        if row is not None and not documented_reads:
+            return "parser_mismatch", (
+                f"parser mismatch: the endpoint parsed {turns.tool_call} turns' calls itself and returned {calls} as "
+                f"text in a family ({fams}) that {told}, reads {told_reads} of and {parser} reads {_pct(reads, calls)}:"
+                f" the model writes a family other than its documented one, beside it; the fix that reads these: "
+                f"{restart} (check that the structured ones still parse: `--emulate-parser {parser}` measures it)")
+        if row is not None:
+            return "parser_mismatch", (
+                f"parser mismatch: the endpoint parsed {turns.tool_call} turns' calls itself but returned {calls} as "
+                f"text that {told}, reads ({told_reads}): the server runs another parser, not the documented one; "
+                f"the fix: {restart}")
+        return "parser_mismatch", (
+            f"parser mismatch: the endpoint parsed {turns.tool_call} turns' calls itself but returned {calls} as text "
+            f"that its parser does not read and {parser} does ({_pct(reads, calls)}): the server's parser is not the "
+            f"one for the model's format; the fix: {restart}")
     text = (f"server config: the model writes its calls consistently ({fams}), they read cleanly against the "
             f"offered tools, and the endpoint returned them as text; the fix: {restart}")
-    return Diagnosis(kind="server_config", text=text, rests_on=rests, **base)  # type: ignore[arg-type]
+    if row is not None and not documented_reads:
+        text += f"; not {told}, which reads {told_reads} of them: a server set up by the book returns them as text too"
+    elif row is not None:
+        text += f" ({told})"
+    return "server_config", text

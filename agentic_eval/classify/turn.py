@@ -114,6 +114,8 @@ class TurnClassification(BaseModel):
                                   "'model' (a call no parser reads, a tool not offered, bad arguments, a call in "
                                   "the reasoning). agentic_eval.classify.diagnosis.")
     diagnosis_note: str = Field(default="", description="The diagnosis in words, naming what it rests on.")
+    call_id_styles: list[str] = Field(default_factory=list, exclude=True, description="Per structured call, what "
+                                      "its id shows of the engine (agentic_eval.classify.documented.call_id_style).")
 
 
 @dataclass
@@ -367,6 +369,7 @@ def classify_turn(request: Mapping[str, Any] | None, response: Mapping[str, Any]
         flags.add("reasoning_only")
     diagnosis, note = turn_diagnosis(text_calls, structured=bool(turn.structured_calls))
     return TurnClassification(
+        call_id_styles=_call_id_styles(response) if turn.structured_calls else [],
         label=label,
         flags=[flag for flag in FLAGS if flag in flags],
         family=text_calls[0].family if text_calls else None,
@@ -375,6 +378,19 @@ def classify_turn(request: Mapping[str, Any] | None, response: Mapping[str, Any]
         diagnosis=diagnosis,
         diagnosis_note=note,
     )
+
+
+def _call_id_styles(response: Mapping[str, Any]) -> list[str]:
+    """What the structured calls' ids show of the engine (a chat completion's first choice, a Responses body)."""
+    from agentic_eval.classify.documented import call_id_style
+
+    if isinstance(response.get("choices"), list):
+        choice = response["choices"][0] if response["choices"] else {}
+        message = choice.get("message") if isinstance(choice, Mapping) else None
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        return [call_id_style(c.get("id")) for c in _listed(calls) if isinstance(c, Mapping)]
+    return [call_id_style(item.get("call_id")) for item in _listed(response.get("output"))
+            if isinstance(item, Mapping) and item.get("type") == "function_call"]
 
 
 def _is_free_text_tool(request: Mapping[str, Any], name: str) -> bool:

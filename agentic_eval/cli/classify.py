@@ -76,7 +76,8 @@ def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[st
                                  "offered": call.offered, "arguments_problem": call.arguments_problem,
                                  "in_reasoning": call.in_reasoning} for call in result.text_calls],
             "diagnosis": result.diagnosis, "diagnosis_note": result.diagnosis_note,
-            "_figures": _turn_figures(result)}
+            "_figures": _turn_figures(result),
+            "_model": request.get("model") if isinstance(request, dict) else None}
 
 
 def _turn_figures(result: Any) -> dict[str, Any]:
@@ -118,7 +119,7 @@ def handle(args: argparse.Namespace) -> int:
                     print(f"agentic-eval: {path}:{number}: {output['error']}", file=sys.stderr)
                 outputs.append(output)
                 if args.json:
-                    print(json.dumps({k: v for k, v in output.items() if k != "_figures"}))
+                    print(json.dumps({k: v for k, v in output.items() if not k.startswith("_")}))
         if not args.json:
             _print_tables(path, outputs, bad_lines)
     except BrokenPipeError:  # the reader stopped early (`| head`): not an error
@@ -199,8 +200,10 @@ def diagnosis_words(outputs: list[dict[str, Any]]) -> list[str]:
             lines.append(f"  diagnosis: {output['diagnosis']}: {output['diagnosis_note']}")
     labels = Counter(output["label"] for output in outputs if output.get("label"))
     families = Counter(output["family"] for output in outputs if output.get("family"))
+    models = Counter(output["_model"] for output in outputs if isinstance(output.get("_model"), str))
     verdict = diagnose(figures, TurnCounts(**{k: labels.get(k, 0) for k in ("tool_call", "text_tool_call", "prose",
-                                                                             "empty")}), dict(families))
+                                                                             "empty")}), dict(families),
+                       model=models.most_common(1)[0][0] if models else None)
     if verdict is not None:
         lines.append(f"diagnosis: {verdict.text}")
         lines += [f"  {line}" for line in verdict.enable if line not in verdict.text]

@@ -321,7 +321,7 @@ def probe_diagnosis(report: ProbeReport) -> Any:
             families[row.family] = families.get(row.family, 0) + 1
     turns = TurnCounts(**{label: sum(1 for r in answered if r.label == label)
                           for label in ("tool_call", "text_tool_call", "prose", "empty")})
-    return diagnose(figures, turns, families)
+    return diagnose(figures, turns, families, model=report.model)
 
 
 def verdict(report: ProbeReport) -> str:

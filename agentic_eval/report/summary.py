@@ -219,7 +219,7 @@ class RunSummary:
         none as text; `short_prompt`: a `ShortPrompt` to hold the run against. agentic_eval.classify.diagnosis."""
         from agentic_eval.classify.diagnosis import diagnose
 
-        return diagnose(self.text_call_figures, self.turn_counts, self.families, short_prompt)
+        return diagnose(self.text_call_figures, self.turn_counts, self.families, short_prompt, self.config.model)
 
     def diagnosis_lines(self) -> list[str]:
         """The diagnosis in words, its restart lines and the figures it rests on; [] when there is none."""
@@ -506,9 +506,14 @@ def render_markdown(summaries: list[RunSummary], instruments: list[InstrumentRun
 def emulated_note(summary: RunSummary) -> str:
     """What an emulated run measured, in one line."""
     parser = summary.config.emulate_parser or ""
+    figures = summary.text_call_figures
+    reads = figures.readers.get(parser, 0)
+    read = (f"; {parser} reads {reads} of its {figures.calls} text calls"
+            + ("" if reads else ": the what-if tested nothing; emulate the parser the diagnosis names")
+            if figures.calls else "")
     return (f"{summary.config.run_id}: {emulated_words(parser)}: a what-if run; the wire recorder handed the agent "
             f"the tool calls {parser} reads in the endpoint's text as structured calls (the wire log keeps both "
-            "replies); its text tool call figures are the endpoint's")
+            f"replies); its text tool call figures are the endpoint's{read}")
 
 
 def _print_statistics(summaries: list[RunSummary], console: Any) -> None:

@@ -79,6 +79,9 @@ class TextCallFigures(BaseModel):
     mixed_turns: int = 0
     """Turns with a structured call and a call written as text besides it (the server parsed one, not the
     other)."""
+    structured_ids: dict[str, int] = Field(default_factory=dict)
+    """Structured calls by what their id shows of the engine: 'vllm' (`chatcmpl-tool-...`), 'kimi_k2'
+    (`functions.NAME:INDEX`), 'other' (agentic_eval.classify.documented.call_id_style)."""
 
     def merged(self, other: TextCallFigures) -> TextCallFigures:
         """The sum of two trials' figures."""
@@ -91,7 +94,8 @@ class TextCallFigures(BaseModel):
             same_arguments=add(self.same_arguments, other.same_arguments), unread=self.unread + other.unread,
             unknown_tool=self.unknown_tool + other.unknown_tool, bad_arguments=self.bad_arguments + other.bad_arguments,
             in_reasoning=self.in_reasoning + other.in_reasoning, truncated=self.truncated + other.truncated,
-            mixed_turns=self.mixed_turns + other.mixed_turns)
+            mixed_turns=self.mixed_turns + other.mixed_turns,
+            structured_ids=add(self.structured_ids, other.structured_ids))
 
 
 class TrialResult(BaseModel):

@@ -351,7 +351,8 @@ class _ProxyApp:
             if name.decode("latin-1").lower() not in _RESPONSE_HOP_HEADERS
         ]
         try:
-            if (self.emulate and exchange.method == "POST" and sub_path.rstrip("/").endswith("/chat/completions")
+            if (self.emulate and exchange.method == "POST"
+                    and sub_path.rstrip("/").endswith(("/chat/completions", "/responses"))
                     and upstream.status_code == 200 and exchange.content_encoding.lower() in ("", "identity")):
                 await race_client(receive, exchange,
                                   _relay_emulated(upstream, send, exchange, self.emulate, raw_headers))
@@ -540,9 +541,9 @@ class WireRecorder:
         translate_messages: answer Anthropic Messages requests (`/v1/messages`) by translating each to chat
             completions for the upstream and its reply back (agentic_eval.wire.translate); False passes them
             through like any other request.
-        emulate: a chat completion reaches the agent as this rewrites it (`--emulate-parser`: as an engine's tool
-            parser would have returned it, calls read from the text structured; agentic_eval.classify.emulation
-            makes one); the whole reply is read before any of it is passed on.
+        emulate: a chat completion or Responses API reply reaches the agent as this rewrites it (`--emulate-parser`:
+            as an engine's tool parser would have returned it, calls read from the text structured;
+            agentic_eval.classify.emulation makes one); the whole reply is read before any of it is passed on.
         connect_timeout_s: give up on connecting to the upstream after this long (502 to the client).
         read_timeout_s: longest silence allowed from the upstream; None waits as long as the client does.
         port: port to listen on; 0 picks a free one.
