@@ -16,7 +16,7 @@ from agentic_eval.classify.diagnosis import call_figures, diagnose
 from agentic_eval.classify.documented import DOCUMENTED, call_id_style, documented_for
 from agentic_eval.classify.parsers import PARSERS
 from agentic_eval.classify.turn import classify_turn
-from agentic_eval.results import TextCallFigures, TurnCounts
+from agentic_eval.results.records import TextCallFigures, TurnCounts
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, tool_call
 from tests.helpers import answer, make_pack, run_cli, tool_results
 

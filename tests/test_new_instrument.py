@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_eval.endpoint import Endpoint, http_client
 from agentic_eval.instruments.registry import Headline, Log
-from agentic_eval.results import InstrumentRun, save_instrument_run
+from agentic_eval.results.instrument_runs import InstrumentRun, save_instrument_run
 
 KIND = "echo_check"
 WORDS = ("apple", "birch", "cedar", "delta", "ember", "fjord")

@@ -28,7 +28,7 @@ from agentic_eval.errors import AgenticEvalError
 if TYPE_CHECKING:
     from agentic_eval.endpoint import Endpoint
     from agentic_eval.local.server import LocalServer
-    from agentic_eval.results import TrialResult
+    from agentic_eval.results.records import TrialResult
 
 CAMPAIGN_FILE = "campaign.json"
 ASKED_FILE = "asked.json"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from agentic_eval.cli.args import add_run_dir_arg
 
 if TYPE_CHECKING:
-    from agentic_eval.results import TrialResult
+    from agentic_eval.results.records import TrialResult
 
 
 def register(sub: Any) -> None:

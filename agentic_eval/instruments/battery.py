@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from agentic_eval.endpoint import Endpoint
-    from agentic_eval.results import InstrumentRun
+    from agentic_eval.results.instrument_runs import InstrumentRun
 
 KIND = "tooling"
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 if TYPE_CHECKING:
     from agentic_eval.endpoint import Endpoint
-    from agentic_eval.results import InstrumentRun
+    from agentic_eval.results.instrument_runs import InstrumentRun
 
 __all__ = ["INSTRUMENTS", "CampaignInstrument", "CampaignOptions", "Headline", "Instrument", "InstrumentEntry",
            "campaign_entries", "entry", "kinds", "named"]

@@ -39,7 +39,7 @@ from agentic_eval.results.instrument_runs import save_instrument_run
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from agentic_eval.results import InstrumentRun
+    from agentic_eval.results.instrument_runs import InstrumentRun
 
 __all__ = [
     "KIND",
