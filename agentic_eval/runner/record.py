@@ -21,7 +21,7 @@ from agentic_eval.agents.base import AgentOutcome
 from agentic_eval.classify.summary import WireSummary
 from agentic_eval.endpoint import scrub as scrubbed
 from agentic_eval.faults import Ruling
-from agentic_eval.packs.grader import GradeResult, Verdict
+from agentic_eval.grading.grader import GradeResult, Verdict
 from agentic_eval.results.records import Outcome, TrialResult, utc_now
 from agentic_eval.results.run_folder import TrialSpec
 
