@@ -98,6 +98,18 @@ def test_top_level_face_is_small_and_consistent() -> None:
     assert 10 <= len(agentic_eval.__all__) <= 20
 
 
+def _registered_instrument_modules(pkg: Path) -> set[str]:
+    """The instrument registry is the list of instrument modules and their CLI modules: a new instrument is its
+    module, its CLI module and its row (3 files), not also a line in two package docstrings."""
+    from agentic_eval.instruments.registry import INSTRUMENTS
+
+    if pkg == PACKAGE / "instruments":
+        return {e.module for e in INSTRUMENTS if "." not in e.module}
+    if pkg == PACKAGE / "cli":
+        return {e.cli for e in INSTRUMENTS if e.cli and "." not in e.cli}
+    return set()
+
+
 def test_each_package_docstring_lists_its_modules() -> None:
     import ast
 
@@ -110,6 +122,7 @@ def test_each_package_docstring_lists_its_modules() -> None:
         present |= {p.name for p in pkg.iterdir() if (p / "__init__.py").is_file()}
         if pkg == PACKAGE:  # the top level lists its subpackages; its modules are named in prose
             present = {p.name for p in pkg.iterdir() if (p / "__init__.py").is_file()}
+        listed |= _registered_instrument_modules(pkg)
         assert present <= listed, f"{_dotted(pkg / '__init__.py')}: not listed in its docstring: {present - listed}"
 
 

@@ -5,6 +5,7 @@
     _formats     The text formats of tool calls: one detector per marked family.
     summary      A trial's wire log to its turn statistics.
     diagnosis    Whose fix it is that tool calls came back as text (server config, parser mismatch, the model).
+    documented   The tool parser each engine's docs recommend for a model family (data, with its source).
     parsers      The serving engines' tool parsers: which would read a text call, and how.
     emulation    `--emulate-parser`: a reply as an engine's tool parser would have returned it.
 """
