@@ -11,12 +11,17 @@ def grade() -> None:
     v = task_vars()
     g = Grader()
     g.unchanged([v["tests_dir"]])
-    g.pytest_passes([v["tests_dir"], *v["hidden_select"]], hidden_suite=v["hidden_tests"], require=v["require"],
-                    min_passed=v["min_passed"], allow_skipped=True, pythonpath=v["pythonpath"], timeout=150,
-                    what=f"the {v['project']} suite and the {len(v['require'])} hidden tests pass")
+    # the hidden tests first, alone (with canaries, every name new): an unfixed repo fails here, and the whole
+    # suite, the costly part, is then skipped; a fixed one runs the rest of the suite next
+    hidden = len(v["require"])
+    g.pytest_passes(v["hidden_select"], hidden_suite=v["hidden_tests"], require=v["require"], min_passed=hidden,
+                    allow_skipped=True, pythonpath=v["pythonpath"], timeout=150,
+                    what=f"the {hidden} hidden tests that caught the bug pass")
+    g.pytest_passes([v["tests_dir"]], min_passed=v["min_passed"] - hidden, allow_skipped=True, twins=[],
+                    pythonpath=v["pythonpath"], timeout=150, what=f"the rest of the {v['project']} suite passes")
 
     twins = v["project_twins"]
-    if twins:
+    if twins and g.ok:  # a failed check already decides; the calls cost a process
         modules = sorted({t["module"] for t in twins})
         calls = [Call("import_module", [m]) for m in [*modules, "builtins"]]
         wants: list = [Returns()] * len(calls)
