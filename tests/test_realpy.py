@@ -229,7 +229,7 @@ def test_builtin_agent_runs_the_pack_against_a_scripted_model(realpy_cache: Path
     run_dir = tmp_path / "runs" / trial["run_id"]
     assert "write_file" in (run_dir / trial["files"]["transcript"]).read_text()
     if fixes:  # graded: the hidden tests, the rest of the suite, the twins
-        assert "hidden tests that caught the bug pass" in (run_dir / trial["files"]["grader"]).read_text()
+        assert "that caught the bug pass" in (run_dir / trial["files"]["grader"]).read_text()
     else:  # the unfixed repo fails on the hidden tests alone; the costly suite run is skipped
         assert "skipped (an earlier check failed)" in (run_dir / trial["files"]["grader"]).read_text()
 
