@@ -42,10 +42,12 @@ def f(xs, n=3, flag=True):
 
 CASES = [
     ("compare", "if n < 0:", "if (n <= 0):"),
+    ("compare", "if n < 0:", "if (n > 0):"),
     ("boolop", "if flag and n:", "if (flag or n):"),
     ("off_by_one", "for i in range(n):", "for i in range((n - 1)):"),
     ("off_by_one", "return out[1:n]", "return out[(1 + 1):n]"),
     ("off_by_one", "return out[1:n]", "return out[1:(n + 1)]"),
+    ("off_by_one", "return out[1:n]", "return out[1:(n - 1)]"),
     ("dropped_branch", "    if n < 0:\n        return []\n", "    pass\n"),
     ("swapped_args", "helper(xs, n)", "helper(n, xs)"),
     ("wrong_default", "n=3", "n=4"),

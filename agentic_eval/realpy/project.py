@@ -4,8 +4,9 @@ A project is pinned by name, version and the sdist's sha256 (PROJECTS, or a user
 `fetch(download_missing=True)` (the install step: `agentic-eval tasks fetch`, which scripts/install.sh runs)
 downloads the sdist once with pip (`pip download --no-deps --no-binary :all:`) into
 `cache_dir()/realpy/NAME-VERSION/`, checks its sha256 and unpacks it beside (`tree/`); the generator only reads
-the cache (a missing sdist is a one-line error naming the command), so nothing is downloaded at trial time. `run_suite` runs the project's tests the way gradelib's
-`pytest_passes` does (no conftest, no plugins, importlib mode, an empty ini) and reads the JUnit report.
+the cache (a missing sdist is a one-line error naming the command), so nothing is downloaded at trial time.
+`run_suite` runs the project's tests the way gradelib's `pytest_passes` does (no conftest, no plugins,
+importlib mode, an empty ini) and reads the JUnit report.
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 
 The pristine suite runs once under a profiler that records every call a test makes directly into a module-level
 function of the project whose arguments are plain data (numbers, strings, None, lists and dicts of them) or a
-naive date, datetime, time or timedelta, or a Decimal (recorded as how to make it again). Each
-recorded call is then made twice in a fresh process of the pristine code; what it returns (an iterator read into
-a list) or raises, when plain and the same both times, is its expected outcome; an object that comes back (a date,
-a duration, a parse result) is judged by its repr, when that is the same both times and holds no address. The grader makes the same calls
-in the model's code, apart from it, and compares what comes back itself (gradelib's make_calls), so no report
-of a test run, forged or not, decides them. Cached per project in `twins.json`.
+naive date, datetime, time or timedelta, or a Decimal (recorded as how to make it again). Each recorded call is
+then made twice in a fresh process of the pristine code; what it returns (an iterator read into a list) or
+raises, when plain and the same both times, is its expected outcome; an object that comes back (a date, a
+duration, a parse result) is judged by its repr, when that is the same both times and holds no address. The
+grader makes the same calls in the model's code, apart from it, and compares what comes back itself (gradelib's
+make_calls), so no report of a test run, forged or not, decides them. Cached per project in `twins.json`.
 """
 
 from __future__ import annotations
