@@ -13,7 +13,7 @@ from itertools import combinations
 from pathlib import Path
 
 from agentic_eval.realpy.plant import plant
-from agentic_eval.realpy.project import PROJECTS, load_json, project_root
+from agentic_eval.realpy.project import PROJECTS, load_json, state_root
 
 
 def main() -> None:
@@ -46,12 +46,12 @@ def main() -> None:
     for name, project in PROJECTS.items():
         if name not in only:
             continue
-        verdicts = load_json(project_root(project) / "validation.json")
+        verdicts = load_json(state_root(project) / "validation.json")
         out[name] = {"tried": len(verdicts), "valid": sum(1 for v in verdicts.values() if v.get("ok")),
                      "rejected": dict(Counter(str(v.get("why", ""))[:24] for v in verdicts.values()
                                               if not v.get("ok"))),
                      "same_pairs": f"{same[name]} of {pairs[name]}",
-                     "baseline_seconds": load_json(project_root(project) / "baseline.json").get("seconds")}
+                     "baseline_seconds": load_json(state_root(project) / "baseline.json").get("seconds")}
     print(json.dumps(out, indent=1))
 
 

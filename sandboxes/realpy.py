@@ -15,8 +15,8 @@ See docs/realpy.md.
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.realpy.plant import plant
-from agentic_eval.realpy.project import fetch, project_of, repo_files
+from agentic_eval.realpy.plant import plant, project_files
+from agentic_eval.realpy.project import fetch, project_of
 from agentic_eval.realpy.report import bug_report
 from agentic_eval.realpy.twins import record
 
@@ -25,7 +25,7 @@ def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
     project = project_of(params)
     kinds = tuple(str(k) for k in params.get("kinds") or ())
     planted = plant(project, seed, kinds)
-    twins = record(project, repo_files(project, fetch(project)))
+    twins = record(project, project_files(project, fetch(project)))
     for rel in sorted(planted.files):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)

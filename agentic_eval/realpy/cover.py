@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.realpy.mutate import Site
-from agentic_eval.realpy.project import Project, load_json, locked, project_root, write_tree
+from agentic_eval.realpy.project import Project, load_json, locked, state_root, write_tree
 
 MAX_SELECTED = 200
 """a candidate covered by more test functions than this runs the whole suite (one argv, one collection)"""
@@ -73,7 +73,7 @@ def pytest_sessionfinish(session):
 def record(project: Project, files: dict[str, bytes], timeout: float = 900) -> dict[str, Any]:
     """{"tests": [test function ids], "lines": {"path:line": [indices into tests]}, "outside": ["path:line"]};
     cached. Empty ({}) when the traced run gave no report: every candidate then runs the whole suite."""
-    root = project_root(project)
+    root = state_root(project)
     with locked(root / ".coverage.lock"):
         cached = load_json(root / "coverage.json")
         if "lines" in cached:

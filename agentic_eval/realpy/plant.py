@@ -31,6 +31,7 @@ from agentic_eval.realpy.project import (
     run_suite,
     save_json,
     source_files,
+    state_root,
     write_tree,
 )
 
@@ -59,7 +60,7 @@ def _function(node_id: str) -> tuple[str, str, str]:
 
 
 def baseline(project: Project, files: dict[str, bytes]) -> dict[str, Any]:
-    root = project_root(project)
+    root = state_root(project)
     with locked(root / ".baseline.lock"):
         data = load_json(root / "baseline.json")
         if data.get("outcomes"):
@@ -80,7 +81,7 @@ def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base:
              coverage: dict[str, Any] | None = None) -> dict[str, Any]:
     """The verdict on one mutation: {"ok", "why", "failing", "messages", "seconds"}; cached. With the project's
     `coverage` (cover.py), only the tests that run the changed code run (none: rejected without a run)."""
-    root = project_root(project)
+    root = state_root(project)
     cache = root / "validation.json"
     known = load_json(cache).get(site.id)
     if known is not None:
@@ -144,13 +145,26 @@ def prepare(project: Project) -> str:
     start = time.monotonic()
     tree = fetch(project, download_missing=True)
     check_not_installed(project)
-    files = repo_files(project, tree)
+    files = project_files(project, tree)
     base = baseline(project, files)
     covered = cover.record(project, files)
     recorded = twins.record(project, files)
     return (f"{project.name}=={project.version}: sdist in {project_root(project)}, {len(base['outcomes'])} test "
             f"functions, {len(covered.get('lines') or ())} covered lines, {len(recorded)} twins "
             f"({time.monotonic() - start:.0f} s)")
+
+
+def project_files(project: Project, tree: Path) -> dict[str, bytes]:
+    """The sandbox repo's files (project.repo_files), the project's dropped tests taken out."""
+    files = repo_files(project, tree)
+    drop: dict[str, set[tuple[str, str]]] = {}
+    for node in project.drop_tests:
+        file, cls, name = _function(node)
+        drop.setdefault(file, set()).add((cls, name))
+    for file, names in drop.items():
+        if file in files:
+            files[file] = strip_tests(files[file].decode("utf-8"), names).encode("utf-8")
+    return files
 
 
 def candidates(project: Project, files: dict[str, bytes], kinds: tuple[str, ...]) -> list[mutate.Site]:
@@ -168,14 +182,14 @@ def plant(project: Project, seed: int, kinds: tuple[str, ...] = ()) -> Planted:
     """The task for `seed`: the first valid mutation in the seed's order of the sites."""
     check_not_installed(project)
     tree = fetch(project)
-    files = repo_files(project, tree)
+    files = project_files(project, tree)
     base = baseline(project, files)
     coverage = cover.record(project, files)
     order = candidates(project, files, kinds)
     random.Random(f"{project.name}=={project.version}:{seed}").shuffle(order)
     tried = 0
     for site in order:
-        cached = site.id in load_json(project_root(project) / "validation.json")
+        cached = site.id in load_json(state_root(project) / "validation.json")
         verdict = validate(project, files, site, base, coverage)
         tried += 0 if cached else 1
         if verdict.get("ok"):

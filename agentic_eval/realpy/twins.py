@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.realpy.project import Project, load_json, locked, project_root, save_json, write_tree
+from agentic_eval.realpy.project import Project, load_json, locked, save_json, state_root, write_tree
 
 PER_FUNCTION = 30
 FORMAT = 3
@@ -170,7 +170,7 @@ def record(project: Project, files: dict[str, bytes], timeout: float = 600) -> l
     """The project's twins: [{"module", "function", "args", "returns" | "raises" | "repr", "iter"}]; cached.
     "repr": what came back was no plain data (a date, a duration, a parse result) but its repr was the same in
     both replays, without an address in it: the grader compares the repr of what comes back."""
-    root = project_root(project)
+    root = state_root(project)
     with locked(root / ".twins.lock"):
         cached = load_json(root / "twins.json")
         if "twins" in cached and cached.get("format") == FORMAT:
