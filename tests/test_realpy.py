@@ -96,6 +96,22 @@ def test_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert "\n" not in str(caught.value) and "offline?" in str(caught.value)
 
 
+def test_the_generator_never_downloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """An sdist missing from the cache is one line naming the install step, not a download at trial time; and
+    `tasks fetch` on packs without realpy tasks says so."""
+    from agentic_eval.cli import main
+    from agentic_eval.realpy.project import fetch
+
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", str(tmp_path))
+    with pytest.raises(ProjectError) as caught:
+        fetch(PROJECTS["parse"])
+    assert "\n" not in str(caught.value) and "agentic-eval tasks fetch" in str(caught.value)
+    assert not list(tmp_path.rglob("*.tar.gz"))
+    assert main(["tasks", "fetch", "--tasks", "core"]) == 2
+    assert "no realpy tasks" in capsys.readouterr().err
+
+
 @pytest.fixture(scope="session")
 def realpy_cache() -> Path:
     """The cache folder where the install step (`agentic-eval tasks fetch`, run by scripts/install.sh) put the

@@ -305,6 +305,10 @@ def tasks_fetch(args: argparse.Namespace) -> int:
     from agentic_eval.realpy.project import ProjectError, project_of
 
     result = load_tasks_or_realpy(args)
+    for error in result.errors:
+        print(f"agentic-eval: error: {error}", file=sys.stderr)
+    if result.errors:
+        return 2
     params = [t.meta.sandbox.params for t in result.tasks if t.meta.sandbox and t.meta.sandbox.generator == "realpy"]
     failed = 0
     done: set[object] = set()
