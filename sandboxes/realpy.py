@@ -15,30 +15,17 @@ See docs/realpy.md.
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.realpy.plant import plant
-from agentic_eval.realpy.project import PROJECTS, Project, ProjectError, fetch, repo_files
+from agentic_eval.realpy.plant import plant, project_files
+from agentic_eval.realpy.project import fetch, project_of
 from agentic_eval.realpy.report import bug_report
 from agentic_eval.realpy.twins import record
-
-
-def project_of(params: dict[str, Any]) -> Project:
-    name = str(params.get("project") or "")
-    if name in PROJECTS:
-        return PROJECTS[name]
-    if "==" in name and params.get("sha256"):
-        pkg, _, version = name.partition("==")
-        return Project(pkg, version, str(params["sha256"]), sources=tuple(params.get("sources") or ()),
-                       tests=str(params.get("tests") or "tests"),
-                       pythonpath=tuple(params.get("pythonpath") or (".",)))
-    raise ProjectError(f"unknown realpy project {name!r}: use one of {', '.join(sorted(PROJECTS))}, "
-                       "or NAME==VERSION with sha256, sources, tests and pythonpath")
 
 
 def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
     project = project_of(params)
     kinds = tuple(str(k) for k in params.get("kinds") or ())
     planted = plant(project, seed, kinds)
-    twins = record(project, repo_files(project, fetch(project)))
+    twins = record(project, project_files(project, fetch(project)))
     for rel in sorted(planted.files):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)

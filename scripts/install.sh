@@ -105,6 +105,10 @@ fi
 if [ "$(python -c 'import importlib.metadata as m; print(m.version("harbor"))' 2>/dev/null)" != "0.26.0" ]; then
     python -m pip install --quiet --disable-pip-version-check --no-deps --ignore-requires-python 'harbor==0.26.0'
 fi
+# The realpy pack's projects: their pinned sdists downloaded once into the cache (~/.cache/agentic-eval/realpy)
+# and each pristine suite run once; generating a realpy task never downloads. Not fatal: offline, or with one of
+# the projects installed in this Python, only the realpy pack (and its tests) cannot run.
+agentic-eval tasks fetch --tasks realpy || echo "install.sh: warning: the realpy pack's projects were not fetched (see above)" >&2
 # The agent CLIs the tests drive, pinned, into the project's tools folder
 # (~/.cache/agentic-eval/tools: the cache folder's tools/, or $AGENTIC_EVAL_TOOLS): never the global environment.
 agentic-eval agents install opencode codex qwen-code claude-code kilo cline

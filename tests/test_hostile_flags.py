@@ -208,6 +208,7 @@ def _base_argv(path: tuple[str, ...], mini: Path, runs: Path, url: str) -> list[
         ("tasks", "show"): ["tasks", "show", "answer-file", "--tasks", str(mini)],
         ("tasks", "new"): ["tasks", "new", "hostile-x"],
         ("tasks", "synth"): ["tasks", "synth", "hostile-x"],  # refused before anything is fetched
+        ("tasks", "fetch"): ["tasks", "fetch"],  # --tasks refused before anything is fetched
         ("validate",): ["validate", "--tasks", str(mini), "--sandbox", "local"],
         ("serve-local",): ["serve-local"],
         ("probe",): ["probe", *endpoint, "--timeout", "5"],

@@ -508,3 +508,45 @@ def test_claude_code_against_the_real_server(real_server: LocalServer, tmp_path:
     turn = classify_turn(request, record.response)
     print(f"translated: {turn.label} {turn.tool_names} {record.response['stop_reason']}: {record.response['content']}")
     assert turn.label in ("tool_call", "text_tool_call", "prose")
+
+
+@pytest.mark.real_model
+@pytest.mark.timeout(HANG_CAP_S)
+def test_builtin_agent_on_a_realpy_task(real_server: LocalServer, tmp_path: Path) -> None:
+    """A task of the realpy pack (a bug planted in parse 1.20.2, seed 0) with the built-in agent on the real model:
+    the trial runs, is recorded on the wire and graded by the pack's grader. The small model may well not fix it:
+    what it did is asserted, not that it passed. Its sdist comes from the cache the install step filled."""
+    from agentic_eval.realpy.project import PROJECTS, ProjectError, fetch
+    from tests.helpers import MODEL_CACHE_AT_IMPORT
+
+    env = {**os.environ, **NO_EGRESS, "AGENTIC_EVAL_CACHE": str(MODEL_CACHE_AT_IMPORT)}
+    os.environ["AGENTIC_EVAL_CACHE"] = str(MODEL_CACHE_AT_IMPORT)
+    try:
+        fetch(PROJECTS["parse"])
+    except ProjectError as exc:
+        _unavailable(f"{exc} (scripts/install.sh fetches it)")
+    finally:
+        del os.environ["AGENTIC_EVAL_CACHE"]
+    limit = agent_timeout_for(real_server, tasks=1)
+    pack = tmp_path / "pack"
+    shutil.copytree(REPO / "tasks" / "realpy" / "graders", pack / "graders")
+    shutil.copytree(REPO / "tasks" / "realpy" / "parse-logic", pack / "parse-logic")
+    toml = pack / "parse-logic" / "task.toml"
+    text = re.sub(r"(?m)^max_turns = \d+$", f"max_turns = {MAX_TURNS}", toml.read_text(encoding="utf-8"))
+    toml.write_text(re.sub(r"(?m)^agent_timeout_s = \d+$", f"agent_timeout_s = {limit:.0f}", text), encoding="utf-8")
+    cmd = [sys.executable, "-m", "agentic_eval.cli", "run", "--agent", "builtin", "--tasks", str(pack),
+           "--model", real_server.model, "--base-url", real_server.base_url, "--run-dir", str(tmp_path / "runs"),
+           *AGENT_OPTS]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit + 600, stdin=subprocess.DEVNULL,
+                          check=False, env=env)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if (p / "run.json").exists()]
+    from agentic_eval.results import read_trials
+
+    (trial,) = read_trials(run_dir)[0]
+    print(f"\nrealpy parse-logic on {real_server.model}: {trial.outcome} ({trial.detail}); turns {trial.turns}")
+    assert trial.outcome in ("pass", "fail"), trial.detail  # graded: the model's doing, whatever it did
+    assert trial.grader_verdict == trial.outcome and trial.agent_turns >= 1
+    grader = (run_dir / trial.files["grader"]).read_text()
+    assert "tests unchanged" in grader and ("PASS" in grader or "FAIL" in grader)
+    assert trial.requests >= 1 and (run_dir / trial.files["wire"]).exists()

@@ -1,5 +1,6 @@
-"""realpy (issue 43): the mutation kinds (table-driven, pure), hiding tests, and one real project end to end
-(its sdist downloaded once per session through pip; skipped offline unless CI=true)."""
+"""realpy (issue 43): the mutation kinds (table-driven, pure), hiding tests, one real project end to end (its
+sdist from the cache the install step filled: skipped when missing, unless CI=true), and the pack run by the
+built-in agent and opencode against a scripted model that applies the real fix or does not."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import ast
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,16 @@ import pytest
 from agentic_eval.realpy import mutate
 from agentic_eval.realpy.plant import strip_tests
 from agentic_eval.realpy.project import PROJECTS, ProjectError, download
+from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply, tool_call
+from tests.helpers import (  # before the tests isolate HOME: the real cache
+    MODEL_CACHE_AT_IMPORT,
+    PolicyEndpoint,
+    chat_reply,
+    require_cli,
+    run_cli,
+    shell_call,
+    tool_names,
+)
 
 MODULE = '''\
 def f(xs, n=3, flag=True):
@@ -30,10 +42,12 @@ def f(xs, n=3, flag=True):
 
 CASES = [
     ("compare", "if n < 0:", "if (n <= 0):"),
+    ("compare", "if n < 0:", "if (n > 0):"),
     ("boolop", "if flag and n:", "if (flag or n):"),
     ("off_by_one", "for i in range(n):", "for i in range((n - 1)):"),
     ("off_by_one", "return out[1:n]", "return out[(1 + 1):n]"),
     ("off_by_one", "return out[1:n]", "return out[1:(n + 1)]"),
+    ("off_by_one", "return out[1:n]", "return out[1:(n - 1)]"),
     ("dropped_branch", "    if n < 0:\n        return []\n", "    pass\n"),
     ("swapped_args", "helper(xs, n)", "helper(n, xs)"),
     ("wrong_default", "n=3", "n=4"),
@@ -82,26 +96,42 @@ def test_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert "\n" not in str(caught.value) and "offline?" in str(caught.value)
 
 
-@pytest.fixture(scope="session")
-def realpy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A cache folder holding the parse sdist, downloaded once per session (skipped offline unless CI=true)."""
+def test_the_generator_never_downloads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """An sdist missing from the cache is one line naming the install step, not a download at trial time; and
+    `tasks fetch` on packs without realpy tasks says so."""
+    from agentic_eval.cli import main
     from agentic_eval.realpy.project import fetch
 
-    cache = tmp_path_factory.mktemp("realpy-cache")
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", str(tmp_path))
+    with pytest.raises(ProjectError) as caught:
+        fetch(PROJECTS["parse"])
+    assert "\n" not in str(caught.value) and "agentic-eval tasks fetch" in str(caught.value)
+    assert not list(tmp_path.rglob("*.tar.gz"))
+    assert main(["tasks", "fetch", "--tasks", "core"]) == 2
+    assert "no realpy tasks" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="session")
+def realpy_cache() -> Path:
+    """The cache folder where the install step (`agentic-eval tasks fetch`, run by scripts/install.sh) put the
+    realpy pack's sdists: a skip when parse's is missing, a failure under CI (which runs the install step)."""
+    from agentic_eval.realpy.project import fetch
+
     old = os.environ.get("AGENTIC_EVAL_CACHE")
-    os.environ["AGENTIC_EVAL_CACHE"] = str(cache)
+    os.environ["AGENTIC_EVAL_CACHE"] = str(MODEL_CACHE_AT_IMPORT)
     try:
         fetch(PROJECTS["parse"])
     except ProjectError as exc:
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(f"the package index cannot be reached: {exc}")
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{exc} (scripts/install.sh should have)")
+        pytest.skip(str(exc))
     finally:
         if old is None:
             os.environ.pop("AGENTIC_EVAL_CACHE", None)
         else:
             os.environ["AGENTIC_EVAL_CACHE"] = old
-    return cache
+    return MODEL_CACHE_AT_IMPORT
 
 
 def test_generator_plants_a_bug_its_hidden_tests_catch(realpy_cache: Path, tmp_path: Path,
@@ -153,3 +183,81 @@ def test_the_graders_copy_selects_tests_in_classes_of_hidden_files() -> None:
     assert len(picked) == 1 and picked[0].split("::")[-1] != "test_a"  # renamed (a new name may start "test_a")
     assert suite.names[(Path(picked[0].split("::")[0]).stem, picked[0].split("::")[-1])] == (
         "tests/hidden_test_m.py", "test_a")
+
+
+# ---- the pack end to end: an agent against a scripted model that applies the real fix, or does not
+
+
+def _seed0_vars(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The variables of parse-logic at seed 0, from the cache (what the scripted model "knows" of the fix)."""
+    import tomllib
+
+    from agentic_eval.packs.builtin import builtin_root
+    from agentic_eval.packs.sandbox import find_generator
+
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", str(cache))
+    params = tomllib.loads((builtin_root() / "tasks" / "realpy" / "parse-logic" / "task.toml").read_text())
+    (tmp_path / "vars").mkdir()
+    return find_generator("realpy")(tmp_path / "vars", 0, params["sandbox"]["params"])
+
+
+def fix_policy(path: str, content: str | None) -> Callable[[ReceivedRequest], ScriptedReply]:
+    """A model that, in its first turn, writes `content` to `path` (the module as the sdist ships it: the real
+    fix) with the agent's file tool or its shell, or, with `content` None, writes a note and changes nothing
+    else; then says it is done. Requests without tools (a CLI's title request) get prose."""
+    import base64
+
+    def policy(req: ReceivedRequest) -> ScriptedReply:
+        body = req.body or {}
+        names = tool_names(body)
+        if not names:
+            return chat_reply(body, content="Fix a planted bug")
+        if any(m.get("role") == "tool" for m in body.get("messages", [])):
+            return chat_reply(body, content="Done: the bug is fixed.")
+        target, data = (path, content) if content is not None else ("NOTES.txt", "looked at it\n")
+        if "write_file" in names:
+            call = tool_call("write_file", {"path": target, "content": data}, "call_1")
+        else:
+            encoded = base64.b64encode(data.encode()).decode()
+            name, args = shell_call(names, f"python3 -c \"import base64, pathlib; pathlib.Path('{target}')"
+                                           f".write_bytes(base64.b64decode('{encoded}'))\"")
+            call = tool_call(name, args, "call_1")
+        return chat_reply(body, content="Applying the fix.", tool_calls=[call])
+
+    return policy
+
+
+def _run_realpy(agent: str, fake: FakeEndpoint, runs: Path) -> dict:
+    code, data = run_cli("run", "--agent", agent, "--tasks", "realpy", "--task", "parse-logic", "--seed", "0",
+                         "--model", "fake-model", "--base-url", fake.base_url, "--api-key", "sk-test",
+                         "--run-dir", str(runs), "--json", "--agent-opt", "max_retries=0")
+    (trial,) = data["trials"]
+    assert code == (0 if trial["outcome"] in ("pass", "fail") else 1), trial
+    return trial
+
+
+@pytest.mark.parametrize("fixes", [True, False], ids=["real-fix", "no-fix"])
+def test_builtin_agent_runs_the_pack_against_a_scripted_model(realpy_cache: Path, fixes: bool, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    v = _seed0_vars(realpy_cache, tmp_path, monkeypatch)
+    with PolicyEndpoint(fix_policy(v["mutated_file"], v["original_source"] if fixes else None)) as fake:
+        trial = _run_realpy("builtin", fake, tmp_path / "runs")
+    assert trial["outcome"] == ("pass" if fixes else "fail"), trial["detail"]
+    assert trial["turns"]["tool_call"] >= 1 and trial["requests"] >= 2  # recorded by the wire recorder
+    run_dir = tmp_path / "runs" / trial["run_id"]
+    assert "write_file" in (run_dir / trial["files"]["transcript"]).read_text()
+    if fixes:  # graded: the hidden tests, the rest of the suite, the twins
+        assert "that caught the bug pass" in (run_dir / trial["files"]["grader"]).read_text()
+    else:  # the unfixed repo fails on the hidden tests alone; the costly suite run is skipped
+        assert "skipped (an earlier check failed)" in (run_dir / trial["files"]["grader"]).read_text()
+
+
+@pytest.mark.agent_cli
+def test_opencode_runs_the_pack_against_a_scripted_model(realpy_cache: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    require_cli("opencode", monkeypatch)
+    v = _seed0_vars(realpy_cache, tmp_path, monkeypatch)
+    with PolicyEndpoint(fix_policy(v["mutated_file"], v["original_source"])) as fake:
+        trial = _run_realpy("opencode", fake, tmp_path / "runs")
+    assert trial["outcome"] == "pass", trial["detail"]
+    assert trial["turns"]["tool_call"] >= 1 and trial["turns"]["text_tool_call"] == 0

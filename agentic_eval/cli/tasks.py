@@ -42,12 +42,17 @@ def register(sub: Any) -> None:
     p_synth.add_argument("--out", metavar="DIR", default=None, help="pack folder to write (default ./realpy-NAME)")
     p_synth.add_argument("--budget", type=whole_number(1, 10_000), default=40, metavar="N",
                          help="mutations to validate at most (default 40)")
+    p_fetch = actions.add_parser(
+        "fetch", help="install step for realpy packs: download their projects' pinned sdists into the cache (once) "
+        "and run each pristine suite once; generating a task never downloads")
+    add_tasks_arg(p_fetch)
     p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     """`tasks ACTION`; `tasks` alone prints its help."""
-    actions = {"list": tasks_list, "show": tasks_show, "new": tasks_new, "synth": tasks_synth}
+    actions = {"list": tasks_list, "show": tasks_show, "new": tasks_new, "synth": tasks_synth,
+               "fetch": tasks_fetch}
     action = actions.get(args.tasks_command or "")
     return action(args) if action else print_help_of(args)
 
@@ -292,3 +297,39 @@ def tasks_synth(args: argparse.Namespace) -> int:
         print(f"agentic-eval: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def tasks_fetch(args: argparse.Namespace) -> int:
+    """`tasks fetch [--tasks PACK]` (default the realpy pack): the install step of realpy tasks' projects."""
+    from agentic_eval.realpy.plant import prepare
+    from agentic_eval.realpy.project import ProjectError, project_of
+
+    result = load_tasks_or_realpy(args)
+    for error in result.errors:
+        print(f"agentic-eval: error: {error}", file=sys.stderr)
+    if result.errors:
+        return 2
+    params = [t.meta.sandbox.params for t in result.tasks if t.meta.sandbox and t.meta.sandbox.generator == "realpy"]
+    failed = 0
+    done: set[object] = set()
+    for param in params:
+        try:
+            project = project_of(dict(param))
+            if project in done:
+                continue
+            done.add(project)
+            print(prepare(project), flush=True)
+        except ProjectError as exc:
+            print(f"agentic-eval: error: {exc}", file=sys.stderr)
+            failed += 1
+    if not params:
+        print("agentic-eval: error: no realpy tasks in the packs given; name one with --tasks (e.g. --tasks realpy)",
+              file=sys.stderr)
+        return 2
+    return 2 if failed else 0
+
+
+def load_tasks_or_realpy(args: argparse.Namespace) -> LoadResult:
+    from agentic_eval.packs.task import load_tasks
+
+    return load_tasks(getattr(args, "tasks", None) or ["realpy"])

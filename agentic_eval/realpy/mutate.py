@@ -6,9 +6,10 @@ change spliced into the text (the rest of the file byte for byte, comments and l
 functions is touched (a module that fails to import is not a bug report, it is a crash).
 
 Kinds (KINDS):
-    compare         a comparison flipped: < <=, > >=, == !=, is / is not, in / not in
+    compare         a comparison flipped: < <=, > >=, == !=, is / is not, in / not in; or turned round: < >, <= >=
     boolop          `and` <-> `or`
-    off_by_one      a slice bound one further (`x[:n]` -> `x[:n + 1]`), a range's stop one short
+    off_by_one      a slice bound one further or one short (`x[:n]` -> `x[:n + 1]`, `x[:n - 1]`), a range's
+                    stop one short
     dropped_branch  an `if` without `else` (a guard, an early return) removed
     swapped_args    a call's first two positional arguments swapped
     wrong_default   a parameter's default changed (True <-> False, an int one up)
@@ -27,6 +28,8 @@ _FLIP: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
     ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In,
 }
+
+_MIRROR: dict[type[ast.cmpop], type[ast.cmpop]] = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,9 @@ def sites(source: str, path: str) -> list[Site]:
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _FLIP:
             new = ast.Compare(node.left, [_FLIP[type(node.ops[0])]()], node.comparators)
             found.append(_site("compare", path, node, _expr(new)))
+            if type(node.ops[0]) in _MIRROR:  # the other direction: a < b -> a > b
+                new = ast.Compare(node.left, [_MIRROR[type(node.ops[0])]()], node.comparators)
+                found.append(_site("compare", path, node, _expr(new), "mirror"))
         elif isinstance(node, ast.BoolOp):
             new_op: ast.boolop = ast.Or() if isinstance(node.op, ast.And) else ast.And()
             found.append(_site("boolop", path, node, _expr(ast.BoolOp(new_op, node.values))))
@@ -92,6 +98,8 @@ def sites(source: str, path: str) -> list[Site]:
                 if isinstance(bound, ast.expr):
                     found.append(_site("off_by_one", path, bound, _expr(ast.BinOp(bound, ast.Add(), ast.Constant(1))),
                                        name))
+                    found.append(_site("off_by_one", path, bound, _expr(ast.BinOp(bound, ast.Sub(), ast.Constant(1))),
+                                       f"{name}-"))
         elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
               and 1 <= len(node.args) <= 3 and not node.keywords):
             stop = node.args[0] if len(node.args) == 1 else node.args[1]

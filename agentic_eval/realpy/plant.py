@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.realpy import mutate
+from agentic_eval.realpy import cover, mutate
 from agentic_eval.realpy.project import (
     Project,
     ProjectError,
@@ -31,6 +31,7 @@ from agentic_eval.realpy.project import (
     run_suite,
     save_json,
     source_files,
+    state_root,
     write_tree,
 )
 
@@ -59,7 +60,7 @@ def _function(node_id: str) -> tuple[str, str, str]:
 
 
 def baseline(project: Project, files: dict[str, bytes]) -> dict[str, Any]:
-    root = project_root(project)
+    root = state_root(project)
     with locked(root / ".baseline.lock"):
         data = load_json(root / "baseline.json")
         if data.get("outcomes"):
@@ -76,20 +77,26 @@ def baseline(project: Project, files: dict[str, bytes]) -> dict[str, Any]:
         return data
 
 
-def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base: dict[str, Any]) -> dict[str, Any]:
-    """The verdict on one mutation: {"ok", "why", "failing", "messages", "seconds"}; cached."""
-    root = project_root(project)
+def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base: dict[str, Any],
+             coverage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The verdict on one mutation: {"ok", "why", "failing", "messages", "seconds"}; cached. With the project's
+    `coverage` (cover.py), only the tests that run the changed code run (none: rejected without a run)."""
+    root = state_root(project)
     cache = root / "validation.json"
     known = load_json(cache).get(site.id)
     if known is not None:
         return dict(known)
     original = files[site.path].decode("utf-8")
+    selection = cover.tests_for(coverage or {}, site, original, set(base["outcomes"]))
     try:
         mutant = mutate.apply(original, site)
     except ValueError as exc:
         verdict: dict[str, Any] = {"ok": False, "why": str(exc)}
     else:
-        verdict = _run_mutant(project, {**files, site.path: mutant.encode("utf-8")}, base)
+        if selection == []:
+            verdict = {"ok": False, "why": "no test runs the changed code"}
+        else:
+            verdict = _run_mutant(project, {**files, site.path: mutant.encode("utf-8")}, base, selection)
     with locked(root / ".validation.lock"):
         data = load_json(cache)
         data[site.id] = verdict
@@ -97,31 +104,67 @@ def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base:
     return verdict
 
 
-def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any]) -> dict[str, Any]:
+def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any],
+                selection: list[str] | None = None) -> dict[str, Any]:
+    """The mutant's verdict from two runs of the suite, or of `selection` (the test functions that run the
+    changed code: no other test can change)."""
     timeout = max(60.0, 10 * float(base["seconds"]))  # generous: a loaded machine must not reject a mutant
     expected: dict[str, str] = base["outcomes"]
+    if selection is not None:
+        expected = {k: v for k, v in expected.items() if k in set(selection)}
     runs = []
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="realpy-") as tmp:
         write_tree(files, Path(tmp))
         for attempt in range(2):
-            run = run_suite(Path(tmp), project, timeout=timeout)
+            run = run_suite(Path(tmp), project, timeout=timeout, selection=selection, stop_after=MAX_FAILING)
             if run.timed_out:
                 return {"ok": False, "why": f"the suite timed out ({timeout:.0f} s)"}
             changed = {k for k in set(expected) | set(run.outcomes) if expected.get(k) != run.outcomes.get(k)}
             newly_failing = sorted(k for k in changed
                                    if expected.get(k) == "passed" and run.outcomes.get(k) == "failed")
+            functions = {_function(k) for k in newly_failing}
+            if not 1 <= len(functions) <= MAX_FAILING:  # (a run stopped early at MAX_FAILING + 1 among them)
+                return {"ok": False, "why": f"{'over ' if functions else ''}{len(functions) - 1 if functions else 0} "
+                                            "test functions fail"}
             if set(newly_failing) != changed:
                 return {"ok": False, "why": f"{len(changed - set(newly_failing))} tests changed otherwise"}
-            functions = {_function(k) for k in newly_failing}
-            if not 1 <= len(functions) <= MAX_FAILING:
-                return {"ok": False, "why": f"{len(functions)} test functions fail"}
             runs.append((newly_failing, run.messages))
             if attempt == 1 and runs[0][0] != runs[1][0]:
                 return {"ok": False, "why": "not deterministic: another set of tests failed on the second run"}
     failing, messages = runs[0]
     return {"ok": True, "why": "", "failing": failing, "seconds": round(time.monotonic() - start, 2),
             "messages": {k: messages.get(k, "")[:600] for k in failing}}
+
+
+def prepare(project: Project) -> str:
+    """The install step for one project: its sdist downloaded into the cache (once), then its pristine suite run,
+    traced for coverage and for twins, all cached; what was done, in one line."""
+    from agentic_eval.realpy import twins
+
+    start = time.monotonic()
+    tree = fetch(project, download_missing=True)
+    check_not_installed(project)
+    files = project_files(project, tree)
+    base = baseline(project, files)
+    covered = cover.record(project, files)
+    recorded = twins.record(project, files)
+    return (f"{project.name}=={project.version}: sdist in {project_root(project)}, {len(base['outcomes'])} test "
+            f"functions, {len(covered.get('lines') or ())} covered lines, {len(recorded)} twins "
+            f"({time.monotonic() - start:.0f} s)")
+
+
+def project_files(project: Project, tree: Path) -> dict[str, bytes]:
+    """The sandbox repo's files (project.repo_files), the project's dropped tests taken out."""
+    files = repo_files(project, tree)
+    drop: dict[str, set[tuple[str, str]]] = {}
+    for node in project.drop_tests:
+        file, cls, name = _function(node)
+        drop.setdefault(file, set()).add((cls, name))
+    for file, names in drop.items():
+        if file in files:
+            files[file] = strip_tests(files[file].decode("utf-8"), names).encode("utf-8")
+    return files
 
 
 def candidates(project: Project, files: dict[str, bytes], kinds: tuple[str, ...]) -> list[mutate.Site]:
@@ -139,14 +182,15 @@ def plant(project: Project, seed: int, kinds: tuple[str, ...] = ()) -> Planted:
     """The task for `seed`: the first valid mutation in the seed's order of the sites."""
     check_not_installed(project)
     tree = fetch(project)
-    files = repo_files(project, tree)
+    files = project_files(project, tree)
     base = baseline(project, files)
+    coverage = cover.record(project, files)
     order = candidates(project, files, kinds)
     random.Random(f"{project.name}=={project.version}:{seed}").shuffle(order)
     tried = 0
     for site in order:
-        cached = site.id in load_json(project_root(project) / "validation.json")
-        verdict = validate(project, files, site, base)
+        cached = site.id in load_json(state_root(project) / "validation.json")
+        verdict = validate(project, files, site, base, coverage)
         tried += 0 if cached else 1
         if verdict.get("ok"):
             return _hide(project, files, site, verdict, base)

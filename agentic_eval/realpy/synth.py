@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from agentic_eval.paths import builtin_root
+from agentic_eval.realpy import cover
 from agentic_eval.realpy.mutate import KINDS
 from agentic_eval.realpy.plant import baseline, candidates, validate
 from agentic_eval.realpy.project import (
@@ -68,12 +69,13 @@ def synth(spec: str, out: Path, budget: int = 40) -> int:
     files = repo_files(project, tree)
     start = time.monotonic()
     base = baseline(project, files)
+    coverage = cover.record(project, files)
     order = candidates(project, files, ())
     random.Random(f"{name}=={version}:0").shuffle(order)
     tried = valid = 0
     by_kind: dict[str, int] = {}
     for site in order[:budget]:
-        verdict = validate(project, files, site, base)
+        verdict = validate(project, files, site, base, coverage)
         tried += 1
         if verdict.get("ok"):
             valid += 1

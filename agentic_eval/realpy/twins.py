@@ -1,11 +1,13 @@
 """Twin checks for a real project's suite: its tests' calls into the project, replayed and judged in the grader.
 
 The pristine suite runs once under a profiler that records every call a test makes directly into a module-level
-function of the project whose arguments are plain data (numbers, strings, None, lists and dicts of them). Each
-recorded call is then made twice in a fresh process of the pristine code; what it returns (an iterator read into
-a list) or raises, when plain and the same both times, is its expected outcome. The grader makes the same calls
-in the model's code, apart from it, and compares what comes back itself (gradelib's make_calls), so no report
-of a test run, forged or not, decides them. Cached per project in `twins.json`.
+function of the project whose arguments are plain data (numbers, strings, None, lists and dicts of them) or a
+naive date, datetime, time or timedelta, or a Decimal (recorded as how to make it again). Each recorded call is
+then made twice in a fresh process of the pristine code; what it returns (an iterator read into a list) or
+raises, when plain and the same both times, is its expected outcome; an object that comes back (a date, a
+duration, a parse result) is judged by its repr, when that is the same both times and holds no address. The
+grader makes the same calls in the model's code, apart from it, and compares what comes back itself (gradelib's
+make_calls), so no report of a test run, forged or not, decides them. Cached per project in `twins.json`.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.realpy.project import Project, load_json, locked, project_root, save_json, write_tree
+from agentic_eval.realpy.project import Project, load_json, locked, save_json, state_root, write_tree
 
-PER_FUNCTION = 10
+PER_FUNCTION = 30
+FORMAT = 3
+"""twins.json's format: 2 added objects judged by their repr, 3 dates, times, durations and decimals among the
+arguments (an older file is recorded again)"""
 MAX_TWINS = 400
 
 _TRACER = r'''
@@ -46,6 +51,30 @@ def _plain(value, depth=0):
     return False
 
 
+_OBJECT = "__realpy_object__"
+
+
+def _arg(value):
+    """A plain value as is; a naive date, datetime, time or timedelta, or a Decimal, as how to make it again."""
+    import datetime, decimal
+    kind = type(value)
+    if kind is datetime.date:
+        return {_OBJECT: ["datetime", "date", [value.year, value.month, value.day]]}
+    if kind is datetime.datetime and value.tzinfo is None:
+        return {_OBJECT: ["datetime", "datetime", [value.year, value.month, value.day, value.hour, value.minute,
+                                                    value.second, value.microsecond]]}
+    if kind is datetime.time and value.tzinfo is None:
+        return {_OBJECT: ["datetime", "time", [value.hour, value.minute, value.second, value.microsecond]]}
+    if kind is datetime.timedelta:
+        return {_OBJECT: ["datetime", "timedelta", [value.days, value.seconds, value.microseconds]]}
+    if kind is decimal.Decimal and value.is_finite():
+        return {_OBJECT: ["decimal", "Decimal", [str(value)]]}
+    return value if _plain(value) and not (type(value) is dict and _OBJECT in value) else _NOT
+
+
+_NOT = object()
+
+
 def _profile(frame, event, arg):
     if event != "call":
         return
@@ -64,11 +93,12 @@ def _profile(frame, event, arg):
     args = [frame.f_locals.get(n) for n in names]
     if code.co_flags & 0x04:
         args += list(frame.f_locals.get(code.co_varnames[code.co_argcount], ()))
-    if not _plain(args):
+    args = [_arg(a) for a in args]
+    if any(a is _NOT for a in args):
         return
     key = (frame.f_globals.get("__name__"), code.co_name)
     calls = _SEEN.setdefault(key, [])
-    if len(calls) < 12 and args not in calls:
+    if len(calls) < 40 and args not in calls:
         calls.append(json.loads(json.dumps(args)))
 
 
@@ -92,11 +122,20 @@ from itertools import islice
 
 calls = json.load(open(sys.argv[1]))
 out = []
+
+
+def _made(value):
+    if isinstance(value, dict) and "__realpy_object__" in value:
+        module, name, args = value["__realpy_object__"]
+        return getattr(importlib.import_module(module), name)(*args)
+    return value
+
+
 for module, name, args in calls:
     is_iter = False
     try:
         fn = getattr(importlib.import_module(module), name)
-        result = fn(*json.loads(json.dumps(args)))
+        result = fn(*[_made(a) for a in json.loads(json.dumps(args))])
         is_iter = hasattr(result, "__next__")
         if is_iter:
             result = list(islice(result, 201))
@@ -106,13 +145,20 @@ for module, name, args in calls:
     try:
         out.append({"returns": json.loads(json.dumps(result)), "iter": is_iter, "type": type(result).__name__})
     except Exception:
-        out.append({"type": "not plain"})
+        try:  # an object (a date, a duration, a parse result): judged by its repr, when that is stable
+            text = repr(result)
+        except Exception:
+            text = " at 0x"
+        if " at 0x" in text or len(text) > 2000:
+            out.append({"type": "not plain"})
+        else:
+            out.append({"repr": text, "iter": is_iter, "type": "repr"})
 print(json.dumps(out))
 '''
 
 
 def _plain_result(entry: dict[str, Any]) -> bool:
-    if "raises" in entry:
+    if "raises" in entry or "repr" in entry:
         return True
     value = entry.get("returns")
     if entry.get("iter") and isinstance(value, list) and len(value) > 200:
@@ -121,14 +167,16 @@ def _plain_result(entry: dict[str, Any]) -> bool:
 
 
 def record(project: Project, files: dict[str, bytes], timeout: float = 600) -> list[dict[str, Any]]:
-    """The project's twins: [{"module", "function", "args", "returns" | "raises", "iter"}]; cached."""
-    root = project_root(project)
+    """The project's twins: [{"module", "function", "args", "returns" | "raises" | "repr", "iter"}]; cached.
+    "repr": what came back was no plain data (a date, a duration, a parse result) but its repr was the same in
+    both replays, without an address in it: the grader compares the repr of what comes back."""
+    root = state_root(project)
     with locked(root / ".twins.lock"):
         cached = load_json(root / "twins.json")
-        if "twins" in cached:
+        if "twins" in cached and cached.get("format") == FORMAT:
             return list(cached["twins"])
         twins = _record(project, files, timeout)
-        save_json(root / "twins.json", {"twins": twins})
+        save_json(root / "twins.json", {"twins": twins, "format": FORMAT})
         return twins
 
 
@@ -169,6 +217,9 @@ def _record(project: Project, files: dict[str, bytes], timeout: float) -> list[d
             continue
         per[(module, name)] = per.get((module, name), 0) + 1
         twin = {"module": module, "function": name, "args": args, "iter": bool(first.get("iter"))}
-        twin.update({"raises": first["raises"]} if "raises" in first else {"returns": first["returns"]})
+        for key in ("raises", "repr", "returns"):
+            if key in first:
+                twin[key] = first[key]
+                break
         twins.append(twin)
     return twins[:MAX_TWINS]

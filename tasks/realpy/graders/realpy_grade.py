@@ -11,22 +11,40 @@ def grade() -> None:
     v = task_vars()
     g = Grader()
     g.unchanged([v["tests_dir"]])
-    g.pytest_passes([v["tests_dir"], *v["hidden_select"]], hidden_suite=v["hidden_tests"], require=v["require"],
-                    min_passed=v["min_passed"], allow_skipped=True, pythonpath=v["pythonpath"], timeout=150,
-                    what=f"the {v['project']} suite and the {len(v['require'])} hidden tests pass")
+    # the hidden tests first, alone (with canaries, every name new): an unfixed repo fails here, and the whole
+    # suite, the costly part, is then skipped; a fixed one runs the rest of the suite next
+    hidden = len(v["require"])
+    g.pytest_passes(v["hidden_select"], hidden_suite=v["hidden_tests"], require=v["require"], min_passed=hidden,
+                    allow_skipped=True, pythonpath=v["pythonpath"], timeout=150,
+                    what=f"the hidden test{'s' if hidden != 1 else ''} that caught the bug pass ({hidden})")
+    g.pytest_passes([v["tests_dir"]], min_passed=v["min_passed"] - hidden, allow_skipped=True, twins=[],
+                    pythonpath=v["pythonpath"], timeout=150, what=f"the rest of the {v['project']} suite passes")
 
     twins = v["project_twins"]
-    if twins:
+    if twins and g.ok:  # a failed check already decides; the calls cost a process
         modules = sorted({t["module"] for t in twins})
-        calls = [Call("import_module", [m]) for m in [*modules, "builtins"]]
+        helpers = [*modules, "builtins", "datetime", "decimal"]  # "$N": the module imported by call N
+        calls = [Call("import_module", [m]) for m in helpers]
         wants: list = [Returns()] * len(calls)
         for t in twins:
-            call = Call(f"${modules.index(t['module'])}.{t['function']}", t["args"])
-            want = Raises(t["raises"]) if "raises" in t else t["returns"]
+            args = []
+            for arg in t["args"]:  # a date, a duration, a Decimal: made in the model's process, passed on
+                if isinstance(arg, dict) and "__realpy_object__" in arg:
+                    module, name, made_of = arg["__realpy_object__"]
+                    calls.append(Call(f"${helpers.index(module)}.{name}", made_of))
+                    wants.append(Returns())
+                    arg = ref(len(calls) - 1)
+                args.append(arg)
+            call = Call(f"${modules.index(t['module'])}.{t['function']}", args)
+            want = Raises(t["raises"]) if "raises" in t else t["repr"] if "repr" in t else t["returns"]
             if t["iter"]:  # an iterator: read into a list in the model's process (what it raises there counts)
                 calls.append(call)
                 wants.append(Returns())
                 call = Call(f"${len(modules)}.list", [ref(len(calls) - 1)])
+            if "repr" in t:  # an object: its repr, made in the model's process, compared here
+                calls.append(call)
+                wants.append(Returns())
+                call = Call(f"${len(modules)}.repr", [ref(len(calls) - 1)])
             calls.append(call)
             wants.append(want)
         results = make_calls("importlib", calls, pythonpath=v["pythonpath"], timeout=90, fresh=True, sandbox=g.sandbox)
