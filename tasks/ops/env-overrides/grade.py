@@ -6,6 +6,7 @@ getconf prints and the files the rotation leaves in a scratch folder are compare
 import random
 import shlex
 
+import ops_twins
 from gradelib import Grader, task_vars
 
 v = task_vars()
@@ -58,5 +59,6 @@ run = g.command_ok(["bash", "tests/run.sh"], expect_output="0 failed", what="tes
 base_tests = 6
 passed = (run or "").count("\nPASS ") + (run or "").startswith("PASS ")
 g.check("tests/run.sh has a new passing test", passed > base_tests, f"{passed} PASS lines")
-g.command_ok(["make", "check"], expect_output="config ok", fresh=True)
+check = g.command_ok(["make", "check"], expect_output="config ok", fresh=True)
+ops_twins.judge(g, (run or "") + (check or ""))
 g.finish()

@@ -1,5 +1,6 @@
 """app.toml holds the same typed values; app.ini is gone; getconf, the scripts, the image and the docs follow."""
 
+import ops_twins
 from gradelib import Grader, task_vars
 
 v = task_vars()
@@ -29,6 +30,7 @@ for key in ("server.port", "database.host", "logs.keep"):
                  what=f"getconf.py {key} prints {expected[key]}")
 g.unchanged(["tests"])
 # Each on a fresh copy of the tree: nothing an earlier command of the model's code did to its copy counts.
-g.command_ok(["make", "check"], expect_output="config ok", fresh=True)
-g.command_ok(["make", "test"], expect_output="0 failed", fresh=True)
+report = [g.command_ok(["make", "check"], expect_output="config ok", fresh=True),
+          g.command_ok(["make", "test"], expect_output="0 failed", fresh=True)]
+ops_twins.judge(g, "".join(r or "" for r in report))
 g.finish()
