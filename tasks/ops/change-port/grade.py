@@ -25,6 +25,6 @@ g.check(f"the Dockerfile exposes only {port}", exposed == [port], f"it exposes {
 g.command_ok(["bash", "scripts/healthcheck.sh", "--print-url"], expect_output=f":{port}/",
              what="the health check targets the new port")
 # Each on a fresh copy of the tree: nothing an earlier command of the model's code did to its copy counts.
-report = [g.command_ok(["make", "check"], expect_output="config ok", fresh=True), g.command_ok(["make", "test"], fresh=True)]
-ops_twins.judge(g, "".join(r or "" for r in report))
+check = g.command_ok(["make", "check"], expect_output="config ok", fresh=True)
+ops_twins.tests_pass(g, ["make", "test"], report=check or "")
 g.finish()

@@ -38,7 +38,7 @@ def _script(twins: list[dict[str, Any]], out: str) -> tuple[str, list[str]]:
     for number, twin in enumerate(twins):
         group, kind, value = int(twin["group"]), twin["expect"][0], twin["expect"][1]
         where = f"{out}/g{group}"
-        if group not in seen:
+        if group not in seen and kind != "configs_agree":
             seen.add(group)
             lines += [f'cd "$root"; scratch="$out/g{group}/scratch"; mkdir -p "$scratch"', *twin["setup"]]
             if twin["var"]:
@@ -56,10 +56,7 @@ def _script(twins: list[dict[str, Any]], out: str) -> tuple[str, list[str]]:
         elif kind == "tar_lists":
             lines.append(f'[[ -f "${twin["var"]}" && ! -L "${twin["var"]}" ]] && cp -- "${twin["var"]}" '
                          f"{shlex.quote(keep)}")
-        elif kind == "configs_agree":
-            for n, key in enumerate(GETCONF):
-                lines.append(f'python3 scripts/getconf.py {key} > {shlex.quote(f"{keep}.{n}")} 2>/dev/null')
-                collect.append(f"{keep}.{n}")
+        elif kind == "configs_agree":  # judged from the grader's own reads: nothing to run
             continue
         collect.append(keep)
     return "\n".join(lines) + "\nexit 0\n", collect
@@ -75,15 +72,26 @@ def _members(data: bytes) -> list[str] | None:
         return None
 
 
-def _configs_agree(g: Grader, values: list[str | None]) -> str:
-    """Why the configs disagree by check_config.py's rules, or "" (the app's settings as getconf printed them)."""
+def _app_settings(g: Grader) -> tuple[int, int, int, int]:
+    """server.port, workers, threads and database.pool_size from config/app.ini, or config/app.toml where the
+    repo moved to it (what getconf.py reads)."""
+    if g.read("config/app.ini") is not None:
+        return tuple(int(g.ini_value("config/app.ini", *key.split(".")) or "") for key in GETCONF)  # type: ignore[return-value]
+    data, why = g.toml_data("config/app.toml")
+    if data is None:
+        raise ValueError(f"no config/app.ini, and config/app.toml: {why}")
+    values = tuple(data[key.split(".")[0]][key.split(".")[1]] for key in GETCONF)
+    if not all(type(v) is int for v in values):
+        raise ValueError(f"not integers: {values}")
+    return values  # type: ignore[return-value]
+
+
+def _configs_agree(g: Grader) -> str:
+    """Why the configs disagree by check_config.py's rules, or "": read and judged here, from the snapshot."""
     import yaml
 
     try:
-        port, workers, threads, pool = (int((v or "").strip()) for v in values)
-    except ValueError:
-        return f"getconf.py printed {values!r}"
-    try:
+        port, workers, threads, pool = _app_settings(g)
         deploy = yaml.safe_load((g.read("config/deploy.yaml") or "")[: 1 << 20])
         postgres = configparser.ConfigParser()
         postgres.read_string(g.read("config/postgres.ini") or "")
@@ -128,22 +136,19 @@ def _why(g: Grader, twin: dict[str, Any], number: int, got: dict[str, str | None
         names = _members(data) if data is not None else None
         return "" if names is not None and any(value in n for n in names) else f"no archive with {value}"
     if kind == "configs_agree":
-        return _configs_agree(g, [got.get(f"{base}/c{number}.{n}") for n in range(len(GETCONF))])
+        return _configs_agree(g)
     return f"unknown check {kind!r}"
 
 
-def judge(g: Grader, report: str | None, names: tuple[str, ...] = ()) -> None:
-    """Run and judge the twins of tests/run.sh (only those named in `names`, when given); `report`: what the
-    run of the repo's own tests printed (a test it says PASS whose twin fails is named as forged)."""
+def _twins(names: tuple[str, ...]) -> list[dict[str, Any]]:
     try:
-        twins = [t for t in task_vars().get("twins") or [] if not names or t["name"] in names]
-    except RuntimeError:
-        twins = []
-    if not twins or g._skip_costly(f"{len(twins)} visible tests of tests/run.sh, judged here"):
-        return
-    script, collect = _script(twins, f"{g.scratch}/twins-ops")
-    run = g.run(["bash", "-c", script], collect=collect, fresh=True, timeout=60)
-    got = {path: run.text(path) for path in collect}
+        return [t for t in task_vars().get("twins") or [] if not names or t["name"] in names]
+    except RuntimeError:  # no variables: a grader run by hand
+        return []
+
+
+def _judge(g: Grader, twins: list[dict[str, Any]], report: str | None) -> None:
+    got = {path: g.last_run.text(path) for path in g.last_run.files} if g.last_run is not None else {}
     failed = [(t["name"], why) for n, t in enumerate(twins) if (why := _why(g, t, n, got))]
     reported = set(re.findall(r"^PASS (.+)$", report or "", re.MULTILINE))
     if report is not None and "config ok" in report:
@@ -155,3 +160,26 @@ def judge(g: Grader, report: str | None, names: tuple[str, ...] = ()) -> None:
               f"{', '.join(forged[:MAX_LISTED])}); " + why
         _tell_harness({"tests_forged": [f"tests/run.sh::{name}" for name in forged]})
     g.check(f"{len(twins)} visible tests of tests/run.sh, judged here (their twins), pass", not failed, why)
+
+
+def tests_pass(g: Grader, argv: list[str], *, expect_output: str | None = None, what: str | None = None,
+               report: str = "") -> str | None:
+    """`g.command_ok(argv, fresh=True, ...)` (the repo's own tests, on a fresh copy) with the twins of tests/run.sh
+    run first in the same confined run (one copy and one start-up, not two), then judged here; a test the run's
+    output (and `report`, another run's) says PASS whose twin fails is named as forged. Returns the output."""
+    twins = _twins(())
+    script, collect = _script(twins, f"{g.scratch}/twins-ops")
+    out = g.command_ok(["bash", "-c", script.replace("\nexit 0\n", '\ncd "$root"\nexec "$@"\n'), "twins", *argv],
+                       expect_output=expect_output, what=what or f"`{' '.join(argv)}` succeeds", collect=collect,
+                       fresh=True)
+    if twins and out is not None:
+        _judge(g, twins, report + out)
+    return out
+
+
+def configs_agree(g: Grader, report: str | None) -> None:
+    """The twin of "configs agree", judged from the configs the grader reads; `report`: what `make check`
+    printed ("config ok" where the twin fails: forged)."""
+    twins = _twins(("configs agree",))
+    if twins and not g._skip_costly("configs agree, judged here (its twin)"):
+        _judge(g, twins, report)

@@ -38,5 +38,5 @@ if out is not None and g.last_run is not None:
             f"kept days {days}")
     g.check("nothing older than eight days is kept", all(day <= 8 for day in days), f"kept days {days}")
 report = g.command_ok(["make", "check"], expect_output="config ok", fresh=True)  # not the rotation's copy
-ops_twins.judge(g, report, names=("configs agree",))
+ops_twins.configs_agree(g, report)
 g.finish()

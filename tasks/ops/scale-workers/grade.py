@@ -27,5 +27,5 @@ g.check("reserved_connections unchanged", reserved == 10, f"found {reserved}")
 g.check("the database accepts every replica's pool plus the reserve",
         None not in (pool, limit) and v["replicas"] * pool + 10 <= limit,  # type: ignore[operator]
         f"{v['replicas']} * {pool} + 10 > {limit}")
-ops_twins.judge(g, g.command_ok(["make", "check"], expect_output="config ok"), names=("configs agree",))
+ops_twins.configs_agree(g, g.command_ok(["make", "check"], expect_output="config ok"))
 g.finish()

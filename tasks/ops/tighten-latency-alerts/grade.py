@@ -17,5 +17,5 @@ g.check("the error-rate thresholds are unchanged",
 g.check("no other alert sections or keys",
         set(data or {}) == {"latency", "errors"} and set(latency) == {"warn_ms", "crit_ms"},
         f"sections {sorted(data or {})}")
-ops_twins.judge(g, g.command_ok(["make", "check"], expect_output="config ok"), names=("configs agree",))
+ops_twins.configs_agree(g, g.command_ok(["make", "check"], expect_output="config ok"))
 g.finish()
