@@ -1593,7 +1593,7 @@ class Grader:
         chosen = []
         for twin in twins:
             file, name = str(twin.get("file") or ""), str(twin.get("name") or "")
-            if path_matches(file, dropped):
+            if path_matches(file, dropped) or f"{file}::{name}" in dropped:
                 continue
             for item in selection:
                 path, _, test = item.partition("::")
@@ -1674,6 +1674,8 @@ class Grader:
         timeout: float = 60.0,
         what: str | None = None,
         fresh: bool = False,
+        twins: Sequence[dict[str, Any]] | None = None,
+        twins_except: Sequence[str] = (),
     ) -> PytestRun | None:
         """Run Node's built-in test runner (`node --test`) on work-copy test files plus hidden ones, apart
         from the grader, cross-checked like `pytest_passes` (two planted tests, one that must fail).
@@ -1683,6 +1685,11 @@ class Grader:
         find the code under test through AGENTIC_EVAL_SANDBOX (the work copy). Only `node` itself runs: no
         package.json script, no node_modules test runner, no NODE_OPTIONS. Judged from the JUnit report
         (`require` holds test names). `fresh` as for `pytest_passes`.
+
+        Twin checks as for `pytest_passes`: the selected tests the generator wrote have twins in the task's
+        variables (graders/twincheck.py), made first in one node process of the model's code and judged here;
+        they decide, and a test the report calls passed whose twin fails is named as forged. `twins_except`:
+        test files, or "file::title" tests, the task lets the model change.
         """
         import shutil
 
@@ -1701,6 +1708,13 @@ class Grader:
                                     if "node_modules" not in p.parts)
             else:
                 files_run.append(str(self.work / rel))  # a missing file makes node fail, which fails the check
+        chosen = self._twins_for(selection, twins, twins_except)
+        judged: list[Any] = []
+        if chosen:  # first, on a copy no earlier command of the model's code touched; the run gets its own
+            from twincheck import judge_node_twins
+
+            judged = judge_node_twins(chosen, timeout=timeout, fresh=_RAN_APART[0] > 0, sandbox=self.sandbox)
+            fresh = True
         files, hidden = self._hidden_files(extra_tests)
         shuffled = self._shuffled_node(files_run)
         if shuffled is not None:  # the grader's own copy: every title and file new, the canaries inside one
@@ -1726,8 +1740,10 @@ class Grader:
         # proves nothing, so it does not count.
         shown = {*files_run, *hidden}
         result.cases = [c for c in result.cases if not (c.outcome == "passed" and c.name in shown)]
-        self.check(what + REPORT_ALONE, *self._judge(result, min_passed, require, allow_skipped, timeout,
-                                                     runner="node --test"))
+        self.check(what if chosen else what + REPORT_ALONE,
+                   *self._judge(result, min_passed, require, allow_skipped, timeout, runner="node --test"))
+        if chosen:
+            self._judge_twins(judged, result)
         return result
 
     # ----- configuration formats (issue 19): INI and TOML, parsed, never string-matched

@@ -29,6 +29,7 @@ A twin (JSON):
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections.abc import Sequence
@@ -173,7 +174,7 @@ def _plan(twins: Sequence[dict[str, Any]], rename: dict[str, str]) -> _Batch:
     return batch
 
 
-def _meets(result: CallResult, expect: Any) -> bool:
+def _meets(result: CallResult, expect: Any, results: Sequence[CallResult] = ()) -> bool:
     if expect is None:
         return result.ok
     kind, value = expect[0], expect[1]
@@ -183,6 +184,9 @@ def _meets(result: CallResult, expect: Any) -> bool:
         return result.raised(str(value))
     if kind == "above":
         return result.ok and type(result.value) in (int, float) and result.value > value
+    if kind == "same":  # what another call of the batch gave (Node: `assert.equal(orders.get(id), order)`)
+        other = results[int(value)]
+        return other.ok and not other.unserializable and result.returned(other.value)
     raise ValueError(f"twin: unknown expectation {kind!r}")
 
 
@@ -208,7 +212,7 @@ def judge_results(twins: Sequence[dict[str, Any]], batch: _Batch, results: Seque
     """Each twin judged from what its calls gave (`results`, in the batch's order)."""
     outcomes = [TwinOutcome(str(t.get("file") or ""), str(t.get("name") or "")) for t in twins]
     for number, index, expect, what in batch.judged:
-        if not outcomes[number].why and not _meets(results[index], expect):
+        if not outcomes[number].why and not _meets(results[index], expect, results):
             goal = "works" if expect is None else f"{expect[0]} {expect[1]!r}"[:80]
             outcomes[number].why = f"{what} {goal}: {results[index].describe()[:160]}"
     for number, _, out, err, out_checks, err_checks, what in batch.captures:
@@ -232,4 +236,84 @@ def judge_twins(twins: Sequence[dict[str, Any]], *, rename: dict[str, str] | Non
     batch = plan_twins(twins, rename)
     results = make_calls("importlib", batch.calls, pythonpath=pythonpath, timeout=timeout, fresh=fresh,
                          files=batch.files)
+    return judge_results(twins, batch, results)
+
+
+# --------------------------------------------------------------------------- Node twins (`node_tests_pass`)
+
+_NEW, _ENV = "agenticEvalTwinNew", "agenticEvalTwinEnv"
+_NODE_HELPERS = (f"export const {_NEW} = (C, ...args) => new C(...args);\n"
+                 f"export function {_ENV}(name, value) {{\n"
+                 "  if (value === null) delete process.env[name]; else process.env[name] = value;\n  return null;\n}\n")
+
+
+def _node_expr(expr: dict[str, Any], imports: dict[str, str], names: dict[str, Any], batch: _Batch, folder: str
+               ) -> int:
+    target = str(expr["target"])
+    first = re.match(r"[A-Za-z_$][A-Za-z_0-9$]*", target)
+    if first is None:
+        raise ValueError(f"twin: bad target {target!r}")
+    head, rest = first.group(0), target[first.end():]
+    path = "".join(f".{m.group(1)}" if m.group(1) is not None else f".{int(m.group(2))}" for m in _PART.finditer(rest))
+    if head in names and isinstance(names[head], dict):
+        where = f"${names[head]['$ref']}{path}"
+    elif head in imports:
+        where = f"m{batch.module(imports[head])}.{head}{path}"
+    else:
+        raise ValueError(f"twin: {head!r} is neither imported nor bound")
+    args = [_arg(a, names, batch, folder) for a in expr.get("args") or []]
+    if expr.get("new"):
+        return batch.add(Call(_NEW, [ref(batch.add(Call(where, call=False))), *args]))
+    return batch.add(Call(where, args, call=bool(expr.get("call", True))))
+
+
+class _NodeBatch(_Batch):
+    """A Node batch: `modules` numbers each imported file (re-exported as m0, m1, ... by the probe module)."""
+
+    def module(self, name: str) -> int:
+        return self.modules.setdefault(name, len(self.modules))
+
+
+def plan_node_twins(twins: Sequence[dict[str, Any]], work: str, scratch: str) -> tuple[str, _Batch]:
+    """(the probe module's source, the calls) of Node twins: their imports are files of the work copy
+    ("src/pricing.js") at `work`; the calls are made in one node process of the model's code."""
+    from pathlib import Path
+
+    batch = _NodeBatch()
+    for number, twin in enumerate(twins):
+        imports = dict(twin.get("imports") or {})
+        names: dict[str, Any] = {}
+        folder = f"{scratch}/twin-{secrets.token_hex(4)}"
+        for step in twin.get("steps") or []:
+            kind = step.get("do")
+            if kind == "bind" and "value" in step:
+                names[step["name"]] = _arg(step["value"], names, batch, folder)
+            elif kind == "bind":
+                names[step["name"]] = ref(_node_expr(step["expr"], imports, names, batch, folder))
+                batch.judged.append((number, names[step["name"]]["$ref"], None, f"{step['name']} = ..."))
+            elif kind == "env":
+                batch.add(Call(_ENV, [str(step["name"]), step.get("value")]))
+            elif kind == "check":
+                index = _node_expr(step["expr"], imports, names, batch, folder)
+                expect = list(step["expect"])
+                if expect[0] == "returns" and isinstance(expect[1], dict) and list(expect[1]) == ["$name"]:
+                    other = {"target": expect[1]["$name"], "call": False}  # a bound value, or a part of one
+                    expect = ["same", _node_expr(other, imports, names, batch, folder)]
+                batch.judged.append((number, index, expect, step["expr"]["target"]))
+            else:
+                raise ValueError(f"twin {twin.get('name')!r}: no Node form of step {kind!r}")
+    source = "".join(f"export * as m{n} from {json.dumps((Path(work) / rel).as_uri())};\n"
+                     for rel, n in batch.modules.items()) + _NODE_HELPERS
+    return source, batch
+
+
+def judge_node_twins(twins: Sequence[dict[str, Any]], *, timeout: float = 60.0, fresh: bool = False,
+                     sandbox: Any = None) -> list[TwinOutcome]:
+    """Make every Node twin's calls in one node process of the model's code and judge each twin here."""
+    if not twins:
+        return []
+    source, batch = plan_node_twins(twins, str(work_dir(sandbox)), str(scratch_dir(sandbox)))
+    module = f"{scratch_dir(sandbox)}/twins_{secrets.token_hex(4)}.mjs"
+    results = make_calls(module, batch.calls, language="node", timeout=timeout, fresh=fresh,
+                         files={module: source, **batch.files}, sandbox=sandbox)
     return judge_results(twins, batch, results)

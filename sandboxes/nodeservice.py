@@ -30,6 +30,21 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
+from agentic_eval.packs.twinspec import (
+    Bind,
+    Check,
+    Const,
+    E,
+    Env,
+    JsonFile,
+    Ref,
+    TestSpec,
+    TextFile,
+    js_value,
+    render_node,
+    twins_of,
+)
+
 SCENARIOS = ("base", "failing_test", "log_bug", "legacy_config")
 
 SERVICE_NAMES = ("shopfront", "cartwheel", "orderly", "tillbox", "checkoutd", "basketry", "parcelpost", "stockroom")
@@ -176,7 +191,7 @@ Amounts are integers in cents; tax is rounded half up to a cent.
 ''', c)
 
 
-def _config_js(c: Choices) -> str:
+def _configjs_value(c: Choices) -> str:
     if c.scenario == "legacy_config":
         body = '''
   return {
@@ -242,7 +257,7 @@ export function normalise(raw) {$body
 ''', c, body=body)
 
 
-def _catalog_js(c: Choices) -> str:
+def _catalogjs_value(c: Choices) -> str:
     lookup = ("  return catalog.products.find((p) => p.sku === sku);" if c.scenario == "log_bug" else
               '  const wanted = String(sku ?? "").toUpperCase();\n'
               "  return catalog.products.find((p) => p.sku === wanted);")
@@ -274,7 +289,7 @@ $lookup
 ''', c, lookup=lookup)
 
 
-def _pricing_js(c: Choices) -> str:
+def _pricingjs_value(c: Choices) -> str:
     tax = ("Math.floor((subtotalCents * percent) / 100)" if c.scenario == "failing_test"
            else "Math.floor((subtotalCents * percent + 50) / 100)")
     return _t('''
@@ -369,7 +384,7 @@ export class Inventory {
 '''
 
 
-def _orders_js(c: Choices) -> str:
+def _ordersjs_value(c: Choices) -> str:
     return _t('''
 // Orders: quote the lines, reserve the stock, remember the order.
 import { findProduct } from "./catalog.js";
@@ -510,22 +525,51 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
 '''
 
 
-def _test_config(c: Choices) -> str:
+# Each test is a spec (agentic_eval/packs/twinspec.py): the node:test source the model sees is rendered from it,
+# and so is its twin, the same calls and expected values as data the grader judges (variables["twins"]).
+
+
+@dataclass(frozen=True)
+class _TestFile:
+    imports: dict[str, str]
+    """name -> the module's file in the repo (src/config.js)"""
+    head: str
+    """What the file holds between its imports and its tests (helpers, constants)"""
+    tests: tuple[TestSpec, ...]
+
+    def render(self) -> str:
+        by_module: dict[str, list[str]] = {}
+        for name, module in self.imports.items():
+            by_module.setdefault(module, []).append(name)
+        imports = "".join(f'import {{ {", ".join(sorted(names))} }} from "../{module}";\n'
+                          for module, names in by_module.items())
+        return ('import { test } from "node:test";\nimport assert from "node:assert/strict";\n' + imports
+                + self.head + "".join("\n" + render_node(t) for t in self.tests))
+
+    def twins(self, file: str) -> list[dict[str, Any]]:
+        return twins_of(file, self.tests, self.imports)
+
+
+def _const(name: str, value: Any) -> str:
+    return f"const {name} = {js_value(value)};\n"
+
+
+def _test_config(c: Choices) -> _TestFile:
     if c.scenario == "legacy_config":
-        sample = {"host": "127.0.0.1", "port": 4321, "currency": "EUR", "tax_percent": 10, "shipping_cents": 300,
-                  "free_shipping_from_cents": 5000, "max_items_per_order": 5}
+        sample: dict[str, Any] = {"host": "127.0.0.1", "port": 4321, "currency": "EUR", "tax_percent": 10,
+                                  "shipping_cents": 300, "free_shipping_from_cents": 5000, "max_items_per_order": 5}
     else:
         sample = {"server": {"host": "127.0.0.1", "port": 4321},
                   "pricing": {"currency": "EUR", "taxPercent": 10, "shippingCents": 300,
                               "freeShippingFromCents": 5000},
                   "orders": {"maxItemsPerOrder": 5}}
-    return _t('''
-import { test } from "node:test";
-import assert from "node:assert/strict";
+    env = c.env_port
+    SAMPLE = Const("SAMPLE", sample)
+    loaded = Bind("settings", E("loadConfig", JsonFile(SAMPLE, "service.json")))
+    head = _t('''
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "../src/config.js";
 
 function write(data) {
   const path = join(mkdtempSync(join(tmpdir(), "cfg-")), "service.json");
@@ -533,141 +577,101 @@ function write(data) {
   return path;
 }
 
-const SAMPLE = $sample;
-
-test("loads every setting", () => {
-  delete process.env.$env_port;
-  const settings = loadConfig(write(SAMPLE));
-  assert.equal(settings.server.port, 4321);
-  assert.equal(settings.pricing.taxPercent, 10);
-  assert.equal(settings.pricing.freeShippingFromCents, 5000);
-  assert.equal(settings.orders.maxItemsPerOrder, 5);
-});
-
-test("the environment overrides the port", () => {
-  process.env.$env_port = "5555";
-  try {
-    assert.equal(loadConfig(write(SAMPLE)).server.port, 5555);
-  } finally {
-    delete process.env.$env_port;
-  }
-});
-
-test("a broken file is a ConfigError", () => {
-  assert.throws(() => loadConfig(write("{not json")), ConfigError);
-});
-
-test("the shipped settings load", () => {
-  delete process.env.$env_port;
-  assert.equal(loadConfig("config/service.json").server.port, $port);
-});
-''', c, sample=json.dumps(sample))
+''', c) + _const("SAMPLE", sample)
+    tests = (
+        TestSpec("loads every setting", (
+            Env(env, None), loaded,
+            Check(E("settings.server.port", call=False), 4321), Check(E("settings.pricing.taxPercent", call=False), 10),
+            Check(E("settings.pricing.freeShippingFromCents", call=False), 5000),
+            Check(E("settings.orders.maxItemsPerOrder", call=False), 5))),
+        TestSpec("the environment overrides the port", (
+            Env(env, "5555"), loaded, Check(E("settings.server.port", call=False), 5555), Env(env, None))),
+        TestSpec("a broken file is a ConfigError", (
+            Check(E("loadConfig", TextFile("{not json", "service.json")), raises="ConfigError"),)),
+        TestSpec("the shipped settings load", (
+            Env(env, None), Bind("settings", E("loadConfig", "config/service.json")),
+            Check(E("settings.server.port", call=False), c.port))),
+    )
+    return _TestFile({"ConfigError": "src/config.js", "loadConfig": "src/config.js"}, head, tests)
 
 
-def _test_pricing(c: Choices) -> str:
-    return _t('''
-import { test } from "node:test";
-import assert from "node:assert/strict";
-import { quote, shippingCents, taxCents } from "../src/pricing.js";
-
-const PRICING = { currency: "EUR", taxPercent: 10, shippingCents: 300, freeShippingFromCents: 5000 };
-const CATALOG = { products: [{ sku: "T-1", name: "Thing", priceCents: 1234, stock: 9 }] };
-
-test("tax rounds half up to a cent", () => {
-  assert.equal(taxCents(1005, 10), 101);
-  assert.equal(taxCents(1004, 10), 100);
-  assert.equal(taxCents(15, 10), 2);
-});
-
-test("shipping is free from the threshold on", () => {
-  assert.equal(shippingCents(4999, PRICING), 300);
-  assert.equal(shippingCents(5000, PRICING), 0);
-  assert.equal(shippingCents(0, PRICING), 0);
-});
-
-test("a quote adds subtotal, tax and shipping", () => {
-  assert.deepEqual(quote([{ sku: "T-1", qty: 2 }], CATALOG, PRICING), {
-    subtotalCents: 2468, taxCents: 247, shippingCents: 300, totalCents: 3015, currency: "EUR",
-  });
-});
-''', c)
+PRICING = {"currency": "EUR", "taxPercent": 10, "shippingCents": 300, "freeShippingFromCents": 5000}
 
 
-def _test_orders(c: Choices) -> str:
-    return _t('''
-import { test } from "node:test";
-import assert from "node:assert/strict";
-import { Inventory, OutOfStockError } from "../src/inventory.js";
-import { OrderBook, OrderError } from "../src/orders.js";
-
-const CATALOG = { products: [{ sku: "T-1", name: "Thing", priceCents: 1000, stock: 3 }] };
-const SETTINGS = {
-  pricing: { currency: "EUR", taxPercent: 10, shippingCents: 300, freeShippingFromCents: 5000 },
-  orders: { maxItemsPerOrder: 5 },
-};
-
-function book() {
-  const inventory = new Inventory(CATALOG);
-  return { inventory, book: new OrderBook({ catalog: CATALOG, inventory, settings: SETTINGS }) };
-}
-
-test("placing an order reserves the stock", () => {
-  const { inventory, book: orders } = book();
-  const order = orders.place([{ sku: "T-1", qty: 2 }]);
-  assert.equal(order.id, "ord-0001");
-  assert.equal(order.totalCents, 2500);
-  assert.equal(inventory.available("T-1"), 1);
-  assert.equal(orders.get("ord-0001"), order);
-});
-
-test("an order beyond the stock takes nothing", () => {
-  const { inventory, book: orders } = book();
-  assert.throws(() => orders.place([{ sku: "T-1", qty: 4 }]), OutOfStockError);
-  assert.equal(inventory.available("T-1"), 3);
-});
-
-test("an empty order is refused", () => {
-  assert.throws(() => book().book.place([]), OrderError);
-});
-''', c)
+def _test_pricing(c: Choices) -> _TestFile:
+    catalog = {"products": [{"sku": "T-1", "name": "Thing", "priceCents": 1234, "stock": 9}]}
+    P, C = Const("PRICING", PRICING), Const("CATALOG", catalog)
+    tests = (
+        TestSpec("tax rounds half up to a cent", (
+            Check(E("taxCents", 1005, 10), 101), Check(E("taxCents", 1004, 10), 100), Check(E("taxCents", 15, 10), 2))),
+        TestSpec("shipping is free from the threshold on", (
+            Check(E("shippingCents", 4999, P), 300), Check(E("shippingCents", 5000, P), 0),
+            Check(E("shippingCents", 0, P), 0))),
+        TestSpec("a quote adds subtotal, tax and shipping", (
+            Check(E("quote", [{"sku": "T-1", "qty": 2}], C, P),
+                  {"subtotalCents": 2468, "taxCents": 247, "shippingCents": 300, "totalCents": 3015,
+                   "currency": "EUR"}),)),
+    )
+    head = "\n" + _const("PRICING", PRICING) + _const("CATALOG", catalog)
+    return _TestFile({n: "src/pricing.js" for n in ("quote", "shippingCents", "taxCents")}, head, tests)
 
 
-def _test_app(c: Choices) -> str:
+def _test_orders(c: Choices) -> _TestFile:
+    catalog = {"products": [{"sku": "T-1", "name": "Thing", "priceCents": 1000, "stock": 3}]}
+    settings = {"pricing": PRICING, "orders": {"maxItemsPerOrder": 5}}
+    C, S = Const("CATALOG", catalog), Const("SETTINGS", settings)
+    made = (Bind("inventory", E("Inventory", C, new=True)),
+            Bind("orders", E("OrderBook", {"catalog": C, "inventory": Ref("inventory"), "settings": S}, new=True)))
+    tests = (
+        TestSpec("placing an order reserves the stock", (
+            *made, Bind("order", E("orders.place", [{"sku": "T-1", "qty": 2}])),
+            Check(E("order.id", call=False), "ord-0001"), Check(E("order.totalCents", call=False), 2500),
+            Check(E("inventory.available", "T-1"), 1), Check(E("orders.get", "ord-0001"), Ref("order")))),
+        TestSpec("an order beyond the stock takes nothing", (
+            *made, Check(E("orders.place", [{"sku": "T-1", "qty": 4}]), raises="OutOfStockError"),
+            Check(E("inventory.available", "T-1"), 3))),
+        TestSpec("an empty order is refused", (*made, Check(E("orders.place", []), raises="OrderError"))),
+    )
+    head = "\n" + _const("CATALOG", catalog) + _const("SETTINGS", settings)
+    return _TestFile({"Inventory": "src/inventory.js", "OutOfStockError": "src/inventory.js",
+                      "OrderBook": "src/orders.js", "OrderError": "src/orders.js"}, head, tests)
+
+
+def _test_app(c: Choices) -> _TestFile:
     sku, _, price, _ = c.products[0]
-    return _t('''
-import { test } from "node:test";
-import assert from "node:assert/strict";
-import { createApp } from "../src/app.js";
-import { loadCatalog } from "../src/catalog.js";
-import { loadConfig } from "../src/config.js";
-
+    made = (Env(c.env_port, None), Bind("settings", E("loadConfig", "config/service.json")),
+            Bind("catalog", E("loadCatalog", "data/catalog.json")),
+            Bind("api", E("createApp", {"settings": Ref("settings"), "catalog": Ref("catalog")})))
+    one = {"lines": [{"sku": sku, "qty": 1}]}
+    tests = (
+        TestSpec("health", (*made, Check(E("api.handle", {"method": "GET", "path": "/health"}, wait=True),
+                                          {"status": 200, "body": {"status": "ok"}}))),
+        TestSpec(f"quote for one {sku}", (
+            *made, Bind("reply", E("api.handle", {"method": "POST", "path": "/quote", "body": one}, wait=True)),
+            Check(E("reply.status", call=False), 200), Check(E("reply.body.subtotalCents", call=False), price))),
+        TestSpec("an order can be read back", (
+            *made, Bind("placed", E("api.handle", {"method": "POST", "path": "/orders", "body": one}, wait=True)),
+            Check(E("placed.status", call=False), 201),
+            Bind("read", E("api.handle", {"method": "GET", "path": "/orders/ord-0001"}, wait=True)),
+            Check(E("read.body", call=False), Ref("placed.body")))),
+        TestSpec("unknown routes are 404", (
+            *made, Bind("reply", E("api.handle", {"method": "GET", "path": "/nope"}, wait=True)),
+            Check(E("reply.status", call=False), 404))),
+    )
+    # app() makes the app as every test above does (tests added later may use it)
+    head = "\n" + _t('''
 function app() {
   delete process.env.$env_port;
   return createApp({ settings: loadConfig("config/service.json"), catalog: loadCatalog("data/catalog.json") });
 }
+''', c)
+    return _TestFile({"createApp": "src/app.js", "loadCatalog": "src/catalog.js", "loadConfig": "src/config.js"},
+                     head, tests)
 
-test("health", async () => {
-  assert.deepEqual(await app().handle({ method: "GET", path: "/health" }), { status: 200, body: { status: "ok" } });
-});
 
-test("quote for one $sku", async () => {
-  const reply = await app().handle({ method: "POST", path: "/quote", body: { lines: [{ sku: "$sku", qty: 1 }] } });
-  assert.equal(reply.status, 200);
-  assert.equal(reply.body.subtotalCents, $price);
-});
-
-test("an order can be read back", async () => {
-  const api = app();
-  const placed = await api.handle({ method: "POST", path: "/orders", body: { lines: [{ sku: "$sku", qty: 1 }] } });
-  assert.equal(placed.status, 201);
-  const read = await api.handle({ method: "GET", path: `/orders/$${placed.body.id}` });
-  assert.deepEqual(read.body, placed.body);
-});
-
-test("unknown routes are 404", async () => {
-  assert.equal((await app().handle({ method: "GET", path: "/nope" })).status, 404);
-});
-''', c, sku=sku, price=price)
+def _test_files(c: Choices) -> dict[str, _TestFile]:
+    return {"test/config.test.js": _test_config(c), "test/pricing.test.js": _test_pricing(c),
+            "test/orders.test.js": _test_orders(c), "test/app.test.js": _test_app(c)}
 
 
 def _server_log(c: Choices) -> str:
@@ -695,17 +699,14 @@ def _files(c: Choices) -> dict[str, str]:
         "package.json": _package_json(c),
         "config/service.json": _service_json(c),
         "data/catalog.json": _catalog_json(c),
-        "src/config.js": _config_js(c),
-        "src/catalog.js": _catalog_js(c),
-        "src/pricing.js": _pricing_js(c),
+        "src/config.js": _configjs_value(c),
+        "src/catalog.js": _catalogjs_value(c),
+        "src/pricing.js": _pricingjs_value(c),
         "src/inventory.js": INVENTORY_JS.lstrip("\n"),
-        "src/orders.js": _orders_js(c),
+        "src/orders.js": _ordersjs_value(c),
         "src/app.js": APP_JS.lstrip("\n"),
         "src/server.js": SERVER_JS.lstrip("\n"),
-        "test/config.test.js": _test_config(c),
-        "test/pricing.test.js": _test_pricing(c),
-        "test/orders.test.js": _test_orders(c),
-        "test/app.test.js": _test_app(c),
+        **{rel: tests.render() for rel, tests in _test_files(c).items()},
     }
     if c.scenario == "log_bug":
         files["logs/server.log"] = _server_log(c)
@@ -738,6 +739,7 @@ def _variables(c: Choices, files: dict[str, str]) -> dict[str, Any]:
     for path, text in files.items():
         if path.startswith("test/"):
             variables[f"{Path(path).name.split('.')[0]}_test_count"] = text.count("\ntest(")
+    variables["twins"] = [twin for rel, tests in _test_files(c).items() for twin in tests.twins(rel)]
     if c.scenario == "failing_test":
         variables["failing_test"] = "tax rounds half up to a cent"
     return variables

@@ -415,8 +415,84 @@ echo "$$archive"
 ''', c, archive_cmd=archive)
 
 
+# The scripts' tests, each from a spec that also yields its twin (issue 39): the same commands, run apart by the
+# grader, and the same expectations, judged in the grader (tasks/ops/graders/ops_twins.py) from what came back.
+
+
+@dataclass(frozen=True)
+class ShellGroup:
+    """Commands that set a test up and one that runs the code (its stdout kept in `var` when set), then checks:
+    (test name, kind, value), each a line of tests/run.sh and a twin."""
+
+    comment: str
+    setup: tuple[str, ...]
+    run: str
+    var: str
+    checks: tuple[tuple[str, str, Any], ...]
+
+
+SHELL_GROUPS = (
+    ShellGroup("getconf reads the app config", (), "python3 scripts/getconf.py server.port", "port",
+               (("getconf reads server.port", "matches", "^[0-9]+$"),)),
+    ShellGroup("rotation keeps KEEP files and shifts them",
+               ('logs="$scratch/logs"; mkdir -p "$logs"',
+                'for day in 1 2 3 4 5; do echo "day $day" > "$logs/app.log.$day"; done',
+                'echo "today" > "$logs/app.log"'),
+               'KEEP=3 bash scripts/rotate-logs.sh "$logs"', "",
+               (("rotate keeps 3 rotated files", "count", ["$logs", r"^app\.log\.[0-9]*$", 3]),
+                ("rotate moves app.log to app.log.1", "holds", ["$logs/app.log.1", "today"]),
+                ("rotate leaves an empty app.log", "empty", "$logs/app.log"))),
+    ShellGroup("backup archives a folder",
+               ('data="$scratch/data"; mkdir -p "$data/sub"', 'echo a > "$data/a.txt"; echo b > "$data/sub/b.txt"'),
+               'BACKUP_STAMP=test bash scripts/backup.sh "$data" "$scratch/out"', "archive",
+               (("backup archives a folder", "tar_lists", "sub/b.txt"),)),
+    ShellGroup("configs agree", (), "bash scripts/check-config.sh", "", (("configs agree", "configs_agree", None),)),
+)
+
+
+def _check_sh(group: ShellGroup, name: str, kind: str, value: Any) -> str:
+    def verdict(condition: str, why: str, wrap: bool = False) -> str:
+        tail = f' || fail "{name}" "{why}"'
+        return f'{condition} && pass "{name}"' + (" \\\n " + tail if wrap else tail)
+
+    if kind == "matches":
+        return verdict(f'[[ "${group.var}" =~ {value} ]]', f"got '${group.var}'")
+    if kind == "count":
+        folder, pattern, count = value
+        return (f"kept=$(ls \"{folder}\" | grep -c '{pattern}')\n"
+                + verdict(f'[[ "$kept" == {count} ]]', "found $kept"))
+    if kind == "holds":
+        path, text = value
+        return verdict(f'[[ "$(cat "{path}")" == "{text}" ]]', f"{Path(path).name} holds '$(cat \"{path}\")'", True)
+    if kind == "empty":
+        return verdict(f'[[ -f "{value}" && ! -s "{value}" ]]', "missing or not empty", True)
+    if kind == "tar_lists":
+        return (f'if [[ -f "${group.var}" ]] && tar -tzf "${group.var}" | grep \'{value}\' > /dev/null; '
+                f'then pass "{name}"\nelse fail "{name}" "no archive with {value} at \'${group.var}\'"; fi')
+    if kind == "configs_agree":
+        return f'{group.run} > /dev/null && pass "{name}" || fail "{name}" "make check fails"'
+    raise ValueError(f"unknown shell check {kind!r}")
+
+
+def _group_sh(group: ShellGroup) -> str:
+    lines = [f"# {group.comment}", *group.setup]
+    if group.var:
+        lines.append(f'{group.var}="$({group.run})"')
+    elif group.checks[0][1] != "configs_agree":
+        lines.append(f"{group.run} > /dev/null")
+    lines += [_check_sh(group, *check) for check in group.checks]
+    return "\n".join(lines) + "\n"
+
+
+def shell_twins() -> list[dict[str, Any]]:
+    """The twins of tests/run.sh: per test its group's commands and its check, as data."""
+    return [{"file": "tests/run.sh", "name": name, "group": number, "setup": list(group.setup), "run": group.run,
+             "var": group.var, "expect": [kind, value]}
+            for number, group in enumerate(SHELL_GROUPS) for name, kind, value in group.checks]
+
+
 def _tests_sh(c: Choices) -> str:
-    return '''\
+    return """\
 #!/usr/bin/env bash
 # The scripts' tests: bash tests/run.sh (make test). Prints PASS/FAIL per test; exit 1 on any failure.
 set -uo pipefail
@@ -426,36 +502,10 @@ pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; failures=$((failures + 1)); }
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-
-# getconf reads the app config
-port="$(python3 scripts/getconf.py server.port)"
-[[ "$port" =~ ^[0-9]+$ ]] && pass "getconf reads server.port" || fail "getconf reads server.port" "got '$port'"
-
-# rotation keeps KEEP files and shifts them
-logs="$scratch/logs"; mkdir -p "$logs"
-for day in 1 2 3 4 5; do echo "day $day" > "$logs/app.log.$day"; done
-echo "today" > "$logs/app.log"
-KEEP=3 bash scripts/rotate-logs.sh "$logs" > /dev/null
-kept=$(ls "$logs" | grep -c '^app\\.log\\.[0-9]*$')
-[[ "$kept" == 3 ]] && pass "rotate keeps 3 rotated files" || fail "rotate keeps 3 rotated files" "found $kept"
-[[ "$(cat "$logs/app.log.1")" == "today" ]] && pass "rotate moves app.log to app.log.1" \\
-  || fail "rotate moves app.log to app.log.1" "app.log.1 holds '$(cat "$logs/app.log.1")'"
-[[ -f "$logs/app.log" && ! -s "$logs/app.log" ]] && pass "rotate leaves an empty app.log" \\
-  || fail "rotate leaves an empty app.log" "missing or not empty"
-
-# backup archives a folder
-data="$scratch/data"; mkdir -p "$data/sub"
-echo a > "$data/a.txt"; echo b > "$data/sub/b.txt"
-archive="$(BACKUP_STAMP=test bash scripts/backup.sh "$data" "$scratch/out")"
-if [[ -f "$archive" ]] && tar -tzf "$archive" | grep 'sub/b.txt' > /dev/null; then pass "backup archives a folder"
-else fail "backup archives a folder" "no archive with sub/b.txt at '$archive'"; fi
-
-# configs agree
-bash scripts/check-config.sh > /dev/null && pass "configs agree" || fail "configs agree" "make check fails"
-
+""" + "".join("\n" + _group_sh(g) for g in SHELL_GROUPS) + """
 echo "$failures failed"
 exit $(( failures > 0 ))
-'''
+"""
 
 
 def _ci_log(c: Choices) -> str:
@@ -536,5 +586,6 @@ def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
         new_pool_min=c.new_workers * c.threads,
         export_files=list(EXPORT_FILES),
         env_file=f"build/{c.service}.env",
+        twins=shell_twins(),
     )
     return variables

@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ def _entry(root: Path, rel: str, st: os.stat_result, budget: list[int]) -> dict[
         else:
             budget[0] -= st.st_size
             try:
-                entry["sha256"] = _sha256(os.path.join(root, rel), st.st_size)
+                entry["sha256"] = _sha256(f"{root}/{rel}", st.st_size)
             except OSError as exc:
                 entry["note"] = f"the harness cannot read it: {exc.strerror or exc}"
     else:
@@ -82,9 +83,10 @@ def _entry(root: Path, rel: str, st: os.stat_result, budget: list[int]) -> dict[
     return entry
 
 
-def tree_manifest(root: Path) -> dict[str, Any]:
+def tree_manifest(root: Path, walked: Iterable[tuple[str, os.stat_result | OSError]] | None = None) -> dict[str, Any]:
     """The manifest of the tree at `root` (see the module's docstring); never follows a symlink, never opens
-    anything but regular files, never raises for what it finds."""
+    anything but regular files, never raises for what it finds. `walked`: `gitsafe.walk_tree(root,
+    gitsafe.WALK_LIMIT + 1)` made already."""
     entries: list[dict[str, Any]] = []
     notes: list[str] = []
     if root.is_symlink() or not root.is_dir():
@@ -92,7 +94,7 @@ def tree_manifest(root: Path) -> dict[str, Any]:
     budget = [HASH_TOTAL_LIMIT]
     summed = {"files": 0, "bytes": 0}
     count = 0
-    for rel, found in gitsafe.walk_tree(root, gitsafe.WALK_LIMIT + 1):
+    for rel, found in walked if walked is not None else gitsafe.walk_tree(root, gitsafe.WALK_LIMIT + 1):
         count += 1
         if count > gitsafe.WALK_LIMIT:
             notes.append(f"the tree has more than {gitsafe.WALK_LIMIT} entries: only the first are listed")
@@ -111,20 +113,26 @@ def tree_manifest(root: Path) -> dict[str, Any]:
     return {"format_version": MANIFEST_VERSION, "entries": entries, "notes": notes}
 
 
-def write_manifest(root: Path, dest: Path) -> None:
+_LINE = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+"""One encoder for every line (json.dumps with options makes a new one per call)."""
+
+
+def write_manifest(root: Path, dest: Path, walked: Iterable[tuple[str, os.stat_result | OSError]] | None = None
+                   ) -> None:
     """`tree.json` at `dest`: one entry per line, so that it reads and diffs line by line."""
-    manifest = tree_manifest(root)
+    manifest = tree_manifest(root, walked)
     head = json.dumps({k: v for k, v in manifest.items() if k != "entries"}, ensure_ascii=True)[:-1]
-    lines = [json.dumps(e, ensure_ascii=True, separators=(",", ":")) for e in manifest["entries"]]
+    lines = [_LINE(e) for e in manifest["entries"]]
     dest.write_text(head + ',"entries":[\n' + ",\n".join(lines) + "\n]}\n", encoding="ascii")
 
 
-def write_diff(sandbox: Path, store: Path | None, commit: str, dest: Path) -> None:
+def write_diff(sandbox: Path, store: Path | None, commit: str, dest: Path, special: dict[str, str] | None = None
+               ) -> None:
     """diff.patch at `dest`, or one line saying why there is none (no pristine store, no tree)."""
     try:
         if store is None:
             raise gitsafe.GitError("no pristine store")
-        dest.write_bytes(gitsafe.final_diff(sandbox, store, commit))
+        dest.write_bytes(gitsafe.final_diff(sandbox, store, commit, special))
     except (OSError, gitsafe.GitError) as exc:
         dest.write_text(f"could not compute the diff: {exc}\n", encoding="utf-8")
 
@@ -134,12 +142,14 @@ def take_snapshot(sandbox: Path, store: Path | None, commit: str, folder: Path) 
     import threading
 
     diff, tree = folder / DIFF_FILE, folder / MANIFEST_FILE
-    # side by side: the diff waits on git most of its time, the manifest on reading files
-    beside = threading.Thread(target=write_diff, args=(sandbox, store, commit, diff), name="snapshot-diff",
-                              daemon=True)
+    # One walk of the tree for both (a tree of 120,000 files costs seconds of lstat per walk); then side by
+    # side: the diff waits on git most of its time, the manifest on reading files.
+    walked = list(gitsafe.walk_tree(sandbox, gitsafe.WALK_LIMIT + 1)) if sandbox.is_dir() else []
+    beside = threading.Thread(target=write_diff, args=(sandbox, store, commit, diff, gitsafe.special_notes(walked)),
+                              name="snapshot-diff", daemon=True)
     beside.start()
     try:
-        write_manifest(sandbox, tree)
+        write_manifest(sandbox, tree, walked)
     finally:
         beside.join()
     return {"diff": diff, "tree": tree}

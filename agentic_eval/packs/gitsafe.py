@@ -442,9 +442,15 @@ def walk_tree(root: Path, limit: int = WALK_LIMIT) -> Iterator[tuple[str, os.sta
 
 def _special_notes(sandbox: Path) -> dict[str, str]:
     """{path: note} for every special file and every folder the harness cannot list in the work tree."""
+    return special_notes(walk_tree(sandbox, WALK_LIMIT + 1))
+
+
+def special_notes(walked: Iterable[tuple[str, os.stat_result | OSError]]) -> dict[str, str]:
+    """`_special_notes` of a walk already made (`walk_tree(sandbox, WALK_LIMIT + 1)`: the snapshot walks the
+    tree once for its manifest and its diff)."""
     notes: dict[str, str] = {}
     count = 0
-    for rel, found in walk_tree(sandbox, WALK_LIMIT + 1):
+    for rel, found in walked:
         count += 1
         if count > WALK_LIMIT:
             notes[""] = (f"# the tree has more than {WALK_LIMIT} entries: special files past the first "
@@ -471,12 +477,13 @@ DIFF_STAGE_LIMIT = 2 * DIFF_TOTAL_LIMIT
 DIFF_TOTAL_LIMIT anyway)."""
 
 
-def _showable(scratch: _Scratch, commit: str) -> tuple[list[str], dict[str, str]]:
+def _showable(scratch: _Scratch, commit: str, special: dict[str, str] | None = None
+              ) -> tuple[list[str], dict[str, str]]:
     """The changed paths git can be given (at most DIFF_COUNT_LIMIT of them, and DIFF_STAGE_LIMIT bytes: the
     pristine files changed or gone first, then new ones in path order; the rest counted in a note), and {path:
     note} for those it cannot: nested repositories, special files, files the harness cannot read (each named,
     never opened); new special files found by a walk of the tree, since git does not list them."""
-    notes = _special_notes(scratch.sandbox)
+    notes = dict(special) if special is not None else _special_notes(scratch.sandbox)
     changed = _changed(scratch, commit)
     entries, _ = _pristine(scratch.store, commit)
     changed.sort(key=lambda rel: (rel not in entries, rel))
@@ -515,14 +522,14 @@ def _scratch_parent() -> str | None:
     return None
 
 
-def final_diff(sandbox: Path, store: Path, commit: str) -> bytes:
+def final_diff(sandbox: Path, store: Path, commit: str, special: dict[str, str] | None = None) -> bytes:
     """A git patch of everything in the work tree that differs from the pristine commit (files the sandbox's
     own rules ignore included). Named in notes at the top, never read: files over DIFF_FILE_LIMIT, nested
     repositories, FIFOs, sockets and devices anywhere in the tree, files and folders the harness cannot read;
-    none of them keeps the other changes out of the patch."""
+    none of them keeps the other changes out of the patch. `special`: `special_notes` of a walk the caller made."""
     with tempfile.TemporaryDirectory(prefix="ae-diff-", dir=_scratch_parent()) as tmp:
         scratch = _Scratch(sandbox, store, commit, Path(tmp))
-        candidates, by_path = _showable(scratch, commit)
+        candidates, by_path = _showable(scratch, commit, special)
         shown: list[str] = []
         for rel in candidates:
             path = sandbox / rel

@@ -75,12 +75,19 @@ class E:
     args: tuple[Any, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     call: bool = True
+    new: bool = False
+    """Node: a constructor (`new Inventory(...)`)."""
+    wait: bool = False
+    """Node: its value is awaited (`await api.handle(...)`)."""
 
-    def __init__(self, target: str, *args: Any, call: bool = True, **kwargs: Any) -> None:
+    def __init__(self, target: str, *args: Any, call: bool = True, new: bool = False, wait: bool = False,
+                 **kwargs: Any) -> None:
         object.__setattr__(self, "target", target)
         object.__setattr__(self, "args", args)
         object.__setattr__(self, "kwargs", kwargs)
         object.__setattr__(self, "call", call)
+        object.__setattr__(self, "new", new)
+        object.__setattr__(self, "wait", wait)
 
 
 @dataclass(frozen=True)
@@ -124,7 +131,15 @@ class Clock:
     now: float
 
 
-Step = Bind | Check | Captured | Clock
+@dataclass(frozen=True)
+class Env:
+    """Node: set an environment variable of the test's process (None: delete it)."""
+
+    name: str
+    value: str | None
+
+
+Step = Bind | Check | Captured | Clock | Env
 
 
 @dataclass(frozen=True)
@@ -179,6 +194,8 @@ def _words(stream: str, check: Has | Words) -> str:
 
 
 def _step_py(step: Step, clocks: set[str]) -> list[str]:
+    if isinstance(step, Env):
+        raise ValueError("an Env step is for Node tests (render_node)")
     if isinstance(step, Bind):
         return [f"{step.name} = {_py(step.value)}"]
     if isinstance(step, Clock):
@@ -245,7 +262,8 @@ def _arg(value: Any) -> Any:
     if isinstance(value, Const):
         return value.value
     if isinstance(value, JsonFile):
-        return {"$file": json.dumps(value.data), "as": value.name}
+        data = value.data.value if isinstance(value.data, Const) else value.data
+        return {"$file": json.dumps(data), "as": value.name}
     if isinstance(value, TextFile):
         return {"$file": value.text, "as": value.name}
     if isinstance(value, Missing):
@@ -262,8 +280,11 @@ def _arg(value: Any) -> Any:
 
 
 def _expr(expr: E) -> dict[str, Any]:
-    return {"target": expr.target, "args": [_arg(a) for a in expr.args],
-            "kwargs": {k: _arg(v) for k, v in expr.kwargs.items()}, "call": expr.call}
+    out = {"target": expr.target, "args": [_arg(a) for a in expr.args],
+           "kwargs": {k: _arg(v) for k, v in expr.kwargs.items()}, "call": expr.call}
+    if expr.new:
+        out["new"] = True
+    return out
 
 
 def _text_checks(checks: Sequence[Has | Words]) -> list[list[Any]]:
@@ -277,6 +298,8 @@ def _twin_step(step: Step) -> dict[str, Any]:
         return {"do": "bind", "name": step.name, "value": _arg(step.value)}
     if isinstance(step, Clock):
         return {"do": "clock", "name": step.name, "now": step.now}
+    if isinstance(step, Env):
+        return {"do": "env", "name": step.name, "value": step.value}
     if isinstance(step, Captured):
         return {"do": "captured", "expr": _expr(step.expr), "expect": ["returns", _arg(step.returns)],
                 "out": _text_checks(step.out), "err": _text_checks(step.err)}
@@ -292,3 +315,69 @@ def twin(file: str, test: TestSpec, imports: dict[str, str]) -> dict[str, Any]:
 
 def twins_of(file: str, tests: Sequence[TestSpec], imports: dict[str, str]) -> list[dict[str, Any]]:
     return [twin(file, t, imports) for t in tests]
+
+
+# --------------------------------------------------------------------------- the visible test (node --test)
+
+
+def js_value(value: Any) -> str:
+    """A value as JavaScript source (object keys bare where they are identifiers)."""
+    if isinstance(value, (Ref, Const)):
+        return value.name
+    if isinstance(value, JsonFile):
+        return f"write({js_value(value.data)})"
+    if isinstance(value, TextFile):
+        return f"write({js_value(value.text)})"
+    if isinstance(value, E):
+        return _expr_js(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(js_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        keys = [k if isinstance(k, str) and k.isidentifier() else json.dumps(str(k)) for k in value]
+        return "{ " + ", ".join(f"{k}: {js_value(v)}" for k, v in zip(keys, value.values(), strict=True)) + " }"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (Missing, Shipped, Has, Words)):
+        raise ValueError(f"{type(value).__name__} has no Node form")
+    return repr(value)
+
+
+def _expr_js(expr: E) -> str:
+    if expr.kwargs:
+        raise ValueError(f"{expr.target}: a Node call has no keyword arguments")
+    text = expr.target if not expr.call else f"{expr.target}({', '.join(js_value(a) for a in expr.args)})"
+    text = f"new {text}" if expr.new else text
+    return f"await {text}" if expr.wait else text
+
+
+def _step_js(step: Step) -> list[str]:
+    if isinstance(step, Env):
+        return [f"delete process.env.{step.name};" if step.value is None
+                else f"process.env.{step.name} = {js_value(step.value)};"]
+    if isinstance(step, Bind):
+        return [f"const {step.name} = {js_value(step.value)};"]
+    if isinstance(step, Check):
+        if step.raises:
+            return [f"assert.throws(() => {_expr_js(step.expr)}, {step.raises});"]
+        if step.above is not None:
+            return [f"assert.ok({_expr_js(step.expr)} > {step.above!r});"]
+        plain = step.returns is None or isinstance(step.returns, (Ref, bool, int, float, str))
+        return [f"assert.{'equal' if plain else 'deepEqual'}({_expr_js(step.expr)}, {js_value(step.returns)});"]
+    raise ValueError(f"a {type(step).__name__} step has no Node form")
+
+
+def _waits(test: TestSpec) -> bool:
+    exprs = [s.value if isinstance(s, Bind) else s.expr for s in test.steps if isinstance(s, (Bind, Check))]
+    return any(isinstance(e, E) and e.wait for e in exprs)
+
+
+def render_node(test: TestSpec) -> str:
+    """The `test("...", () => {...})` of `test` for Node's built-in runner (node:assert/strict)."""
+    body = "".join(f"  {line}\n" for step in test.steps for line in _step_js(step))
+    return f"test({json.dumps(test.name)}, {'async ' if _waits(test) else ''}() => {{\n{body}}});\n"

@@ -61,5 +61,7 @@ expect(g, "an unknown coupon is a 400 for a quote and for an order, which reserv
        {"quote": 400, "order": 400, "stock left": first["stock"]}, r[bad_order])
 
 # The repo's own tests, on a fresh copy of the tree (the calls ran the model's code on the last one).
-g.node_tests_pass(["test"], min_passed=v["test_count"] + 1, fresh=True)
+# The whole-quote test may gain discountCents (the instruction allows it): its twin is left out.
+g.node_tests_pass(["test"], min_passed=v["test_count"] + 1, fresh=True,
+                  twins_except=["test/pricing.test.js::a quote adds subtotal, tax and shipping"])
 g.finish()

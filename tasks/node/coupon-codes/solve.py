@@ -59,7 +59,7 @@ edit(
 )
 edit(
     "test/pricing.test.js",
-    ("    subtotalCents: 2468, taxCents: 247,", "    subtotalCents: 2468, discountCents: 0, taxCents: 247,"),
+    ("subtotalCents: 2468, taxCents: 247,", "subtotalCents: 2468, discountCents: 0, taxCents: 247,"),
 )
 Path("test/coupons.test.js").write_text('''import { test } from "node:test";
 import assert from "node:assert/strict";

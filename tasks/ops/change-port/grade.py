@@ -1,6 +1,7 @@
 """The new port in app.ini, the Dockerfile's EXPOSE, deploy.yaml and the health check; the checks still pass."""
 
 
+import ops_twins
 from gradelib import Grader, task_vars
 
 v = task_vars()
@@ -24,6 +25,6 @@ g.check(f"the Dockerfile exposes only {port}", exposed == [port], f"it exposes {
 g.command_ok(["bash", "scripts/healthcheck.sh", "--print-url"], expect_output=f":{port}/",
              what="the health check targets the new port")
 # Each on a fresh copy of the tree: nothing an earlier command of the model's code did to its copy counts.
-g.command_ok(["make", "check"], expect_output="config ok", fresh=True)
-g.command_ok(["make", "test"], fresh=True)
+check = g.command_ok(["make", "check"], expect_output="config ok", fresh=True)
+ops_twins.tests_pass(g, ["make", "test"], report=check or "")
 g.finish()

@@ -10,6 +10,7 @@ times), the rotation runs apart from the grader, and the files it leaves come ba
 import random
 import time
 
+import ops_twins
 from gradelib import Grader, task_vars
 
 v = task_vars()
@@ -36,5 +37,6 @@ if out is not None and g.last_run is not None:
     g.check("the last seven days (today's log and six before) are kept", set(range(7)) <= set(days),
             f"kept days {days}")
     g.check("nothing older than eight days is kept", all(day <= 8 for day in days), f"kept days {days}")
-g.command_ok(["make", "check"], expect_output="config ok", fresh=True)  # not the rotation's copy
+report = g.command_ok(["make", "check"], expect_output="config ok", fresh=True)  # not the rotation's copy
+ops_twins.configs_agree(g, report)
 g.finish()

@@ -1,6 +1,7 @@
 """workers is the new count; the pool covers workers*threads and the database accepts every replica's pool."""
 
 
+import ops_twins
 from gradelib import Grader, task_vars
 
 v = task_vars()
@@ -26,5 +27,5 @@ g.check("reserved_connections unchanged", reserved == 10, f"found {reserved}")
 g.check("the database accepts every replica's pool plus the reserve",
         None not in (pool, limit) and v["replicas"] * pool + 10 <= limit,  # type: ignore[operator]
         f"{v['replicas']} * {pool} + 10 > {limit}")
-g.command_ok(["make", "check"], expect_output="config ok")
+ops_twins.configs_agree(g, g.command_ok(["make", "check"], expect_output="config ok"))
 g.finish()

@@ -1,0 +1,164 @@
+"""Benchmark: what grading one trial costs with twin checks (issue 39) against the harness of before them.
+
+Two harnesses side by side in one run: this checkout ("now") and a git worktree of the last commit before twins
+landed ("before", `--before`, default the parent of the commit that added them). Each runs as a child process
+of its own (its own generators, graders, gradelib and grading code), prepares the same trials once (each task of
+the packs at `--seed`, the reference fix applied: a passing trial, the one that runs every check), and then
+grades them when told, so the rounds interleave: before, now, before, now... and a load that comes and goes
+hits both alike. Prints per pack the median grading time per trial, before and now, and the ratio.
+
+    python benchmarks/bench_twins_grading.py [--packs core,node,ops] [--rounds 3] [--before REV] [--seed 0]
+
+Goal: now within +20 % of before (ratio at most 1.20) on the core, node and ops packs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+TWINS_COMMIT = "5460bbd"
+"""The commit that added twin checks (pyservice's specs, gradelib's judging)."""
+
+# Run inside each harness (cwd and sys.path: that checkout). Reads a line per command from stdin:
+# "prepare" (answers the task ids) or "grade" (answers {task id: seconds}); every grade must pass.
+DRIVER = r'''
+import json, sys, time
+from pathlib import Path
+from agentic_eval.packs.builtin import core_pack_dir, node_pack_dir, ops_pack_dir
+from agentic_eval.packs.grader import ScriptRunner
+from agentic_eval.packs.sandbox import materialize_sandbox
+from agentic_eval.packs.task import load_tasks
+
+packs, seed, work = sys.argv[1].split(","), int(sys.argv[2]), Path(sys.argv[3])
+dirs = {"core": core_pack_dir, "node": node_pack_dir, "ops": ops_pack_dir}
+prepared = []
+for line in sys.stdin:
+    if line.strip() == "prepare":
+        for pack in packs:
+            for task in load_tasks([dirs[pack]()]).tasks:
+                sandbox = materialize_sandbox(task, seed, work / task.id / "sandbox")
+                with ScriptRunner(task, sandbox) as runner:
+                    fix = runner.apply_fix()
+                assert fix.exit_code == 0, (task.id, fix.output[-2000:])
+                prepared.append((pack, task, sandbox))
+        print(json.dumps([[p, t.id] for p, t, _ in prepared]), flush=True)
+    elif line.strip() == "grade":
+        times = {}
+        for pack, task, sandbox in prepared:
+            t0 = time.perf_counter()
+            with ScriptRunner(task, sandbox) as runner:
+                result = runner.grade()
+            times[task.id] = time.perf_counter() - t0
+            if result.verdict.value != "pass":
+                times[task.id] = -1.0
+                print(f"{task.id}: {result.verdict.value}\n{result.script.output[-1500:]}", file=sys.stderr)
+        print(json.dumps(times), flush=True)
+'''
+
+
+def python_for(checkout: Path, work: Path) -> str:
+    """A Python that imports agentic_eval from `checkout` (its graders too: the harness hands them its own
+    interpreter): a throw-away venv over this one's site-packages with a .pth naming the checkout."""
+    venv = work / "before-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "agentic_eval_before.pth").write_text(f"{checkout}\n", encoding="utf-8")
+    found = subprocess.run([str(venv / "bin" / "python"), "-c", "import agentic_eval; print(agentic_eval.__file__)"],
+                           capture_output=True, text=True, cwd=checkout.parent).stdout.strip()
+    if not found.startswith(str(checkout)):
+        raise SystemExit(f"the before venv imports agentic_eval from {found or 'nowhere'}, not {checkout}")
+    return str(venv / "bin" / "python")
+
+
+class Harness:
+    def __init__(self, name: str, checkout: Path, python: str, packs: str, seed: int, work: Path) -> None:
+        self.name = name
+        (work / name).mkdir(parents=True)
+        driver = work / f"driver_{name}.py"
+        driver.write_text(DRIVER, encoding="utf-8")
+        env = dict(os.environ, PYTHONPATH=str(checkout), PYTHONDONTWRITEBYTECODE="1")
+        self.proc = subprocess.Popen([python, str(driver), packs, str(seed), str(work / name)], cwd=checkout,
+                                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, command: str) -> object:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit(f"the {self.name} harness ended (exit {self.proc.wait()}); see its stderr above")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--packs", default="core,node,ops", help="comma-separated: core, node, ops")
+    parser.add_argument("--rounds", type=int, default=3, help="grading rounds per harness (interleaved)")
+    parser.add_argument("--before", default=f"{TWINS_COMMIT}~1", help="git revision of the harness before twins")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--goal", type=float, default=1.20, help="the largest acceptable ratio now/before")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.rounds > 50:
+        parser.error("--rounds takes 1 to 50")
+    # Not under /tmp: the confined grader has a /tmp of its own and would not see the old checkout there.
+    work = Path(tempfile.mkdtemp(prefix="bench-twins-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None))
+    old = work / "before-checkout"
+    subprocess.run(["git", "worktree", "add", "--detach", "-q", str(old), args.before], cwd=REPO, check=True)
+    harnesses: list[Harness] = []
+    try:
+        harnesses = [Harness("before", old, python_for(old, work), args.packs, args.seed, work),
+                     Harness("now", REPO, sys.executable, args.packs, args.seed, work)]
+        tasks = [h.ask("prepare") for h in harnesses]
+        packs_of = {t: p for p, t in tasks[1]}  # type: ignore[union-attr]
+        common = sorted({t for _, t in tasks[0]} & set(packs_of))  # type: ignore[union-attr]
+        times: dict[str, dict[str, list[float]]] = {h.name: {t: [] for t in common} for h in harnesses}
+        for _ in range(args.rounds):
+            for h in harnesses:
+                got = h.ask("grade")
+                for t in common:
+                    times[h.name][t].append(float(got[t]))  # type: ignore[index]
+        failed = [(h, t) for h in times for t in common if min(times[h][t]) < 0]
+        if failed:
+            print(f"not every trial passed: {failed}")
+            return 1
+        print(f"grading per passing trial, seed {args.seed}, {args.rounds} interleaved rounds, median "
+              f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); before = {args.before}")
+        print(f"{'pack':<6} {'tasks':>5} {'before':>9} {'now':>9} {'ratio':>6}")
+        worst = 0.0
+        for pack in args.packs.split(","):
+            ids = [t for t in common if packs_of[t] == pack]
+            if not ids:
+                continue
+            before = statistics.median(sum(times["before"][t][r] for t in ids) / len(ids) for r in range(args.rounds))
+            now = statistics.median(sum(times["now"][t][r] for t in ids) / len(ids) for r in range(args.rounds))
+            worst = max(worst, now / before)
+            print(f"{pack:<6} {len(ids):>5} {before * 1000:>7.0f}ms {now * 1000:>7.0f}ms {now / before:>5.2f}x")
+        ratio = {t: statistics.median(times["now"][t]) / statistics.median(times["before"][t]) for t in common}
+        print("largest ratios: " + ", ".join(f"{t} {ratio[t]:.2f}x" for t in sorted(common, key=ratio.get)[-4:][::-1]))
+        print(f"goal: at most {args.goal:.2f}x on every pack: {'met' if worst <= args.goal else 'NOT met'}")
+        return 0 if worst <= args.goal else 1
+    finally:
+        for h in harnesses:
+            h.close()
+        subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=REPO, check=False)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
