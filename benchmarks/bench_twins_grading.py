@@ -34,7 +34,10 @@ DRIVER = r'''
 import json, sys, time
 from pathlib import Path
 from agentic_eval.packs.builtin import core_pack_dir, node_pack_dir, ops_pack_dir
-from agentic_eval.packs.grader import ScriptRunner
+try:  # grading/ since the house's second pass; packs/ before it
+    from agentic_eval.grading.grader import ScriptRunner
+except ImportError:
+    from agentic_eval.packs.grader import ScriptRunner
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_tasks
 

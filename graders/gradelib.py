@@ -401,7 +401,7 @@ def _standalone_host(sandbox: Path | None = None) -> Any:
         import shutil
         import tempfile
 
-        from agentic_eval.confine.backend import LocalBackend
+        from agentic_eval.confine.host import LocalBackend
         from agentic_eval.grading.sealed import CodeHost
 
         folder = Path(tempfile.mkdtemp(prefix="gradelib-host-"))

@@ -541,7 +541,7 @@ def test_builtin_agent_on_a_realpy_task(real_server: LocalServer, tmp_path: Path
                           check=False, env=env)
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
     (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if (p / "run.json").exists()]
-    from agentic_eval.results import read_trials
+    from agentic_eval.results.trial_log import read_trials
 
     (trial,) = read_trials(run_dir)[0]
     print(f"\nrealpy parse-logic on {real_server.model}: {trial.outcome} ({trial.detail}); turns {trial.turns}")

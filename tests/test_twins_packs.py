@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.confine.backend import bwrap_problem, default_backend
+from agentic_eval.confine.host import bwrap_problem
+from agentic_eval.confine.registry import default_backend
+from agentic_eval.grading.grader import ScriptRunner, Verdict
 from agentic_eval.packs.builtin import node_pack_dir
-from agentic_eval.packs.grader import ScriptRunner, Verdict
 from agentic_eval.packs.sandbox import materialize_sandbox
 from agentic_eval.packs.task import load_tasks
 from agentic_eval.packs.twinspec import Bind, Check, Const, E, Env, Ref, TestSpec, render_node, twin
