@@ -10,7 +10,7 @@ import pytest
 
 from agentic_eval.agents.base import AgentOutcome
 from agentic_eval.faults import Ruling
-from agentic_eval.packs.grader import GradeResult, ScriptResult, Verdict
+from agentic_eval.grading.grader import GradeResult, ScriptResult, Verdict
 from agentic_eval.packs.task import Task
 from agentic_eval.results.run_folder import TrialSpec
 from agentic_eval.runner.record import AgentPart, Ending, GradePart, Identity, TrialFolder, build_record, judge

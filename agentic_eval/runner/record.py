@@ -21,7 +21,7 @@ from agentic_eval.agents.base import AgentOutcome
 from agentic_eval.classify.summary import WireSummary
 from agentic_eval.endpoint import scrub as scrubbed
 from agentic_eval.faults import Ruling
-from agentic_eval.packs.grader import GradeResult, Verdict
+from agentic_eval.grading.grader import GradeResult, Verdict
 from agentic_eval.results.records import Outcome, TrialResult, utc_now
 from agentic_eval.results.run_folder import TrialSpec
 
@@ -98,7 +98,7 @@ class GradePart:
     side: str = ""
     """Whose fault a fresh reward verifier's failure is, when not the model's ('' for a grade script)."""
     tampering: tuple[str, str] = ("", "")
-    """`packs.grader.reward_ruling`: ('tampered' | 'fail' | '', why)."""
+    """`grading.grader.reward_ruling`: ('tampered' | 'fail' | '', why)."""
     changes: tuple[list[str], int, str] | None = None
     """A reward verifier's changed programs: the first paths, how many, why unknown; None for a grade script."""
     engine: Mapping[str, str] = field(default_factory=dict)
