@@ -62,6 +62,7 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     g0 = time.monotonic()
     if task.verifier == "reward":
         run = backend.verify_environment(sandbox.path, cancel)
+        engine = engine_fields(backend.describe(sandbox.path))  # what ran it
         grade = reward_grade(run)
         changed = (*reward_changes(run), run.changes.error if run.changes is not None else "")
         # whose fault a fresh verifier's failure is; what it ran that the model changed (docker_env.py)
@@ -70,6 +71,7 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     else:
         with ScriptRunner(task, sandbox, backend=backend) as runner:
             grade = runner.grade(cancel=cancel)
+        engine = engine_fields(backend.describe(sandbox.path))
         part = GradePart(grade, 0.0, {})
     if grade.script.cancelled:
         return None
@@ -79,7 +81,7 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
                  if task.meta.impossible is not None else {})  # what the model did where only a cheat passes
     return GradePart(part.grade, seconds, {"grader": str((trial_dir / GRADER_FILE).relative_to(run_dir))},
                      side=part.side, tampering=part.tampering, changes=part.changes,
-                     engine=engine_fields(backend.describe(sandbox.path)), behaviour=behaviour)
+                     engine=engine, behaviour=behaviour)
 
 
 def impossible_behaviour(task: Task, sandbox: Sandbox, trial_dir: Path, passed: bool) -> dict[str, object]:

@@ -184,7 +184,8 @@ class TrialRunner:
         """The task's repo made in the trial's folder and the backend's trial started; or why not (unscored)."""
         try:
             if task.meta.environment is not None:  # its own image's working directory (docker backend)
-                sandbox = materialize_environment(task, self.config.seed, folder.sandbox_dir, self.backend)
+                self.backend.environment_start(task, folder.sandbox_dir)  # the folder filled, its services started
+                sandbox = materialize_environment(task, self.config.seed, folder.sandbox_dir)
             else:
                 sandbox = materialize_sandbox(task, self.config.seed, folder.sandbox_dir)
             self.backend.trial_start(sandbox.path)
