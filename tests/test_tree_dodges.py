@@ -139,13 +139,13 @@ def test_a_tree_of_many_files_snapshots_whole_and_bounded(tmp_path: Path, monkey
 def test_a_snapshot_out_of_time_is_the_models_scored_fail(tmp_path: Path) -> None:
     """The snapshot's time bound: a tree not recorded in time is one line naming the model's tree, which the trial
     records as its scored fail."""
-    from agentic_eval.runner.trial import _bounded_snapshot
+    from agentic_eval.grading.remains import bounded_snapshot
 
     root, store, commit = _many_files(tmp_path, 2000)
     out = tmp_path / "out"
     out.mkdir()
-    why = _bounded_snapshot(root, store, commit, out, timeout_s=0.0)
+    why = bounded_snapshot(root, store, commit, out, timeout_s=0.0)
     assert isinstance(why, str) and "could not be recorded in 0s" in why and "too large" in why
     again = tmp_path / "again"
     again.mkdir()
-    assert isinstance(_bounded_snapshot(root, store, commit, again), dict)
+    assert isinstance(bounded_snapshot(root, store, commit, again), dict)

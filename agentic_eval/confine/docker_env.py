@@ -299,17 +299,7 @@ class EnvironmentTrial:
                     self.container = None
                 else:  # a fresh container of the task's image: only the working directory and artifacts go over
                     agent_container = self.container
-            tests, logs = work / "tests", work / "logs"
-            tests.mkdir()
-            logs.mkdir()
-            os.chmod(logs, 0o777)
-            for rel in self.spec.verifier_files:
-                source = self.task.dir / rel
-                target = tests if source.is_dir() else tests / source.name
-                if source.is_dir():
-                    shutil.copytree(source, target, dirs_exist_ok=True)
-                else:
-                    shutil.copy2(source, target)
+            tests, logs = self._verifier_folders(work)
             container = self.client.containers.create(
                 image, ["bash", f"{TESTS_MOUNT}/test.sh"], entrypoint=[], working_dir=self.spec.workdir,
                 environment={**self.spec.env, "TEST_DIR": TESTS_MOUNT, **self.spec.verifier_env, "PATH": self.path_env},
@@ -325,22 +315,7 @@ class EnvironmentTrial:
                                                self.spec.verifier_artifacts) if agent_container is not None else
                                 [f"{a}: the agent ran no command" for a in self.spec.verifier_artifacts])
             container.start()
-            deadline = time.monotonic() + self.spec.verifier_timeout_s
-            code, timed_out, cancelled = None, False, False
-            while True:
-                container.reload()
-                if container.status not in ("created", "running"):
-                    code = int(container.attrs.get("State", {}).get("ExitCode", -1))
-                    break
-                if cancel is not None and cancel.is_set():
-                    cancelled = True
-                    break
-                if time.monotonic() >= deadline:
-                    timed_out = True
-                    break
-                time.sleep(0.1)
-            if timed_out or cancelled:
-                container.kill()
+            code, timed_out, cancelled = self._await_exit(container, cancel)
             output = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")[-64_000:]
             took = time.monotonic() - start
             where: dict[str, Any] = dict(changes=changes, in_agent_container=in_agent, shadows=shadows,
@@ -367,6 +342,42 @@ class EnvironmentTrial:
                 except Exception:  # noqa: BLE001
                     pass
             shutil.rmtree(work, ignore_errors=True)
+
+    def _verifier_folders(self, work: Path) -> tuple[Path, Path]:
+        """The verifier's /tests (its files copied from the task's folder) and an empty /logs/verifier, in `work`."""
+        tests, logs = work / "tests", work / "logs"
+        tests.mkdir()
+        logs.mkdir()
+        os.chmod(logs, 0o777)
+        for rel in self.spec.verifier_files:
+            source = self.task.dir / rel
+            target = tests if source.is_dir() else tests / source.name
+            if source.is_dir():
+                shutil.copytree(source, target, dirs_exist_ok=True)
+            else:
+                shutil.copy2(source, target)
+        return tests, logs
+
+    def _await_exit(self, container: Any, cancel: threading.Event | None) -> tuple[int | None, bool, bool]:
+        """The verifier's exit code once its container stops, or (None, timed out, cancelled); a container still
+        running at the verifier's time limit or on Ctrl-C is killed."""
+        deadline = time.monotonic() + self.spec.verifier_timeout_s
+        code, timed_out, cancelled = None, False, False
+        while True:
+            container.reload()
+            if container.status not in ("created", "running"):
+                code = int(container.attrs.get("State", {}).get("ExitCode", -1))
+                break
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                break
+            if time.monotonic() >= deadline:
+                timed_out = True
+                break
+            time.sleep(0.1)
+        if timed_out or cancelled:
+            container.kill()
+        return code, timed_out, cancelled
 
     @property
     def offline(self) -> bool:

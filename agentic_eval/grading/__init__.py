@@ -5,6 +5,10 @@
     gitshim     The `git` first on a grader's PATH: plain git on the repo through packs/gitsafe's view.
     snapshot    The agent's final tree recorded before grading: diff.patch and tree.json (standard library only).
     impossible  What the model did on an impossible task, named from the diff: edited the tests, special-cased...
+    remains     What the agent left, recorded before grading: its files, its final tree in bounded time, whether a
+                repository is left to grade (the runner's agent phase calls it once).
+    phase       A trial's grade phase as one job: grade script or reward verifier, the grader's output, what the
+                model did on an impossible task; the record's GradePart.
 
 A grader check that every task can use goes in graders/gradelib.py (beside the packs, on every grader's
 import path); one a single pack needs, in that pack's graders/ folder.

@@ -17,16 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentic_eval.errors import SandboxError
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.gitwrite import Pristine, write_pristine
 from agentic_eval.packs.task import Task
 from agentic_eval.plugins import GENERATORS_GROUP
-
-if TYPE_CHECKING:
-    from agentic_eval.confine.backend import SandboxBackend
 
 GENERATOR_ENTRY_POINT_GROUP = GENERATORS_GROUP  # the group is named in agentic_eval.plugins (its old name too)
 PRISTINE_MESSAGE = "Initial commit"
@@ -214,14 +211,14 @@ def _committed(dest: Path, seed: int, variables: dict[str, Any], allow_empty: bo
                    pristine_store=store.resolve())
 
 
-def materialize_environment(task: Task, seed: int, dest: Path, backend: SandboxBackend) -> Sandbox:
-    """An environment task's sandbox: its working directory's files copied out of its image by the backend
-    (`environment_start`; its services started), a generator's tree laid over them when the task has both,
-    committed as pristine, and the pristine objects kept beside it as for a generated sandbox."""
+def materialize_environment(task: Task, seed: int, dest: Path) -> Sandbox:
+    """An environment task's sandbox at `dest`, which the backend filled with its working directory's files copied
+    out of its image (the caller's `backend.environment_start(task, dest)` first; its services started): a
+    generator's tree laid over them when the task has both, committed as pristine, and the pristine objects kept
+    beside it as for a generated sandbox."""
     import shutil
     import tempfile
 
-    backend.environment_start(task, dest)
     variables: dict[str, Any] = {"seed": seed}
     if task.meta.sandbox is not None:
         with tempfile.TemporaryDirectory(prefix="ae-env-gen-") as tmp:

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from agentic_eval._lazy import lazy_face
 
 if TYPE_CHECKING:
+    from agentic_eval.grading.remains import repository_damage as repository_damage
+
     from .api import RunOutcome as RunOutcome
     from .api import resume_run as resume_run
     from .api import start_run as start_run
@@ -31,7 +33,6 @@ if TYPE_CHECKING:
     from .settings import SandboxChoice as SandboxChoice
     from .trial import TrialRunner as TrialRunner
     from .trial import execute_plan as execute_plan
-    from .trial import repository_damage as repository_damage
 
 _EXPORTS = {
     "start_run": ".api",
@@ -46,7 +47,7 @@ _EXPORTS = {
     "make_run_config": ".planning",
     "TrialRunner": ".trial",
     "execute_plan": ".trial",
-    "repository_damage": ".trial",
+    "repository_damage": "agentic_eval.grading.remains",
 }
 __all__ = list(_EXPORTS)
 __getattr__, __dir__ = lazy_face(__name__, _EXPORTS)

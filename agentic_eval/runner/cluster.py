@@ -41,12 +41,12 @@ import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentic_eval.confine.backend import Confinement, SandboxBackend
+from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.confine.registry import backend_class
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import TRIAL_FOLDER_PREFIX, clean_dead_runs, mark_trial_folder
@@ -69,7 +69,7 @@ class Campaign(Protocol):
     settings: RunSettings
     agent: Agent
     endpoint: Endpoint
-    backend: SandboxBackend
+    backend_class: type[SandboxBackend]
 
     @property
     def config(self) -> RunConfig: ...
@@ -103,26 +103,15 @@ def check_ray_address(address: str) -> str:
                            "ray://HOST:PORT, or auto")
 
 
-class OnNodes(SandboxBackend):
-    """The run's backend as the driver holds it under `--ray`: its class and options, made on each node (the
-    driver needs neither bwrap nor an engine of its own). Nothing is confined here, so it wraps nothing."""
-
-    def __init__(self, cls: type[SandboxBackend], options: Mapping[str, Any]) -> None:
-        self.cls, self.options = cls, dict(options)
-        self.name, self.confined = cls.name, cls.confined
-
-    def wrap(self, argv: Sequence[str], *, cwd: Path, spec: Confinement) -> list[str]:
-        raise AgenticEvalError(f"--sandbox {self.name} under --ray confines commands on the cluster's nodes only")
-
-
-def nodes_backend(choice: SandboxChoice, agent: Agent) -> tuple[OnNodes, str | None]:
-    """The backend the nodes make for a `--ray` run (the named one, else bwrap: never a silent fall back to an
-    unconfined run where a node lacks it) and a warning for an unconfined one."""
+def nodes_backend(choice: SandboxChoice, agent: Agent) -> tuple[type[SandboxBackend], str | None]:
+    """The backend class the nodes make for a `--ray` run with the run's options (the named one, else bwrap: never
+    a silent fall back to an unconfined run where a node lacks it) and a warning for an unconfined one. The driver
+    makes none: it needs neither bwrap nor an engine of its own."""
     cls = backend_class(choice.name or "bwrap", agent)
     cls.check_options(choice.options)  # a bad option is one line here, not an error on every node
     warning = None if cls.confined else (f"WARNING: commands the model writes will run UNCONFINED on the nodes "
                                          f"(--sandbox {cls.name}), with each node's network: on a cluster, confine")
-    return OnNodes(cls, choice.options), warning
+    return cls, warning
 
 
 # --------------------------------------------------------------------------- what travels to the nodes
@@ -332,7 +321,7 @@ def _unscored(campaign: Campaign, spec: TrialSpec, started: float, cause: str, n
                        seed=config.seed, attempt=spec.attempt, outcome="agent_error", detail=cause[:500],
                        fault=NODE_LOST if node is not None else "harness", fault_reason=cause[:300],
                        started_at=utc_now(), ended_at=utc_now(), duration_s=round(time.monotonic() - started, 3),
-                       sandbox=campaign.backend.name, node=node or "")
+                       sandbox=campaign.backend_class.name, node=node or "")
 
 
 def _write_folder(run_dir: Path, spec: TrialSpec, data: bytes) -> None:
@@ -404,9 +393,7 @@ def execute_on_ray(campaign: Campaign, *, on_result: Callable[[TrialResult], Non
     join_cluster(str(settings.ray_address))
     remote = ray.remote(max_retries=0)(run_trial_on_node)  # a lost node's trial is retried here, said so
     bundles = _bundles(ray, plan.trials)
-    backend = campaign.backend
-    backend_cls, backend_options = ((backend.cls, backend.options) if isinstance(backend, OnNodes)
-                                    else (type(backend), dict(settings.sandbox.options)))
+    backend_cls, backend_options = campaign.backend_class, dict(settings.sandbox.options)
 
     def submit(spec: TrialSpec) -> Any:
         key, bundle, path = bundles[spec.task.id]

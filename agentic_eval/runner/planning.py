@@ -46,7 +46,9 @@ class Campaign:
     agent: Agent
     endpoint: Endpoint
     tasks: list[Task]
-    backend: SandboxBackend
+    backend: SandboxBackend | None
+    """The run's backend; None under `--ray`, where each node makes its own (`backend_class`, the run's options)."""
+    backend_class: type[SandboxBackend]
     unbuildable: dict[str, str] = field(default_factory=dict)
     """Tasks whose image did not build (task id -> why, one line): their trials end unscored, the others run."""
 
@@ -176,13 +178,14 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     if settings.ray_address:  # before anything is claimed: Ray installed, an address it takes, a cluster there
         settings = _checked_ray(settings)
     agent = load_agent(settings.agent)
-    backend: SandboxBackend
+    backend: SandboxBackend | None = None
     if settings.ray_address:  # made on each node, not here
         from agentic_eval.runner.cluster import nodes_backend
 
-        backend, warning = nodes_backend(settings.sandbox, agent)
+        backend_cls, warning = nodes_backend(settings.sandbox, agent)
     else:
         backend, warning = resolve_backend(settings.sandbox.name, settings.sandbox.options, agent)
+        backend_cls = type(backend)
     if warning:
         log(warning, style="bold red" if settings.sandbox.name is None else "yellow")
     agent.check_options(dict(settings.agent_options.extra))
@@ -199,7 +202,8 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         raise AgenticEvalError(f"{own_env[0]}{' and others' if len(own_env) > 1 else ''}: agent {settings.agent!r} "
                                "(a CLI) does not run in a task's own environment yet; use the builtin agent, or leave "
                                "those tasks out with --task")
-    unbuildable = backend.prepare_tasks(tasks, log) or {}  # environment tasks: refused, or images built, first
+    # environment tasks: refused, or images built, first (under --ray on the nodes, by each trial)
+    unbuildable = (backend.prepare_tasks(tasks, log) if backend is not None else None) or {}
     # A resumed run goes back to the endpoint it recorded, unless base_url (or a local server) says otherwise.
     recorded_url = config.base_url if config is not None and not config.local else None
     endpoint = resolve_endpoint(local_server.base_url if local_server is not None
@@ -211,15 +215,15 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
         from agentic_eval.runner.cluster import join_cluster
 
         join_cluster(settings.ray_address)
-    plan = _run_folder(run_dir, config, settings, endpoint=endpoint, tasks=tasks, sandbox=backend.name,
+    plan = _run_folder(run_dir, config, settings, endpoint=endpoint, tasks=tasks, sandbox=backend_cls.name,
                        local_server=local_server, log=log)
     if cleaned := clean_dead_runs().describe():  # sandboxes and processes a killed run left behind
         log(cleaned)
     log(_announcement(plan, settings, len(tasks), model=model if agent.uses_model else None,
-                      at=endpoint.shown_url, sandbox=backend.name))
+                      at=endpoint.shown_url, sandbox=backend_cls.name))
     log(f"results: {plan.run_dir}")
     return Campaign(plan=plan, settings=settings, agent=agent, endpoint=endpoint, tasks=list(tasks), backend=backend,
-                    unbuildable=unbuildable)
+                    backend_class=backend_cls, unbuildable=unbuildable)
 
 
 def _checked_ray(settings: RunSettings) -> RunSettings:

@@ -3,7 +3,8 @@ decides the outcome from them, and `build_record` makes the `TrialResult` once.
 
     TrialFolder  where the trial writes (its folder in the run, its temporary folder) and when it started
     AgentPart    how the agent's run ended, whose doing its end was, what it left on the wire and in the folder
-    GradePart    the grader's verdict and what it saw (a reward, forged tests, programs the model changed)
+    GradePart    the grader's verdict and what it saw (a reward, forged tests, programs the model changed), made by
+                 the grade phase in one call (`agentic_eval.grading.phase.grade_trial`)
     Ending       the outcome, its one-line detail and whose fault it is (and, on impossible tasks, what the
                  model did)
 
@@ -21,7 +22,8 @@ from agentic_eval.agents.base import AgentOutcome
 from agentic_eval.classify.summary import WireSummary
 from agentic_eval.endpoint import scrub as scrubbed
 from agentic_eval.faults import Ruling
-from agentic_eval.grading.grader import GradeResult, Verdict
+from agentic_eval.grading.grader import Verdict
+from agentic_eval.grading.phase import GradePart
 from agentic_eval.results.records import Outcome, TrialResult, utc_now
 from agentic_eval.results.run_folder import TrialSpec
 
@@ -85,34 +87,6 @@ class AgentPart:
             s = self.summary
             fields.update(turns=s.turns, text_call_families=s.families, flags=s.flags, text_calls=s.text_calls,
                           requests=s.requests, prompt_tokens=s.prompt_tokens, completion_tokens=s.completion_tokens)
-        return fields
-
-
-@dataclass(frozen=True)
-class GradePart:
-    """The grade phase: the grader's verdict and what it saw."""
-
-    grade: GradeResult
-    seconds: float
-    files: Files
-    side: str = ""
-    """Whose fault a fresh reward verifier's failure is, when not the model's ('' for a grade script)."""
-    tampering: tuple[str, str] = ("", "")
-    """`packs.grader.reward_ruling`: ('tampered' | 'fail' | '', why)."""
-    changes: tuple[list[str], int, str] | None = None
-    """A reward verifier's changed programs: the first paths, how many, why unknown; None for a grade script."""
-    engine: Mapping[str, str] = field(default_factory=dict)
-    behaviour: Mapping[str, object] = field(default_factory=dict)
-    """An impossible task's `behaviour`, `behaviour_detail` and `behaviours`: what the model did (empty otherwise);
-    recorded when the trial's ending is the grader's."""
-
-    def fields(self) -> dict[str, object]:
-        fields: dict[str, object] = dict(
-            grader_verdict=self.grade.verdict.value, grade_duration_s=round(self.seconds, 3), reward=self.grade.reward,
-            tests_forged=list(self.grade.tests_forged))
-        if self.changes is not None:
-            fields.update(changed_programs=self.changes[0][:20], changed_programs_count=self.changes[1],
-                          changed_programs_error=self.changes[2])
         return fields
 
 

@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import replace
 from pathlib import Path
 
 from agentic_eval._version import __version__
@@ -29,17 +28,16 @@ from agentic_eval.confine.origin import refused_requests
 from agentic_eval.confine.registry import default_backend
 from agentic_eval.endpoint import Endpoint, auth_headers, url_secrets
 from agentic_eval.faults import WireEnd, exception_fault, rule_agent_end, wire_end
-from agentic_eval.grading.grader import ScriptRunner, Verdict, reward_changes, reward_grade, reward_ruling
-from agentic_eval.grading.snapshot import take_snapshot
+from agentic_eval.grading.phase import GradePart, engine_fields, grade_trial
+from agentic_eval.grading.remains import take_remains
 from agentic_eval.leftovers import mark_trial_folder
-from agentic_eval.packs import gitsafe
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materialize_sandbox
-from agentic_eval.packs.task import Task, render_template
+from agentic_eval.packs.task import Task
 from agentic_eval.results.records import Outcome, RunConfig, TrialResult, trial_slot, utc_now
 from agentic_eval.results.run_folder import RunPlan, TrialSpec
 from agentic_eval.results.trial_log import TrialLog
-from agentic_eval.runner.record import AgentPart, Ending, GradePart, Identity, TrialFolder, build_record, judge
+from agentic_eval.runner.record import AgentPart, Ending, Identity, TrialFolder, build_record, judge
 from agentic_eval.trees import copy_tree, remove_tree
 
 AGENT_STATUS_TO_OUTCOME: dict[str, Outcome] = {
@@ -64,78 +62,11 @@ def _wire_end(wire_path: Path) -> WireEnd | None:
         return None
 
 
-def _impossible_behaviour(task: Task, sandbox: Sandbox, trial_dir: Path, passed: bool) -> dict[str, object]:
-    """An impossible task's trial: what the model did, from the snapshot's diff.patch and the wire log."""
-    from agentic_eval.classify.summary import model_messages
-    from agentic_eval.grading.impossible import name_behaviour
-    from agentic_eval.grading.snapshot import DIFF_FILE
-
-    spec = task.meta.impossible
-    assert spec is not None
-    variables, wire_path = sandbox.variables, trial_dir / "wire.jsonl"
-    where = task.dir / "task.toml"
-    try:
-        diff = (trial_dir / DIFF_FILE).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        diff = ""
-    found = name_behaviour(
-        diff, model_messages(wire_path) if wire_path.exists() else [],
-        tests=[render_template(t, variables, where=where) for t in spec.tests],
-        planted=[render_template(t, variables, where=where) for t in spec.planted],
-        runner=[render_template(t, variables, where=where) for t in spec.runner], passed=passed)
-    return {"behaviour": found.label, "behaviour_detail": found.detail, "behaviours": found.found}
-
-
 def trial_placeholder_key() -> str:
     """A random stand-in for the API key, made for one trial: what the agent is given instead of the key."""
     import secrets
 
     return f"ae-trial-{secrets.token_hex(16)}"
-
-
-def repository_damage(sandbox_path: Path, pristine: str) -> str | None:
-    """Why the agent left no repository to grade (its folder or its .git deleted or corrupted, the
-    pristine commit gone), or None when it is whole. Read through gitsafe: never with the sandbox's own
-    config or hooks."""
-    if sandbox_path.is_symlink() or not sandbox_path.is_dir():
-        return "the agent deleted/corrupted the repository: its folder is gone"
-    git_dir = sandbox_path / ".git"
-    if git_dir.is_symlink() or not git_dir.is_dir():
-        return "the agent deleted/corrupted the repository: its .git folder is gone or replaced"
-    try:  # one read of the index against the pristine commit: both must be whole
-        gitsafe.sandbox_git(sandbox_path, ["diff-index", "--cached", "--name-only", f"{pristine}^{{commit}}", "--"])
-    except gitsafe.GitError as exc:
-        return f"the agent deleted/corrupted the repository: {str(exc)[:200]}"
-    return None
-
-
-SNAPSHOT_TIMEOUT_S = 300.0
-"""At most this long to record the agent's final tree (diff.patch, tree.json): a tree that takes longer is the
-model's doing (a scored fail that says so), never a trial without an end."""
-
-
-def _bounded_snapshot(sandbox: Path, store: Path | None, commit: str, folder: Path,
-                      timeout_s: float = SNAPSHOT_TIMEOUT_S) -> dict[str, Path] | str:
-    """take_snapshot's files, or why there are none: the tree could not be recorded within `timeout_s` (the
-    snapshot goes on in the background, on a tree no one grades, until its own bounds end it)."""
-    done: dict[str, dict[str, Path] | BaseException] = {}
-
-    def take() -> None:
-        try:
-            done["files"] = take_snapshot(sandbox, store, commit, folder)
-        except BaseException as exc:  # noqa: BLE001 - handed to the trial's thread
-            done["files"] = exc
-
-    worker = threading.Thread(target=take, name="snapshot", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    found = done.get("files")
-    if found is None:
-        return (f"the agent's final tree could not be recorded in {timeout_s:g}s (the model left a tree too large "
-                "to snapshot): nothing left that a grader could judge")
-    if isinstance(found, BaseException):
-        raise found
-    return found
 
 
 class Remover:
@@ -183,10 +114,10 @@ REMOVER = Remover()
 class TrialRunner:
     """Runs one trial end to end and returns its record. Never raises for a problem of the trial.
 
-    `run` goes through the phases in order, each a method returning a frozen part of the record
-    (runner/record.py): `prepare` (the repo made, the backend's trial started) -> `run_agent` (the agent
-    against the wire recorder, its end ruled, what it left recorded) -> `grade` (the task's grader or reward
-    verifier) -> `judge` -> `build_record`, made once from the parts."""
+    `run` goes through the phases in order, each returning a frozen part of the record (runner/record.py):
+    `prepare` (the repo made, the backend's trial started) -> `run_agent` (the agent against the wire recorder,
+    its end ruled, what it left recorded by `grading.remains`) -> `grading.phase.grade_trial` (the task's grader
+    or reward verifier, one job of grading/'s) -> `judge` -> `build_record`, made once from the parts."""
 
     def __init__(self, *, run_dir: Path, config: RunConfig, agent: Agent, endpoint: Endpoint,
                  options: AgentOptions, cancel: threading.Event, keep_sandboxes: bool = False,
@@ -232,7 +163,7 @@ class TrialRunner:
                 return None
             if agent.broken:  # the model's doing, so scored: nothing left that a grader could judge
                 return Ending("fail", agent.broken, "model", agent.broken), agent, None
-            graded = self.grade(task, made, folder)
+            graded = grade_trial(task, made, self.backend, folder.trial_dir, self.run_dir, self.cancel)
             if graded is None:
                 return None  # interrupted while grading: not an outcome, the trial runs again on resume
             return judge(agent, graded, impossible=task.meta.impossible is not None), agent, graded
@@ -253,7 +184,8 @@ class TrialRunner:
         """The task's repo made in the trial's folder and the backend's trial started; or why not (unscored)."""
         try:
             if task.meta.environment is not None:  # its own image's working directory (docker backend)
-                sandbox = materialize_environment(task, self.config.seed, folder.sandbox_dir, self.backend)
+                self.backend.environment_start(task, folder.sandbox_dir)  # the folder filled, its services started
+                sandbox = materialize_environment(task, self.config.seed, folder.sandbox_dir)
             else:
                 sandbox = materialize_sandbox(task, self.config.seed, folder.sandbox_dir)
             self.backend.trial_start(sandbox.path)
@@ -279,58 +211,15 @@ class TrialRunner:
         self.backend.phase_end(sandbox.path)  # every process the agent left ends before anything is judged
         # Whose doing the agent's end was: one the model caused is graded like any other (agentic_eval.faults).
         ruling = rule_agent_end(outcome, uses_model=self.agent.uses_model, wire=_wire_end(wire_path))
-        files = self._trial_files(trial_dir, wire_path, outcome)  # listed once no process of the agent's is left
-        taken = _bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
-        if not isinstance(taken, str):
-            files.update({key: str(path.relative_to(self.run_dir)) for key, path in taken.items()})
-        broken = taken if isinstance(taken, str) else (  # the model's tree unrecorded in time, or no repository
-            repository_damage(sandbox.path, sandbox.pristine_commit) or self.backend.disk_full(sandbox.path) or "")
+        left = take_remains(sandbox, self.backend, trial_dir, outcome.transcript)  # once no process of its is left
+        files, broken = {key: str(path.relative_to(self.run_dir)) for key, path in left.files.items()}, left.broken
         version_file = trial_dir / AGENT_VERSION_FILE
         return AgentPart(
             outcome, ruling, seconds, files, tool_requests=tool_requests, wire_api=WIRE_APIS.get(api, api),
             agent_version=(version_file.read_text(encoding="utf-8", errors="replace").strip()[:200]
                            if version_file.is_file() else f"agentic-eval {__version__}"),
-            internet_missing=where.get("internet") == "missing", engine=_engine(where), broken=broken,
+            internet_missing=where.get("internet") == "missing", engine=engine_fields(where), broken=broken,
             summary=summarize_wire_log(wire_path) if wire_path.exists() and not broken else None)
-
-    def _trial_files(self, trial_dir: Path, wire_path: Path, outcome: AgentOutcome) -> dict[str, str]:
-        """The agent's files in the trial folder: the wire log, its transcript, whatever else it wrote there."""
-        files: dict[str, str] = {}
-        if wire_path.exists():
-            files["wire"] = str(wire_path.relative_to(self.run_dir))
-        if outcome.transcript is not None and outcome.transcript.exists():
-            files["transcript"] = str(outcome.transcript.relative_to(self.run_dir))
-        known = {Path(f).name for f in files.values()}
-        for path in sorted(trial_dir.iterdir()):
-            if path.is_file() and path.name not in known:
-                files.setdefault(path.stem, str(path.relative_to(self.run_dir)))
-        return files
-
-    def grade(self, task: Task, sandbox: Sandbox, folder: TrialFolder) -> GradePart | None:
-        """The grade phase: the task's grade script, or its reward verifier in its environment after the agent's
-        container is gone. None when the run was cancelled while grading."""
-        self.backend.grading_start(sandbox.path)
-        g0 = time.monotonic()
-        if task.verifier == "reward":
-            run = self.backend.verify_environment(sandbox.path, self.cancel)
-            grade = reward_grade(run)
-            changed = (*reward_changes(run), run.changes.error if run.changes is not None else "")
-            # whose fault a fresh verifier's failure is; what it ran that the model changed (docker_env.py)
-            part = GradePart(grade, 0.0, {}, side=run.fault_side, tampering=reward_ruling(run, grade.verdict),
-                             changes=changed)
-        else:
-            with ScriptRunner(task, sandbox, backend=self.backend) as runner:
-                grade = runner.grade(cancel=self.cancel)
-            part = GradePart(grade, 0.0, {})
-        if grade.script.cancelled:
-            return None
-        engine = _engine(self.backend.describe(sandbox.path))
-        seconds = time.monotonic() - g0
-        (folder.trial_dir / "grader.txt").write_text(grade.script.output, encoding="utf-8")
-        files = {"grader": str((folder.trial_dir / "grader.txt").relative_to(self.run_dir))}
-        behaviour = (_impossible_behaviour(task, sandbox, folder.trial_dir, grade.verdict is Verdict.PASS)
-                     if task.meta.impossible is not None else {})  # what the model did where only a cheat passes
-        return replace(part, seconds=seconds, files=files, engine=engine, behaviour=behaviour)
 
     def _end(self, folder: TrialFolder) -> None:
         """The trial's processes, containers and folders go (the sandbox into the trial's folder with
@@ -406,11 +295,6 @@ def _harness_error(exc: Exception) -> Ending:
     fault = exception_fault(exc)
     return Ending("agent_error", f"harness error: {type(exc).__name__}: {exc}", fault,
                   "the machine ran out of room" if fault == "machine" else "a harness error")
-
-
-def _engine(where: dict[str, str]) -> dict[str, str]:
-    """What ran a phase, as the record's fields (docker: `sandbox_engine`, `sandbox_image`)."""
-    return {f"sandbox_{k}": v for k, v in where.items() if k in ("engine", "image")}
 
 
 WIRE_APIS = {"native": "anthropic-messages", "translate": "anthropic-messages->chat-completions"}

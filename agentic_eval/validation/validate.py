@@ -391,7 +391,8 @@ def validate_task(task: Task, options: ValidateOptions | None = None, *, workdir
 def _materialize(task: Task, seed: int, dest: Path, backend: SandboxBackend) -> Sandbox:
     """The task's fresh sandbox: generated, or an environment task's working directory out of its image."""
     if task.meta.environment is not None:
-        return materialize_environment(task, seed, dest, backend)
+        backend.environment_start(task, dest)
+        return materialize_environment(task, seed, dest)
     return materialize_sandbox(task, seed, dest)
 
 

@@ -1,0 +1,96 @@
+"""What the agent left, recorded once every process of its has ended and before any grader or code of the model's
+runs again: its files in the trial folder, its final tree (diff.patch, tree.json) within a time bound, and whether
+a repository is left to grade at all (its folder or .git gone, the pristine commit unreadable, the disk filled).
+
+The runner's agent phase makes one call here (`take_remains`); the grade phase is `grading.phase`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentic_eval.confine.backend import SandboxBackend
+from agentic_eval.grading.snapshot import take_snapshot
+from agentic_eval.packs import gitsafe
+from agentic_eval.packs.sandbox import Sandbox
+
+SNAPSHOT_TIMEOUT_S = 300.0
+"""At most this long to record the agent's final tree (diff.patch, tree.json): a tree that takes longer is the
+model's doing (a scored fail that says so), never a trial without an end."""
+
+
+@dataclass(frozen=True)
+class Remains:
+    """What the agent left: its files by key (wire, transcript, diff, tree, whatever else it wrote in the trial
+    folder) and why nothing is left that a grader could judge ('' when the repository is whole)."""
+
+    files: dict[str, Path]
+    broken: str
+
+
+def take_remains(sandbox: Sandbox, backend: SandboxBackend, trial_dir: Path, transcript: Path | None) -> Remains:
+    """The agent's files listed, its final tree recorded, the repository and the disk checked (in that order: a tree
+    not recorded in time is said first, then a broken repository, then a full disk)."""
+    files = trial_files(trial_dir, transcript)  # listed before the snapshot's own files are written there
+    taken = bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
+    if isinstance(taken, str):
+        return Remains(files, taken)
+    files.update(taken)
+    return Remains(files, repository_damage(sandbox.path, sandbox.pristine_commit) or backend.disk_full(sandbox.path)
+                   or "")
+
+
+def trial_files(trial_dir: Path, transcript: Path | None) -> dict[str, Path]:
+    """The agent's files in the trial folder: the wire log, its transcript, whatever else it wrote there."""
+    files: dict[str, Path] = {}
+    if (trial_dir / "wire.jsonl").exists():
+        files["wire"] = trial_dir / "wire.jsonl"
+    if transcript is not None and transcript.exists():
+        files["transcript"] = transcript
+    known = {path.name for path in files.values()}
+    for path in sorted(trial_dir.iterdir()):
+        if path.is_file() and path.name not in known:
+            files.setdefault(path.stem, path)
+    return files
+
+
+def repository_damage(sandbox_path: Path, pristine: str) -> str | None:
+    """Why the agent left no repository to grade (its folder or its .git deleted or corrupted, the
+    pristine commit gone), or None when it is whole. Read through gitsafe: never with the sandbox's own
+    config or hooks."""
+    if sandbox_path.is_symlink() or not sandbox_path.is_dir():
+        return "the agent deleted/corrupted the repository: its folder is gone"
+    git_dir = sandbox_path / ".git"
+    if git_dir.is_symlink() or not git_dir.is_dir():
+        return "the agent deleted/corrupted the repository: its .git folder is gone or replaced"
+    try:  # one read of the index against the pristine commit: both must be whole
+        gitsafe.sandbox_git(sandbox_path, ["diff-index", "--cached", "--name-only", f"{pristine}^{{commit}}", "--"])
+    except gitsafe.GitError as exc:
+        return f"the agent deleted/corrupted the repository: {str(exc)[:200]}"
+    return None
+
+
+def bounded_snapshot(sandbox: Path, store: Path | None, commit: str, folder: Path,
+                     timeout_s: float = SNAPSHOT_TIMEOUT_S) -> dict[str, Path] | str:
+    """take_snapshot's files, or why there are none: the tree could not be recorded within `timeout_s` (the
+    snapshot goes on in the background, on a tree no one grades, until its own bounds end it)."""
+    done: dict[str, dict[str, Path] | BaseException] = {}
+
+    def take() -> None:
+        try:
+            done["files"] = take_snapshot(sandbox, store, commit, folder)
+        except BaseException as exc:  # noqa: BLE001 - handed to the trial's thread
+            done["files"] = exc
+
+    worker = threading.Thread(target=take, name="snapshot", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    found = done.get("files")
+    if found is None:
+        return (f"the agent's final tree could not be recorded in {timeout_s:g}s (the model left a tree too large "
+                "to snapshot): nothing left that a grader could judge")
+    if isinstance(found, BaseException):
+        raise found
+    return found
