@@ -27,7 +27,7 @@ MAX_LINE_CHARS = 64 * 1024 * 1024
 """The longest wire log line read: a request carrying a 2,000,000-token context is about 8 MB."""
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("classify", help="label each model turn of a wire log (real vs text-written tool calls)")
     p.add_argument("wire", metavar="WIRE.jsonl", help="a wire log, or JSONL of {request, response} objects")
     p.add_argument("--json", action="store_true", help="one JSON object per input line")

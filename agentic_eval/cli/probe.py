@@ -10,7 +10,7 @@ from typing import Any
 from agentic_eval.cli.args import add_endpoint_args, seconds
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "probe", help="what this server and model do with tools: one small tool-call request in each API shape"
     )

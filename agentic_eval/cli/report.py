@@ -12,7 +12,7 @@ from agentic_eval.cli.args import add_run_dir_arg, check_run_files
 from agentic_eval.errors import AgenticEvalError
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "report", help="agent runs and instrument results side by side: headline table, per-task matrix, by model"
     )

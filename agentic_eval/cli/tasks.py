@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from agentic_eval.packs.task import LoadResult, Task
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("tasks", help="list, show or scaffold tasks")
     actions = needs_action(p, "tasks_command")
     p_list = actions.add_parser("list", help="list the tasks of every pack found")

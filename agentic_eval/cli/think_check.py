@@ -13,7 +13,7 @@ from agentic_eval.errors import AgenticEvalError
 MAX_PROBLEMS = 10_000
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("think-check", help="does turning reasoning off make answers wrong? (arithmetic problems)")
     add_endpoint_args(p)
     p.add_argument("--problems", type=whole_number(1, MAX_PROBLEMS), default=20, metavar="N",

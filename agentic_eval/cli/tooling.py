@@ -14,7 +14,7 @@ MAX_CASES = 100_000
 """The most cases --cases (the battery's default is 370) or --limit (per BFCL category) asks for."""
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default), "
                        "or BFCL's cases through the wire (--suite bfcl)")
     add_endpoint_args(p)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "validate",
         help="check every grader: fails on the pristine sandbox, passes after the reference fix, no leaks, "
