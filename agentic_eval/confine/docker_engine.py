@@ -18,7 +18,7 @@ from agentic_eval.confine.docker_image import (
 from agentic_eval.leftovers import OWNER_LABEL, owner_is_dead_here, this_machine
 
 if TYPE_CHECKING:  # typing only: agents stand above confine
-    pass
+    from docker import DockerClient
 
 LABEL = "agentic-eval.sandbox"
 CLEANUP_TIMEOUT_S = 20
@@ -52,7 +52,7 @@ class Engine:
 
     host: str | None
     """Its URL (None: DOCKER_HOST or the default socket)."""
-    client: Any
+    client: DockerClient
     image: str
     slots: int
     running: int = 0
