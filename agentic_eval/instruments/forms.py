@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     import httpx
 
+    from agentic_eval.classify.turn import TurnClassification
     from agentic_eval.endpoint import Endpoint
     from agentic_eval.results import InstrumentRun
 
@@ -262,7 +263,7 @@ def _finish_reason(body: JSON) -> str | None:
 
 
 def judge_shape(shape: Shape, request: JSON, ex: Exchange, stream_done: bool = True,
-                classification: Any = None) -> Verdict:
+                classification: TurnClassification | None = None) -> Verdict:
     """Pass or fail for one shape's exchange (pure)."""
     from agentic_eval.classify.turn import is_model_turn, offered_tools, read_turn
 
