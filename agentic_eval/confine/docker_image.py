@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.paths import cache_dir as cache_root
@@ -165,7 +165,7 @@ def _tar(rootfs: Path, dest: Path) -> None:
     os.replace(tmp, dest)
 
 
-def client_for(host: str | None = None) -> Any:
+def client_for(host: str | None = None) -> DockerClient:
     """A Docker SDK client for `host` (a URL), or for DOCKER_HOST / the default socket."""
     try:
         import docker
