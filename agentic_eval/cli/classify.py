@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import TextIO
 
+    from agentic_eval.classify.turn import TurnClassification
     from agentic_eval.wire.refs import RequestResolver
 
 MAX_LINE_CHARS = 64 * 1024 * 1024
@@ -79,7 +80,7 @@ def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[st
             "_figures": _turn_figures(result)}
 
 
-def _turn_figures(result: Any) -> dict[str, Any]:
+def _turn_figures(result: TurnClassification) -> dict[str, Any]:
     """What the file's diagnosis counts of one turn (dropped from the output)."""
     from agentic_eval.classify.diagnosis import call_figures
 

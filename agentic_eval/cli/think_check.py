@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, seed_number, whole_number
 from agentic_eval.errors import AgenticEvalError
@@ -24,7 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=handle)
 
 
-def _fmt(value: Any, suffix: str = "") -> str:
+def _fmt(value: object, suffix: str = "") -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
