@@ -153,11 +153,12 @@ class OllamaStream:
     """When the first and the last line carrying content, thinking or a tool call arrived."""
     final: dict[str, Any] = field(default_factory=dict)
     """The `done` line: eval_count, eval_duration, load_duration, total_duration, ..."""
-    error: Any = None
+    error: httpx.Response | None = None
     """The httpx response, read, when the server answered HTTP 400 or above (then nothing else is set)."""
 
 
-def stream_ollama_chat(client: httpx.Client, root: str, body: dict[str, Any], *, timeout: Any = None,
+def stream_ollama_chat(client: httpx.Client, root: str, body: dict[str, Any], *,
+                       timeout: float | httpx.Timeout | None = None,
                        clock: Callable[[], float] = time.perf_counter) -> OllamaStream:
     """POST `body` (with "stream": true) to `<root>/api/chat` and read its NDJSON lines to the end.
     `timeout` None: the client's own. Raises httpx errors, and ValueError for a line that is not JSON."""
