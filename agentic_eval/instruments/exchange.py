@@ -47,7 +47,7 @@ def is_stale_connection(start: float) -> bool:
     return time.perf_counter() - start < 1.0
 
 
-def post_json(client: httpx.Client, path: str, payload: Any, timeout_s: float) -> Exchange:
+def post_json(client: httpx.Client, path: str, payload: object, timeout_s: float) -> Exchange:
     """POST `payload` with an httpx client; never raises: failures come back in `error`."""
     import httpx
 
