@@ -56,7 +56,7 @@ CONTEXT_REFUSAL_PATTERNS: tuple[str, ...] = (
 CONTEXT_REFUSAL_STATUSES = frozenset({400, 413})
 
 
-def is_context_refusal(status: int | None, body: Any) -> bool:
+def is_context_refusal(status: int | None, body: object) -> bool:
     """Whether an answer refuses the request as too long for the context: HTTP 400 naming it (vLLM, SGLang,
     llama.cpp, OpenAI and the others in CONTEXT_REFUSAL_PATTERNS), or HTTP 413 (the request body too large)."""
     if status not in CONTEXT_REFUSAL_STATUSES:
@@ -129,11 +129,11 @@ _MODEL_ITEM_TYPES = frozenset({"function_call", "function_call_output", "custom_
                                "reasoning", "local_shell_call", "local_shell_call_output"})
 
 
-def model_items(request: Any) -> int:
+def model_items(request: object) -> int:
     """How many items of a chat completions or Responses request the model wrote or its tools returned."""
     if not isinstance(request, dict):
         return 0
-    items: Any = request.get("messages")
+    items: object = request.get("messages")
     if not isinstance(items, list):
         items = request.get("input")
     if not isinstance(items, list):
@@ -142,7 +142,7 @@ def model_items(request: Any) -> int:
                and (item.get("role") in _MODEL_ROLES or item.get("type") in _MODEL_ITEM_TYPES))
 
 
-def _one_line(response: Any, status: int | None) -> str:
+def _one_line(response: object, status: int | None) -> str:
     text = ""
     if isinstance(response, dict):
         error = response.get("error")
@@ -180,7 +180,7 @@ def wire_end(records: list[Any]) -> WireEnd:
                    over_relay_limit=last.status == 413 and _error_code(last.response) == RELAY_OVER_LIMIT)
 
 
-def _error_code(response: Any) -> str:
+def _error_code(response: object) -> str:
     error = response.get("error") if isinstance(response, dict) else None
     return str(error.get("code") or "") if isinstance(error, dict) else ""
 

@@ -46,7 +46,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 TRIAL_FOLDER_PREFIX = "ae-trial-"
 """Name prefix of a trial's temp folder (`tempfile.mkdtemp(prefix=...)` in the runner)."""
@@ -119,7 +118,7 @@ class MarkedTempDir:
     def __enter__(self) -> str:
         return self.name
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.cleanup()
 
 

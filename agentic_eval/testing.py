@@ -185,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # headers and body go out as separate writes; don't let TCP hold them
     endpoint: FakeEndpoint
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def do_GET(self) -> None:

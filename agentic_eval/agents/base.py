@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.sandbox import Sandbox
@@ -145,11 +145,17 @@ class Agent:
         return None
 
 
+class _OlderAgent(Protocol):
+    """A plugin agent of the older protocol, as far as the harness relies on it: its `run`."""
+
+    def run(self, ctx: AgentContext) -> AgentOutcome: ...
+
+
 class _ForeignAgent(Agent):
     """A plugin agent written to the older protocol (an object with `name`, `uses_model`, `run`, and the hooks
     it has), wrapped so that the harness calls the `Agent` contract on it directly."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: _OlderAgent) -> None:
         self.inner = inner  # the plugin's own object: only its `run` is known to be there
         self.name = str(getattr(inner, "name", ""))
         self.uses_model = bool(getattr(inner, "uses_model", True))

@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _describe_everywhere(sub: Any) -> None:
+def _describe_everywhere(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """A subcommand's `--help` opens with what it does: its one-line help, unless it has its own text."""
     helps = {a.dest: a.help for a in sub._choices_actions}
     for name, subparser in sub.choices.items():
@@ -118,7 +118,7 @@ def _refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, e
     target.error(f"unrecognized arguments: {' '.join(extra)}" + (f" ({'; '.join(hints)})" if hints else ""))
 
 
-def _debug_everywhere(sub: Any) -> None:
+def _debug_everywhere(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """`--debug` after the subcommand works as well as before it."""
     for subparser in sub.choices.values():
         subparser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

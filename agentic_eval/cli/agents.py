@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from agentic_eval.cli.args import needs_action, print_help_of
 from agentic_eval.errors import AgenticEvalError
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("agents", help="list agents, install the agent CLIs they drive")
     actions = needs_action(p, "agents_command")
     p_list = actions.add_parser("list", help="each agent, whether its CLI is installed, and its version")

@@ -6,7 +6,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import add_run_dir_arg
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from agentic_eval.results.records import TrialResult
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "campaign",
         help="several models x agents x paddings and the instruments, from one TOML file; run again to resume",

@@ -21,13 +21,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import TextIO
 
+    from agentic_eval.classify.turn import TurnClassification
     from agentic_eval.wire.refs import RequestResolver
 
 MAX_LINE_CHARS = 64 * 1024 * 1024
 """The longest wire log line read: a request carrying a 2,000,000-token context is about 8 MB."""
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("classify", help="label each model turn of a wire log (real vs text-written tool calls)")
     p.add_argument("wire", metavar="WIRE.jsonl", help="a wire log, or JSONL of {request, response} objects")
     p.add_argument("--json", action="store_true", help="one JSON object per input line")
@@ -80,7 +81,7 @@ def classify_line(line: str, resolver: RequestResolver | None = None) -> dict[st
             "_model": request.get("model") if isinstance(request, dict) else None}
 
 
-def _turn_figures(result: Any) -> dict[str, Any]:
+def _turn_figures(result: TurnClassification) -> dict[str, Any]:
     """What the file's diagnosis counts of one turn (dropped from the output)."""
     from agentic_eval.classify.diagnosis import call_figures
 

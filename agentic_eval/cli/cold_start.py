@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
 
 from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, repeats, seconds
 from agentic_eval.cli.think_check import _fmt
@@ -15,7 +14,7 @@ from agentic_eval.errors import AgenticEvalError
 OLLAMA_DEFAULT_URL = "http://localhost:11434/v1"
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("cold-start", help="time from starting a server command to its first token")
     p.add_argument("--cmd", metavar="COMMAND", help="the server command to start (run through the shell)")
     add_endpoint_args(p, model_required=False)

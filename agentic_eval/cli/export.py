@@ -20,7 +20,7 @@ from agentic_eval.errors import AgenticEvalError
 FORMATS = ("atif", "inspect")
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("export", help="write a run's trials as ATIF trajectories or an Inspect eval log")
     p.add_argument("run", metavar="RUN", help="a run folder or id, or a folder of runs (a campaign's): all of them")
     p.add_argument("--format", required=True, choices=FORMATS,

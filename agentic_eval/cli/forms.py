@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, seconds, whole_number
 from agentic_eval.cli.tooling import _endpoint, _progress
@@ -14,7 +13,7 @@ from agentic_eval.errors import AgenticEvalError
 MAX_TOOLS = 5000
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("forms", help="the form matrix: one request in 15 API shapes (chat completions, Responses, "
                        "Anthropic Messages) with N tools exposed")
     add_endpoint_args(p)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from agentic_eval.cli.args import add_endpoint_args, seconds
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "probe", help="what this server and model do with tools: one small tool-call request in each API shape"
     )
@@ -21,7 +20,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):

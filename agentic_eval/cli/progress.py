@@ -12,9 +12,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TextIO
+from typing import TYPE_CHECKING, Self, TextIO
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
     from agentic_eval.results.records import TrialResult
 
 LOG_EVERY_S = 10.0
@@ -50,7 +53,7 @@ def progress_line(label: str, done: int, total: int, elapsed_s: float, note: str
 class ProgressDisplay:
     """A context manager: `advance()` after each step, `add_total()` when more work turns up."""
 
-    def __init__(self, label: str, total: int, *, quiet: bool = False, console: Any = None,
+    def __init__(self, label: str, total: int, *, quiet: bool = False, console: Console | None = None,
                  stream: TextIO | None = None, live: bool | None = None, transient: bool = True) -> None:
         self.label, self.total, self.done = label, total, 0
         self.quiet = quiet
@@ -61,8 +64,8 @@ class ProgressDisplay:
         self._started = time.monotonic()
         self._last_line_at = self._started
         self._last_tenth = 0
-        self._bar: Any = None
-        self._task: Any = None
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> Self:
         self._started = self._last_line_at = time.monotonic()
@@ -99,7 +102,7 @@ class ProgressDisplay:
 
     def add_total(self, more: int) -> None:
         self.total += more
-        if self._bar is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, total=self.total)
 
     def advance(self, steps: int = 1, note: str = "") -> None:
@@ -110,7 +113,7 @@ class ProgressDisplay:
         self.done = done
         if self.quiet:
             return
-        if self._bar is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, completed=done, note=note)
             return
         tenth = int(10 * done / self.total) if self.total else 0

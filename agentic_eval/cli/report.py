@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.cli.args import add_run_dir_arg, check_run_files
 from agentic_eval.errors import AgenticEvalError
 
+if TYPE_CHECKING:
+    from rich.console import Console
 
-def register(sub: Any) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "report", help="agent runs and instrument results side by side: headline table, per-task matrix, by model"
     )
@@ -29,7 +32,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _stdout_console() -> Any:
+def _stdout_console() -> Console:
     """Rich on stdout: the terminal's width, or piped, the tables' natural width (agentic_eval.report.tables)."""
     from agentic_eval.report.tables import stdout_console
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.cli.args import (
     add_key_args,
@@ -27,8 +28,17 @@ from agentic_eval.cli.args import (
 )
 from agentic_eval.errors import AgenticEvalError
 
+if TYPE_CHECKING:
+    from rich.console import Console
 
-def register(sub: Any) -> None:
+    from agentic_eval.local.server import LocalServer
+    from agentic_eval.report.summary import RunSummary
+    from agentic_eval.results.records import TrialResult
+    from agentic_eval.results.run_folder import TrialSpec
+    from agentic_eval.runner import Campaign
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
         help="run the task pack against a model with an agent, grade every trial, print the table",
@@ -92,7 +102,7 @@ def _parse_agent_opts(pairs: list[str] | None) -> dict[str, str]:
     return opts
 
 
-def _stdout_console() -> Any:
+def _stdout_console() -> Console:
     """Rich on stdout: the terminal's width, or piped, the tables' natural width (agentic_eval.report.tables)."""
     from agentic_eval.report.tables import stdout_console
 
@@ -172,7 +182,7 @@ def sandbox_flags(args: argparse.Namespace) -> str:
     return "".join(f" {flag} {shlex.quote(str(value))}" for flag, value in flags if value)
 
 
-def _run(args: argparse.Namespace, server: Any) -> int:
+def _run(args: argparse.Namespace, server: LocalServer | None) -> int:
     """Parse the flags into `runner.plan_start` / `plan_resume` (which hold the rules), run the trials
     with a progress display, print the summary."""
     import json
@@ -233,7 +243,7 @@ def _run(args: argparse.Namespace, server: Any) -> int:
     return 0
 
 
-def unscored_cause(trials: Any) -> str:
+def unscored_cause(trials: Iterable[TrialResult]) -> str:
     """The cause the unscored trials give most often (their fault's reason, and what the agent said when that
     adds to it), and how many others there were."""
     from collections import Counter
@@ -251,7 +261,7 @@ def unscored_cause(trials: Any) -> str:
                     else "")
 
 
-def broken_pack_message(summary: Any, flags: str = "") -> str | None:
+def broken_pack_message(summary: RunSummary, flags: str = "") -> str | None:
     """The oracle must pass every task and nop none: otherwise the pack (not a model) is broken, and
     the run says so loudly and exits 1. `flags`: the run's sandbox flags, which the validate it names needs too."""
     agent = summary.config.agent
@@ -275,14 +285,14 @@ def broken_pack_message(summary: Any, flags: str = "") -> str | None:
             f"--task {bad[0]}{flags}")
 
 
-def _execute_with_progress(campaign: Any, console: Any, atif: bool = False) -> None:
+def _execute_with_progress(campaign: Campaign, console: Console, atif: bool = False) -> None:
     from agentic_eval.cli.progress import RunProgress
 
     plan = campaign.plan
     state = RunProgress(total=len(plan.trials))
     run_dir = plan.run_dir
 
-    def line(result: Any) -> None:
+    def line(result: TrialResult) -> None:
         if atif:
             _write_trajectory(run_dir, result, console)
         state.record(result)
@@ -301,7 +311,7 @@ def _execute_with_progress(campaign: Any, console: Any, atif: bool = False) -> N
         msg += f" in {result.duration_s:.1f}s"
         console.print(msg, markup=False)
 
-    def started(_: Any) -> None:
+    def started(_: TrialSpec) -> None:
         with state.lock:
             state.running += 1
 
@@ -311,7 +321,7 @@ def _execute_with_progress(campaign: Any, console: Any, atif: bool = False) -> N
     from agentic_eval.cli.progress import ProgressDisplay
 
     with ProgressDisplay("trials", len(plan.trials), console=console, live=True, transient=False) as progress:
-        def on_result(result: Any) -> None:
+        def on_result(result: TrialResult) -> None:
             line(result)
             progress.set(state.done, note=f"passed {state.passed}  failed {state.failed}  unscored {state.unscored}"
                                           f"  running {state.running}")
@@ -319,7 +329,7 @@ def _execute_with_progress(campaign: Any, console: Any, atif: bool = False) -> N
         campaign.execute(on_result=on_result, on_start=started)
 
 
-def _write_trajectory(run_dir: Path, result: Any, console: Any) -> None:
+def _write_trajectory(run_dir: Path, result: TrialResult, console: Console) -> None:
     """`--atif`: the trial's trajectory.json beside its wire log; a failure is a warning, never the run's end."""
     from agentic_eval.export.atif import write_trial_trajectory
 
@@ -330,7 +340,7 @@ def _write_trajectory(run_dir: Path, result: Any, console: Any) -> None:
                       f"{type(exc).__name__}: {exc}", markup=False)
 
 
-def fail_reason(result: Any, run_dir: Path) -> str:
+def fail_reason(result: TrialResult, run_dir: Path) -> str:
     """Why a scored trial failed, in a few words: no tool call (prose, empty replies), or the first
     check the grader said no to (a wrong or missing edit)."""
     t = result.turns

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
 
 from agentic_eval.cli.args import needs_action, print_help_of
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("sandbox", help="the docker sandbox's image",
                        description="Build the image `--sandbox docker` runs trials in: Debian's packages "
                        "(debootstrap, no registry), imported into each engine, tagged by its recipe's hash.")

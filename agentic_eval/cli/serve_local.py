@@ -6,14 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
 
 from agentic_eval.cli.args import check_gguf, port_number, tokens, whole_number
 
 MAX_THREADS = 1024
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "serve-local",
         help="serve a small GGUF model on 127.0.0.1 with llama.cpp (no GPU needed; needs the [local] extra)",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import (
     MAX_REPEATS,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from agentic_eval.instruments.speedstats import BandwidthCheck
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("speed", help="contention-gated decode, TTFT, prefill and speculative acceptance")
     add_endpoint_args(p)
     p.add_argument("--workload", default="code_edit,free_gen,long_ctx", metavar="W[,W]",

@@ -6,16 +6,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import add_tasks_arg, needs_action, print_help_of, seed_number, whole_number
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from agentic_eval.errors import TaskLoadError
     from agentic_eval.packs.task import LoadResult, Task
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("tasks", help="list, show or scaffold tasks")
     actions = needs_action(p, "tasks_command")
     p_list = actions.add_parser("list", help="list the tasks of every pack found")
@@ -129,7 +131,7 @@ def tasks_list(args: argparse.Namespace) -> int:
     return 1 if result.errors else 0
 
 
-def _print_compact(console: Any, rows: Sequence[Sequence[str]]) -> None:
+def _print_compact(console: Console, rows: Sequence[Sequence[str]]) -> None:
     """`tasks list` on a narrow terminal: the id (what --task takes, never broken) and the title on the first
     line, wrapped under an indent; then, in parentheses, the pack, difficulty, fix size and tags."""
     import textwrap
@@ -254,11 +256,13 @@ def tasks_new(args: argparse.Namespace) -> int:
     return 0
 
 
-def _environment_lines(task: Any) -> list[str]:
+def _environment_lines(task: Task) -> list[str]:
     """`tasks show` for a task that brings its own environment."""
     import json
 
     m, env = task.meta, task.meta.environment
+    if env is None:  # callers ask only for a task with an environment
+        return []
     services = ", ".join(s.name for s in env.services) or "none"
     user = env.user or "the image's own"
     return [

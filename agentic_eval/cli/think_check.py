@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, seed_number, whole_number
 from agentic_eval.errors import AgenticEvalError
@@ -13,7 +12,7 @@ from agentic_eval.errors import AgenticEvalError
 MAX_PROBLEMS = 10_000
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("think-check", help="does turning reasoning off make answers wrong? (arithmetic problems)")
     add_endpoint_args(p)
     p.add_argument("--problems", type=whole_number(1, MAX_PROBLEMS), default=20, metavar="N",
@@ -24,7 +23,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _fmt(value: Any, suffix: str = "") -> str:
+def _fmt(value: object, suffix: str = "") -> str:
     if value is None:
         return "-"
     if isinstance(value, float):

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.cli.args import add_endpoint_args, add_run_dir_arg, jobs_number, seed_number, whole_number
 from agentic_eval.errors import AgenticEvalError
+
+if TYPE_CHECKING:
+    from agentic_eval.cli.progress import ProgressDisplay
+    from agentic_eval.endpoint import Endpoint
 
 MAX_CASES = 100_000
 """The most cases --cases (the battery's default is 370) or --limit (per BFCL category) asks for."""
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("tooling", help="the deterministic synthetic tool-calling battery (370 cases by default), "
                        "or BFCL's cases through the wire (--suite bfcl)")
     add_endpoint_args(p)
@@ -40,7 +44,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _endpoint(args: argparse.Namespace) -> Any:
+def _endpoint(args: argparse.Namespace) -> Endpoint:
     from agentic_eval.endpoint import preflight, resolve_endpoint
 
     endpoint = resolve_endpoint(args.base_url, args.api_key)
@@ -48,7 +52,7 @@ def _endpoint(args: argparse.Namespace) -> Any:
     return endpoint
 
 
-def _progress(total: int, label: str, quiet: bool) -> Any:
+def _progress(total: int, label: str, quiet: bool) -> ProgressDisplay:
     """A live bar with ETA on a terminal's stderr, plain lines in a log, nothing with --json."""
     from agentic_eval.cli.progress import ProgressDisplay
 

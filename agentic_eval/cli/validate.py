@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import (
     DEFAULT_REPEAT,
@@ -23,6 +23,8 @@ from agentic_eval.cli.args import (
 from agentic_eval.cli.tasks import _console, _load
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from agentic_eval.errors import TaskLoadError
     from agentic_eval.packs.task import Task
     from agentic_eval.validation.report import TaskValidation
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
 
 
-def register(sub: Any) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "validate",
         help="check every grader: fails on the pristine sandbox, passes after the reference fix, no leaks, "
@@ -182,7 +184,7 @@ def _list_redteam(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_check_outputs(results: Sequence[TaskValidation], out: Any) -> None:
+def _print_check_outputs(results: Sequence[TaskValidation], out: Console) -> None:
     """`validate --show`: every check run's verdict, then the fix's and the grader's own output."""
     for t in results:
         for c in t.checks:

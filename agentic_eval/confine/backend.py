@@ -11,7 +11,7 @@ where the built-ins are registered as a plugin's would be: `bwrap` and `local` (
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +21,12 @@ from agentic_eval._lazy import lazy_face
 from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:  # typing only: agents stand above confine; pydantic stays out of the grader's imports
+    import threading
+
     from agentic_eval.agents.base import Agent
+    from agentic_eval.confine.docker_env import VerifierRun
     from agentic_eval.confine.options import BackendOptions
+    from agentic_eval.packs.task import Task
 
 GRADING_SOCKET_FOLDER = "sock"
 """The folder of a grading folder (`SandboxBackend.grading_folder`) that holds the grader's code-host socket:
@@ -190,7 +194,7 @@ class SandboxBackend:
 
     # ----- tasks that bring their own environment (packs/environment.py): the docker backend's alone
 
-    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> dict[str, str]:
+    def prepare_tasks(self, tasks: Sequence[Task], log: Callable[..., None] | None = None) -> dict[str, str]:
         """Before any trial: get ready for the run's tasks (docker: build the images of environment tasks). The
         tasks it could not get ready (task id -> one line: an image that does not build), which the run goes on
         without. Raise AgenticEvalError, one line, for tasks this backend cannot run at all (here: every
@@ -203,13 +207,13 @@ class SandboxBackend:
                                    "--sandbox docker, or leave those tasks out with --task")
         return {}
 
-    def environment_start(self, task: Any, dest: Path) -> None:
+    def environment_start(self, task: Task, dest: Path) -> None:
         """An environment task's trial: its working directory's files into the empty folder `dest` (the caller
         commits them as pristine), its services started; the sandbox's commands run in its container from then
         on, until `trial_end`."""
         raise AgenticEvalError(f"task {task.id} brings its own environment: use --sandbox docker")
 
-    def verify_environment(self, sandbox: Path, cancel: Any = None) -> Any:
+    def verify_environment(self, sandbox: Path, cancel: threading.Event | None = None) -> VerifierRun:
         """Run an environment task's reward verifier once its agent's phase is over (confine/docker_env.py's
         `VerifierRun`)."""
         raise AgenticEvalError("this backend runs no environment verifier: use --sandbox docker")

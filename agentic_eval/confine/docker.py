@@ -124,6 +124,8 @@ from agentic_eval.confine.options import BackendOptions
 from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:  # typing only: agents stand above confine
+    from docker.models.containers import Container
+
     from agentic_eval.agents.base import Agent
 from agentic_eval.leftovers import owner_labels
 from agentic_eval.paths import hidden_from_model
@@ -718,7 +720,7 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         if ending is not None:
             ending.result()
 
-    def _drop_skeleton(self, container: Any) -> None:
+    def _drop_skeleton(self, container: Container) -> None:
         """Remove the stand-in /root of a killed container (its mounts are gone with it)."""
         with self._lock:
             skeleton = self._skeletons.pop(container.id, None)

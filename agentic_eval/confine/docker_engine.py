@@ -18,7 +18,8 @@ from agentic_eval.confine.docker_image import (
 from agentic_eval.leftovers import OWNER_LABEL, owner_is_dead_here, this_machine
 
 if TYPE_CHECKING:  # typing only: agents stand above confine
-    pass
+    from docker import DockerClient
+    from docker.models.containers import Container
 
 LABEL = "agentic-eval.sandbox"
 CLEANUP_TIMEOUT_S = 20
@@ -52,7 +53,7 @@ class Engine:
 
     host: str | None
     """Its URL (None: DOCKER_HOST or the default socket)."""
-    client: Any
+    client: DockerClient
     image: str
     slots: int
     running: int = 0
@@ -69,7 +70,7 @@ class Engine:
 @dataclass
 class _Phase:
     engine: Engine
-    container: Any
+    container: Container
     writable: tuple[str, ...]
     mounted: tuple[str, ...]
     """Every host path bound into the container (read-only or not)."""
@@ -99,7 +100,7 @@ class DockerLimits:
     """The sandbox's size cap (a tmpfs size: 1g, 512m)."""
 
 
-def _remove_quietly(container: Any) -> None:
+def _remove_quietly(container: Container) -> None:
     try:
         container.remove(force=True)
     except Exception:  # noqa: BLE001 - gone already

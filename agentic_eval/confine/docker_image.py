@@ -24,10 +24,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.paths import cache_dir as cache_root
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 RECIPE_VERSION = 2
 REPOSITORY = "agentic-eval-sandbox"
@@ -162,7 +165,7 @@ def _tar(rootfs: Path, dest: Path) -> None:
     os.replace(tmp, dest)
 
 
-def client_for(host: str | None = None) -> Any:
+def client_for(host: str | None = None) -> DockerClient:
     """A Docker SDK client for `host` (a URL), or for DOCKER_HOST / the default socket."""
     try:
         import docker
@@ -185,7 +188,7 @@ def client_for(host: str | None = None) -> Any:
     return client
 
 
-def ensure_image(client: Any, rec: ImageRecipe, log: Callable[[str], None] = print) -> tuple[str, str]:
+def ensure_image(client: DockerClient, rec: ImageRecipe, log: Callable[[str], None] = print) -> tuple[str, str]:
     """The image for `rec` on this engine, built or imported if missing; (tag, how it was had)."""
     import docker
 

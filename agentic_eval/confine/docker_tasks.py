@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.confine.docker_engine import (
     _EXEC_HELPER,
@@ -22,6 +22,12 @@ from agentic_eval.confine.docker_image import (
 from agentic_eval.confine.env_images import SUITE_BASE
 from agentic_eval.errors import AgenticEvalError
 
+if TYPE_CHECKING:
+    from agentic_eval.confine.docker_env import EnvironmentTrial, VerifierRun
+    from agentic_eval.confine.env_images import EnvironmentBuilder
+    from agentic_eval.confine.verifier_check import InternetCheck
+    from agentic_eval.packs.task import Task
+
 
 class EnvironmentTasks:
     """DockerBackend's environment tasks (a mixin: its state lives on the backend)."""
@@ -30,16 +36,16 @@ class EnvironmentTasks:
     base_image_packages: tuple[str, ...]
     engines: list[Engine]
     _lock: threading.Lock
-    _builders: dict[str, Any]
-    _envs: dict[str, Any]
+    _builders: dict[str, EnvironmentBuilder]
+    _envs: dict[str, EnvironmentTrial]
     _env_images: dict[tuple[str, str], tuple[str, dict[str, str]]]
     _env_failed: dict[tuple[str, str], Exception]
-    _internet: dict[tuple[str, tuple[str, ...]], Any]
+    _internet: dict[tuple[str, tuple[str, ...]], InternetCheck]
     _offline: set[tuple[str, str]]
     if TYPE_CHECKING:  # the backend's own (confine/docker.py)
         def _pick(self) -> Engine: ...
 
-    def _builder(self, engine: Engine) -> Any:
+    def _builder(self, engine: Engine) -> EnvironmentBuilder:
         """The engine's image builder (one per engine: two trials never build the same context at once)."""
         from agentic_eval.confine.env_images import EnvironmentBuilder
 
@@ -54,7 +60,7 @@ class EnvironmentTasks:
                     stand_in, self.base_image, log=lambda line: print(line, file=sys.stderr))
         return builder
 
-    def _task_images(self, engine: Engine, task: Any) -> tuple[str, dict[str, str]]:
+    def _task_images(self, engine: Engine, task: Task) -> tuple[str, dict[str, str]]:
         key = (engine.name, str(task.dir))
         with self._lock:
             known = self._env_images.get(key)
@@ -64,6 +70,8 @@ class EnvironmentTasks:
         if failed is not None:  # built once before the run and failed: not again for every trial
             raise failed
         spec = task.meta.environment
+        if spec is None:  # the caller's mistake: only environment tasks come here
+            raise AgenticEvalError(f"task {task.id} brings no environment of its own")
         builder = self._builder(engine)
         if spec.image and not (task.dir / spec.dockerfile).is_file():
             image = builder.prebuilt(engine.client, spec.image, task.id)
@@ -80,7 +88,7 @@ class EnvironmentTasks:
             self._env_images[key] = (image, services)
         return image, services
 
-    def prepare_tasks(self, tasks: Sequence[Any], log: Any = None) -> dict[str, str]:
+    def prepare_tasks(self, tasks: Sequence[Task], log: Callable[..., None] | None = None) -> dict[str, str]:
         """Build the images of the environment tasks on every engine before any trial; the tasks whose image
         cannot be built (a FROM the engine cannot get, a failing step: one line each, with the step's last
         output), which the others go on without: their trials end unscored with that line. Tasks that ask for
@@ -105,7 +113,7 @@ class EnvironmentTasks:
         self._check_internet([t for t in tasks if t.id not in unbuildable], log)
         return unbuildable
 
-    def _check_internet(self, tasks: Sequence[Any], log: Any) -> None:
+    def _check_internet(self, tasks: Sequence[Task], log: Callable[..., None] | None) -> None:
         """Probe each engine once per set of hosts for the tasks that allow the internet; warn in one line of the
         tasks whose engine reaches none (their trials are marked `internet_missing`)."""
         from agentic_eval.confine.verifier_check import engine_internet, fetched_hosts
@@ -135,7 +143,7 @@ class EnvironmentTasks:
                     "fetches into its image",
                     "yellow")
 
-    def environment_start(self, task: Any, dest: Path) -> None:
+    def environment_start(self, task: Task, dest: Path) -> None:
         """The working directory's files copied out of the task's image into the empty folder `dest`; the trial's
         services started on its own network. Its commands run in the task's container from then on."""
         from agentic_eval.confine.docker_env import EnvironmentTrial
@@ -143,6 +151,8 @@ class EnvironmentTasks:
         from agentic_eval.confine.env_images import extract_workdir, image_path_env, image_user
 
         spec = task.meta.environment
+        if spec is None:  # the caller's mistake: only environment tasks come here
+            raise AgenticEvalError(f"task {task.id} brings no environment of its own")
         with self._lock:
             engine = self._pick()
             engine.running += 1
@@ -166,7 +176,7 @@ class EnvironmentTasks:
         with self._lock:
             self._envs[str(dest.resolve())] = trial
 
-    def verify_environment(self, sandbox: Path, cancel: Any = None) -> Any:
+    def verify_environment(self, sandbox: Path, cancel: threading.Event | None = None) -> VerifierRun:
         env = self._envs.get(str(sandbox.resolve()))
         if env is None:
             raise AgenticEvalError(f"{sandbox}: not an environment task's sandbox")
@@ -176,7 +186,7 @@ class EnvironmentTasks:
 
         return verify(env, cancel)
 
-    def _env_wrap(self, env: Any, argv: Sequence[str], cwd: Path, writable: list[Path],
+    def _env_wrap(self, env: EnvironmentTrial, argv: Sequence[str], cwd: Path, writable: list[Path],
                   readable: list[Path], hidden: Sequence[Path]) -> list[str]:
         """`argv` run in the environment's agent container, as its user, in the working directory."""
         env.ensure_container(readable, _package_dir(), writable, hidden)

@@ -11,7 +11,10 @@ import stat as stat_module
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 PROGRAM_ROOTS = ("/usr", "/bin", "/sbin", "/opt")
 """Where programs and libraries live (with /lib*, and any Python's site-packages or dist-packages)."""
@@ -75,7 +78,7 @@ def _runs_at_python_start(path: str) -> bool:
     return _runs_at_start(path)
 
 
-def program_changes(client: Any, container_id: str, workdir: str, path_env: str,
+def program_changes(client: DockerClient, container_id: str, workdir: str, path_env: str,
                     mounted: Sequence[str] = ()) -> ProgramChanges:
     """The paths under the places programs and libraries live (PROGRAM_ROOTS, /lib*, site-packages) that the
     container changed or deleted against its image, from one call to the engine (its diff); an added file counts
@@ -125,7 +128,7 @@ def program_changes(client: Any, container_id: str, workdir: str, path_env: str,
     return ProgramChanges(tuple(found[:CHANGED_KEPT]), len(found))
 
 
-def _stat(client: Any, container_id: str, path: str) -> dict[str, Any] | None:
+def _stat(client: DockerClient, container_id: str, path: str) -> dict[str, Any] | None:
     """What the engine says of `path` in the container (the HEAD of its archive: nothing is copied); None when it
     does not exist, or the engine cannot say."""
     import base64

@@ -13,9 +13,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.errors import AgenticEvalError
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 ENV_REPOSITORY = "agentic-eval-env"
 SNAPSHOT_REPOSITORY = "agentic-eval-snapshot"
@@ -107,7 +110,8 @@ class EnvironmentBuilder:
             return self.suite_image
         return self.base_image
 
-    def build(self, client: Any, task_dir: Path, dockerfile: str, timeout_s: float, what: str) -> tuple[str, str]:
+    def build(self, client: DockerClient, task_dir: Path, dockerfile: str, timeout_s: float, what: str
+              ) -> tuple[str, str]:
         """The image of `dockerfile` (a path in `task_dir`), built if this engine lacks it; (tag, how it was had)."""
         import docker
 
@@ -154,7 +158,7 @@ class EnvironmentBuilder:
                 raise self._why(what, dockerfile, text, step, failure, tail)
             return tag, f"built in {time.monotonic() - start:.1f}s"
 
-    def prebuilt(self, client: Any, image: str, what: str) -> str:
+    def prebuilt(self, client: DockerClient, image: str, what: str) -> str:
         """A task's prebuilt image (Harbor's `docker_image`): the base image in its place when one is given, else
         the engine's copy, pulled if it has none; one line when it cannot be got."""
         import docker
@@ -209,7 +213,7 @@ class EnvironmentBuilder:
                                      + (f"; its last output: {said}" if said else "") + (f"; {lacks}" if lacks else ""))
 
 
-def extract_workdir(client: Any, image: str, workdir: str, dest: Path) -> None:
+def extract_workdir(client: DockerClient, image: str, workdir: str, dest: Path) -> None:
     """Copy the image's `workdir` (its files, modes and owners) into the empty folder `dest` (an image without
     that folder gives an empty tree)."""
     import docker
@@ -245,7 +249,7 @@ def extract_workdir(client: Any, image: str, workdir: str, dest: Path) -> None:
         tar.extractall(dest, members=members, numeric_owner=True, filter="fully_trusted")
 
 
-def image_user(client: Any, image: str, user: str | None) -> tuple[int, int]:
+def image_user(client: DockerClient, image: str, user: str | None) -> tuple[int, int]:
     """The uid and gid of `user` (a name or a number; None: the image's USER, root when it sets none) in
     `image`'s /etc/passwd."""
     if user is None:
@@ -274,7 +278,7 @@ def image_user(client: Any, image: str, user: str | None) -> tuple[int, int]:
                            "Dockerfile creates, or root)")
 
 
-def image_path_env(client: Any, image: str) -> str:
+def image_path_env(client: DockerClient, image: str) -> str:
     """The image's PATH (its ENV), or the usual one."""
     env = client.images.get(image).attrs.get("Config", {}).get("Env") or []
     found = [e.split("=", 1)[1] for e in env if e.startswith("PATH=")]

@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+
+    from agentic_eval.confine.docker_engine import Engine
 
 WATCH_INTERVAL_S = 0.5
 """How often the engine is asked for the layer's size where it cannot cap it (one ask: ~20-50 ms of its time)."""
@@ -31,7 +37,8 @@ def _refuses_storage_opt(exc: Exception) -> bool:
     return any(word in text for word in ("storage-opt", "storage_opt", "storage opt", "quota"))
 
 
-def create_capped(engine: Any, cap_mb: int, create: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, bool]:
+def create_capped(engine: Engine, cap_mb: int, create: Callable[..., Container], *args: object, **kwargs: object
+                  ) -> tuple[Container, bool]:
     """`create(*args, **kwargs)` (a `containers.create`) with the engine's own cap of `cap_mb` MiB on the writable
     layer where its storage driver takes one: (the container, whether the engine caps it)."""
     if engine.name not in _refused:
@@ -45,7 +52,7 @@ def create_capped(engine: Any, cap_mb: int, create: Callable[..., Any], *args: A
     return create(*args, **kwargs), False
 
 
-def layer_size(client: Any, container_id: str) -> tuple[int, bool] | None:
+def layer_size(client: DockerClient, container_id: str) -> tuple[int, bool] | None:
     """The container's writable layer in bytes, as the engine measures it, and whether it still runs; None when
     the engine no longer has it."""
     rows = client.api.containers(all=True, size=True, filters={"id": container_id})
@@ -62,7 +69,8 @@ class LayerWatch:
     """Kills `container` once its writable layer is over `cap_mb` MiB (see the module's docstring); `over` then
     says so. Watches until `stop()` or the container stops running."""
 
-    def __init__(self, client: Any, container: Any, cap_mb: int, interval_s: float = WATCH_INTERVAL_S) -> None:
+    def __init__(self, client: DockerClient, container: Container, cap_mb: int,
+                 interval_s: float = WATCH_INTERVAL_S) -> None:
         self.client, self.container, self.cap_mb, self.interval_s = client, container, cap_mb, interval_s
         self.over = ""
         self._stop = threading.Event()
@@ -95,7 +103,7 @@ class LayerWatch:
         self._thread.join(timeout=30)
 
 
-def layer_full(client: Any, container: Any, cap_mb: int, watch: LayerWatch | None) -> str:
+def layer_full(client: DockerClient, container: Container, cap_mb: int, watch: LayerWatch | None) -> str:
     """Why the container's own filesystem counts as full after the agent's phase (its watch killed it, or the
     engine's cap has under FULL_MARGIN left), or an empty string."""
     if watch is not None:

@@ -11,10 +11,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import socket
+
+    from agentic_eval.confine.origin import OriginGuard, Verdict
 
 
-def serve_unix(listener: Any, closed: threading.Event, handle: Any) -> None:
+def serve_unix(listener: socket.socket, closed: threading.Event, handle: Callable[[socket.socket], None]) -> None:
     """Accept connections on `listener` until `closed` is set, each handled by `handle(client)` in a thread of
     its own; a transient failure (out of file descriptors) is waited out, not the end of serving."""
     while not closed.is_set():
@@ -61,7 +66,7 @@ class UnixRelay:
         """Connections refused as not the agent's own."""
         return self.refusals.count
 
-    def _handle(self, control: Any) -> None:
+    def _handle(self, control: socket.socket) -> None:
         """One connection to the unix socket: the relay's (the first, made before the CLI starts), whose
         messages carry the connections it accepted; any other is a process that went around the relay."""
         import socket
@@ -104,7 +109,7 @@ class UnixRelay:
         finally:
             control.close()
 
-    def _serve(self, connection: Any, guard: Any) -> None:
+    def _serve(self, connection: socket.socket, guard: OriginGuard | None) -> None:
         import socket
 
         from agentic_eval.confine.relay import splice  # standard library only: it also runs in the sandbox
@@ -126,7 +131,7 @@ class UnixRelay:
             return
         splice(connection, upstream)
 
-    def _refuse(self, connection: Any, verdict: Any) -> None:
+    def _refuse(self, connection: socket.socket, verdict: Verdict) -> None:
         """Answer a connection that is not the agent's own with HTTP 403 (after reading its request, within
         bounds, so the client sees the answer) and record it."""
         if not self._refusing.acquire(blocking=False):
@@ -138,7 +143,7 @@ class UnixRelay:
         finally:
             self._refusing.release()
 
-    def _answer_403(self, connection: Any, verdict: Any) -> None:
+    def _answer_403(self, connection: socket.socket, verdict: Verdict) -> None:
         import socket
 
         request = _read_request_head(connection)
@@ -166,7 +171,7 @@ class UnixRelay:
         self.refusals.close()
 
 
-def _read_request_head(connection: Any, limit: int = 65536) -> str:
+def _read_request_head(connection: socket.socket, limit: int = 65536) -> str:
     """The first line of an HTTP request ('POST /v1/chat/completions'), read within `limit` bytes and a few
     seconds, and its body when it is small; '' when none came."""
     connection.settimeout(5)

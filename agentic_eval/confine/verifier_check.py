@@ -20,10 +20,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.confine.verifier_cause import VerifierFault, verifier_fault
 from agentic_eval.leftovers import owner_labels
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 PROBE_TIMEOUT_S = 30.0
 """The probe container's whole time (its own checks give up after 6 s; the rest is the container's start)."""
@@ -106,7 +109,7 @@ run): an engine's network does not come and go between the runs of one sitting."
 _probed: dict[tuple[str, tuple[str, ...]], tuple[float, InternetCheck]] = {}
 
 
-def engine_internet(client: Any, image: str, hosts: list[str], engine: str = "") -> InternetCheck:
+def engine_internet(client: DockerClient, image: str, hosts: list[str], engine: str = "") -> InternetCheck:
     """Whether a container on a bridge network of the engine's reaches `hosts` (TCP port 443), or with none, has
     a default route; never raises (an engine that cannot make the network has none to give). With `engine` (its
     name), an answer from the last PROBE_KEPT_S seconds is reused."""
@@ -121,7 +124,7 @@ def engine_internet(client: Any, image: str, hosts: list[str], engine: str = "")
     return found
 
 
-def _probe(client: Any, image: str, hosts: list[str]) -> InternetCheck:
+def _probe(client: DockerClient, image: str, hosts: list[str]) -> InternetCheck:
     import secrets
 
     network = container = None
@@ -151,7 +154,7 @@ def _probe(client: Any, image: str, hosts: list[str]) -> InternetCheck:
             pass
 
 
-def program_in_image(client: Any, image: str, path_env: str, program: str) -> bool | None:
+def program_in_image(client: DockerClient, image: str, path_env: str, program: str) -> bool | None:
     """Whether `program` is on the image's PATH (a container of it, no network, `command -v`); None when the
     engine could not say."""
     container = None
@@ -172,7 +175,7 @@ def program_in_image(client: Any, image: str, path_env: str, program: str) -> bo
                 pass
 
 
-def machine_fault(client: Any, image: str, path_env: str, output: str, script: str, *, offline: bool,
+def machine_fault(client: DockerClient, image: str, path_env: str, output: str, script: str, *, offline: bool,
                   reward: float | None) -> VerifierFault | None:
     """The machine's or task's fault in a reward verifier's run in a fresh container of the task's `image`
     (`verifier_fault`), a program it names confirmed missing from the image; None when there is none, or the

@@ -30,12 +30,14 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.confine.verifier_cause import VerifierFault, verifier_fault
 from agentic_eval.leftovers import owner_labels
 
 if TYPE_CHECKING:
+    from docker.models.containers import Container
+
     from agentic_eval.confine.docker_env import EnvironmentTrial, VerifierRun
 
 SPECIAL_SHOWN = 3
@@ -213,7 +215,7 @@ def _run(trial: EnvironmentTrial, cancel: threading.Event | None) -> ControlRun 
     spec = trial.spec
     start = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="ae-control-"))
-    container: Any = None
+    container: Container | None = None
     apart = dataclasses.replace(trial, network=None, services=[], container=None, mounted=(), stopped=True,
                                 lock=threading.Lock())
     try:

@@ -35,6 +35,8 @@ from agentic_eval.results.instrument_runs import save_instrument_run
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import httpx
+
     from agentic_eval.endpoint import Endpoint
     from agentic_eval.results.instrument_runs import InstrumentRun
 
@@ -386,7 +388,7 @@ def _echo(message: JSON, step: int) -> JSON:
     return {"role": "assistant", "content": message.get("content") or None, "tool_calls": calls}
 
 
-def run_case(client: Any, model: str, case: Case, options: BatteryOptions = BatteryOptions()) -> CaseResult:
+def run_case(client: httpx.Client, model: str, case: Case, options: BatteryOptions = BatteryOptions()) -> CaseResult:
     """Play one case against the endpoint, step by step; any failure is this case's verdict."""
     from agentic_eval.classify.turn import NotAModelTurn, classify_turn
     from agentic_eval.instruments.toolcheck import judge_turn

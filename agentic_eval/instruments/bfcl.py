@@ -211,7 +211,7 @@ def _witness(options: Any) -> Any:
     return value
 
 
-def _first(options: Any) -> Any:
+def _first(options: object) -> object:
     return next((o for o in options if o != ""), "") if isinstance(options, list) else options
 
 

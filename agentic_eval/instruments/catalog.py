@@ -19,28 +19,28 @@ JSON = dict[str, Any]
 # ---------------------------------------------------------------- schema shorthands
 
 
-def s(desc: str, **kw: Any) -> JSON:
+def s(desc: str, **kw: object) -> JSON:
     return {"type": "string", "description": desc, **kw}
 
 
-def i(desc: str, lo: int | None = None, hi: int | None = None, **kw: Any) -> JSON:
+def i(desc: str, lo: int | None = None, hi: int | None = None, **kw: object) -> JSON:
     bounds = {k: v for k, v in (("minimum", lo), ("maximum", hi)) if v is not None}
     return {"type": "integer", "description": desc, **bounds, **kw}
 
 
-def n(desc: str, lo: float | None = None, **kw: Any) -> JSON:
+def n(desc: str, lo: float | None = None, **kw: object) -> JSON:
     return {"type": "number", "description": desc, **({"minimum": lo} if lo is not None else {}), **kw}
 
 
-def b(desc: str, **kw: Any) -> JSON:
+def b(desc: str, **kw: object) -> JSON:
     return {"type": "boolean", "description": desc, **kw}
 
 
-def e(desc: str, values: list[str], **kw: Any) -> JSON:
+def e(desc: str, values: list[str], **kw: object) -> JSON:
     return {"type": "string", "description": desc, "enum": values, **kw}
 
 
-def a(desc: str, items: JSON, **kw: Any) -> JSON:
+def a(desc: str, items: JSON, **kw: object) -> JSON:
     return {"type": "array", "description": desc, "items": items, **kw}
 
 

@@ -15,7 +15,12 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+    from agentic_eval.endpoint import Endpoint
 
 SYSTEM_PROMPT = (
     "You are an assistant that can call tools. When one of the offered tools can do what the user asks, "
@@ -42,7 +47,7 @@ def is_stale_connection(start: float) -> bool:
     return time.perf_counter() - start < 1.0
 
 
-def post_json(client: Any, path: str, payload: Any, timeout_s: float) -> Exchange:
+def post_json(client: httpx.Client, path: str, payload: object, timeout_s: float) -> Exchange:
     """POST `payload` with an httpx client; never raises: failures come back in `error`."""
     import httpx
 
@@ -69,7 +74,7 @@ def post_json(client: Any, path: str, payload: Any, timeout_s: float) -> Exchang
     return Exchange(resp.status_code, body, error, elapsed)
 
 
-def make_client(endpoint: Any, jobs: int = 4) -> Any:
+def make_client(endpoint: Endpoint, jobs: int = 4) -> httpx.Client:
     """An httpx client for the endpoint, sized for `jobs` parallel requests."""
     import httpx
 
@@ -79,7 +84,7 @@ def make_client(endpoint: Any, jobs: int = 4) -> Any:
     return http_client(endpoint, limits=limits, timeout=httpx.Timeout(60.0, connect=10.0))
 
 
-def sse_chunks(resp: Any, clock: Callable[[], float] = time.monotonic) -> Iterator[tuple[float, Any]]:
+def sse_chunks(resp: httpx.Response, clock: Callable[[], float] = time.monotonic) -> Iterator[tuple[float, Any]]:
     """Each event of a streamed httpx response, with `clock()` when the bytes completing it arrived:
     (time, its data parsed as JSON), or (time, None) for `[DONE]`. Raises ValueError on data that is
     not JSON (the caller records it as that request's failure)."""
@@ -117,7 +122,7 @@ class StreamedReply:
         return (n - 1) / span if n >= 2 and span > 0 else None
 
 
-def stream_chat(client: Any, url: str, body: dict[str, Any], headers: dict[str, str],
+def stream_chat(client: httpx.Client, url: str, body: dict[str, Any], headers: dict[str, str],
                 timeout_s: float, on_first_token: Callable[[float], None] | None = None) -> StreamedReply:
     """POST a streamed chat completion and read it to the end. Raises httpx errors and RuntimeError
     (an HTTP error answer, or a reply that is not an event stream), ValueError (an event that is not JSON)."""

@@ -36,6 +36,9 @@ from agentic_eval.results.instrument_runs import save_instrument_run
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    import httpx
+
+    from agentic_eval.classify.turn import TurnClassification
     from agentic_eval.endpoint import Endpoint
     from agentic_eval.results.instrument_runs import InstrumentRun
 
@@ -203,7 +206,7 @@ def build_request(shape: Shape, model: str, tools: list[Tool], max_tokens: int =
             "temperature": 0, "max_output_tokens": max_tokens, "stream": shape.stream}
 
 
-def stream_json(client: Any, path: str, payload: JSON, timeout_s: float) -> tuple[Exchange, bool]:
+def stream_json(client: httpx.Client, path: str, payload: JSON, timeout_s: float) -> tuple[Exchange, bool]:
     """POST and read a server-sent event stream; the body is the message the events add up to.
     Also says whether the stream ended properly (`[DONE]`, or `response.completed`). Never raises."""
     import httpx
@@ -260,7 +263,7 @@ def _finish_reason(body: JSON) -> str | None:
 
 
 def judge_shape(shape: Shape, request: JSON, ex: Exchange, stream_done: bool = True,
-                classification: Any = None) -> Verdict:
+                classification: TurnClassification | None = None) -> Verdict:
     """Pass or fail for one shape's exchange (pure)."""
     from agentic_eval.classify.turn import is_model_turn, offered_tools, read_turn
 
@@ -331,7 +334,7 @@ TIMEOUT_S = 600.0
 """Default time limit per shape."""
 
 
-def run_shape(client: Any, model: str, shape: Shape, tools: list[Tool], timeout_s: float = TIMEOUT_S,
+def run_shape(client: httpx.Client, model: str, shape: Shape, tools: list[Tool], timeout_s: float = TIMEOUT_S,
               api_key: str = "", max_tokens: int = MAX_TOKENS) -> ShapeResult:
     """Send one shape's request and judge it; any failure is this shape's verdict. `api_key` goes in the
     Anthropic shapes' `x-api-key` header (the client already sends it as a Bearer token)."""

@@ -16,10 +16,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.instruments.speedstats import acceptance
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass(frozen=True)
@@ -279,7 +282,7 @@ def acceptance_from_deltas(deltas: list[dict[str, float | None]], names: MetricN
 class MetricsReader:
     """Scrapes `<server root>/metrics` over an httpx client."""
 
-    def __init__(self, client: Any, root_url: str) -> None:
+    def __init__(self, client: httpx.Client, root_url: str) -> None:
         self.client = client
         self.url = root_url.rstrip("/") + "/metrics"
 

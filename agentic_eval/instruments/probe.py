@@ -20,10 +20,13 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.endpoint import Endpoint, auth_headers, list_models
 from agentic_eval.errors import EndpointError
+
+if TYPE_CHECKING:
+    from agentic_eval.classify.diagnosis import Diagnosis
 
 REQUEST_TIMEOUT_S = 180.0
 """Per request. A 1.5B model on two CPU cores answers these in ~10-60 s; a GPU server in well under 1."""
@@ -138,7 +141,7 @@ def _short(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
 
-def _call_ok(name: str | None, arguments: Any) -> bool:
+def _call_ok(name: str | None, arguments: object) -> bool:
     if name != TOOL_NAME:
         return False
     if isinstance(arguments, str):
@@ -306,7 +309,7 @@ def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHA
                        metrics=read_metrics(endpoint))
 
 
-def probe_diagnosis(report: ProbeReport) -> Any:
+def probe_diagnosis(report: ProbeReport) -> Diagnosis | None:
     """Whose fix it is that the probe's calls came back as text (agentic_eval.classify.diagnosis), or None."""
     from agentic_eval.classify.diagnosis import diagnose
     from agentic_eval.results.records import TextCallFigures, TurnCounts

@@ -16,9 +16,12 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentic_eval.instruments.metrics import SERVER_METRICS, MetricsError, MetricsReader, Scrape
+
+if TYPE_CHECKING:
+    import httpx
 
 ServerKind = Literal["vllm", "sglang", "llamacpp", "ollama", "openai", "unknown"]
 """The server kinds the instruments tell apart. "unknown": nothing named the server (speed records
@@ -55,7 +58,7 @@ def detect_kind(scrape: Scrape) -> ServerKind:
     return "unknown"
 
 
-def _get_json(client: Any, url: str) -> Any:
+def _get_json(client: httpx.Client, url: str) -> Any:
     """GET `url` (5 s); its JSON when it answered 200, else None. Never raises for the server's behaviour."""
     import httpx
 
@@ -73,7 +76,7 @@ def _has(data: Any, key: str) -> bool:
         return False
 
 
-def detect_server(client: Any, base_url: str, *, ask_model_list: bool = True) -> ServerInfo:
+def detect_server(client: httpx.Client, base_url: str, *, ask_model_list: bool = True) -> ServerInfo:
     """The server behind `base_url`, from what it exposes (see the module docstring for the order).
 
     `ask_model_list=False` leaves out the model list's `owned_by`: the speed instrument names a
@@ -105,7 +108,7 @@ def detect_server(client: Any, base_url: str, *, ask_model_list: bool = True) ->
     return ServerInfo("unknown", OPENAI_STYLE, scrape)
 
 
-def server_details(client: Any, root_url: str, kind: ServerKind, scrape: Scrape | None) -> dict[str, Any]:
+def server_details(client: httpx.Client, root_url: str, kind: ServerKind, scrape: Scrape | None) -> dict[str, Any]:
     """Version and flags the server exposes, best effort: vLLM /version and its *_info metric labels,
     SGLang /get_server_info, llama.cpp /props, Ollama /api/version."""
     import httpx
@@ -150,11 +153,12 @@ class OllamaStream:
     """When the first and the last line carrying content, thinking or a tool call arrived."""
     final: dict[str, Any] = field(default_factory=dict)
     """The `done` line: eval_count, eval_duration, load_duration, total_duration, ..."""
-    error: Any = None
+    error: httpx.Response | None = None
     """The httpx response, read, when the server answered HTTP 400 or above (then nothing else is set)."""
 
 
-def stream_ollama_chat(client: Any, root: str, body: dict[str, Any], *, timeout: Any = None,
+def stream_ollama_chat(client: httpx.Client, root: str, body: dict[str, Any], *,
+                       timeout: float | httpx.Timeout | None = None,
                        clock: Callable[[], float] = time.perf_counter) -> OllamaStream:
     """POST `body` (with "stream": true) to `<root>/api/chat` and read its NDJSON lines to the end.
     `timeout` None: the client's own. Raises httpx errors, and ValueError for a line that is not JSON."""

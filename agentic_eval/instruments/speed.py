@@ -226,7 +226,7 @@ BUFFERED_SPAN_S = 0.005
 """16 or more tokens inside 5 ms (over 3,000 tok/s single-stream): a stream delivered in one piece."""
 
 
-def timed_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, sample: RequestSample,
+def timed_chat(client: httpx.Client, cfg: SpeedConfig, prompt: str, max_tokens: int, sample: RequestSample,
                extra: dict[str, Any] | None = None) -> None:
     """One streamed chat completion with usage; fills the sample's counts and timings."""
     body = {"model": cfg.model, "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
@@ -269,7 +269,7 @@ def timed_chat(client: Any, cfg: SpeedConfig, prompt: str, max_tokens: int, samp
         sample.server_decode_tok_s = server_decode_rate(timings["predicted_n"], int(timings["predicted_ms"] * 1e6))
 
 
-def timed_ollama(client: Any, root: str, cfg: SpeedConfig, prompt: str, max_tokens: int, num_ctx: int,
+def timed_ollama(client: httpx.Client, root: str, cfg: SpeedConfig, prompt: str, max_tokens: int, num_ctx: int,
                  sample: RequestSample) -> None:
     """One streamed request on Ollama's native /api/chat; the decode rate is the server's own
     (eval_count - 1) / eval_duration, gated client-side on load time and queueing."""
@@ -301,7 +301,7 @@ def timed_ollama(client: Any, root: str, cfg: SpeedConfig, prompt: str, max_toke
 class _Session:
     """One measurement against one server: its kind, its metrics, and the gated attempt."""
 
-    def __init__(self, cfg: SpeedConfig, client: Any) -> None:
+    def __init__(self, cfg: SpeedConfig, client: httpx.Client) -> None:
         self.cfg, self.client, self.root = cfg, client, servers.root_url(cfg.base_url)
         self.reader = m.MetricsReader(client, self.root)
         # A /metrics page that is not Prometheus text reads as none: measured ungated, and said so.

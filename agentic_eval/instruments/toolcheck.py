@@ -62,9 +62,14 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
+
+if TYPE_CHECKING:
+    import jsonschema.protocols
+
+    from agentic_eval.classify.turn import TurnClassification
 
 __all__ = [
     "Verdict",
@@ -103,7 +108,7 @@ def normalize_string(text: str) -> str:
     return _NORMALISE.sub("", text).lower().replace("'", '"')
 
 
-def values_equal(actual: Any, expected: Any) -> bool:
+def values_equal(actual: object, expected: object) -> bool:
     """Deep equality with normalised strings, numbers compared as numbers, bools kept apart."""
     if isinstance(expected, bool) or isinstance(actual, bool):
         return isinstance(expected, bool) and isinstance(actual, bool) and actual == expected
@@ -120,7 +125,7 @@ def values_equal(actual: Any, expected: Any) -> bool:
     return bool(actual == expected)
 
 
-def parse_arguments(arguments: Any) -> dict[str, Any] | None:
+def parse_arguments(arguments: object) -> dict[str, Any] | None:
     """A call's arguments as a dict (they arrive as a JSON string, or already decoded), else None."""
     if isinstance(arguments, str):
         if not arguments.strip():
@@ -133,7 +138,7 @@ def parse_arguments(arguments: Any) -> dict[str, Any] | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _validator(schema_json: str) -> Any:
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     schema = json.loads(schema_json)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     return cls(schema)
@@ -178,7 +183,7 @@ def _sub_schema(schema: Mapping[str, Any] | None, key: str | int) -> Mapping[str
     return props.get(key) if isinstance(props, Mapping) else None
 
 
-def _check_text(value: Any, rule: Mapping[str, Any], where: list[Any]) -> Verdict:
+def _check_text(value: object, rule: Mapping[str, Any], where: list[Any]) -> Verdict:
     if not isinstance(value, str):
         return Verdict(False, f"wrong_type path={_path(where)}", f"expected free text, got {type(value).__name__}")
     folded = " ".join(value.lower().split())
@@ -193,7 +198,7 @@ def _check_text(value: Any, rule: Mapping[str, Any], where: list[Any]) -> Verdic
     return OK
 
 
-def _check_value(value: Any, spec: Mapping[str, Any], schema: Mapping[str, Any] | None, where: list[Any]) -> Verdict:
+def _check_value(value: object, spec: Mapping[str, Any], schema: Mapping[str, Any] | None, where: list[Any]) -> Verdict:
     """Check one value against its spec (the schema was already validated as a whole)."""
     if spec.get("any"):
         return OK
@@ -232,7 +237,7 @@ def _check_object(value: dict[str, Any], fields: Mapping[str, Any], schema: Mapp
     return OK
 
 
-def _check_items(value: Any, spec: Mapping[str, Any], schema: Mapping[str, Any] | None, where: list[Any]) -> Verdict:
+def _check_items(value: object, spec: Mapping[str, Any], schema: Mapping[str, Any] | None, where: list[Any]) -> Verdict:
     items: list[Mapping[str, Any]] = spec["items"]
     if not isinstance(value, list):
         return Verdict(False, f"wrong_type path={_path(where)}", f"expected an array, got {type(value).__name__}")
@@ -255,7 +260,7 @@ def _check_items(value: Any, spec: Mapping[str, Any], schema: Mapping[str, Any] 
     return OK
 
 
-def check_call(name: str, arguments: Any, expected: Mapping[str, Any], schemas: Mapping[str, Any]) -> Verdict:
+def check_call(name: str, arguments: object, expected: Mapping[str, Any], schemas: Mapping[str, Any]) -> Verdict:
     """One call against one expected call. `schemas` maps each offered tool to its parameters schema."""
     if name != expected["name"]:
         offered = "" if name in schemas else " (not offered)"
@@ -337,7 +342,7 @@ def maximum_matching(fits: Sequence[Sequence[bool]]) -> list[int | None]:
 
 
 def judge_turn(request: Mapping[str, Any], response: Mapping[str, Any], expected: Sequence[Mapping[str, Any]],
-               classification: Any) -> Verdict:
+               classification: TurnClassification) -> Verdict:
     """The verdict on one model turn: its structured calls against `expected` (empty: no call needed).
 
     `classification` is the turn classifier's `TurnClassification` for the same exchange; it tells a

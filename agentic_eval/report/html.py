@@ -62,7 +62,7 @@ font-size:.8rem}.legend span{display:inline-block;padding:.1rem .5rem;margin-rig
 """
 
 
-def script_json(value: Any) -> str:
+def script_json(value: object) -> str:
     """JSON safe inside a <script> element: no '<', '>' or '&' can close it or open a comment."""
     return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 

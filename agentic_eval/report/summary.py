@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_eval.agents.base import NO_TOOL_CALLS_BY_DESIGN
 from agentic_eval.instruments.registry import INSTRUMENTS
@@ -27,6 +28,12 @@ from agentic_eval.results.instrument_runs import InstrumentRun
 from agentic_eval.results.records import UNSCORED_OUTCOMES, RunConfig, TrialResult, latest_by_trial
 from agentic_eval.results.run_folder import read_run_config
 from agentic_eval.results.trial_log import UnreadableLine, read_trial_log
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agentic_eval.classify.diagnosis import Diagnosis, ShortPrompt
+    from agentic_eval.results.records import TextCallFigures, TurnCounts
 
 
 @dataclass
@@ -70,7 +77,7 @@ class RunSummary:
             return ""
         return f"{self.trial_count} trials, {lines} unreadable line{'s' if lines != 1 else ''}"
 
-    def _tasks_where(self, pred: Any) -> int:
+    def _tasks_where(self, pred: Callable[[TrialResult], bool]) -> int:
         return len({t.task_id for t in self.trials if pred(t)})
 
     @property
@@ -198,7 +205,7 @@ class RunSummary:
         return round(statistics.median(values), 2) if values else None
 
     @property
-    def text_call_figures(self) -> Any:
+    def text_call_figures(self) -> TextCallFigures:
         """The run's text calls with the engine parsers that read them (`TextCallFigures`, summed over trials)."""
         from agentic_eval.results.records import TextCallFigures
 
@@ -208,13 +215,13 @@ class RunSummary:
         return figures
 
     @property
-    def turn_counts(self) -> Any:
+    def turn_counts(self) -> TurnCounts:
         """The run's model turns by label, summed over trials."""
         from agentic_eval.results.records import TurnCounts
 
         return TurnCounts(**{k: sum(getattr(t.turns, k) for t in self.trials) for k in TurnCounts.model_fields})
 
-    def diagnosis(self, short_prompt: Any = None) -> Any:
+    def diagnosis(self, short_prompt: ShortPrompt | None = None) -> Diagnosis | None:
         """Why the model's tool calls came back as text and whose fix it is (`Diagnosis`), or None when it wrote
         none as text; `short_prompt`: a `ShortPrompt` to hold the run against. agentic_eval.classify.diagnosis."""
         from agentic_eval.classify.diagnosis import diagnose
@@ -267,7 +274,7 @@ class RunSummary:
             "tests_forged_notes": self.forged_notes(),
             "text_call_families": self.families,
             "text_calls": self.text_call_figures.model_dump(),
-            "diagnosis": diagnosis.model_dump() if (diagnosis := self.diagnosis()) is not None else None,
+            "diagnosis": None if (diagnosis := self.diagnosis()) is None else diagnosis.model_dump(),
             "stats": run_statistics(self),
             "trials": [t.model_dump(mode="json") for t in self.trials],
             "warnings": self.warnings,
@@ -516,7 +523,7 @@ def emulated_note(summary: RunSummary) -> str:
             f"replies); its text tool call figures are the endpoint's{read}")
 
 
-def _print_statistics(summaries: list[RunSummary], console: Any) -> None:
+def _print_statistics(summaries: list[RunSummary], console: Console) -> None:
     """The statistics table (stacked when it does not fit the terminal) and what its columns mean."""
     from rich.text import Text
 
@@ -527,7 +534,7 @@ def _print_statistics(summaries: list[RunSummary], console: Any) -> None:
     console.print(Text(STATISTICS_NOTE, style="dim"))
 
 
-def print_report(summaries: list[RunSummary], console: Any, instruments: list[InstrumentRun] | None = None) -> None:
+def print_report(summaries: list[RunSummary], console: Console, instruments: list[InstrumentRun] | None = None) -> None:
     """Render the by-model overview, the headline table, the per-task matrix and the notes to a rich
     console: tables where they fit its width, one block per row where they do not (agentic_eval.report.tables)."""
     from agentic_eval.report.tables import fits, print_table

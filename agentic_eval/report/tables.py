@@ -17,13 +17,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 WRAPPED_MIN_WIDTH = 24
 """A column allowed to wrap (free text such as reasons) needs at least this many characters."""
 
 
-def stdout_console() -> Any:
+def stdout_console() -> Console:
     """A rich console on stdout: the terminal's width on a terminal; piped, `COLUMNS` if set, else
     unbounded, so that what lands in a file does not depend on a guessed width."""
     from rich.console import Console
@@ -48,11 +51,11 @@ def natural_width(header: Sequence[str], rows: Sequence[Sequence[str]], wrap: Co
     return need
 
 
-def fits(console: Any, header: Sequence[str], rows: Sequence[Sequence[str]], wrap: Collection[int] = ()) -> bool:
+def fits(console: Console, header: Sequence[str], rows: Sequence[Sequence[str]], wrap: Collection[int] = ()) -> bool:
     return natural_width(header, rows, wrap) <= console.width
 
 
-def print_table(console: Any, title: str | None, header: Sequence[str], rows: Sequence[Sequence[str]], *,
+def print_table(console: Console, title: str | None, header: Sequence[str], rows: Sequence[Sequence[str]], *,
                 right: Collection[int] = (), wrap: Collection[int] = (), styles: dict[int, str] | None = None) -> None:
     """A table if every column fits whole (`wrap` columns may wrap), else the stacked layout.
     `right`: columns of figures, right-aligned; `styles`: a rich style per column."""
@@ -70,7 +73,7 @@ def print_table(console: Any, title: str | None, header: Sequence[str], rows: Se
     console.print(table)
 
 
-def print_stacked(console: Any, title: str | None, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+def print_stacked(console: Console, title: str | None, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     """One block per row: the first column as its heading, then `  header  value` lines (long values wrap)."""
     from rich.cells import cell_len
     from rich.text import Text

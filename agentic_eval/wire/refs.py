@@ -37,10 +37,10 @@ Base = tuple[str, dict[str, Any], Any]
 """An earlier record: its id, its whole request, its response."""
 
 
-def _long_strings(value: Any) -> dict[str, Path_]:
+def _long_strings(value: object) -> dict[str, Path_]:
     """Every string of at least LONG_STRING characters in JSON data, with its path (the first one)."""
     found: dict[str, Path_] = {}
-    stack: list[tuple[Any, Path_]] = [(value, [])]
+    stack: list[tuple[object, Path_]] = [(value, [])]
     while stack:
         item, path = stack.pop()
         if isinstance(item, str):
@@ -53,7 +53,7 @@ def _long_strings(value: Any) -> dict[str, Path_]:
     return found
 
 
-def _blank_known(value: Any, known: dict[str, Path_], path: Path_, pairs: list[list[Path_]]) -> Any:
+def _blank_known(value: object, known: dict[str, Path_], path: Path_, pairs: list[list[Path_]]) -> object:
     """`value` with every string of `known` replaced by "" (copied where changed; the input is
     left as it is), each replacement listed in `pairs` as [its path, its path in the reply]."""
     if isinstance(value, str):
@@ -100,7 +100,7 @@ def _common_prefix(a: list[Any], b: list[Any]) -> int:
     return n
 
 
-def _large(value: Any) -> bool:
+def _large(value: object) -> bool:
     if isinstance(value, str):
         return len(value) >= _SMALL
     return isinstance(value, list | dict) and len(repr(value)) >= _SMALL
@@ -151,9 +151,10 @@ class RequestResolver:
 
     def __init__(self) -> None:
         self._requests: dict[str, Any] = {}
-        self._responses: dict[str, Any] = {}
+        self._responses: dict[str, object] = {}
 
-    def resolve(self, record_id: Any, request: Any, ref: Any, response: Any = None) -> tuple[Any, str | None]:
+    def resolve(self, record_id: object, request: object, ref: object, response: object = None
+                ) -> tuple[object, str | None]:
         """(the whole request, None), or (what was stored, why it cannot be made whole)."""
         whole, problem = request, None
         if ref is not None:
@@ -163,7 +164,7 @@ class RequestResolver:
             self._responses[record_id] = response
         return whole, problem
 
-    def _apply(self, request: Any, ref: Any) -> tuple[Any, str | None]:
+    def _apply(self, request: object, ref: object) -> tuple[object, str | None]:
         if not isinstance(ref, dict) or not isinstance(request, dict):
             return request, "request_ref is not an object, or the request it applies to is not"
         base = self._requests.get(ref.get("base"))  # type: ignore[arg-type]
@@ -199,7 +200,7 @@ def bounded_recent() -> deque[Base]:
     return deque(maxlen=RECENT_BASES)
 
 
-def deeper_than(value: Any, limit: int) -> bool:
+def deeper_than(value: object, limit: int) -> bool:
     """True when JSON data nests more than `limit` levels (checked without recursion)."""
     stack = [(value, 1)]
     while stack:

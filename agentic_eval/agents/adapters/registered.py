@@ -7,7 +7,6 @@ same one `agents list` reads, is the only list of them. Every registered agent t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from agentic_eval.agents.adapters.base import CliAgent
 from agentic_eval.agents.adapters.install import CliTool
@@ -21,7 +20,7 @@ def _registered_tools() -> tuple[dict[str, CliTool], dict[str, tuple[str, str]]]
     others: dict[str, tuple[str, str]] = {}
     for name, ep in sorted(available_agents().items()):
         try:
-            factory: Any = ep.load()
+            factory: object = ep.load()
         except Exception as exc:  # noqa: BLE001 - a broken plugin is listed, not fatal
             others[name] = ("broken", f"{type(exc).__name__}: {exc}")
             continue

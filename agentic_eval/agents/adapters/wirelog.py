@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentic_eval.classify.summary import is_model_call
 
@@ -28,7 +27,7 @@ class WireFacts:
     """Every recorded path, in order."""
 
 
-def _error_message(response: Any) -> str:
+def _error_message(response: object) -> str:
     if isinstance(response, dict):
         err = response.get("error")
         if isinstance(err, dict) and err.get("message"):

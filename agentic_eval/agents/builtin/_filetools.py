@@ -212,7 +212,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any]:
         return {"text": "too deep to handle", "error": True}
 
 
-def _limit_cpu(seconds: Any) -> None:
+def _limit_cpu(seconds: object) -> None:
     """Soft CPU limit at what this process used so far plus `seconds` (below the hard limit the harness
     set): a served request is bounded in CPU as a process of its own would be."""
     import resource

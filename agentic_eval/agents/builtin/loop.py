@@ -242,7 +242,8 @@ class BuiltinAgent(Agent):
             outcome = AgentOutcome("agent_error", detail=f"{type(exc).__name__}: {exc}")
         finally:
             loop.client.close()
-            loop.limits.worker.close()
+            if loop.limits.worker is not None:  # always there: _Loop serves its file tools with one
+                loop.limits.worker.close()
         outcome.turns, outcome.transcript = loop.turns, transcript.path
         transcript.write("end", loop.turns, status=outcome.status, stop_reason=outcome.stop_reason,
                          detail=outcome.detail)

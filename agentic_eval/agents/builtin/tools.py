@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import jsonschema
 
@@ -43,6 +43,7 @@ from agentic_eval.leftovers import MarkedTempDir
 from agentic_eval.packs.builtin import hidden_from_model
 
 if TYPE_CHECKING:  # the SDK's types only describe the schemas: importing openai costs ~0.3 s of start-up
+    import jsonschema.protocols
     from openai.types.chat import ChatCompletionToolParam
     from openai.types.shared_params import FunctionDefinition
 
@@ -73,7 +74,7 @@ class ToolLimits:
     """Wall time of one file tool call, at most `bash_timeout_s` (a pathological grep pattern is killed by then)."""
     memory_bytes: int = 4 * 1024 ** 3
     """Address space of each process a call starts (RLIMIT_AS)."""
-    worker: Any = None
+    worker: FileToolWorker | None = None
     """The run's `FileToolWorker` serving the file tools (None: a process per call)."""
 
 
@@ -363,7 +364,7 @@ def _command_env(home: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def _private_home(backend: Any) -> Iterator[str]:
+def _private_home(backend: SandboxBackend) -> Iterator[str]:
     """HOME for one command: the confined command's private /tmp, or a fresh folder removed afterwards (marked:
     a command may run for minutes, and the next run removes it if this one is killed meanwhile)."""
     if backend.confined:
@@ -406,7 +407,7 @@ _NO_NUL_KEYS = frozenset({"path", "command", "pattern", "glob"})
 _LARGEST_NUMBER = 2**53
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise ToolError(f"{name} is not a number a tool can use; send a finite number")
 
 
@@ -453,7 +454,7 @@ def parse_arguments(name: str, arguments: dict[str, Any] | str | None) -> dict[s
 
 
 @functools.cache
-def _validator(name: str) -> Any:
+def _validator(name: str) -> jsonschema.protocols.Validator:
     """The checked validator of a tool's arguments schema, made once."""
     schema = _SCHEMAS_BY_NAME[name]
     cls = jsonschema.validators.validator_for(schema)
