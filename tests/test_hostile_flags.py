@@ -25,7 +25,8 @@ FILE_METAVARS = {"PATH", "FILE", "DIR", "WIRE.jsonl", "RUN", "FILE.toml"}
 """Flags (and positionals) that name a file or a folder."""
 NUMERIC_METAVARS = {"N", "S", "K", "GB", "GB/s", "SECONDS"}
 """Metavars that promise a number: such a flag must have a bounded type."""
-TEXT_FLAGS = {"--model", "--agent", "--task", "--agent-opt", "--sandbox", "--docker-host", "--image", "--format",
+TEXT_FLAGS = {"--model", "--agent", "--task", "--agent-opt", "--sandbox", "--sandbox-opt", "--docker-host", "--image",
+              "--format",
               "--show", "--redteam", "--generator", "--package", "--phase", "--suite", "--category", "--workload",
               "--cmd", "--api-key", "--base-url", "--base-image", "--ray", "--emulate-parser",
               "--base-image-packages", "names", "task_id", "spec"}

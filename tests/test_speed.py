@@ -423,7 +423,9 @@ def test_prefill_sweep_slope() -> None:
                          sweep_output_tokens=8)
     assert report.prefill is not None
     rate, r2 = report.prefill
-    assert close(rate, 10_000), rate
+    # a slope fitted to four prompts: one late wake-up on a loaded machine tilts it more than one rate (+8.8 % seen
+    # at load ~15), so it is held to 15 %, still far from a wrong unit or a per-request rate
+    assert close(rate, 10_000, tol=0.15), rate
     assert r2 > 0.95  # a straight line; a loaded machine's sleeps add scatter (0.989 seen under load ~10)
     assert {p.completion_tokens for p in report.prefill_points} == {8}
 
