@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import cast
 
 REPO = Path(__file__).resolve().parent.parent
 TWINS_COMMIT = "5460bbd"
@@ -133,9 +134,9 @@ def main() -> int:
     try:
         harnesses = [Harness("before", old, python_for(old, work, "before-venv"), args.packs, args.seed, work),
                      Harness("now", REPO, python_for(REPO, work, "now-venv"), args.packs, args.seed, work)]
-        tasks = [h.ask("prepare") for h in harnesses]
-        packs_of = {t: p for p, t in tasks[1]}  # type: ignore[union-attr]
-        common = sorted({t for _, t in tasks[0]} & set(packs_of))  # type: ignore[union-attr]
+        tasks = [cast("list[list[str]]", h.ask("prepare")) for h in harnesses]
+        packs_of = {t: p for p, t in tasks[1]}
+        common = sorted({t for _, t in tasks[0]} & set(packs_of))
         times: dict[str, dict[str, list[float]]] = {h.name: {t: [] for t in common} for h in harnesses}
         for _ in range(args.rounds):
             for h in harnesses:
@@ -162,7 +163,8 @@ def main() -> int:
             print(f"{pack:<6} {len(ids):>5} {before * 1000:>7.0f}ms {now * 1000:>7.0f}ms {now / before:>5.2f}x   "
                   f"{fast_before * 1000:>13.0f}ms {fast_now * 1000:>5.0f}ms {fast_now / fast_before:>5.2f}x")
         ratio = {t: statistics.median(times["now"][t]) / statistics.median(times["before"][t]) for t in common}
-        print("largest ratios: " + ", ".join(f"{t} {ratio[t]:.2f}x" for t in sorted(common, key=ratio.get)[-4:][::-1]))
+        largest = sorted(common, key=lambda t: ratio[t])[-4:][::-1]
+        print("largest ratios: " + ", ".join(f"{t} {ratio[t]:.2f}x" for t in largest))
         print(f"goal: at most {args.goal:.2f}x on every pack: {'met' if worst <= args.goal else 'NOT met'}")
         return 0 if worst <= args.goal else 1
     finally:
