@@ -32,7 +32,11 @@ GETCONF = ("server.port", "server.workers", "server.threads", "database.pool_siz
 def _script(twins: list[dict[str, Any]], out: str) -> tuple[str, list[str]]:
     """The bash script that runs each group's commands once and keeps what the checks look at under `out`;
     the files to collect."""
-    lines = ["set -u", f"out={shlex.quote(out)}", 'root="$PWD"']
+    groups = sorted({int(t["group"]) for t in twins if t["expect"][0] != "configs_agree"})
+    # Every scratch folder made at once, and the listing by bash itself: the grader's own part of the run starts
+    # as few processes as it can (one mkdir, a cp per kept file); the model's commands are what the test runs.
+    lines = ["set -u", f"out={shlex.quote(out)}", 'root="$PWD"',
+             "mkdir -p " + " ".join(f'"$out/g{group}/scratch"' for group in groups) if groups else ":"]
     collect: list[str] = []
     seen: set[int] = set()
     for number, twin in enumerate(twins):
@@ -40,7 +44,7 @@ def _script(twins: list[dict[str, Any]], out: str) -> tuple[str, list[str]]:
         where = f"{out}/g{group}"
         if group not in seen and kind != "configs_agree":
             seen.add(group)
-            lines += [f'cd "$root"; scratch="$out/g{group}/scratch"; mkdir -p "$scratch"', *twin["setup"]]
+            lines += [f'cd "$root"; scratch="$out/g{group}/scratch"', *twin["setup"]]
             if twin["var"]:
                 lines.append(f'{twin["var"]}="$({twin["run"]})"; echo $? > "$out/g{group}/exit"; '
                              f'printf %s "${twin["var"]}" > "$out/g{group}/stdout"')
@@ -49,7 +53,8 @@ def _script(twins: list[dict[str, Any]], out: str) -> tuple[str, list[str]]:
             collect += [f"{where}/exit", f"{where}/stdout"]
         keep = f"{where}/c{number}"
         if kind == "count":
-            lines.append(f'ls -A "{value[0]}" > {shlex.quote(keep)} 2>/dev/null')
+            lines.append(f'shopt -s nullglob dotglob; _listed=("{value[0]}"/*); shopt -u nullglob dotglob; '
+                         f'[[ -d "{value[0]}" ]] && printf "%s\\n" "${{_listed[@]##*/}}" > {shlex.quote(keep)}')
         elif kind in ("holds", "empty"):
             path = value[0] if kind == "holds" else value
             lines.append(f'[[ -f "{path}" && ! -L "{path}" ]] && cp -- "{path}" {shlex.quote(keep)}')
