@@ -14,13 +14,11 @@ import ast
 import json
 import os
 import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from agentic_eval.realpy.mutate import Site
-from agentic_eval.realpy.project import Project, load_json, locked, state_root, write_tree
+from agentic_eval.realpy.project import Project, load_json, locked, state_root, traced_suite
 
 MAX_SELECTED = 200
 """a candidate covered by more test functions than this runs the whole suite (one argv, one collection)"""
@@ -86,25 +84,14 @@ def record(project: Project, files: dict[str, bytes], timeout: float = 900) -> d
 
 
 def _record(project: Project, files: dict[str, bytes], timeout: float) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="realpy-cover-") as tmp:
-        work, aux = Path(tmp) / "work", Path(tmp) / "aux"
-        write_tree(files, work)
-        aux.mkdir()
-        (aux / "realpy_cover.py").write_text(_TRACER)
-        (aux / "pytest.ini").write_text("[pytest]\n")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
-        path = os.pathsep.join(str(work / p) for p in project.pythonpath)
-        env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONHASHSEED="0", PYTHONPATH=f"{path}{os.pathsep}{aux}",
-                   REALPY_COVER_OUT=str(aux / "cover.json"), REALPY_WORK=str(work),
-                   REALPY_SOURCES=json.dumps([str(work / s) for s in project.sources]))
-        argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "realpy_cover",
-                "--noconftest", "--import-mode=importlib", "-c", str(aux / "pytest.ini"), "--rootdir", str(work),
-                project.tests]
-        try:
-            subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=timeout, check=False)
-            raw = json.loads((aux / "cover.json").read_text())
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            return {"tests": [], "lines": {}, "outside": [], "failed": True}
+    try:
+        def variables(work: Path, aux: Path) -> dict[str, str]:
+            return {"REALPY_COVER_OUT": str(aux / "cover.json"), "REALPY_WORK": str(work)}
+
+        with traced_suite(project, files, "realpy_cover", _TRACER, timeout, variables) as run:
+            raw = json.loads((run.aux / "cover.json").read_text())
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return {"tests": [], "lines": {}, "outside": [], "failed": True}
     tests = sorted(raw["tests"])
     lines: dict[str, list[int]] = {}
     for index, test in enumerate(tests):

@@ -23,7 +23,7 @@ import tarfile
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -312,6 +312,43 @@ def write_tree(files: dict[str, bytes], root: Path) -> None:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(files[rel])
+
+
+@dataclass(frozen=True)
+class TracedSuite:
+    """Where a traced run of a project's suite ran: the project's tree, our folder beside it (the plugin, its
+    output), and the environment it ran with."""
+
+    work: Path
+    aux: Path
+    env: dict[str, str]
+    path: str
+    """The project's own import path (PYTHONPATH without our folder)."""
+
+
+@contextlib.contextmanager
+def traced_suite(project: Project, files: dict[str, bytes], plugin: str, source: str, timeout: float,
+                 plugin_env: Callable[[Path, Path], dict[str, str]]) -> Iterator[TracedSuite]:
+    """The project's suite run once under pytest with a tracing plugin of ours (module `plugin`, its `source`), in a
+    temporary folder removed afterwards: no conftest, none of this machine's plugins, hash seed 0, the project's
+    import path first. `plugin_env(work, aux)` gives the plugin's own variables.
+    `subprocess.TimeoutExpired` past `timeout`; what the plugin wrote is the caller's to read, in `aux`."""
+    with tempfile.TemporaryDirectory(prefix=f"{plugin.replace('_', '-')}-") as tmp:
+        work, aux = Path(tmp) / "work", Path(tmp) / "aux"
+        write_tree(files, work)
+        aux.mkdir()
+        (aux / f"{plugin}.py").write_text(source)
+        (aux / "pytest.ini").write_text("[pytest]\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+        path = os.pathsep.join(str(work / p) for p in project.pythonpath)
+        env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONHASHSEED="0", PYTHONPATH=f"{path}{os.pathsep}{aux}",
+                   REALPY_SOURCES=json.dumps([str(work / s) for s in project.sources]))
+        env.update(plugin_env(work, aux))
+        argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", plugin,
+                "--noconftest", "--import-mode=importlib", "-c", str(aux / "pytest.ini"), "--rootdir", str(work),
+                project.tests]
+        subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=timeout, check=False)
+        yield TracedSuite(work, aux, env, path)
 
 
 def load_json(path: Path) -> dict[str, Any]:

@@ -16,11 +16,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.realpy.project import Project, load_json, locked, save_json, state_root, write_tree
+from agentic_eval.realpy.project import Project, load_json, locked, save_json, state_root, traced_suite
 
 PER_FUNCTION = 30
 FORMAT = 3
@@ -181,22 +180,13 @@ def record(project: Project, files: dict[str, bytes], timeout: float = 600) -> l
 
 
 def _record(project: Project, files: dict[str, bytes], timeout: float) -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory(prefix="realpy-twins-") as tmp:
-        work, aux = Path(tmp) / "work", Path(tmp) / "aux"
-        write_tree(files, work)
-        aux.mkdir()
-        (aux / "realpy_tracer.py").write_text(_TRACER)
-        (aux / "pytest.ini").write_text("[pytest]\n")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
-        path = os.pathsep.join(str(work / p) for p in project.pythonpath)
-        env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONHASHSEED="0", PYTHONPATH=f"{path}{os.pathsep}{aux}",
-                   REALPY_TWIN_OUT=str(aux / "calls.json"),
-                   REALPY_TESTS=str(work / project.tests) + ("" if project.tests.endswith(".py") else os.sep),
-                   REALPY_SOURCES=json.dumps([str(work / s) for s in project.sources]))
-        argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "realpy_tracer",
-                "--noconftest", "--import-mode=importlib", "-c", str(aux / "pytest.ini"), "--rootdir", str(work),
-                project.tests]
-        subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=timeout, check=False)
+    folder = "" if project.tests.endswith(".py") else os.sep
+
+    def variables(work: Path, aux: Path) -> dict[str, str]:
+        return {"REALPY_TWIN_OUT": str(aux / "calls.json"), "REALPY_TESTS": str(work / project.tests) + folder}
+
+    with traced_suite(project, files, "realpy_tracer", _TRACER, timeout, variables) as run:
+        work, aux, env, path = run.work, run.aux, dict(run.env), run.path
         try:
             calls = json.loads((aux / "calls.json").read_text())
         except (OSError, ValueError):
