@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -80,16 +81,23 @@ def test_without_the_forgery_the_break_is_a_plain_fail(tmp_path: Path) -> None:
     assert "✗ node tests pass: test" in result.script.output
 
 
-def test_every_generated_node_test_has_a_twin(tmp_path: Path) -> None:
+def _generator(file: str) -> ModuleType:
+    """A built-in sandbox generator's module, loaded from its file."""
     import importlib.util
-    import re
 
     from agentic_eval.packs.builtin import sandboxes_dir
 
-    spec = importlib.util.spec_from_file_location("nodeservice_under_test", sandboxes_dir() / "nodeservice.py")
+    spec = importlib.util.spec_from_file_location(f"{file[:-3]}_under_test", sandboxes_dir() / file)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_every_generated_node_test_has_a_twin(tmp_path: Path) -> None:
+    import re
+
+    module = _generator("nodeservice.py")
     for scenario in module.SCENARIOS:
         variables = module.generate(tmp_path / scenario, 4, {"scenario": scenario})
         written = {(p.relative_to(tmp_path / scenario).as_posix(), title)
@@ -168,15 +176,9 @@ def test_without_the_ops_forgery_the_break_is_a_plain_fail(tmp_path: Path) -> No
 
 
 def test_every_ops_test_has_a_twin(tmp_path: Path) -> None:
-    import importlib.util
     import re
 
-    from agentic_eval.packs.builtin import sandboxes_dir
-
-    spec = importlib.util.spec_from_file_location("opsrepo_under_test", sandboxes_dir() / "opsrepo.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _generator("opsrepo.py")
     variables = module.generate(tmp_path, 2, {"scenario": "base"})
     written = set(re.findall(r'pass "([^"]+)"', (tmp_path / "tests" / "run.sh").read_text()))
     assert {t["name"] for t in variables["twins"]} == written and len(written) == 6
