@@ -153,6 +153,20 @@ def walk(top: Path) -> Iterator[tuple[str, list[str], list[str]]]:
         stack.extend(os.path.join(folder, d) for d in reversed(dirs))
 
 
+def chown_tree(path: Path, uid: int, gid: int) -> None:
+    """chown a tree to uid:gid, its top and every entry below it, never following a link, without recursion (a
+    tree of any depth); an entry the kernel refuses (a path longer than it takes: the model's) is left as it is."""
+    os.chown(path, uid, gid, follow_symlinks=False)
+    if not path.is_dir():
+        return
+    for dirpath, dirnames, filenames in walk(path):
+        for name in (*dirnames, *filenames):
+            try:
+                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+            except OSError:
+                pass
+
+
 def short(rel: str, keep: int = 160) -> str:
     """A path of the model's for a note: at most `keep` characters (a chain a thousand folders deep is named by
     its start and its depth)."""

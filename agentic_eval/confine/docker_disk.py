@@ -21,7 +21,7 @@ from agentic_eval.confine.docker_image import (
     RUN_UID,
 )
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.trees import copy_tree, remove_tree, walk
+from agentic_eval.trees import chown_tree, copy_tree, remove_tree
 
 GRADING_ROOM = 256 << 20
 """Room the model never had: added to a capped work dir before grading, and to the cap of the grading folder
@@ -155,10 +155,4 @@ class DiskCaps:
     def _chown(self, path: Path) -> None:
         if os.geteuid() != 0 or not path.is_dir() or path.stat().st_uid == RUN_UID:
             return
-        os.chown(path, RUN_UID, RUN_UID)
-        for dirpath, dirnames, filenames in walk(path):  # iterative: a tree of any depth
-            for name in (*dirnames, *filenames):
-                try:
-                    os.chown(os.path.join(dirpath, name), RUN_UID, RUN_UID, follow_symlinks=False)
-                except OSError:  # a path longer than the kernel takes: the model's, left as it is
-                    pass
+        chown_tree(path, RUN_UID, RUN_UID)

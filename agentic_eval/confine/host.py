@@ -118,17 +118,9 @@ class BwrapBackend(SandboxBackend):
         uid = gid = sandbox_uid(path) if uid is None else uid
         if not self.as_root or not path.exists() or path.stat().st_uid == uid:
             return
-        os.chown(path, uid, gid, follow_symlinks=False)
-        if not path.is_dir():
-            return
-        from agentic_eval.trees import walk
+        from agentic_eval.trees import chown_tree
 
-        for dirpath, dirnames, filenames in walk(path):  # iterative: a tree of any depth
-            for name in (*dirnames, *filenames):
-                try:
-                    os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
-                except OSError:  # a path longer than the kernel takes: the model's, left as it is
-                    pass
+        chown_tree(path, uid, gid)
 
     def end_processes(self, work: Path) -> None:
         """A root harness runs a tree's commands as that tree's own uid: end every process of it that is still
