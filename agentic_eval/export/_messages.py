@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentic_eval.wire.messages import call_arguments, message_parts
+
 Api = Literal["chat", "responses", "messages", "other"]
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -154,7 +156,7 @@ def _anthropic_turn(role: object, blocks: list[Any]) -> list[Message]:
             out.append(Message("tool", text_of(block.get("content")), call_id=_str(block.get("tool_use_id")),
                                is_error=block.get("is_error") is True))
         elif kind in ("tool_use", "server_tool_use"):
-            main.calls.append(_call(block.get("id"), block.get("name"), block.get("input")))
+            main.calls.append(_call(block.get("id"), block.get("name"), call_arguments(block.get("input"))))
         elif kind == "thinking":
             main.reasoning += text_of(block.get("thinking"))
         elif kind != "redacted_thinking":
@@ -177,8 +179,7 @@ def reply_calls(api: Api, response: object) -> list[Call]:
             return []
         calls = [_chat_call(call) for call in (_listed(message.get("tool_calls")))]
         return [c for c in calls if c is not None]
-    return [_call(block.get("id"), block.get("name"), block.get("input")) for block in _listed(response.get("content"))
-            if isinstance(block, Mapping) and block.get("type") in ("tool_use", "server_tool_use")]
+    return [_call(call_id, name, arguments) for call_id, name, arguments in message_parts(response).calls]
 
 
 def offered_tool_definitions(request: object) -> list[dict[str, Any]]:
