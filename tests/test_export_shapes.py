@@ -206,17 +206,21 @@ def test_arguments_that_are_not_json_are_kept_as_sent() -> None:
     assert call["extra"]["problem"].startswith("not JSON")
 
 
+
 def test_messages_arguments_the_recorder_wrapped_are_exported_as_the_model_wrote_them() -> None:
     """A chat tool call whose arguments were not JSON reaches an Anthropic agent as a tool_use whose input holds the
     text under the recorder's key (wire/messages.UNPARSED_ARGUMENTS): exported, it is the text the model wrote."""
-    from agentic_eval.export._messages import reply_calls, to_messages
     from agentic_eval.wire.messages import UNPARSED_ARGUMENTS
 
+    tools = [{"name": "bash", "input_schema": {"type": "object"}}]
     block = {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {UNPARSED_ARGUMENTS: "{ls -la"}}
-    (call,) = reply_calls("messages", {"content": [{"type": "text", "text": "running"}, block]})
-    assert (call.id, call.name, call.arguments, call.raw) == ("toolu_1", "bash", {}, "{ls -la")
-    assert call.problem is not None and call.problem.startswith("not JSON")
-    (message,) = to_messages("messages", {"role": "assistant", "content": [block]})
-    assert message.calls[0].raw == "{ls -la" and message.calls[0].problem == call.problem
-    (plain,) = reply_calls("messages", {"content": [{**block, "input": {"command": "ls"}}]})
-    assert plain.arguments == {"command": "ls"} and plain.problem is None
+    user = {"role": "user", "content": "fix it"}
+    log = [record(0, "/v1/messages", {"messages": [user], "tools": tools},
+                  {"type": "message", "role": "assistant", "content": [block], "stop_reason": "tool_use"}),
+           record(1, "/v1/messages", {"messages": [user, {"role": "assistant", "content": [block]}, {
+               "role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "bad input"}]}],
+               "tools": tools}, {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "ok"}]})]
+    data = trajectory(trial_of(*build_steps(log)))
+    (call,) = next(s for s in data["steps"] if s["source"] == "agent")["tool_calls"]
+    assert call["arguments"] == {} and call["extra"]["arguments_as_sent"] == "{ls -la"
+    assert call["extra"]["problem"].startswith("not JSON")

@@ -350,6 +350,8 @@ def fail_reason(result: TrialResult, run_dir: Path) -> str:
         return "no tool call: " + (", ".join(kinds) if kinds else "no model turn") + \
             (f"; {result.detail}" if result.detail else "")
     grader = result.files.get("grader")
+    if not grader and result.detail:  # not graded: nothing left to grade (a repository deleted, a disk filled)
+        return agent_end(result.detail)
     first = ""
     if grader:
         from agentic_eval.runfiles import read_run_text

@@ -2,6 +2,7 @@
 
     backend       The backend contract: SandboxBackend (every hook a documented default), Confinement, ResourceLimits.
     host          The backends that run a command as a process of this host: local and bwrap.
+    shared_disk   Their sandboxes on the machine's own disk: one the model filled is its scored fail, emptied at once.
     registry      Backends found by name (the `agentic_eval.backends` entry points), made with their options.
     process       One confined command run to its end: output head and tail, exit, process group killed.
     options       BackendOptions: the base of a backend's own options model (`--sandbox-opt`, `[sandbox]`).

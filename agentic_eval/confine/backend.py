@@ -109,7 +109,8 @@ class SandboxBackend:
     (agents/builtin/tools.py `FileToolWorker`); False: a process per call."""
     disk_cap: ClassVar[bool] = False
     """The sandbox's disk is capped for the trial (docker: a size-capped tmpfs), so `disk_full` can tell a full
-    disk the model made; False: it shares the host's disk and `disk_full` says "" ."""
+    disk the model made and the snapshot is still taken; False: it shares the machine's disk, and a `disk_full`
+    (confine/shared_disk.py) means the machine's disk is full: the sandbox is emptied before anything is written."""
 
     @classmethod
     def create(cls, options: Mapping[str, Any] | None = None) -> SandboxBackend:

@@ -17,11 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBackend
+from agentic_eval.confine.shared_disk import SharedDisk
 from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:
     from agentic_eval.confine.options import BackendOptions
 
+TMP_BYTES = 1 << 30
+"""The size of a bwrap command's private /tmp (a tmpfs, so memory): a model that fills it gets "No space left on
+device", not the machine's memory."""
 UNPRIVILEGED_UID = 65534
 """The uid (and gid) of confined commands with no writable path, when the harness is root ('nobody')."""
 SANDBOX_UIDS = (200_000, 60_000)
@@ -46,7 +50,7 @@ def _prlimit(limits: ResourceLimits, dedicated_uid: bool) -> list[str]:
     return [tool, *opts, "--core=0", "--"] if opts else []
 
 
-class LocalBackend(SandboxBackend):
+class LocalBackend(SharedDisk, SandboxBackend):
     """No confinement: the command runs as the harness's user on the host (rlimits only)."""
 
     name = "local"
@@ -90,7 +94,7 @@ def _parents_top_down(path: str) -> list[str]:
     return out[::-1]
 
 
-class BwrapBackend(SandboxBackend):
+class BwrapBackend(SharedDisk, SandboxBackend):
     """bubblewrap: namespaces, an allow-listed read-only root, a private /tmp, no network, no capabilities."""
 
     name = "bwrap"
@@ -158,7 +162,7 @@ class BwrapBackend(SandboxBackend):
         if self.as_root:  # programs ask who they are (node's os.userInfo): name the sandbox's uid
             passwd, group = _identity_files(uid)
             args += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
-        args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp"]
+        args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
         # Paths as strings (abspath-normalised): Path objects cost more than the rest of this per command.
         mounts = [(os.path.abspath(p), "--ro-bind") for p in [*_python_roots(), *spec.readable]]
         mounts += [(os.path.abspath(p), "--bind") for p in spec.writable]

@@ -15,6 +15,7 @@ from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.grading.snapshot import take_snapshot
 from agentic_eval.packs import gitsafe
 from agentic_eval.packs.sandbox import Sandbox
+from agentic_eval.trees import remove_tree
 
 SNAPSHOT_TIMEOUT_S = 300.0
 """At most this long to record the agent's final tree (diff.patch, tree.json): a tree that takes longer is the
@@ -32,14 +33,18 @@ class Remains:
 
 def take_remains(sandbox: Sandbox, backend: SandboxBackend, trial_dir: Path, transcript: Path | None) -> Remains:
     """The agent's files listed, its final tree recorded, the repository and the disk checked (in that order: a tree
-    not recorded in time is said first, then a broken repository, then a full disk)."""
+    not recorded in time is said first, then a broken repository, then a full disk; but a full disk of the
+    machine's own, which the model filled, first of all: the sandbox is emptied before anything is written)."""
     files = trial_files(trial_dir, transcript)  # listed before the snapshot's own files are written there
+    full = backend.disk_full(sandbox.path)
+    if full and not backend.disk_cap:  # the machine's own disk, filled by the model: room first, to record the trial
+        remove_tree(sandbox.path)
+        return Remains(files, full)
     taken = bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
     if isinstance(taken, str):
         return Remains(files, taken)
     files.update(taken)
-    return Remains(files, repository_damage(sandbox.path, sandbox.pristine_commit) or backend.disk_full(sandbox.path)
-                   or "")
+    return Remains(files, repository_damage(sandbox.path, sandbox.pristine_commit) or full or "")
 
 
 def trial_files(trial_dir: Path, transcript: Path | None) -> dict[str, Path]:
