@@ -79,5 +79,5 @@ argv, files, env = mutation.pytest_command(g, ["tests/test_billing.py"], pythonp
 mutation.tests_catch_mutants(g, argv, module, pristine + REFERENCE, rewrite=pristine + REWRITE,
                              mutants={what: pristine + mutation.edited(REFERENCE, *edits)
                                       for what, edits in MUTANTS.items()},
-                             files=files, env=env, what="tests/test_billing.py")
+                             files=files, env=env, what="the tests in tests/test_billing.py")
 g.finish()

@@ -94,5 +94,5 @@ mutation.tests_catch_mutants(
     g, [shutil.which("node") or "node", "--test", "test/app.test.js"], "src/app.js", reference,
     rewrite=mutation.edited(app, (ANCHOR, REWRITE + ANCHOR)),
     mutants={what: mutation.edited(reference, edit) for what, edit in MUTANTS.items()},
-    files=src, what="test/app.test.js")
+    files=src, what="the tests in test/app.test.js")
 g.finish()
