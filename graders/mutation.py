@@ -8,7 +8,8 @@ tell apart behaviours the model cannot tell apart otherwise. So the grader runs 
 holds (the pristine commit's, or the grader's reference where the model writes the module):
 
 - on the reference module and on an equivalent rewrite of it, the tests must pass (a "test" that pins the
-  module's text, or that notices it runs on a copy, fails there);
+  module's text, or that notices it runs on a copy, fails there; every text run gets a comment line no one can
+  predict, so not even a list of the two known texts gets past);
 - on each named mutant (a subtly broken copy), they must fail. A hang is a failing run; a run that could not
   start (the grader's time was up) is no evidence and fails the check with its cause.
 
@@ -19,6 +20,9 @@ holds (the pristine commit's, or the grader's reference where the model writes t
 
 The runs stop at the first check that fails. The module must be what the tests import: put it where the
 tests import it from (`path`), with `files` for any other file the runs need in place.
+
+Not closed: the mutants are public with our source, so a "test" that reads the module's text and looks for each
+mutation by its text kills them without testing behaviour (the hidden checks still judge the model's code).
 """
 
 from __future__ import annotations
@@ -74,6 +78,19 @@ def outcome(g: Any, argv: Sequence[str], files: Mapping[str, str], *, pythonpath
     return run.exit_code == 0, run.stopped_by or f"exit {run.exit_code}"
 
 
+def stamped(path: str, text: str) -> str:
+    """`text` with a comment line no one can predict (after a `#!` line): a "test" that accepts only the known texts
+    of the reference and the rewrite (a hash of the module) fails on both, whatever it knows of our source."""
+    import secrets
+
+    mark = "//" if path.endswith((".js", ".mjs", ".cjs", ".ts")) else "#"
+    line = f"{mark} {secrets.token_hex(8)}\n"
+    if text.startswith("#!"):
+        head, _, rest = text.partition("\n")
+        return f"{head}\n{line}{rest}"
+    return line + text
+
+
 def pytest_command(g: Any, tests: Sequence[str], *, pythonpath: Sequence[str] = ("src",)
                    ) -> tuple[list[str], dict[str, str], dict[str, str]]:
     """The grader's own pytest on the work copy's `tests`, as `pytest_passes` runs it (an isolated interpreter,
@@ -108,7 +125,8 @@ def tests_catch_mutants(g: Any, argv: Sequence[str], path: str, reference: str, 
         raise RuntimeError("the rewrite and every mutant must differ from the reference and from each other")
 
     def run(text: str) -> tuple[bool | None, str]:
-        return outcome(g, argv, {**(files or {}), path: text}, pythonpath=pythonpath, env=env, timeout=timeout)
+        return outcome(g, argv, {**(files or {}), path: stamped(path, text)}, pythonpath=pythonpath, env=env,
+                       timeout=timeout)
 
     for label, text in ((f"{what} pass on the grader's {path}", reference),
                         (f"{what} pass on an equivalent rewrite of {path}", rewrite)):

@@ -31,7 +31,7 @@ TESTS = {
 @pytest.mark.parametrize(("kind", "caught", "failed"), [
     ("a real test", True, ""),
     ("a test that asserts nothing", False, "catch a broken src/calc.py: it adds one: they still pass"),
-    ("a test of the module's text", False, "pass on an equivalent rewrite of src/calc.py: they fail"),
+    ("a test of the module's text", False, "pass on the grader's src/calc.py: they fail"),
 ])
 def test_the_tests_must_pass_on_the_module_and_its_rewrite_and_fail_on_each_mutant(
         tmp_path: Path, kind: str, caught: bool, failed: str) -> None:
@@ -43,6 +43,14 @@ def test_the_tests_must_pass_on_the_module_and_its_rewrite_and_fail_on_each_muta
     lines = [f"{what}: {why}" for what, passed, why in g.results if not passed]
     assert got is caught and g.ok is caught
     assert not failed or lines[0].startswith(f"the tests {failed}"), lines
+
+
+def test_every_text_run_is_stamped_so_no_list_of_known_texts_gets_past() -> None:
+    one, two = mutation.stamped("src/calc.py", MODULE), mutation.stamped("src/calc.py", MODULE)
+    assert one != two and one.endswith(MODULE) and one.startswith("# ")
+    script = mutation.stamped("scripts/getconf.py", "#!/usr/bin/env python3\nprint(1)\n")
+    assert script.startswith("#!/usr/bin/env python3\n# ") and script.endswith("\nprint(1)\n")
+    assert mutation.stamped("src/app.js", "x;\n").startswith("// ")
 
 
 def test_a_mutation_that_does_not_apply_is_the_graders_error_and_a_failed_check_skips_the_runs(tmp_path: Path) -> None:
