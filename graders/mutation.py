@@ -66,6 +66,24 @@ def pristine_folder(g: Any, folder: str) -> dict[str, str]:
             for path in sorted(gitsafe.pristine_entries(store, commit)) if path.startswith(folder.rstrip("/") + "/")}
 
 
+def written_tests(g: Any, patterns: Sequence[str], what: str = "the tests") -> list[str]:
+    """The test files matching `patterns` (globs) that the model added or changed: the tests it wrote, what the runs
+    need (a file as the pristine commit has it cannot catch anything new, and running only these is cheaper). None
+    is a failed check."""
+    from gradelib import GitError, path_matches
+
+    try:
+        changed = g.changed_paths()
+    except GitError as exc:
+        g.check(f"{what}: the files the model changed are known", False, str(exc))
+        return []
+    found = [rel for rel in changed if path_matches(rel, patterns) and g.path(rel).is_file()
+             and not g.path(rel).is_symlink()]
+    if not found:
+        g.check(f"{what}: a test file was added or changed ({', '.join(patterns)})", False, "none was")
+    return found
+
+
 def outcome(g: Any, argv: Sequence[str], files: Mapping[str, str], *, pythonpath: Sequence[str] = (),
             env: Mapping[str, str] | None = None, timeout: float = RUN_TIMEOUT) -> tuple[bool | None, str]:
     """Run `argv` apart on a fresh copy of the tree with `files` in place: (True if it exits 0, False if it fails

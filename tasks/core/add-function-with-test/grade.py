@@ -37,8 +37,6 @@ def {fn}(amount_cents, days_used, days_in_period):
 '''
 MUTANTS = {
     "it rounds half down": [("+ days_in_period) //", "+ days_in_period - 1) //")],
-    "it truncates": [("return (2 * amount_cents * days_used + days_in_period) // (2 * days_in_period)",
-                      "return amount_cents * days_used // days_in_period")],
     "it counts one day less": [("2 * amount_cents * days_used +", "2 * amount_cents * (days_used - 1) +")],
     "it raises no ValueError": [("if days_in_period <= 0:", "if False:"),
                                 ("if not 0 <= days_used <= days_in_period:", "if False:"),

@@ -64,7 +64,8 @@ MUTANTS = {
     "the currency comes first": ('f"{cents // 100}.{cents % 100:02d} {currency}"',
                                  'f"{currency} {cents // 100}.{cents % 100:02d}"'),
 }
-argv, files, env = mutation.pytest_command(g, ["tests"], pythonpath=["src"])
+written = mutation.written_tests(g, ["tests/**/test_*.py", "tests/**/*_test.py"], what="the tests under tests/")
+argv, files, env = mutation.pytest_command(g, written, pythonpath=["src"])
 mutation.tests_catch_mutants(g, argv, f"{src}/money.py", REFERENCE, rewrite=REWRITE,
                              mutants={what: mutation.edited(REFERENCE, edit) for what, edit in MUTANTS.items()},
                              files=files, env=env, what="the tests under tests/")

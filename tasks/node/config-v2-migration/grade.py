@@ -106,8 +106,9 @@ MUTANTS = {
 }
 src = mutation.pristine_folder(g, "src")
 reference = mutation.edited(src["src/config.js"], (ANCHOR, ANCHOR + V2_BRANCH))
+written = mutation.written_tests(g, ["test/**/*.js"], what="the tests under test/")
 mutation.tests_catch_mutants(
-    g, [shutil.which("node") or "node", "--test", "test"], "src/config.js", reference,
+    g, [shutil.which("node") or "node", "--test", *written], "src/config.js", reference,
     rewrite=mutation.edited(src["src/config.js"], (ANCHOR, ANCHOR + REWRITE)),
     mutants={what: mutation.edited(reference, edit) for what, edit in MUTANTS.items()},
     files=src, what="the tests under test/")

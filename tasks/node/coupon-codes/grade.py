@@ -2,7 +2,7 @@
 
 The hidden checks drive the model's API (its own loadConfig, loadCatalog and createApp on the shipped files) in
 a node process apart from the grader (`make_calls`); only the replies cross back, and they are compared here
-with amounts computed from the task's variables. The model's tests under test/ are judged by mutation testing
+with amounts computed from the task's variables. The test files the model added or changed under test/ are judged by mutation testing
 (graders/mutation.py): apart, with the grader's src/ in place of the model's (the pristine modules with the
 grader's own coupons), they must pass there and on an equivalent rewrite, and fail on each broken pricing.js.
 """
@@ -117,8 +117,9 @@ MUTANTS = {
 src = mutation.pristine_folder(g, "src")
 src.update({path: mutation.edited(src[path], *edits) for path, edits in REFERENCE.items()})
 pricing = src["src/pricing.js"]
+written = mutation.written_tests(g, ["test/**/*.js"], what="the tests under test/")
 mutation.tests_catch_mutants(
-    g, [shutil.which("node") or "node", "--test", "test"], "src/pricing.js", pricing,
+    g, [shutil.which("node") or "node", "--test", *written], "src/pricing.js", pricing,
     rewrite=mutation.edited(pricing, (DISCOUNT, "discount = Math.round((subtotal * percent) / 100);")),
     mutants={what: mutation.edited(pricing, *edits) for what, edits in MUTANTS.items()},
     files=src, what="the tests under test/")
