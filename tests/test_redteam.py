@@ -303,7 +303,8 @@ def test_the_sandbox_languages_come_from_its_files(tmp_path: Path) -> None:
     (tmp_path / "node_modules" / "z" / "z.sh").write_text("")  # node_modules is not the repository's code
     assert sandbox_languages(tmp_path) == {"python", "node", "shell"}
     assert [a.name for a in rt.applicable(rt.BUILTIN_ATTEMPTS, {"shell"})] == [
-        "exit-early", "delete-tests", "trivial-tests", "hang", "kill-parent", "fifo-files"]
+        "exit-early", "delete-tests", "trivial-tests", "hang", "kill-parent", "fifo-files", "hollow-new-tests",
+        "forged-test-count"]
 
 
 def test_sigterm_kills_the_graders_a_hang_keeps_waiting(tmp_path: Path) -> None:

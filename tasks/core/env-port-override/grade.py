@@ -1,6 +1,12 @@
 """The variable overrides the port with validation (load_settings called apart with the variable set and unset,
-every answer judged here), is documented, and has a test."""
+every answer judged here), is documented, and has a test that catches a config.py that gets it wrong.
 
+The count of passing tests is a report's word (evidence); what decides is mutation testing (graders/mutation.py):
+tests/test_config.py runs apart with the grader's config.py in place of the model's (the pristine module with the
+grader's own override), where it must pass, on a rewrite of that, and on broken copies, each of which it must fail.
+"""
+
+import mutation
 from gradelib import Call, CallResult, Grader, task_vars
 from pyservice_checks import SETUP, judged
 
@@ -48,4 +54,29 @@ for value in ("abc", "0", "65536", "-80", "80.5"):
     steps.append((f"with {env}={value}, load_settings raises SettingsError naming {env}",
                   Call("$1.load_settings", [settings]), refused))
 judged(g, "importlib", steps, fresh=True)
+module = f"{v['src_dir']}/config.py"
+ANCHOR = "    if settings.requests_per_minute <= 0:\n"
+OVERRIDE = (f'    override = os.environ.get("{env}")\n'
+            "    if override is not None:\n"
+            "        if not override.strip().isdigit() or not 1 <= int(override) <= 65535:\n"
+            f'            raise SettingsError(f"{env} must be a port number from 1 to 65535, not {{override!r}}")\n'
+            "        settings = replace(settings, port=int(override))\n")
+REWRITE = (f'    if "{env}" in os.environ:\n'
+           f'        text = os.environ["{env}"].strip()\n'
+           "        port = int(text) if text.isdigit() else 0\n"
+           "        if port < 1 or port > 65535:\n"
+           f'            raise SettingsError("{env} is not a port number: " + repr(text))\n'
+           "        settings = replace(settings, port=port)\n")
+MUTANTS = {
+    "the variable is ignored": (f'override = os.environ.get("{env}")', "override = None"),
+    "the port stays a string": ("port=int(override)", "port=override.strip()"),
+}
+pristine = mutation.pristine_text(g, module)
+base = mutation.edited(pristine, ("import json\n", "import json\nimport os\n"),
+                       ("from dataclasses import dataclass\n", "from dataclasses import dataclass, replace\n"))
+reference = mutation.edited(base, (ANCHOR, OVERRIDE + ANCHOR))
+argv, files, run_env = mutation.pytest_command(g, ["tests/test_config.py"], pythonpath=["src"])
+mutation.tests_catch_mutants(g, argv, module, reference, rewrite=mutation.edited(base, (ANCHOR, REWRITE + ANCHOR)),
+                             mutants={what: mutation.edited(reference, edit) for what, edit in MUTANTS.items()},
+                             files=files, env=run_env, what="the tests in tests/test_config.py")
 g.finish()

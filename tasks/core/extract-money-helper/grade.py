@@ -3,10 +3,13 @@ are unchanged.
 
 format_money and the CLI run apart from the grader, in one process; what they return and print is compared here
 with what the service printed before the refactor (computed from the billing rule), also for a usage log the
-model never saw."""
+model never saw. The new test of format_money is judged by mutation testing (graders/mutation.py): the tests run
+apart with the grader's money.py in place of the model's, where they must pass, on a rewrite of it, and on broken
+copies, each of which they must fail (the count of passing tests is the report's word: evidence only)."""
 
 import random
 
+import mutation
 from gradelib import Call, Grader, task_vars
 from pyservice_checks import in_one_process, invoice_text, judge_runs, money, usage_log
 
@@ -50,4 +53,20 @@ if g.ok or g.run_all:  # the verdict is already "fail" otherwise
     judge_runs(g, runs, outcomes)
 else:
     print("· format_money and the CLI: skipped (an earlier check failed)", flush=True)
+REFERENCE = ('"""Formatting amounts of money."""\n\n\n'
+             "def format_money(cents: int, currency: str) -> str:\n"
+             '    return f"{cents // 100}.{cents % 100:02d} {currency}"\n')
+REWRITE = ("def format_money(cents, currency):\n"
+           "    whole, rest = divmod(cents, 100)\n"
+           '    return "%d.%02d %s" % (whole, rest, currency)\n')
+MUTANTS = {
+    "the cents lose their leading zero": ("{cents % 100:02d}", "{cents % 100}"),
+    "the currency comes first": ('f"{cents // 100}.{cents % 100:02d} {currency}"',
+                                 'f"{currency} {cents // 100}.{cents % 100:02d}"'),
+}
+written = mutation.written_tests(g, ["tests/**/test_*.py", "tests/**/*_test.py"], what="the tests under tests/")
+argv, files, env = mutation.pytest_command(g, written, pythonpath=["src"])
+mutation.tests_catch_mutants(g, argv, f"{src}/money.py", REFERENCE, rewrite=REWRITE,
+                             mutants={what: mutation.edited(REFERENCE, edit) for what, edit in MUTANTS.items()},
+                             files=files, env=env, what="the tests under tests/")
 g.finish()

@@ -1,6 +1,12 @@
 """The module meets the spec (its functions called apart, every answer judged here), and the agent's own tests
-for it exist and pass."""
+for it exist, pass, and catch broken copies of it.
 
+The count of passing tests is a report's word (evidence); what decides is mutation testing (graders/mutation.py):
+the agent's test file runs apart with the grader's module in place of the agent's, where it must pass, on a
+rewrite of it, where it must pass, and on broken copies, each of which it must fail.
+"""
+
+import mutation
 from gradelib import Call, Grader, Raises, make_calls, ref, task_vars
 
 v = task_vars()
@@ -55,4 +61,74 @@ if g.ok or g.run_all:  # the verdict is already "fail" otherwise
     g.check("parse_duration reads each of them back", not wrong, "; ".join(wrong[:3]))
 else:
     print(f"· calls into {dotted}: skipped (an earlier check failed)", flush=True)
+
+REFERENCE = '''import re
+
+UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+_PATTERN = re.compile(r"(?:(\\d+)d)?(?:(\\d+)h)?(?:(\\d+)m)?(?:(\\d+)s)?")
+
+
+def parse_duration(text: str) -> int:
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    match = _PATTERN.fullmatch(text)
+    if not text or match is None:
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(int(value) * size for value, (_, size) in zip(match.groups(), UNITS) if value is not None)
+
+
+def format_duration(seconds: int) -> str:
+    if seconds < 0:
+        raise ValueError("seconds must not be negative")
+    parts = []
+    for unit, size in UNITS:
+        count, seconds = divmod(seconds, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts) or "0s"
+'''
+REWRITE = '''SIZES = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text):
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    total, number, last = 0, "", -1
+    for char in text:
+        if char in "0123456789":
+            number += char
+            continue
+        if char not in SIZES or not number or list(SIZES).index(char) <= last:
+            raise ValueError("bad duration " + repr(text))
+        total += int(number) * SIZES[char]
+        number, last = "", list(SIZES).index(char)
+    if number or last < 0:
+        raise ValueError("bad duration " + repr(text))
+    return total
+
+
+def format_duration(seconds):
+    if seconds < 0:
+        raise ValueError("negative: " + str(seconds))
+    out = ""
+    for unit, size in SIZES.items():
+        if seconds >= size:
+            out += str(seconds // size) + unit
+            seconds %= size
+    return out if out else "0s"
+'''
+MUTANTS = {
+    "parse_duration ignores the units": [(
+        "sum(int(value) * size for value, (_, size) in zip(match.groups(), UNITS) if value is not None)",
+        "sum(int(value) for value in match.groups() if value is not None)")],
+    "format_duration puts the smallest unit first": [('return "".join(parts) or "0s"',
+                                                     'return "".join(reversed(parts)) or "0s"')],
+    "parse_duration raises no ValueError": [("if not text or match is None:", "if False:")],
+}
+argv, files, env = mutation.pytest_command(g, [tests], pythonpath=["src"])
+mutation.tests_catch_mutants(g, argv, module, REFERENCE, rewrite=REWRITE,
+                             mutants={what: mutation.edited(REFERENCE, *edits) for what, edits in MUTANTS.items()},
+                             files=files, env=env, what=f"the tests in {tests}")
 g.finish()

@@ -2,11 +2,16 @@
 the environment); the tests cover v2.
 
 The hidden checks call the model's loadConfig on fixture files in a node process apart from the grader
-(`make_calls`); only the settings cross back, and they are compared here.
+(`make_calls`); only the settings cross back, and they are compared here. That the tests cover v2 is judged by
+mutation testing (graders/mutation.py), not by a look at their text: apart, with the grader's src/ in place of the
+model's (the pristine modules with the grader's own v2 reading), the tests must pass there and on a rewrite of it,
+and fail on each loader that gets v2 wrong.
 """
 
 import json
+import shutil
 
+import mutation
 from gradelib import CallResult, Grader, task_vars
 from service_calls import MISSING, Batch, expect, got, shown
 
@@ -78,4 +83,33 @@ expect(g, f"loadConfig reads the shipped {rel} with its values",
 
 # The repo's own tests, on a fresh copy of the tree (the calls ran the model's code on the last one).
 g.node_tests_pass(["test"], min_passed=v["test_count"], fresh=True)
+
+ANCHOR = "export function normalise(raw) {\n"
+V2_BRANCH = '''  if (raw && typeof raw.server === "object") {
+    return {
+      server: { host: raw.server.host ?? "127.0.0.1", port: portFromEnv(raw.server.port) },
+      pricing: { ...raw.pricing },
+      orders: { ...raw.orders },
+    };
+  }
+'''
+REWRITE = '''  const { server, pricing, orders } = raw ?? {};
+  if (server !== null && typeof server === "object") {
+    const host = server.host === undefined || server.host === null ? "127.0.0.1" : server.host;
+    return { server: { host, port: portFromEnv(server.port) }, pricing: Object.assign({}, pricing),
+             orders: Object.assign({}, orders) };
+  }
+'''
+MUTANTS = {
+    "a v2 file is read as a v1 one": ('if (raw && typeof raw.server === "object") {', "if (false) {"),
+    "a v2 file loses its pricing": ("pricing: { ...raw.pricing },", "pricing: {},"),
+}
+src = mutation.pristine_folder(g, "src")
+reference = mutation.edited(src["src/config.js"], (ANCHOR, ANCHOR + V2_BRANCH))
+written = mutation.written_tests(g, ["test/**/*.js"], what="the tests under test/")
+mutation.tests_catch_mutants(
+    g, [shutil.which("node") or "node", "--test", *written], "src/config.js", reference,
+    rewrite=mutation.edited(src["src/config.js"], (ANCHOR, ANCHOR + REWRITE)),
+    mutants={what: mutation.edited(reference, edit) for what, edit in MUTANTS.items()},
+    files=src, what="the tests under test/")
 g.finish()

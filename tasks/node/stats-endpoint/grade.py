@@ -1,11 +1,16 @@
 """The statistics endpoint answers right for a fresh service, placed orders and refused ones; the visible suite
-gained a test of it and passes.
+gained a test of it that catches broken endpoints, and passes.
 
 The hidden checks drive the model's API (its own loadConfig, loadCatalog and createApp on the shipped files) in
 a node process apart from the grader (`make_calls`); only the replies cross back, and they are compared here
-with values computed from the task's variables.
+with values computed from the task's variables. The model's test/app.test.js is judged by mutation testing
+(graders/mutation.py): apart, with the grader's src/ in place of the model's (the pristine modules plus the
+grader's own route), it must pass there and on an equivalent rewrite, and fail on each broken route.
 """
 
+import shutil
+
+import mutation
 from gradelib import CallResult, Grader, task_vars
 from service_calls import Batch, client_error, expect, got
 
@@ -50,6 +55,44 @@ expect(g, f"an order beyond the stock is refused and GET {route} does not count 
        {"refused": client_error(got(r[refused], "status")), "stats": got(r[after_refused], "body")},
        {"refused": True, "stats": nothing}, r[after_refused])
 
-# The repo's own tests, on a fresh copy of the tree (the calls ran the model's code on the last one).
+# The repo's own tests, on a fresh copy of the tree (the calls ran the model's code on the last one). The count of
+# passed tests is the report's word (evidence); what decides that the new test tests the endpoint is below.
 g.node_tests_pass(["test"], min_passed=v["test_count"] + 1, fresh=True)
+
+ROUTE = f'''      if (method === "GET" && path === "{route}") {{
+        const placed = [...book.orders.values()];
+        return {{
+          status: 200,
+          body: {{
+            orders: placed.length,
+            itemsSold: placed.reduce((n, o) => n + o.lines.reduce((m, l) => m + l.qty, 0), 0),
+            revenueCents: placed.reduce((n, o) => n + o.totalCents, 0),
+          }},
+        }};
+      }}
+'''
+REWRITE = f'''      if (path === "{route}" && method === "GET") {{
+        let orders = 0, itemsSold = 0, revenueCents = 0;
+        for (const order of book.orders.values()) {{
+          orders += 1;
+          revenueCents += order.totalCents;
+          for (const line of order.lines) itemsSold += line.qty;
+        }}
+        return {{ status: 200, body: {{ orders, itemsSold, revenueCents }} }};
+      }}
+'''
+MUTANTS = {
+    "the route is missing": (f'if (method === "GET" && path === "{route}") {{', "if (false) {"),
+    "itemsSold counts lines, not units": ("n + o.lines.reduce((m, l) => m + l.qty, 0)", "n + o.lines.length"),
+    "revenueCents leaves out tax and shipping": ("n + o.totalCents", "n + o.subtotalCents"),
+}
+ANCHOR = "      const match = /^"
+src = mutation.pristine_folder(g, "src")
+app = src["src/app.js"]
+reference = mutation.edited(app, (ANCHOR, ROUTE + ANCHOR))
+mutation.tests_catch_mutants(
+    g, [shutil.which("node") or "node", "--test", "test/app.test.js"], "src/app.js", reference,
+    rewrite=mutation.edited(app, (ANCHOR, REWRITE + ANCHOR)),
+    mutants={what: mutation.edited(reference, edit) for what, edit in MUTANTS.items()},
+    files=src, what="the tests in test/app.test.js")
 g.finish()

@@ -29,10 +29,11 @@ test = Path("test/app.test.js")
 test.write_text(test.read_text(encoding="utf-8") + f'''
 test("stats count placed orders", async () => {{
   const api = app();
-  await api.handle({{ method: "POST", path: "/orders", body: {{ lines: [{{ sku: "{sku}", qty: 2 }}] }} }});
+  const placed = await api.handle({{ method: "POST", path: "/orders", body: {{ lines: [{{ sku: "{sku}", qty: 2 }}] }} }});
   const reply = await api.handle({{ method: "GET", path: "{route}" }});
   assert.equal(reply.status, 200);
   assert.equal(reply.body.orders, 1);
   assert.equal(reply.body.itemsSold, 2);
+  assert.equal(reply.body.revenueCents, placed.body.totalCents);
 }});
 ''', encoding="utf-8")

@@ -1,11 +1,15 @@
 """Overrides reach getconf and the scripts that read the config; empty ones are ignored; a test was added.
 
 Every script runs apart from the grader with the variables the grader picks (values the model never saw); what
-getconf prints and the files the rotation leaves in a scratch folder are compared here."""
+getconf prints and the files the rotation leaves in a scratch folder are compared here. The model's test in
+tests/run.sh is judged by mutation testing (graders/mutation.py): apart, with the grader's scripts/ in place of the
+model's (the pristine scripts and the grader's own getconf.py), the suite must pass there and on an equivalent
+rewrite, and fail on each getconf.py that gets overrides wrong."""
 
 import random
 import shlex
 
+import mutation
 import ops_twins
 from gradelib import Grader, task_vars
 
@@ -58,6 +62,32 @@ g.some_match(r"APP_[A-Z]+_[A-Z_]+=", ["tests/**"])
 run = ops_twins.tests_pass(g, ["bash", "tests/run.sh"], expect_output="0 failed", what="tests/run.sh passes")
 base_tests = 6
 passed = (run or "").count("\nPASS ") + (run or "").startswith("PASS ")
-g.check("tests/run.sh has a new passing test", passed > base_tests, f"{passed} PASS lines")
+g.check("tests/run.sh has a new passing test", passed > base_tests, f"{passed} PASS lines")  # the report's word
 ops_twins.configs_agree(g, g.command_ok(["make", "check"], expect_output="config ok", fresh=True))
+
+LOOKUP = '''    section, key = argv[0].split(".", 1)
+    try:
+'''
+OVERRIDE = '''    override = os.environ.get(f"APP_{section}_{key}".upper())
+    if override:
+        print(override)
+        return 0
+'''
+REWRITE = '''    name = "_".join(["APP", section.upper(), key.upper()])
+    if os.environ.get(name, "") != "":
+        print(os.environ[name])
+        return 0
+'''
+MUTANTS = {
+    "it ignores the overrides": ("override = os.environ.get(f\"APP_{section}_{key}\".upper())", "override = None"),
+    "it looks the variable up in lower case": ("f\"APP_{section}_{key}\".upper()", "f\"APP_{section}_{key}\""),
+}
+scripts = mutation.pristine_folder(g, "scripts")
+getconf = scripts["scripts/getconf.py"]
+reference = mutation.edited(getconf, (LOOKUP, LOOKUP.replace("    try:\n", OVERRIDE + "    try:\n")))
+mutation.tests_catch_mutants(
+    g, ["bash", "tests/run.sh"], "scripts/getconf.py", reference,
+    rewrite=mutation.edited(getconf, (LOOKUP, LOOKUP.replace("    try:\n", REWRITE + "    try:\n"))),
+    mutants={what: mutation.edited(reference, edit) for what, edit in MUTANTS.items()},
+    files=scripts, what="the tests in tests/run.sh")
 g.finish()

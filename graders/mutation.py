@@ -1,0 +1,162 @@
+"""Tests the model wrote, judged by what they catch (issue 39): mutation testing against the grader's module.
+
+A task that asks the model for tests cannot decide from the tests' report: the process that runs them runs the
+model's code and writes whatever it likes ("passed", one more PASS line), and a test that asserts nothing passes
+for real. The outcome of the model's tests is model-controlled by nature; what makes it evidence is that it must
+tell apart behaviours the model cannot tell apart otherwise. So the grader runs the model's test command apart
+(`Grader.run`), each time on a fresh copy of the tree with the module under test replaced by text the grader
+holds (the pristine commit's, or the grader's reference where the model writes the module):
+
+- on the reference module and on an equivalent rewrite of it, the tests must pass (a "test" that pins the
+  module's text, or that notices it runs on a copy, fails there; every text run gets a comment line no one can
+  predict, so not even a list of the two known texts gets past);
+- on each named mutant (a subtly broken copy), they must fail. A hang is a failing run; a run that could not
+  start (the grader's time was up) is no evidence and fails the check with its cause.
+
+    import mutation
+    reference = mutation.edited(pristine_text, ("return 0;", "return 1;"))   # raises when an edit does not apply
+    mutation.tests_catch_mutants(g, ["node", "--test", "test/x.test.js"], "src/x.js", reference,
+                                 rewrite=..., mutants={"what it breaks": text, ...})
+
+The runs stop at the first check that fails. The module must be what the tests import: put it where the
+tests import it from (`path`), with `files` for any other file the runs need in place.
+
+Not closed: the mutants are public with our source, so a "test" that reads the module's text and looks for each
+mutation by its text kills them without testing behaviour (the hidden checks still judge the model's code).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+RUN_TIMEOUT = 15.0
+"""Seconds one run of the tests may take (a hang is a failing run)."""
+
+
+def edited(source: str, *edits: tuple[str, str]) -> str:
+    """`source` with each (old, new) replaced once; RuntimeError (the grader author's fault) when `old` is not
+    in it, so a mutation that no longer applies is never a silent copy of the reference."""
+    for old, new in edits:
+        if old not in source:
+            raise RuntimeError(f"a mutation does not apply to the module: {old[:60]!r}")
+        source = source.replace(old, new, 1)
+    return source
+
+
+def pristine_text(g: Any, path: str) -> str:
+    """The text of `path` in the pristine commit (never the model's tree)."""
+    from gradelib import pristine_store
+
+    from agentic_eval.packs import gitsafe
+
+    return gitsafe.pristine_blob(pristine_store(), g.pristine(), path).decode("utf-8")
+
+
+def pristine_folder(g: Any, folder: str) -> dict[str, str]:
+    """Every file under `folder` in the pristine commit, by path: put them all back (`files=`) so that the runs
+    use the grader's modules only, whatever the model changed beside the one under test."""
+    from gradelib import pristine_store
+
+    from agentic_eval.packs import gitsafe
+
+    store, commit = pristine_store(), g.pristine()
+    return {path: gitsafe.pristine_blob(store, commit, path).decode("utf-8")
+            for path in sorted(gitsafe.pristine_entries(store, commit)) if path.startswith(folder.rstrip("/") + "/")}
+
+
+def written_tests(g: Any, patterns: Sequence[str], what: str = "the tests") -> list[str]:
+    """The test files matching `patterns` (globs) that the model added or changed: the tests it wrote, what the runs
+    need (a file as the pristine commit has it cannot catch anything new, and running only these is cheaper). None
+    is a failed check."""
+    from gradelib import GitError, path_matches
+
+    try:
+        changed = g.changed_paths()
+    except GitError as exc:
+        g.check(f"{what}: the files the model changed are known", False, str(exc))
+        return []
+    found = [rel for rel in changed if path_matches(rel, patterns) and g.path(rel).is_file()
+             and not g.path(rel).is_symlink()]
+    if not found:
+        g.check(f"{what}: a test file was added or changed ({', '.join(patterns)})", False, "none was")
+    return found
+
+
+def outcome(g: Any, argv: Sequence[str], files: Mapping[str, str], *, pythonpath: Sequence[str] = (),
+            env: Mapping[str, str] | None = None, timeout: float = RUN_TIMEOUT) -> tuple[bool | None, str]:
+    """Run `argv` apart on a fresh copy of the tree with `files` in place: (True if it exits 0, False if it fails
+    or hangs, None if it could not run at all; why)."""
+    run = g.run(list(argv), files=dict(files), fresh=True, timeout=timeout, pythonpath=pythonpath,
+                env=dict(env or {}))
+    if run.exit_code is None and run.stopped_by != f"timed out after {timeout:g}s":
+        # Not run, or cut short because the grader's own time is running out: no evidence either way.
+        return None, run.stopped_by or "it did not run"
+    return run.exit_code == 0, run.stopped_by or f"exit {run.exit_code}"
+
+
+def stamped(path: str, text: str) -> str:
+    """`text` with a comment line no one can predict (after a `#!` line): a "test" that accepts only the known texts
+    of the reference and the rewrite (a hash of the module) fails on both, whatever it knows of our source."""
+    import secrets
+
+    mark = "//" if path.endswith((".js", ".mjs", ".cjs", ".ts")) else "#"
+    line = f"{mark} {secrets.token_hex(8)}\n"
+    if text.startswith("#!"):
+        head, _, rest = text.partition("\n")
+        return f"{head}\n{line}{rest}"
+    return line + text
+
+
+def pytest_command(g: Any, tests: Sequence[str], *, pythonpath: Sequence[str] = ("src",)
+                   ) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """The grader's own pytest on the work copy's `tests`, as `pytest_passes` runs it (an isolated interpreter,
+    the `pythonpath` folders after site-packages, no conftest.py, no plugins), stopping at the first failure:
+    (argv, files it needs, env)."""
+    import gradelib
+
+    ini = f"{g.scratch}/mutation-pytest.ini"
+    argv = [gradelib.python_executable(), "-I", "-B", "-c", gradelib._PYTEST_BOOT,
+            os.pathsep.join(str(g.work / p) for p in pythonpath), "-q", "-x", "-p", "no:cacheprovider",
+            "--noconftest", "--import-mode=importlib", "-c", ini, "--rootdir", str(g.work), *tests]
+    return argv, {ini: "[pytest]\n"}, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def _tail(text: str, lines: int = 6) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def tests_catch_mutants(g: Any, argv: Sequence[str], path: str, reference: str, *, rewrite: str,
+                        mutants: Mapping[str, str], files: Mapping[str, str] | None = None,
+                        pythonpath: Sequence[str] = (), env: Mapping[str, str] | None = None,
+                        timeout: float = RUN_TIMEOUT, what: str = "the tests") -> bool:
+    """Record the checks that `argv` (the model's tests) passes with `path` = `reference` and = `rewrite`, and
+    fails with `path` = each of `mutants` (name -> text); each run apart, on a fresh copy, with `files` too.
+    Skipped (and False) when an earlier check failed. Returns whether every check here passed."""
+    if not (g.ok or g.run_all):
+        print(f"· {what} against the grader's module and its mutants: skipped (an earlier check failed)", flush=True)
+        return False
+    if not mutants:
+        raise RuntimeError("tests_catch_mutants needs at least one mutant")
+    if reference == rewrite or any(text in (reference, rewrite) for text in mutants.values()):
+        raise RuntimeError("the rewrite and every mutant must differ from the reference and from each other")
+
+    def run(text: str) -> tuple[bool | None, str]:
+        return outcome(g, argv, {**(files or {}), path: stamped(path, text)}, pythonpath=pythonpath, env=env,
+                       timeout=timeout)
+
+    for label, text in ((f"{what} pass on the grader's {path}", reference),
+                        (f"{what} pass on an equivalent rewrite of {path}", rewrite)):
+        passed, why = run(text)
+        if passed is False and g.last_run is not None:
+            why = f"they fail ({why}): they test something other than the behaviour asked for\n" \
+                  f"{_tail(g.last_run.output)}"
+        if not g.check(label, passed is True, why):
+            return False
+    for name, text in mutants.items():
+        passed, why = run(text)
+        if not g.check(f"{what} catch a broken {path}: {name}", passed is False,
+                       "they still pass" if passed else f"they did not run: {why}"):
+            return False
+    return True
