@@ -1,10 +1,15 @@
 """Pick, validate and plant one bug per seed in a real project; hide the tests that catch it.
 
 The sites of every kind (mutate.py) are enumerated in a fixed order; the seed shuffles them; the first that
-validates is the task. A candidate is valid when the project's tests, run twice on the mutant (each within
-10x the pristine run's time, at least 60 s), make between 1 and MAX_FAILING test functions fail that passed on
-the pristine tree, the same ones both times, and change nothing else. Each verdict is cached per (project, version,
-mutation id) in the project's cache folder, so generating a seed again is instant.
+validates is the task. A candidate is valid when the project's tests, run twice on the mutant, make between 1 and
+MAX_FAILING test functions fail that passed on the pristine tree, the same ones both times, and change nothing
+else. "Too slow" is judged by CPU time, not the wall clock (measure.py), so that which candidate is valid, hence
+which task a seed gets, does not depend on how loaded the machine is: a run over CPU_FACTOR times the pristine
+suite's CPU time (at least CPU_FLOOR_S) is too slow, one that uses no CPU for IDLE_S seconds hangs; both are
+invalid. The wall clock is only a guard: a run it stops is undecided and runs again under a guard four times
+longer; stopped again, generation fails with one line (the machine is too loaded to decide), never a verdict.
+Each verdict is cached per (project, version, mutation id) in the project's cache folder, so generating a seed
+again is instant.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from agentic_eval.realpy import cover, mutate
 from agentic_eval.realpy.project import (
     Project,
     ProjectError,
+    SuiteRun,
     check_not_installed,
     fetch,
     load_json,
@@ -38,6 +44,13 @@ from agentic_eval.realpy.project import (
 MAX_FAILING = 5
 MAX_TRIES = 60
 """candidates validated per generation at most (cached verdicts do not count)"""
+CPU_FACTOR = 10
+CPU_FLOOR_S = 60.0
+IDLE_S = 30.0
+WALL_GUARD_S = 300.0
+"""the wall-clock guard's floor (it is at least 4x the CPU limit); a second try gets 4x the first's"""
+_OLD_TIMEOUT = "the suite timed out"
+"""how a verdict judged by the wall clock began (before CPU time): such a cached verdict is decided again"""
 
 
 @dataclass
@@ -63,7 +76,7 @@ def baseline(project: Project, files: dict[str, bytes]) -> dict[str, Any]:
     root = state_root(project)
     with locked(root / ".baseline.lock"):
         data = load_json(root / "baseline.json")
-        if data.get("outcomes"):
+        if data.get("outcomes") and "cpu" in data:  # (one without its CPU time is from before it was measured)
             return data
         with tempfile.TemporaryDirectory(prefix="realpy-") as tmp:
             write_tree(files, Path(tmp))
@@ -84,7 +97,7 @@ def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base:
     root = state_root(project)
     cache = root / "validation.json"
     known = load_json(cache).get(site.id)
-    if known is not None:
+    if known is not None and not str(known.get("why") or "").startswith(_OLD_TIMEOUT):
         return dict(known)
     original = files[site.path].decode("utf-8")
     selection = cover.tests_for(coverage or {}, site, original, set(base["outcomes"]))
@@ -108,7 +121,7 @@ def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any],
                 selection: list[str] | None = None) -> dict[str, Any]:
     """The mutant's verdict from two runs of the suite, or of `selection` (the test functions that run the
     changed code: no other test can change)."""
-    timeout = max(60.0, 10 * float(base["seconds"]))  # generous: a loaded machine must not reject a mutant
+    cpu_limit = max(CPU_FLOOR_S, CPU_FACTOR * float(base.get("cpu") or base["seconds"]))
     expected: dict[str, str] = base["outcomes"]
     if selection is not None:
         expected = {k: v for k, v in expected.items() if k in set(selection)}
@@ -117,9 +130,12 @@ def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any],
     with tempfile.TemporaryDirectory(prefix="realpy-") as tmp:
         write_tree(files, Path(tmp))
         for attempt in range(2):
-            run = run_suite(Path(tmp), project, timeout=timeout, selection=selection, stop_after=MAX_FAILING)
-            if run.timed_out:
-                return {"ok": False, "why": f"the suite timed out ({timeout:.0f} s)"}
+            run = decided_run(Path(tmp), project, cpu_limit, selection)
+            if run.stopped == "cpu":
+                return {"ok": False, "why": f"too slow: its tests used over {cpu_limit:.0f} CPU seconds "
+                                            f"({CPU_FACTOR}x the pristine suite's)"}
+            if run.stopped == "idle":
+                return {"ok": False, "why": f"hangs: its tests used no CPU for {IDLE_S:.0f} s"}
             changed = {k for k in set(expected) | set(run.outcomes) if expected.get(k) != run.outcomes.get(k)}
             newly_failing = sorted(k for k in changed
                                    if expected.get(k) == "passed" and run.outcomes.get(k) == "failed")
@@ -135,6 +151,22 @@ def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any],
     failing, messages = runs[0]
     return {"ok": True, "why": "", "failing": failing, "seconds": round(time.monotonic() - start, 2),
             "messages": {k: messages.get(k, "")[:600] for k in failing}}
+
+
+def decided_run(workdir: Path, project: Project, cpu_limit: float, selection: list[str] | None) -> SuiteRun:
+    """The mutant's tests run until they end or the CPU time decides (SuiteRun.stopped "cpu" or "idle"); a run
+    the wall-clock guard stopped is tried once more under a guard four times longer, then a ProjectError: the
+    verdict must not depend on the machine's load."""
+    guard = max(WALL_GUARD_S, 4 * cpu_limit)
+    for _ in range(2):
+        run = run_suite(workdir, project, timeout=guard, selection=selection, stop_after=MAX_FAILING,
+                        cpu_limit=cpu_limit, idle_s=IDLE_S)
+        if run.stopped != "wall":
+            return run
+        guard *= 4
+    raise ProjectError(f"a candidate's tests in {project.name} ran {guard / 4:.0f} s of wall clock without "
+                       f"reaching {cpu_limit:.0f} CPU seconds or a verdict: the machine is too loaded to decide; "
+                       "retry when it is quieter")
 
 
 def prepare(project: Project) -> str:
