@@ -15,9 +15,12 @@ again is instant.
 from __future__ import annotations
 
 import ast
+import functools
+import hashlib
 import random
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,9 +99,22 @@ def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base:
     `coverage` (cover.py), only the tests that run the changed code run (none: rejected without a run)."""
     root = state_root(project)
     cache = root / "validation.json"
-    known = load_json(cache).get(site.id)
-    if known is not None and not str(known.get("why") or "").startswith(_OLD_TIMEOUT):
-        return dict(known)
+    # one lock per candidate: generators of the same seed at once (validate's repeats, a campaign's trials) decide
+    # it once, the others wait for its verdict; other candidates go on beside it
+    with locked(root / "locks" / f"{hashlib.sha256(site.id.encode()).hexdigest()[:16]}.lock"):
+        known = load_json(cache).get(site.id)
+        if known is not None and not str(known.get("why") or "").startswith(_OLD_TIMEOUT):
+            return dict(known)
+        verdict = _decide(project, files, site, base, coverage)
+        with locked(root / ".validation.lock"):
+            data = load_json(cache)
+            data[site.id] = verdict
+            save_json(cache, data)
+        return verdict
+
+
+def _decide(project: Project, files: dict[str, bytes], site: mutate.Site, base: dict[str, Any],
+            coverage: dict[str, Any] | None) -> dict[str, Any]:
     original = files[site.path].decode("utf-8")
     selection = cover.tests_for(coverage or {}, site, original, set(base["outcomes"]))
     try:
@@ -110,10 +126,6 @@ def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base:
             verdict = {"ok": False, "why": "no test runs the changed code"}
         else:
             verdict = _run_mutant(project, {**files, site.path: mutant.encode("utf-8")}, base, selection)
-    with locked(root / ".validation.lock"):
-        data = load_json(cache)
-        data[site.id] = verdict
-        save_json(cache, data)
     return verdict
 
 
@@ -187,7 +199,18 @@ def prepare(project: Project) -> str:
 
 
 def project_files(project: Project, tree: Path) -> dict[str, bytes]:
-    """The sandbox repo's files (project.repo_files), the project's dropped tests taken out."""
+    """The sandbox repo's files (project.repo_files), the project's dropped tests taken out (a new dict; made once
+    per process for the same unpacked sdist)."""
+    try:
+        digest = (tree / ".complete").read_text()
+    except OSError:
+        digest = ""
+    return dict(_project_files(project, str(tree), digest))
+
+
+@functools.lru_cache(maxsize=16)
+def _project_files(project: Project, tree_path: str, digest: str) -> dict[str, bytes]:
+    tree = Path(tree_path)
     files = repo_files(project, tree)
     drop: dict[str, set[tuple[str, str]]] = {}
     for node in project.drop_tests:
@@ -200,7 +223,26 @@ def project_files(project: Project, tree: Path) -> dict[str, bytes]:
 
 
 def candidates(project: Project, files: dict[str, bytes], kinds: tuple[str, ...]) -> list[mutate.Site]:
-    """Every site of the wanted kinds in the project's code, in a fixed order."""
+    """Every site of the wanted kinds in the project's code, in a fixed order (a new list; the sites are found
+    once per process for the same sources)."""
+    sources = tuple((rel, files[rel]) for rel in source_files(project, files))
+    key = (project, hashlib.sha256(repr(sources).encode()).hexdigest(), kinds)
+    with _LOCK:
+        known = _CANDIDATES.get(key)
+    if known is None:
+        known = _candidates(project, files, kinds)
+        with _LOCK:
+            _CANDIDATES[key] = known
+            while len(_CANDIDATES) > 32:
+                del _CANDIDATES[next(iter(_CANDIDATES))]
+    return list(known)
+
+
+_CANDIDATES: dict[tuple[Project, str, tuple[str, ...]], list[mutate.Site]] = {}
+_LOCK = threading.Lock()
+
+
+def _candidates(project: Project, files: dict[str, bytes], kinds: tuple[str, ...]) -> list[mutate.Site]:
     found = []
     for rel in source_files(project, files):
         try:
