@@ -118,3 +118,17 @@ def test_two_recordings_of_twins_agree(tmp_path: Path) -> None:
     assert first == second
     assert [t["function"] for t in first] == sorted(t["function"] for t in first)
     assert sum(t["function"] == "describe" for t in first) == twins.PER_FUNCTION  # 40 distinct calls, 30 kept
+
+
+def test_the_hidden_file_holds_only_the_catching_tests() -> None:
+    """The grader imports the hidden file on every grading: the other tests (thousands of lines in
+    more-itertools) go; what the catching ones need stays."""
+    source = ("import pytest\n\nX = 1\n\n\ndef helper():\n    return X\n\n\ndef test_a():\n    assert helper()\n\n\n"
+              "@pytest.mark.parametrize('v', [1])\ndef test_b(v):\n    assert v\n\n\ndef test_c():\n    test_d()\n\n\n"
+              "def test_d():\n    pass\n\n\nclass Base:\n    def test_e(self):\n        pass\n\n    def test_f(self):\n"
+              "        pass\n\n\nclass TestSub(Base):\n    def setUp(self):\n        pass\n")
+    out = plant.only_tests(source, {"test_a", "test_e"})
+    assert "def test_a" in out and "def helper" in out and "X = 1" in out and "def test_e" in out
+    assert "test_b" not in out and "parametrize" not in out and "test_f" not in out
+    assert "def test_d" in out  # called by another test: kept
+    assert "class TestSub(Base):" in out and "def setUp" in out

@@ -18,6 +18,7 @@ import ast
 import functools
 import hashlib
 import random
+import re
 import shutil
 import tempfile
 import threading
@@ -299,6 +300,32 @@ def strip_tests(source: str, names: set[tuple[str, str]]) -> str:
     return result
 
 
+def only_tests(source: str, keep: set[str]) -> str:
+    """`source` with only the test functions named in `keep` (in any class: a test may be inherited) among its
+    tests: the grader runs only those, and a test file of thousands of lines costs seconds to import on every
+    grading. Module-level code, fixtures, helpers and classes stay; a test whose name appears elsewhere in the
+    file (called, referred to) stays too."""
+    tree = ast.parse(source)
+    drop: set[tuple[str, str]] = set()
+
+    def visit(body: list[ast.stmt], cls: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{cls}::{node.name}" if cls else node.name)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test") \
+                    and node.name not in keep and not _referred(node.name, source):
+                drop.add((cls, node.name))
+
+    visit(tree.body, "")
+    return strip_tests(source, drop) if drop else source
+
+
+def _referred(name: str, source: str) -> bool:
+    """Whether `name` appears in `source` other than where a function of that name is defined."""
+    word = re.escape(name)
+    return len(re.findall(rf"\b{word}\b", source)) > len(re.findall(rf"\bdef\s+{word}\b", source))
+
+
 def _hide(project: Project, files: dict[str, bytes], site: mutate.Site, verdict: dict[str, Any],
           base: dict[str, Any]) -> Planted:
     original = files[site.path].decode("utf-8")
@@ -313,7 +340,7 @@ def _hide(project: Project, files: dict[str, bytes], site: mutate.Site, verdict:
     for file, names in sorted(by_file.items()):
         source = files[file].decode("utf-8")
         visible[file] = strip_tests(source, names).encode("utf-8")
-        hidden[str(Path(file).parent / f"hidden_{Path(file).name}")] = source
+        hidden[str(Path(file).parent / f"hidden_{Path(file).name}")] = only_tests(source, {n for _, n in names})
     removed = {(f, c, n) for f, names in by_file.items() for c, n in names}
     visible_passed = sum(base["cases"].get(k, 1) for k, v in base["outcomes"].items()
                          if v == "passed" and _function(k) not in removed)
