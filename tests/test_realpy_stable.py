@@ -132,3 +132,33 @@ def test_the_hidden_file_holds_only_the_catching_tests() -> None:
     assert "test_b" not in out and "parametrize" not in out and "test_f" not in out
     assert "def test_d" in out  # called by another test: kept
     assert "class TestSub(Base):" in out and "def setUp" in out
+
+
+def test_a_candidate_is_decided_once_when_two_generators_want_it(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """validate's repeats of a seed make its sandbox at once: the second waits for the first's verdict; and a
+    verdict an older version judged by the wall clock is decided again."""
+    import threading
+    import time
+
+    from agentic_eval.realpy.mutate import Site
+    from agentic_eval.realpy.project import save_json, state_root
+
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", str(tmp_path))
+    decided: list[str] = []
+
+    def decide(*args: Any) -> dict[str, Any]:
+        decided.append(threading.current_thread().name)
+        time.sleep(0.3)  # (a test run: the other generator arrives meanwhile)
+        return {"ok": False, "why": "0 test functions fail"}
+
+    monkeypatch.setattr(plant, "_decide", decide)
+    site = Site("compare", "toy.py", 1, 4, 1, 5, "<=")
+    threads = [threading.Thread(target=plant.validate, args=(PROJECT, {}, site, BASE)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(decided) == 1
+    save_json(state_root(PROJECT) / "validation.json", {site.id: {"ok": False, "why": "the suite timed out (60 s)"}})
+    assert plant.validate(PROJECT, {}, site, BASE)["why"] == "0 test functions fail" and len(decided) == 2
