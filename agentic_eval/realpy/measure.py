@@ -19,6 +19,7 @@ it runs and from `os.wait4` (the leader and every descendant it reaped) at the e
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import time
@@ -81,6 +82,10 @@ def run(argv: list[str], *, cwd: Path, env: dict[str, str], wall_limit: float, c
     stopped = ""
     last_busy, last_cpu = start, 0.0
     try:
+        ended = os.pidfd_open(proc.pid) if hasattr(os, "pidfd_open") else None  # readable once it exits
+    except OSError:
+        ended = None
+    try:
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             now = time.monotonic()
@@ -103,11 +108,17 @@ def run(argv: list[str], *, cwd: Path, env: dict[str, str], wall_limit: float, c
                 stopped = "wall"
             if stopped:
                 break
-            time.sleep(POLL_S)
+            if ended is None:
+                time.sleep(POLL_S)
+            else:
+                select.select([ended], [], [], POLL_S)  # back at once when it ends
     except BaseException:
         _kill(proc.pid)
         proc.wait()
         raise
+    finally:
+        if ended is not None:
+            os.close(ended)
     cpu_end = session_cpu(proc.pid)
     _kill(proc.pid)
     _, status, usage = os.wait4(proc.pid, 0)
