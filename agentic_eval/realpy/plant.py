@@ -49,7 +49,10 @@ MAX_FAILING = 5
 MAX_TRIES = 60
 """candidates validated per generation at most (cached verdicts do not count)"""
 CPU_FACTOR = 10
-CPU_FLOOR_S = 60.0
+CPU_FLOOR_S = 5.0
+"""a candidate's tests may use CPU_FACTOR times the whole pristine suite's CPU time (at least this): more-itertools'
+whole suite takes ~1.6 CPU seconds, a candidate's selection well under one; a mutant that loops for ever costs
+the limit, so it is kept small and relative to the suite (the same verdict on a faster or slower machine)"""
 IDLE_S = 30.0
 WALL_GUARD_S = 300.0
 """the wall-clock guard's floor (it is at least 4x the CPU limit); a second try gets 4x the first's"""
