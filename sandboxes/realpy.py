@@ -12,11 +12,13 @@ outcomes on the pristine code, which the grader makes in the model's code and ju
 See docs/realpy.md.
 """
 
+import copy
+import functools
 from pathlib import Path
 from typing import Any
 
 from agentic_eval.realpy.plant import plant, project_files
-from agentic_eval.realpy.project import fetch, project_of
+from agentic_eval.realpy.project import Project, fetch, project_of, state_root
 from agentic_eval.realpy.report import bug_report
 from agentic_eval.realpy.twins import record
 
@@ -24,12 +26,22 @@ from agentic_eval.realpy.twins import record
 def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
     project = project_of(params)
     kinds = tuple(str(k) for k in params.get("kinds") or ())
-    planted = plant(project, seed, kinds)
-    twins = record(project, project_files(project, fetch(project)))
-    for rel in sorted(planted.files):
+    tree = fetch(project)  # (a missing sdist: one line, even when this process made the task before)
+    files, variables = _made(project, seed, kinds, str(state_root(project)), (tree / ".complete").read_text())
+    for rel in sorted(files):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(planted.files[rel])
+        path.write_bytes(files[rel])
+    return copy.deepcopy(variables)
+
+
+@functools.lru_cache(maxsize=48)
+def _made(project: Project, seed: int, kinds: tuple[str, ...], state: str,
+          digest: str) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """The task of a seed: the repo's files and the variables. The same for the same project, seed, kinds and
+    cache, so made once per process (validate makes every seed's sandbox four times or more)."""
+    planted = plant(project, seed, kinds)
+    twins = record(project, project_files(project, fetch(project)))
     originals = {rel: planted.files[rel].decode("utf-8") for rel in planted.files if rel.endswith(".py")}
     test_sources = {str(Path(k).parent / Path(k).name.removeprefix("hidden_")): v for k, v in planted.hidden.items()}
     report = bug_report(project.name, project.version, project.tests, planted.failing, planted.messages,
@@ -42,7 +54,7 @@ def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
         name = parts[-1].split("[")[0]
         hidden_select.append("::".join([key, *parts[1:-1], name]))
         require.append(f"{Path(key).stem}::{name}")
-    return {
+    return planted.files, {
         "project": project.name,
         "version": project.version,
         "report": report,

@@ -4,6 +4,7 @@
     mutate   Bug kinds planted in real Python code: pure, ast-based, deterministic.
     plant    Pick, validate and plant one bug per seed in a real project; hide the tests that catch it.
     cover    Which tests run which lines of a real project (traced once), so a mutant runs only its tests.
+    measure  A test run judged by the CPU time its process tree used, not the wall clock (load-independent).
     report   The task's instruction, written from the failing tests without an LLM.
     twins    Twin checks for a real project's suite: its tests' calls into the project, replayed and judged.
     synth    `agentic-eval tasks synth NAME==VERSION`: a realpy pack for a project of the user's choice.

@@ -1,18 +1,27 @@
 """Pick, validate and plant one bug per seed in a real project; hide the tests that catch it.
 
 The sites of every kind (mutate.py) are enumerated in a fixed order; the seed shuffles them; the first that
-validates is the task. A candidate is valid when the project's tests, run twice on the mutant (each within
-10x the pristine run's time, at least 60 s), make between 1 and MAX_FAILING test functions fail that passed on
-the pristine tree, the same ones both times, and change nothing else. Each verdict is cached per (project, version,
-mutation id) in the project's cache folder, so generating a seed again is instant.
+validates is the task. A candidate is valid when the project's tests, run twice on the mutant, make between 1 and
+MAX_FAILING test functions fail that passed on the pristine tree, the same ones both times, and change nothing
+else. "Too slow" is judged by CPU time, not the wall clock (measure.py), so that which candidate is valid, hence
+which task a seed gets, does not depend on how loaded the machine is: a run over CPU_FACTOR times the pristine
+suite's CPU time (at least CPU_FLOOR_S) is too slow, one that uses no CPU for IDLE_S seconds hangs; both are
+invalid. The wall clock is only a guard: a run it stops is undecided and runs again under a guard four times
+longer; stopped again, generation fails with one line (the machine is too loaded to decide), never a verdict.
+Each verdict is cached per (project, version, mutation id) in the project's cache folder, so generating a seed
+again is instant.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import hashlib
 import random
+import re
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +31,7 @@ from agentic_eval.realpy import cover, mutate
 from agentic_eval.realpy.project import (
     Project,
     ProjectError,
+    SuiteRun,
     check_not_installed,
     fetch,
     load_json,
@@ -38,6 +48,16 @@ from agentic_eval.realpy.project import (
 MAX_FAILING = 5
 MAX_TRIES = 60
 """candidates validated per generation at most (cached verdicts do not count)"""
+CPU_FACTOR = 10
+CPU_FLOOR_S = 5.0
+"""a candidate's tests may use CPU_FACTOR times the whole pristine suite's CPU time (at least this): more-itertools'
+whole suite takes ~1.6 CPU seconds, a candidate's selection well under one; a mutant that loops for ever costs
+the limit, so it is kept small and relative to the suite (the same verdict on a faster or slower machine)"""
+IDLE_S = 30.0
+WALL_GUARD_S = 300.0
+"""the wall-clock guard's floor (it is at least 4x the CPU limit); a second try gets 4x the first's"""
+_OLD_TIMEOUT = "the suite timed out"
+"""how a verdict judged by the wall clock began (before CPU time): such a cached verdict is decided again"""
 
 
 @dataclass
@@ -63,7 +83,7 @@ def baseline(project: Project, files: dict[str, bytes]) -> dict[str, Any]:
     root = state_root(project)
     with locked(root / ".baseline.lock"):
         data = load_json(root / "baseline.json")
-        if data.get("outcomes"):
+        if data.get("outcomes") and "cpu" in data:  # (one without its CPU time is from before it was measured)
             return data
         with tempfile.TemporaryDirectory(prefix="realpy-") as tmp:
             write_tree(files, Path(tmp))
@@ -83,9 +103,22 @@ def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base:
     `coverage` (cover.py), only the tests that run the changed code run (none: rejected without a run)."""
     root = state_root(project)
     cache = root / "validation.json"
-    known = load_json(cache).get(site.id)
-    if known is not None:
-        return dict(known)
+    # one lock per candidate: generators of the same seed at once (validate's repeats, a campaign's trials) decide
+    # it once, the others wait for its verdict; other candidates go on beside it
+    with locked(root / "locks" / f"{hashlib.sha256(site.id.encode()).hexdigest()[:16]}.lock"):
+        known = load_json(cache).get(site.id)
+        if known is not None and not str(known.get("why") or "").startswith(_OLD_TIMEOUT):
+            return dict(known)
+        verdict = _decide(project, files, site, base, coverage)
+        with locked(root / ".validation.lock"):
+            data = load_json(cache)
+            data[site.id] = verdict
+            save_json(cache, data)
+        return verdict
+
+
+def _decide(project: Project, files: dict[str, bytes], site: mutate.Site, base: dict[str, Any],
+            coverage: dict[str, Any] | None) -> dict[str, Any]:
     original = files[site.path].decode("utf-8")
     selection = cover.tests_for(coverage or {}, site, original, set(base["outcomes"]))
     try:
@@ -97,10 +130,6 @@ def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base:
             verdict = {"ok": False, "why": "no test runs the changed code"}
         else:
             verdict = _run_mutant(project, {**files, site.path: mutant.encode("utf-8")}, base, selection)
-    with locked(root / ".validation.lock"):
-        data = load_json(cache)
-        data[site.id] = verdict
-        save_json(cache, data)
     return verdict
 
 
@@ -108,7 +137,7 @@ def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any],
                 selection: list[str] | None = None) -> dict[str, Any]:
     """The mutant's verdict from two runs of the suite, or of `selection` (the test functions that run the
     changed code: no other test can change)."""
-    timeout = max(60.0, 10 * float(base["seconds"]))  # generous: a loaded machine must not reject a mutant
+    cpu_limit = max(CPU_FLOOR_S, CPU_FACTOR * float(base.get("cpu") or base["seconds"]))
     expected: dict[str, str] = base["outcomes"]
     if selection is not None:
         expected = {k: v for k, v in expected.items() if k in set(selection)}
@@ -117,9 +146,12 @@ def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any],
     with tempfile.TemporaryDirectory(prefix="realpy-") as tmp:
         write_tree(files, Path(tmp))
         for attempt in range(2):
-            run = run_suite(Path(tmp), project, timeout=timeout, selection=selection, stop_after=MAX_FAILING)
-            if run.timed_out:
-                return {"ok": False, "why": f"the suite timed out ({timeout:.0f} s)"}
+            run = decided_run(Path(tmp), project, cpu_limit, selection)
+            if run.stopped == "cpu":
+                return {"ok": False, "why": f"too slow: its tests used over {cpu_limit:.0f} CPU seconds "
+                                            f"({CPU_FACTOR}x the pristine suite's)"}
+            if run.stopped == "idle":
+                return {"ok": False, "why": f"hangs: its tests used no CPU for {IDLE_S:.0f} s"}
             changed = {k for k in set(expected) | set(run.outcomes) if expected.get(k) != run.outcomes.get(k)}
             newly_failing = sorted(k for k in changed
                                    if expected.get(k) == "passed" and run.outcomes.get(k) == "failed")
@@ -135,6 +167,22 @@ def _run_mutant(project: Project, files: dict[str, bytes], base: dict[str, Any],
     failing, messages = runs[0]
     return {"ok": True, "why": "", "failing": failing, "seconds": round(time.monotonic() - start, 2),
             "messages": {k: messages.get(k, "")[:600] for k in failing}}
+
+
+def decided_run(workdir: Path, project: Project, cpu_limit: float, selection: list[str] | None) -> SuiteRun:
+    """The mutant's tests run until they end or the CPU time decides (SuiteRun.stopped "cpu" or "idle"); a run
+    the wall-clock guard stopped is tried once more under a guard four times longer, then a ProjectError: the
+    verdict must not depend on the machine's load."""
+    guard = max(WALL_GUARD_S, 4 * cpu_limit)
+    for _ in range(2):
+        run = run_suite(workdir, project, timeout=guard, selection=selection, stop_after=MAX_FAILING,
+                        cpu_limit=cpu_limit, idle_s=IDLE_S)
+        if run.stopped != "wall":
+            return run
+        guard *= 4
+    raise ProjectError(f"a candidate's tests in {project.name} ran {guard / 4:.0f} s of wall clock without "
+                       f"reaching {cpu_limit:.0f} CPU seconds or a verdict: the machine is too loaded to decide; "
+                       "retry when it is quieter")
 
 
 def prepare(project: Project) -> str:
@@ -155,7 +203,18 @@ def prepare(project: Project) -> str:
 
 
 def project_files(project: Project, tree: Path) -> dict[str, bytes]:
-    """The sandbox repo's files (project.repo_files), the project's dropped tests taken out."""
+    """The sandbox repo's files (project.repo_files), the project's dropped tests taken out (a new dict; made once
+    per process for the same unpacked sdist)."""
+    try:
+        digest = (tree / ".complete").read_text()
+    except OSError:
+        digest = ""
+    return dict(_project_files(project, str(tree), digest))
+
+
+@functools.lru_cache(maxsize=16)
+def _project_files(project: Project, tree_path: str, digest: str) -> dict[str, bytes]:
+    tree = Path(tree_path)
     files = repo_files(project, tree)
     drop: dict[str, set[tuple[str, str]]] = {}
     for node in project.drop_tests:
@@ -168,7 +227,26 @@ def project_files(project: Project, tree: Path) -> dict[str, bytes]:
 
 
 def candidates(project: Project, files: dict[str, bytes], kinds: tuple[str, ...]) -> list[mutate.Site]:
-    """Every site of the wanted kinds in the project's code, in a fixed order."""
+    """Every site of the wanted kinds in the project's code, in a fixed order (a new list; the sites are found
+    once per process for the same sources)."""
+    sources = tuple((rel, files[rel]) for rel in source_files(project, files))
+    key = (project, hashlib.sha256(repr(sources).encode()).hexdigest(), kinds)
+    with _LOCK:
+        known = _CANDIDATES.get(key)
+    if known is None:
+        known = _candidates(project, files, kinds)
+        with _LOCK:
+            _CANDIDATES[key] = known
+            while len(_CANDIDATES) > 32:
+                del _CANDIDATES[next(iter(_CANDIDATES))]
+    return list(known)
+
+
+_CANDIDATES: dict[tuple[Project, str, tuple[str, ...]], list[mutate.Site]] = {}
+_LOCK = threading.Lock()
+
+
+def _candidates(project: Project, files: dict[str, bytes], kinds: tuple[str, ...]) -> list[mutate.Site]:
     found = []
     for rel in source_files(project, files):
         try:
@@ -225,6 +303,32 @@ def strip_tests(source: str, names: set[tuple[str, str]]) -> str:
     return result
 
 
+def only_tests(source: str, keep: set[str]) -> str:
+    """`source` with only the test functions named in `keep` (in any class: a test may be inherited) among its
+    tests: the grader runs only those, and a test file of thousands of lines costs seconds to import on every
+    grading. Module-level code, fixtures, helpers and classes stay; a test whose name appears elsewhere in the
+    file (called, referred to) stays too."""
+    tree = ast.parse(source)
+    drop: set[tuple[str, str]] = set()
+
+    def visit(body: list[ast.stmt], cls: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{cls}::{node.name}" if cls else node.name)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test") \
+                    and node.name not in keep and not _referred(node.name, source):
+                drop.add((cls, node.name))
+
+    visit(tree.body, "")
+    return strip_tests(source, drop) if drop else source
+
+
+def _referred(name: str, source: str) -> bool:
+    """Whether `name` appears in `source` other than where a function of that name is defined."""
+    word = re.escape(name)
+    return len(re.findall(rf"\b{word}\b", source)) > len(re.findall(rf"\bdef\s+{word}\b", source))
+
+
 def _hide(project: Project, files: dict[str, bytes], site: mutate.Site, verdict: dict[str, Any],
           base: dict[str, Any]) -> Planted:
     original = files[site.path].decode("utf-8")
@@ -239,7 +343,7 @@ def _hide(project: Project, files: dict[str, bytes], site: mutate.Site, verdict:
     for file, names in sorted(by_file.items()):
         source = files[file].decode("utf-8")
         visible[file] = strip_tests(source, names).encode("utf-8")
-        hidden[str(Path(file).parent / f"hidden_{Path(file).name}")] = source
+        hidden[str(Path(file).parent / f"hidden_{Path(file).name}")] = only_tests(source, {n for _, n in names})
     removed = {(f, c, n) for f, names in by_file.items() for c, n in names}
     visible_passed = sum(base["cases"].get(k, 1) for k, v in base["outcomes"].items()
                          if v == "passed" and _function(k) not in removed)

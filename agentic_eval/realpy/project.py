@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_eval.paths import cache_dir
+from agentic_eval.realpy import measure
 
 
 class ProjectError(RuntimeError):
@@ -220,12 +220,20 @@ class SuiteRun:
     """test function (file::[Class::]name) -> failed (any case failed) / passed (else any passed) / skipped"""
     messages: dict[str, str]
     seconds: float
-    timed_out: bool = False
+    stopped: str = ""
+    """why the run was stopped before it ended (measure.Measured.stopped: "cpu", "idle", "wall"), or "" """
     cases: dict[str, int] = field(default_factory=dict)
     """test function -> how many of its cases (its parameters) passed"""
+    cpu: float = 0.0
+    """CPU seconds its process tree used (the same on a loaded machine, unlike `seconds`)"""
+
+    @property
+    def timed_out(self) -> bool:
+        return bool(self.stopped)
 
     def to_json(self) -> dict[str, Any]:
-        return {"outcomes": self.outcomes, "messages": self.messages, "seconds": self.seconds, "cases": self.cases}
+        return {"outcomes": self.outcomes, "messages": self.messages, "seconds": self.seconds, "cases": self.cases,
+                "cpu": self.cpu}
 
 
 def _node_id(case: ET.Element) -> str:
@@ -258,9 +266,10 @@ def pytest_runtest_logreport(report):
 
 
 def run_suite(workdir: Path, project: Project, timeout: float, selection: list[str] | None = None,
-              stop_after: int | None = None) -> SuiteRun:
+              stop_after: int | None = None, cpu_limit: float | None = None, idle_s: float | None = None) -> SuiteRun:
     """pytest on the project's tests in `workdir`, as the grader runs it; outcomes per test. `stop_after`: stop
-    once more test functions than that failed (the outcomes are then partial)."""
+    once more test functions than that failed (the outcomes are then partial). `timeout` is a wall-clock guard;
+    `cpu_limit` and `idle_s` stop it by the CPU time it uses (measure.run): `stopped` says which, if any."""
     report = Path(tempfile.mkdtemp(prefix="realpy-report-"))
     (report / "pytest.ini").write_text("[pytest]\n")
     stop = ["-p", "realpy_stop"] if stop_after is not None else []
@@ -274,13 +283,11 @@ def run_suite(workdir: Path, project: Project, timeout: float, selection: list[s
                PYTHONPATH=os.pathsep.join([*(str(workdir / p) for p in project.pythonpath),
                                            *([str(report)] if stop else [])]),
                REALPY_STOP_AFTER=str(stop_after or 0))
-    start = time.monotonic()
-    try:
-        subprocess.run(argv, cwd=workdir, env=env, capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
+    done = measure.run(argv, cwd=workdir, env=env, wall_limit=timeout, cpu_limit=cpu_limit, idle_s=idle_s)
+    if done.stopped:
         shutil.rmtree(report, ignore_errors=True)
-        return SuiteRun({}, {}, time.monotonic() - start, timed_out=True)
-    seconds = time.monotonic() - start
+        return SuiteRun({}, {}, done.wall_s, stopped=done.stopped, cpu=done.cpu_s)
+    seconds = done.wall_s
     outcomes: dict[str, str] = {}
     messages: dict[str, str] = {}
     cases: dict[str, int] = {}
@@ -304,7 +311,7 @@ def run_suite(workdir: Path, project: Project, timeout: float, selection: list[s
         before = outcomes.get(node)
         outcomes[node] = "failed" if "failed" in (before, outcome) else "passed" if "passed" in (before, outcome) \
             else outcome
-    return SuiteRun(outcomes, messages, seconds, cases=cases)
+    return SuiteRun(outcomes, messages, seconds, cases=cases, cpu=done.cpu_s)
 
 
 def write_tree(files: dict[str, bytes], root: Path) -> None:

@@ -2,10 +2,12 @@
 
 The pristine suite runs once under a profiler that records every call a test makes directly into a module-level
 function of the project whose arguments are plain data (numbers, strings, None, lists and dicts of them) or a
-naive date, datetime, time or timedelta, or a Decimal (recorded as how to make it again). Each recorded call is
-then made twice in a fresh process of the pristine code; what it returns (an iterator read into a list) or
-raises, when plain and the same both times, is its expected outcome; an object that comes back (a date, a
-duration, a parse result) is judged by its repr, when that is the same both times and holds no address. The
+naive date, datetime, time or timedelta, or a Decimal (recorded as how to make it again): per function the 40
+distinct calls whose text hashes lowest, so the same calls whatever order the tests ran them in, listed sorted.
+Each recorded call is then made three times in a fresh process of the pristine code; what it returns (an iterator
+read into a list) or raises, when plain and the same every time, is its expected outcome; an object that comes back
+(a date, a duration, a parse result) is judged by its repr, when that is the same every time and holds no address.
+The
 grader makes the same calls in the model's code, apart from it, and compares what comes back itself (gradelib's
 make_calls), so no report of a test run, forged or not, decides them. Cached per project in `twins.json`.
 """
@@ -22,14 +24,19 @@ from typing import Any
 from agentic_eval.realpy.project import Project, load_json, locked, save_json, state_root, traced_suite
 
 PER_FUNCTION = 30
-FORMAT = 3
+REPLAYS = 3
+"""fresh processes each recorded call is made in: it is kept only when all give the same outcome (an outcome
+that follows an address, e.g. a set holding None, differs between processes)"""
+FORMAT = 4
 """twins.json's format: 2 added objects judged by their repr, 3 dates, times, durations and decimals among the
-arguments (an older file is recorded again)"""
+arguments, 4 the calls sampled whatever the tests' order and replayed three times (an older file is recorded
+again)"""
 MAX_TWINS = 400
 
 _TRACER = r'''
-import json, math, os, sys
+import bisect, hashlib, json, math, os, sys
 
+_KEEP = 40
 _OUT = os.environ["REALPY_TWIN_OUT"]
 _SOURCES = tuple(json.loads(os.environ["REALPY_SOURCES"]))
 _TESTS = os.environ["REALPY_TESTS"]
@@ -95,10 +102,17 @@ def _profile(frame, event, arg):
     args = [_arg(a) for a in args]
     if any(a is _NOT for a in args):
         return
-    key = (frame.f_globals.get("__name__"), code.co_name)
-    calls = _SEEN.setdefault(key, [])
-    if len(calls) < 40 and args not in calls:
-        calls.append(json.loads(json.dumps(args)))
+    # per function the KEEP calls whose canonical text hashes lowest: the same sample whatever order the tests
+    # made them in (a set's order follows hash(None), an address in Python 3.11, whatever PYTHONHASHSEED says)
+    text = json.dumps(args, sort_keys=True)
+    rank = (hashlib.sha256(text.encode()).hexdigest(), text)
+    module = frame.f_globals.get("__name__")
+    if type(module) is not str:
+        return
+    kept = _SEEN.setdefault((module, code.co_name), [])
+    if rank not in kept and (len(kept) < _KEEP or rank < kept[-1]):
+        bisect.insort(kept, rank)
+        del kept[_KEEP:]
 
 
 def pytest_runtest_call(item):
@@ -112,7 +126,7 @@ def pytest_runtest_teardown(item):
 def pytest_sessionfinish(session):
     sys.setprofile(None)
     with open(_OUT, "w") as out:
-        json.dump([[m, f, a] for (m, f), calls in _SEEN.items() for a in calls], out)
+        json.dump([[m, f, json.loads(text)] for (m, f) in sorted(_SEEN) for _, text in _SEEN[(m, f)]], out)
 '''
 
 _REPLAY = r'''
@@ -193,7 +207,7 @@ def _record(project: Project, files: dict[str, bytes], timeout: float) -> list[d
             return []
         env["PYTHONPATH"] = path
         answers = []
-        for _ in range(2):
+        for _ in range(REPLAYS):
             done = subprocess.run([sys.executable, "-B", "-c", _REPLAY, str(aux / "calls.json")], cwd=work,
                                   env=env, capture_output=True, text=True, timeout=timeout, check=False)
             try:
@@ -202,8 +216,9 @@ def _record(project: Project, files: dict[str, bytes], timeout: float) -> list[d
                 return []
     twins: list[dict[str, Any]] = []
     per: dict[tuple[str, str], int] = {}
-    for (module, name, args), first, second in zip(calls, answers[0], answers[1], strict=False):
-        if first != second or not _plain_result(first) or per.get((module, name), 0) >= PER_FUNCTION:
+    for (module, name, args), first, *others in zip(calls, *answers, strict=False):
+        if any(other != first for other in others) or not _plain_result(first) \
+                or per.get((module, name), 0) >= PER_FUNCTION:
             continue
         per[(module, name)] = per.get((module, name), 0) + 1
         twin = {"module": module, "function": name, "args": args, "iter": bool(first.get("iter"))}

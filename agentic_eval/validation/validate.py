@@ -358,9 +358,12 @@ def _validate(tasks: Sequence[Task], options: ValidateOptions, *, backend: Sandb
                 attempts = plan.per_task.get(job.task.id, [])
                 for s in job.report.redteam_seeds if attempts else ():
                     engine.submit(job, functools.partial(_plan_attempts, engine, job, s, attempts, backend))
+        # every seed's first run before any seed's second: the units that work at once then make different seeds'
+        # sandboxes (a generator that searches per seed, as realpy's, searches for two seeds at once, not for one
+        # twice), and the repeats find every seed's sandbox decided and cached
         for job in jobs_made:
-            for s in job.report.seeds:
-                for i in range(repeat):
+            for i in range(repeat):
+                for s in job.report.seeds:
                     engine.submit(job, functools.partial(_run_checks, job, s, i, backend, engine.cancel))
         for job in jobs_made:
             job.done()  # everything of this task is submitted

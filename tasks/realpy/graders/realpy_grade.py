@@ -12,13 +12,12 @@ def grade() -> None:
     g = Grader()
     g.unchanged([v["tests_dir"]])
     # the hidden tests first, alone (with canaries, every name new): an unfixed repo fails here, and the whole
-    # suite, the costly part, is then skipped; a fixed one runs the rest of the suite next
+    # suite, the costly part, is then skipped; then the twins (one process of calls), which catch a knowing forgery
+    # of the test reports before the whole suite runs; the rest of the suite last
     hidden = len(v["require"])
     g.pytest_passes(v["hidden_select"], hidden_suite=v["hidden_tests"], require=v["require"], min_passed=hidden,
                     allow_skipped=True, pythonpath=v["pythonpath"], timeout=150,
                     what=f"the hidden test{'s' if hidden != 1 else ''} that caught the bug pass ({hidden})")
-    g.pytest_passes([v["tests_dir"]], min_passed=v["min_passed"] - hidden, allow_skipped=True, twins=[],
-                    pythonpath=v["pythonpath"], timeout=150, what=f"the rest of the {v['project']} suite passes")
 
     twins = v["project_twins"]
     if twins and g.ok:  # a failed check already decides; the calls cost a process
@@ -52,4 +51,6 @@ def grade() -> None:
                  for c, w, r in zip(calls, wants, results) if not r.matches(w) and not isinstance(w, Returns)]
         g.check(f"{len(twins)} calls into {v['project']} give the pristine outcomes (judged in the grader)",
                 not wrong, "; ".join(wrong[:3]))
+    g.pytest_passes([v["tests_dir"]], min_passed=v["min_passed"] - hidden, allow_skipped=True, twins=[],
+                    pythonpath=v["pythonpath"], timeout=150, what=f"the rest of the {v['project']} suite passes")
     g.finish()

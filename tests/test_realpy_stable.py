@@ -1,0 +1,164 @@
+"""realpy (issue 43): a seed's task and its twins do not depend on the machine's load or on luck. A candidate's
+tests are judged by the CPU time they use (a busy loop: too slow; a sleep: hangs), the wall clock only a guard
+whose stop is undecided and tried again; and two recordings of a suite's twins agree even when the tests make
+their calls in another order in every process (a set holding None: its order follows an address)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentic_eval.realpy import measure, twins
+from agentic_eval.realpy.project import Project, ProjectError, SuiteRun
+
+plant = importlib.import_module("agentic_eval.realpy.plant")  # (the package's `plant` is the function)
+
+BUSY = "while True: pass"
+
+
+def _python(code: str) -> list[str]:
+    return [sys.executable, "-S", "-c", code]
+
+
+def test_a_busy_loop_is_stopped_by_its_cpu_time(tmp_path: Path) -> None:
+    done = measure.run(_python(BUSY), cwd=tmp_path, env={}, wall_limit=120, cpu_limit=0.5, idle_s=60)
+    assert done.stopped == "cpu" and done.cpu_s > 0.5 and done.returncode is None
+
+
+def test_cpu_of_a_child_counts_too(tmp_path: Path) -> None:
+    """The pytest process may start others: the session's CPU time is what counts."""
+    code = f"import subprocess, sys; subprocess.run([sys.executable, '-S', '-c', {BUSY!r}])"
+    done = measure.run(_python(code), cwd=tmp_path, env={}, wall_limit=120, cpu_limit=0.5, idle_s=60)
+    assert done.stopped == "cpu"
+
+
+def test_a_sleeping_run_hangs_and_a_quick_one_ends(tmp_path: Path) -> None:
+    slept = measure.run(_python("import time; time.sleep(120)"), cwd=tmp_path, env={}, wall_limit=120,
+                        cpu_limit=60, idle_s=1)
+    assert slept.stopped == "idle"
+    quick = measure.run(_python("raise SystemExit(3)"), cwd=tmp_path, env={}, wall_limit=120, cpu_limit=60,
+                        idle_s=60)
+    assert (quick.stopped, quick.returncode) == ("", 3)
+
+
+def test_the_wall_clock_guard_only_makes_a_run_undecided(tmp_path: Path) -> None:
+    done = measure.run(_python("import time; time.sleep(120)"), cwd=tmp_path, env={}, wall_limit=0.5)
+    assert done.stopped == "wall"
+
+
+PROJECT = Project("toy", "1.0", "0" * 64, sources=("toy.py",), tests="tests")
+BASE: dict[str, Any] = {"outcomes": {"tests/test_toy.py::test_a": "passed"}, "seconds": 50.0, "cpu": 1.0,
+                        "cases": {}}
+
+
+def _runs(monkeypatch: pytest.MonkeyPatch, stops: list[str]) -> list[dict[str, Any]]:
+    """run_suite replaced: stopped as `stops` say in turn, then a run where test_a fails; the calls it got."""
+    calls: list[dict[str, Any]] = []
+
+    def fake(workdir: Path, project: Project, timeout: float, **kw: Any) -> SuiteRun:
+        calls.append({"timeout": timeout, **kw})
+        if len(calls) <= len(stops):
+            return SuiteRun({}, {}, timeout, stopped=stops[len(calls) - 1])
+        return SuiteRun({"tests/test_toy.py::test_a": "failed"}, {}, 1.0, cpu=0.5)
+
+    monkeypatch.setattr(plant, "run_suite", fake)
+    return calls
+
+
+def test_a_candidate_is_judged_by_cpu_not_by_the_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {"toy.py": b"x = 1\n"}
+    calls = _runs(monkeypatch, ["wall"])  # stopped by the guard once (a loaded machine): tried again, then valid
+    verdict = plant._run_mutant(PROJECT, files, BASE)
+    assert verdict["ok"] and verdict["failing"] == ["tests/test_toy.py::test_a"]
+    limit = max(plant.CPU_FLOOR_S, plant.CPU_FACTOR * BASE["cpu"])  # from the pristine CPU time, not its 50 s wall
+    assert all(c["cpu_limit"] == limit for c in calls) and calls[1]["timeout"] == 4 * calls[0]["timeout"]
+    _runs(monkeypatch, ["cpu"])
+    assert plant._run_mutant(PROJECT, files, BASE)["why"].startswith("too slow")
+    _runs(monkeypatch, ["idle"])
+    assert plant._run_mutant(PROJECT, files, BASE)["why"].startswith("hangs")
+    _runs(monkeypatch, ["wall", "wall"])  # undecided twice: no verdict at all, one line
+    with pytest.raises(ProjectError, match="too loaded to decide"):
+        plant._run_mutant(PROJECT, files, BASE)
+
+
+TOY = '''\
+def describe(year, text, day):
+    return f"{year}:{text}:{day}"
+
+
+def first(values):
+    return values[0]
+'''
+
+TOY_TEST = '''\
+import toy
+
+CASES = {(y, f"t{y}", None if y % 3 else y) for y in range(40)}  # its order follows hash(None): per process
+
+
+def test_describe():
+    for year, text, day in CASES:
+        assert toy.describe(year, text, day)
+
+
+def test_first():
+    for year, text, day in CASES:
+        assert toy.first([year, text]) == year
+'''
+
+
+def test_two_recordings_of_twins_agree(tmp_path: Path) -> None:
+    files = {"toy.py": TOY.encode(), "tests/test_toy.py": TOY_TEST.encode()}
+    first = twins._record(PROJECT, files, 120)
+    second = twins._record(PROJECT, files, 120)
+    assert first == second
+    assert [t["function"] for t in first] == sorted(t["function"] for t in first)
+    assert sum(t["function"] == "describe" for t in first) == twins.PER_FUNCTION  # 40 distinct calls, 30 kept
+
+
+def test_the_hidden_file_holds_only_the_catching_tests() -> None:
+    """The grader imports the hidden file on every grading: the other tests (thousands of lines in
+    more-itertools) go; what the catching ones need stays."""
+    source = ("import pytest\n\nX = 1\n\n\ndef helper():\n    return X\n\n\ndef test_a():\n    assert helper()\n\n\n"
+              "@pytest.mark.parametrize('v', [1])\ndef test_b(v):\n    assert v\n\n\ndef test_c():\n    test_d()\n\n\n"
+              "def test_d():\n    pass\n\n\nclass Base:\n    def test_e(self):\n        pass\n\n    def test_f(self):\n"
+              "        pass\n\n\nclass TestSub(Base):\n    def setUp(self):\n        pass\n")
+    out = plant.only_tests(source, {"test_a", "test_e"})
+    assert "def test_a" in out and "def helper" in out and "X = 1" in out and "def test_e" in out
+    assert "test_b" not in out and "parametrize" not in out and "test_f" not in out
+    assert "def test_d" in out  # called by another test: kept
+    assert "class TestSub(Base):" in out and "def setUp" in out
+
+
+def test_a_candidate_is_decided_once_when_two_generators_want_it(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """validate's repeats of a seed make its sandbox at once: the second waits for the first's verdict; and a
+    verdict an older version judged by the wall clock is decided again."""
+    import threading
+    import time
+
+    from agentic_eval.realpy.mutate import Site
+    from agentic_eval.realpy.project import save_json, state_root
+
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", str(tmp_path))
+    decided: list[str] = []
+
+    def decide(*args: Any) -> dict[str, Any]:
+        decided.append(threading.current_thread().name)
+        time.sleep(0.3)  # (a test run: the other generator arrives meanwhile)
+        return {"ok": False, "why": "0 test functions fail"}
+
+    monkeypatch.setattr(plant, "_decide", decide)
+    site = Site("compare", "toy.py", 1, 4, 1, 5, "<=")
+    threads = [threading.Thread(target=plant.validate, args=(PROJECT, {}, site, BASE)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(decided) == 1
+    save_json(state_root(PROJECT) / "validation.json", {site.id: {"ok": False, "why": "the suite timed out (60 s)"}})
+    assert plant.validate(PROJECT, {}, site, BASE)["why"] == "0 test functions fail" and len(decided) == 2
