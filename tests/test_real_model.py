@@ -220,10 +220,11 @@ def test_probe_the_real_model(real_server: LocalServer) -> None:
     assert "llamacpp:" in report.metrics.prefixes
 
 
-def turn_cost_bound_s(wall_s: float, prompt_tokens: int, completion_tokens: int) -> float:
-    """An upper bound on one agent turn (FIRST_PROMPT_TOKENS in, MAX_TOKENS out) from one measured
+def turn_cost_bound_s(wall_s: float, prompt_tokens: int, completion_tokens: int, *,
+                      turn_prompt: int = FIRST_PROMPT_TOKENS, turn_output: int = MAX_TOKENS) -> float:
+    """An upper bound on one agent turn (`turn_prompt` tokens in, `turn_output` out) from one measured
     request: wall = p/pp + c/tg, so P/pp + C/tg <= wall * max(P/p, C/c)."""
-    return wall_s * max(FIRST_PROMPT_TOKENS / max(prompt_tokens, 1), MAX_TOKENS / max(completion_tokens, 1))
+    return wall_s * max(turn_prompt / max(prompt_tokens, 1), turn_output / max(completion_tokens, 1))
 
 
 @pytest.mark.parametrize(("wall", "p", "c", "bound"), [
@@ -236,10 +237,8 @@ def test_turn_cost_bound(wall: float, p: int, c: int, bound: float) -> None:
     assert turn_cost_bound_s(wall, p, c) == pytest.approx(bound)
 
 
-def agent_timeout_for(server: LocalServer, tasks: int = len(TASKS), turns: int = MAX_TURNS) -> float:
-    """A trial's time limit from the server's throughput measured now, on this machine under its
-    current load: SAFETY x `turns` x one turn's cost, at least MIN_AGENT_TIMEOUT_S. A busy shared
-    CPU gets a longer limit instead of a failed test; the test asserts what the model did."""
+def _measure(server: LocalServer) -> tuple[float, int, int]:
+    """One request's wall time, prompt and completion tokens, on this machine under its current load."""
     import uuid
 
     import httpx
@@ -253,10 +252,17 @@ def agent_timeout_for(server: LocalServer, tasks: int = len(TASKS), turns: int =
     wall = time.monotonic() - t0
     resp.raise_for_status()
     usage = resp.json().get("usage") or {}
-    turn_s = turn_cost_bound_s(wall, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+    return wall, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+
+
+def agent_timeout_for(server: LocalServer, tasks: int = len(TASKS), turns: int = MAX_TURNS) -> float:
+    """A trial's time limit from the server's throughput measured now, on this machine under its
+    current load: SAFETY x `turns` x one turn's cost, at least MIN_AGENT_TIMEOUT_S. A busy shared
+    CPU gets a longer limit instead of a failed test; the test asserts what the model did."""
+    wall, p, c = _measure(server)
+    turn_s = turn_cost_bound_s(wall, p, c)
     limit = max(MIN_AGENT_TIMEOUT_S, SAFETY * turns * turn_s)
-    print(f"\nmeasured: {usage.get('prompt_tokens')} + {usage.get('completion_tokens')} tokens in {wall:.1f}s, "
-          f"a turn <= {turn_s:.0f}s: agent_timeout_s = {limit:.0f}")
+    print(f"\nmeasured: {p} + {c} tokens in {wall:.1f}s, a turn <= {turn_s:.0f}s: agent_timeout_s = {limit:.0f}")
     if tasks * (limit + 60) > HANG_CAP_S:
         pytest.fail(f"this machine is too loaded to run the model at all (one turn up to {turn_s:.0f}s)", pytrace=False)
     return limit
@@ -550,3 +556,105 @@ def test_builtin_agent_on_a_realpy_task(real_server: LocalServer, tmp_path: Path
     grader = (run_dir / trial.files["grader"]).read_text()
     assert "tests unchanged" in grader and ("PASS" in grader or "FAIL" in grader)
     assert trial.requests >= 1 and (run_dir / trial.files["wire"]).exists()
+
+
+
+OPENCODE_CTX = 16384
+OPENCODE_TURNS = 3
+OPENCODE_MAX_OUTPUT = 256
+OPENCODE_FIRST_PROMPT_TOKENS = 8000
+"""opencode 1.18.33's first request on a realpy task: its system prompt and tool schemas and the bug report
+(measured: 7,026 tokens on parse-logic seed 0). Later turns reuse its cached prefix and add a tool's result."""
+OPENCODE_LATER_PROMPT_TOKENS = 2000
+OPENCODE_HANG_CAP_S = 2 * HANG_CAP_S
+
+
+def _speeds(server: LocalServer) -> tuple[float, float]:
+    """Prompt processing and generation, tokens a second, as llama.cpp times them now (its `timings`), for a
+    fresh ~600-token prompt; from the wall time of the whole request when the server does not say."""
+    import uuid
+
+    import httpx
+
+    prompt = f"[{uuid.uuid4()}] " + "Count from 1 to 200, separated by spaces. " * 60
+    t0 = time.monotonic()
+    resp = httpx.post(f"{server.base_url}/chat/completions", timeout=HANG_CAP_S / 4, json={
+        "model": server.model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 32,
+        "temperature": 0})
+    wall = time.monotonic() - t0
+    resp.raise_for_status()
+    body = resp.json()
+    timings, usage = body.get("timings") or {}, body.get("usage") or {}
+    if timings.get("prompt_per_second") and timings.get("predicted_per_second"):
+        return float(timings["prompt_per_second"]), float(timings["predicted_per_second"])
+    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    return max(prompt, 1) / wall, max(completion, 1) / wall
+
+
+@pytest.mark.real_model_long
+@pytest.mark.timeout(OPENCODE_HANG_CAP_S)
+def test_opencode_on_a_realpy_task(request: pytest.FixtureRequest, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """opencode on a realpy task (parse-logic, seed 0) with the packaged small model: the trial runs, every turn is
+    recorded on the wire and classified, and the pack's grader scores it (pass or fail: the small model may well not
+    fix it; what it did is asserted). opencode's ~7,000-token first request takes minutes of prompt processing on a
+    CPU (26 min at load 14-17 on two shared cores), so this is `real_model_long`: select it with
+    `-m real_model_long`. Its own server: opencode needs a larger context than the session's (CTX)."""
+    if "real_model_long" not in (request.config.getoption("-m") or ""):
+        pytest.skip("runs opencode on the real local model (many minutes on a CPU): select with -m real_model_long")
+    require_cli("opencode", monkeypatch)
+    from agentic_eval.classify.summary import is_model_call
+    from agentic_eval.realpy.project import PROJECTS, ProjectError, fetch
+    from agentic_eval.results.trial_log import read_trials
+    from agentic_eval.wire.recorder import read_wire_log
+    from tests.helpers import MODEL_CACHE_AT_IMPORT
+
+    monkeypatch.setenv("AGENTIC_EVAL_CACHE", str(MODEL_CACHE_AT_IMPORT))  # the model and the sdists
+    try:
+        local_server.require_xllamacpp()
+        local_server.packaged_model()
+        fetch(PROJECTS["parse"])
+    except (LocalServerError, ProjectError) as exc:
+        _unavailable(f"{exc} (scripts/install.sh installs it)")
+    pack = tmp_path / "pack"
+    shutil.copytree(REPO / "tasks" / "realpy" / "graders", pack / "graders")
+    shutil.copytree(REPO / "tasks" / "realpy" / "parse-logic", pack / "parse-logic")
+    toml = pack / "parse-logic" / "task.toml"  # opencode's steps are the task's max_turns
+    toml.write_text(re.sub(r"(?m)^max_turns = \d+$", f"max_turns = {OPENCODE_TURNS}", toml.read_text(encoding="utf-8")),
+                    encoding="utf-8")
+    runs = tmp_path / "runs"
+    with LocalServer(threads=2, ctx=OPENCODE_CTX) as server:
+        pp, tg = _speeds(server)  # the time limit from the speed now: a loaded CPU gets a longer one
+        first = OPENCODE_FIRST_PROMPT_TOKENS / pp + OPENCODE_MAX_OUTPUT / tg
+        later = OPENCODE_LATER_PROMPT_TOKENS / pp + OPENCODE_MAX_OUTPUT / tg
+        wanted = max(MIN_AGENT_TIMEOUT_S, SAFETY * (first + (OPENCODE_TURNS - 1) * later))
+        limit = min(wanted, OPENCODE_HANG_CAP_S - 900)
+        print(f"\nmeasured: {pp:.1f} prompt tokens/s, {tg:.1f} generated/s: first turn ~{first:.0f}s, later "
+              f"~{later:.0f}s; agent timeout {limit:.0f}s" + (f" (wanted {wanted:.0f}s)" if limit < wanted else ""))
+        cmd = [sys.executable, "-m", "agentic_eval.cli", "run", "--agent", "opencode", "--tasks", str(pack),
+               "--model", server.model, "--base-url", server.base_url, "--run-dir", str(runs),
+               "--agent-timeout", f"{limit:.0f}", "--agent-opt", f"context={OPENCODE_CTX}",
+               "--agent-opt", f"max_output={OPENCODE_MAX_OUTPUT}"]
+        t0 = time.monotonic()
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit + 600, stdin=subprocess.DEVNULL,
+                              check=False, env={**os.environ, **NO_EGRESS})
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    (run_dir,) = [p for p in runs.iterdir() if (p / "run.json").exists()]
+    (trial,) = read_trials(run_dir)[0]
+    print(f"opencode on realpy parse-logic, {server.model}: {trial.outcome} ({trial.detail}) in "
+          f"{time.monotonic() - t0:.0f}s; turns {trial.turns}; families {trial.text_call_families}; "
+          f"text calls {trial.text_calls.calls}, read by {trial.text_calls.readers}")
+    if trial.outcome == "agent_timeout" and trial.fault == "endpoint" and limit < wanted:
+        pytest.fail(f"this machine is too loaded to run opencode on the model ({trial.detail})", pytrace=False)
+    assert trial.outcome in ("pass", "fail"), trial.detail  # graded: the model's doing, whatever it did
+    assert proc.returncode == 0 and trial.grader_verdict == trial.outcome and trial.agent == "opencode"
+    grader = (run_dir / trial.files["grader"]).read_text()
+    assert "tests unchanged" in grader and ("PASS" in grader or "FAIL" in grader)
+    wire = [r for r in read_wire_log(run_dir / trial.files["wire"]) if is_model_call(r.method, r.path)]
+    assert wire and trial.requests == len(wire) and all(r.path == "/v1/chat/completions" for r in wire)
+    answered = [r.response for r in wire if r.status == 200 and isinstance(r.response, dict)]
+    assert answered and all(reply.get("model") == server.model for reply in answered)  # llama.cpp's own answers
+    assert trial.turns.unclassified == 0 and sum(trial.turns.model_dump().values()) == trial.requests
+    assert len(wire) <= OPENCODE_TURNS + 1  # opencode's steps (the turn cap), and one more without tools at the cap
+    if trial.turns.text_tool_call:
+        assert trial.text_call_families and trial.text_calls.calls >= trial.turns.text_tool_call
