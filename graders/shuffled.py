@@ -5,12 +5,20 @@ repo's, a name the repo does not hold). Where no twin judges a test (a third-par
 `pytest_passes` runs this copy instead of the repo's files: each selected test file is copied beside itself under
 a new name, each test in it renamed, and the two canaries (one that must pass, one that must fail) put into one
 of the copies among the real tests, named like them. The report's cases are translated back to the repo's names,
-so `require`, `count` and the messages speak of the real tests. A forgery can still tell a canary by its body;
-only twins close that (graders/twincheck.py).
+so `require`, `count` and the messages speak of the real tests.
+
+The canary that must fail is, where the selection names a test it can be made from, a look-alike (`look_alike`):
+a copy of one of the selected tests with one expected constant of a top-level `assert ... == ...` changed, put
+among the file's tests. A forgery that spares the canaries by what they are (a test that only compares constants,
+calls nothing, is last in its file) cannot tell it from the real test it copies: to spare it, it must know which
+expected value is the right one, which is the work. Otherwise (nothing selected by name has such an assert) the
+canaries are two constant comparisons, which a forgery can still tell by their body; only twins close that there
+(graders/twincheck.py).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import secrets
 from collections.abc import Callable, Sequence
@@ -45,18 +53,195 @@ class ShuffledSuite:
     """(copy's stem, new test name) -> (the repo's file, the real test name)"""
     passing: str = ""
     failing: str = ""
+    also_failing: list[str] = field(default_factory=list)
+    """More canaries that must fail (look-alikes of other selected tests)."""
+
+
+LOOK_ALIKES = 3
+"""Look-alike canaries at most, each a copy of a different selected test: a forgery that guesses which of two
+near twins is the real test is right half the time, so each one more halves its chance."""
+_SKIPS = frozenset({"skip", "xfail", "importorskip", "skipif", "skipTest"})
+"""Calls and marks that can stop a test before its assert: a test holding any is never copied into a canary."""
+
+
+def _literal(node: ast.expr) -> bool:
+    """A value written out in full (constants in lists, tuples, sets, dicts): no name, no call."""
+    return all(isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp, ast.unaryop,
+                              ast.Load)) for n in ast.walk(node))
+
+
+def _changed(text: str, value: object) -> str | None:
+    """The source of another value of the same type written the same way (an int one or two off; one letter or
+    digit of a string changed, its quotes and prefix kept), such as a wrong expectation would hold; None when
+    the literal is written in a form this does not change (hex, an empty string)."""
+    import warnings
+
+    if type(value) is int and re.fullmatch(r"\d+", text):
+        return str(max(0, value + secrets.choice((-2, -1, 1, 2))) if value > 1 else value + secrets.choice((1, 2)))
+    if type(value) is float and re.fullmatch(r"\d+\.\d*|\d*\.\d+", text):
+        return repr(value + max(1.0, value) * secrets.choice((1.0, 2.0)))
+    if type(value) not in (str, bytes):
+        return None
+    body = text.lstrip("rRbBuU")
+    quote = len(body) - len(body.lstrip("\"'"))
+    quote = 3 if quote >= 3 and body[:3] in ('"""', "'''") else 1
+    head = len(text) - len(body) + quote
+    places = [i for i in range(head, len(text) - quote) if text[i].isascii() and text[i].isalnum()
+              and text[i - 1] != "\\"]
+    if not places:
+        return None
+    i = secrets.choice(places)
+    pool = "0123456789" if text[i].isdigit() else "abcdefghijklmnopqrstuvwxyz"
+    pool = pool.upper() if text[i].isupper() else pool
+    changed = text[:i] + secrets.choice(pool.replace(text[i], "")) + text[i + 1:]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            new = ast.literal_eval(changed)
+    except (SyntaxError, ValueError):
+        return None
+    return changed if type(new) is type(value) and new != value else None
+
+
+_INVERSE = {ast.Eq: "!=", ast.NotEq: "==", ast.Is: "is not", ast.IsNot: "is", ast.In: "not in", ast.NotIn: "in",
+            ast.Lt: ">=", ast.GtE: "<", ast.Gt: "<=", ast.LtE: ">"}
+_OPERATOR = {ast.Eq: r"==", ast.NotEq: r"!=", ast.Is: r"is(?!\s+not\b)", ast.IsNot: r"is\s+not", ast.In: r"(?<!not )in",
+             ast.NotIn: r"not\s+in", ast.Lt: r"<(?!=)", ast.GtE: r">=", ast.Gt: r">(?!=)", ast.LtE: r"<="}
+_ATOMS = (ast.Name, ast.Call, ast.Attribute, ast.Subscript)
+
+
+@dataclass
+class _Edit:
+    """One change to one line of a test that makes it fail where the original passes: `text` replaces bytes
+    `start:end` of line `line` (1-based, in the file); `rank` 0 for a changed expected value, 1 for an inverted
+    assertion (a forgery could guess that `!=` is rarer than `==`: used only where no value can change)."""
+
+    line: int
+    start: int
+    end: int
+    text: str
+    rank: int
+
+
+def _stoppable(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether anything could end the test before its last top-level statement without failing it."""
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)):
+            return True
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+        if name in _SKIPS:
+            return True
+    return False
+
+
+def _edits(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[bytes]) -> list[_Edit]:
+    """The ways to make a copy of `function` fail at one of its top-level asserts (which a passing test reaches):
+    an expected constant of `A == B` changed, else the assertion inverted (`==` `!=`, `is` `is not`, `in` `not
+    in`, `<` `>=`, `x` `not x`). Only single-line changes; `lines`: the file's lines in bytes."""
+    if _stoppable(function):
+        return []
+    found: list[_Edit] = []
+    for statement in function.body:
+        if not isinstance(statement, ast.Assert):
+            continue
+        test = statement.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            op, right = type(test.ops[0]), test.comparators[0]
+            if op is ast.Eq:
+                for expected, computed in ((right, test.left), (test.left, right)):
+                    if not _literal(expected) or _literal(computed):
+                        continue
+                    for node in ast.walk(expected):
+                        if (isinstance(node, ast.Constant) and type(node.value) in (str, int, float, bytes)
+                                and node.lineno == node.end_lineno and node.end_col_offset is not None):
+                            line = lines[node.lineno - 1]
+                            text = _changed(line[node.col_offset:node.end_col_offset].decode("utf-8", "replace"),
+                                            node.value)
+                            if text is not None:
+                                found.append(_Edit(node.lineno, node.col_offset, node.end_col_offset, text, 0))
+            if (op in _INVERSE and test.left.end_lineno == right.lineno and test.left.end_col_offset is not None):
+                line = lines[right.lineno - 1]
+                gap = line[test.left.end_col_offset:right.col_offset].decode("utf-8", "replace")
+                match = re.fullmatch(rf"(\s*){_OPERATOR[op]}(\s*)", gap)
+                if match is not None:
+                    text = match.group(1) + _INVERSE[op] + match.group(2)
+                    found.append(_Edit(right.lineno, test.left.end_col_offset, right.col_offset, text, 1))
+        elif isinstance(test, _ATOMS) and test.lineno == statement.lineno and test.col_offset is not None:
+            found.append(_Edit(test.lineno, test.col_offset, test.col_offset, "not ", 1))
+        elif (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, _ATOMS)
+              and test.lineno == test.operand.lineno):
+            found.append(_Edit(test.lineno, test.col_offset, test.operand.col_offset, "", 1))
+    return found
+
+
+def look_alikes(source: str, names: set[str], new_names: Sequence[str]) -> list[tuple[int, str]]:
+    """Canaries that must fail, like real tests: copies of top-level tests of `source` named in `names` (a
+    different one for each where there are enough), called `new_names`, each with one expected constant of a
+    top-level `assert ... == ...` changed (or, failing that, one top-level assertion inverted); each with the
+    line after which it goes (after a test chosen at random). Fewer (or none) when the tests allow fewer."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    lines = _lines(source)
+    raw = [line.encode("utf-8") for line in lines]
+    tests = [n for n in tree.body
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
+    options = {f.name: (f, edits) for f in tests if f.name in names if (edits := _edits(f, raw))}
+    made: list[tuple[int, str]] = []
+    order = sorted(options)
+    for name in new_names:  # one copy of a test at most: two would tell which test they both copy
+        if not order:
+            break
+        function, edits = options[order.pop(secrets.randbelow(len(order)))]
+        best = min(e.rank for e in edits)
+        edit = secrets.choice([e for e in edits if e.rank == best])
+        first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+        copy = raw[first - 1:function.end_lineno]
+        row = edit.line - first  # the offsets are in bytes of the line's UTF-8
+        copy[row] = copy[row][:edit.start] + edit.text.encode("utf-8") + copy[row][edit.end:]
+        text = b"".join(copy).decode("utf-8")
+        text = re.sub(rf"^(\s*(?:async\s+)?def\s+){re.escape(function.name)}(\s*\()", rf"\g<1>{name}\g<2>", text,
+                      count=1, flags=re.MULTILINE)
+        made.append((secrets.choice(tests).end_lineno or len(lines), text.rstrip("\n") + "\n"))
+    return made
+
+
+def _lines(text: str) -> list[str]:
+    """The lines as Python numbers them (split at newlines only, each with its own)."""
+    return [line for line in re.split(r"(?<=\n)", text) if line]
+
+
+def _insert(text: str, after: int, block: str) -> str:
+    """`block` as top-level code after line `after` of `text`, set apart by blank lines."""
+    lines = _lines(text)
+    head, tail = "".join(lines[:after]), "".join(lines[after:])
+    return head.rstrip("\n") + "\n\n\n" + block + ("\n\n" + tail.lstrip("\n") if tail.strip() else "")
 
 
 def shuffle_python(tests: dict[str, str], wanted: dict[str, set[str] | None], exists: Callable[[str], bool],
                    canaries: Callable[[str, str], str]) -> ShuffledSuite:
     """`tests`: the selected test files (repo-relative path -> source); `wanted`: per file, the test names
     selected (None: all); `exists`: whether a path is taken in the tree; `canaries(passing, failing)`: the
-    canaries' source under those names."""
+    canaries' source under those names (`failing` "": the passing one alone, when the canary that must fail is
+    a look-alike of a selected test)."""
     suite = ShuffledSuite()
     taken: set[str] = set()
     for source in tests.values():
         taken.update(m.group(2) for m in _PY_TEST.finditer(source))
-    suite.passing, suite.failing = test_name(taken), test_name(taken)
+    suite.passing = test_name(taken)
+    alike: dict[str, list[tuple[int, str, str]]] = {}
+    budget = LOOK_ALIKES
+    for rel in sorted(tests, key=lambda _: secrets.randbelow(1 << 30)):
+        plain = {n for n in wanted.get(rel) or () if "::" not in n}
+        if plain and budget:  # a test selected by name must pass: a copy with a wrong expectation must fail
+            names = [test_name(taken) for _ in range(min(budget, len(plain)))]
+            made = look_alikes(tests[rel], plain, names)
+            if made:
+                alike[rel] = [(after, text, name) for (after, text), name in zip(made, names)]
+                budget -= len(made)
+    failing = [name for rel in sorted(alike) for _, _, name in alike[rel]]
+    suite.failing, suite.also_failing = (failing[0], failing[1:]) if failing else (test_name(taken), [])
     host = secrets.choice(sorted(tests)) if tests else ""
     items: list[str] = []
     for rel, source in tests.items():
@@ -75,8 +260,10 @@ def shuffle_python(tests: dict[str, str], wanted: dict[str, set[str] | None], ex
         text = _PY_TEST.sub(rename, source)
         for old, new in renamed.items():
             suite.names[(stem, new)] = (rel, old)
+        for after, block, _ in sorted(alike.get(rel, []), reverse=True):  # from the end: the lines above stay put
+            text = _insert(text, after, block)
         if rel == host:
-            text = text.rstrip("\n") + "\n\n\n" + canaries(suite.passing, suite.failing)
+            text = text.rstrip("\n") + "\n\n\n" + canaries(suite.passing, "" if alike else suite.failing)
         suite.files[copy] = text
         chosen = wanted.get(rel)
         if chosen is None:
@@ -86,8 +273,9 @@ def shuffle_python(tests: dict[str, str], wanted: dict[str, set[str] | None], ex
                 cls, _, test = name.rpartition("::")
                 if test in renamed:
                     items.append("::".join(x for x in (copy, cls, renamed[test]) if x))
+            items += [f"{copy}::{name}" for _, _, name in alike.get(rel, [])]
             if rel == host:
-                items += [f"{copy}::{suite.passing}", f"{copy}::{suite.failing}"]
+                items += [f"{copy}::{suite.passing}", *([] if alike else [f"{copy}::{suite.failing}"])]
     order = list(range(len(items)))
     for i in range(len(order) - 1, 0, -1):  # a random order: the canaries' file is not always first or last
         j = secrets.randbelow(i + 1)
