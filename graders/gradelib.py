@@ -1382,12 +1382,17 @@ class Grader:
 
         first = Path(selection[0].split("::")[0]) if selection else Path("tests")
         folder = first if self.path(str(first)).is_dir() else first.parent
-        while True:  # a name like the repo's own (no fixed prefix a forgery could spare), not one it has
-            stem = f"{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
+        from shuffled import free_name
+
+        def at(stem: str) -> str:
             name = f"test_{stem}{suffix}" if suffix == ".py" else f"{stem}{suffix}"
-            rel = str(folder / name) if str(folder) not in ("", ".") else name
-            if not os.path.lexists(self.path(rel)):
-                return rel
+            return str(folder / name) if str(folder) not in ("", ".") else name
+
+        # a name like the repo's own (no fixed prefix a forgery could spare), not one it has: longer when the tree
+        # holds every name of a length, never an endless search
+        stem = free_name(lambda n: "_".join(secrets.choice(_NOUNS) for _ in range(n)),
+                         lambda stem: not os.path.lexists(self.path(at(stem))))
+        return at(stem)
 
     def _hidden_files(self, extra_tests: Sequence[str]) -> tuple[dict[str, str | bytes], list[str]]:
         """Hidden tests from the task's data/ folder, given to the run in the scratch folder (with the task's

@@ -33,13 +33,27 @@ _NOUNS = ("totals", "limits", "input", "orders", "values", "names", "rows", "con
 _PY_TEST = re.compile(r"^(\s*(?:async\s+)?def\s+)(test\w*)(\s*\()", re.MULTILINE)
 
 
+def free_name(make: Callable[[int], str], free: Callable[[str], bool], words: int = 2) -> str:
+    """A name `make(n)` (n words drawn at random) for which `free` holds: 64 tries with `words` words, then 64 with
+    one more, and so on. The model can take every name of one length (900 two-word file names are cheap to make),
+    which only makes the names longer, for real tests and canaries alike, never the search endless."""
+    for n in range(words, words + 16):
+        for _ in range(64):
+            name = make(n)
+            if free(name):
+                return name
+    raise RuntimeError("every name taken")  # 30**17 of them: not reachable
+
+
+def _nouns(n: int, sep: str = "_") -> str:
+    return sep.join(secrets.choice(_NOUNS) for _ in range(n))
+
+
 def test_name(taken: set[str]) -> str:
     """A new test name like a real one, not in `taken` (added to it)."""
-    while True:
-        name = f"test_{secrets.choice(_VERBS)}_{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
-        if name not in taken:
-            taken.add(name)
-            return name
+    name = free_name(lambda n: f"test_{secrets.choice(_VERBS)}_{_nouns(n)}", lambda name: name not in taken)
+    taken.add(name)
+    return name
 
 
 @dataclass
@@ -246,11 +260,12 @@ def shuffle_python(tests: dict[str, str], wanted: dict[str, set[str] | None], ex
     items: list[str] = []
     for rel, source in tests.items():
         folder = str(Path(rel).parent)
-        while True:
-            stem = f"test_{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
-            copy = f"{folder}/{stem}.py" if folder not in ("", ".") else f"{stem}.py"
-            if copy not in suite.files and not exists(copy):
-                break
+        def at(stem: str, folder: str = folder) -> str:
+            return f"{folder}/{stem}.py" if folder not in ("", ".") else f"{stem}.py"
+
+        stem = free_name(lambda n: f"test_{_nouns(n)}",
+                         lambda stem: at(stem) not in suite.files and not exists(at(stem)))
+        copy = at(stem)
         renamed: dict[str, str] = {}
 
         def rename(match: re.Match[str], renamed: dict[str, str] = renamed) -> str:
@@ -306,11 +321,9 @@ _JS_TEST = re.compile(r"""\b((?:test|it)(?:\.\w+)?\s*\(\s*)(["'])((?:\\.|(?!\2)[
 
 
 def _title(taken: set[str]) -> str:
-    while True:
-        title = f"{secrets.choice(_VERBS)} {secrets.choice(_NOUNS)} {secrets.choice(_NOUNS)}"
-        if title not in taken:
-            taken.add(title)
-            return title
+    title = free_name(lambda n: f"{secrets.choice(_VERBS)} {_nouns(n, ' ')}", lambda title: title not in taken)
+    taken.add(title)
+    return title
 
 
 def shuffle_node(tests: dict[str, str], exists: Callable[[str], bool],
@@ -329,11 +342,11 @@ def shuffle_node(tests: dict[str, str], exists: Callable[[str], bool],
     for rel, source in tests.items():
         folder, name = str(Path(rel).parent), Path(rel).name
         extension = name[name.index(".test."):] if ".test." in name else Path(rel).suffix
-        while True:
-            stem = f"{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
-            copy = f"{folder}/{stem}{extension}" if folder not in ("", ".") else f"{stem}{extension}"
-            if copy not in suite.files and not exists(copy):
-                break
+        def at(stem: str, folder: str = folder, extension: str = extension) -> str:
+            return f"{folder}/{stem}{extension}" if folder not in ("", ".") else f"{stem}{extension}"
+
+        stem = free_name(_nouns, lambda stem: at(stem) not in suite.files and not exists(at(stem)))
+        copy = at(stem)
 
         def rename(match: re.Match[str], rel: str = rel) -> str:
             new = _title(taken)
