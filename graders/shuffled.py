@@ -148,31 +148,56 @@ def _stoppable(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
+_UNITTEST_INVERSE = {"assertEqual": "assertNotEqual", "assertNotEqual": "assertEqual", "assertTrue": "assertFalse",
+                     "assertFalse": "assertTrue", "assertIsNone": "assertIsNotNone", "assertIsNotNone": "assertIsNone",
+                     "assertIn": "assertNotIn", "assertNotIn": "assertIn", "assertIs": "assertIsNot",
+                     "assertIsNot": "assertIs", "assertListEqual": "assertNotEqual",
+                     "assertTupleEqual": "assertNotEqual"}
+_UNITTEST_EQUAL = ("assertEqual", "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual",
+                   "assertSequenceEqual", "assertCountEqual")
+
+
+def _value_edits(sides: tuple[ast.expr, ast.expr], lines: list[bytes]) -> list[_Edit]:
+    """An expected constant changed, where one side of an equality is written out in full and the other computes."""
+    found: list[_Edit] = []
+    for expected, computed in (sides, sides[::-1]):
+        if not _literal(expected) or _literal(computed):
+            continue
+        for node in ast.walk(expected):
+            if (isinstance(node, ast.Constant) and type(node.value) in (str, int, float, bytes)
+                    and node.lineno == node.end_lineno and node.end_col_offset is not None):
+                line = lines[node.lineno - 1]
+                text = _changed(line[node.col_offset:node.end_col_offset].decode("utf-8", "replace"), node.value)
+                if text is not None:
+                    found.append(_Edit(node.lineno, node.col_offset, node.end_col_offset, text, 0))
+    return found
+
+
 def _edits(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[bytes]) -> list[_Edit]:
-    """The ways to make a copy of `function` fail at one of its top-level asserts (which a passing test reaches):
-    an expected constant of `A == B` changed, else the assertion inverted (`==` `!=`, `is` `is not`, `in` `not
-    in`, `<` `>=`, `x` `not x`). Only single-line changes; `lines`: the file's lines in bytes."""
+    """The ways to make a copy of `function` fail at one of its top-level assertions (which a passing test
+    reaches): an expected constant of `A == B` or `self.assertEqual(A, B)` changed, else the assertion inverted
+    (`==` `!=`, `is` `is not`, `in` `not in`, `<` `>=`, `x` `not x`, `assertTrue` `assertFalse` and the like).
+    Only single-line changes; `lines`: the file's lines in bytes."""
     if _stoppable(function):
         return []
     found: list[_Edit] = []
     for statement in function.body:
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.end_col_offset
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+            method, end = call.func.attr, call.func.end_col_offset
+            if method in _UNITTEST_EQUAL and len(call.args) >= 2:
+                found += _value_edits((call.args[0], call.args[1]), lines)
+            if method in _UNITTEST_INVERSE and call.func.end_lineno is not None:
+                found.append(_Edit(call.func.end_lineno, end - len(method), end, _UNITTEST_INVERSE[method], 1))
+            continue
         if not isinstance(statement, ast.Assert):
             continue
         test = statement.test
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             op, right = type(test.ops[0]), test.comparators[0]
             if op is ast.Eq:
-                for expected, computed in ((right, test.left), (test.left, right)):
-                    if not _literal(expected) or _literal(computed):
-                        continue
-                    for node in ast.walk(expected):
-                        if (isinstance(node, ast.Constant) and type(node.value) in (str, int, float, bytes)
-                                and node.lineno == node.end_lineno and node.end_col_offset is not None):
-                            line = lines[node.lineno - 1]
-                            text = _changed(line[node.col_offset:node.end_col_offset].decode("utf-8", "replace"),
-                                            node.value)
-                            if text is not None:
-                                found.append(_Edit(node.lineno, node.col_offset, node.end_col_offset, text, 0))
+                found += _value_edits((test.left, right), lines)
             if (op in _INVERSE and test.left.end_lineno == right.lineno and test.left.end_col_offset is not None):
                 line = lines[right.lineno - 1]
                 gap = line[test.left.end_col_offset:right.col_offset].decode("utf-8", "replace")
@@ -188,26 +213,39 @@ def _edits(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[bytes])
     return found
 
 
-def look_alikes(source: str, names: set[str], new_names: Sequence[str]) -> list[tuple[int, str]]:
-    """Canaries that must fail, like real tests: copies of top-level tests of `source` named in `names` (a
-    different one for each where there are enough), called `new_names`, each with one expected constant of a
-    top-level `assert ... == ...` changed (or, failing that, one top-level assertion inverted); each with the
-    line after which it goes (after a test chosen at random). Fewer (or none) when the tests allow fewer."""
+def _tests_in(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """("test_x" or "Class::test_x", the function): the module's test functions and its classes' test methods."""
+    found: list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            found.append((node.name, node))
+        elif isinstance(node, ast.ClassDef):
+            found += [(f"{node.name}::{m.name}", m) for m in node.body
+                      if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test")]
+    return found
+
+
+def look_alikes(source: str, names: set[str], new_names: Sequence[str]) -> list[tuple[int, str, str]]:
+    """Canaries that must fail, like real tests: copies of tests of `source` named in `names` ("test_x" or
+    "Class::test_x"; a different one for each), called `new_names`, each with one expected constant of a top-level
+    `assert ... == ...` (or `self.assertEqual`) changed, or failing that one top-level assertion inverted; each
+    with the line after which it goes (after another test of the module, or of the class for a method) and its
+    class ("" for a function). Fewer (or none) when the tests allow fewer."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
     lines = _lines(source)
     raw = [line.encode("utf-8") for line in lines]
-    tests = [n for n in tree.body
-             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")]
-    options = {f.name: (f, edits) for f in tests if f.name in names if (edits := _edits(f, raw))}
-    made: list[tuple[int, str]] = []
+    tests = _tests_in(tree)
+    options = {key: (f, edits) for key, f in tests if key in names if (edits := _edits(f, raw))}
+    made: list[tuple[int, str, str]] = []
     order = sorted(options)
     for name in new_names:  # one copy of a test at most: two would tell which test they both copy
         if not order:
             break
-        function, edits = options[order.pop(secrets.randbelow(len(order)))]
+        key = order.pop(secrets.randbelow(len(order)))
+        function, edits = options[key]
         best = min(e.rank for e in edits)
         edit = secrets.choice([e for e in edits if e.rank == best])
         first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
@@ -217,7 +255,9 @@ def look_alikes(source: str, names: set[str], new_names: Sequence[str]) -> list[
         text = b"".join(copy).decode("utf-8")
         text = re.sub(rf"^(\s*(?:async\s+)?def\s+){re.escape(function.name)}(\s*\()", rf"\g<1>{name}\g<2>", text,
                       count=1, flags=re.MULTILINE)
-        made.append((secrets.choice(tests).end_lineno or len(lines), text.rstrip("\n") + "\n"))
+        cls = key.rpartition("::")[0]
+        beside = [f for k, f in tests if k.rpartition("::")[0] == cls]
+        made.append((secrets.choice(beside).end_lineno or len(lines), text.rstrip("\n") + "\n", cls))
     return made
 
 
@@ -226,11 +266,12 @@ def _lines(text: str) -> list[str]:
     return [line for line in re.split(r"(?<=\n)", text) if line]
 
 
-def _insert(text: str, after: int, block: str) -> str:
-    """`block` as top-level code after line `after` of `text`, set apart by blank lines."""
+def _insert(text: str, after: int, block: str, method: bool = False) -> str:
+    """`block` after line `after` of `text`, set apart by blank lines (two for top-level code, one in a class)."""
     lines = _lines(text)
     head, tail = "".join(lines[:after]), "".join(lines[after:])
-    return head.rstrip("\n") + "\n\n\n" + block + ("\n\n" + tail.lstrip("\n") if tail.strip() else "")
+    gap = "\n" if method else "\n\n"
+    return head.rstrip("\n") + "\n" + gap + block + (gap + tail.lstrip("\n") if tail.strip() else "")
 
 
 def shuffle_python(tests: dict[str, str], wanted: dict[str, set[str] | None], exists: Callable[[str], bool],
@@ -244,17 +285,17 @@ def shuffle_python(tests: dict[str, str], wanted: dict[str, set[str] | None], ex
     for source in tests.values():
         taken.update(m.group(2) for m in _PY_TEST.finditer(source))
     suite.passing = test_name(taken)
-    alike: dict[str, list[tuple[int, str, str]]] = {}
+    alike: dict[str, list[tuple[int, str, str, str]]] = {}  # rel -> (after line, source, name, class)
     budget = LOOK_ALIKES
     for rel in sorted(tests, key=lambda _: secrets.randbelow(1 << 30)):
-        plain = {n for n in wanted.get(rel) or () if "::" not in n}
-        if plain and budget:  # a test selected by name must pass: a copy with a wrong expectation must fail
-            names = [test_name(taken) for _ in range(min(budget, len(plain)))]
-            made = look_alikes(tests[rel], plain, names)
+        chosen_names = wanted.get(rel) or set()
+        if chosen_names and budget:  # a test selected by name must pass: a copy with a wrong expectation must fail
+            names = [test_name(taken) for _ in range(min(budget, len(chosen_names)))]
+            made = look_alikes(tests[rel], chosen_names, names)
             if made:
-                alike[rel] = [(after, text, name) for (after, text), name in zip(made, names)]
+                alike[rel] = [(after, text, name, cls) for (after, text, cls), name in zip(made, names)]
                 budget -= len(made)
-    failing = [name for rel in sorted(alike) for _, _, name in alike[rel]]
+    failing = [name for rel in sorted(alike) for _, _, name, _ in alike[rel]]
     suite.failing, suite.also_failing = (failing[0], failing[1:]) if failing else (test_name(taken), [])
     host = secrets.choice(sorted(tests)) if tests else ""
     items: list[str] = []
@@ -275,8 +316,8 @@ def shuffle_python(tests: dict[str, str], wanted: dict[str, set[str] | None], ex
         text = _PY_TEST.sub(rename, source)
         for old, new in renamed.items():
             suite.names[(stem, new)] = (rel, old)
-        for after, block, _ in sorted(alike.get(rel, []), reverse=True):  # from the end: the lines above stay put
-            text = _insert(text, after, block)
+        for after, block, _, cls in sorted(alike.get(rel, []), reverse=True):  # from the end: lines above stay put
+            text = _insert(text, after, block, method=bool(cls))
         if rel == host:
             text = text.rstrip("\n") + "\n\n\n" + canaries(suite.passing, "" if alike else suite.failing)
         suite.files[copy] = text
@@ -288,7 +329,7 @@ def shuffle_python(tests: dict[str, str], wanted: dict[str, set[str] | None], ex
                 cls, _, test = name.rpartition("::")
                 if test in renamed:
                     items.append("::".join(x for x in (copy, cls, renamed[test]) if x))
-            items += [f"{copy}::{name}" for _, _, name in alike.get(rel, [])]
+            items += ["::".join(x for x in (copy, cls, name) if x) for _, _, name, cls in alike.get(rel, [])]
             if rel == host:
                 items += [f"{copy}::{suite.passing}", *([] if alike else [f"{copy}::{suite.failing}"])]
     order = list(range(len(items)))

@@ -26,6 +26,8 @@ from agentic_eval.validation.validate import run_attempt
 needs_bwrap = pytest.mark.skipif(bwrap_problem() is not None, reason=f"bwrap: {bwrap_problem()}")
 
 HIDDEN = '''\
+from unittest import TestCase
+
 import pytest
 from calc import add, label
 
@@ -46,6 +48,14 @@ def test_helper_only():
         assert add(a, b) == want
 
     check(1, 1, 2)
+
+
+class AddTests(TestCase):
+    def test_in_class(self):
+        self.assertEqual(add(1, 2), 3)
+
+    def test_other(self):
+        self.assertTrue(add(0, 0) == 0)
 '''
 
 GENERATOR = '''
@@ -89,15 +99,16 @@ def _shuffled():  # type: ignore[no-untyped-def]
 def test_a_look_alike_is_a_selected_test_with_one_expectation_changed(tmp_path: Path) -> None:
     shuffled = _shuffled()
     wanted = shuffled.selected_files(["tests/hidden_test_calc.py::test_add", "tests/hidden_test_calc.py::test_label",
-                                      "tests/hidden_test_calc.py::test_helper_only"], lambda folder: None)
+                                      "tests/hidden_test_calc.py::test_helper_only",
+                                      "tests/hidden_test_calc.py::AddTests::test_in_class"], lambda folder: None)
     suite = shuffled.shuffle_python({"tests/hidden_test_calc.py": HIDDEN}, wanted, lambda rel: False,
                                     lambda p, f: f"def {p}():\n    assert 1 + 1 == 2\n" + (
                                         f"\n\ndef {f}():\n    assert 1 + 1 == 3\n" if f else ""))
     failing = [suite.failing, *suite.also_failing]
-    assert len(failing) == 2  # test_add and test_label (test_helper_only asserts nothing at its top level)
-    ((rel, text),) = suite.files.items()
-    functions = {f.name: f for f in ast.parse(text).body if isinstance(f, ast.FunctionDef)}
-    originals = {f.name: f for f in ast.parse(HIDDEN).body if isinstance(f, ast.FunctionDef)}
+    assert len(failing) == 3  # test_add, test_label, AddTests::test_in_class (not test_helper_only: no top-level
+    ((rel, text),) = suite.files.items()  # assertion)
+    functions = {f.name: f for f in ast.walk(ast.parse(text)) if isinstance(f, ast.FunctionDef)}
+    originals = {f.name: f for f in ast.walk(ast.parse(HIDDEN)) if isinstance(f, ast.FunctionDef)}
     for name in failing:  # the copy of a real test, one constant or operator apart, its quotes kept
         copy = ast.unparse(functions[name]).replace(name, "X").splitlines()
         near = [o for o in originals.values() if len(lines := ast.unparse(o).replace(o.name, "X").splitlines())
