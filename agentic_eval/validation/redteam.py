@@ -457,16 +457,17 @@ graders/shuffled.py: public, as the model knows)."""
 
 
 def _exhaust_canary_names(sandbox: Path) -> None:
-    """Every name the grader could give a canary file or a test file's copy, taken: `test_A_B.py`, `A_B.test.js`
-    and `A_B.test.mjs` in the root and every test folder (a trivial passing test each)."""
-    folders = {sandbox, *test_dirs(sandbox), *(p.parent for p in test_files(sandbox, PYTHON)),
-               *(p.parent for p in test_files(sandbox, NODE))}
-    for folder in sorted(folders):
-        for a in CANARY_NOUNS:
-            for b in CANARY_NOUNS:
-                (folder / f"test_{a}_{b}.py").write_text(f"def test_{a}_{b}():\n    pass\n", encoding="utf-8")
-                for extension in (".test.js", ".test.mjs"):
-                    (folder / f"{a}_{b}{extension}").write_text("", encoding="utf-8")
+    """Every name the grader could give a canary file or a test file's copy, taken: `test_A_B.py` beside the Python
+    tests, `A_B.test.js` and `A_B.test.mjs` beside the Node ones (empty files)."""
+    for language, patterns in ((PYTHON, ("test_{}_{}.py",)), (NODE, ("{}_{}.test.js", "{}_{}.test.mjs"))):
+        folders = {p.parent for p in test_files(sandbox, language)}
+        if language == PYTHON:
+            folders.update(test_dirs(sandbox))
+        for folder in sorted(folders):
+            for a in CANARY_NOUNS:
+                for b in CANARY_NOUNS:
+                    for pattern in patterns:
+                        (folder / pattern.format(a, b)).touch()
 
 
 EXHAUST_CANARY_NAMES = Attempt(
