@@ -1382,12 +1382,17 @@ class Grader:
 
         first = Path(selection[0].split("::")[0]) if selection else Path("tests")
         folder = first if self.path(str(first)).is_dir() else first.parent
-        while True:  # a name like the repo's own (no fixed prefix a forgery could spare), not one it has
-            stem = f"{secrets.choice(_NOUNS)}_{secrets.choice(_NOUNS)}"
+        from shuffled import free_name
+
+        def at(stem: str) -> str:
             name = f"test_{stem}{suffix}" if suffix == ".py" else f"{stem}{suffix}"
-            rel = str(folder / name) if str(folder) not in ("", ".") else name
-            if not os.path.lexists(self.path(rel)):
-                return rel
+            return str(folder / name) if str(folder) not in ("", ".") else name
+
+        # a name like the repo's own (no fixed prefix a forgery could spare), not one it has: longer when the tree
+        # holds every name of a length, never an endless search
+        stem = free_name(lambda n: "_".join(secrets.choice(_NOUNS) for _ in range(n)),
+                         lambda stem: not os.path.lexists(self.path(at(stem))))
+        return at(stem)
 
     def _hidden_files(self, extra_tests: Sequence[str]) -> tuple[dict[str, str | bytes], list[str]]:
         """Hidden tests from the task's data/ folder, given to the run in the scratch folder (with the task's
@@ -1468,11 +1473,12 @@ class Grader:
         files, hidden = self._hidden_files(extra_tests)
         shuffled = None if chosen else self._shuffled_suite(selection, hidden_suite or {})
         if shuffled is not None:  # no twins: the grader's own copy, every name and file new, canaries inside
-            passing, failing = shuffled.passing, shuffled.failing
+            passing, failing = shuffled.passing, [shuffled.failing, *shuffled.also_failing]
             files.update(shuffled.files)
             tests = shuffled.argv
         else:
-            source, passing, failing = self._canaries("python")
+            source, passing, one = self._canaries("python")
+            failing = [one]
             canary = self._canary_place(selection, ".py")
             files[canary] = source
             tests = _with_canary(selection, canary)
@@ -1534,8 +1540,9 @@ class Grader:
         if not sources or len(sources) != len(wanted):
             return None  # a selected file is missing or unreadable: the run as asked says so
 
-        def canaries(passing: str, failing: str) -> str:
-            return self._canaries("python", passing, failing)[0]
+        def canaries(passing: str, failing: str) -> str:  # failing "": the passing one alone (the other is a look-alike)
+            source = self._canaries("python", passing, failing or f"{passing}_")[0]
+            return source if failing else source.split("\n\n\n")[0] + "\n"
 
         return shuffle_python(sources, wanted, lambda rel: os.path.lexists(self.path(rel)), canaries)
 
@@ -1613,8 +1620,9 @@ class Grader:
             _tell_harness({"tests_forged": forged})
         self.check(f"{len(judged)} visible tests, judged here (their twins), pass", not failed, why)
 
-    def _test_run(self, run: RunResult, report: str, passing: str, failing: str) -> PytestRun:
-        """The test run's real cases, and whether its canaries came out as they must."""
+    def _test_run(self, run: RunResult, report: str, passing: str, failing: str | Sequence[str]) -> PytestRun:
+        """The test run's real cases, and whether its canaries came out as they must: every case of the one
+        that must pass passed, every case of each that must fail (`failing`: one name or several) failed."""
         result = PytestRun(exit_code=run.exit_code, output=run.output)
         data = run.files.get(report)
         if run.exit_code is None or data is None:
@@ -1625,14 +1633,24 @@ class Grader:
             result.output += f"\nunreadable JUnit report: {str(exc)[:200]}"
             return result
         result.report_written = True
-        outcome = {c.name.split("[")[0]: c.outcome for c in cases if c.name.split("[")[0] in (passing, failing)}
-        if not outcome and run.exit_code not in (0, 1):
+        must_fail = [failing] if isinstance(failing, str) else list(failing)
+        planted = {passing, *must_fail}
+        outcomes: dict[str, set[str]] = {}
+        for c in cases:
+            if c.name.split("[")[0] in planted:
+                outcomes.setdefault(c.name.split("[")[0], set()).add(c.outcome)
+        if not outcomes and run.exit_code not in (0, 1):
             result.report_written = False  # the run stopped before any test (a missing file, a collection error)
             return result
-        if outcome.get(passing) != "passed" or outcome.get(failing) != "failed" or run.exit_code == 0:
-            result.tampered = (f"a test that must fail came out {outcome.get(failing, 'missing')}, one that must "
-                               f"pass {outcome.get(passing, 'missing')}, exit {run.exit_code}")
-        result.cases = [c for c in cases if c.name.split("[")[0] not in (passing, failing)]
+
+        def came_out(name: str) -> str:
+            return "/".join(sorted(outcomes.get(name, {"missing"})))
+
+        wrong = [name for name in must_fail if outcomes.get(name) != {"failed"}]
+        if outcomes.get(passing) != {"passed"} or wrong or run.exit_code == 0:
+            result.tampered = (f"a test that must fail came out {came_out(wrong[0] if wrong else must_fail[0])}, "
+                               f"one that must pass {came_out(passing)}, exit {run.exit_code}")
+        result.cases = [c for c in cases if c.name.split("[")[0] not in planted]
         return result
 
     @staticmethod
@@ -1718,7 +1736,7 @@ class Grader:
         files, hidden = self._hidden_files(extra_tests)
         shuffled = self._shuffled_node(files_run)
         if shuffled is not None:  # the grader's own copy: every title and file new, the canaries inside one
-            passing, failing = shuffled.passing, shuffled.failing
+            passing, failing = shuffled.passing, [shuffled.failing, *shuffled.also_failing]
             files.update(shuffled.files)
             files_run = [str(self.work / rel) for rel in shuffled.argv]
             tests = files_run
