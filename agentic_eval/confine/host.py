@@ -178,8 +178,12 @@ class BwrapBackend(SharedDisk, SandboxBackend):
             made.add(mount)
         for hidden in spec.hidden:
             where = os.path.abspath(hidden)
-            if os.path.isdir(where) and any(_under_str(where, m) and where != m for m in made if m != "/"):
+            if not any(_under_str(where, m) and where != m for m in made if m != "/"):
+                continue
+            if os.path.isdir(where):
                 args += ["--tmpfs", where]
+            elif os.path.isfile(where):  # a module file (a copy of a realpy project's parse.py): seen empty
+                args += ["--ro-bind", str(_empty_file()), where]
         args += ["--chdir", str(cwd), "--"]
         if self.as_root:
             args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
@@ -191,20 +195,34 @@ _identity_lock = threading.Lock()
 _identity_dir: list[Path] = []
 
 
-def _identity_files(uid: int) -> tuple[Path, Path]:
-    """/etc/passwd and /etc/group with a line for `uid` ('agent', HOME /tmp), made once per uid in a
-    folder of this process's own (removed at exit; marked: the next run removes it if this one is killed)."""
+def _own_folder() -> Path:
+    """A folder of this process's own for files it binds into commands (removed at exit; marked: the next run
+    removes it if this one is killed). Call with `_identity_lock` held."""
+    if not _identity_dir:
+        import atexit
+
+        from agentic_eval.leftovers import MarkedTempDir
+
+        made = MarkedTempDir("ae-identity-")
+        atexit.register(made.cleanup)
+        _identity_dir.append(made.top)
+    return _identity_dir[0]
+
+
+def _empty_file() -> Path:
+    """An empty, read-only regular file bound over a hidden file (/dev/null cannot be opened there: nodev)."""
     with _identity_lock:
-        if not _identity_dir:
-            import atexit
+        empty = _own_folder() / "empty"
+        if not empty.exists():
+            empty.touch(mode=0o444)
+        return empty
 
-            from agentic_eval.leftovers import MarkedTempDir
 
-            made = MarkedTempDir("ae-identity-")
-            atexit.register(made.cleanup)
-            folder = made.top
-            _identity_dir.append(folder)
-        folder = _identity_dir[0] / str(uid)
+def _identity_files(uid: int) -> tuple[Path, Path]:
+    """/etc/passwd and /etc/group with a line for `uid` ('agent', HOME /tmp), made once per uid in the
+    process's own folder (`_own_folder`)."""
+    with _identity_lock:
+        folder = _own_folder() / str(uid)
         passwd, group = folder / "passwd", folder / "group"
         if not group.exists():
             folder.mkdir(exist_ok=True)

@@ -329,7 +329,7 @@ class ScriptRunner:
         with self.backend.grading_folder(self.sandbox.path) as folder:  # docker: its socket folder bound in ahead
             os.chmod(folder, 0o755)
             host = CodeHost(self.sandbox.path, Path(folder), self.backend, cancel=cancel,
-                            hidden=(*hidden_from_model(), self.task.pack_dir, self.task.dir))
+                            hidden=(*hidden_from_model(), *self.sandbox.hidden, self.task.pack_dir, self.task.dir))
             try:
                 host.deadline = time.monotonic() + timeout
                 host.reserve = min(5.0, timeout / 4)

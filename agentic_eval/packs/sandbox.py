@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -34,6 +35,9 @@ PRISTINE_DATE = "2024-01-02T03:04:05+0000"
 # Identity for commits made inside the sandbox (by an agent or a fix).
 AGENT_IDENTITY = ("Coding Agent", "agent@sandbox.invalid")
 
+HIDDEN_PATHS = "hidden_paths"
+"""A generator's variable: absolute paths of this machine that every confined command of the trial sees empty."""
+
 Generator = Callable[[Path, int, dict[str, Any]], dict[str, Any]]
 
 _module_cache: dict[Path, ModuleType] = {}
@@ -51,6 +55,15 @@ class Sandbox:
     pristine_commit: str
     pristine_store: Path | None = None
     """The harness's copy of the pristine objects, outside the sandbox: what graders compare against."""
+
+    @property
+    def hidden(self) -> tuple[Path, ...]:
+        """Paths of this machine the generator asks to hide from every confined command of the trial (its
+        `hidden_paths` variable: absolute paths, e.g. copies of a realpy project that would give the fix away)."""
+        paths = self.variables.get(HIDDEN_PATHS)
+        if not isinstance(paths, list):
+            return ()
+        return tuple(Path(p) for p in paths if isinstance(p, str) and os.path.isabs(p))
 
 
 def _load_module(path: Path) -> ModuleType:

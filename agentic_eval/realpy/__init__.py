@@ -8,6 +8,7 @@
     report   The task's instruction, written from the failing tests without an LLM.
     twins    Twin checks for a real project's suite: its tests' calls into the project, replayed and judged.
     synth    `agentic-eval tasks synth NAME==VERSION`: a realpy pack for a project of the user's choice.
+    copies   Copies of a project elsewhere on the machine (a vendored more-itertools), hidden from the model.
 
 The generator itself is `sandboxes/realpy.py`; the pack is `tasks/realpy`.
 """

@@ -273,7 +273,8 @@ class CliAgent(Agent):
             node = shutil.which("node")
             if node:
                 readable.append(Path(os.path.realpath(node)).parent.parent)
-            hidden = (*hidden_from_model(), ctx.task.pack_dir, *(Path(p) for p in self.system_config))
+            hidden = (*hidden_from_model(), *ctx.sandbox.hidden, ctx.task.pack_dir,
+                      *(Path(p) for p in self.system_config))
             spec = Confinement(writable=(ctx.sandbox.path, home, *outputs), readable=tuple(readable), hidden=hidden,
                                limits=ResourceLimits(memory_bytes=None))  # node reserves more address space
             inner = [sys.executable, "-I", "-S", str(relay_py), str(port), str(relay.path), "--", *argv]

@@ -269,7 +269,7 @@ class _Loop:
         self.client = httpx.Client(base_url=ctx.base_url.rstrip("/") + "/", transport=transport, headers=headers,
                                    event_hooks={"response": [bound_replies]}, timeout=ctx.timeout_s)
         limits = ToolLimits(bash_timeout_s=_option(ctx, "bash_timeout_s", float, 60.0),
-                            deadline=self.deadline, cancel=ctx.cancel, backend=ctx.backend)
+                            deadline=self.deadline, cancel=ctx.cancel, backend=ctx.backend, hidden=ctx.sandbox.hidden)
         self.limits = dataclasses.replace(limits, worker=FileToolWorker(ctx.sandbox.path, limits))
         self.messages: list[dict[str, Any]] = []
 

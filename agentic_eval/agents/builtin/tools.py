@@ -68,6 +68,8 @@ class ToolLimits:
     """When set, a running command is killed at once."""
     backend: SandboxBackend | None = None
     """The `SandboxBackend` every call runs through (None: the default, bwrap where it works)."""
+    hidden: tuple[Path, ...] = ()
+    """Paths the sandbox's generator asks to hide besides the harness's own (`Sandbox.hidden`)."""
     max_file_bytes: int = 8_000_000
     """Bytes of a file the file tools read at most (read_file notes the cut; edit_file refuses)."""
     file_tool_timeout_s: float = 30.0
@@ -143,7 +145,8 @@ def _file_request(name: str, root: Path, args: dict[str, Any], limits: ToolLimit
 def _file_spec(root: Path, limits: ToolLimits, cpu_s: int | None) -> Confinement:
     from agentic_eval.agents.builtin import _filetools
 
-    return Confinement(writable=(root,), readable=(Path(_filetools.__file__).resolve(),), hidden=hidden_from_model(),
+    return Confinement(writable=(root,), readable=(Path(_filetools.__file__).resolve(),),
+                       hidden=(*hidden_from_model(), *limits.hidden),
                        limits=ResourceLimits(cpu_s=cpu_s, memory_bytes=limits.memory_bytes))
 
 
@@ -386,7 +389,7 @@ def _time_left(limits: ToolLimits, wanted: float) -> float:
 def bash(root: Path, args: dict[str, Any], limits: ToolLimits) -> str:
     timeout = _time_left(limits, float(args.get("timeout") or limits.bash_timeout_s))
     backend = limits.backend or default_backend()
-    spec = Confinement(writable=(root,), hidden=hidden_from_model(),
+    spec = Confinement(writable=(root,), hidden=(*hidden_from_model(), *limits.hidden),
                        limits=ResourceLimits(cpu_s=math.ceil(timeout) + 1, memory_bytes=limits.memory_bytes))
     with _private_home(backend) as home:
         result = run_command(backend, ["bash", "-c", args["command"]], cwd=root, env=_command_env(home), spec=spec,

@@ -1,0 +1,79 @@
+"""Copies of a realpy project that the model could read on this machine, to be hidden from it.
+
+A realpy task's fix is the project's own code, so any copy of the project that a confined command can read (the
+sandbox sees `/usr` and the harness's Python read-only) gives the fix away: setuptools vendors more-itertools in
+every Python that has it, and a cloud SDK may bundle inflection. A model could read the copy to find the planted
+change, or simply import the copy from its own code so that the hidden tests pass without the bug being found.
+
+`copies_on_machine` finds them: a folder or file named like one of the project's sources (`more_itertools`,
+`parse.py`) under those roots whose Python files define at least half of the names the project's sources define
+at their top level (another version of the project counts: most of its code is the same). The realpy generator
+puts them in the sandbox's `hidden_paths` variable; every confined command of the trial (the agent's, the
+grader's, the model's code while it is graded) then sees them empty. One scan per project per process, bounded in
+time (what was found by then).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import time
+from functools import cache
+from pathlib import Path
+
+SCAN_S = 30.0
+"""At most this long to look through the roots for one project."""
+SAME_SHARE = 0.5
+"""A candidate that defines at least this share of the project's top-level names is a copy."""
+_SKIP = ("/usr/share", "/usr/include", "/usr/src")
+"""Under the roots but holding no importable Python worth the time (docs, headers, kernel sources)."""
+
+
+def readable_roots() -> tuple[Path, ...]:
+    """What a confined command reads of this machine besides its sandbox: /usr and the harness's Python."""
+    roots = {Path("/usr"), Path(sys.prefix), Path(sys.base_prefix),
+             Path(os.path.realpath(sys.executable)).parent.parent}
+    return tuple(sorted(p for p in roots if p.is_dir()))
+
+
+def _names(path: Path) -> set[str]:
+    """The top-level function and class names the Python files at `path` (a file or a folder) define."""
+    files = [path] if path.is_file() else sorted(path.rglob("*.py"))[:200]
+    names: set[str] = set()
+    for file in files:
+        try:
+            tree = ast.parse(file.read_bytes())
+        except (OSError, SyntaxError, ValueError, RecursionError):
+            continue
+        names.update(node.name for node in tree.body
+                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+    return names
+
+
+@cache
+def _scan(sources: tuple[Path, ...], roots: tuple[Path, ...], exclude: tuple[Path, ...]) -> tuple[str, ...]:
+    wanted = {source.name: _names(source) for source in sources if source.exists()}
+    wanted = {name: defined for name, defined in wanted.items() if len(defined) >= 4}  # too little to tell a copy
+    found: set[str] = set()
+    deadline = time.monotonic() + SCAN_S
+    skip = tuple(str(p) for p in (*exclude, *map(Path, _SKIP)))
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            if time.monotonic() > deadline:
+                return tuple(sorted(found))
+            dirs[:] = [d for d in dirs if not os.path.join(folder, d).startswith(skip)]
+            for name in (set(dirs) | set(files)) & wanted.keys():
+                candidate = Path(folder, name)
+                if len(_names(candidate) & wanted[name]) >= SAME_SHARE * len(wanted[name]):
+                    found.add(str(candidate))
+    return tuple(sorted(found))
+
+
+def copies_on_machine(tree: Path, sources: tuple[str, ...], exclude: tuple[Path, ...] = (),
+                      roots: tuple[Path, ...] | None = None) -> list[str]:
+    """The copies of the project at `tree` (its `sources`, relative to it) that a confined command could read,
+    as absolute paths; `exclude`: folders not to look in (the project's own tree, the harness's cache); `roots`:
+    where to look (default `readable_roots()`)."""
+    resolved = tuple(tree / source for source in sources)
+    return list(_scan(resolved, readable_roots() if roots is None else roots, (tree, *exclude)))
