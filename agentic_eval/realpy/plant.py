@@ -23,6 +23,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -310,23 +311,19 @@ def only_tests(source: str, keep: set[str]) -> str:
     file (called, referred to) stays too."""
     tree = ast.parse(source)
     drop: set[tuple[str, str]] = set()
+    words = Counter(re.findall(r"\w+", source))
+    defined = Counter(re.findall(r"\bdef\s+(\w+)", source))
 
     def visit(body: list[ast.stmt], cls: str) -> None:
         for node in body:
             if isinstance(node, ast.ClassDef):
                 visit(node.body, f"{cls}::{node.name}" if cls else node.name)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test") \
-                    and node.name not in keep and not _referred(node.name, source):
+                    and node.name not in keep and words[node.name] <= defined[node.name]:  # not referred to
                 drop.add((cls, node.name))
 
     visit(tree.body, "")
     return strip_tests(source, drop) if drop else source
-
-
-def _referred(name: str, source: str) -> bool:
-    """Whether `name` appears in `source` other than where a function of that name is defined."""
-    word = re.escape(name)
-    return len(re.findall(rf"\b{word}\b", source)) > len(re.findall(rf"\bdef\s+{word}\b", source))
 
 
 def _hide(project: Project, files: dict[str, bytes], site: mutate.Site, verdict: dict[str, Any],
