@@ -17,6 +17,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from agentic_eval.paths import cache_dir
+from agentic_eval.realpy.copies import copies_on_machine
 from agentic_eval.realpy.plant import plant, project_files
 from agentic_eval.realpy.project import Project, fetch, project_of, state_root
 from agentic_eval.realpy.report import bug_report
@@ -32,7 +34,9 @@ def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(files[rel])
-    return copy.deepcopy(variables)
+    # Copies of the project elsewhere on this machine (a vendored more-itertools) would give the fix away: every
+    # confined command of the trial sees them empty (packs/sandbox.HIDDEN_PATHS, realpy/copies.py).
+    return {**copy.deepcopy(variables), "hidden_paths": copies_on_machine(tree, project.sources, (cache_dir(),))}
 
 
 @functools.lru_cache(maxsize=48)
