@@ -46,7 +46,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import gitsafe, pristine
 from agentic_eval.packs.gitsafe import GitError
 
 __all__ = [
@@ -217,12 +217,12 @@ def pristine_commit(sandbox: Path | None = None) -> str:
     Never read from the repository, whose history the agent could rewrite. `sandbox` is ignored
     (kept for graders written against older versions).
     """
-    return str(_env_path(gitsafe.COMMIT_ENV))
+    return str(_env_path(pristine.COMMIT_ENV))
 
 
 def pristine_store() -> Path:
     """The harness's copy of the pristine objects, outside the sandbox (AGENTIC_EVAL_PRISTINE_GIT)."""
-    return _env_path(gitsafe.STORE_ENV)
+    return _env_path(pristine.STORE_ENV)
 
 
 # --------------------------------------------------------------------------- pytest results
@@ -1128,7 +1128,7 @@ class Grader:
         if why:
             return self.check(what, False, why)
         try:
-            original = gitsafe.pristine_blob(pristine_store(), self.pristine(), rel)
+            original = pristine.pristine_blob(pristine_store(), self.pristine(), rel)
             before = self._load_data(rel, original.decode("utf-8", "replace"))
         except GitError as exc:
             return self.check(what, False, str(exc))

@@ -311,11 +311,11 @@ def _changed_by_fix(sandbox: Path) -> set[str]:
     """Files the reference fix changed (the validator's own copy: pristine commit + fix, no model in it)."""
     import subprocess
 
-    from agentic_eval.packs import gitsafe
+    from agentic_eval.packs import pristine
 
     proc = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "status",
                            "--porcelain", "--untracked-files=all"], cwd=sandbox, capture_output=True, text=True,
-                          env=gitsafe.git_env(), timeout=60, check=False)
+                          env=pristine.git_env(), timeout=60, check=False)
     return {line[3:].strip().strip('"') for line in proc.stdout.splitlines() if len(line) > 3}
 
 

@@ -7,7 +7,7 @@ import shutil
 
 from gradelib import Grader, pristine_store
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import pristine
 
 TEST = "test/inventory.test.js"
 MUTANTS = {
@@ -46,7 +46,7 @@ g = Grader()
 g.unchanged(["src"])
 g.node_tests_pass([TEST], min_passed=3)
 node = shutil.which("node") or "node"
-source = gitsafe.pristine_blob(pristine_store(), g.pristine(), "src/inventory.js").decode("utf-8")
+source = pristine.pristine_blob(pristine_store(), g.pristine(), "src/inventory.js").decode("utf-8")
 for old, _ in [EQUIVALENT, *MUTANTS.values()]:
     if old not in source:
         raise RuntimeError(f"a mutation does not apply to the pristine module: {old[:60]!r}")
