@@ -25,7 +25,7 @@ AGENTIC_EVAL_PRISTINE_GIT; the working directory is the sandbox.
 What changed is judged against ground truth the agent cannot touch: the pristine
 commit id and a copy of its objects that the harness keeps outside the sandbox.
 Nothing is read from the sandbox's history, index or ignore rules, and git never
-runs with the sandbox's config or hooks (see agentic_eval/packs/gitsafe.py). A
+runs with the sandbox's config or hooks (see agentic_eval/grading/gitsafe.py). A
 grader's own plain `git` in the sandbox goes through the same view, with the
 pristine commit's objects from the harness's copy (agentic_eval/grading/gitshim.py).
 """
@@ -46,8 +46,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
 
-from agentic_eval.packs import gitsafe, pristine
-from agentic_eval.packs.gitsafe import GitError
+from agentic_eval.grading import gitsafe
+from agentic_eval.grading.gitsafe import GitError
+from agentic_eval.packs import pristine
 
 __all__ = [
     "Call",

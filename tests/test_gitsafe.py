@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.packs import gitsafe, pristine
+from agentic_eval.grading import gitsafe
+from agentic_eval.packs import pristine
 from tests.helpers import pristine_repo as _repo
 
 PRISTINE = {

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.grading import gitsafe
 from tests.helpers import pristine_repo as _repo
 
 PRISTINE = {
@@ -113,7 +113,7 @@ UNREADABLE_PROBE = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[4])  # the package's parent, as a grader's import path has it: standard library only
-from agentic_eval.packs import gitsafe
+from agentic_eval.grading import gitsafe
 sys.stdout.buffer.write(gitsafe.final_diff(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]))
 """
 NOBODY = 65534

@@ -7,7 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from agentic_eval.packs import gitsafe, pristine
+from agentic_eval.grading import gitsafe
+from agentic_eval.packs import pristine
 from agentic_eval.packs.sandbox import _git_commit, _pristine_commit, materialize_sandbox
 from agentic_eval.packs.task import load_task
 

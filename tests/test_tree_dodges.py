@@ -121,8 +121,8 @@ def test_a_tree_of_many_files_snapshots_whole_and_bounded(tmp_path: Path, monkey
     the changed pristine file first and the first new ones up to its limit, and counts the rest in a note."""
     import json
 
+    from agentic_eval.grading import gitsafe
     from agentic_eval.grading.snapshot import take_snapshot
-    from agentic_eval.packs import gitsafe
 
     monkeypatch.setattr(gitsafe, "DIFF_COUNT_LIMIT", 100)
     root, store, commit = _many_files(tmp_path, 5000)

@@ -21,7 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agentic_eval.packs import gitsafe, pristine
+from agentic_eval.grading import gitsafe
+from agentic_eval.packs import pristine
 
 SHIM_CONFIG: tuple[str, ...] = (
     *pristine.SAFE_CONFIG,

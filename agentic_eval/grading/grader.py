@@ -26,9 +26,9 @@ from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBac
 from agentic_eval.confine.process import signal_group
 from agentic_eval.confine.registry import default_backend
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.grading import gitshim
+from agentic_eval.grading import gitsafe, gitshim
 from agentic_eval.leftovers import MarkedTempDir
-from agentic_eval.packs import gitsafe, pristine
+from agentic_eval.packs import pristine
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
