@@ -3,7 +3,7 @@ name's module is imported on first use, so importing a package (or `agentic-eval
 
     __getattr__, __dir__ = lazy_face(__name__, {"Task": ".task", ...})
 
-Submodules stay importable as usual (`from agentic_eval.packs import gitsafe`).
+Submodules stay importable as usual (`from agentic_eval.grading import gitsafe`).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agentic_eval.grading.snapshot import take_snapshot, write_diff, write_manifest
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import pristine
 from agentic_eval.packs.sandbox import commit_pristine, pristine_store_for
 from agentic_eval.trees import remove_tree
 
@@ -49,7 +49,7 @@ def one(files: int) -> dict[str, float]:
         commit = commit_pristine(root)
         store = pristine_store_for(root)
         if not (store / "HEAD").exists():
-            gitsafe.save_pristine(root, store)
+            pristine.save_pristine(root, store)
         fill(root, files)
         out = Path(tmp) / "out"
         out.mkdir()

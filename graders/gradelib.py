@@ -25,7 +25,7 @@ AGENTIC_EVAL_PRISTINE_GIT; the working directory is the sandbox.
 What changed is judged against ground truth the agent cannot touch: the pristine
 commit id and a copy of its objects that the harness keeps outside the sandbox.
 Nothing is read from the sandbox's history, index or ignore rules, and git never
-runs with the sandbox's config or hooks (see agentic_eval/packs/gitsafe.py). A
+runs with the sandbox's config or hooks (see agentic_eval/grading/gitsafe.py). A
 grader's own plain `git` in the sandbox goes through the same view, with the
 pristine commit's objects from the harness's copy (agentic_eval/grading/gitshim.py).
 """
@@ -46,8 +46,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn
 
-from agentic_eval.packs import gitsafe
-from agentic_eval.packs.gitsafe import GitError
+from agentic_eval.grading import gitsafe
+from agentic_eval.grading.gitsafe import GitError
+from agentic_eval.packs import pristine
 
 __all__ = [
     "Call",
@@ -217,12 +218,12 @@ def pristine_commit(sandbox: Path | None = None) -> str:
     Never read from the repository, whose history the agent could rewrite. `sandbox` is ignored
     (kept for graders written against older versions).
     """
-    return str(_env_path(gitsafe.COMMIT_ENV))
+    return str(_env_path(pristine.COMMIT_ENV))
 
 
 def pristine_store() -> Path:
     """The harness's copy of the pristine objects, outside the sandbox (AGENTIC_EVAL_PRISTINE_GIT)."""
-    return _env_path(gitsafe.STORE_ENV)
+    return _env_path(pristine.STORE_ENV)
 
 
 # --------------------------------------------------------------------------- pytest results
@@ -1128,7 +1129,7 @@ class Grader:
         if why:
             return self.check(what, False, why)
         try:
-            original = gitsafe.pristine_blob(pristine_store(), self.pristine(), rel)
+            original = pristine.pristine_blob(pristine_store(), self.pristine(), rel)
             before = self._load_data(rel, original.decode("utf-8", "replace"))
         except GitError as exc:
             return self.check(what, False, str(exc))

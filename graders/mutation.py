@@ -49,9 +49,9 @@ def pristine_text(g: Any, path: str) -> str:
     """The text of `path` in the pristine commit (never the model's tree)."""
     from gradelib import pristine_store
 
-    from agentic_eval.packs import gitsafe
+    from agentic_eval.packs import pristine
 
-    return gitsafe.pristine_blob(pristine_store(), g.pristine(), path).decode("utf-8")
+    return pristine.pristine_blob(pristine_store(), g.pristine(), path).decode("utf-8")
 
 
 def pristine_folder(g: Any, folder: str) -> dict[str, str]:
@@ -59,11 +59,11 @@ def pristine_folder(g: Any, folder: str) -> dict[str, str]:
     use the grader's modules only, whatever the model changed beside the one under test."""
     from gradelib import pristine_store
 
-    from agentic_eval.packs import gitsafe
+    from agentic_eval.packs import pristine
 
     store, commit = pristine_store(), g.pristine()
-    return {path: gitsafe.pristine_blob(store, commit, path).decode("utf-8")
-            for path in sorted(gitsafe.pristine_entries(store, commit)) if path.startswith(folder.rstrip("/") + "/")}
+    return {path: pristine.pristine_blob(store, commit, path).decode("utf-8")
+            for path in sorted(pristine.pristine_entries(store, commit)) if path.startswith(folder.rstrip("/") + "/")}
 
 
 def written_tests(g: Any, patterns: Sequence[str], what: str = "the tests") -> list[str]:

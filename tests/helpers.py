@@ -50,9 +50,9 @@ from agentic_eval.confine.host import LocalBackend
 from agentic_eval.confine.registry import default_backend
 from agentic_eval.grading.grader import GradeResult, ScriptRunner, Verdict
 from agentic_eval.instruments.battery import Case, case_key
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import pristine
 from agentic_eval.packs.builtin import core_pack_dir, graders_dir, sandboxes_dir
-from agentic_eval.packs.gitsafe import pristine_entries
+from agentic_eval.packs.pristine import pristine_entries
 from agentic_eval.packs.sandbox import Sandbox, materialize_sandbox
 from agentic_eval.packs.task import Task, load_task, load_tasks
 from agentic_eval.paths import cache_dir
@@ -325,7 +325,7 @@ def pristine_repo(root: Path, files: dict[str, str]) -> tuple[Path, Path, str]:
     commit = subprocess.run(["git", "-C", str(sandbox), "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=True).stdout.strip()
     store = root / "store.git"
-    gitsafe.save_pristine(sandbox, store)
+    pristine.save_pristine(sandbox, store)
     return sandbox, store, commit
 
 

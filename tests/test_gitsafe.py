@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.grading import gitsafe
+from agentic_eval.packs import pristine
 from tests.helpers import pristine_repo as _repo
 
 PRISTINE = {
@@ -32,7 +33,7 @@ PRISTINE = {
     ("   ", "sub/", None),
 ])
 def test_nested_ignore_rules_become_root_patterns(line: str, base: str, expected: str | None) -> None:
-    assert gitsafe._translate_ignore(base, line) == expected
+    assert pristine._translate_ignore(base, line) == expected
 
 
 def test_only_the_pristine_rules_hide_a_new_file(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.grading import gitsafe
 from tests.helpers import pristine_repo as _repo
 
 PRISTINE = {
@@ -110,11 +110,10 @@ def test_a_folder_swapped_for_a_symlink_shows_as_deleted_files_beside_the_rest(t
 
 
 UNREADABLE_PROBE = """
-import importlib.util, sys
+import sys
 from pathlib import Path
-spec = importlib.util.spec_from_file_location("gitsafe", sys.argv[4])  # standard library only
-gitsafe = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gitsafe)
+sys.path.insert(0, sys.argv[4])  # the package's parent, as a grader's import path has it: standard library only
+from agentic_eval.grading import gitsafe
 sys.stdout.buffer.write(gitsafe.final_diff(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]))
 """
 NOBODY = 65534
@@ -153,9 +152,9 @@ def test_files_and_folders_the_harness_cannot_read_are_named_and_the_rest_is_sho
             os.chmod(base, 0o755)
         for path in locked:
             os.chmod(path, 0o700 if path.is_dir() and user is not None else 0o600 if user is not None else 0)
-        gitsafe_py = Path(gitsafe.__file__).resolve()
+        package_parent = Path(gitsafe.__file__).resolve().parents[2]
         proc = subprocess.run([python, "-I", "-c", UNREADABLE_PROBE, str(sandbox), str(store), commit,
-                               str(gitsafe_py)], capture_output=True, timeout=60, check=False, user=user, cwd=base)
+                               str(package_parent)], capture_output=True, timeout=60, check=False, user=user, cwd=base)
         assert proc.returncode == 0, proc.stderr.decode()
         patch = proc.stdout.decode()
     finally:

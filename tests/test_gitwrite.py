@@ -7,7 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.grading import gitsafe
+from agentic_eval.packs import pristine
 from agentic_eval.packs.sandbox import _git_commit, _pristine_commit, materialize_sandbox
 from agentic_eval.packs.task import load_task
 
@@ -100,14 +101,14 @@ def test_trees_git_must_commit_itself(tmp_path: Path) -> None:
 
 def test_scratch_from_the_stored_index_diffs_as_read_tree(mini_pack: Path, tmp_path: Path) -> None:
     sb = materialize_sandbox(load_task(mini_pack / "answer-file"), 3, tmp_path / "s")
-    assert sb.pristine_store is not None and (sb.pristine_store / gitsafe.PRISTINE_INDEX).is_file()
+    assert sb.pristine_store is not None and (sb.pristine_store / pristine.PRISTINE_INDEX).is_file()
     _git(sb.pristine_store, "--git-dir", str(sb.pristine_store), "fsck", "--strict", sb.pristine_commit)
     (sb.path / "README.md").write_text("changed\n")
     (sb.path / "config" / "settings.ini").unlink()
     (sb.path / "new.txt").write_text("new\n")
     fast = gitsafe.final_diff(sb.path, sb.pristine_store, sb.pristine_commit)
-    (sb.pristine_store / gitsafe.PRISTINE_INDEX).unlink()  # now through `git read-tree`
-    gitsafe._PRISTINE_CACHE.clear()  # and `git ls-tree`
+    (sb.pristine_store / pristine.PRISTINE_INDEX).unlink()  # now through `git read-tree`
+    pristine._PRISTINE_CACHE.clear()  # and `git ls-tree`
     assert gitsafe.final_diff(sb.path, sb.pristine_store, sb.pristine_commit) == fast
     assert b"+new" in fast and b"deleted file mode" in fast and b"+changed" in fast
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import pristine
 from agentic_eval.packs.builtin import graders_dir
 from tests.helpers import Grader, git, gradelib, write
 
@@ -48,7 +48,7 @@ def template_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def template_store(template_repo: Path) -> tuple[Path, str]:
     """The harness's pristine store for the template repo, and the pristine commit id."""
     store = template_repo.parent / "repo.pristine.git"
-    gitsafe.save_pristine(template_repo, store)
+    pristine.save_pristine(template_repo, store)
     return store, git(template_repo, "rev-parse", "HEAD").strip()
 
 
@@ -60,8 +60,8 @@ def repo(template_repo: Path, template_store: tuple[Path, str], tmp_path: Path,
     root = tmp_path / "repo"
     shutil.copytree(template_repo, root, symlinks=True)
     store, commit = template_store
-    monkeypatch.setenv(gitsafe.STORE_ENV, str(store))
-    monkeypatch.setenv(gitsafe.COMMIT_ENV, commit)
+    monkeypatch.setenv(pristine.STORE_ENV, str(store))
+    monkeypatch.setenv(pristine.COMMIT_ENV, commit)
     return root
 
 
@@ -243,10 +243,10 @@ def test_deleted_git_folder_fails_the_repository_checks_only(repo: Path) -> None
 
 def test_without_the_harness_ground_truth_a_grader_errors(tmp_path: Path, repo: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(gitsafe.COMMIT_ENV)
+    monkeypatch.delenv(pristine.COMMIT_ENV)
     proc = run_grader(tmp_path, repo, "g = Grader()\ng.unchanged_except([])\ng.finish()\n")
     assert proc.returncode == 3, proc.stdout + proc.stderr
-    assert gitsafe.COMMIT_ENV in proc.stderr
+    assert pristine.COMMIT_ENV in proc.stderr
 
 
 def test_hidden_tests_run_outside_and_leave_nothing(repo: Path, task_folder: Path) -> None:

@@ -169,7 +169,7 @@ def test_oracle_passes_every_core_task_in_a_venv_with_only_the_runtime_dependenc
 
 def test_symlinked_git_files_are_not_followed(tmp_path: Path) -> None:
     """A .git/HEAD swapped for a symlink to a harness file is refused, never read into a check."""
-    from agentic_eval.packs import gitsafe
+    from agentic_eval.grading import gitsafe
 
     repo = tmp_path / "repo"
     repo.mkdir()

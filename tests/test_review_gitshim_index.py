@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from agentic_eval.grading import gitshim
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import pristine
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = gitsafe.git_env({"GIT_AUTHOR_NAME": "h", "GIT_AUTHOR_EMAIL": "h@h", "GIT_COMMITTER_NAME": "h",
+    env = pristine.git_env({"GIT_AUTHOR_NAME": "h", "GIT_AUTHOR_EMAIL": "h@h", "GIT_COMMITTER_NAME": "h",
                            "GIT_COMMITTER_EMAIL": "h@h"})
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
 
@@ -32,15 +32,15 @@ def test_an_index_flag_of_the_models_does_not_hide_an_edited_test(tmp_path: Path
     _git(sandbox, "commit", "-qm", "pristine")
     commit = _git(sandbox, "rev-parse", "HEAD").strip()
     store = tmp_path / "store"
-    gitsafe.save_pristine(sandbox, store)
+    pristine.save_pristine(sandbox, store)
     # the model: flag the test in its index, then gut it
     _git(sandbox, "update-index", flag, "tests/test_add.py")
     (sandbox / "tests" / "test_add.py").write_text("def test_add():\n    pass\n")
 
     shim = gitshim.install(tmp_path / "shim", Path(gitshim.__file__).resolve().parents[2])
     monkeypatch.setenv("AGENTIC_EVAL_SANDBOX", str(sandbox))
-    monkeypatch.setenv(gitsafe.STORE_ENV, str(store))
-    monkeypatch.setenv(gitsafe.COMMIT_ENV, commit)
+    monkeypatch.setenv(pristine.STORE_ENV, str(store))
+    monkeypatch.setenv(pristine.COMMIT_ENV, commit)
     monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.chdir(sandbox)
     # a grader written before sealed grading: "the tests are untouched" by git's own word

@@ -98,7 +98,7 @@ def test_a_900_deep_folder_with_keep_sandboxes_on_docker(engine: str, tmp_path: 
 
 
 def _many_files(tmp_path: Path, files: int) -> tuple[Path, Path, str]:
-    from agentic_eval.packs import gitsafe
+    from agentic_eval.packs import pristine
     from agentic_eval.packs.sandbox import commit_pristine, pristine_store_for
 
     root = tmp_path / "sandbox"
@@ -107,7 +107,7 @@ def _many_files(tmp_path: Path, files: int) -> tuple[Path, Path, str]:
     commit = commit_pristine(root)
     store = pristine_store_for(root)
     if not (store / "HEAD").exists():
-        gitsafe.save_pristine(root, store)
+        pristine.save_pristine(root, store)
     (root / "app.py").write_text("VALUE = 2\n")
     for i in range(files):
         folder = root / "junk" / f"f{i // 500}"
@@ -121,8 +121,8 @@ def test_a_tree_of_many_files_snapshots_whole_and_bounded(tmp_path: Path, monkey
     the changed pristine file first and the first new ones up to its limit, and counts the rest in a note."""
     import json
 
+    from agentic_eval.grading import gitsafe
     from agentic_eval.grading.snapshot import take_snapshot
-    from agentic_eval.packs import gitsafe
 
     monkeypatch.setattr(gitsafe, "DIFF_COUNT_LIMIT", 100)
     root, store, commit = _many_files(tmp_path, 5000)

@@ -14,7 +14,7 @@ changed in the trial's never reaches it). Its result is kept per (engine, task i
 for the process's run: at most one extra verifier run per task, not per trial.
 
 `verify` is the one entry (confine/docker.py's `verify_environment`): it refuses first a working directory
-holding FIFOs, sockets or devices (as packs/gitsafe.py does for built-in tasks), which a verifier can block on
+holding FIFOs, sockets or devices (as grading/gitsafe.py does for built-in tasks), which a verifier can block on
 forever: a scored fail naming them, with no verifier run.
 """
 
@@ -71,7 +71,7 @@ _guard = threading.Lock()
 
 SPECIAL_KINDS: dict[int, str] = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket",
                                  stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device"}
-"""Files that are not files (as packs/gitsafe.py names them for built-in tasks): a verifier that opens one can
+"""Files that are not files (as grading/gitsafe.py names them for built-in tasks): a verifier that opens one can
 block forever (a FIFO) or read without end (a device)."""
 WALK_LIMIT = 200_000
 """At most this many entries are looked at (past them, a control run judges what a special file did)."""

@@ -2,7 +2,9 @@
 
     grader      Running a grader or reference fix in a repo and turning its exit into a verdict.
     sealed      Where the model's code runs while a grader grades: apart from it, on a work copy.
-    gitshim     The `git` first on a grader's PATH: plain git on the repo through packs/gitsafe's view.
+    gitsafe     Git on a repo the model owned, never trusting its config: what changed, diff.patch, a view of its
+                repository, a walk of its tree (standard library only; gradelib reads through it too).
+    gitshim     The `git` first on a grader's PATH: plain git on the repo through gitsafe's view.
     snapshot    The agent's final tree recorded before grading: diff.patch and tree.json (standard library only).
     impossible  What the model did on an impossible task, named from the diff: edited the tests, special-cased...
     remains     What the agent left, recorded before grading: its files, its final tree in bounded time, whether a

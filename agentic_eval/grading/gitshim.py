@@ -21,10 +21,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.grading import gitsafe
+from agentic_eval.packs import pristine
 
 SHIM_CONFIG: tuple[str, ...] = (
-    *gitsafe.SAFE_CONFIG,
+    *pristine.SAFE_CONFIG,
     "-c", "core.commitGraph=false",  # the model's commit-graph could name another tree for a commit
     "-c", "core.multiPackIndex=false",
     "-c", "diff.ignoreSubmodules=all",  # status would run git in a nested repository, with its config
@@ -129,7 +130,7 @@ def _pristine_first(view: Path, store: Path, commit: str) -> None:
             if item.suffix in (".pack", ".idx"):
                 (packs / item.name).symlink_to(item)
         return
-    gitsafe.run_git(["pack-objects", "--revs", "-q", str(packs / "pack")], git_dir=store,
+    pristine.run_git(["pack-objects", "--revs", "-q", str(packs / "pack")], git_dir=store,
                     stdin=f"{commit}\n".encode())
 
 
@@ -165,14 +166,14 @@ def run(args: list[str], shim_dir: Path) -> int:
         try:
             _no_special_files(sandbox, command)
             view = gitsafe.make_view(sandbox, Path(tmp) / "view.git")
-            store, commit = os.environ.get(gitsafe.STORE_ENV), os.environ.get(gitsafe.COMMIT_ENV)
+            store, commit = os.environ.get(pristine.STORE_ENV), os.environ.get(pristine.COMMIT_ENV)
             if store and commit:
                 _pristine_first(view, Path(store), commit)
         except (gitsafe.GitError, OSError) as exc:
             print(f"fatal: {exc} (git in a grader reads the sandbox's repository through a safe view: "
                   "see docs/task-format.md)", file=sys.stderr)
             return 128
-        env = gitsafe.git_env({"PATH": path, "GIT_DIR": str(view), "GIT_WORK_TREE": str(sandbox)})
+        env = pristine.git_env({"PATH": path, "GIT_DIR": str(view), "GIT_WORK_TREE": str(sandbox)})
         proc = subprocess.run([real, *SHIM_CONFIG, *kept], env=env, check=False)
         return proc.returncode
 

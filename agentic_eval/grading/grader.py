@@ -26,9 +26,9 @@ from agentic_eval.confine.backend import Confinement, ResourceLimits, SandboxBac
 from agentic_eval.confine.process import signal_group
 from agentic_eval.confine.registry import default_backend
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.grading import gitshim
+from agentic_eval.grading import gitsafe, gitshim
 from agentic_eval.leftovers import MarkedTempDir
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import pristine
 from agentic_eval.packs.builtin import graders_dir
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task
@@ -185,7 +185,7 @@ def script_env(task: Task, sandbox: Sandbox, vars_file: Path, home: Path, packag
     `package`: a folder holding only agentic-eval's package (`package_link`), importable after the graders'."""
     env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
     python_dir = str(Path(sys.executable).parent)
-    env.update(gitsafe.git_env())
+    env.update(pristine.git_env())
     env.update(
         HOME=str(home),
         AGENTIC_EVAL_VARS=str(vars_file),
@@ -199,9 +199,9 @@ def script_env(task: Task, sandbox: Sandbox, vars_file: Path, home: Path, packag
         PYTHONDONTWRITEBYTECODE="1",
         LC_ALL=os.environ.get("LC_ALL", "C.UTF-8"),
     )
-    env[gitsafe.COMMIT_ENV] = sandbox.pristine_commit
+    env[pristine.COMMIT_ENV] = sandbox.pristine_commit
     if sandbox.pristine_store is not None:
-        env[gitsafe.STORE_ENV] = str(sandbox.pristine_store)
+        env[pristine.STORE_ENV] = str(sandbox.pristine_store)
     return env
 
 

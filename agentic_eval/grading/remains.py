@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentic_eval.confine.backend import SandboxBackend
+from agentic_eval.grading import gitsafe
 from agentic_eval.grading.snapshot import take_snapshot
-from agentic_eval.packs import gitsafe
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.trees import remove_tree
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.grading import gitsafe
 
 DIFF_FILE = "diff.patch"
 MANIFEST_FILE = "tree.json"

@@ -5,8 +5,8 @@
     twinspec  One spec, two forms: a generated repo's visible test and its twin, which the grader judges.
     environment  Tasks that bring their own environment ([environment]), and Harbor task folders read as they are.
     gitwrite  The pristine commit of a generated tree written without a git process (standard library only).
-    gitsafe   The pristine store, and git on a repo the model owned, never trusting its config (standard library
-              only; the runner, grading and gradelib read through it).
+    pristine  The pristine store (a fresh sandbox's commit kept out of the model's reach), and git run with no
+              one's config (standard library only).
     scaffold  `tasks new`: a task folder with placeholder grader and fix.
     builtin   Where the built-in packs, generators and gradelib live (repo root or wheel).
     redteam   An alias of the red team's old address (now validation/redteam.py), for plugins.

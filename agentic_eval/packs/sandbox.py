@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from agentic_eval.errors import SandboxError
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import pristine
 from agentic_eval.packs.gitwrite import Pristine, write_pristine
 from agentic_eval.packs.task import Task
 from agentic_eval.plugins import GENERATORS_GROUP
@@ -136,19 +136,19 @@ def _git_commit(root: Path) -> str:
         "GIT_COMMITTER_DATE": PRISTINE_DATE,
     }
     git_dir = root / ".git"
-    try:  # gitsafe's environment: the user's hooks, signing, templates or config must not change the commit
+    try:  # run_git's environment: the user's hooks, signing, templates or config must not change the commit
         own_history = git_dir.is_dir()  # the generator's own repository (docs/task-format.md): its config kept
-        gitsafe.run_git(["init", "--quiet", f"--initial-branch={PRISTINE_BRANCH}"], git_dir=git_dir, work_tree=root)
+        pristine.run_git(["init", "--quiet", f"--initial-branch={PRISTINE_BRANCH}"], git_dir=git_dir, work_tree=root)
         if own_history:  # later values win: ours come last
             with open(git_dir / "config", "a", encoding="utf-8") as fh:
                 fh.write("\n" + _OWN_CONFIG)
         else:
             (git_dir / "config").write_text(_CONFIG, encoding="utf-8")
-        gitsafe.run_git(["add", "--all", "--force"], git_dir=git_dir, work_tree=root, extra_env=env)
-        gitsafe.run_git(["commit", "--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m",
+        pristine.run_git(["add", "--all", "--force"], git_dir=git_dir, work_tree=root, extra_env=env)
+        pristine.run_git(["commit", "--quiet", "--no-verify", "--allow-empty", "--allow-empty-message", "-m",
                          PRISTINE_MESSAGE], git_dir=git_dir, work_tree=root, extra_env=env)
-        return gitsafe.run_git(["rev-parse", "--verify", "HEAD^{commit}"], git_dir=git_dir).decode().strip()
-    except gitsafe.GitError as exc:
+        return pristine.run_git(["rev-parse", "--verify", "HEAD^{commit}"], git_dir=git_dir).decode().strip()
+    except pristine.GitError as exc:
         raise SandboxError(f"{root}: the pristine commit failed: {exc}") from None
 
 
@@ -217,9 +217,9 @@ def _committed(dest: Path, seed: int, variables: dict[str, Any], allow_empty: bo
     if store.exists():
         raise SandboxError(f"{store}: a pristine store is already there")
     commit, found = _pristine_commit(dest, store, allow_empty=allow_empty)
-    gitsafe.save_pristine(dest, store, with_index=True)
+    pristine.save_pristine(dest, store, with_index=True)
     if found is not None:  # what `git ls-tree` of the store would say, known already
-        gitsafe.remember_pristine(commit, found.entries, found.gitignores)
+        pristine.remember_pristine(commit, found.entries, found.gitignores)
     return Sandbox(path=dest.resolve(), seed=seed, variables=variables, pristine_commit=commit,
                    pristine_store=store.resolve())
 

@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.grading import gitsafe
 from agentic_eval.packs.task import Task
 from agentic_eval.paths import cache_dir
 

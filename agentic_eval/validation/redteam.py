@@ -311,12 +311,12 @@ def _changed_by_fix(sandbox: Path) -> set[str]:
     """Files the reference fix changed (the validator's own copy: pristine commit + fix, no model in it)."""
     import subprocess
 
-    from agentic_eval.packs import gitsafe
+    from agentic_eval.packs import pristine
 
     # safe.directory: the copy may belong to the confined uid by now (the backend's prepare), not to us.
     proc = subprocess.run(["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c",
                            "core.fsmonitor=false", "status", "--porcelain", "--untracked-files=all"], cwd=sandbox,
-                          capture_output=True, text=True, env=gitsafe.git_env(), timeout=60, check=False)
+                          capture_output=True, text=True, env=pristine.git_env(), timeout=60, check=False)
     return {line[3:].strip().strip('"') for line in proc.stdout.splitlines() if len(line) > 3}
 
 
@@ -367,10 +367,10 @@ def _pristine_text(sandbox: Path, rel: str) -> str | None:
     """`rel` at the sandbox's HEAD (the pristine commit, before the fix), or None where it was not."""
     import subprocess
 
-    from agentic_eval.packs import gitsafe
+    from agentic_eval.packs import pristine
 
     proc = subprocess.run(["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "show", f"HEAD:{rel}"],
-                          cwd=sandbox, capture_output=True, env=gitsafe.git_env(), timeout=60, check=False)
+                          cwd=sandbox, capture_output=True, env=pristine.git_env(), timeout=60, check=False)
     return proc.stdout.decode("utf-8", "surrogateescape") if proc.returncode == 0 else None
 
 

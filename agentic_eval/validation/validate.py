@@ -482,7 +482,7 @@ def _check_fixed(task: Task, seed: int, i: int, base: Path, backend: SandboxBack
 
 def _cheat_diff(sandbox: Sandbox) -> str:
     """What the reference cheat changed, as a trial's diff.patch would say (taken before grading)."""
-    from agentic_eval.packs import gitsafe
+    from agentic_eval.grading import gitsafe
 
     if sandbox.pristine_store is None:
         return ""

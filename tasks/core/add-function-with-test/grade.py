@@ -10,7 +10,7 @@ must pass, on an equivalent rewrite, where it must pass, and on broken copies, e
 import mutation
 from gradelib import Grader, Raises, pristine_store, task_vars
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import pristine as pristine_git
 
 v = task_vars()
 fn = v["prorate_fn"]
@@ -72,7 +72,7 @@ g.calls_return(f"{v['pkg']}.billing", [
     (fn, (100, 11, 10), Raises("ValueError")),
     (fn, (-1, 1, 10), Raises("ValueError")),
 ], fresh=True)
-pristine = gitsafe.pristine_blob(pristine_store(), g.pristine(), module).decode("utf-8")
+pristine = pristine_git.pristine_blob(pristine_store(), g.pristine(), module).decode("utf-8")
 argv, files, env = mutation.pytest_command(g, ["tests/test_billing.py"], pythonpath=["src"])
 mutation.tests_catch_mutants(g, argv, module, pristine + REFERENCE, rewrite=pristine + REWRITE,
                              mutants={what: pristine + mutation.edited(REFERENCE, *edits)

@@ -8,7 +8,7 @@ import shutil
 import mutation
 from gradelib import Grader, pristine_store
 
-from agentic_eval.packs import gitsafe
+from agentic_eval.packs import pristine
 
 TEST = "test/inventory.test.js"
 MUTANTS = {
@@ -34,7 +34,7 @@ g = Grader()
 g.unchanged(["src"])
 g.node_tests_pass([TEST], min_passed=3)
 node = shutil.which("node") or "node"
-source = gitsafe.pristine_blob(pristine_store(), g.pristine(), "src/inventory.js").decode("utf-8")
+source = pristine.pristine_blob(pristine_store(), g.pristine(), "src/inventory.js").decode("utf-8")
 mutation.tests_catch_mutants(g, [node, "--test", TEST], "src/inventory.js", source,
                              rewrite="// rewritten\n" + mutation.edited(source, EQUIVALENT),
                              mutants={what: mutation.edited(source, edit) for what, edit in MUTANTS.items()})
