@@ -261,3 +261,17 @@ def test_opencode_runs_the_pack_against_a_scripted_model(realpy_cache: Path, tmp
         trial = _run_realpy("opencode", fake, tmp_path / "runs")
     assert trial["outcome"] == "pass", trial["detail"]
     assert trial["turns"]["tool_call"] >= 1 and trial["turns"]["text_tool_call"] == 0
+
+
+def test_the_report_names_the_projects_functions_not_the_tests_own_helpers() -> None:
+    """A test's own helper (parse's tests define `y(fmt, s, e)` inside a test) is not part of the project's API: the
+    bug report names only what the project defines."""
+    from agentic_eval.realpy.report import bug_report
+
+    sources = {"parse.py": "def parse(fmt, s):\n    return s\n\ndef compile(fmt):\n    return fmt\n",
+               "tests/test_parse.py": "def test_dates():\n    def y(fmt, s, e):\n        assert parse(fmt, s) == e\n"
+                                      "    y('{:d}', '1', 1)\n    compile('{}')\n"}
+    report = bug_report("parse", "1.20.2", "tests", ["tests/test_parse.py::test_dates"],
+                        {"tests/test_parse.py::test_dates": "assert '1' == 1"},
+                        {"tests/test_parse.py": sources["tests/test_parse.py"]}, sources)
+    assert "`parse`" in report and "`compile`" in report and "`y`" not in report

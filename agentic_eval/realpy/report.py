@@ -37,6 +37,9 @@ def _called(test_source: str, cls: str, name: str, known: set[str]) -> list[str]
             break
     if target is None:
         return []
+    # the test file's own helpers (parse's `y(fmt, s, e)`, defined inside a test) are not the project's API
+    known = known - {node.name for node in ast.walk(tree)
+                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     called: list[str] = []
     for node in ast.walk(target):
         if isinstance(node, ast.Call):
