@@ -14,6 +14,7 @@ See docs/realpy.md.
 
 import copy
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from agentic_eval.realpy.copies import copies_on_machine
 from agentic_eval.realpy.plant import plant, project_files
 from agentic_eval.realpy.project import Project, fetch, project_of, state_root
 from agentic_eval.realpy.report import bug_report
-from agentic_eval.realpy.twins import record
+from agentic_eval.realpy.twins import record, record_for_tests
 
 
 def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
@@ -45,7 +46,11 @@ def _made(project: Project, seed: int, kinds: tuple[str, ...], state: str,
     """The task of a seed: the repo's files and the variables. The same for the same project, seed, kinds and
     cache, so made once per process (validate makes every seed's sandbox four times or more)."""
     planted = plant(project, seed, kinds)
-    twins = record(project, project_files(project, fetch(project)))
+    pristine = project_files(project, fetch(project))
+    # the catching tests' own calls first, every one (they reach the bug), then the suite's sample
+    twins = record_for_tests(project, pristine, sorted(planted.failing))
+    seen = {_call_key(t) for t in twins}
+    twins += [t for t in record(project, pristine) if _call_key(t) not in seen]
     originals = {rel: planted.files[rel].decode("utf-8") for rel in planted.files if rel.endswith(".py")}
     test_sources = {str(Path(k).parent / Path(k).name.removeprefix("hidden_")): v for k, v in planted.hidden.items()}
     report = bug_report(project.name, project.version, project.tests, planted.failing, planted.messages,
@@ -75,3 +80,8 @@ def _made(project: Project, seed: int, kinds: tuple[str, ...], state: str,
         "min_passed": planted.visible_passed + len(set(require)),
         "project_twins": twins,
     }
+
+
+def _call_key(twin: dict[str, Any]) -> str:
+    return json.dumps([twin["module"], twin["function"], twin["args"], twin.get("method"), twin.get("method_args")],
+                      sort_keys=True)

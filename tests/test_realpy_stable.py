@@ -162,3 +162,70 @@ def test_a_candidate_is_decided_once_when_two_generators_want_it(tmp_path: Path,
     assert len(decided) == 1
     save_json(state_root(PROJECT) / "validation.json", {site.id: {"ok": False, "why": "the suite timed out (60 s)"}})
     assert plant.validate(PROJECT, {}, site, BASE)["why"] == "0 test functions fail" and len(decided) == 2
+
+
+SHAPES = '''\
+import datetime
+
+
+class Window:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __getitem__(self, index):
+        return self.items[1:][index]
+
+    def total(self, scale=1):
+        return sum(self.items) * scale
+
+
+class Parser:
+    def __init__(self, fmt):
+        self.fmt = fmt
+
+    def __repr__(self):
+        return f"<Parser {self.fmt!r}>"
+
+    def parse(self, text):
+        return text.split(self.fmt)
+
+
+def compile(fmt):
+    return Parser(fmt)
+
+
+def stamp(moment, sep="T"):
+    return moment.isoformat(sep)
+'''
+
+SHAPES_TEST = '''\
+import datetime
+
+import toy
+
+
+def test_shapes():
+    assert toy.compile(",").parse("a,b") == ["a", "b"]
+    w = toy.Window(iter([1, 2, 3, 4]))
+    assert w[0:2] == [2, 3] and w.total() == 10
+    zone = datetime.timezone(datetime.timedelta(hours=2))
+    assert toy.stamp(datetime.datetime(2024, 1, 2, 3, 4, tzinfo=zone)) == "2024-01-02T03:04:00+02:00"
+'''
+
+
+def test_twins_reach_methods_slices_iterators_aware_times_and_leave_defaults_out() -> None:
+    """What catching tests call beyond a module-level function with plain arguments: a method of what a call returned
+    (parse.compile(fmt).parse(s)) or of a class the test made from an iterator over a list, a slice, an aware
+    datetime; and an argument at its default is left out, so a default the seed changed is what the replay calls."""
+    files = {"toy.py": SHAPES.encode(), "tests/test_shapes.py": SHAPES_TEST.encode()}
+    got = {(t["function"], t.get("method")): t for t in twins._record(PROJECT, files, 120)}
+    assert got[("compile", "parse")]["method_args"] == ["a,b"] and got[("compile", "parse")]["returns"] == ["a", "b"]
+    window = got[("Window", "__getitem__")]
+    assert window["args"] == [{"__realpy_object__": ["builtins", "iter", [[1, 2, 3, 4]]]}]
+    assert window["method_args"] == [{"__realpy_object__": ["builtins", "slice", [0, 2, None]]}]
+    assert window["returns"] == [2, 3]
+    assert got[("Window", "total")]["method_args"] == [] and got[("Window", "total")]["returns"] == 10
+    stamp = got[("stamp", None)]
+    assert stamp["returns"] == "2024-01-02T03:04:00+02:00" and len(stamp["args"]) == 1  # sep="T" left out
+    made = stamp["args"][0]["__realpy_object__"]
+    assert made[:2] == ["datetime", "datetime"] and made[2][-1]["__realpy_object__"][1] == "timezone"

@@ -22,7 +22,7 @@ import sys
 import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -335,10 +335,11 @@ class TracedSuite:
 
 @contextlib.contextmanager
 def traced_suite(project: Project, files: dict[str, bytes], plugin: str, source: str, timeout: float,
-                 plugin_env: Callable[[Path, Path], dict[str, str]]) -> Iterator[TracedSuite]:
-    """The project's suite run once under pytest with a tracing plugin of ours (module `plugin`, its `source`), in a
-    temporary folder removed afterwards: no conftest, none of this machine's plugins, hash seed 0, the project's
-    import path first. `plugin_env(work, aux)` gives the plugin's own variables.
+                 plugin_env: Callable[[Path, Path], dict[str, str]],
+                 tests: Sequence[str] = ()) -> Iterator[TracedSuite]:
+    """The project's suite (or only the test node ids `tests`) run once under pytest with a tracing plugin of ours
+    (module `plugin`, its `source`), in a temporary folder removed afterwards: no conftest, none of this machine's
+    plugins, hash seed 0, the project's import path first. `plugin_env(work, aux)` gives the plugin's own variables.
     `subprocess.TimeoutExpired` past `timeout`; what the plugin wrote is the caller's to read, in `aux`."""
     with tempfile.TemporaryDirectory(prefix=f"{plugin.replace('_', '-')}-") as tmp:
         work, aux = Path(tmp) / "work", Path(tmp) / "aux"
@@ -353,7 +354,7 @@ def traced_suite(project: Project, files: dict[str, bytes], plugin: str, source:
         env.update(plugin_env(work, aux))
         argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", plugin,
                 "--noconftest", "--import-mode=importlib", "-c", str(aux / "pytest.ini"), "--rootdir", str(work),
-                project.tests]
+                *(tests or [project.tests])]
         subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=timeout, check=False)
         yield TracedSuite(work, aux, env, path)
 

@@ -25,16 +25,25 @@ def grade() -> None:
         helpers = [*modules, "builtins", "datetime", "decimal"]  # "$N": the module imported by call N
         calls = [Call("import_module", [m]) for m in helpers]
         wants: list = [Returns()] * len(calls)
-        for t in twins:
+
+        def made(values: list) -> list:
             args = []
-            for arg in t["args"]:  # a date, a duration, a Decimal: made in the model's process, passed on
+            for arg in values:  # a date, a duration, a Decimal: made in the model's process, passed on
                 if isinstance(arg, dict) and "__realpy_object__" in arg:
                     module, name, made_of = arg["__realpy_object__"]
-                    calls.append(Call(f"${helpers.index(module)}.{name}", made_of))
+                    calls.append(Call(f"${helpers.index(module)}.{name}", made(made_of)))  # (its timezone first)
                     wants.append(Returns())
                     arg = ref(len(calls) - 1)
                 args.append(arg)
-            call = Call(f"${modules.index(t['module'])}.{t['function']}", args)
+            return args
+
+        for t in twins:
+            call = Call(f"${modules.index(t['module'])}.{t['function']}", made(t["args"]))
+            if "method" in t:  # a method of what the call returned (parse.compile(fmt).parse(s))
+                calls.append(call)
+                wants.append(Returns())
+                base = len(calls) - 1
+                call = Call(f"${base}.{t['method']}", made(t["method_args"]))
             want = Raises(t["raises"]) if "raises" in t else t["repr"] if "repr" in t else t["returns"]
             if t["iter"]:  # an iterator: read into a list in the model's process (what it raises there counts)
                 calls.append(call)
