@@ -229,3 +229,24 @@ def test_twins_reach_methods_slices_iterators_aware_times_and_leave_defaults_out
     assert stamp["returns"] == "2024-01-02T03:04:00+02:00" and len(stamp["args"]) == 1  # sep="T" left out
     made = stamp["args"][0]["__realpy_object__"]
     assert made[:2] == ["datetime", "datetime"] and made[2][-1]["__realpy_object__"][1] == "timezone"
+
+
+def test_a_run_is_measured_in_a_process_that_holds_many_files_open(tmp_path: Path) -> None:
+    """A long test session holds more than 1,024 file descriptors at times: the wait for a run's end must not use
+    select(), which refuses a descriptor number over 1,023 (it failed the whole suite's realpy tests once)."""
+    import os
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the hard limit on open files is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        quick = measure.run(_python("raise SystemExit(3)"), cwd=tmp_path, env={}, wall_limit=120, cpu_limit=60,
+                            idle_s=60)
+        assert (quick.stopped, quick.returncode) == ("", 3)
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -85,6 +85,10 @@ def run(argv: list[str], *, cwd: Path, env: dict[str, str], wall_limit: float, c
         ended = os.pidfd_open(proc.pid) if hasattr(os, "pidfd_open") else None  # readable once it exits
     except OSError:
         ended = None
+    waiter = None
+    if ended is not None:
+        waiter = select.poll()
+        waiter.register(ended, select.POLLIN)
     try:
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -108,10 +112,10 @@ def run(argv: list[str], *, cwd: Path, env: dict[str, str], wall_limit: float, c
                 stopped = "wall"
             if stopped:
                 break
-            if ended is None:
+            if waiter is None:
                 time.sleep(POLL_S)
             else:
-                select.select([ended], [], [], POLL_S)  # back at once when it ends
+                waiter.poll(POLL_S * 1000)  # back at once when it ends (poll, not select: any fd number)
     except BaseException:
         _kill(proc.pid)
         proc.wait()
