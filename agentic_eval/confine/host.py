@@ -66,7 +66,7 @@ class LocalBackend(SharedDisk, SandboxBackend):
 
 
 @cache
-def _python_roots() -> list[Path]:
+def python_roots() -> list[Path]:
     """Where the harness's Python lives (its prefix, base prefix, the interpreter's real folder)."""
     roots = {Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent}
     return sorted(p for p in roots if p.is_dir() and not _under(p, Path("/usr")))
@@ -164,7 +164,7 @@ class BwrapBackend(SharedDisk, SandboxBackend):
             args += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
         # Paths as strings (abspath-normalised): Path objects cost more than the rest of this per command.
-        mounts = [(os.path.abspath(p), "--ro-bind") for p in [*_python_roots(), *spec.readable]]
+        mounts = [(os.path.abspath(p), "--ro-bind") for p in [*python_roots(), *spec.readable]]
         mounts += [(os.path.abspath(p), "--bind") for p in spec.writable]
         made: set[str] = {"/", "/usr", "/etc", "/tmp", "/dev", "/proc"}
         for mount, how in sorted(mounts, key=lambda m: 1 if m[0] == "/" else m[0].count("/") + 1):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import os
-import sys
 import time
 from functools import cache
 from pathlib import Path
@@ -31,10 +30,11 @@ _SKIP = ("/usr/share", "/usr/include", "/usr/src")
 
 
 def readable_roots() -> tuple[Path, ...]:
-    """What a confined command reads of this machine besides its sandbox: /usr and the harness's Python."""
-    roots = {Path("/usr"), Path(sys.prefix), Path(sys.base_prefix),
-             Path(os.path.realpath(sys.executable)).parent.parent}
-    return tuple(sorted(p for p in roots if p.is_dir()))
+    """What a confined command reads of this machine besides its sandbox: /usr and the harness's Python (the
+    bwrap backend's own list, `confine.host.python_roots`)."""
+    from agentic_eval.confine.host import python_roots
+
+    return tuple(sorted({Path("/usr"), *python_roots()}))
 
 
 def _names(path: Path) -> set[str]:
