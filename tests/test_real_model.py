@@ -237,21 +237,27 @@ def test_turn_cost_bound(wall: float, p: int, c: int, bound: float) -> None:
     assert turn_cost_bound_s(wall, p, c) == pytest.approx(bound)
 
 
-def _measure(server: LocalServer) -> tuple[float, int, int]:
-    """One request's wall time, prompt and completion tokens, on this machine under its current load."""
+def _timed_request(server: LocalServer, repeats: int) -> tuple[float, dict[str, Any]]:
+    """One request with a fresh prefix (no prompt cache: `repeats` sentences after a new uuid) and an answer that
+    runs to the token limit: its wall time and its body."""
     import uuid
 
     import httpx
 
-    # A fresh prefix (no prompt cache) and an answer that runs to the token limit.
-    prompt = f"[{uuid.uuid4()}] " + "Count from 1 to 200, separated by spaces. " * 12
+    prompt = f"[{uuid.uuid4()}] " + "Count from 1 to 200, separated by spaces. " * repeats
     t0 = time.monotonic()
     resp = httpx.post(f"{server.base_url}/chat/completions", timeout=HANG_CAP_S / 4, json={
         "model": server.model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 32,
         "temperature": 0})
     wall = time.monotonic() - t0
     resp.raise_for_status()
-    usage = resp.json().get("usage") or {}
+    return wall, resp.json()
+
+
+def _measure(server: LocalServer) -> tuple[float, int, int]:
+    """One request's wall time, prompt and completion tokens, on this machine under its current load."""
+    wall, body = _timed_request(server, 12)
+    usage = body.get("usage") or {}
     return wall, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
 
 
@@ -572,18 +578,7 @@ OPENCODE_HANG_CAP_S = 2 * HANG_CAP_S
 def _speeds(server: LocalServer) -> tuple[float, float]:
     """Prompt processing and generation, tokens a second, as llama.cpp times them now (its `timings`), for a
     fresh ~600-token prompt; from the wall time of the whole request when the server does not say."""
-    import uuid
-
-    import httpx
-
-    prompt = f"[{uuid.uuid4()}] " + "Count from 1 to 200, separated by spaces. " * 60
-    t0 = time.monotonic()
-    resp = httpx.post(f"{server.base_url}/chat/completions", timeout=HANG_CAP_S / 4, json={
-        "model": server.model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 32,
-        "temperature": 0})
-    wall = time.monotonic() - t0
-    resp.raise_for_status()
-    body = resp.json()
+    wall, body = _timed_request(server, 60)
     timings, usage = body.get("timings") or {}, body.get("usage") or {}
     if timings.get("prompt_per_second") and timings.get("predicted_per_second"):
         return float(timings["prompt_per_second"]), float(timings["predicted_per_second"])
