@@ -344,7 +344,8 @@ class ScriptRunner:
                                     writable=False, started=started)
             finally:
                 host.close()
-            self.last_host = CodeHostStats(host.commands, round(host.busy_s, 3), tuple(host.skipped))
+            self.last_host = CodeHostStats(host.commands, round(host.busy_s, 3), tuple(host.skipped),
+                                           out_of_room=host.out_of_room, room_used=host.room_used)
         verdict = verdict_for(result)
         forged = tuple(host.notes.get("tests_forged", ())) if verdict is Verdict.FAIL else ()
         return GradeResult(verdict, result, tests_forged=forged)
@@ -366,6 +367,10 @@ class CodeHostStats:
     busy_s: float
     skipped: tuple[str, ...] = ()
     """Special files of the tree (FIFOs, sockets, devices) left out of the work copy."""
+    out_of_room: str = ""
+    """The first step of the code host's that ran out of room on the disk (ENOSPC), or ''."""
+    room_used: int = 0
+    """Then: the bytes of the model's tree and what its code wrote in the code host's folders."""
 
 
 def verdict_for(result: ScriptResult) -> Verdict:
