@@ -299,6 +299,9 @@ class CodeHost:
         """The first step of the host's that ran out of room on the disk (ENOSPC), or ''."""
         self.room_used = 0
         """Then: the bytes of its work copy and scratch folder (the model's tree and what its code wrote)."""
+        self.late = False
+        """A command of the model's code was cut, or not run, at the grader's deadline: the grader was answered and
+        what time it had left was its own (validate tells a loaded machine from a grader that waits by it)."""
         self._fresh = True
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -422,6 +425,7 @@ class CodeHost:
             return {"error": "argv must be a non-empty list of strings"}
         start = time.monotonic()
         if self.deadline is not None and self.deadline - self.reserve <= start:  # no copy made, no file placed
+            self.late = True
             return {"exit": None, "stopped_by": "not run: the grader's time is up", "output": "", "files": {},
                     "why": {}, "duration_s": 0.0, "error": None}
         from agentic_eval.trees import TreeTimeout
@@ -459,6 +463,7 @@ class CodeHost:
         env.update({str(k): str(v) for k, v in dict(payload.get("env") or {}).items()})
         stdin = decode(payload["stdin"]) if payload.get("stdin") is not None else None
         if timeout <= 0:
+            self.late = True
             result_code, output, stopped_by = None, b"", "not run: the grader's time is up"
         else:
             spec = Confinement(writable=(self.work, self.scratch), hidden=self.hidden,
@@ -470,6 +475,8 @@ class CodeHost:
             except OSError as exc:
                 return {"error": f"could not start {argv[0]!r}: {exc}"}
             result_code, output, stopped_by = done.returncode, done.output, done.stopped_by
+            if stopped_by and self.deadline is not None and time.monotonic() >= self.deadline - self.reserve:
+                self.late = True  # cut at the grader's deadline
             if stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
                 threading.Thread(target=self.backend.end_processes, args=(self.work.resolve(),),
                                  daemon=True).start()  # beside the answer
