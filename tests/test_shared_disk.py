@@ -6,6 +6,7 @@ while grading stays the machine's fault."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -21,20 +22,20 @@ from agentic_eval.confine.host import TMP_BYTES, BwrapBackend, bwrap_problem
 from agentic_eval.confine.shared_disk import LOW_FREE, SharedDisk
 from agentic_eval.grading.grader import CodeHostStats, GradeResult, ScriptResult, Verdict
 from agentic_eval.grading.phase import GradePart, rule_out_of_room
+from agentic_eval.grading.remains import take_remains
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, tool_call
 
 DISK_MB = 300
 
 
-@pytest.fixture
-def small_disk(short_tmp: Path) -> Iterator[Path]:
-    """A 300 MiB file system of its own (a tmpfs: root only), removed after the test."""
+@contextlib.contextmanager
+def _tmpfs(disk: Path, size_mb: int) -> Iterator[Path]:
+    """A tmpfs of `size_mb` at `disk` (made; root only), unmounted after."""
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("mounting a small file system needs root")
-    disk = short_tmp / "disk"
     disk.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "ae-small-disk", str(disk)],
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "ae-small-disk", str(disk)],
                           capture_output=True, text=True)
     if made.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
@@ -42,6 +43,13 @@ def small_disk(short_tmp: Path) -> Iterator[Path]:
         yield disk
     finally:
         subprocess.run(["umount", "--lazy", str(disk)], capture_output=True)
+
+
+@pytest.fixture
+def small_disk(short_tmp: Path) -> Iterator[Path]:
+    """A 300 MiB file system of its own (a tmpfs: root only), removed after the test."""
+    with _tmpfs(short_tmp / "disk", DISK_MB) as disk:
+        yield disk
 
 
 @pytest.fixture
@@ -163,3 +171,19 @@ def test_running_out_of_room_while_grading_is_the_machines_unless_the_models_tre
     ruled = rule_out_of_room(graded, host, backend, Sandbox(sandbox, 0, {}, "0" * 40))
     assert (ruled.grade.verdict, ruled.side) == (Verdict.FAIL, "") and "grading ran out of room" in ruled.grade.note
     assert not sandbox.exists()  # emptied at once, so that the record can be written
+
+
+def test_a_snapshot_that_runs_out_of_room_the_models_tree_took_is_its_fail(short_tmp: Path) -> None:
+    """Recording the agent's tree (tree.json, diff.patch in the trial folder on the same disk) runs out of room."""
+    with _tmpfs(short_tmp / "tiny", 16) as disk:  # under 2 x LOW_FREE: the "nearly full" rule never speaks here
+        backend = SharedDisk()
+        sandbox, trial_dir = disk / "sandbox", disk / "trial"
+        sandbox.mkdir(), trial_dir.mkdir()
+        backend.trial_start(sandbox)
+        for n in range(200):
+            (sandbox / f"f{n}.txt").write_text(f"{n}\n")  # entries for tree.json
+        _fill(sandbox)
+        assert backend.disk_full(sandbox) == ""
+        left = take_remains(Sandbox(sandbox, 0, {}, "0" * 40), backend, trial_dir, None)
+        assert "recording it ran out of room" in left.broken and "No space left on device" in left.broken
+        assert not sandbox.exists()  # emptied at once: the record has room
