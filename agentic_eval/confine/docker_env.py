@@ -44,7 +44,7 @@ from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import owner_labels
 
 if TYPE_CHECKING:
-    from agentic_eval.packs.environment import EnvironmentSpec
+    from agentic_eval.confine.env_spec import EnvironmentSpec
     from agentic_eval.packs.task import Task
 
 REWARD_FILES = ("reward.txt", "reward.json")

@@ -20,11 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agentic_eval.confine.env_spec import EnvironmentSpec, ServiceSpec
 from agentic_eval.errors import AgenticEvalError, PackNotFoundError, TaskLoadError
 from agentic_eval.inputs import loads_toml, read_data_text
 from agentic_eval.packs.environment import (
-    EnvironmentSpec,
-    ServiceSpec,
     VerifierKind,
     harbor_meta,
     is_harbor_task,
