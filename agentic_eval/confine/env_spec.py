@@ -1,9 +1,12 @@
 """What an environment task asks of the backend that runs it: its container (`EnvironmentSpec`, the `[environment]`
-section of task.toml, or a Harbor task folder's, read by packs/environment.py) and the services beside it."""
+section of task.toml, or a Harbor task folder's, read by packs/environment.py), the services beside it, and the
+task as a backend sees it (`EnvironmentTask`, made by `packs.task.Task.environment_task`): the backend hooks of
+environment tasks take that, never the task model itself."""
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -87,3 +90,18 @@ class EnvironmentSpec(BaseModel):
         if not path.is_absolute() or ".." in path.parts or str(path) == "/":
             raise ValueError("must be an absolute path below / (e.g. \"/app\")")
         return str(path)
+
+
+@dataclass(frozen=True)
+class EnvironmentTask:
+    """A task that brings its own environment, as a backend sees it: what its image is built from and what its
+    reward verifier reads (`SandboxBackend.prepare_tasks`, `environment_start`)."""
+
+    id: str
+    dir: Path
+    """The task's folder: its Dockerfiles' build contexts and its verifier files are paths in it."""
+    spec: EnvironmentSpec
+    grader_path: Path
+    """Its verifier script (Harbor's tests/test.sh) or grade script."""
+    harbor: bool = False
+    """A Harbor task folder: its `solution/` is mounted at /solution for the reference fix's phase."""
