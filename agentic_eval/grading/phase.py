@@ -62,7 +62,6 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     g0 = time.monotonic()
     if task.verifier == "reward":
         run = backend.verify_environment(sandbox.path, cancel)
-        engine = engine_fields(backend.describe(sandbox.path))  # what ran it
         grade = reward_grade(run)
         changed = (*reward_changes(run), run.changes.error if run.changes is not None else "")
         # whose fault a fresh verifier's failure is; what it ran that the model changed (docker_env.py)
@@ -71,7 +70,6 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     else:
         with ScriptRunner(task, sandbox, backend=backend) as runner:
             grade = runner.grade(cancel=cancel)
-        engine = engine_fields(backend.describe(sandbox.path))
         part = GradePart(grade, 0.0, {})
     if grade.script.cancelled:
         return None
@@ -79,6 +77,7 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     (trial_dir / GRADER_FILE).write_text(grade.script.output, encoding="utf-8")
     behaviour = (impossible_behaviour(task, sandbox, trial_dir, grade.verdict is Verdict.PASS)
                  if task.meta.impossible is not None else {})  # what the model did where only a cheat passes
+    engine = engine_fields(backend.describe(sandbox.path))  # what ran the grader or the verifier
     return GradePart(part.grade, seconds, {"grader": str((trial_dir / GRADER_FILE).relative_to(run_dir))},
                      side=part.side, tampering=part.tampering, changes=part.changes,
                      engine=engine, behaviour=behaviour)
