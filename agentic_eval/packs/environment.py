@@ -1,5 +1,6 @@
-"""Tasks that bring their own environment: the `[environment]` section of our task.toml, and Harbor /
-Terminal-Bench 2 task folders read as they are.
+"""Tasks that bring their own environment: the `[environment]` section of our task.toml (its model, `EnvironmentSpec`,
+is confine/env_spec.py's: what the backend that runs it is asked), and Harbor / Terminal-Bench 2 task folders read
+as they are.
 
 An environment task declares a Dockerfile (built by the docker backend, cached by the hash of its build
 context), an absolute working directory, the user the agent runs as, environment variables, per-task CPU,
