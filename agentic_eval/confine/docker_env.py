@@ -133,7 +133,6 @@ class EnvironmentTrial:
     """One trial's environment on one engine: the agent's container, its services and their network."""
 
     task: EnvironmentTask
-    spec: EnvironmentSpec
     engine: Any
     """The `docker.Engine` the trial runs on."""
     image: str
@@ -156,6 +155,11 @@ class EnvironmentTrial:
     pristine_shadows: dict[str, str] | None = None
     """`shadow_digests` of the pristine working directory (taken when it is copied out of the image)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def spec(self) -> EnvironmentSpec:
+        """The task's `[environment]`: its container's limits, working directory, services and verifier."""
+        return self.task.spec
 
     @property
     def client(self) -> Any:

@@ -156,7 +156,7 @@ class EnvironmentTasks:
             image, services = self._task_images(engine, task)
             extract_workdir(engine.client, image, spec.workdir, dest)
             uid, gid = image_user(engine.client, image, spec.user)
-            trial = EnvironmentTrial(task=task, spec=spec, engine=engine, image=image, sandbox=dest.resolve(),
+            trial = EnvironmentTrial(task=task, engine=engine, image=image, sandbox=dest.resolve(),
                                      uid=uid, gid=gid, path_env=image_path_env(engine.client, image),
                                      service_images=services, pristine_shadows=shadow_digests(dest),
                                      internet_missing=(engine.name, str(task.dir)) in self._offline,
