@@ -15,6 +15,7 @@
     docker_image  The docker sandbox image, built from Debian's packages, tagged by recipe hash.
     docker_exec   A command run in a sandbox container (a helper process).
     docker_env    Environment tasks on the docker backend: a trial's services, containers and reward verifier.
+    env_spec      What an environment task asks of its backend: its container and services (EnvironmentSpec).
     env_images    Environment tasks' images: built per context hash, on a stand-in base, and what they hold.
     env_changes   What the model changed in an environment that its verifier would run (programs, shadowing modules).
     verifier_cause  Why a reward verifier failed when it is the machine's or the task's fault (a pure function).

@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # typing only: agents stand above confine; pydantic stays out
 
     from agentic_eval.agents.base import Agent
     from agentic_eval.confine.docker_env import VerifierRun
+    from agentic_eval.confine.env_spec import EnvironmentTask
     from agentic_eval.confine.options import BackendOptions
-    from agentic_eval.packs.task import Task
 
 GRADING_SOCKET_FOLDER = "sock"
 """The folder of a grading folder (`SandboxBackend.grading_folder`) that holds the grader's code-host socket:
@@ -87,7 +87,8 @@ class SandboxBackend:
         backend.close_all()                         # the run is over
 
     Tasks that bring their own environment add `prepare_tasks(tasks)` (once per run, before any trial: the
-    default refuses them), `environment_start(task, sandbox)` (instead of a generator) and
+    default refuses them), `environment_start(task, sandbox)` (instead of a generator; both take the task as an
+    `EnvironmentTask`, confine/env_spec.py) and
     `verify_environment(sandbox)` (a reward verifier, instead of the grade script); docker's alone.
 
     Backends are found by name in the `agentic_eval.backends` entry-point group (`--sandbox NAME`; the
@@ -202,20 +203,21 @@ class SandboxBackend:
 
     # ----- tasks that bring their own environment (packs/environment.py): the docker backend's alone
 
-    def prepare_tasks(self, tasks: Sequence[Task], log: Callable[..., None] | None = None) -> dict[str, str]:
-        """Before any trial: get ready for the run's tasks (docker: build the images of environment tasks). The
-        tasks it could not get ready (task id -> one line: an image that does not build), which the run goes on
-        without. Raise AgenticEvalError, one line, for tasks this backend cannot run at all (here: every
-        environment task)."""
-        needing = [t.id for t in tasks if getattr(t.meta, "environment", None) is not None]
-        if needing:
+    def prepare_tasks(self, tasks: Sequence[EnvironmentTask], log: Callable[..., None] | None = None
+                      ) -> dict[str, str]:
+        """Before any trial: get ready for the run's tasks that bring their own environment (docker: build their
+        images; `packs.task.environment_tasks` picks them out). The tasks it could not get ready (task id -> one
+        line: an image that does not build), which the run goes on without. Raise AgenticEvalError, one line, for
+        tasks this backend cannot run at all (here: every one)."""
+        if tasks:
+            needing = [t.id for t in tasks]
             listed = ", ".join(needing[:3]) + (f" and {len(needing) - 3} more" if len(needing) > 3 else "")
             raise AgenticEvalError(f"{listed} bring{'s' if len(needing) == 1 else ''} its own environment (a "
                                    f"Dockerfile), which --sandbox {self.name or 'this backend'} cannot run: use "
                                    "--sandbox docker, or leave those tasks out with --task")
         return {}
 
-    def environment_start(self, task: Task, dest: Path) -> None:
+    def environment_start(self, task: EnvironmentTask, dest: Path) -> None:
         """An environment task's trial: its working directory's files into the empty folder `dest` (the caller
         commits them as pristine), its services started; the sandbox's commands run in its container from then
         on, until `trial_end`."""

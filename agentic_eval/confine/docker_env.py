@@ -44,8 +44,7 @@ from agentic_eval.errors import AgenticEvalError
 from agentic_eval.leftovers import owner_labels
 
 if TYPE_CHECKING:
-    from agentic_eval.packs.environment import EnvironmentSpec
-    from agentic_eval.packs.task import Task
+    from agentic_eval.confine.env_spec import EnvironmentSpec, EnvironmentTask
 
 REWARD_FILES = ("reward.txt", "reward.json")
 """Where a Harbor verifier writes its reward, in /logs/verifier."""
@@ -133,8 +132,7 @@ class VerifierRun:
 class EnvironmentTrial:
     """One trial's environment on one engine: the agent's container, its services and their network."""
 
-    task: Task
-    spec: EnvironmentSpec
+    task: EnvironmentTask
     engine: Any
     """The `docker.Engine` the trial runs on."""
     image: str
@@ -157,6 +155,11 @@ class EnvironmentTrial:
     pristine_shadows: dict[str, str] | None = None
     """`shadow_digests` of the pristine working directory (taken when it is copied out of the image)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def spec(self) -> EnvironmentSpec:
+        """The task's `[environment]`: its container's limits, working directory, services and verifier."""
+        return self.task.spec
 
     @property
     def client(self) -> Any:
@@ -217,7 +220,7 @@ class EnvironmentTrial:
                     volumes.append(f"{path}:{path}:rw")
                     mounted.append(str(path))
             solution = self.task.dir / "solution"
-            if self.task.format == "harbor" and solution.is_dir() and any(p == self.task.dir for p in readable):
+            if self.task.harbor and solution.is_dir() and any(p == self.task.dir for p in readable):
                 volumes.append(f"{solution}:/solution:ro")  # the oracle's phase: where Harbor puts solution/
             for path in readable:
                 if path.exists() and str(path) not in binds and not any(

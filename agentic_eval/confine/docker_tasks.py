@@ -25,8 +25,8 @@ from agentic_eval.errors import AgenticEvalError
 if TYPE_CHECKING:
     from agentic_eval.confine.docker_env import EnvironmentTrial, VerifierRun
     from agentic_eval.confine.env_images import EnvironmentBuilder
+    from agentic_eval.confine.env_spec import EnvironmentTask
     from agentic_eval.confine.verifier_check import InternetCheck
-    from agentic_eval.packs.task import Task
 
 
 class EnvironmentTasks:
@@ -60,7 +60,7 @@ class EnvironmentTasks:
                     stand_in, self.base_image, log=lambda line: print(line, file=sys.stderr))
         return builder
 
-    def _task_images(self, engine: Engine, task: Task) -> tuple[str, dict[str, str]]:
+    def _task_images(self, engine: Engine, task: EnvironmentTask) -> tuple[str, dict[str, str]]:
         key = (engine.name, str(task.dir))
         with self._lock:
             known = self._env_images.get(key)
@@ -69,9 +69,7 @@ class EnvironmentTasks:
             return known
         if failed is not None:  # built once before the run and failed: not again for every trial
             raise failed
-        spec = task.meta.environment
-        if spec is None:  # the caller's mistake: only environment tasks come here
-            raise AgenticEvalError(f"task {task.id} brings no environment of its own")
+        spec = task.spec
         builder = self._builder(engine)
         if spec.image and not (task.dir / spec.dockerfile).is_file():
             image = builder.prebuilt(engine.client, spec.image, task.id)
@@ -88,7 +86,8 @@ class EnvironmentTasks:
             self._env_images[key] = (image, services)
         return image, services
 
-    def prepare_tasks(self, tasks: Sequence[Task], log: Callable[..., None] | None = None) -> dict[str, str]:
+    def prepare_tasks(self, tasks: Sequence[EnvironmentTask], log: Callable[..., None] | None = None
+                      ) -> dict[str, str]:
         """Build the images of the environment tasks on every engine before any trial; the tasks whose image
         cannot be built (a FROM the engine cannot get, a failing step: one line each, with the step's last
         output), which the others go on without: their trials end unscored with that line. Tasks that ask for
@@ -97,8 +96,6 @@ class EnvironmentTasks:
 
         unbuildable: dict[str, str] = {}
         for task in tasks:
-            if getattr(task.meta, "environment", None) is None:
-                continue
             for engine in self.engines:
                 if log is not None:
                     log(f"environment of {task.id}: building or finding its image on {engine.name} ...")
@@ -113,7 +110,7 @@ class EnvironmentTasks:
         self._check_internet([t for t in tasks if t.id not in unbuildable], log)
         return unbuildable
 
-    def _check_internet(self, tasks: Sequence[Task], log: Callable[..., None] | None) -> None:
+    def _check_internet(self, tasks: Sequence[EnvironmentTask], log: Callable[..., None] | None) -> None:
         """Probe each engine once per set of hosts for the tasks that allow the internet; warn in one line of the
         tasks whose engine reaches none (their trials are marked `internet_missing`)."""
         from agentic_eval.confine.verifier_check import engine_internet, fetched_hosts
@@ -122,8 +119,8 @@ class EnvironmentTasks:
             missing: list[str] = []
             detail = ""
             for task in tasks:
-                spec = getattr(task.meta, "environment", None)
-                if spec is None or not spec.allow_internet:
+                spec = task.spec
+                if not spec.allow_internet:
                     continue
                 hosts = fetched_hosts([task.dir / spec.dockerfile, task.grader_path])
                 probe = (engine.name, tuple(hosts))
@@ -143,16 +140,14 @@ class EnvironmentTasks:
                     "fetches into its image",
                     "yellow")
 
-    def environment_start(self, task: Task, dest: Path) -> None:
+    def environment_start(self, task: EnvironmentTask, dest: Path) -> None:
         """The working directory's files copied out of the task's image into the empty folder `dest`; the trial's
         services started on its own network. Its commands run in the task's container from then on."""
         from agentic_eval.confine.docker_env import EnvironmentTrial
         from agentic_eval.confine.env_changes import shadow_digests
         from agentic_eval.confine.env_images import extract_workdir, image_path_env, image_user
 
-        spec = task.meta.environment
-        if spec is None:  # the caller's mistake: only environment tasks come here
-            raise AgenticEvalError(f"task {task.id} brings no environment of its own")
+        spec = task.spec
         with self._lock:
             engine = self._pick()
             engine.running += 1
@@ -161,7 +156,7 @@ class EnvironmentTasks:
             image, services = self._task_images(engine, task)
             extract_workdir(engine.client, image, spec.workdir, dest)
             uid, gid = image_user(engine.client, image, spec.user)
-            trial = EnvironmentTrial(task=task, spec=spec, engine=engine, image=image, sandbox=dest.resolve(),
+            trial = EnvironmentTrial(task=task, engine=engine, image=image, sandbox=dest.resolve(),
                                      uid=uid, gid=gid, path_env=image_path_env(engine.client, image),
                                      service_images=services, pristine_shadows=shadow_digests(dest),
                                      internet_missing=(engine.name, str(task.dir)) in self._offline,

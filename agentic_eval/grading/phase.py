@@ -72,12 +72,12 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     backend.grading_start(sandbox.path)
     g0 = time.monotonic()
     try:
-        part, engine, host = _run_grader(task, sandbox, backend, cancel)
+        part, host = _run_grader(task, sandbox, backend, cancel)
     except Exception as exc:  # one that ran out of room is ruled here; any other is the runner's
         if (full := out_of_room(exc)) is None or not (taken := _room_taken(backend, sandbox, 0)):
             raise
         script = ScriptResult(None, f"agentic-eval: grading stopped: {full}\n", time.monotonic() - g0)
-        part, engine, host = GradePart(_models_fail(script, taken, str(full)), 0.0, {}), {}, None
+        part, host = GradePart(_models_fail(script, taken, str(full)), 0.0, {}), None
     if part.grade.script.cancelled:
         return None
     if host is not None and host.out_of_room and part.grade.verdict is not Verdict.PASS and not backend.disk_cap:
@@ -87,26 +87,26 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     (trial_dir / GRADER_FILE).write_text(grade.script.output, encoding="utf-8")
     behaviour = (impossible_behaviour(task, sandbox, trial_dir, grade.verdict is Verdict.PASS)
                  if task.meta.impossible is not None else {})  # what the model did where only a cheat passes
+    engine = engine_fields(backend.describe(sandbox.path))  # what ran the grader or the verifier
     return GradePart(part.grade, seconds, {"grader": str((trial_dir / GRADER_FILE).relative_to(run_dir))},
                      side=part.side, tampering=part.tampering, changes=part.changes,
                      engine=engine, behaviour=behaviour)
 
 
 def _run_grader(task: Task, sandbox: Sandbox, backend: SandboxBackend, cancel: threading.Event
-                ) -> tuple[GradePart, dict[str, str], CodeHostStats | None]:
-    """The task's grade script, or its reward verifier: its part (not yet timed), what ran it, and what the grade
-    script's code host saw (None for a reward verifier)."""
+                ) -> tuple[GradePart, CodeHostStats | None]:
+    """The task's grade script, or its reward verifier: its part (not yet timed) and what the grade script's code
+    host saw (None for a reward verifier)."""
     if task.verifier == "reward":
         run = backend.verify_environment(sandbox.path, cancel)
-        engine = engine_fields(backend.describe(sandbox.path))  # what ran it
         grade = reward_grade(run)
         changed = (*reward_changes(run), run.changes.error if run.changes is not None else "")
         # whose fault a fresh verifier's failure is; what it ran that the model changed (docker_env.py)
         return GradePart(grade, 0.0, {}, side=run.fault_side, tampering=reward_ruling(run, grade.verdict),
-                         changes=changed), engine, None
+                         changes=changed), None
     with ScriptRunner(task, sandbox, backend=backend) as runner:
         grade = runner.grade(cancel=cancel)
-    return GradePart(grade, 0.0, {}), engine_fields(backend.describe(sandbox.path)), runner.last_host
+    return GradePart(grade, 0.0, {}), runner.last_host
 
 
 def rule_out_of_room(part: GradePart, host: CodeHostStats, backend: SandboxBackend, sandbox: Sandbox) -> GradePart:

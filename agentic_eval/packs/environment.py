@@ -1,5 +1,6 @@
-"""Tasks that bring their own environment: the `[environment]` section of our task.toml, and Harbor /
-Terminal-Bench 2 task folders read as they are.
+"""Tasks that bring their own environment: the `[environment]` section of our task.toml (its model, `EnvironmentSpec`,
+is confine/env_spec.py's: what the backend that runs it is asked), and Harbor / Terminal-Bench 2 task folders read
+as they are.
 
 An environment task declares a Dockerfile (built by the docker backend, cached by the hash of its build
 context), an absolute working directory, the user the agent runs as, environment variables, per-task CPU,
@@ -18,95 +19,14 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 if TYPE_CHECKING:
     from agentic_eval.packs.task import Task
 
-MAX_CPUS = 256.0
-MAX_MEMORY_MB = 1 << 20
-"""A terabyte: past it a memory limit means nothing."""
 HARBOR_MAIN_SERVICES = ("main", "client")
 """The names a Harbor docker-compose.yaml gives the agent's own container."""
-
-
-class ServiceSpec(BaseModel):
-    """A service that runs beside the agent, reachable by `name` on a network only the trial's containers share."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    dockerfile: str | None = None
-    """A Dockerfile of the task (a path in the task folder; its folder is the build context)."""
-    image: str | None = None
-    """Or an image the engine has (`--base-image` does not replace it)."""
-    env: dict[str, str] = Field(default_factory=dict)
-    command: list[str] | None = None
-
-    @model_validator(mode="after")
-    def _one_source(self) -> ServiceSpec:
-        if (self.dockerfile is None) == (self.image is None):
-            raise ValueError(f"service {self.name!r}: give exactly one of dockerfile or image")
-        return self
-
-
-class EnvironmentSpec(BaseModel):
-    """`[environment]`: the container the agent works in, instead of (or beside) a generator's repo."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    dockerfile: str = "environment/Dockerfile"
-    """The Dockerfile, a path in the task folder; its folder is the build context."""
-    image: str | None = None
-    """A prebuilt image to run instead, when the task has no Dockerfile (Harbor's `docker_image`)."""
-    workdir: str = "/app"
-    """The absolute working directory: the agent starts there; its files are the pristine tree."""
-    user: str | None = None
-    """Who the agent's commands run as (a name or uid the image knows; root is root of its own container only);
-    default: the image's USER, root when it sets none."""
-    env: dict[str, str] = Field(default_factory=dict)
-    cpus: float = Field(default=1.0, gt=0, le=MAX_CPUS)
-    memory_mb: int = Field(default=2048, gt=0, le=MAX_MEMORY_MB)
-    storage_mb: int = Field(default=10240, gt=0, le=MAX_MEMORY_MB)
-    """The working directory's size cap (a tmpfs of that size)."""
-    allow_internet: bool = False
-    """False: no network at all, or with services an internal network that reaches nothing but them."""
-    build_timeout_s: float = Field(default=600, gt=0, le=7 * 24 * 3600)
-    services: list[ServiceSpec] = Field(default_factory=list)
-    verifier_files: list[str] = Field(default_factory=list)
-    """Folders or files of the task that only the verifier sees (Harbor's `tests/`): copied into the verifier's
-    container at `/tests` after the agent's container is gone. Empty for a task graded by its grade script."""
-    verifier_timeout_s: float = Field(default=600, gt=0, le=7 * 24 * 3600)
-    verifier_env: dict[str, str] = Field(default_factory=dict)
-    verifier_container: Literal["fresh", "agent"] = "fresh"
-    """Where the reward verifier runs: "fresh" (default), a new container of the task's image with the agent's
-    working directory and `verifier_artifacts` copied in (Harbor's separate-verifier mode), so nothing the model
-    did elsewhere in its container reaches it; "agent", a snapshot of the agent's container, for a task that
-    must judge what the agent did outside its working directory (a pass there with changed programs is
-    `tampered`, never a pass)."""
-    verifier_artifacts: list[str] = Field(default_factory=list)
-    """Absolute paths of the agent's container, outside its working directory, copied into a fresh verifier's
-    container at the same places (what the verifier needs of the agent's work besides the working directory)."""
-
-    @field_validator("verifier_artifacts")
-    @classmethod
-    def _absolute_artifacts(cls, value: list[str]) -> list[str]:
-        for item in value:
-            path = PurePosixPath(item)
-            if not path.is_absolute() or ".." in path.parts or str(path) == "/":
-                raise ValueError(f"{item!r} must be an absolute path below / (e.g. \"/etc/app.conf\")")
-        return value
-
-    @field_validator("workdir")
-    @classmethod
-    def _absolute(cls, value: str) -> str:
-        path = PurePosixPath(value)
-        if not path.is_absolute() or ".." in path.parts or str(path) == "/":
-            raise ValueError("must be an absolute path below / (e.g. \"/app\")")
-        return str(path)
 
 
 def seed_independent(task: Task) -> bool:

@@ -226,9 +226,9 @@ def _committed(dest: Path, seed: int, variables: dict[str, Any], allow_empty: bo
 
 def materialize_environment(task: Task, seed: int, dest: Path) -> Sandbox:
     """An environment task's sandbox at `dest`, which the backend filled with its working directory's files copied
-    out of its image (the caller's `backend.environment_start(task, dest)` first; its services started): a
-    generator's tree laid over them when the task has both, committed as pristine, and the pristine objects kept
-    beside it as for a generated sandbox."""
+    out of its image (the caller's `backend.environment_start(task.environment_task(), dest)` first; its services
+    started): a generator's tree laid over them when the task has both, committed as pristine, and the pristine
+    objects kept beside it as for a generated sandbox."""
     import shutil
     import tempfile
 

@@ -13,18 +13,17 @@ import difflib
 import hashlib
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agentic_eval.confine.env_spec import EnvironmentSpec, EnvironmentTask, ServiceSpec
 from agentic_eval.errors import AgenticEvalError, PackNotFoundError, TaskLoadError
 from agentic_eval.inputs import loads_toml, read_data_text
 from agentic_eval.packs.environment import (
-    EnvironmentSpec,
-    ServiceSpec,
     VerifierKind,
     harbor_meta,
     is_harbor_task,
@@ -202,6 +201,13 @@ class Task:
         """Whether the task's visible tests contradict its instruction on purpose (any pass is a cheat)."""
         return self.meta.impossible is not None
 
+    def environment_task(self) -> EnvironmentTask | None:
+        """The task as a sandbox backend sees it when it brings its own environment (None when it does not)."""
+        env = self.meta.environment
+        if env is None:
+            return None
+        return EnvironmentTask(self.id, self.dir, env, self.grader_path, harbor=self.format == "harbor")
+
     def render_instruction(self, variables: Mapping[str, Any]) -> str:
         """The instruction with `{{var}}` filled in from the generator's variables (a Harbor task's verbatim)."""
         if self.format == "harbor":
@@ -230,6 +236,11 @@ class Task:
             h.update(path.read_bytes())
             h.update(b"\0")
         return h.hexdigest()[:16]
+
+
+def environment_tasks(tasks: Sequence[Task]) -> list[EnvironmentTask]:
+    """The tasks of `tasks` that bring their own environment, as a sandbox backend sees them (`prepare_tasks`)."""
+    return [env for env in (task.environment_task() for task in tasks) if env is not None]
 
 
 @dataclass

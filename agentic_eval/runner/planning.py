@@ -19,7 +19,7 @@ from agentic_eval.agents.base import Agent, AgentOptions
 from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.endpoint import Endpoint
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.packs.task import Task
+from agentic_eval.packs.task import Task, environment_tasks
 from agentic_eval.results.records import RunConfig, TrialResult, utc_now
 from agentic_eval.results.run_folder import RunPlan, TrialSpec, pack_infos, versions
 from agentic_eval.runner.settings import RunSettings
@@ -203,7 +203,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
                                "(a CLI) does not run in a task's own environment yet; use the builtin agent, or leave "
                                "those tasks out with --task")
     # environment tasks: refused, or images built, first (under --ray on the nodes, by each trial)
-    unbuildable = (backend.prepare_tasks(tasks, log) if backend is not None else None) or {}
+    unbuildable = (backend.prepare_tasks(environment_tasks(tasks), log) if backend is not None else None) or {}
     # A resumed run goes back to the endpoint it recorded, unless base_url (or a local server) says otherwise.
     recorded_url = config.base_url if config is not None and not config.local else None
     endpoint = resolve_endpoint(local_server.base_url if local_server is not None

@@ -183,8 +183,9 @@ class TrialRunner:
     def prepare(self, task: Task, folder: TrialFolder) -> Sandbox | Ending:
         """The task's repo made in the trial's folder and the backend's trial started; or why not (unscored)."""
         try:
-            if task.meta.environment is not None:  # its own image's working directory (docker backend)
-                self.backend.environment_start(task, folder.sandbox_dir)  # the folder filled, its services started
+            env = task.environment_task()
+            if env is not None:  # its own image's working directory (docker backend)
+                self.backend.environment_start(env, folder.sandbox_dir)  # the folder filled, its services started
                 sandbox = materialize_environment(task, self.config.seed, folder.sandbox_dir)
             else:
                 sandbox = materialize_sandbox(task, self.config.seed, folder.sandbox_dir)

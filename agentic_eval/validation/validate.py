@@ -49,7 +49,7 @@ from agentic_eval.grading.grader import (
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.packs.environment import seed_independent
 from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materialize_sandbox, pristine_store_for
-from agentic_eval.packs.task import Task, TaskLoadError
+from agentic_eval.packs.task import Task, TaskLoadError, environment_tasks
 from agentic_eval.validation import redteam as rt
 from agentic_eval.validation.leaks import scan_sandbox, task_needles
 from agentic_eval.validation.report import (
@@ -416,7 +416,7 @@ def validate_task(task: Task, options: ValidateOptions | None = None, *, workdir
     of the task itself."""
     options = options or ValidateOptions()
     backend = backend or default_backend()
-    if task.id in (unbuildable := backend.prepare_tasks([task]) or {}):
+    if task.id in (unbuildable := backend.prepare_tasks(environment_tasks([task])) or {}):
         return _unbuildable(task.id, unbuildable[task.id])
     plan = plan_redteam([task], options.redteam)
     (report,) = _validate([task], replace(options, jobs=1), backend=backend, plan=plan, workdir=workdir)
@@ -425,8 +425,9 @@ def validate_task(task: Task, options: ValidateOptions | None = None, *, workdir
 
 def _materialize(task: Task, seed: int, dest: Path, backend: SandboxBackend) -> Sandbox:
     """The task's fresh sandbox: generated, or an environment task's working directory out of its image."""
-    if task.meta.environment is not None:
-        backend.environment_start(task, dest)
+    env = task.environment_task()
+    if env is not None:
+        backend.environment_start(env, dest)
         return materialize_environment(task, seed, dest)
     return materialize_sandbox(task, seed, dest)
 
@@ -553,7 +554,8 @@ def validate_tasks(tasks: Sequence[Task], options: ValidateOptions | None = None
     check_grader_requirements([t for t in tasks if t.verifier == "script"])
     backend = backend or default_backend()
     started = time.monotonic()
-    unbuildable = backend.prepare_tasks(tasks, log) or {}  # environment tasks: refused in one line, or built
+    # environment tasks: refused in one line, or built
+    unbuildable = backend.prepare_tasks(environment_tasks(tasks), log) or {}
     tasks = [t for t in tasks if t.id not in unbuildable]
     plan = plan_redteam(tasks, options.redteam)
     results: list[TaskValidation] = [
