@@ -1,0 +1,128 @@
+"""graders/disguise.py: a random rewrite of a Python module that keeps its behaviour (issue 39), so that a "test" that
+knows the grader's texts cannot tell the reference from a mutant by text. Behaviour is checked by running real
+modules (the standard library's and a grader's reference) before and after, across many random draws."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import random
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tests.helpers  # noqa: F401 - puts graders/ on sys.path
+
+disguise = importlib.import_module("disguise")
+mutation = importlib.import_module("mutation")
+
+ROOT = Path(__file__).resolve().parents[1]
+DRAWS = 12
+
+
+def _load(name: str, text: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__["__name__"] = name
+    sys.modules[name] = module  # dataclasses and the like look their module up
+    try:
+        exec(compile(text, f"<{name}>", "exec"), module.__dict__)
+    finally:
+        del sys.modules[name]
+    return module
+
+
+def _outcome(call: Callable[[], Any]) -> object:
+    try:
+        return ("returned", repr(call()))
+    except Exception as exc:  # noqa: BLE001 - the exception's type is the behaviour compared
+        return ("raised", type(exc).__name__)
+
+
+def _grader_constants(task: str) -> dict[str, str]:
+    tree = ast.parse((ROOT / "tasks" / task / "grade.py").read_text(encoding="utf-8"))
+    return {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+            for target in node.targets if isinstance(target, ast.Name) and isinstance(node.value, ast.Constant)}
+
+
+DURATIONS = ["90s", "15m", "1h30m", "1d2h3m4s", "45", "0s", "  5m\n", "", "5x", "1H", "1m1h", "-5s", "h", "1.5h"]
+
+
+@pytest.mark.parametrize("which", ["REFERENCE", "REWRITE"])
+def test_a_disguised_grader_module_answers_every_call_as_before(which: str) -> None:
+    text = _grader_constants("core/write-module-from-spec")[which]
+    before = _load("duration_before", text)
+    calls: list[Callable[[types.ModuleType], Any]] = [
+        *((lambda m, t=t: m.parse_duration(t)) for t in DURATIONS),
+        *((lambda m, s=s: m.format_duration(s)) for s in (-1, 0, 59, 60, 3661, 90061, 172800)),
+    ]
+    want = [_outcome(lambda c=c: c(before)) for c in calls]
+    texts = {disguise.disguised("src/app/durations.py", text, random.Random(seed)) for seed in range(DRAWS)}
+    assert len(texts) == DRAWS and text not in texts  # every draw its own text
+    for made in texts:
+        after = _load("duration_after", made)
+        assert [_outcome(lambda c=c, m=after: c(m)) for c in calls] == want, made
+
+
+SAMPLE = ("The grades are the product and the model under test is an adversary:   anything it can reach\n"
+          "\tfrom its sandbox it may use.  \n\n    Indented line here\n    and another one\n")
+
+
+@pytest.mark.parametrize(("module", "calls"), [
+    ("textwrap", [lambda m: m.wrap(SAMPLE, 17), lambda m: m.fill(SAMPLE, width=30, initial_indent="> "),
+                  lambda m: m.dedent(SAMPLE), lambda m: m.indent(SAMPLE, "+ "), lambda m: m.shorten(SAMPLE, 40),
+                  lambda m: m.wrap("", 5), lambda m: m.wrap(SAMPLE, 0)]),
+    ("colorsys", [lambda m: [m.rgb_to_hsv(*c) for c in ((0.1, 0.5, 0.9), (0, 0, 0), (1, 1, 1), (0.3, 0.3, 0.1))],
+                  lambda m: [m.hls_to_rgb(h / 7, 0.4, 0.6) for h in range(8)],
+                  lambda m: [m.rgb_to_yiq(0.2, 0.4, 0.6), m.yiq_to_rgb(0.5, 0.1, -0.1)]]),
+    ("shlex", [lambda m: m.split("a 'b c' \"d\\\" e\" # x"), lambda m: m.split("a # b", comments=True),
+               lambda m: m.quote("it's"), lambda m: m.join(["a b", "c"]), lambda m: m.split("'unclosed")]),
+    ("difflib", [lambda m: m.SequenceMatcher(None, SAMPLE, SAMPLE[::-1]).ratio(),
+                 lambda m: list(m.unified_diff(SAMPLE.splitlines(), SAMPLE.upper().splitlines(), lineterm="")),
+                 lambda m: m.get_close_matches("adversry", SAMPLE.split()),
+                 lambda m: list(m.ndiff(["one", "two", "three"], ["one", "too", "three", "four"]))]),
+])
+def test_disguised_standard_library_modules_behave_as_before(module: str, calls: list[Callable[[Any], Any]]) -> None:
+    path = Path(importlib.import_module(module).__file__ or "")
+    text = path.read_text(encoding="utf-8")
+    before = _load(f"{module}_before", text)
+    want = [_outcome(lambda c=c: c(before)) for c in calls]
+    for seed in range(4):
+        after = _load(f"{module}_after", disguise.disguised(path.name, text, random.Random(seed)))
+        assert [_outcome(lambda c=c, m=after: c(m)) for c in calls] == want, (module, seed)
+
+
+def test_what_a_disguise_keeps_and_what_it_leaves() -> None:
+    text = ('#!/usr/bin/env python3\n"""Doc."""\nfrom __future__ import annotations\n\nimport os\n\n'
+            'LIMIT: int = 3\n\n\n'
+            'def f(a, *rest, key=2, **kw) -> int:\n    """F."""\n    total = a + key\n    return total\n\n\n'
+            'def g():\n    return [x for x in range(LIMIT)]\n')
+    made = disguise.disguised("scripts/tool.py", text, random.Random(1))
+    assert made.startswith('#!/usr/bin/env python3\n"""Doc."""\nfrom __future__ import annotations\n'), made
+    tree = ast.parse(made)
+    f = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "f")
+    assert ast.get_docstring(f) == "F." and [a.arg for a in f.args.args] == ["a"] and f.args.kwarg
+    assert "total" not in made  # a local renamed
+    assert {"os", "LIMIT", "f", "g"} <= {getattr(n, "name", None) or getattr(getattr(n, "target", None), "id", None)
+                                         or n.names[0].name for n in tree.body
+                                         if isinstance(n, (ast.FunctionDef, ast.AnnAssign, ast.Import))}
+    assert disguise.disguised("src/app.js", "x;\n") == "x;\n"  # Node: left to the stamp
+    with pytest.raises(RuntimeError, match="does not parse"):
+        disguise.disguised("src/x.py", "def (:\n")
+
+
+def test_a_name_a_comprehension_shadows_stays_the_globals_outside_it() -> None:
+    text = "x = 5\n\n\ndef f(ys):\n    squares = [x * x for x in ys]\n    return squares, x\n"
+    for seed in range(DRAWS):
+        module = _load("shadow", disguise.disguised("m.py", text, random.Random(seed)))
+        assert module.f([1, 2]) == ([1, 4], 5)
+
+
+def test_every_run_of_the_mutation_tests_gets_a_text_of_its_own() -> None:
+    text = _grader_constants("core/write-module-from-spec")["REFERENCE"]
+    one, two = mutation.stamped("src/app/durations.py", text), mutation.stamped("src/app/durations.py", text)
+    assert one != two and one.startswith("# ")
+    assert ast.unparse(ast.parse(one)) != ast.unparse(ast.parse(text)) != ast.unparse(ast.parse(two))
