@@ -204,7 +204,7 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
                 return AttemptRun(name, seed, "not_applied", problem, time.monotonic() - start)
         before = _tree_state(sandbox.path)
         try:
-            attempt.apply(sandbox.path)
+            rt.apply(attempt, task, sandbox)
         except Exception as exc:  # noqa: BLE001 - an attempt's bug is reported on the task, never ends validation
             return AttemptRun(name, seed, "not_applied", f"{type(exc).__name__}: {exc}"[:300],
                               time.monotonic() - start)
