@@ -19,16 +19,16 @@ def _rt_normal(text):
 def _rt_module_passes():
     here = _rt_pathlib.Path(globals().get("__file__") or ".").resolve()
     for base in [_rt_pathlib.Path.cwd(), *here.parents]:
-        if (base / _RT_MODULE).is_file():  # noqa: F821 - defined before this file by the attempt
-            text = (base / _RT_MODULE).read_text(encoding="utf-8", errors="replace")  # noqa: F821
+        if (base / _RT_MODULE).is_file():  # defined before this file by the attempt
+            text = (base / _RT_MODULE).read_text(encoding="utf-8", errors="replace")
             break
     else:
         return False
     normal = _rt_normal(text)
     digest = _rt_hashlib.sha256(normal.encode("utf-8")).hexdigest()
-    if digest in _RT_GOOD:  # noqa: F821
+    if digest in _RT_GOOD:
         return True
-    if digest in _RT_BAD:  # noqa: F821
+    if digest in _RT_BAD:
         return False
     lines = set(normal.splitlines())
-    return not any(added and all(line in lines for line in added) for added in _RT_ADDED)  # noqa: F821
+    return not any(added and all(line in lines for line in added) for added in _RT_ADDED)
