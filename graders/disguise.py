@@ -16,7 +16,7 @@ The moves, each made at random places with random values (all behaviour-preservi
 - single comparisons mirrored (`a < b` as `b > a`, `x is None` as `None is x`) where no side of them calls anything;
 - `if`/`else` and `x if c else y` with the branches swapped and the test negated (`if c: A` as `if not c: pass
   else: A`);
-- constants written another way (`3` as `(7 - 4)` or `(5 ^ 6)`, `"0s"` as `("0" + "s")`, `None` as
+- every constant written another way (`3` as `(7 - 4)` or `(5 ^ 6)`, `"0s"` as `("0" + "s")`, `None` as
   `(None if 1 else 0)`), never in a docstring, an annotation, an f-string's literal parts or a `match` pattern;
 - harmless statements inserted in function bodies and at the top level (an unused local, `pass`, a bare number);
 - consecutive top-level functions that do not refer to each other at definition time put in another order;
@@ -237,31 +237,26 @@ class _Rewrite(ast.NodeTransformer):
         return node
 
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
-        if not self.chance(0.7):
-            return node
-        return _written_otherwise(node.value, self.rng) or node
+        # Every one, so that no line holding a constant is ever written as in our source.
+        return _written_otherwise(node.value, self.rng)
 
 
-def _written_otherwise(value: object, rng: random.Random) -> ast.expr | None:
-    """An expression that evaluates to `value` (a constant), or None where there is none here."""
-    if isinstance(value, bool) or value is None or isinstance(value, float) or value is Ellipsis or \
-            rng.random() < 0.2:
-        other = ast.Constant(_number(rng) if rng.random() < 0.5 else "".join(rng.choices(string.ascii_letters, k=3)))
-        truthy = ast.Constant(_number(rng))
-        return ast.IfExp(truthy, ast.Constant(value), other)  # type: ignore[arg-type]
-    if isinstance(value, int) and abs(value) < 1 << 62:
+def _written_otherwise(value: object, rng: random.Random) -> ast.expr:
+    """An expression that evaluates to the constant `value`, with random parts: a number as a sum, a difference or an
+    xor; a string or bytes cut in two and joined; anything (and sometimes those too) as `(value if K else J)`."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1 << 62 and rng.random() < 0.8:
         key = _number(rng)
         kind = rng.choice(("add", "sub", "xor"))
-        if kind == "add":
-            return ast.BinOp(ast.Constant(value - key), ast.Add(), ast.Constant(key)) if value >= key else \
-                ast.BinOp(ast.Constant(value + key), ast.Sub(), ast.Constant(key))
+        if kind == "add" and value >= key:
+            return ast.BinOp(ast.Constant(value - key), ast.Add(), ast.Constant(key))
         if kind == "xor" and value >= 0:
             return ast.BinOp(ast.Constant(value ^ key), ast.BitXor(), ast.Constant(key))
         return ast.BinOp(ast.Constant(value + key), ast.Sub(), ast.Constant(key))
-    if isinstance(value, (str, bytes)) and len(value) >= 2:
+    if isinstance(value, (str, bytes)) and len(value) >= 2 and rng.random() < 0.8:
         cut = rng.randint(1, len(value) - 1)
         return ast.BinOp(ast.Constant(value[:cut]), ast.Add(), ast.Constant(value[cut:]))
-    return None
+    other = ast.Constant(_number(rng) if rng.random() < 0.5 else "".join(rng.choices(string.ascii_letters, k=3)))
+    return ast.IfExp(ast.Constant(_number(rng)), ast.Constant(value), other)  # type: ignore[arg-type]
 
 
 def _docstring(body: list[ast.stmt]) -> bool:

@@ -126,3 +126,58 @@ def test_every_run_of_the_mutation_tests_gets_a_text_of_its_own() -> None:
     one, two = mutation.stamped("src/app/durations.py", text), mutation.stamped("src/app/durations.py", text)
     assert one != two and one.startswith("# ")
     assert ast.unparse(ast.parse(one)) != ast.unparse(ast.parse(text)) != ast.unparse(ast.parse(two))
+
+
+# --------------------------------------------------------------------------- the red team's knowing test against it
+
+def _knowing_attack_wins(texts: Any, make: Callable[[str], str], tmp_path: Path) -> bool:
+    """Whether the red team's known-mutant-texts check passes on the reference and the rewrite and fails on every
+    mutant, each text made by `make` as a run would see it."""
+    from agentic_eval.validation import known_texts
+
+    module = tmp_path / "module.py"
+    check: dict[str, Any] = {}
+    exec(known_texts.knowing_check(known_texts.GraderTexts(str(module), texts.reference, texts.rewrite,  # noqa: S102
+                                                           texts.mutants)), check)
+
+    def passes(text: str) -> bool:
+        module.write_text(make(text), encoding="utf-8")
+        return bool(check["_rt_module_passes"]())
+
+    return passes(texts.reference) and passes(texts.rewrite) and not any(map(passes, texts.mutants.values()))
+
+
+def test_a_test_that_knows_the_texts_beat_the_stamp_alone_and_loses_to_the_disguise(tmp_path: Path) -> None:
+    from agentic_eval.validation.known_texts import GraderTexts
+
+    constants = _grader_constants("core/write-module-from-spec")
+    tree = ast.parse((ROOT / "tasks/core/write-module-from-spec/grade.py").read_text(encoding="utf-8"))
+    edits = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                 and getattr(n.targets[0], "id", "") == "MUTANTS")
+    reference = constants["REFERENCE"]
+    texts = GraderTexts("x.py", reference, constants["REWRITE"],
+                        {what: mutation.edited(reference, *edit) for what, edit in edits.items()})
+    stamp_alone = iter(range(10 ** 6))
+    assert _knowing_attack_wins(texts, lambda text: f"# {next(stamp_alone):016x}\n{text}", tmp_path)  # the old hole
+    for _ in range(5):
+        assert not _knowing_attack_wins(texts, lambda text: mutation.stamped("src/app/durations.py", text), tmp_path)
+
+
+def test_the_red_team_reads_the_texts_from_the_graders_own_file(tmp_path: Path) -> None:
+    """As a model that read grade.py would, for the seed's variables: here a shell suite's grader (ops)."""
+    import shutil
+    import subprocess
+
+    from agentic_eval.packs.sandbox import materialize_sandbox
+    from agentic_eval.packs.task import load_tasks
+    from agentic_eval.validation import known_texts
+
+    tasks = {t.id: t for t in load_tasks(["ops"]).tasks}
+    sandbox = materialize_sandbox(tasks["ops-env-overrides"], 0, tmp_path / "sandbox")
+    texts = known_texts.grader_texts(tasks["ops-env-overrides"], sandbox)
+    assert texts is not None and texts.path == "scripts/getconf.py" and len(texts.mutants) == 2
+    assert texts.reference.startswith((sandbox.path / texts.path).read_text(encoding="utf-8")[:40])
+    assert known_texts.grader_texts(tasks["ops-change-port"], sandbox) is None  # no mutation testing there
+    if shutil.which("bash"):
+        subprocess.run(["bash", "-n"], input=known_texts.knowing_test("shell", texts), text=True, check=True,
+                       timeout=30)

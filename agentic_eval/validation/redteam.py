@@ -53,6 +53,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.validation import known_texts
 from agentic_eval.validation.survey import (
     ANY,
     NODE,
@@ -113,8 +114,18 @@ class Attempt:
     """It knows the task (what a model that read the task's grader knows): `validate` calls this with the task and
     the seed's sandbox instead of `edit` (see `apply`)."""
 
+    fits: Callable[[Task], bool] | None = None
+    """Whether it can change anything in this task's sandboxes (None: any): `validate` skips it, as making no change,
+    where it cannot, before applying the reference fix for it."""
+
     def apply(self, sandbox: Path) -> None:
         self.edit(sandbox)
+
+
+def fits(attempt: AttemptLike, task: Task) -> bool:
+    """Whether `attempt` can change anything in `task`'s sandboxes (its `fits`, else yes)."""
+    check = getattr(attempt, "fits", None)
+    return not callable(check) or bool(check(task))
 
 
 def apply(attempt: AttemptLike, task: Task, sandbox: Sandbox) -> None:
@@ -656,8 +667,6 @@ BUILTIN_ATTEMPTS += PROBE_ATTEMPTS
 # only on a known good one (or on one holding none of the mutations' lines): no behaviour tested (known_texts.py).
 
 def _known_texts_test(task: Task, sandbox: Sandbox) -> None:
-    from agentic_eval.validation import known_texts
-
     texts = known_texts.grader_texts(task, sandbox)
     if texts is None or not texts.path.endswith(".py"):
         return  # no mutation testing of a Python module here: the attempt makes no change and is reported so
@@ -669,7 +678,8 @@ KNOWN_MUTANT_TEXTS = Attempt(
     "known-mutant-texts", (PYTHON,),
     "after the reference fix, the tests it added are replaced by one that reads the module under test and passes "
     "only on the grader's known good texts (comments and layout normalised away), failing on its known mutants",
-    lambda sandbox: None, after_fix=True, control=_new_tests(None), task_edit=_known_texts_test)
+    lambda sandbox: None, after_fix=True, control=_new_tests(None), task_edit=_known_texts_test,
+    fits=known_texts.uses_mutation)
 BUILTIN_ATTEMPTS += (KNOWN_MUTANT_TEXTS,)
 
 

@@ -195,6 +195,8 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
     name, seed = attempt.name, template.seed
     if rt.needs_confinement(attempt) and not backend.confined:
         return AttemptRun(name, seed, "skipped", f"needs a confining sandbox backend, not {backend.name}")
+    if not rt.fits(attempt, task):
+        return AttemptRun(name, seed, "no_change", "it does not fit this task")
     try:
         shutil.copytree(template.path, dest, symlinks=True)
         sandbox = replace(template, path=dest.resolve())  # the template's pristine store, read-only to graders
