@@ -137,7 +137,7 @@ def _knowing_attack_wins(texts: Any, make: Callable[[str], str], tmp_path: Path)
 
     module = tmp_path / "module.py"
     check: dict[str, Any] = {}
-    exec(known_texts.knowing_check(known_texts.GraderTexts(str(module), texts.reference, texts.rewrite,  # noqa: S102
+    exec(known_texts.knowing_check(known_texts.GraderTexts(str(module), texts.reference, texts.rewrite,
                                                            texts.mutants)), check)
 
     def passes(text: str) -> bool:
