@@ -30,21 +30,31 @@ Not closed: a "test" that undoes these moves (a canonicaliser of its own), or th
 for what a mutation leaves (a call of `reversed` in `co_names`), can still tell some mutants apart. That is a
 static analyser written against this module; a real test of the behaviour is far less work.
 
-Node (JS) modules are not rewritten: the grader has no JavaScript parser (Node's own is internal to it), and a
-textual rewrite without one cannot be shown to keep a module's behaviour (template literals, regular expression
-literals and automatic semicolon insertion defeat any line- or token-level edit). They get mutation.py's random
-stamp line only, which a test that strips comments gets past: the gap above stays open for the Node graders.
+JavaScript modules (.js, .mjs, .cjs) are rewritten by disguise.js with the parser Node bundles (acorn, reached with
+`node --expose-internals`): every number and string literal written another way, comparisons of plain operands
+mirrored, branches swapped, `void N;` statements inserted; comments stay. It renames nothing (that needs a scope
+analysis of JavaScript written here), so a mutation that touches no literal, comparison or branch (a changed
+argument list, `subtotal - discount` as `subtotal`) keeps its text, and a "test" that looks for that text still
+kills that mutant without testing behaviour; a whole-text whitelist no longer gets past. A Node whose internals
+moved lends no parser: the text then gets the stamp line only, and the grader's output says so.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import random
 import secrets
+import shutil
 import string
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 PYTHON_SUFFIXES = (".py",)
+NODE_SUFFIXES = (".js", ".mjs", ".cjs")
+NODE_SCRIPT = Path(__file__).resolve().with_name("disguise.js")
+NODE_TIMEOUT_S = 30.0
 ATTEMPTS = 8
 """Texts made for one module before a failed check is the grader's error (a failure is a bug here, never luck)."""
 
@@ -54,9 +64,31 @@ _DYNAMIC = frozenset({"locals", "vars", "eval", "exec", "dir", "globals"})
 
 def disguised(path: str, text: str, rng: random.Random | None = None) -> str:
     """`text` rewritten at random keeping its behaviour when `path` is a Python module, else `text` itself."""
+    if path.endswith(NODE_SUFFIXES):
+        return disguise_node(text, rng)
     if not path.endswith(PYTHON_SUFFIXES):
         return text
     return disguise_python(text, rng)
+
+
+def disguise_node(text: str, rng: random.Random | None = None) -> str:
+    """A random behaviour-preserving rewrite of the JavaScript module `text` (disguise.js, by Node's own parser). Where
+    this Node has no parser to lend (its internals moved), `text` itself, with a line on stdout that says so."""
+    rng = rng or secrets.SystemRandom()
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("no node on PATH to disguise a JavaScript module with")
+    proc = subprocess.run([node, "--expose-internals", str(NODE_SCRIPT)], capture_output=True, text=True,
+                          input=json.dumps({"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]}),
+                          timeout=NODE_TIMEOUT_S, check=False)
+    if proc.returncode == 0:
+        return proc.stdout
+    if "Cannot find module" in proc.stderr:
+        print("· the JavaScript module is not disguised: this Node lends no parser (only the stamp line)", flush=True)
+        return text
+    if proc.returncode == 2:
+        raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: {proc.stderr[:300]}")
+    raise RuntimeError(f"disguising a JavaScript module failed (exit {proc.returncode}): {proc.stderr[-300:]}")
 
 
 def disguise_python(text: str, rng: random.Random | None = None) -> str:

@@ -181,3 +181,57 @@ def test_the_red_team_reads_the_texts_from_the_graders_own_file(tmp_path: Path) 
     if shutil.which("bash"):
         subprocess.run(["bash", "-n"], input=known_texts.knowing_test("shell", texts), text=True, check=True,
                        timeout=30)
+
+
+JS_MODULE = r'''"use strict";
+// every kind of place a literal, a comparison or a branch can sit
+export const LIMIT = 5;
+const table = { "a-b": 1, plain: 2, [`k${LIMIT}`]: 3 };
+export class Box {
+  size = 10;
+  static #made = 0;
+  constructor(x = 2) { this.x = x; Box.#made += 1; }
+  get twice() { return this.x * 2; }
+}
+export function classify(n, { scale = 3, label: name = "n" } = {}) {
+  if (n < 0) return "negative";
+  else if (n === 0) return `zero ${name}`;
+  switch (n % 3) {
+    case 1: return n > LIMIT ? "big one" : "one";
+    case 2: { const parts = ["t", "w", "o"]; return parts.join("") + "!".repeat(scale); }
+    default: break;
+  }
+  const re = /^\d+$/;
+  let i = 0, out = [];
+  while (i < 3) { out.push(i * scale); i++ }
+  (out).reverse()
+  ;[out[0], out[1]] = [out[1], out[0]]
+  return re.test(String(n)) && n != 9 ? out.join(",") : "other";
+}
+export default function all() {
+  const got = [-1, 0, 1, 4, 6, 7, 9, 12].map((n) => classify(n));
+  got.push(classify(5, { scale: 1, label: "q" }));
+  return JSON.stringify([got, table, new Box().twice, new Box(7).size, 0x1f, 1e3, "\u00e9\ud83d\ude00x", 2n ** 3n + ""]);
+}
+'''
+
+
+def test_a_disguised_javascript_module_gives_the_same_answers(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    runner = "import all from './module.mjs';\nconsole.log(all());\n"
+    (tmp_path / "run.mjs").write_text(runner, encoding="utf-8")
+
+    def answers(text: str) -> str:
+        (tmp_path / "module.mjs").write_text(text, encoding="utf-8")
+        return subprocess.run(["node", "run.mjs"], cwd=tmp_path, capture_output=True, text=True, check=True,
+                              timeout=60).stdout
+
+    want = answers(JS_MODULE)
+    texts = {disguise.disguised("src/module.mjs", JS_MODULE, random.Random(seed)) for seed in range(6)}
+    assert len(texts) == 6 and JS_MODULE not in texts
+    for made in texts:
+        assert answers(made) == want, made
