@@ -211,7 +211,8 @@ export function classify(n, { scale = 3, label: name = "n" } = {}) {
 export default function all() {
   const got = [-1, 0, 1, 4, 6, 7, 9, 12].map((n) => classify(n));
   got.push(classify(5, { scale: 1, label: "q" }));
-  return JSON.stringify([got, table, new Box().twice, new Box(7).size, 0x1f, 1e3, "\u00e9\ud83d\ude00x", 2n ** 3n + ""]);
+  const odd = [0x1f, 1e3, "\u00e9\ud83d\ude00x", 2n ** 3n + ""];
+  return JSON.stringify([got, table, new Box().twice, new Box(7).size, odd]);
 }
 '''
 
