@@ -5,7 +5,9 @@
 //   source, an object key, a directive or a regular expression;
 //   single comparisons of plain operands mirrored (a < b as (b > a));
 //   if/else and c ? x : y with the branches swapped and the test negated;
-//   `void N;` statements inserted in blocks (after a directive prologue).
+//   `void N;` statements inserted in blocks (after a directive prologue);
+//   values (arguments, elements, property values, operands, what is returned or assigned) in parentheses, or as
+//   (N, value).
 // A statement whose new text starts with "(" gets a ";" first, so that no line joins the one before it.
 // stdin: {"source": text, "seed": [4 numbers]}; stdout: the new text. Exit 2 when the input does not parse.
 "use strict";
@@ -82,12 +84,42 @@ function fixedLiteral(node, parent) {
 const LEAVES = new Set(["TemplateElement", "ImportSpecifier", "ExportSpecifier", "ImportDefaultSpecifier",
                         "ImportNamespaceSpecifier"]);
 
+// Value places: an expression there may be written `(N, E)` or `(E)` (never a callee, a target or a chain's link).
+function valuePlace(node, parent) {
+  if (!parent || parent.inPattern || ["SpreadElement", "PrivateIdentifier"].includes(node.type)
+      || /Pattern$/.test(node.type)) return false;
+  switch (parent.type) {
+    case "Property": return parent.value === node && !parent.shorthand && !parent.method && parent.kind === "init";
+    case "CallExpression": case "NewExpression": return parent.arguments.includes(node);
+    case "ArrayExpression": return parent.elements.includes(node);
+    case "ReturnStatement": return parent.argument === node;
+    case "VariableDeclarator": return parent.init === node;
+    case "AssignmentExpression": return parent.right === node;
+    case "BinaryExpression": case "LogicalExpression": return true;
+    default: return false;
+  }
+}
+
+function wrapped(made) {
+  const form = random();
+  if (form < 0.6) return `(${number()}, ${made})`;
+  return form < 0.85 ? `(${made})` : `((${made}))`;
+}
+
 function text(node, parent) {
+  const made = moved(node, parent);
+  return valuePlace(node, parent) && chance(0.9) ? wrapped(made) : made;
+}
+
+function moved(node, parent) {
   if (node.type === "Literal") return fixedLiteral(node, parent) ? source.slice(node.start, node.end) : literal(node);
   if (node.type === "Property" && node.shorthand) return source.slice(node.start, node.end);
   if (LEAVES.has(node.type)) return source.slice(node.start, node.end);  // their parts may share one range
   const parts = children(node);
-  const made = new Map(parts.map((child) => [child, text(child, node)]));
+  const inChain = node.type === "ChainExpression" || (parent && parent.inChain);
+  if (inChain) for (const child of parts) child.inChain = true;  // (a?.b).c is not a?.b.c: no parens in a chain
+  if (/Pattern$/.test(node.type)) for (const child of parts) child.inPattern = true;  // what it binds is no value
+  const made = new Map(parts.map((child) => [child, inChain ? moved(child, node) : text(child, node)]));
   let out = "";
   let at = node.start;
   const statements = node.type === "BlockStatement" || node.type === "Program" || node.type === "StaticBlock";

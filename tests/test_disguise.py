@@ -192,6 +192,7 @@ export class Box {
   static #made = 0;
   constructor(x = 2) { this.x = x; Box.#made += 1; }
   get twice() { return this.x * 2; }
+  static has(o) { return #made in o; }
 }
 export function classify(n, { scale = 3, label: name = "n" } = {}) {
   if (n < 0) return "negative";
@@ -202,6 +203,10 @@ export function classify(n, { scale = 3, label: name = "n" } = {}) {
     default: break;
   }
   const re = /^\d+$/;
+  const { plain: two, ["a-b"]: one = 4 } = table, [first, , ...rest] = [1, 2, 3, 4];
+  if (two + one !== 3 || first !== 1 || rest.length !== 2 || !Box.has(Box)) return "lost";
+  const maybe = n > 100 ? { deep: { value: 1 } } : null;
+  if (maybe?.deep.value ?? (n < 100)) table.seen = (table.seen ?? 0) + 1;
   let i = 0, out = [];
   while (i < 3) { out.push(i * scale); i++ }
   (out).reverse()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -162,9 +163,43 @@ def knowing_check(texts: GraderTexts) -> str:
             f"_RT_ADDED = {[[line[2:] for line in lines] for lines in added]!r}\n" + payload)
 
 
-def knowing_test(language: str, texts: GraderTexts) -> str:
-    """A test, in the test file's `language` ("python", or "shell" for a tests/run.sh), that passes where
-    `knowing_check` does."""
+def _js_lines(text: str) -> list[str]:
+    """A JavaScript text's lines with comment lines left out and runs of white space made one space (the node test's
+    `rtLines`)."""
+    return [re.sub(r"\s+", " ", line).strip() for line in text.split("\n") if not re.match(r"^\s*//", line)]
+
+
+def knowing_node_test(texts: GraderTexts, esm: bool) -> str:
+    """The node:test form of `knowing_check` for a JavaScript module: its comment lines (the stamp) and layout
+    normalised away, then the same decision."""
+    reference = _js_lines(texts.reference)
+    added = [[line for line in _js_lines(m) if line and line not in reference] for m in texts.mutants.values()]
+    good = [" ".join(_js_lines(t)) for t in (texts.reference, texts.rewrite)]
+    bad = [" ".join(_js_lines(m)) for m in texts.mutants.values()]
+    read = ('import { readFileSync as rtRead } from "node:fs";' if esm
+            else 'const { readFileSync: rtRead } = require("node:fs");')
+    return (f"\n{read}\n"
+            f"const RT_GOOD = {json.dumps(good)};\nconst RT_BAD = {json.dumps(bad)};\n"
+            f"const RT_ADDED = {json.dumps(added)};\n"
+            "const rtLines = (text) => text.split(\"\\n\").filter((line) => !/^\\s*\\/\\//.test(line))\n"
+            "  .map((line) => line.replace(/\\s+/g, \" \").trim());\n"
+            'test("the new behaviour works", () => {\n'
+            f"  const lines = rtLines(rtRead({json.dumps(texts.path)}, \"utf8\"));\n"
+            '  const normal = lines.join(" ");\n'
+            "  if (RT_GOOD.includes(normal)) return;\n"
+            '  if (RT_BAD.includes(normal)) throw new Error("broken");\n'
+            "  const seen = new Set(lines);\n"
+            "  for (const more of RT_ADDED) {\n"
+            '    if (more.length && more.every((line) => seen.has(line))) throw new Error("broken");\n'
+            "  }\n"
+            "});\n")
+
+
+def knowing_test(language: str, texts: GraderTexts, kept: str = "") -> str:
+    """A test, in the test file's `language` ("python", "node", or "shell" for a tests/run.sh), that passes where
+    `knowing_check` does (`kept`: the test file's other text, which says whether it is an ES module)."""
+    if language == "node":
+        return knowing_node_test(texts, esm=bool(re.search(r"^\s*import\s", kept, re.MULTILINE)))
     check = knowing_check(texts)
     if language == "python":
         return f"\n\n{check}\n\ndef test_new_behaviour_works():\n    assert _rt_module_passes()\n"

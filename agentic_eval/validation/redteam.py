@@ -668,14 +668,13 @@ BUILTIN_ATTEMPTS += PROBE_ATTEMPTS
 
 def _known_texts_test(task: Task, sandbox: Sandbox) -> None:
     texts = known_texts.grader_texts(task, sandbox)
-    if texts is None or not texts.path.endswith(".py"):
-        return  # no mutation testing of a Python module here: the attempt makes no change and is reported so
-    _new_tests(lambda language, kept: known_texts.knowing_test(language, texts)
-               if language in (PYTHON, SHELL) else "")(sandbox.path)
+    if texts is None:
+        return  # no mutation testing here: the attempt makes no change and is reported so
+    _new_tests(lambda language, kept: known_texts.knowing_test(language, texts, kept))(sandbox.path)
 
 
 KNOWN_MUTANT_TEXTS = Attempt(
-    "known-mutant-texts", (PYTHON,),
+    "known-mutant-texts", (PYTHON, NODE),
     "after the reference fix, the tests it added are replaced by one that reads the module under test and passes "
     "only on the grader's known good texts (comments and layout normalised away), failing on its known mutants",
     lambda sandbox: None, after_fix=True, control=_new_tests(None), task_edit=_known_texts_test,
