@@ -108,7 +108,7 @@ function wrapped(made) {
 
 function text(node, parent) {
   const made = moved(node, parent);
-  return valuePlace(node, parent) && chance(0.9) ? wrapped(made) : made;
+  return valuePlace(node, parent) ? wrapped(made) : made;
 }
 
 function moved(node, parent) {

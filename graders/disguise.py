@@ -31,12 +31,12 @@ for what a mutation leaves (a call of `reversed` in `co_names`), can still tell 
 static analyser written against this module; a real test of the behaviour is far less work.
 
 JavaScript modules (.js, .mjs, .cjs) are rewritten by disguise.js with the parser Node bundles (acorn, reached with
-`node --expose-internals`): every number and string literal written another way, comparisons of plain operands
-mirrored, branches swapped, `void N;` statements inserted; comments stay. It renames nothing (that needs a scope
-analysis of JavaScript written here), so a mutation that touches no literal, comparison or branch (a changed
-argument list, `subtotal - discount` as `subtotal`) keeps its text, and a "test" that looks for that text still
-kills that mutant without testing behaviour; a whole-text whitelist no longer gets past. A Node whose internals
-moved lends no parser: the text then gets the stamp line only, and the grader's output says so.
+`node --expose-internals`): every number and string literal written another way, every value (an argument, an
+element, a property's value, an operand, what is returned or assigned) written `(N, value)` or in parentheses,
+comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments stay. Nothing is
+renamed (that needs a scope analysis of JavaScript written here), so a canonicaliser has less to undo there than in
+Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines. A Node whose
+internals moved lends no parser: the text then gets the stamp line only, and the grader's output says so.
 """
 
 from __future__ import annotations

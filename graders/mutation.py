@@ -10,7 +10,7 @@ holds (the pristine commit's, or the grader's reference where the model writes t
 - on the reference module and on an equivalent rewrite of it, the tests must pass (a "test" that pins the
   module's text, or that notices it runs on a copy, fails there; every text run gets a comment line no one can
   predict, and the module is rewritten at random keeping its behaviour (graders/disguise.py), so neither a list
-  of the known texts nor (in Python) a search for a mutation's known text gets past);
+  of the known texts nor a search for a mutation's known text gets past);
 - on each named mutant (a subtly broken copy), they must fail. A hang is a failing run; a run that could not
   start (the grader's time was up) is no evidence and fails the check with its cause.
 
@@ -22,10 +22,9 @@ holds (the pristine commit's, or the grader's reference where the model writes t
 The runs stop at the first check that fails. The module must be what the tests import: put it where the
 tests import it from (`path`), with `files` for any other file the runs need in place.
 
-Not closed: the mutants are public with our source. Each run's text is disguised afresh (graders/disguise.py says
-what a static analyser written against it could still tell). In a JavaScript module no name is renamed, so a
-mutation that touches no literal, comparison or branch keeps its text, and a "test" that looks for it kills that
-mutant without testing behaviour (the hidden checks still judge the model's code).
+Not closed: the mutants are public with our source. Each run's text is disguised afresh; graders/disguise.py says
+what a static analyser written against the disguise (a canonicaliser that undoes its moves) could still tell, more
+easily in JavaScript, where nothing is renamed (the hidden checks still judge the model's code).
 """
 
 from __future__ import annotations
