@@ -9,7 +9,8 @@ holds (the pristine commit's, or the grader's reference where the model writes t
 
 - on the reference module and on an equivalent rewrite of it, the tests must pass (a "test" that pins the
   module's text, or that notices it runs on a copy, fails there; every text run gets a comment line no one can
-  predict, so not even a list of the two known texts gets past);
+  predict, and the module is rewritten at random keeping its behaviour (graders/disguise.py), so neither a list
+  of the known texts nor a search for a mutation's known text gets past);
 - on each named mutant (a subtly broken copy), they must fail. A hang is a failing run; a run that could not
   start (the grader's time was up) is no evidence and fails the check with its cause.
 
@@ -21,8 +22,9 @@ holds (the pristine commit's, or the grader's reference where the model writes t
 The runs stop at the first check that fails. The module must be what the tests import: put it where the
 tests import it from (`path`), with `files` for any other file the runs need in place.
 
-Not closed: the mutants are public with our source, so a "test" that reads the module's text and looks for each
-mutation by its text kills them without testing behaviour (the hidden checks still judge the model's code).
+Not closed: the mutants are public with our source. Each run's text is disguised afresh; graders/disguise.py says
+what a static analyser written against the disguise (a canonicaliser that undoes its moves) could still tell, more
+easily in JavaScript, where nothing is renamed (the hidden checks still judge the model's code).
 """
 
 from __future__ import annotations
@@ -98,9 +100,14 @@ def outcome(g: Any, argv: Sequence[str], files: Mapping[str, str], *, pythonpath
 
 def stamped(path: str, text: str) -> str:
     """`text` with a comment line no one can predict (after a `#!` line): a "test" that accepts only the known texts
-    of the reference and the rewrite (a hash of the module) fails on both, whatever it knows of our source."""
+    of the reference and the rewrite (a hash of the module) fails on both, whatever it knows of our source. A Python
+    or JavaScript module is first rewritten at random keeping its behaviour (graders/disguise.py), so that one that
+    strips the comments, or looks for a mutation's known text, fails too."""
     import secrets
 
+    import disguise
+
+    text = disguise.disguised(path, text)
     mark = "//" if path.endswith((".js", ".mjs", ".cjs", ".ts")) else "#"
     line = f"{mark} {secrets.token_hex(8)}\n"
     if text.startswith("#!"):

@@ -46,11 +46,11 @@ def test_the_tests_must_pass_on_the_module_and_its_rewrite_and_fail_on_each_muta
 
 
 def test_every_text_run_is_stamped_so_no_list_of_known_texts_gets_past() -> None:
-    one, two = mutation.stamped("src/calc.py", MODULE), mutation.stamped("src/calc.py", MODULE)
-    assert one != two and one.endswith(MODULE) and one.startswith("# ")
+    one, two = mutation.stamped("src/app.js", "x;\n"), mutation.stamped("src/app.js", "x;\n")
+    assert one != two and one.endswith("\nx;\n") and one.startswith("// ")
     script = mutation.stamped("scripts/getconf.py", "#!/usr/bin/env python3\nprint(1)\n")
-    assert script.startswith("#!/usr/bin/env python3\n# ") and script.endswith("\nprint(1)\n")
-    assert mutation.stamped("src/app.js", "x;\n").startswith("// ")
+    assert script.startswith("#!/usr/bin/env python3\n# ")  # a Python module is disguised too (test_disguise.py)
+    assert mutation.stamped("src/calc.py", MODULE).startswith("# ")
 
 
 def test_a_mutation_that_does_not_apply_is_the_graders_error_and_a_failed_check_skips_the_runs(tmp_path: Path) -> None:

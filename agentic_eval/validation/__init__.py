@@ -5,6 +5,7 @@
     schedule  Which red-team attempts each task gets, and the two pools validate's units run on.
     redteam   The red team: generic forgeries and dodges every grader must answer with a scored fail.
     survey    What the red team reads of a repo first: its languages, its files, which are tests.
+    known_texts  What a model that read a grader knows of its mutation testing: the texts (known-mutant-texts).
     payloads/ The red team's cheats as real .py and .js files (linted as code), read by redteam.py.
     leaks     The leak scan: nothing of the answer, the grader or the fix visible in a repo.
     fixsize   How big a task's reference fix is (files and lines).

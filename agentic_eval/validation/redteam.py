@@ -50,9 +50,10 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.validation import known_texts
 from agentic_eval.validation.survey import (
     ANY,
     NODE,
@@ -66,6 +67,10 @@ from agentic_eval.validation.survey import (
     test_files,
     walk_files,
 )
+
+if TYPE_CHECKING:
+    from agentic_eval.packs.sandbox import Sandbox
+    from agentic_eval.packs.task import Task
 
 PACK_MODULE = "redteam.py"
 """A pack's own attempts: this file in the pack folder, holding a list `ATTEMPTS`."""
@@ -105,9 +110,32 @@ class Attempt:
     and a grader that passes the break alone does not judge what was broken, so the forgery proved nothing."""
     needs_confinement: bool = False
     """It would harm the harness itself if run unconfined (kills its parent): skipped under `--sandbox local`."""
+    task_edit: Callable[[Task, Sandbox], None] | None = None
+    """It knows the task (what a model that read the task's grader knows): `validate` calls this with the task and
+    the seed's sandbox instead of `edit` (see `apply`)."""
+
+    fits: Callable[[Task], bool] | None = None
+    """Whether it can change anything in this task's sandboxes (None: any): `validate` skips it, as making no change,
+    where it cannot, before applying the reference fix for it."""
 
     def apply(self, sandbox: Path) -> None:
         self.edit(sandbox)
+
+
+def fits(attempt: AttemptLike, task: Task) -> bool:
+    """Whether `attempt` can change anything in `task`'s sandboxes (its `fits`, else yes)."""
+    check = getattr(attempt, "fits", None)
+    return not callable(check) or bool(check(task))
+
+
+def apply(attempt: AttemptLike, task: Task, sandbox: Sandbox) -> None:
+    """Make `attempt`'s edit of `sandbox`: its `task_edit` where it has one (it reads the task's grader), else its
+    `apply` on the sandbox's folder."""
+    task_edit = getattr(attempt, "task_edit", None)
+    if callable(task_edit):
+        task_edit(task, sandbox)
+    else:
+        attempt.apply(sandbox.path)
 
 
 def waits(attempt: AttemptLike) -> bool:
@@ -631,6 +659,27 @@ EXHAUST_CANARY_NAMES = Attempt(
 
 PROBE_ATTEMPTS: tuple[Attempt, ...] = (FLIP_SPARING_CONSTANT_TESTS, EXHAUST_CANARY_NAMES)
 BUILTIN_ATTEMPTS += PROBE_ATTEMPTS
+
+
+# --------------------------------------------------------------------------- tests that know the grader's texts
+# A model that read the task's grade.py knows the texts its mutation testing uses (graders/mutation.py): the module,
+# a rewrite, each mutant. In place of the tests the fix added, it writes one that reads the module's text and passes
+# only on a known good one (or on one holding none of the mutations' lines): no behaviour tested (known_texts.py).
+
+def _known_texts_test(task: Task, sandbox: Sandbox) -> None:
+    texts = known_texts.grader_texts(task, sandbox)
+    if texts is None:
+        return  # no mutation testing here: the attempt makes no change and is reported so
+    _new_tests(lambda language, kept: known_texts.knowing_test(language, texts, kept))(sandbox.path)
+
+
+KNOWN_MUTANT_TEXTS = Attempt(
+    "known-mutant-texts", (PYTHON, NODE),
+    "after the reference fix, the tests it added are replaced by one that reads the module under test and passes "
+    "only on the grader's known good texts (comments and layout normalised away), failing on its known mutants",
+    lambda sandbox: None, after_fix=True, control=_new_tests(None), task_edit=_known_texts_test,
+    fits=known_texts.uses_mutation)
+BUILTIN_ATTEMPTS += (KNOWN_MUTANT_TEXTS,)
 
 
 # --------------------------------------------------------------------------- finding attempts

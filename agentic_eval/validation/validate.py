@@ -226,6 +226,8 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
     name, seed = attempt.name, template.seed
     if rt.needs_confinement(attempt) and not backend.confined:
         return AttemptRun(name, seed, "skipped", f"needs a confining sandbox backend, not {backend.name}")
+    if not rt.fits(attempt, task):
+        return AttemptRun(name, seed, "no_change", "it does not fit this task")
     try:
         shutil.copytree(template.path, dest, symlinks=True)
         sandbox = replace(template, path=dest.resolve())  # the template's pristine store, read-only to graders
@@ -235,7 +237,7 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
                 return AttemptRun(name, seed, "not_applied", problem, time.monotonic() - start)
         before = _tree_state(sandbox.path)
         try:
-            attempt.apply(sandbox.path)
+            rt.apply(attempt, task, sandbox)
         except Exception as exc:  # noqa: BLE001 - an attempt's bug is reported on the task, never ends validation
             return AttemptRun(name, seed, "not_applied", f"{type(exc).__name__}: {exc}"[:300],
                               time.monotonic() - start)

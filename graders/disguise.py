@@ -1,0 +1,375 @@
+"""Module texts no one can predict from our source (issue 39): a random rewrite that keeps a Python module's behaviour.
+
+Mutation testing (graders/mutation.py) runs the model's tests on the grader's module, on an equivalent rewrite and on
+mutants. All of those texts are public with our source, so a "test" could read the module and pass only on the
+known texts (comments and layout normalised away, which the random stamp line does not survive), or fail wherever
+a mutation's known text is found, without testing any behaviour. So every text a run sees is first rewritten here,
+with fresh randomness (`secrets.SystemRandom`) each time: the reference, the rewrite and each mutant alike, so that
+a mutant differs from the reference only by its mutation behind a disguise of its own, and neither a list of known
+texts (or of their ASTs) nor a search for a mutation's known text can tell them apart.
+
+    import disguise
+    text = disguise.disguised("src/app/money.py", text)   # any other suffix: returned as it was
+
+The moves, each made at random places with random values (all behaviour-preserving):
+- local variables of a function renamed (not its parameters: callers may name them);
+- single comparisons mirrored (`a < b` as `b > a`, `x is None` as `None is x`) where no side of them calls anything;
+- `if`/`else` and `x if c else y` with the branches swapped and the test negated (`if c: A` as `if not c: pass
+  else: A`);
+- every constant written another way (`3` as `(7 - 4)` or `(5 ^ 6)`, `"0s"` as `("0" + "s")`, `None` as
+  `(None if 1 else 0)`), never in a docstring, an annotation, an f-string's literal parts or a `match` pattern;
+- harmless statements inserted in function bodies and at the top level (an unused local, `pass`, a bare number);
+- consecutive top-level functions that do not refer to each other at definition time put in another order;
+- comments and layout gone (the text is `ast.unparse`'s); a `#!` line is kept.
+
+Each text made is checked before it is used: it compiles, and it binds the same top-level names and gives every
+function the same parameters as the text it came from. A text that fails the check is made again; a text that
+cannot be parsed at all is the grader author's error (RuntimeError).
+
+Not closed: a "test" that undoes these moves (a canonicaliser of its own), or that looks inside the live functions
+for what a mutation leaves (a call of `reversed` in `co_names`), can still tell some mutants apart. That is a
+static analyser written against this module; a real test of the behaviour is far less work.
+
+JavaScript modules (.js, .mjs, .cjs) are rewritten by disguise.js with the parser Node bundles (acorn, reached with
+`node --expose-internals`): every number and string literal written another way, every value (an argument, an
+element, a property's value, an operand, what is returned or assigned) written `(N, value)` or in parentheses,
+comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments stay. Nothing is
+renamed (that needs a scope analysis of JavaScript written here), so a canonicaliser has less to undo there than in
+Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines. A Node whose
+internals moved lends no parser: the text then gets the stamp line only, and the grader's output says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import secrets
+import shutil
+import string
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+PYTHON_SUFFIXES = (".py",)
+NODE_SUFFIXES = (".js", ".mjs", ".cjs")
+NODE_SCRIPT = Path(__file__).resolve().with_name("disguise.js")
+NODE_TIMEOUT_S = 30.0
+ATTEMPTS = 8
+"""Texts made for one module before a failed check is the grader's error (a failure is a bug here, never luck)."""
+
+_DYNAMIC = frozenset({"locals", "vars", "eval", "exec", "dir", "globals"})
+"""Calls that see a function's local names: a function that uses one keeps its names."""
+
+
+def disguised(path: str, text: str, rng: random.Random | None = None) -> str:
+    """`text` rewritten at random keeping its behaviour when `path` is a Python module, else `text` itself."""
+    if path.endswith(NODE_SUFFIXES):
+        return disguise_node(text, rng)
+    if not path.endswith(PYTHON_SUFFIXES):
+        return text
+    return disguise_python(text, rng)
+
+
+def disguise_node(text: str, rng: random.Random | None = None) -> str:
+    """A random behaviour-preserving rewrite of the JavaScript module `text` (disguise.js, by Node's own parser). Where
+    this Node has no parser to lend (its internals moved), `text` itself, with a line on stdout that says so."""
+    rng = rng or secrets.SystemRandom()
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("no node on PATH to disguise a JavaScript module with")
+    proc = subprocess.run([node, "--expose-internals", str(NODE_SCRIPT)], capture_output=True, text=True,
+                          input=json.dumps({"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]}),
+                          timeout=NODE_TIMEOUT_S, check=False)
+    if proc.returncode == 0:
+        return proc.stdout
+    if "Cannot find module" in proc.stderr:
+        print("· the JavaScript module is not disguised: this Node lends no parser (only the stamp line)", flush=True)
+        return text
+    if proc.returncode == 2:
+        raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: {proc.stderr[:300]}")
+    raise RuntimeError(f"disguising a JavaScript module failed (exit {proc.returncode}): {proc.stderr[-300:]}")
+
+
+def disguise_python(text: str, rng: random.Random | None = None) -> str:
+    """A random behaviour-preserving rewrite of the Python module `text` (fresh randomness unless `rng` is given)."""
+    rng = rng or secrets.SystemRandom()
+    head = text.partition("\n")[0] + "\n" if text.startswith("#!") else ""
+    try:
+        original = ast.parse(text)
+    except (SyntaxError, ValueError) as exc:
+        raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: {exc}") from exc
+    shape = _shape(original)
+    problem = ""
+    for _ in range(ATTEMPTS):
+        tree = ast.parse(text)
+        _Rewrite(rng).visit(tree)
+        _reorder_functions(tree, rng)
+        ast.fix_missing_locations(tree)
+        made = head + ast.unparse(tree) + "\n"
+        problem = _check(made, shape)
+        if not problem:
+            return made
+    raise RuntimeError(f"disguising a module failed its own check {ATTEMPTS} times: {problem}")
+
+
+# --------------------------------------------------------------------------- the check
+
+def _shape(tree: ast.Module) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """The module's top-level names, and each function's (name, parameters): what a rewrite must keep."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).partition(".")[0] for a in node.names)
+        else:
+            names.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                         and not _in_nested_scope(node, n))
+    functions = sorted((f.name, ast.dump(ast.arguments(
+        posonlyargs=[ast.arg(a.arg) for a in f.args.posonlyargs], args=[ast.arg(a.arg) for a in f.args.args],
+        vararg=f.args.vararg and ast.arg(f.args.vararg.arg), kwonlyargs=[ast.arg(a.arg) for a in f.args.kwonlyargs],
+        kw_defaults=[], kwarg=f.args.kwarg and ast.arg(f.args.kwarg.arg), defaults=[])))
+        for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return frozenset(names), tuple(functions)
+
+
+def _in_nested_scope(top: ast.AST, node: ast.AST) -> bool:
+    """Whether `node` sits in a comprehension, lambda or definition inside the top-level statement `top`."""
+    for scope in ast.walk(top):
+        if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)) and \
+                any(n is node for n in ast.walk(scope)):
+            return True
+    return False
+
+
+def _check(made: str, shape: tuple[frozenset[str], tuple[tuple[str, str], ...]]) -> str:
+    """Why the rewritten text `made` is not fit to stand for the module ("" when it is)."""
+    try:
+        compile(made, "<disguised>", "exec", dont_inherit=True)
+        tree = ast.parse(made)
+    except (SyntaxError, ValueError) as exc:
+        return f"it does not compile: {exc}"
+    got = _shape(tree)
+    if got[0] != shape[0]:
+        return f"its top-level names differ: {sorted(got[0] ^ shape[0])}"
+    if got[1] != shape[1]:
+        return "a function's parameters differ"
+    return ""
+
+
+# --------------------------------------------------------------------------- the moves
+
+def _fresh_name(rng: random.Random, taken: set[str]) -> str:
+    while True:
+        name = "_" + "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 7)))
+        if name not in taken:
+            taken.add(name)
+            return name
+
+
+def _number(rng: random.Random) -> int:
+    return rng.randint(2, 9999)
+
+
+def _calls_anything(node: ast.AST) -> bool:
+    return any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)) for n in ast.walk(node))
+
+
+_MIRRORED: dict[type[ast.cmpop], type[ast.cmpop]] = {
+    ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq,
+    ast.Is: ast.Is, ast.IsNot: ast.IsNot}
+
+
+class _Rewrite(ast.NodeTransformer):
+    """Every move but the reordering, each site with even odds."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.taken: set[str] = set()
+
+    def chance(self, odds: float = 0.5) -> bool:
+        return self.rng.random() < odds
+
+    # ---- names and statements
+    def visit_Module(self, node: ast.Module) -> ast.AST:
+        self.taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
+            {n.arg for n in ast.walk(node) if isinstance(n, ast.arg)}
+        self.generic_visit(node)
+        start = _after_preamble(node.body)
+        for _ in range(self.rng.randint(1, 3)):  # a bare number or a pass: binds no name
+            filler: ast.stmt = ast.Expr(ast.Constant(_number(self.rng))) if self.chance() else ast.Pass()
+            node.body.insert(self.rng.randint(start, len(node.body)), filler)
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return self._function(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        return self._function(node)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        returns, node.returns = node.returns, None  # annotations are left as they are (dataclasses read them)
+        self.generic_visit(node)
+        node.returns = returns
+        _rename_locals(node, self.rng, self.taken)
+        start = 1 if _docstring(node.body) else 0
+        for _ in range(self.rng.randint(1, 2)):
+            filler: ast.stmt = ast.Pass() if self.chance(0.3) else ast.Assign(
+                [ast.Name(_fresh_name(self.rng, self.taken), ast.Store())], ast.Constant(_number(self.rng)))
+            node.body.insert(self.rng.randint(start, len(node.body)), filler)
+        return node
+
+    def visit_If(self, node: ast.If) -> ast.AST:
+        self.generic_visit(node)
+        if node.orelse and self.chance():
+            return ast.If(ast.UnaryOp(ast.Not(), node.test), node.orelse, node.body)
+        if not node.orelse and self.chance(0.3):
+            return ast.If(ast.UnaryOp(ast.Not(), node.test), [ast.Pass()], node.body)
+        return node
+
+    def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
+        self.generic_visit(node)
+        if self.chance():
+            return ast.IfExp(ast.UnaryOp(ast.Not(), node.test), node.orelse, node.body)
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        op = type(node.ops[0])
+        if len(node.ops) == 1 and op in _MIRRORED and not _calls_anything(node) and self.chance():
+            return ast.Compare(node.comparators[0], [_MIRRORED[op]()], [node.left])
+        return node
+
+    # ---- constants (docstrings, f-strings' literal parts and match patterns are never visited)
+    def visit_Expr(self, node: ast.Expr) -> ast.AST:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return node  # a docstring, or a bare string: left as it is
+        self.generic_visit(node)
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        if node.value is not None:
+            node.value = self.visit(node.value)
+        return node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                part.value = self.visit(part.value)
+        return node
+
+    def visit_match_case(self, node: ast.match_case) -> ast.AST:
+        if node.guard is not None:
+            node.guard = self.visit(node.guard)
+        node.body = [self.visit(s) for s in node.body]
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        # Every one, so that no line holding a constant is ever written as in our source.
+        return _written_otherwise(node.value, self.rng)
+
+
+def _written_otherwise(value: object, rng: random.Random) -> ast.expr:
+    """An expression that evaluates to the constant `value`, with random parts: a number as a sum, a difference or an
+    xor; a string or bytes cut in two and joined; anything (and sometimes those too) as `(value if K else J)`."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1 << 62 and rng.random() < 0.8:
+        key = _number(rng)
+        kind = rng.choice(("add", "sub", "xor"))
+        if kind == "add" and value >= key:
+            return ast.BinOp(ast.Constant(value - key), ast.Add(), ast.Constant(key))
+        if kind == "xor" and value >= 0:
+            return ast.BinOp(ast.Constant(value ^ key), ast.BitXor(), ast.Constant(key))
+        return ast.BinOp(ast.Constant(value + key), ast.Sub(), ast.Constant(key))
+    if isinstance(value, (str, bytes)) and len(value) >= 2 and rng.random() < 0.8:
+        cut = rng.randint(1, len(value) - 1)
+        return ast.BinOp(ast.Constant(value[:cut]), ast.Add(), ast.Constant(value[cut:]))
+    other = ast.Constant(_number(rng) if rng.random() < 0.5 else "".join(rng.choices(string.ascii_letters, k=3)))
+    return ast.IfExp(ast.Constant(_number(rng)), ast.Constant(value), other)  # type: ignore[arg-type]
+
+
+def _docstring(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and isinstance(body[0].value.value, str)
+
+
+def _after_preamble(body: list[ast.stmt]) -> int:
+    """The first place a statement may go: after the docstring and the `from __future__` imports."""
+    at = 1 if _docstring(body) else 0
+    while at < len(body) and isinstance(body[at], ast.ImportFrom) and body[at].module == "__future__":  # type: ignore[attr-defined]
+        at += 1
+    return at
+
+
+def _nested(node: ast.AST) -> Iterator[ast.AST]:
+    """What lies inside a function, its own node left out."""
+    for child in ast.iter_child_nodes(node):
+        yield from ast.walk(child)
+
+
+def _rename_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, rng: random.Random, taken: set[str]) -> None:
+    """Give the function's local variables (not its parameters) new names, unless it has closures, scope
+    declarations, imports, `match` or calls that see local names."""
+    inside = list(_nested(function))
+    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Global,
+                          ast.Nonlocal, ast.Import, ast.ImportFrom, ast.Match)) for n in inside) or \
+            any(isinstance(n, ast.Name) and n.id in _DYNAMIC for n in inside):
+        return
+    args = function.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg,
+                                                                                           args.kwarg))]}
+    comprehensions = [n for n in inside if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))]
+    bound_by: list[tuple[set[str], set[int]]] = []  # per comprehension: its own names, where they mean its own
+    in_targets: set[int] = set()
+    for comp in comprehensions:
+        targets = {id(n) for g in comp.generators for n in ast.walk(g.target)}
+        in_targets |= targets
+        outer = {id(n) for n in ast.walk(comp.generators[0].iter)}  # evaluated in the function's own scope
+        bound_by.append(({n.id for g in comp.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)},
+                         {id(n) for n in ast.walk(comp)} - outer))
+    names_here = [n for n in inside if isinstance(n, ast.Name)]
+    local = {n.id for n in names_here if isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in in_targets}
+    local |= {n.name for n in inside if isinstance(n, ast.ExceptHandler) and n.name}
+    # A comprehension's own variable, where every use of that name in the function is inside a comprehension
+    # that binds it (else the same name elsewhere is a global's, and must stay).
+    own = {name for names, _ in bound_by for name in names} - local - params
+    own = {name for name in own if all(any(name in names and id(n) in region for names, region in bound_by)
+                                        for n in names_here if n.id == name)}
+    names = {old: _fresh_name(rng, taken) for old in sorted((local - params) | own) if old != "__class__"}
+    for n in inside:
+        if isinstance(n, ast.Name) and n.id in names:
+            n.id = names[n.id]
+        elif isinstance(n, ast.ExceptHandler) and n.name in names:
+            n.name = names[n.name]
+
+
+def _reorder_functions(tree: ast.Module, rng: random.Random) -> None:
+    """Shuffle each run of consecutive top-level functions without decorators whose defaults and annotations name
+    none of the run's functions (they are evaluated at definition time)."""
+    body, start = tree.body, 0
+    while start < len(body):
+        end = start
+        while end < len(body) and isinstance(body[end], (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and not body[end].decorator_list:  # type: ignore[attr-defined]
+            end += 1
+        run = body[start:end]
+        defined = [f.name for f in run]  # type: ignore[attr-defined]
+        if len(run) > 1 and len(set(defined)) == len(defined) and not any(
+                isinstance(n, ast.Name) and n.id in defined for f in run for n in _definition_time(f)):
+            rng.shuffle(run)
+            body[start:end] = run
+        start = end + 1
+
+
+def _definition_time(function: ast.stmt) -> Iterator[ast.AST]:
+    """What a `def` evaluates when it runs: its defaults and annotations."""
+    assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+    args = function.args
+    for part in [*args.defaults, *filter(None, args.kw_defaults), function.returns,
+                 *(a.annotation for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+                   if a is not None)]:
+        if part is not None:
+            yield from ast.walk(part)
