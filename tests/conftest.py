@@ -32,7 +32,8 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 
 FIRST_FILES = ("test_redteam.py", "test_docker_backend.py", "test_relay_origin.py", "test_cli_agents.py",
-               "test_ray_cluster.py", "test_grading_integrity.py", "test_breadth_packs.py", "test_claude_code.py")
+               "test_ray_cluster.py", "test_core_pack.py", "test_breadth_packs.py", "test_claude_code.py",
+               "test_grading_integrity.py", "test_hostile_flags.py")
 """Started first, longest first: under `-n 2 --dist loadfile` (scripts/test.sh) each worker takes whole files in
 this order, so the short files fill in at the end instead of one long file being the tail of the run."""
 

@@ -18,7 +18,7 @@ import pytest
 from agentic_eval.packs.builtin import builtin_packs, node_pack_dir, ops_pack_dir, sandboxes_dir
 from agentic_eval.packs.task import load_tasks
 from agentic_eval.validation.fixsize import FixSize, parse_numstat, reference_fix_size
-from tests.helpers import NO_REDTEAM, Grader, git, run_cli, write
+from tests.helpers import NO_REDTEAM, Grader, git, write
 
 pytestmark = pytest.mark.usefixtures("unfinished_graders_cleared")
 
@@ -233,23 +233,6 @@ def test_validate_the_new_packs_on_more_seeds(pack: str, seed: int) -> None:
     bad = [t for t in result["tasks"] if t["status"] != "ok"]
     assert proc.returncode == 0 and not bad, bad
     assert result["ok"] >= 9
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-@pytest.mark.parametrize("pack", sorted(NEW_PACKS))
-def test_oracle_passes_every_new_task_and_nop_none(pack: str, tmp_path: Path) -> None:
-    if pack == "node" and NODE is None:
-        pytest.skip("node is not installed")
-    runs = str(tmp_path / "runs")
-    code, oracle = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(NEW_PACKS[pack]),
-                           "--run-dir", runs, "-j", "2", "--json")
-    failed = [(t["task_id"], t["outcome"], t["detail"]) for t in oracle["trials"] if t["outcome"] != "pass"]
-    assert code == 0 and not failed and oracle["passed"] == oracle["tasks"] >= 9
-    code, nop = run_cli("run", "--model", "m", "--agent", "nop", "--tasks", str(NEW_PACKS[pack]), "--run-dir", runs,
-                        "-j", "2", "--json")
-    passed = [t["task_id"] for t in nop["trials"] if t["outcome"] != "fail"]
-    assert code == 0 and not passed and nop["outcomes"]["fail"] == nop["tasks"]
 
 
 # --------------------------------------------------------------------- examples/ops-pack: a pack as its own package

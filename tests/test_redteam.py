@@ -122,13 +122,16 @@ def verdicts(result: TaskValidation) -> dict[str, str]:
 
 def test_a_weak_grader_is_bad_and_the_forgeries_are_named(tmp_path: Path) -> None:
     pack = make_pack(tmp_path, WEAK_GRADER, FIX_CALC, grader_timeout_s=15)  # a loaded machine grades within it
-    result = validate_task(load_task(pack / "calc"))
-    assert (result.pristine_fails, result.fixed_passes) == (1, 1)  # the grader does its plain job
-    assert result.status == "bad" and result.languages == ["python"]
-    got = verdicts(result)
     # Knowing nothing of the test, each of these turns the failing test into a pass.
     forged = {"flip-report-class", "flip-live-config", "exit-early", "shadow-pytest", "conftest-flip",
               "trivial-tests", "equals-everything"}
+    # Only those, the hang and a Node attempt are asked for (every attempt meets a grader in the next test):
+    # the registered order is kept, and the language filter still applies to what is named.
+    asked = [name for name in rt.registered_attempts() if name in forged | {"hang", "neuter-assert"}]
+    result = validate_task(load_task(pack / "calc"), ValidateOptions(redteam=asked))
+    assert (result.pristine_fails, result.fixed_passes) == (1, 1)  # the grader does its plain job
+    assert result.status == "bad" and result.languages == ["python"]
+    got = verdicts(result)
     assert {name for name, verdict in got.items() if verdict == "pass"} >= forged, got
     passed = next(r for r in result.reasons if r.endswith("passed the grader"))
     assert passed.startswith("red team: 'flip-report-class', 'flip-live-config', ")

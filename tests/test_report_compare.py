@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from agentic_eval.cli import main
-from tests.helpers import make_pack, run_cli
+from tests.helpers import MINI_TASK, make_pack, run_cli
 
 
 def _runs(mini_pack: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
@@ -26,9 +27,20 @@ def _runs(mini_pack: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return runs, ids
 
 
+@pytest.fixture(scope="module")
+def _made_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    made = tmp_path_factory.mktemp("compare")
+    with pytest.MonkeyPatch.context() as patch:  # as the autouse _isolated_home does for a test's own runs
+        patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        return _runs(shutil.copytree(MINI_TASK.parent, made / "mini"), made)
+
+
 @pytest.fixture
-def campaign(mini_pack: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    return _runs(mini_pack, tmp_path)
+def campaign(_made_once: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The three runs, made once for the file; each test gets a copy of its own to move and rewrite."""
+    runs, ids = _made_once
+    return shutil.copytree(runs, tmp_path / "runs", symlinks=True), ids
 
 
 def test_compare_names_the_flips_and_says_whether_it_is_noise(campaign: tuple[Path, dict[str, str]],

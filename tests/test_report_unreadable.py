@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from agentic_eval.report.summary import summarize_run
-from tests.helpers import make_pack, run_cli
+from tests.helpers import MINI_TASK, make_pack, run_cli
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -19,22 +23,38 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
                           timeout=300, check=False, env={**os.environ, "COLUMNS": "200"})
 
 
-def _torn_run(mini_pack: Path, tmp_path: Path, keep: int) -> tuple[Path, Path, bytes]:
-    """A three-task oracle run whose last record keeps only its first `keep` bytes."""
-    pack = make_pack(mini_pack, 3)
-    runs = tmp_path / "runs"
-    code, summary = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(pack), "--run-dir", str(runs),
-                            "--json")
+@pytest.fixture(scope="module")
+def _whole_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A three-task oracle run and its pack, made once for the file (each test tears a copy of its own)."""
+    made = tmp_path_factory.mktemp("torn")
+    pack = make_pack(shutil.copytree(MINI_TASK.parent, made / "mini"), 3)
+    runs = made / "runs"
+    with pytest.MonkeyPatch.context() as patch:  # as the autouse _isolated_home does for a test's own runs
+        patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        code, summary = run_cli("run", "--model", "m", "--agent", "oracle", "--tasks", str(pack), "--run-dir",
+                                str(runs), "--json")
     assert code == 0 and summary["passed"] == 3
-    run_dir = runs / summary["run_id"]
-    trials = run_dir / "trials.jsonl"
-    lines = trials.read_bytes().splitlines(keepends=True)
-    trials.write_bytes(b"".join(lines[:-1]) + lines[-1][:keep])
-    return run_dir, pack, lines[-1]
+    return runs / summary["run_id"], pack
 
 
-def test_a_torn_last_line_is_counted_beside_the_totals(mini_pack: Path, tmp_path: Path) -> None:
-    run_dir, pack, last = _torn_run(mini_pack, tmp_path, keep=150)  # the tear comes after trial_id and task_id
+@pytest.fixture
+def torn_run(_whole_run: tuple[Path, Path], tmp_path: Path) -> Callable[[int], tuple[Path, Path, bytes]]:
+    def tear(keep: int) -> tuple[Path, Path, bytes]:
+        """A copy of the run whose last record keeps only its first `keep` bytes."""
+        whole, pack = _whole_run
+        run_dir = shutil.copytree(whole, tmp_path / "runs" / whole.name, symlinks=True)
+        trials = run_dir / "trials.jsonl"
+        lines = trials.read_bytes().splitlines(keepends=True)
+        trials.write_bytes(b"".join(lines[:-1]) + lines[-1][:keep])
+        return run_dir, pack, lines[-1]
+
+    return tear
+
+
+def test_a_torn_last_line_is_counted_beside_the_totals(torn_run: Callable[[int], tuple[Path, Path, bytes]],
+                                                       tmp_path: Path) -> None:
+    run_dir, pack, last = torn_run(150)  # the tear comes after trial_id and task_id
     torn_task = json.loads(last)["task_id"]
 
     summary = json.loads(_cli("report", str(run_dir), "--json").stdout)
@@ -60,16 +80,17 @@ def test_a_torn_last_line_is_counted_beside_the_totals(mini_pack: Path, tmp_path
     assert "3/3 (3 trials, 1 unreadable line)" in _cli("report", str(run_dir)).stdout
 
 
-def test_a_line_torn_before_it_names_its_trial_still_counts(mini_pack: Path, tmp_path: Path) -> None:
-    run_dir, _, _ = _torn_run(mini_pack, tmp_path, keep=12)
+def test_a_line_torn_before_it_names_its_trial_still_counts(
+        torn_run: Callable[[int], tuple[Path, Path, bytes]]) -> None:
+    run_dir, _, _ = torn_run(12)
     summary = summarize_run(run_dir)
     assert (len(summary.task_ids), summary.passed, summary.trial_count) == (2, 2, 3)
     assert summary.unreadable_note == "3 trials, 1 unreadable line"
     assert summary.to_json()["unreadable_lines"] == 1
 
 
-def test_a_whole_log_reads_as_before(mini_pack: Path, tmp_path: Path) -> None:
-    run_dir, _, last = _torn_run(mini_pack, tmp_path, keep=10**6)  # nothing torn
+def test_a_whole_log_reads_as_before(torn_run: Callable[[int], tuple[Path, Path, bytes]]) -> None:
+    run_dir, _, last = torn_run(10**6)  # nothing torn
     summary = summarize_run(run_dir)
     assert (summary.trial_count, summary.unreadable_note, summary.unreadable) == (3, "", [])
     assert "unreadable" not in _cli("report", str(run_dir)).stdout
