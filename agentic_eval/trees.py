@@ -104,13 +104,15 @@ def _why(exc: OSError) -> str:
 
 def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (), deadline: float | None = None) -> list[str]:
     """Copy the tree at `source` into `target` (made when missing; what it holds already may be replaced):
-    regular files with their mode and times, symlinks as links, folders with their mode (set once filled).
+    regular files with their mode and times, hard links as hard links (one file linked a thousand times is copied
+    once, as it takes room once), symlinks as links, folders with their mode (set once filled).
     Returns what was left out, as `rel` for a FIFO, socket or device and `rel (why)` for an entry the harness
     could not read or write (a path too long, a folder it may not list). `skip_top`: names at the top not copied.
     TreeTimeout once `deadline` (monotonic) has passed."""
     started = time.monotonic()
     skipped: list[str] = []
     folders: list[tuple[str, int]] = []  # (target folder, mode), set when everything below is copied
+    linked: dict[tuple[int, int], str] = {}  # a file with hard links: its first copy, which the others link to
     target.mkdir(parents=True, exist_ok=True)
     stack = [""]
     done = 0
@@ -144,12 +146,17 @@ def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (), deadli
                     folders.append((dst, stat.S_IMODE(st.st_mode)))
                     stack.append(rel)
                 elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                    same = linked.get((st.st_dev, st.st_ino)) if st.st_nlink > 1 and stat.S_ISREG(st.st_mode) else None
                     for attempt in (0, 1):  # an entry in the way (a fresh target has none) is replaced
                         try:
                             if stat.S_ISLNK(st.st_mode):
                                 os.symlink(os.readlink(entry.path), dst)
+                            elif same is not None:  # a hard link of a file copied already: linked, not copied
+                                os.link(same, dst, follow_symlinks=False)
                             else:
                                 _copy_file(entry.path, dst, st, deadline, started, done)
+                                if st.st_nlink > 1:
+                                    linked[(st.st_dev, st.st_ino)] = dst
                             break
                         except FileExistsError:
                             if attempt:

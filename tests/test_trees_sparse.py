@@ -65,3 +65,23 @@ def test_the_deadline_stops_a_large_file_midway(tmp_path: Path, monkeypatch: pyt
 
 def test_the_attempt_is_registered() -> None:
     assert registered_attempts()["sparse-files"] is SPARSE_FILES
+
+
+def test_hard_links_are_copied_once_and_the_graders_file_does_not_write_through_one(tmp_path: Path) -> None:
+    """One file of the model's linked many times takes room once in its sandbox (the disk rule sees little); copied
+    link by link, a 2 GiB file linked 1,000 times would have been 2 TB written by the grading copy."""
+    from agentic_eval.grading.sealed import _write_beneath
+
+    source = tmp_path / "src"
+    (source / "links").mkdir(parents=True)
+    (source / "data.bin").write_bytes(os.urandom(1 << 16))
+    for n in range(50):
+        os.link(source / "data.bin", source / "links" / f"l{n}.bin")
+    target = tmp_path / "dst"
+    assert copy_tree(source, target) == []
+    first = (target / "data.bin").stat()
+    assert first.st_nlink == 51 and all((target / "links" / f"l{n}.bin").stat().st_ino == first.st_ino
+                                        for n in range(50))
+    _write_beneath(target, "links/l7.bin", b"the grader's\n", None)  # placed at one path: the others keep theirs
+    assert (target / "links" / "l7.bin").read_bytes() == b"the grader's\n"
+    assert (target / "data.bin").read_bytes() == (source / "data.bin").read_bytes()

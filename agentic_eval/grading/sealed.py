@@ -132,9 +132,11 @@ def _parts(rel: str) -> list[str]:
     return parts
 
 
-def _open_beneath(root: Path, rel: str, flags: int, *, make_dirs: bool = False, mode: int = 0o644) -> int:
+def _open_beneath(root: Path, rel: str, flags: int, *, make_dirs: bool = False, mode: int = 0o644,
+                  unshare: bool = False) -> int:
     """Open `root/rel` without following a link anywhere on the way (a link the model planted must never
-    lead the harness, which may be root, out of the tree): every folder is opened with O_NOFOLLOW."""
+    lead the harness, which may be root, out of the tree): every folder is opened with O_NOFOLLOW. `unshare`: a
+    regular file there with other hard links is unlinked first (what is written goes to this path alone)."""
     parts = _parts(rel)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
@@ -148,6 +150,14 @@ def _open_beneath(root: Path, rel: str, flags: int, *, make_dirs: bool = False, 
                 nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             os.close(fd)
             fd = nxt
+        if unshare:
+            try:
+                st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                pass
+            else:
+                if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                    os.unlink(parts[-1], dir_fd=fd)
         return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=fd)
     finally:
         os.close(fd)
@@ -191,7 +201,8 @@ def _why(exc: BaseException) -> str:
 
 
 def _write_beneath(root: Path, rel: str, data: bytes, owner: tuple[int, int] | None) -> None:
-    fd = _open_beneath(root, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, make_dirs=True)
+    # a copy keeps the model's hard links (trees.copy_tree): the grader's file must not write through one
+    fd = _open_beneath(root, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, make_dirs=True, unshare=True)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ValueError(f"{rel} is not a regular file")
