@@ -49,7 +49,8 @@ def _copy_file(src: str, dst: str, st: os.stat_result, deadline: float | None = 
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{src}: not a regular file")
-        out = os.open(dst, _WRITE, stat.S_IMODE(st.st_mode) | 0o200)
+        mode = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)  # a copy made as root is never setuid
+        out = os.open(dst, _WRITE, mode | 0o200)
         try:
             for start, end in _extents(fd, st.st_size):
                 os.lseek(out, start, os.SEEK_SET)
@@ -68,7 +69,7 @@ def _copy_file(src: str, dst: str, st: os.stat_result, deadline: float | None = 
                         break
                     at += sent
             os.ftruncate(out, st.st_size)  # a hole at the end, and the size the file had
-            os.chmod(out, stat.S_IMODE(st.st_mode))  # what the umask (or the owner's write bit) changed
+            os.chmod(out, mode)  # what the umask (or the owner's write bit) changed
             os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:
             os.close(out)

@@ -85,3 +85,14 @@ def test_hard_links_are_copied_once_and_the_graders_file_does_not_write_through_
     _write_beneath(target, "links/l7.bin", b"the grader's\n", None)  # placed at one path: the others keep theirs
     assert (target / "links" / "l7.bin").read_bytes() == b"the grader's\n"
     assert (target / "data.bin").read_bytes() == (source / "data.bin").read_bytes()
+
+
+def test_a_copy_is_never_setuid(tmp_path: Path) -> None:
+    """The harness copies as root (grading's work copy, a kept sandbox): a model's file marked setuid must not become
+    a setuid-root program on the host."""
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "tool").write_bytes(b"#!/bin/sh\nid\n")
+    os.chmod(source / "tool", 0o6755)
+    copy_tree(source, tmp_path / "dst")
+    assert (tmp_path / "dst" / "tool").stat().st_mode & 0o7777 == 0o755
