@@ -430,6 +430,13 @@ class CodeHost:
         cwd = self.work
         if payload.get("cwd"):
             cwd = self.work.joinpath(*_parts(str(payload["cwd"])))
+            try:  # the model's tree lacks it, or holds a link or a file there: the model's doing, never a harness error
+                where = _open_beneath(self.work, str(payload["cwd"]), os.O_RDONLY | os.O_DIRECTORY)
+                os.close(where)
+            except (OSError, ValueError) as exc:
+                return {"exit": None, "stopped_by": f"not run: the folder {payload['cwd']} to run it in is not in the "
+                                                    f"model's tree ({_why(exc)})", "output": "", "files": {},
+                        "why": {}, "duration_s": round(time.monotonic() - start, 3), "error": None}
         env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
         env.update(HOME=str(self.scratch / "home"), AGENTIC_EVAL_SANDBOX=str(self.work), PYTHONDONTWRITEBYTECODE="1",
                    LC_ALL=os.environ.get("LC_ALL", "C.UTF-8"))
