@@ -11,7 +11,7 @@ A grader's own walk of a test folder (pytest's or node's selection of a folder: 
 per level in Python 3.11: a chain of empty folders a thousand deep (git sees nothing: it tracks no empty folder)
 made the grader itself raise RecursionError, a grader error.
 
-The edits are here; their `Attempt`s are constants in redteam.py (`SPARSE_FILES`), registered like the others.
+The edits are here; their `Attempt`s are constants in redteam.py (`SPARSE_FILES`, `DEEP_EMPTY_FOLDERS`), registered like the others.
 """
 
 from __future__ import annotations
@@ -43,8 +43,7 @@ DEEP_LEVELS = 1200
 
 
 def deep_empty_folders(sandbox: Path) -> None:
-    """A chain of DEEP_LEVELS empty folders in every test folder and in .git/refs, nothing at its bottom (a helper
-    of tests/test_deep_folders.py; not an attempt of its own: on a pristine repo an earlier check fails first)."""
+    """A chain of DEEP_LEVELS empty folders in every test folder and in .git/refs, nothing at its bottom."""
     from agentic_eval.trees import make_deep_tree
     from agentic_eval.validation.survey import test_dirs
 
