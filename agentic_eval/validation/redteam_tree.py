@@ -11,7 +11,8 @@ A grader's own walk of a test folder (pytest's or node's selection of a folder: 
 per level in Python 3.11: a chain of empty folders a thousand deep (git sees nothing: it tracks no empty folder)
 made the grader itself raise RecursionError, a grader error.
 
-The edits are here; their `Attempt`s are constants in redteam.py (`SPARSE_FILES`, `DEEP_EMPTY_FOLDERS`), registered like the others.
+The edits are here; their `Attempt`s are constants in redteam.py (`SPARSE_FILES`, `DEEP_EMPTY_FOLDERS`),
+registered like the others.
 """
 
 from __future__ import annotations
