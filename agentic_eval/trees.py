@@ -5,7 +5,9 @@ recurse once per folder level: a folder nested a thousand deep raises RecursionE
 take for the harness's own fault. These walk with an explicit stack instead, so any depth costs only memory,
 and a path the kernel refuses (longer than PATH_MAX) is left out and named, never raised. Nothing is followed
 (a symlink is copied as a link) and nothing but a regular file is opened (a FIFO, a socket or a device is
-named, never read). `deadline` (monotonic) bounds the work: past it `TreeTimeout` says how far it got.
+named, never read). A file's holes stay holes (a sparse file of 2 GiB that takes no room costs its copy none).
+`deadline` (monotonic) bounds the work, looked at inside a large file too: past it `TreeTimeout` says how far it
+got.
 
 Standard library only: the grader's code host (grading/sealed.py) and the docker backend use it.
 """
@@ -34,32 +36,67 @@ class TreeTimeout(Exception):
         self.entries = entries
 
 
-def _copy_file(src: str, dst: str, st: os.stat_result) -> None:
+_CHUNK = 64 << 20
+"""Bytes copied between two looks at the clock (a file of 2 GiB is copied in many steps, never in one)."""
+
+
+def _copy_file(src: str, dst: str, st: os.stat_result, deadline: float | None = None,
+               started: float = 0.0, done: int = 0) -> None:
+    """Copy a regular file's data, its holes kept as holes: only the extents the file really holds are read and
+    written (lseek SEEK_DATA/SEEK_HOLE), so a sparse file the model made (2 GiB of nothing, taking no room) costs
+    the copy no room and no time either; TreeTimeout once `deadline` has passed, looked at every _CHUNK bytes."""
     fd = os.open(src, _READ)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise OSError(f"{src}: not a regular file")
-        out = os.open(dst, _WRITE, stat.S_IMODE(st.st_mode) | 0o200)
+        mode = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)  # a copy made as root is never setuid
+        out = os.open(dst, _WRITE, mode | 0o200)
         try:
-            left = st.st_size
-            while True:  # sendfile where the kernel has it (one call for a small file), else read and write
-                try:
-                    sent = os.sendfile(out, fd, None, max(left, 1 << 20))
-                except OSError:
-                    sent = -1
-                if sent == -1:
-                    while chunk := os.read(fd, 1 << 20):
-                        os.write(out, chunk)
-                    break
-                if sent == 0:
-                    break
-                left -= sent
-            os.chmod(out, stat.S_IMODE(st.st_mode))  # what the umask (or the owner's write bit) changed
+            for start, end in _extents(fd, st.st_size):
+                os.lseek(out, start, os.SEEK_SET)
+                at = start
+                while at < end:
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise TreeTimeout(done, time.monotonic() - started)
+                    step = min(end - at, _CHUNK)
+                    try:
+                        sent = os.sendfile(out, fd, at, step)  # from `at`; written at out's own offset
+                    except OSError as exc:
+                        if exc.errno not in (errno.EINVAL, errno.ENOSYS):
+                            raise
+                        sent = os.write(out, os.pread(fd, min(step, 1 << 20), at))
+                    if sent <= 0:  # the file shrank meanwhile
+                        break
+                    at += sent
+            os.ftruncate(out, st.st_size)  # a hole at the end, and the size the file had
+            os.chmod(out, mode)  # what the umask (or the owner's write bit) changed
             os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:
             os.close(out)
     finally:
         os.close(fd)
+
+
+def _extents(fd: int, size: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of the parts of an open file that hold data, in order (the whole file where the file system
+    cannot tell holes apart)."""
+    at = 0
+    while at < size:
+        try:
+            start = os.lseek(fd, at, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # only a hole from here on
+                return
+            yield at, size
+            return
+        try:
+            end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+        except OSError:
+            end = size
+        if end <= start:
+            return
+        yield start, end
+        at = end
 
 
 def _why(exc: OSError) -> str:
@@ -68,13 +105,15 @@ def _why(exc: OSError) -> str:
 
 def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (), deadline: float | None = None) -> list[str]:
     """Copy the tree at `source` into `target` (made when missing; what it holds already may be replaced):
-    regular files with their mode and times, symlinks as links, folders with their mode (set once filled).
+    regular files with their mode and times, hard links as hard links (one file linked a thousand times is copied
+    once, as it takes room once), symlinks as links, folders with their mode (set once filled).
     Returns what was left out, as `rel` for a FIFO, socket or device and `rel (why)` for an entry the harness
     could not read or write (a path too long, a folder it may not list). `skip_top`: names at the top not copied.
     TreeTimeout once `deadline` (monotonic) has passed."""
     started = time.monotonic()
     skipped: list[str] = []
     folders: list[tuple[str, int]] = []  # (target folder, mode), set when everything below is copied
+    linked: dict[tuple[int, int], str] = {}  # a file with hard links: its first copy, which the others link to
     target.mkdir(parents=True, exist_ok=True)
     stack = [""]
     done = 0
@@ -108,12 +147,17 @@ def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (), deadli
                     folders.append((dst, stat.S_IMODE(st.st_mode)))
                     stack.append(rel)
                 elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+                    same = linked.get((st.st_dev, st.st_ino)) if st.st_nlink > 1 and stat.S_ISREG(st.st_mode) else None
                     for attempt in (0, 1):  # an entry in the way (a fresh target has none) is replaced
                         try:
                             if stat.S_ISLNK(st.st_mode):
                                 os.symlink(os.readlink(entry.path), dst)
+                            elif same is not None:  # a hard link of a file copied already: linked, not copied
+                                os.link(same, dst, follow_symlinks=False)
                             else:
-                                _copy_file(entry.path, dst, st)
+                                _copy_file(entry.path, dst, st, deadline, started, done)
+                                if st.st_nlink > 1:
+                                    linked[(st.st_dev, st.st_ino)] = dst
                             break
                         except FileExistsError:
                             if attempt:

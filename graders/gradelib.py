@@ -33,6 +33,7 @@ pristine commit's objects from the harness's copy (agentic_eval/grading/gitshim.
 from __future__ import annotations
 
 import atexit
+import fnmatch
 import json
 import os
 import re
@@ -49,6 +50,7 @@ from typing import Any, NoReturn
 from agentic_eval.grading import gitsafe
 from agentic_eval.grading.gitsafe import GitError
 from agentic_eval.packs import pristine
+from agentic_eval.trees import walk
 
 __all__ = [
     "Call",
@@ -1528,7 +1530,7 @@ class Grader:
             if root.is_symlink() or not root.is_dir():
                 return None
             found: list[str] = []
-            for dirpath, dirnames, filenames in os.walk(root):  # links never followed
+            for dirpath, dirnames, filenames in walk(root):  # links never followed, any depth (os.walk recursed)
                 dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "node_modules", ".git"))
                 found += [os.path.relpath(os.path.join(dirpath, n), self.sandbox) for n in sorted(filenames)
                           if n.endswith(".py") and (n.startswith("test_") or n.endswith("_test.py"))]
@@ -1722,9 +1724,12 @@ class Grader:
         files_run: list[str] = []
         for rel in selection:
             path = self.path(rel)
-            if path.is_dir():
-                files_run += sorted(str(self.work / p.relative_to(self.sandbox)) for p in path.rglob("*.test.*js")
-                                    if "node_modules" not in p.parts)
+            if path.is_dir():  # its test files at any depth (Path.rglob recursed once per level: RecursionError)
+                found = []
+                for folder, dirs, others in walk(path):  # links never followed
+                    dirs[:] = [d for d in dirs if d != "node_modules"]
+                    found += [os.path.join(folder, n) for n in others if fnmatch.fnmatchcase(n, "*.test.*js")]
+                files_run += sorted(str(self.work / os.path.relpath(f, self.sandbox)) for f in found)
             else:
                 files_run.append(str(self.work / rel))  # a missing file makes node fail, which fails the check
         chosen = self._twins_for(selection, twins, twins_except)

@@ -307,7 +307,7 @@ def test_the_sandbox_languages_come_from_its_files(tmp_path: Path) -> None:
     assert sandbox_languages(tmp_path) == {"python", "node", "shell"}
     assert [a.name for a in rt.applicable(rt.BUILTIN_ATTEMPTS, {"shell"})] == [
         "exit-early", "delete-tests", "trivial-tests", "hang", "kill-parent", "fifo-files", "hollow-new-tests",
-        "forged-test-count"]
+        "forged-test-count", "sparse-files", "deep-empty-folders"]
 
 
 def test_sigterm_kills_the_graders_a_hang_keeps_waiting(tmp_path: Path) -> None:

@@ -83,9 +83,12 @@ class SharedDisk:
             self._marks()[os.path.abspath(sandbox)] = shutil.disk_usage(sandbox).free
         except OSError:
             pass
+        note_inodes(self, sandbox)
 
     def disk_full(self, sandbox: Path) -> str:
         """Why the model counts as having filled the machine's disk (see the module), or ""."""
+        if inodes := inodes_full(self, sandbox):
+            return inodes
         free_at_start = self._marks().get(os.path.abspath(sandbox))
         try:
             usage = shutil.disk_usage(sandbox)
@@ -117,3 +120,52 @@ class SharedDisk:
 
     def trial_end(self, sandbox: Path, keep: bool = False) -> None:
         self._marks().pop(os.path.abspath(sandbox), None)
+        _INODES_AT_START.pop((id(self), os.path.abspath(sandbox)), None)
+
+
+# A disk runs out of files too (its inodes): empty files take no room, so the rule on free space above never sees
+# a model that makes millions of them, and the harness could then write no file at all (the record, the run's
+# trials.jsonl: the whole run ended with "No space left on device"). The same rule, on free inodes.
+LOW_INODES = 4096
+"""A disk with fewer free inodes than this (or than 0.5 % of them, the larger) counts as full."""
+_INODES_AT_START: dict[tuple[int, str], int] = {}
+
+
+def note_inodes(backend: object, sandbox: Path) -> None:
+    """Note the free inodes of the sandbox's disk when its trial starts."""
+    try:
+        st = os.statvfs(sandbox)
+    except OSError:
+        return
+    if st.f_files:  # 0: a file system without an inode count (btrfs)
+        _INODES_AT_START[(id(backend), os.path.abspath(sandbox))] = st.f_favail
+
+
+def tree_entries(root: Path, deadline: float) -> int:
+    """The entries of a tree (files, folders, links: each an inode or a link to one), counted until `deadline`."""
+    total = 0
+    for _folder, dirs, others in walk(root):
+        total += len(dirs) + len(others)
+        if time.monotonic() > deadline:
+            break
+    return total
+
+
+def inodes_full(backend: object, sandbox: Path) -> str:
+    """Why the model counts as having used up the files the machine's disk can hold (little left, and the sandbox
+    holds at least half of what was free when its trial began), or ""."""
+    free_at_start = _INODES_AT_START.get((id(backend), os.path.abspath(sandbox)))
+    try:
+        st = os.statvfs(sandbox)
+    except OSError:
+        return ""
+    low = max(LOW_INODES, st.f_files // 200)
+    if free_at_start is None or free_at_start < 2 * low or st.f_favail >= low:
+        return ""
+    made = tree_entries(sandbox, time.monotonic() + SIZE_SCAN_S)
+    if made < free_at_start // 2:
+        return ""
+    return (f"the model's commands used up the files the disk its sandbox shares with this machine can hold ({made} "
+            f"entries in the sandbox; {free_at_start} more could be made when the trial began): nothing left to "
+            "grade, the sandbox was emptied at once")
+

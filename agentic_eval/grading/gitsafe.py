@@ -416,6 +416,10 @@ def _entries_only(view: Path) -> None:
     model.unlink()
 
 
+REFS_DEPTH = 64
+"""Folders deep a ref may be (refs/heads/a/b/...): no repository's go near it."""
+
+
 def make_view(sandbox: Path, view: Path) -> Path:
     """A git folder at `view` showing the sandbox repository's HEAD, refs, index and objects (read through
     an alternate), with none of its config, hooks, info/ or replace refs. GitError if there is no repository."""
@@ -441,12 +445,16 @@ def make_view(sandbox: Path, view: Path) -> Path:
     refs = dot_git / "refs"
     (view / "refs").mkdir()
     if refs.is_dir() and not refs.is_symlink():
+        from agentic_eval.trees import walk  # iterative: os.walk recursed once per level (3.11)
+
         copied = 0
-        for folder, dirs, files in os.walk(refs):
+        for folder, dirs, files in walk(refs):  # links never followed
             rel = Path(folder).relative_to(refs)
             if rel.parts[:1] == ("replace",):
                 dirs[:] = []
                 continue
+            if len(rel.parts) > REFS_DEPTH:  # a chain of empty folders 1,200 deep raised RecursionError: unscored
+                raise GitError(f"the repository's refs are nested more than {REFS_DEPTH} folders deep")
             dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
             (view / "refs" / rel).mkdir(parents=True, exist_ok=True)
             for name in files:

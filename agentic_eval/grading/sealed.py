@@ -134,9 +134,11 @@ def _parts(rel: str) -> list[str]:
     return parts
 
 
-def _open_beneath(root: Path, rel: str, flags: int, *, make_dirs: bool = False, mode: int = 0o644) -> int:
+def _open_beneath(root: Path, rel: str, flags: int, *, make_dirs: bool = False, mode: int = 0o644,
+                  unshare: bool = False) -> int:
     """Open `root/rel` without following a link anywhere on the way (a link the model planted must never
-    lead the harness, which may be root, out of the tree): every folder is opened with O_NOFOLLOW."""
+    lead the harness, which may be root, out of the tree): every folder is opened with O_NOFOLLOW. `unshare`: a
+    regular file there with other hard links is unlinked first (what is written goes to this path alone)."""
     parts = _parts(rel)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
@@ -150,6 +152,14 @@ def _open_beneath(root: Path, rel: str, flags: int, *, make_dirs: bool = False, 
                 nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
             os.close(fd)
             fd = nxt
+        if unshare:
+            try:
+                st = os.stat(parts[-1], dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                pass
+            else:
+                if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                    os.unlink(parts[-1], dir_fd=fd)
         return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=fd)
     finally:
         os.close(fd)
@@ -193,7 +203,8 @@ def _why(exc: BaseException) -> str:
 
 
 def _write_beneath(root: Path, rel: str, data: bytes, owner: tuple[int, int] | None) -> None:
-    fd = _open_beneath(root, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, make_dirs=True)
+    # a copy keeps the model's hard links (trees.copy_tree): the grader's file must not write through one
+    fd = _open_beneath(root, rel, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, make_dirs=True, unshare=True)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ValueError(f"{rel} is not a regular file")
@@ -454,6 +465,13 @@ class CodeHost:
         cwd = self.work
         if payload.get("cwd"):
             cwd = self.work.joinpath(*_parts(str(payload["cwd"])))
+            try:  # the model's tree lacks it, or holds a link or a file there: the model's doing, never a harness error
+                where = _open_beneath(self.work, str(payload["cwd"]), os.O_RDONLY | os.O_DIRECTORY)
+                os.close(where)
+            except (OSError, ValueError) as exc:
+                return {"exit": None, "stopped_by": f"not run: the folder {payload['cwd']} to run it in is not in the "
+                                                    f"model's tree ({_why(exc)})", "output": "", "files": {},
+                        "why": {}, "duration_s": round(time.monotonic() - start, 3), "error": None}
         env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
         env.update(HOME=str(self.scratch / "home"), AGENTIC_EVAL_SANDBOX=str(self.work), PYTHONDONTWRITEBYTECODE="1",
                    LC_ALL=os.environ.get("LC_ALL", "C.UTF-8"))

@@ -4,6 +4,7 @@
     report    What validate found (ValidationReport, TaskValidation, each check's and attempt's run) and its wording.
     schedule  Which red-team attempts each task gets, and the two pools validate's units run on.
     redteam   The red team: generic forgeries and dodges every grader must answer with a scored fail.
+    redteam_tree  The red team's dodges through what the tree holds (sparse files), made into attempts in redteam.
     survey    What the red team reads of a repo first: its languages, its files, which are tests.
     known_texts  What a model that read a grader knows of its mutation testing: the texts (known-mutant-texts).
     payloads/ The red team's cheats as real .py and .js files (linted as code), read by redteam.py.

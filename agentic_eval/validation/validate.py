@@ -50,6 +50,7 @@ from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.packs.environment import seed_independent
 from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materialize_sandbox, pristine_store_for
 from agentic_eval.packs.task import Task, TaskLoadError, environment_tasks
+from agentic_eval.trees import remove_tree, walk
 from agentic_eval.validation import redteam as rt
 from agentic_eval.validation.leaks import scan_sandbox, task_needles
 from agentic_eval.validation.report import (
@@ -148,10 +149,13 @@ def _run_checks(job: TaskJob, seed: int, i: int, backend: SandboxBackend, cancel
 
 def _tree_state(root: Path) -> dict[str, tuple[int, int, int]]:
     state = {}
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in walk(root):  # any depth (os.walk recursed once per level)
         for name in (*dirnames, *filenames):
             path = os.path.join(dirpath, name)
-            st = os.lstat(path)
+            try:
+                st = os.lstat(path)
+            except OSError:  # a path too long for the kernel
+                continue
             state[path] = (st.st_mode, st.st_size, st.st_mtime_ns)
     return state
 
@@ -215,7 +219,7 @@ def _control_passes(task: Task, template: Sandbox, control: Callable[[Path], Non
     except Exception:  # noqa: BLE001 - a control that cannot run proves nothing either way: the pass stands
         return False
     finally:
-        shutil.rmtree(dest, ignore_errors=True)
+        remove_tree(dest)  # any depth (the red team's deep folders)
 
 
 def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Path,
@@ -261,7 +265,7 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
         return AttemptRun(name, seed, result.verdict.value, problem,
                           time.monotonic() - start, result.script.output)
     finally:
-        shutil.rmtree(dest, ignore_errors=True)
+        remove_tree(dest)  # any depth (the red team's deep folders)
 
 
 def _plan_attempts(engine: Engine, job: TaskJob, seed: int, attempts: Sequence[rt.AttemptLike],
@@ -282,8 +286,8 @@ def _plan_attempts(engine: Engine, job: TaskJob, seed: int, attempts: Sequence[r
     left = [len(chosen)]
 
     def remove_template() -> None:
-        shutil.rmtree(template.path, ignore_errors=True)
-        shutil.rmtree(pristine_store_for(template_dir), ignore_errors=True)
+        remove_tree(template.path)
+        remove_tree(pristine_store_for(template_dir))
 
     def unit(n: int, attempt: rt.AttemptLike) -> None:
         try:
@@ -348,7 +352,7 @@ def _finish_task(job: TaskJob, options: ValidateOptions, plan: RedTeamPlan | Non
         for c in report.checks:
             c.output = c.fix_output = ""
     report.duration_s = time.monotonic() - job.started
-    shutil.rmtree(job.base, ignore_errors=True)
+    remove_tree(job.base)
 
 
 def _validate(tasks: Sequence[Task], options: ValidateOptions, *, backend: SandboxBackend,
@@ -406,7 +410,7 @@ def _validate(tasks: Sequence[Task], options: ValidateOptions, *, backend: Sandb
     except BaseException:  # Ctrl-C, SIGTERM: kill what runs (a red-team hang would be waited out), start nothing
         engine.close(cancel=True)
         for job in jobs_made:
-            shutil.rmtree(job.base, ignore_errors=True)
+            remove_tree(job.base)
         raise
     engine.close()
     return [job.report for job in jobs_made]
@@ -462,7 +466,7 @@ def _script_text(task: Task) -> str:
 def _drop(task: Task, sandbox: Sandbox, backend: SandboxBackend) -> None:
     if task.meta.environment is not None:
         backend.trial_end(sandbox.path)  # its containers, services and network
-    shutil.rmtree(sandbox.path, ignore_errors=True)
+    remove_tree(sandbox.path)  # any depth (the red team's deep folders)
 
 
 def _check_pristine(task: Task, seed: int, i: int, base: Path, reasons: list[str],
