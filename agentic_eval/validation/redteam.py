@@ -53,8 +53,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.validation import known_texts
-from agentic_eval.validation import redteam_tree
+from agentic_eval.validation import known_texts, redteam_tree
 from agentic_eval.validation.survey import (
     ANY,
     NODE,
