@@ -66,6 +66,26 @@ def test_inodes_the_sandbox_used_up_are_the_models_and_used_up_otherwise_are_not
     backend.trial_end(sandbox)
 
 
+def test_running_out_of_inodes_while_grading_is_the_models_when_its_tree_holds_them(few_inodes: Path) -> None:
+    """The dodge one step short of `inodes_full`: the model leaves a few thousand more inodes than the "full" line,
+    so the agent-phase rule says nothing, and grading's copy of its tree then runs out of them (ENOSPC)."""
+    backend = SharedDisk()
+    sandbox, elsewhere = few_inodes / "sandbox", few_inodes / "other"
+    sandbox.mkdir(), elsewhere.mkdir()
+    backend.trial_start(sandbox)
+    for n in range(INODES - 6000):
+        (sandbox / f"f{n}").touch()
+    assert backend.disk_full(sandbox) == ""  # above the line: the agent-phase rule is silent
+    assert "left too few files on the disk" in backend.room_taken(sandbox, 0)
+    shutil.rmtree(sandbox)
+    sandbox.mkdir()
+    backend.trial_start(sandbox)
+    (sandbox / "one").touch()
+    _fill(elsewhere)  # another program used them up while the trial was graded: the machine's fault
+    assert backend.room_taken(sandbox, 0) == ""
+    backend.trial_end(sandbox)
+
+
 def test_a_run_whose_model_uses_up_the_inodes_records_a_scored_fail_and_goes_on(few_inodes: Path) -> None:
     if bwrap_problem():
         pytest.skip(bwrap_problem())

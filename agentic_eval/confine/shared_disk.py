@@ -107,13 +107,13 @@ class SharedDisk:
     def room_taken(self, sandbox: Path, elsewhere: int = 0) -> str:
         """Why a step of recording or grading that ran out of room was the model's doing (see the module): its
         sandbox, with `elsewhere` bytes of the grader's copies of it, takes at least half of what was free when the
-        trial began; or "" (the machine's fault)."""
+        trial began (or its entries half of the free inodes: `inodes_taken`); or "" (the machine's fault)."""
         free_at_start = self._marks().get(os.path.abspath(sandbox))
         if free_at_start is None or free_at_start <= 0:
             return ""
         grown = tree_bytes(sandbox, time.monotonic() + SIZE_SCAN_S) + elsewhere
         if grown < free_at_start // 2:
-            return ""
+            return inodes_taken(self, sandbox)
         return (f"the model's tree left too little room on the disk its sandbox shares with this machine to be "
                 f"recorded and graded ({_size(grown)} in the sandbox and the grader's copies of it; "
                 f"{_size(free_at_start)} was free when the trial began)")
@@ -169,3 +169,18 @@ def inodes_full(backend: object, sandbox: Path) -> str:
             f"entries in the sandbox; {free_at_start} more could be made when the trial began): nothing left to "
             "grade, the sandbox was emptied at once")
 
+
+
+def inodes_taken(backend: object, sandbox: Path) -> str:
+    """`room_taken` on inodes: a step of recording or grading ran out of room (ENOSPC is also what running out of
+    inodes says) where the sandbox's entries, with one copy of them for grading, are at least half of the inodes
+    free when the trial began (empty files: a tree that takes no room, left just above `inodes_full`'s line); or ""."""
+    free_at_start = _INODES_AT_START.get((id(backend), os.path.abspath(sandbox)))
+    if not free_at_start:
+        return ""
+    made = tree_entries(sandbox, time.monotonic() + SIZE_SCAN_S)
+    if 2 * made < free_at_start // 2:
+        return ""
+    return (f"the model's tree left too few files on the disk its sandbox shares with this machine to be recorded and "
+            f"graded ({made} entries in the sandbox, and as many again in the grader's copy of it; {free_at_start} "
+            "more could be made when the trial began)")
