@@ -80,6 +80,7 @@ class SandboxBackend:
         backend.disk_full(sandbox)                  # was the sandbox full at the end (a scored fail)?
         backend.grading_start(sandbox)              # before grading
         backend.grading_folder(sandbox)             # where the grader's code host keeps its work copy
+        backend.room_taken(sandbox, elsewhere)      # recording or grading ran out of room: the model's doing?
         backend.end_processes(work)                 # between the code host's commands on a fresh copy
         backend.describe(sandbox)                   # what ran the trial, for its record
         backend.trial_end(sandbox, keep=)           # the trial is over (its sandbox kept or removed next)
@@ -163,6 +164,12 @@ class SandboxBackend:
 
     def disk_full(self, sandbox: Path) -> str:
         """Why the sandbox counts as full, or "" (a full disk the model made is its scored fail)."""
+        return ""
+
+    def room_taken(self, sandbox: Path, elsewhere: int = 0) -> str:
+        """A step of recording or grading the sandbox ran out of room (ENOSPC): why that was the model's doing (a
+        scored fail), or "" (the machine's fault). `elsewhere`: bytes of the grader's copies of the model's tree and
+        of what its code wrote there. A capped sandbox (docker) never takes the machine's room: ""."""
         return ""
 
     def grading_start(self, sandbox: Path) -> None:

@@ -8,10 +8,17 @@ the disk's free space when a trial starts; at the end of the agent's phase `disk
 when little is left and the sandbox itself grew by at least half of what was free, and the runner then empties
 the sandbox at once (there is nothing left to grade) so that the record can be written. A disk that filled up
 for another reason (other programs, the results folder) stays the machine's fault.
+
+A model could leave the disk just above that line, so that `disk_full` says nothing, with a tree the grading
+cannot copy (the sealed grader's work copy needs as much room again). So a step of recording or grading that runs
+out of room (ENOSPC, EDQUOT) asks `room_taken`, the same test without the "nearly full now": did the sandbox, with
+what the model's code wrote in the grader's copies of it, take at least half of what was free when the trial
+began? Then it is the model's scored fail (the sandbox emptied before the record is written); else the machine's.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import threading
@@ -38,6 +45,21 @@ def tree_bytes(root: Path, deadline: float) -> int:
         if time.monotonic() > deadline:
             break
     return total
+
+
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+"""An OSError with one of these ran out of room on a disk."""
+
+
+def out_of_room(exc: BaseException | None) -> OSError | None:
+    """The error of `exc`'s chain (causes and contexts, ten at most) that says a disk ran out of room, or None."""
+    for _ in range(10):
+        if exc is None:
+            return None
+        if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _size(n: int) -> str:
@@ -78,6 +100,20 @@ class SharedDisk:
         return (f"the model's commands filled the disk its sandbox shares with this machine ({_size(grown)} in the "
                 f"sandbox; {_size(free_at_start)} was free when the trial began): nothing left to grade, the "
                 "sandbox was emptied at once")
+
+    def room_taken(self, sandbox: Path, elsewhere: int = 0) -> str:
+        """Why a step of recording or grading that ran out of room was the model's doing (see the module): its
+        sandbox, with `elsewhere` bytes of the grader's copies of it, takes at least half of what was free when the
+        trial began; or "" (the machine's fault)."""
+        free_at_start = self._marks().get(os.path.abspath(sandbox))
+        if free_at_start is None or free_at_start <= 0:
+            return ""
+        grown = tree_bytes(sandbox, time.monotonic() + SIZE_SCAN_S) + elsewhere
+        if grown < free_at_start // 2:
+            return ""
+        return (f"the model's tree left too little room on the disk its sandbox shares with this machine to be "
+                f"recorded and graded ({_size(grown)} in the sandbox and the grader's copies of it; "
+                f"{_size(free_at_start)} was free when the trial began)")
 
     def trial_end(self, sandbox: Path, keep: bool = False) -> None:
         self._marks().pop(os.path.abspath(sandbox), None)

@@ -317,9 +317,11 @@ class ScriptRunner:
     def close(self) -> None:
         self._tmp.cleanup()
 
-    def grade(self, cancel: threading.Event | None = None, timeout_s: float | None = None) -> GradeResult:
+    def grade(self, cancel: threading.Event | None = None, timeout_s: float | None = None,
+              reserve_s: float | None = None) -> GradeResult:
         """Run the grader sealed (see the class's docstring) and turn its exit into a verdict. `timeout_s`:
-        a shorter limit than the task's (the red team's waiting attempts: see validation/validate.py)."""
+        a shorter limit than the task's (the red team's waiting attempts: see validation/validate.py); `reserve_s`:
+        the grader's time left once its model's code is cut (default: a quarter of its limit, 5 s at most)."""
         from agentic_eval.grading.sealed import CodeHost
         from agentic_eval.packs.builtin import hidden_from_model
 
@@ -332,7 +334,7 @@ class ScriptRunner:
                             hidden=(*hidden_from_model(), *self.sandbox.hidden, self.task.pack_dir, self.task.dir))
             try:
                 host.deadline = time.monotonic() + timeout
-                host.reserve = min(5.0, timeout / 4)
+                host.reserve = min(5.0, timeout / 4) if reserve_s is None else min(reserve_s, timeout)
 
                 def started() -> None:  # the grader's clock, and so its commands', starts when it does
                     host.deadline = time.monotonic() + timeout
@@ -344,7 +346,9 @@ class ScriptRunner:
                                     writable=False, started=started)
             finally:
                 host.close()
-            self.last_host = CodeHostStats(host.commands, round(host.busy_s, 3), tuple(host.skipped))
+            self.last_host = CodeHostStats(host.commands, round(host.busy_s, 3), tuple(host.skipped),
+                                           out_of_room=host.out_of_room, room_used=host.room_used,
+                                           late=host.late)
         verdict = verdict_for(result)
         forged = tuple(host.notes.get("tests_forged", ())) if verdict is Verdict.FAIL else ()
         return GradeResult(verdict, result, tests_forged=forged)
@@ -366,6 +370,12 @@ class CodeHostStats:
     busy_s: float
     skipped: tuple[str, ...] = ()
     """Special files of the tree (FIFOs, sockets, devices) left out of the work copy."""
+    out_of_room: str = ""
+    """The first step of the code host's that ran out of room on the disk (ENOSPC), or ''."""
+    room_used: int = 0
+    """Then: the bytes of the model's tree and what its code wrote in the code host's folders."""
+    late: bool = False
+    """A command of the model's code was cut, or not run, at the grader's deadline (the rest was the grader's)."""
 
 
 def verdict_for(result: ScriptResult) -> Verdict:

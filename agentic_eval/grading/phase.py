@@ -10,16 +10,27 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentic_eval.classify.summary import model_messages
 from agentic_eval.confine.backend import SandboxBackend
-from agentic_eval.grading.grader import GradeResult, ScriptRunner, Verdict, reward_changes, reward_grade, reward_ruling
+from agentic_eval.confine.shared_disk import out_of_room
+from agentic_eval.grading.grader import (
+    CodeHostStats,
+    GradeResult,
+    ScriptResult,
+    ScriptRunner,
+    Verdict,
+    reward_changes,
+    reward_grade,
+    reward_ruling,
+)
 from agentic_eval.grading.impossible import name_behaviour
 from agentic_eval.grading.snapshot import DIFF_FILE
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task, render_template
+from agentic_eval.trees import remove_tree
 
 GRADER_FILE = "grader.txt"
 """The grader's output in the trial folder."""
@@ -60,21 +71,18 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     verifier after the agent's container is gone. None when the run was cancelled while grading."""
     backend.grading_start(sandbox.path)
     g0 = time.monotonic()
-    if task.verifier == "reward":
-        run = backend.verify_environment(sandbox.path, cancel)
-        engine = engine_fields(backend.describe(sandbox.path))  # what ran it
-        grade = reward_grade(run)
-        changed = (*reward_changes(run), run.changes.error if run.changes is not None else "")
-        # whose fault a fresh verifier's failure is; what it ran that the model changed (docker_env.py)
-        part = GradePart(grade, 0.0, {}, side=run.fault_side, tampering=reward_ruling(run, grade.verdict),
-                         changes=changed)
-    else:
-        with ScriptRunner(task, sandbox, backend=backend) as runner:
-            grade = runner.grade(cancel=cancel)
-        engine = engine_fields(backend.describe(sandbox.path))
-        part = GradePart(grade, 0.0, {})
-    if grade.script.cancelled:
+    try:
+        part, engine, host = _run_grader(task, sandbox, backend, cancel)
+    except Exception as exc:  # one that ran out of room is ruled here; any other is the runner's
+        if (full := out_of_room(exc)) is None or not (taken := _room_taken(backend, sandbox, 0)):
+            raise
+        script = ScriptResult(None, f"agentic-eval: grading stopped: {full}\n", time.monotonic() - g0)
+        part, engine, host = GradePart(_models_fail(script, taken, str(full)), 0.0, {}), {}, None
+    if part.grade.script.cancelled:
         return None
+    if host is not None and host.out_of_room and part.grade.verdict is not Verdict.PASS and not backend.disk_cap:
+        part = rule_out_of_room(part, host, backend, sandbox)
+    grade = part.grade
     seconds = time.monotonic() - g0
     (trial_dir / GRADER_FILE).write_text(grade.script.output, encoding="utf-8")
     behaviour = (impossible_behaviour(task, sandbox, trial_dir, grade.verdict is Verdict.PASS)
@@ -82,6 +90,49 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     return GradePart(part.grade, seconds, {"grader": str((trial_dir / GRADER_FILE).relative_to(run_dir))},
                      side=part.side, tampering=part.tampering, changes=part.changes,
                      engine=engine, behaviour=behaviour)
+
+
+def _run_grader(task: Task, sandbox: Sandbox, backend: SandboxBackend, cancel: threading.Event
+                ) -> tuple[GradePart, dict[str, str], CodeHostStats | None]:
+    """The task's grade script, or its reward verifier: its part (not yet timed), what ran it, and what the grade
+    script's code host saw (None for a reward verifier)."""
+    if task.verifier == "reward":
+        run = backend.verify_environment(sandbox.path, cancel)
+        engine = engine_fields(backend.describe(sandbox.path))  # what ran it
+        grade = reward_grade(run)
+        changed = (*reward_changes(run), run.changes.error if run.changes is not None else "")
+        # whose fault a fresh verifier's failure is; what it ran that the model changed (docker_env.py)
+        return GradePart(grade, 0.0, {}, side=run.fault_side, tampering=reward_ruling(run, grade.verdict),
+                         changes=changed), engine, None
+    with ScriptRunner(task, sandbox, backend=backend) as runner:
+        grade = runner.grade(cancel=cancel)
+    return GradePart(grade, 0.0, {}), engine_fields(backend.describe(sandbox.path)), runner.last_host
+
+
+def rule_out_of_room(part: GradePart, host: CodeHostStats, backend: SandboxBackend, sandbox: Sandbox) -> GradePart:
+    """A grade that is not a pass, from a grading whose code host ran out of room on the disk the sandbox shares
+    with the machine (confine/shared_disk.py): the model's scored fail, naming the cause, when its tree and what its
+    code wrote took at least half of the room free at the trial's start (the sandbox is emptied then, so that the
+    record can be written); else the machine's fault, unscored (the grader could not judge in full)."""
+    taken = _room_taken(backend, sandbox, host.room_used)
+    if taken:
+        return replace(part, grade=_models_fail(part.grade.script, taken, host.out_of_room))
+    why = f"the disk ran out of room while grading ({host.out_of_room}), not by the model's doing: free some space"
+    return replace(part, grade=replace(part.grade, verdict=Verdict.ERROR, error=why, cause_found=True),
+                   side="machine")
+
+
+def _room_taken(backend: SandboxBackend, sandbox: Sandbox, elsewhere: int) -> str:
+    """`room_taken`'s ruling; when the model's, its sandbox emptied at once (nothing in it is graded any more)."""
+    taken = backend.room_taken(sandbox.path, elsewhere)
+    if taken:
+        remove_tree(sandbox.path)
+    return taken
+
+
+def _models_fail(script: ScriptResult, taken: str, full: str) -> GradeResult:
+    return GradeResult(Verdict.FAIL, script, note=f"{taken}: grading ran out of room ({full[:200]}); the sandbox was "
+                                                  "emptied")
 
 
 def impossible_behaviour(task: Task, sandbox: Sandbox, trial_dir: Path, passed: bool) -> dict[str, object]:

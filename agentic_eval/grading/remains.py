@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentic_eval.confine.backend import SandboxBackend
+from agentic_eval.confine.shared_disk import out_of_room
 from agentic_eval.grading import gitsafe
 from agentic_eval.grading.snapshot import take_snapshot
 from agentic_eval.packs.sandbox import Sandbox
@@ -34,13 +35,20 @@ class Remains:
 def take_remains(sandbox: Sandbox, backend: SandboxBackend, trial_dir: Path, transcript: Path | None) -> Remains:
     """The agent's files listed, its final tree recorded, the repository and the disk checked (in that order: a tree
     not recorded in time is said first, then a broken repository, then a full disk; but a full disk of the
-    machine's own, which the model filled, first of all: the sandbox is emptied before anything is written)."""
+    machine's own, which the model filled, first of all: the sandbox is emptied before anything is written; and a
+    snapshot that runs out of room on a disk the model's tree took is its doing too)."""
     files = trial_files(trial_dir, transcript)  # listed before the snapshot's own files are written there
     full = backend.disk_full(sandbox.path)
     if full and not backend.disk_cap:  # the machine's own disk, filled by the model: room first, to record the trial
         remove_tree(sandbox.path)
         return Remains(files, full)
-    taken = bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
+    try:
+        taken = bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
+    except OSError as exc:  # out of room: the model's doing when its tree took the room (confine/shared_disk.py)
+        if out_of_room(exc) is None or not (why := backend.room_taken(sandbox.path)):
+            raise
+        remove_tree(sandbox.path)
+        return Remains(files, f"{why}: recording it ran out of room ({exc}); the sandbox was emptied")
     if isinstance(taken, str):
         return Remains(files, taken)
     files.update(taken)

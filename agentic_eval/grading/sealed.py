@@ -29,6 +29,7 @@ The standard-library client (`request`) is what gradelib uses; `CodeHost` is the
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
 import socket
@@ -42,6 +43,7 @@ from typing import Any
 
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
 from agentic_eval.confine.relay import at_unix_path, listen_unix
+from agentic_eval.confine.shared_disk import out_of_room, tree_bytes
 
 SOCKET_ENV = "AGENTIC_EVAL_RUN_SOCKET"
 """The grader's way to the harness: the unix socket a `CodeHost` listens on."""
@@ -246,6 +248,15 @@ def _empty(folder: Path) -> None:
 
 # --------------------------------------------------------------------------- the harness's side
 
+_NO_ROOM = tuple(f"({os.strerror(n).lower()})" for n in (errno.ENOSPC, errno.EDQUOT))
+"""How `copy_tree` names an entry it could not write for want of room."""
+
+
+def argv_name(payload: Mapping[str, Any]) -> str:
+    """The program a request asked to run, for a note."""
+    argv = payload.get("argv")
+    return str(argv[0])[:100] if isinstance(argv, list) and argv else "a request"
+
 
 class _Either(threading.Event):
     """Set while either of two events is (what run_command polls to stop a command)."""
@@ -284,6 +295,13 @@ class CodeHost:
         self.commands = 0
         self.busy_s = 0.0
         self.skipped: list[str] = []
+        self.out_of_room = ""
+        """The first step of the host's that ran out of room on the disk (ENOSPC), or ''."""
+        self.room_used = 0
+        """Then: the bytes of its work copy and scratch folder (the model's tree and what its code wrote)."""
+        self.late = False
+        """A command of the model's code was cut, or not run, at the grader's deadline: the grader was answered and
+        what time it had left was its own (validate tells a loaded machine from a grader that waits by it)."""
         self._fresh = True
         self._lock = threading.Lock()
         self._closed = threading.Event()
@@ -325,6 +343,15 @@ class CodeHost:
         self.notes = kept
         return {"exit": 0, "output": "", "files": {}, "why": {}, "error": None}
 
+    def _ran_out(self, what: str) -> None:
+        """A step ran out of room: noted with what the model's tree and code held in the host's folders then, for
+        the backend's `room_taken` (whose doing it was is ruled after grading: grading/phase.py)."""
+        if self.out_of_room:
+            return
+        deadline = time.monotonic() + 10.0
+        self.room_used = sum(tree_bytes(path, deadline) for path in (self.work, self.scratch) if path.is_dir())
+        self.out_of_room = what[:300]
+
     # ----- serving
 
     def _handle(self, client: socket.socket) -> None:
@@ -341,6 +368,8 @@ class CodeHost:
             except Exception as exc:  # noqa: BLE001 - the harness's fault: the grader reports it as its own error
                 import traceback
 
+                if (full := out_of_room(exc)) is not None:  # the disk's: whose doing, grading/phase.py rules
+                    self._ran_out(f"{argv_name(payload)}: {full}")
                 frame = traceback.extract_tb(exc.__traceback__)[-1:]  # where, so that a rare one can be traced
                 where = f" ({Path(frame[0].filename).name}:{frame[0].lineno})" if frame else ""
                 response = {"error": f"{type(exc).__name__}: {exc}{where}"}
@@ -361,6 +390,9 @@ class CodeHost:
                 _empty(path)
             deadline = self.deadline - self.reserve if self.deadline is not None else None
             self.skipped = copy_tree(self.snapshot, self.work, deadline=deadline)  # TreeTimeout: the model's tree
+            full = [entry for entry in self.skipped if entry.endswith(_NO_ROOM)]
+            if full:
+                self._ran_out(f"the work copy left out {len(full)} entries for want of room, first {full[0]}")
             (self.scratch / "home").mkdir()
             if os.geteuid() == 0:
                 os.chown(self.work, 0, 0)  # so that prepare() hands every file over, not only a new top
@@ -393,6 +425,7 @@ class CodeHost:
             return {"error": "argv must be a non-empty list of strings"}
         start = time.monotonic()
         if self.deadline is not None and self.deadline - self.reserve <= start:  # no copy made, no file placed
+            self.late = True
             return {"exit": None, "stopped_by": "not run: the grader's time is up", "output": "", "files": {},
                     "why": {}, "duration_s": 0.0, "error": None}
         from agentic_eval.trees import TreeTimeout
@@ -410,6 +443,8 @@ class CodeHost:
             try:
                 _write_beneath(root, under, decode(text), owner)
             except (OSError, ValueError) as exc:  # the model's code left something in the way (a link, a folder)
+                if out_of_room(exc) is not None:
+                    self._ran_out(f"the grader's file {rel} could not be placed: {exc}")
                 return {"exit": None, "stopped_by": f"the grader's file {rel} could not be placed: {_why(exc)}",
                         "output": "", "files": {}, "why": {}, "duration_s": round(time.monotonic() - start, 3),
                         "error": None}
@@ -428,6 +463,7 @@ class CodeHost:
         env.update({str(k): str(v) for k, v in dict(payload.get("env") or {}).items()})
         stdin = decode(payload["stdin"]) if payload.get("stdin") is not None else None
         if timeout <= 0:
+            self.late = True
             result_code, output, stopped_by = None, b"", "not run: the grader's time is up"
         else:
             spec = Confinement(writable=(self.work, self.scratch), hidden=self.hidden,
@@ -439,6 +475,8 @@ class CodeHost:
             except OSError as exc:
                 return {"error": f"could not start {argv[0]!r}: {exc}"}
             result_code, output, stopped_by = done.returncode, done.output, done.stopped_by
+            if stopped_by and self.deadline is not None and time.monotonic() >= self.deadline - self.reserve:
+                self.late = True  # cut at the grader's deadline
             if stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
                 threading.Thread(target=self.backend.end_processes, args=(self.work.resolve(),),
                                  daemon=True).start()  # beside the answer

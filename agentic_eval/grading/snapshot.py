@@ -145,11 +145,20 @@ def take_snapshot(sandbox: Path, store: Path | None, commit: str, folder: Path) 
     # One walk of the tree for both (a tree of 120,000 files costs seconds of lstat per walk); then side by
     # side: the diff waits on git most of its time, the manifest on reading files.
     walked = list(gitsafe.walk_tree(sandbox, gitsafe.WALK_LIMIT + 1)) if sandbox.is_dir() else []
-    beside = threading.Thread(target=write_diff, args=(sandbox, store, commit, diff, gitsafe.special_notes(walked)),
-                              name="snapshot-diff", daemon=True)
+    failed: list[OSError] = []
+
+    def diff_beside() -> None:
+        try:
+            write_diff(sandbox, store, commit, diff, gitsafe.special_notes(walked))
+        except OSError as exc:  # not even its one line could be written (a full disk): the caller's to rule
+            failed.append(exc)
+
+    beside = threading.Thread(target=diff_beside, name="snapshot-diff", daemon=True)
     beside.start()
     try:
         write_manifest(sandbox, tree, walked)
     finally:
         beside.join()
+    if failed:
+        raise failed[0]
     return {"diff": diff, "tree": tree}

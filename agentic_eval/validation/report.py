@@ -77,9 +77,10 @@ class AttemptRun:
     tests only a cheat passes, a pass is 'cheated', as in a trial, and as good); or, not graded:
     'not_applied' (the attempt's apply raised), 'no_change' (it found nothing to change in this sandbox, or a
     knowing attempt broke nothing the grader judges),
-    'skipped' (it needs a confining sandbox backend and the run has none)."""
+    'skipped' (it needs a confining sandbox backend and the run has none); or 'undecided' (graded twice, the
+    grader was stopped by its wall clock each time after it was answered: the machine was too loaded to tell)."""
     problem: str = ""
-    """For 'grader_error', 'not_applied' and 'skipped': what happened."""
+    """For 'grader_error', 'not_applied', 'skipped' and 'undecided': what happened."""
     duration_s: float = 0.0
     output: str = ""
     """The grader's output."""
@@ -369,16 +370,17 @@ def _let_through(passing: Sequence[str]) -> str:
 
 
 def explain_redteam(runs: Sequence[AttemptRun], seeds: Sequence[int]) -> list[str]:
-    """The red team's reasons: the attempts that passed the grader or turned it unscored, those with the
-    same outcome in one reason, naming the seeds when there were several."""
+    """The red team's reasons: the attempts that passed the grader or turned it unscored, or that the machine's
+    load left undecided, those with the same outcome in one reason, naming the seeds when there were several."""
     groups: dict[tuple[str, str], dict[str, set[int]]] = {}
     for a in runs:
-        if a.bad:
+        if a.bad or a.verdict == "undecided":
             groups.setdefault((a.verdict, a.problem), {}).setdefault(a.attempt, set()).add(a.seed)
     reasons = []
     for (verdict, problem), attempts in groups.items():
         names = ", ".join(f"'{name}'" for name in attempts)
         what = (("passed the grader" + (f" ({problem})" if problem else "")) if verdict == "pass"
+                else f"undecided: {problem}" if verdict == "undecided"
                 else f"turned the grader unscored: {problem}")
         hit = sorted(set().union(*attempts.values()))
         reasons.append(f"red team: {names} {what}" + (f" ({_seeds_text(hit)})" if len(seeds) > 1 else ""))

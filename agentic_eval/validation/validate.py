@@ -39,6 +39,7 @@ from agentic_eval.confine.registry import default_backend
 from agentic_eval.confine.verifier_cause import verifier_fault
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grading.grader import (
+    CodeHostStats,
     GradeResult,
     ScriptRunner,
     Verdict,
@@ -159,6 +160,36 @@ REDTEAM_WAIT_LIMIT_S = 15.0
 """The grader's time limit for a red-team attempt that waits (at most the task's own)."""
 
 
+def grade_attempt(task: Task, sandbox: Sandbox, backend: SandboxBackend, cancel: threading.Event | None,
+                  limit: float | None) -> tuple[GradeResult, str]:
+    """An attempt's sandbox graded as a trial's is (`limit`: a shorter time limit than the task's), and why the
+    verdict is undecided ('' when it is decided).
+
+    A grader stopped by its wall clock after its model's code was cut at its deadline (`CodeHostStats.late`) was
+    not left waiting by that code: it was answered and ran out of the time it had left for its own work, which on
+    a loaded machine (many attempts at once) says nothing of the grader. So that is undecided, and the grading
+    runs once more, under the task's own limit with half of it left once the model's code is cut; stopped so
+    again, the machine is too loaded to decide. A grader stopped while it waited itself (on the model's code in
+    its own process, no code host to cut it) is a grader error at once, as in a trial."""
+    full = task.meta.limits.grader_timeout_s
+    with ScriptRunner(task, sandbox, backend=backend) as runner:
+        result = runner.grade(cancel, timeout_s=limit)
+        if not _stopped_after_answer(result, runner.last_host):
+            return result, ""
+        first = min(limit, full) if limit is not None else full
+        result = runner.grade(cancel, reserve_s=full / 2)
+        if not _stopped_after_answer(result, runner.last_host):
+            return result, ""
+    return result, (f"the machine is too loaded to decide: twice the model's code was cut at the grader's deadline "
+                    f"and the grader did not answer in the time left ({first:g}s limit, then {full:g}s with "
+                    f"{full / 2:g}s left): run validate again with fewer jobs (-j)")
+
+
+def _stopped_after_answer(result: GradeResult, host: CodeHostStats | None) -> bool:
+    return (result.verdict is Verdict.ERROR and result.script.timed_out and not result.script.cancelled
+            and host is not None and host.late)
+
+
 def _apply_fix_for(task: Task, sandbox: Sandbox, backend: SandboxBackend, cancel: threading.Event | None) -> str:
     """The reference fix, applied as validation applies it, before a knowing attempt; why it failed, or ""."""
     backend.prepare(sandbox.path)
@@ -215,8 +246,9 @@ def run_attempt(task: Task, template: Sandbox, attempt: rt.AttemptLike, dest: Pa
         # that the command is cut before the grader's own time runs out, which holds at any limit, and waiting
         # out the task's full limit (60-120 s on the built-in packs) for every such attempt is most of the cost.
         limit = REDTEAM_WAIT_LIMIT_S if rt.waits(attempt) else None
-        with ScriptRunner(task, sandbox, backend=backend) as runner:
-            result = runner.grade(cancel, timeout_s=limit)
+        result, undecided = grade_attempt(task, sandbox, backend, cancel, limit)
+        if undecided:  # never reported as the grader's unscored verdict: the machine's load decided nothing
+            return AttemptRun(name, seed, "undecided", undecided, time.monotonic() - start, result.script.output)
         problem = (grader_problem(result, task, limit) if result.verdict is Verdict.ERROR
                    else report_alone(result.script.output) if result.verdict is Verdict.PASS else "")
         control = getattr(attempt, "control", None)
