@@ -583,6 +583,7 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert backend.disk_full(sandbox) == ""
         assert run(backend, sandbox, "dd if=/dev/zero of=more bs=1M count=100 status=none").returncode == 0
         backend.close(sandbox)
+        assert backend.room_taken(sandbox, 1 << 20) == ""  # not graded yet: running out of room is not in its copy
         with backend.grading_folder(sandbox) as folder:  # the model's code, graded, runs on a copy capped too
             assert os.path.ismount(folder)
             st = os.statvfs(folder)
@@ -595,8 +596,13 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
             backend.close(work)
         _gone(folder)
         assert not os.path.ismount(folder)
+        # the code host running out of room in that copy (a count of what the model's tree and code held there) is
+        # the model's doing: nothing else fills it; the harness's own files elsewhere (no count) are not
+        assert "the model's code filled its grading folder" in backend.room_taken(sandbox, 300 << 20)
+        assert backend.room_taken(sandbox, 0) == ""
         backend.release(sandbox, keep=True)
         assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
+        assert backend.room_taken(sandbox, 300 << 20) == ""  # its grading forgotten with the trial
         other = tmp_path / "other"
         other.mkdir()
         backend.cap_disk(other)
@@ -606,7 +612,7 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert "No space left on device" in proc.stderr
         assert "used up its files" in backend.disk_full(other)
         backend.make_room(other)
-        assert backend.disk_full(other) == ""
+        assert backend.disk_full(other) == "" and backend.room_taken(other, 1 << 20) == ""  # never graded
         assert run(backend, other, "mkdir more && cd more && seq 1 5000 | xargs touch").returncode == 0
         backend.close(other)
         backend.release(other)

@@ -271,6 +271,8 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         """Sandboxes of trials (warm() was called) and how many phases each has started."""
         self._grading: dict[str, Path] = {}
         """Grading folders made ahead, by sandbox: the grader's warm container binds their socket folder."""
+        self._graded_room: dict[str, int] = {}
+        """Capped sandboxes graded, and the size of their last grading folder (for room_taken)."""
         self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
         self._envs: dict[str, Any] = {}
         self._builders: dict[str, Any] = {}
