@@ -568,6 +568,7 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
 
     if os.geteuid() != 0:
         pytest.skip("the capped work dir needs root (a tmpfs mount)")
+    sockets = _sockets()
     backend = DockerBackend(hosts=[engine], limits=DockerLimits(work_size="48m"))
     try:
         sandbox = _sandbox(tmp_path)
@@ -619,6 +620,16 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert not other.exists() and not os.path.ismount(other)
     finally:
         backend.close_all()
+    assert _sockets() <= sockets  # its connections to the engine closed too (a long test session ran out of fds)
+
+
+def _sockets() -> int:
+    """Sockets this process holds."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            held += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    return held
 
 
 def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Path,

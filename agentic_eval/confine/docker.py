@@ -80,6 +80,7 @@ may serve several) or without the owner labels (an older version's) is never tou
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import stat
@@ -480,6 +481,9 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         self._grader_reads.clear()
         self._removals.shutdown(wait=True)
         self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
+        for engine in self.engines:  # its pooled connections (a new request opens one again)
+            with contextlib.suppress(Exception):
+                engine.client.close()
 
     # ----- containers
 
