@@ -658,6 +658,39 @@ def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Pat
     assert work_mounts() == before  # released at the end of the trial
 
 
+FILL_GRADER = """
+from gradelib import Grader
+g = Grader(run_all=True)
+g.command_ok(["python3", "prep.py"])
+g.pytest_passes(["tests"])
+g.finish()
+"""
+FILL_PREP = ("import itertools\nfor n in itertools.count():\n    try:\n"
+             "        open('zz%d' % n, 'wb').write(b'x' * (1 << 20))\n    except OSError:\n        break\n")
+
+
+def test_a_model_whose_code_fills_its_grading_copy_fails_scored(docker_env: str, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grader runs the model's prep.py, which fills the capped copy it runs on; the grader's next files cannot
+    be placed there. Nothing but the model's tree and code fills that copy: the model's scored fail, named."""
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import commands_then_done, integrity_pack, run_cli
+
+    if os.geteuid() != 0:
+        pytest.skip("the capped work dir needs root (a tmpfs mount)")
+    monkeypatch.setenv("AGENTIC_EVAL_DOCKER_WORK_SIZE", "40m")
+    pack = integrity_pack(tmp_path / "fill", grader=FILL_GRADER)
+    commands = ["sed -i 's/a - b/a + b/' src/calc.py", f"cat > prep.py <<'EOF'\n{FILL_PREP}EOF"]
+    with FakeEndpoint(responder=commands_then_done(commands)) as fake:
+        _code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+                             "--sandbox", "docker", "--run-dir", str(tmp_path / "runs"), "--json",
+                             "--agent-opt", "max_retries=0")
+    (trial,) = data["trials"]
+    assert (trial["outcome"], trial["fault"]) == ("fail", "model"), trial  # before: a fail said "timed out after 60s"
+    assert "the model's code filled its grading folder" in trial["detail"], trial
+    assert "could not be placed: [Errno 28] No space left on device" in trial["detail"], trial
+
+
 def _gone(path: Path) -> None:
     """Wait until `path` is removed (in the background, within moments)."""
     deadline = time.monotonic() + 30
