@@ -261,6 +261,8 @@ class PytestRun:
     report_written: bool = False
     tampered: str = ""
     """Why the run's results cannot be believed (a planted test came out wrong), or ""."""
+    stopped_by: str = ""
+    """Why the run stopped or never ran (its time ran out, a file of the grader's could not be placed), or ""."""
 
     def count(self, outcome: str = "passed", module: str | None = None) -> int:
         """Tests with `outcome`, optionally only those of module `module` (e.g. "test_billing")."""
@@ -1626,7 +1628,7 @@ class Grader:
     def _test_run(self, run: RunResult, report: str, passing: str, failing: str | Sequence[str]) -> PytestRun:
         """The test run's real cases, and whether its canaries came out as they must: every case of the one
         that must pass passed, every case of each that must fail (`failing`: one name or several) failed."""
-        result = PytestRun(exit_code=run.exit_code, output=run.output)
+        result = PytestRun(exit_code=run.exit_code, output=run.output, stopped_by=run.stopped_by)
         data = run.files.get(report)
         if run.exit_code is None or data is None:
             return result
@@ -1659,8 +1661,8 @@ class Grader:
     @staticmethod
     def _judge(run: PytestRun, min_passed: int, require: Sequence[str], allow_skipped: bool,
                timeout: float, runner: str = "pytest") -> tuple[bool, str]:
-        if run.exit_code is None:
-            return False, f"timed out after {timeout:g}s"
+        if run.exit_code is None:  # the code host's reason: a time-out, or a file it could not place
+            return False, run.stopped_by or f"timed out after {timeout:g}s"
         if not run.report_written:
             return False, f"{runner} wrote no report (exit {run.exit_code}; did the run end early?)\n{_tail(run.output)}"
         if run.tampered:

@@ -148,6 +148,15 @@ TEXT_CALLS = [
     ("invented_xml_unclosed", "<bash>\n<command>ls", "invented_xml", ["bash"], ["truncated"]),
     ("hermes_unknown_tool", '<tool_call>\n{"name": "deploy", "arguments": {}}\n</tool_call>', "hermes", ["deploy"],
      ["unknown_tool"]),
+    # A reply that is only a JSON call names an invented tool: a call all the same.
+    ("bare_json_whole_reply_unknown_tool", '{"name": "deploy", "arguments": {"env": "prod"}}\n', "llama_json",
+     ["deploy"], ["unknown_tool"]),
+    ("json_fence_whole_reply_unknown_tool", '```json\n{"name": "deploy", "parameters": {"env": "prod"}}\n```',
+     "json", ["deploy"], ["unknown_tool"]),
+    ("json_whole_reply_after_think", '<think>Deploy it.</think>\n\n{"type": "function", "name": "deploy", '
+     '"arguments": "{}"}', "llama_json", ["deploy"], ["unknown_tool"]),
+    ("json_list_whole_reply_one_unknown", f'[{{"name": "deploy", "arguments": {{}}}}, {READ_JSON}]', "llama_json",
+     ["deploy", "read"], ["unknown_tool"]),
 ]
 
 
@@ -194,6 +203,12 @@ NOT_CALLS = [
      '{"name": "function_name", "arguments": {"arg": "value"}}\n</tool_call>\n```'), "prose"),
     ("json_block_naming_no_tool", '```json\n{"name": "my-package", "version": "1.0.0"}\n```', "prose"),
     ("bare_json_unoffered", 'Call it as {"name": "deploy", "arguments": {}} later.', "prose"),
+    ("json_fence_unoffered_after_prose", 'An example request:\n```json\n{"name": "deploy", "arguments": {}}\n```',
+     "prose"),
+    ("whole_reply_function_definition", ('{"name": "deploy", "parameters": {"type": "object", "properties": '
+     '{"env": {"type": "string"}}}}'), "prose"),
+    ("whole_reply_config_with_other_keys", '{"name": "my-app", "version": "1.0", "arguments": {}}', "prose"),
+    ("whole_reply_python_fence", '```python\n{"name": "deploy", "arguments": {}}\n```', "prose"),
     ("json_dict_in_prose", 'Set the config to {"timeout": 30} and restart.', "prose"),
     ("python_in_prose", "Count them with `print(len(x))`, or:\n```python\nprint(len(x))\n```", "prose"),
     ("python_call_of_a_tool_name_in_prose", "Then read(path) returns the bytes.", "prose"),

@@ -593,6 +593,7 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
 
     if os.geteuid() != 0:
         pytest.skip("the capped work dir needs root (a tmpfs mount)")
+    sockets = _sockets()
     backend = DockerBackend(hosts=[engine], limits=DockerLimits(work_size="48m"))
     try:
         sandbox = _sandbox(tmp_path)
@@ -608,6 +609,7 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert backend.disk_full(sandbox) == ""
         assert run(backend, sandbox, "dd if=/dev/zero of=more bs=1M count=100 status=none").returncode == 0
         backend.close(sandbox)
+        assert backend.room_taken(sandbox, 1 << 20) == ""  # not graded yet: running out of room is not in its copy
         with backend.grading_folder(sandbox) as folder:  # the model's code, graded, runs on a copy capped too
             assert os.path.ismount(folder)
             st = os.statvfs(folder)
@@ -620,8 +622,13 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
             backend.close(work)
         _gone(folder)
         assert not os.path.ismount(folder)
+        # the code host running out of room in that copy (a count of what the model's tree and code held there) is
+        # the model's doing: nothing else fills it; the harness's own files elsewhere (no count) are not
+        assert "the model's code filled its grading folder" in backend.room_taken(sandbox, 300 << 20)
+        assert backend.room_taken(sandbox, 0) == ""
         backend.release(sandbox, keep=True)
         assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
+        assert backend.room_taken(sandbox, 300 << 20) == ""  # its grading forgotten with the trial
         other = tmp_path / "other"
         other.mkdir()
         backend.cap_disk(other)
@@ -631,13 +638,23 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert "No space left on device" in proc.stderr
         assert "used up its files" in backend.disk_full(other)
         backend.make_room(other)
-        assert backend.disk_full(other) == ""
+        assert backend.disk_full(other) == "" and backend.room_taken(other, 1 << 20) == ""  # never graded
         assert run(backend, other, "mkdir more && cd more && seq 1 5000 | xargs touch").returncode == 0
         backend.close(other)
         backend.release(other)
         assert not other.exists() and not os.path.ismount(other)
     finally:
         backend.close_all()
+    assert _sockets() <= sockets  # its connections to the engine closed too (a long test session ran out of fds)
+
+
+def _sockets() -> int:
+    """Sockets this process holds."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            held += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    return held
 
 
 def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Path,
@@ -664,6 +681,39 @@ def test_a_model_that_fills_its_disk_fails_scored(docker_env: str, tmp_path: Pat
     (trial,) = data["trials"]
     assert trial["outcome"] == "fail" and "size cap (40m)" in trial["detail"], trial
     assert work_mounts() == before  # released at the end of the trial
+
+
+FILL_GRADER = """
+from gradelib import Grader
+g = Grader(run_all=True)
+g.command_ok(["python3", "prep.py"])
+g.pytest_passes(["tests"])
+g.finish()
+"""
+FILL_PREP = ("import itertools\nfor n in itertools.count():\n    try:\n"
+             "        open('zz%d' % n, 'wb').write(b'x' * (1 << 20))\n    except OSError:\n        break\n")
+
+
+def test_a_model_whose_code_fills_its_grading_copy_fails_scored(docker_env: str, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grader runs the model's prep.py, which fills the capped copy it runs on; the grader's next files cannot
+    be placed there. Nothing but the model's tree and code fills that copy: the model's scored fail, named."""
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import commands_then_done, integrity_pack, run_cli
+
+    if os.geteuid() != 0:
+        pytest.skip("the capped work dir needs root (a tmpfs mount)")
+    monkeypatch.setenv("AGENTIC_EVAL_DOCKER_WORK_SIZE", "40m")
+    pack = integrity_pack(tmp_path / "fill", grader=FILL_GRADER)
+    commands = ["sed -i 's/a - b/a + b/' src/calc.py", f"cat > prep.py <<'EOF'\n{FILL_PREP}EOF"]
+    with FakeEndpoint(responder=commands_then_done(commands)) as fake:
+        _code, data = run_cli("run", "--model", "fake-model", "--base-url", fake.base_url, "--tasks", str(pack),
+                             "--sandbox", "docker", "--run-dir", str(tmp_path / "runs"), "--json",
+                             "--agent-opt", "max_retries=0")
+    (trial,) = data["trials"]
+    assert (trial["outcome"], trial["fault"]) == ("fail", "model"), trial  # before: a fail said "timed out after 60s"
+    assert "the model's code filled its grading folder" in trial["detail"], trial
+    assert "could not be placed: [Errno 28] No space left on device" in trial["detail"], trial
 
 
 def _gone(path: Path) -> None:

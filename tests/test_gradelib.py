@@ -273,6 +273,16 @@ def test_hidden_test_failure_fails(repo: Path, task_folder: Path) -> None:
     assert "test_hidden_calc.py::test_hidden_add failed" in grader.results[0][2]
 
 
+def test_a_test_run_whose_file_could_not_be_placed_says_so(repo: Path) -> None:
+    """The model's code left a folder where pytest_passes puts its pytest.ini: the run never started, and the
+    check says why, not that it timed out."""
+    grader = Grader(repo, run_all=True)
+    grader.command_ok(["mkdir", "-p", f"{grader.scratch}/pytest.ini/x"])
+    assert grader.pytest_passes(["tests"]) is not None
+    (_, ok, why) = grader.results[-1]
+    assert not ok and "pytest.ini could not be placed" in why and "timed out" not in why, why
+
+
 def test_costly_checks_are_skipped_after_a_failure(repo: Path) -> None:
     grader = Grader(repo)
     grader.file_exists("nope")

@@ -9,6 +9,10 @@ Where a shape may count decides most false positives:
 - Weak shapes count only when they name an offered tool: tags named after a tool (`<read .../>`,
   `<Grep>...</Grep>`; outside code only), bare JSON objects (`llama_json`), JSON in a code fence
   (`json`), pythonic calls as a bracketed list, as the whole reply, or in a `tool_code`/`python` fence.
+- Except a reply that is nothing but a JSON call (a closed `<think>` block before it aside), bare or
+  alone in a JSON fence: `{"name": X, "arguments": {...}}` (or `"parameters"`, or a list of such), no
+  other key but `"type": "function"` and `"id"`. It is a call whatever X is, an unknown tool when X is
+  not offered; a function's definition (`"parameters"` holding a schema) is not one.
 - An orphan closing tag (`</tool_call>`, `</function>`, ...) is a call cut at both ends; a reply
   ending in the first letters of an opening marker (`<tool_ca`) is a call cut short.
 """
@@ -25,6 +29,7 @@ from agentic_eval.classify._formats import (
     FoundCall,
     ToolCatalog,
     balanced_end,
+    decode_json_at,
     json_calls,
     python_calls,
     single_parameter,
@@ -199,6 +204,52 @@ def _in_fence(text: str, fence: _Fence, tools: ToolCatalog) -> Iterator[FoundCal
             yield call
 
 
+_LEADING_THINK = re.compile(r"\s*<(think|thinking|seed:think)>.*?</\1>", re.DOTALL)
+_CALL_KEYS = frozenset({"name", "arguments", "parameters", "type", "id"})
+
+
+def _strict_call(item: object) -> tuple[str, dict[str, object]] | None:
+    """`{"name": X, "arguments": {...}}` (or "parameters"), nothing else but `"type": "function"` and an id."""
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not set(item) <= _CALL_KEYS:
+        return None
+    if item.get("type", "function") != "function" or ("arguments" in item) == ("parameters" in item):
+        return None
+    arguments = item.get("arguments", item.get("parameters"))
+    if isinstance(arguments, str) and "arguments" in item:  # OpenAI's spelling: the arguments as a JSON string
+        decoded = decode_json_at(arguments.strip(), 0) if arguments.strip() else None
+        arguments = decoded[0] if decoded and decoded[1] == len(arguments.strip()) else None
+    if not isinstance(arguments, dict):
+        return None
+    if "parameters" in item and arguments.get("type") == "object" and "properties" in arguments:
+        return None  # a function's definition: its parameters' JSON Schema
+    return item["name"], arguments
+
+
+def _whole_reply_call(text: str, fences: list[_Fence]) -> Iterator[FoundCall]:
+    """A reply that is only a JSON call (or a list of them), bare or alone in a JSON fence, whatever it names."""
+    think = _LEADING_THINK.match(text)
+    start = think.end() if think else 0
+    start += len(text[start:]) - len(text[start:].lstrip())
+    end = len(text.rstrip())
+    family, body_start, body_end = "llama_json", start, end
+    fence = next((f for f in fences if f.start <= start < f.body_start), None)
+    if fence is not None:
+        if fence.end < end or fence.language not in _JSON_FENCES:
+            return
+        family, body_start, body_end = "json", fence.body_start, fence.body_end
+    body = text[body_start:body_end].strip()
+    decoded = decode_json_at(body, 0) if body[:1] in ("{", "[") else None
+    if decoded is None or decoded[1] != len(body):
+        return
+    items = decoded[0] if isinstance(decoded[0], list) else [decoded[0]]
+    calls = [_strict_call(item) for item in items]
+    if not items or None in calls:
+        return
+    for call in calls:
+        if call is not None:
+            yield FoundCall(family, call[0], call[1], start, end)
+
+
 def _orphan_closers(text: str, found: list[FoundCall]) -> Iterator[FoundCall]:
     for pattern, family in _ORPHAN_CLOSERS:
         for closer in re.finditer(pattern, text):
@@ -257,6 +308,9 @@ def find_text_calls(text: str, tools: ToolCatalog) -> list[FoundCall]:
     found += _pythonic(outside, tools)
     for fence in fences:
         found += _in_fence(text, fence, tools)
+    whole = list(_whole_reply_call(text, fences))
+    if not all(call.name and tools.canonical(call.name) for call in whole):  # else found above, as offered calls
+        found += whole
     found += _orphan_closers(outside, found)
     found += _cut_marker_at_end(outside)
     return _without_overlaps(found)

@@ -170,7 +170,8 @@ class SandboxBackend:
     def room_taken(self, sandbox: Path, elsewhere: int = 0) -> str:
         """A step of recording or grading the sandbox ran out of room (ENOSPC): why that was the model's doing (a
         scored fail), or "" (the machine's fault). `elsewhere`: bytes of the grader's copies of the model's tree and
-        of what its code wrote there. A capped sandbox (docker) never takes the machine's room: ""."""
+        of what its code wrote there, given (> 0) only when the grader's code host ran out of room. Docker's capped
+        sandbox never takes the machine's room, but its grading folder is its own: full, it is the model's doing."""
         return ""
 
     def grading_start(self, sandbox: Path) -> None:

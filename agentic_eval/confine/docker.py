@@ -80,6 +80,7 @@ may serve several) or without the owner labels (an older version's) is never tou
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import stat
@@ -271,6 +272,8 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         """Sandboxes of trials (warm() was called) and how many phases each has started."""
         self._grading: dict[str, Path] = {}
         """Grading folders made ahead, by sandbox: the grader's warm container binds their socket folder."""
+        self._graded_room: dict[str, int] = {}
+        """Capped sandboxes graded, and the size of their last grading folder (for room_taken)."""
         self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
         self._envs: dict[str, Any] = {}
         self._builders: dict[str, Any] = {}
@@ -478,6 +481,9 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         self._grader_reads.clear()
         self._removals.shutdown(wait=True)
         self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
+        for engine in self.engines:  # its pooled connections (a new request opens one again)
+            with contextlib.suppress(Exception):
+                engine.client.close()
 
     # ----- containers
 

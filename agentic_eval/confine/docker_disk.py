@@ -53,6 +53,7 @@ class DiskCaps:
     _envs: dict[str, Any]
     _grader_reads: dict[str, list[Path]]
     _grading: dict[str, Path]
+    _graded_room: dict[str, int]
     _trials: dict[str, int]
     _warm: dict[str, Future[_Phase]]
     if TYPE_CHECKING:  # the backend's own (confine/docker.py)
@@ -127,6 +128,7 @@ class DiskCaps:
             self._grader_reads.pop(str(path), None)
             warm = self._warm.pop(str(path), None)
             grading = self._grading.pop(str(path), None)
+            self._graded_room.pop(str(path), None)
             self._ending.pop(str(path), None)  # no phase follows: its grader's container goes on ending alone
             capped = str(path) in self._capped
             self._capped.discard(str(path))

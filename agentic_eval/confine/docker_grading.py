@@ -31,6 +31,11 @@ from agentic_eval.errors import AgenticEvalError
 from agentic_eval.trees import remove_tree
 
 
+def _capacity(path: Path) -> int:
+    st = os.statvfs(path)
+    return st.f_blocks * st.f_frsize
+
+
 class GradingFolders:
     """DockerBackend's grading folders (a mixin: its state lives on the backend)."""
 
@@ -38,6 +43,7 @@ class GradingFolders:
     _lock: threading.Lock
     _capped: set[str]
     _grading: dict[str, Path]
+    _graded_room: dict[str, int]
     _hosts: set[str]
     _phases: dict[str, _Phase]
     _removals: ThreadPoolExecutor
@@ -71,9 +77,35 @@ class GradingFolders:
         try:
             yield folder
         finally:
+            room = _capacity(folder) if os.path.ismount(folder) else None
             with self._lock:
                 self._hosts.discard(str(folder / "work"))
+                if room is not None:  # for room_taken: the folder was capped, so only the model filled it
+                    self._graded_room[key] = room
             self._end_grading_folder(folder)
+
+    def room_taken(self, sandbox: Path, elsewhere: int = 0) -> str:
+        """A step of grading ran out of room (the code host noted it: `elsewhere` > 0, grading/phase.py): the
+        model's doing when the sandbox is capped. Its grading folder was then a tmpfs of the work dir's cap plus
+        GRADING_ROOM that only the model's tree (at most the cap), what its code wrote and the grader's few files
+        take, so a full one is the model's code's (a scored fail, as its own test run failing for want of room
+        would be). "" for a step outside it (recording, or the harness's own files on this machine's disk:
+        `elsewhere` 0), an uncapped sandbox (its folder on this machine's disk), or a folder too small for every
+        tree the model could have left (an environment task's work dir capped larger: the harness's fault)."""
+        key = str(sandbox.resolve())
+        with self._lock:
+            room = self._graded_room.get(key)  # forgotten when the trial's sandbox is released
+            capped = key in self._capped
+        if room is None or not capped or elsewhere <= 0:
+            return ""
+        try:
+            cap = _capacity(Path(key))  # the work dir's cap, grown by GRADING_ROOM before grading (make_room)
+        except OSError:
+            return ""
+        if room < cap - GRADING_ROOM // 2:
+            return ""
+        return (f"the model's code filled its grading folder, a copy of its tree capped at {room >> 20} MiB (its "
+                f"work dir's cap and {GRADING_ROOM >> 20} MiB it never had), which nothing else fills")
 
     def _new_grading_folder(self, sandbox: str) -> Path:
         """A grading folder, marked with its owner (the next run unmounts and removes it if this one is killed):

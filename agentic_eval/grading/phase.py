@@ -80,7 +80,7 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
         part, host = GradePart(_models_fail(script, taken, str(full)), 0.0, {}), None
     if part.grade.script.cancelled:
         return None
-    if host is not None and host.out_of_room and part.grade.verdict is not Verdict.PASS and not backend.disk_cap:
+    if host is not None and host.out_of_room and part.grade.verdict is not Verdict.PASS:
         part = rule_out_of_room(part, host, backend, sandbox)
     grade = part.grade
     seconds = time.monotonic() - g0
@@ -113,8 +113,9 @@ def rule_out_of_room(part: GradePart, host: CodeHostStats, backend: SandboxBacke
     """A grade that is not a pass, from a grading whose code host ran out of room on the disk the sandbox shares
     with the machine (confine/shared_disk.py): the model's scored fail, naming the cause, when its tree and what its
     code wrote took at least half of the room free at the trial's start (the sandbox is emptied then, so that the
-    record can be written); else the machine's fault, unscored (the grader could not judge in full)."""
-    taken = _room_taken(backend, sandbox, host.room_used)
+    record can be written), or on docker's capped grading folder, which only they fill (confine/docker_grading.py);
+    else the machine's fault, unscored (the grader could not judge in full)."""
+    taken = _room_taken(backend, sandbox, max(host.room_used, 1))  # > 0: the code host's (docker's room_taken)
     if taken:
         return replace(part, grade=_models_fail(part.grade.script, taken, host.out_of_room))
     why = f"the disk ran out of room while grading ({host.out_of_room}), not by the model's doing: free some space"

@@ -45,6 +45,7 @@ from agentic_eval.realpy.project import (
     state_root,
     write_tree,
 )
+from agentic_eval.realpy.report import is_exception
 
 MAX_FAILING = 5
 MAX_TRIES = 60
@@ -108,8 +109,9 @@ def validate(project: Project, files: dict[str, bytes], site: mutate.Site, base:
     # it once, the others wait for its verdict; other candidates go on beside it
     with locked(root / "locks" / f"{hashlib.sha256(site.id.encode()).hexdigest()[:16]}.lock"):
         known = load_json(cache).get(site.id)
-        if known is not None and not str(known.get("why") or "").startswith(_OLD_TIMEOUT):
-            return dict(known)
+        if known is not None and not str(known.get("why") or "").startswith(_OLD_TIMEOUT) \
+                and not any(map(is_exception, dict(known.get("messages") or {}).values())):
+            return dict(known)  # (an exception kept without the call that raised it: decided before that was kept)
         verdict = _decide(project, files, site, base, coverage)
         with locked(root / ".validation.lock"):
             data = load_json(cache)

@@ -29,6 +29,7 @@ from typing import Any
 
 from agentic_eval.paths import cache_dir
 from agentic_eval.realpy import measure
+from agentic_eval.realpy.report import failure_message
 
 
 class ProjectError(RuntimeError):
@@ -275,7 +276,9 @@ def run_suite(workdir: Path, project: Project, timeout: float, selection: list[s
     stop = ["-p", "realpy_stop"] if stop_after is not None else []
     if stop:
         (report / "realpy_stop.py").write_text(_STOP)
-    argv = [sys.executable, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", *stop, "--noconftest",
+    # -l --tb=long: every frame's locals in a failure's traceback, for the call that raised (report.failure_message)
+    argv = [sys.executable, "-B", "-m", "pytest", "-q", "-l", "--tb=long", "-p", "no:cacheprovider", *stop,
+            "--noconftest",
             "--import-mode=importlib", "-c", str(report / "pytest.ini"), "--rootdir", str(workdir),
             "--junitxml", str(report / "r.xml"), "-o", "junit_family=xunit1", *(selection or [project.tests])]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
@@ -303,7 +306,8 @@ def run_suite(workdir: Path, project: Project, timeout: float, selection: list[s
         for child in case:
             if child.tag in ("failure", "error"):
                 outcome = "failed"
-                messages.setdefault(node.split("[")[0], (child.get("message") or child.text or "").strip())
+                message = (child.get("message") or child.text or "").strip()
+                messages.setdefault(node.split("[")[0], failure_message(message, child.text or "", node.split("::")[0]))
             elif child.tag == "skipped":
                 outcome = "skipped"
         node = node.split("[")[0]  # per test function: parameter ids need not be stable between runs
