@@ -467,6 +467,7 @@ def run_apart(
     fresh: bool = False,
     cwd: str = "",
     sandbox: Path | None = None,
+    apart: bool = False,
 ) -> RunResult:
     """Run `argv` as the model's code: confined apart from the grader, in the work copy (`cwd` under it).
 
@@ -474,6 +475,8 @@ def run_apart(
     `collect` names files to bring back afterwards (same kinds of path). `pythonpath`: work-copy folders
     put on PYTHONPATH. `fresh` starts from a new copy of the sandbox. Nothing of the task, its variables
     or this grader's environment is visible to the command; `env` adds variables of the grader's choosing.
+    `apart`: on a fresh copy of its own, which other `apart` runs may run beside (see `runs_apart`); the work
+    copy is left as it was.
     """
     from agentic_eval.grading.sealed import decode, encode
 
@@ -481,7 +484,7 @@ def run_apart(
         "argv": [str(a) for a in argv], "cwd": cwd, "env": dict(env or {}), "pythonpath": list(pythonpath),
         "stdin": None if stdin is None else encode(_as_bytes(stdin)), "timeout": timeout, "fresh": fresh,
         "files": {str(k): encode(_as_bytes(v)) for k, v in (files or {}).items()},
-        "collect": [str(c) for c in collect],
+        "collect": [str(c) for c in collect], "apart": apart,
     }
     _RAN_APART[0] += 1
     response = _sealed(payload, sandbox)
@@ -489,6 +492,42 @@ def run_apart(
     code = response.get("exit")
     return RunResult(code if isinstance(code, int) else None, str(response.get("output") or ""),
                      str(response.get("stopped_by") or ""), got, dict(response.get("why") or {}))
+
+
+def lanes(sandbox: Path | None = None) -> int:
+    """How many `apart` runs the harness runs at once (the grader need not have more in flight)."""
+    from agentic_eval.grading import sealed
+
+    if not os.environ.get(sealed.SOCKET_ENV):
+        return int(_standalone_host(sandbox).lanes)
+    try:
+        return max(1, int(os.environ.get(sealed.LANES_ENV, "1")))
+    except ValueError:
+        return 1
+
+
+def runs_apart(runs: Sequence[dict[str, Any]], *, stop: Callable[[int, RunResult], bool] | None = None,
+               sandbox: Path | None = None) -> list[RunResult | None]:
+    """Run each of `runs` (`run_apart`'s keyword arguments) on a fresh copy of its own, as many at once as the
+    harness runs (`lanes`), and return their results in order. `stop(i, result)` is asked in that order; once it
+    says True, the runs not yet started are never started (None in their place). Nothing of one run can reach
+    another: each has its own copy and scratch folder, at a path no one can predict, its own uid and namespaces
+    (or, where the harness runs one at a time, a copy made for it alone)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    results: list[RunResult | None] = [None] * len(runs)
+    if not runs:
+        return results
+    pool = ThreadPoolExecutor(max_workers=min(lanes(sandbox), len(runs)), thread_name_prefix="apart")
+    try:
+        futures = [pool.submit(run_apart, sandbox=sandbox, apart=True, **run) for run in runs]
+        for index, future in enumerate(futures):
+            results[index] = future.result()
+            if stop is not None and stop(index, results[index]):  # type: ignore[arg-type]
+                break
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # the rest: never started (a started one ends on its own)
+    return results
 
 
 _VERBS = ("handles", "keeps", "rejects", "returns", "accepts", "rounds", "parses", "skips", "counts", "reads")

@@ -13,13 +13,17 @@ the grader reads, see what the grader knows, or write the verdict.
 The protocol: one request per connection, a 4-byte big-endian length and a JSON object each way.
 
     request  {"argv": [...], "cwd": "rel", "env": {...}, "pythonpath": ["rel", ...], "stdin": b64 | null,
-              "timeout": s, "files": {"path": b64}, "collect": ["path", ...], "fresh": bool}
+              "timeout": s, "files": {"path": b64}, "collect": ["path", ...], "fresh": bool, "apart": bool}
              or {"note": {"tests_forged": ["tests/test_x.py::test_y", ...]}}: what the grader tells the harness
     response {"exit": int | null, "stopped_by": "", "output": str, "files": {"path": b64 | null},
               "why": {"path": "why it was not collected"}, "duration_s": s, "error": str | null}
 
 Paths in `files` and `collect` are relative to the work tree, or absolute paths under the scratch
-folder. `fresh` starts from a new copy of the snapshot (and an empty scratch folder). `error` is set
+folder. `fresh` starts from a new copy of the snapshot (and an empty scratch folder). `apart` runs on a fresh
+copy of its own, beside the other `apart` runs of the moment (up to LANES_ENV's count at once, on backends whose
+commands run on this host; else one at a time on the work copy, as `fresh`): the copy and its scratch folder sit
+at paths of their own, named at random (nothing in them tells one run from another), and the work copy's and
+scratch folder's paths in `argv`, `env`, `files` and `collect` are moved there (and back in the output). `error` is set
 only for a fault of the harness or the machine (a command that could not be started): the grader
 treats it as its own error, never as the model's fail.
 
@@ -49,6 +53,10 @@ WORK_ENV = "AGENTIC_EVAL_WORK"
 """Where the work copy is, as the model's code sees it (the same path on both sides)."""
 SCRATCH_ENV = "AGENTIC_EVAL_SCRATCH"
 """The scratch folder beside it (fixtures in, outputs out), the same path on both sides."""
+LANES_ENV = "AGENTIC_EVAL_LANES"
+"""How many `apart` runs the harness runs at once (what a grader may have in flight)."""
+LANES_MAX = 4
+"""At most this many `apart` runs at once, and never more than the machine's cores."""
 SOCKET_FOLDER = GRADING_SOCKET_FOLDER
 """The folder of a CodeHost's folder that holds its socket (defined by the confinement: the docker backend
 binds it into the grader's container before grading starts)."""
@@ -244,6 +252,23 @@ def _empty(folder: Path) -> None:
         raise OSError(f"{folder} could not be emptied: {left[0]} stays")
 
 
+def _moved_text(text: str, moves: tuple[tuple[str, str], ...]) -> str:
+    for old, new in moves:
+        text = text.replace(old, new)
+    return text
+
+
+def _moved(payload: Mapping[str, Any], moves: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """`payload` with the paths of `moves` (old, new) moved in its argv, env values, files and collect."""
+    moved = dict(payload)
+    if isinstance(payload.get("argv"), list):  # anything else is refused as it is
+        moved["argv"] = [_moved_text(a, moves) if isinstance(a, str) else a for a in payload["argv"]]
+    moved["env"] = {k: _moved_text(str(v), moves) for k, v in dict(payload.get("env") or {}).items()}
+    moved["files"] = {_moved_text(str(k), moves): v for k, v in dict(payload.get("files") or {}).items()}
+    moved["collect"] = [_moved_text(str(c), moves) for c in payload.get("collect") or []]
+    return moved
+
+
 # --------------------------------------------------------------------------- the harness's side
 
 
@@ -286,6 +311,12 @@ class CodeHost:
         self.skipped: list[str] = []
         self._fresh = True
         self._lock = threading.Lock()
+        self.lanes = min(LANES_MAX, os.cpu_count() or 1) if backend.host_process else 1
+        """`apart` runs at once: on a backend whose commands run on this host (each on a copy at a path of its
+        own: its own uid, mounts, namespaces); docker's share the trial's one container, so one at a time."""
+        self._lane_slots = threading.BoundedSemaphore(self.lanes)
+        self._in_lanes = threading.Condition()
+        self._lanes_busy = 0
         self._closed = threading.Event()
         self._listener = listen_unix(str(self.socket_path), 8)  # the grader's uid connects; a long TMPDIR too
         from agentic_eval.confine.relay_harness import serve_unix
@@ -297,7 +328,8 @@ class CodeHost:
     @property
     def env(self) -> dict[str, str]:
         """What the grader is told: the socket, and where the work copy and scratch folder are."""
-        return {SOCKET_ENV: str(self.socket_path), WORK_ENV: str(self.work), SCRATCH_ENV: str(self.scratch)}
+        return {SOCKET_ENV: str(self.socket_path), WORK_ENV: str(self.work), SCRATCH_ENV: str(self.scratch),
+                LANES_ENV: str(self.lanes)}
 
     def close(self) -> None:
         self._closed.set()
@@ -307,6 +339,8 @@ class CodeHost:
             pass
         with self._lock:  # a command still running (its grader was stopped) ends first: _closed cancels it
             pass
+        with self._in_lanes:  # and so do the `apart` runs (each removes its copy); bounded: cancelled, they end
+            self._in_lanes.wait_for(lambda: self._lanes_busy == 0, timeout=60.0)
         if self.work.exists():
             self.backend.phase_end(self.work.resolve())  # docker: the model's container goes
 
@@ -333,11 +367,10 @@ class CodeHost:
                 payload = _receive(client)
             except (OSError, ValueError, SealedRunError):
                 return
+            if self._closed.is_set():  # its grader is gone: nothing more is started
+                return
             try:
-                with self._lock:  # one command of the model's code at a time
-                    if self._closed.is_set():  # its grader is gone: nothing more is started
-                        return
-                    response = self.run(payload)
+                response = self.run(payload)
             except Exception as exc:  # noqa: BLE001 - the harness's fault: the grader reports it as its own error
                 import traceback
 
@@ -351,43 +384,91 @@ class CodeHost:
 
     # ----- one command
 
+    def _fill(self, work: Path, scratch: Path) -> None:
+        """A new copy of the snapshot in `work` and an empty `scratch` beside it, handed to the model's uid."""
+        # no process of the previous copy survives: docker ends them and keeps the container (whose binds of
+        # the work and scratch folders stay valid: they are emptied and refilled, never replaced)
+        if work.exists():
+            self.backend.end_processes(work.resolve())
+        for path in (work, scratch):
+            _empty(path)
+        deadline = self.deadline - self.reserve if self.deadline is not None else None
+        self.skipped = copy_tree(self.snapshot, work, deadline=deadline)  # TreeTimeout: the model's tree
+        (scratch / "home").mkdir()
+        if os.geteuid() == 0:
+            os.chown(work, 0, 0)  # so that prepare() hands every file over, not only a new top
+        self.backend.prepare(work)
+        owner = work.stat()
+        if os.geteuid() == 0:
+            for path in (scratch, scratch / "home"):
+                os.chown(path, owner.st_uid, owner.st_gid)
+
     def _prepare(self, fresh: bool) -> None:
         if fresh or self._fresh or not self.work.exists():
-            # no process of the previous copy survives: docker ends them and keeps the container (whose binds of
-            # the work and scratch folders stay valid: they are emptied and refilled, never replaced)
-            if self.work.exists():
-                self.backend.end_processes(self.work.resolve())
-            for path in (self.work, self.scratch):
-                _empty(path)
-            deadline = self.deadline - self.reserve if self.deadline is not None else None
-            self.skipped = copy_tree(self.snapshot, self.work, deadline=deadline)  # TreeTimeout: the model's tree
-            (self.scratch / "home").mkdir()
-            if os.geteuid() == 0:
-                os.chown(self.work, 0, 0)  # so that prepare() hands every file over, not only a new top
-            self.backend.prepare(self.work)
-            owner = self.work.stat()
-            if os.geteuid() == 0:
-                for path in (self.scratch, self.scratch / "home"):
-                    os.chown(path, owner.st_uid, owner.st_gid)
+            self._fill(self.work, self.scratch)
             self._fresh = False
 
-    def _place(self, rel: str) -> tuple[Path, str]:
+    @staticmethod
+    def _place(rel: str, work: Path, scratch: Path) -> tuple[Path, str]:
         """(the root, the path under it) for a path of a request: relative to the work tree, or absolute
         under the scratch folder."""
         if os.path.isabs(rel):
-            scratch = str(self.scratch) + os.sep
-            if not rel.startswith(scratch):
-                raise ValueError(f"{rel!r} is neither relative to the work tree nor under {self.scratch}")
-            return self.scratch, rel[len(scratch):]
-        return self.work, rel
+            under = str(scratch) + os.sep
+            if not rel.startswith(under):
+                raise ValueError(f"{rel!r} is neither relative to the work tree nor under {scratch}")
+            return scratch, rel[len(under):]
+        return work, rel
 
     def run(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one request (see the module's docstring) and return its response."""
+        """Run one request (see the module's docstring) and return its response: one at a time on the work
+        copy, or (`apart`) on a copy of its own beside the other such runs."""
+        if "note" in payload:
+            return self.take_note(payload["note"])
+        if payload.get("apart") and self.lanes > 1:
+            return self._run_in_lane(payload)
+        with self._lock:  # one command at a time on the work copy
+            if self._closed.is_set():  # its grader is gone: nothing more is started
+                return {"error": "the grading is over"}
+            return self._run(payload, self.work, self.scratch, fresh=bool(payload.get("fresh") or
+                                                                          payload.get("apart")))
+
+    def _run_in_lane(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """`payload` on a fresh copy of its own, at a path no one can predict (so not even its path tells the
+        command which of a grader's runs it is), removed afterwards with every process of it."""
+        import secrets
+
+        from agentic_eval.trees import remove_tree
+
+        with self._lane_slots:
+            if self._closed.is_set():
+                return {"error": "the grading is over"}
+            with self._in_lanes:
+                self._lanes_busy += 1
+            lane = self.folder / "lanes" / secrets.token_hex(8)
+            work, scratch = lane / "work", lane / "scratch"
+            there = ((str(self.work), str(work)), (str(self.scratch), str(scratch)))
+            back = tuple((new, old) for old, new in there)
+            try:
+                lane.mkdir(parents=True)
+                response = self._run(_moved(payload, there), work, scratch, fresh=True)
+            finally:
+                if work.exists():
+                    self.backend.end_processes(work.resolve())
+                remove_tree(lane)
+                with self._in_lanes:
+                    self._lanes_busy -= 1
+                    self._in_lanes.notify_all()
+        if isinstance(response.get("output"), str):
+            response["output"] = _moved_text(response["output"], back)
+        for key in ("files", "why"):
+            if isinstance(response.get(key), dict):
+                response[key] = {_moved_text(k, back): v for k, v in response[key].items()}
+        return response
+
+    def _run(self, payload: Mapping[str, Any], work: Path, scratch: Path, *, fresh: bool) -> dict[str, Any]:
         from agentic_eval.confine.backend import Confinement, ResourceLimits
         from agentic_eval.confine.process import run_command
 
-        if "note" in payload:
-            return self.take_note(payload["note"])
         argv = payload.get("argv")
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             return {"error": "argv must be a non-empty list of strings"}
@@ -398,15 +479,18 @@ class CodeHost:
         from agentic_eval.trees import TreeTimeout
 
         try:
-            self._prepare(bool(payload.get("fresh")))
+            if work == self.work:
+                self._prepare(fresh)
+            else:
+                self._fill(work, scratch)
         except TreeTimeout as exc:  # a tree too large to copy in the grader's time: the model's, a scored fail
             self._fresh = True
             return {"exit": None, "stopped_by": f"not run: the model's tree could not be copied in the grader's time "
                                                 f"({exc})", "output": "", "files": {}, "why": {},
                     "duration_s": round(time.monotonic() - start, 3), "error": None}
-        owner = (self.work.stat().st_uid, self.work.stat().st_gid)
+        owner = (work.stat().st_uid, work.stat().st_gid)
         for rel, text in dict(payload.get("files") or {}).items():
-            root, under = self._place(rel)  # a path outside both: the grader's own mistake, an error
+            root, under = self._place(rel, work, scratch)  # a path outside both: the grader's own mistake, an error
             try:
                 _write_beneath(root, under, decode(text), owner)
             except (OSError, ValueError) as exc:  # the model's code left something in the way (a link, a folder)
@@ -416,13 +500,13 @@ class CodeHost:
         timeout = float(payload.get("timeout") or 30.0)
         if self.deadline is not None:
             timeout = min(timeout, self.deadline - self.reserve - time.monotonic())
-        cwd = self.work
+        cwd = work
         if payload.get("cwd"):
-            cwd = self.work.joinpath(*_parts(str(payload["cwd"])))
+            cwd = work.joinpath(*_parts(str(payload["cwd"])))
         env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
-        env.update(HOME=str(self.scratch / "home"), AGENTIC_EVAL_SANDBOX=str(self.work), PYTHONDONTWRITEBYTECODE="1",
+        env.update(HOME=str(scratch / "home"), AGENTIC_EVAL_SANDBOX=str(work), PYTHONDONTWRITEBYTECODE="1",
                    LC_ALL=os.environ.get("LC_ALL", "C.UTF-8"))
-        pythonpath = [str(self.work.joinpath(*_parts(p))) for p in payload.get("pythonpath") or []]
+        pythonpath = [str(work.joinpath(*_parts(p))) for p in payload.get("pythonpath") or []]
         if pythonpath:
             env["PYTHONPATH"] = os.pathsep.join(pythonpath)
         env.update({str(k): str(v) for k, v in dict(payload.get("env") or {}).items()})
@@ -430,7 +514,7 @@ class CodeHost:
         if timeout <= 0:
             result_code, output, stopped_by = None, b"", "not run: the grader's time is up"
         else:
-            spec = Confinement(writable=(self.work, self.scratch), hidden=self.hidden,
+            spec = Confinement(writable=(work, scratch), hidden=self.hidden,
                                limits=ResourceLimits(cpu_s=int(timeout) + 1))
             try:
                 done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
@@ -440,14 +524,14 @@ class CodeHost:
                 return {"error": f"could not start {argv[0]!r}: {exc}"}
             result_code, output, stopped_by = done.returncode, done.output, done.stopped_by
             if stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
-                threading.Thread(target=self.backend.end_processes, args=(self.work.resolve(),),
+                threading.Thread(target=self.backend.end_processes, args=(work.resolve(),),
                                  daemon=True).start()  # beside the answer
         files: dict[str, str | None] = {}
         why: dict[str, str] = {}
         total = 0
         for rel in payload.get("collect") or []:
             try:
-                root, under = self._place(str(rel))
+                root, under = self._place(str(rel), work, scratch)
                 data, reason = read_regular(root, under, min(FILE_LIMIT, COLLECT_LIMIT - total))
             except ValueError as exc:
                 data, reason = None, str(exc)
@@ -456,8 +540,9 @@ class CodeHost:
                 why[str(rel)] = reason
             else:
                 total += len(data)
-        self.commands += 1
         elapsed = time.monotonic() - start
-        self.busy_s += elapsed
+        with self._in_lanes:
+            self.commands += 1
+            self.busy_s += elapsed
         return {"exit": result_code, "stopped_by": stopped_by, "output": output.decode("utf-8", "replace"),
                 "files": files, "why": why, "duration_s": round(elapsed, 3), "error": None}
