@@ -1346,6 +1346,13 @@ class Grader:
             raise GraderEnvironmentError(f"cannot run {argv[0]!r}: it is not on PATH")
         run = self.run(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
                        timeout=timeout, fresh=fresh)
+        return self.command_checked(what, run, timeout=timeout, expect_output=expect_output)
+
+    def command_checked(self, what: str, run: RunResult, *, timeout: float = 30.0,
+                        expect_output: str | None = None) -> str | None:
+        """Record `command_ok`'s check for a command already run (`runs_apart`'s): exit 0, and `expect_output` in
+        its output. Returns the output when the command ran, else None."""
+        self.last_run = run
         if run.exit_code is None:
             self.check(what, False, run.stopped_by or f"timed out after {timeout:g}s")
         elif run.exit_code != 0:
