@@ -508,25 +508,28 @@ def lanes(sandbox: Path | None = None) -> int:
 
 def runs_apart(runs: Sequence[dict[str, Any]], *, stop: Callable[[int, RunResult], bool] | None = None,
                sandbox: Path | None = None) -> list[RunResult | None]:
-    """Run each of `runs` (`run_apart`'s keyword arguments) on a fresh copy of its own, as many at once as the
-    harness runs (`lanes`), and return their results in order. `stop(i, result)` is asked in that order; once it
-    says True, the runs not yet started are never started (None in their place). Nothing of one run can reach
-    another: each has its own copy and scratch folder, at a path no one can predict, its own uid and namespaces
-    (or, where the harness runs one at a time, a copy made for it alone)."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Run each of `runs` (`run_apart`'s keyword arguments) on a fresh copy of its own, in order, as many at once as
+    the harness runs (`lanes`), and return their results in that order. `stop(i, result)` is asked in order; once
+    it says True, no further run is started (None in their place; one already started ends unheard). Nothing of
+    one run can reach another: each has its own copy and scratch folder, at a path no one can predict, its own
+    uid and namespaces (or, where the harness runs one at a time, a copy made for it alone)."""
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     results: list[RunResult | None] = [None] * len(runs)
     if not runs:
         return results
-    pool = ThreadPoolExecutor(max_workers=min(lanes(sandbox), len(runs)), thread_name_prefix="apart")
+    width = min(lanes(sandbox), len(runs))
+    pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="apart")
+    started: dict[int, Future[RunResult]] = {}
     try:
-        futures = [pool.submit(run_apart, sandbox=sandbox, apart=True, **run) for run in runs]
-        for index, future in enumerate(futures):
-            results[index] = future.result()
-            if stop is not None and stop(index, results[index]):  # type: ignore[arg-type]
+        for index in range(len(runs)):
+            for later in range(len(started), min(index + width, len(runs))):  # at most `width` in flight
+                started[later] = pool.submit(run_apart, sandbox=sandbox, apart=True, **runs[later])
+            result = results[index] = started[index].result()
+            if stop is not None and stop(index, result):
                 break
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)  # the rest: never started (a started one ends on its own)
+        pool.shutdown(wait=False, cancel_futures=True)
     return results
 
 

@@ -291,7 +291,7 @@ class CodeHost:
     """
 
     def __init__(self, snapshot: Path, folder: Path, backend: SandboxBackend, *, hidden: tuple[Path, ...] = (),
-                 cancel: threading.Event | None = None) -> None:
+                 cancel: threading.Event | None = None, lanes: int | None = None) -> None:
         self.snapshot = snapshot
         self.folder = folder
         self.backend = backend
@@ -311,9 +311,10 @@ class CodeHost:
         self.skipped: list[str] = []
         self._fresh = True
         self._lock = threading.Lock()
-        self.lanes = min(LANES_MAX, os.cpu_count() or 1) if backend.host_process else 1
-        """`apart` runs at once: on a backend whose commands run on this host (each on a copy at a path of its
-        own: its own uid, mounts, namespaces); docker's share the trial's one container, so one at a time."""
+        self.lanes = max(1, lanes or min(LANES_MAX, os.cpu_count() or 1)) if backend.host_process else 1
+        """`apart` runs at once (`lanes`, or the cores up to LANES_MAX): on a backend whose commands run on this
+        host (each on a copy at a path of its own: its own uid, mounts, namespaces); docker's share the trial's
+        one container, so one at a time."""
         self._lane_slots = threading.BoundedSemaphore(self.lanes)
         self._in_lanes = threading.Condition()
         self._lanes_busy = 0
