@@ -586,6 +586,10 @@ def _tell_harness(note: dict[str, Any]) -> None:
             pass  # the verdict is this grader's all the same: the note only names what was forged
 
 
+PYTEST_PLUGINS_OFF = ("-p", "no:cacheprovider", "-p", "no:unraisableexception")
+"""pytest's plugins a grader's test run goes without: the cache (nothing of a run may outlive it), and the one that
+turns exceptions raised in `__del__` into warnings, whose clean-up runs five full garbage collections at the end
+of every run (a quarter of a small suite's run; the warnings decide nothing: no run of ours makes them errors)."""
 _EXIT_NO_PYTEST = 97
 _PYTEST_BOOT = f"""\
 import os, sys
@@ -1537,7 +1541,7 @@ class Grader:
         argv = [
             python_executable(), "-I", "-B", "-c", _PYTEST_BOOT,
             os.pathsep.join(str(self.work / p) for p in pythonpath),
-            "-q", "-p", "no:cacheprovider", "--noconftest",
+            "-q", *PYTEST_PLUGINS_OFF, "--noconftest",
             "--import-mode=importlib", "-c", f"{self.scratch}/pytest.ini", "--rootdir", str(self.work),
             "--junitxml", report, "-o", "junit_family=xunit1", *tests, *hidden,
         ]

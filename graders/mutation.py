@@ -122,7 +122,7 @@ def pytest_command(g: Any, tests: Sequence[str], *, pythonpath: Sequence[str] = 
 
     ini = f"{g.scratch}/mutation-pytest.ini"
     argv = [gradelib.python_executable(), "-I", "-B", "-c", gradelib._PYTEST_BOOT,
-            os.pathsep.join(str(g.work / p) for p in pythonpath), "-q", "-x", "-p", "no:cacheprovider",
+            os.pathsep.join(str(g.work / p) for p in pythonpath), "-q", "-x", *gradelib.PYTEST_PLUGINS_OFF,
             "--noconftest", "--import-mode=importlib", "-c", ini, "--rootdir", str(g.work), *tests]
     return argv, {ini: "[pytest]\n"}, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
