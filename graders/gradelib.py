@@ -855,15 +855,17 @@ def _shifted(call: Call, offset: int) -> Call:
 
 def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", pythonpath: Sequence[str] = ("src",),
                timeout: float = 30.0, fresh: bool = False, files: dict[str, str | bytes] | None = None,
-               env: dict[str, str] | None = None, sandbox: Path | None = None) -> list[CallResult]:
+               env: dict[str, str] | None = None, sandbox: Path | None = None, apart: bool = False
+               ) -> list[CallResult]:
     """Make `calls` in one process of the model's code, apart from the grader, and return what each
     returned or raised. `module`: a dotted module name importable from the work copy's `pythonpath`
     folders (Python), or a file of the work copy or the scratch folder ("src/pricing.js", Node). `files`
-    and `env` as for `run_apart` (a fixture, a variable the code reads). A process that dies, hangs or
-    answers garbage leaves every unanswered call failed ("NoAnswer"), never the grader crashed."""
+    and `env` as for `run_apart` (a fixture, a variable the code reads), and `apart` (a fresh copy of its own, beside
+    other such runs). A process that dies, hangs or answers garbage leaves every unanswered call failed
+    ("NoAnswer"), never the grader crashed."""
     import shutil
 
-    riders = [p for p in _PENDING if language == "python" and tuple(pythonpath) == p.pythonpath]
+    riders = [p for p in _PENDING if language == "python" and tuple(pythonpath) == p.pythonpath and not apart]
     if riders:  # twins waiting for a batch go first in it, as a test run would (these calls shifted past them)
         for pending in riders:
             _PENDING.remove(pending)
@@ -898,7 +900,7 @@ def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", 
                "calls": [{"target": c.target, "args": _wire(list(c.args)), "kwargs": _wire(c.kwargs), "call": c.call}
                          for c in calls]}
     run = run_apart(argv, stdin=json.dumps(request), collect=[out], timeout=timeout, fresh=fresh, files=files, env=env,
-                    sandbox=sandbox)
+                    sandbox=sandbox, apart=apart)
     data = run.files.get(out)
     answers: list[Any] = []
     why = f"the process ended without answering ({run.stopped_by or f'exit {run.exit_code}'})"
@@ -1308,10 +1310,11 @@ class Grader:
         timeout: float = 30.0,
         fresh: bool = False,
         cwd: str = "",
+        apart: bool = False,
     ) -> RunResult:
         """Run `argv` as the model's code (see `run_apart`) and return what came back; records no check."""
         self.last_run = run_apart(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
-                                  timeout=timeout, fresh=fresh, cwd=cwd, sandbox=self.sandbox)
+                                  timeout=timeout, fresh=fresh, cwd=cwd, sandbox=self.sandbox, apart=apart)
         return self.last_run
 
     @property
@@ -1781,12 +1784,15 @@ class Grader:
             else:
                 files_run.append(str(self.work / rel))  # a missing file makes node fail, which fails the check
         chosen = self._twins_for(selection, twins, twins_except)
-        judged: list[Any] = []
-        if chosen:  # first, on a copy no earlier command of the model's code touched; the run gets its own
+        twins_made = None
+        if chosen:  # on a copy of their own that no other command touches, beside the test run on its own
+            from concurrent.futures import ThreadPoolExecutor
+
             from twincheck import judge_node_twins
 
-            judged = judge_node_twins(chosen, timeout=timeout, fresh=_RAN_APART[0] > 0, sandbox=self.sandbox)
-            fresh = True
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="twins")
+            twins_made = pool.submit(judge_node_twins, chosen, timeout=timeout, apart=True, sandbox=self.sandbox)
+            pool.shutdown(wait=False)
         files, hidden = self._hidden_files(extra_tests)
         shuffled = self._shuffled_node(files_run)
         if shuffled is not None:  # the grader's own copy: every title and file new, the canaries inside one
@@ -1802,7 +1808,9 @@ class Grader:
         report = f"{self.scratch}/report-{secrets.token_hex(6)}.xml"
         argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *tests, *hidden]
         env = {"AGENTIC_EVAL_VARS": f"{self.scratch}/hidden/vars.json"} if hidden else {}
-        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
+        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh,
+                       apart=twins_made is not None)
+        judged: list[Any] = twins_made.result() if twins_made is not None else []
         result = self._test_run(run, report, passing, failing)
         if shuffled is not None:
             real = shuffled.names

@@ -25,18 +25,23 @@ def _host(tmp_path: Path, backend: object, lanes: int = 2) -> CodeHost:
 
 
 def test_an_apart_run_gets_a_fresh_copy_of_its_own_at_a_random_path_and_leaves_the_work_copy(tmp_path: Path) -> None:
+    """The work copy's path, wherever the request names it (argv, a file's bytes), is the run's own copy's; what
+    comes back (output, files collected) names the work copy again."""
     host = _host(tmp_path, LocalBackend())
     try:
         host.run({"argv": ["sh", "-c", "echo changed > a.txt"]})
-        script = f'cat a.txt; echo x >> a.txt; pwd; echo "{host.work}"; pwd -P > "{host.scratch}/where"'
-        got = [host.run({"argv": ["sh", "-c", script], "apart": True, "files": {f"{host.scratch}/in": encode(b"1")},
-                         "collect": [f"{host.scratch}/in", f"{host.scratch}/where", "a.txt"]}) for _ in range(2)]
+        script = f'cat a.txt; echo x >> a.txt; pwd; echo "{host.work}"; tr / : < "{host.scratch}/given"; pwd > said'
+        got = [host.run({"argv": ["sh", "-c", script], "apart": True,
+                         "files": {f"{host.scratch}/given": encode(f"{host.work}\n".encode())},
+                         "collect": [f"{host.scratch}/given", "said", "a.txt"]}) for _ in range(2)]
         wheres = set()
         for response in got:
-            assert response["output"].splitlines() == ["a", str(host.work), str(host.work)]  # moved, and back
-            assert sorted(response["files"]) == sorted([f"{host.scratch}/in", f"{host.scratch}/where", "a.txt"])
+            lines = response["output"].splitlines()
+            assert lines[:3] == ["a", str(host.work), str(host.work)]  # moved, and back in the output
+            wheres.add(lines[3].replace(":", "/"))
+            assert sorted(response["files"]) == sorted([f"{host.scratch}/given", "said", "a.txt"])
             assert decode(response["files"]["a.txt"]) == b"a\nx\n"
-            wheres.add(decode(response["files"][f"{host.scratch}/where"]).decode().strip())
+            assert decode(response["files"]["said"]) == f"{host.work}\n".encode()
         assert len(wheres) == 2 and not any(w.startswith(str(host.work)) for w in wheres)  # not the work copy's
         assert (host.work / "a.txt").read_text() == "changed\n"
         assert list((host.folder / "lanes").iterdir()) == []  # each copy removed

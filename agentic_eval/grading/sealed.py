@@ -23,7 +23,8 @@ folder. `fresh` starts from a new copy of the snapshot (and an empty scratch fol
 copy of its own, beside the other `apart` runs of the moment (up to LANES_ENV's count at once, on backends whose
 commands run on this host; else one at a time on the work copy, as `fresh`): the copy and its scratch folder sit
 at paths of their own, named at random (nothing in them tells one run from another), and the work copy's and
-scratch folder's paths in `argv`, `env`, `files` and `collect` are moved there (and back in the output). `error` is set
+scratch folder's paths in `argv`, `env`, `files` (names and bytes), `stdin` and `collect` are moved there (and
+back in the output and the files collected, names and bytes). `error` is set
 only for a fault of the harness or the machine (a command that could not be started): the grader
 treats it as its own error, never as the model's fail.
 
@@ -258,13 +259,25 @@ def _moved_text(text: str, moves: tuple[tuple[str, str], ...]) -> str:
     return text
 
 
+def _moved_data(text: str, moves: tuple[tuple[str, str], ...]) -> str:
+    """Base64 `text` with the paths moved in the bytes it holds (a twin module that imports by absolute path)."""
+    data = decode(text)
+    for old, new in moves:
+        data = data.replace(old.encode("utf-8"), new.encode("utf-8"))
+    return encode(data)
+
+
 def _moved(payload: Mapping[str, Any], moves: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    """`payload` with the paths of `moves` (old, new) moved in its argv, env values, files and collect."""
+    """`payload` with the paths of `moves` (old, new) moved in its argv, env values, files (names and bytes), stdin
+    and collect."""
     moved = dict(payload)
     if isinstance(payload.get("argv"), list):  # anything else is refused as it is
         moved["argv"] = [_moved_text(a, moves) if isinstance(a, str) else a for a in payload["argv"]]
     moved["env"] = {k: _moved_text(str(v), moves) for k, v in dict(payload.get("env") or {}).items()}
-    moved["files"] = {_moved_text(str(k), moves): v for k, v in dict(payload.get("files") or {}).items()}
+    moved["files"] = {_moved_text(str(k), moves): _moved_data(str(v), moves)
+                      for k, v in dict(payload.get("files") or {}).items()}
+    if isinstance(payload.get("stdin"), str):
+        moved["stdin"] = _moved_data(payload["stdin"], moves)
     moved["collect"] = [_moved_text(str(c), moves) for c in payload.get("collect") or []]
     return moved
 
@@ -461,9 +474,11 @@ class CodeHost:
                     self._in_lanes.notify_all()
         if isinstance(response.get("output"), str):
             response["output"] = _moved_text(response["output"], back)
-        for key in ("files", "why"):
-            if isinstance(response.get(key), dict):
-                response[key] = {_moved_text(k, back): v for k, v in response[key].items()}
+        if isinstance(response.get("files"), dict):  # what the run wrote, as if it ran on the work copy
+            response["files"] = {_moved_text(k, back): None if v is None else _moved_data(v, back)
+                                 for k, v in response["files"].items()}
+        if isinstance(response.get("why"), dict):
+            response["why"] = {_moved_text(k, back): v for k, v in response["why"].items()}
         return response
 
     def _run(self, payload: Mapping[str, Any], work: Path, scratch: Path, *, fresh: bool) -> dict[str, Any]:
