@@ -6,9 +6,10 @@ of its own (its own generators, graders, gradelib and grading code), prepares th
 the packs at `--seed`, the reference fix applied: a passing trial, the one that runs every check), and then
 grades them when told, so the rounds interleave: before, now, before, now... and a load that comes and goes
 hits both alike. Prints per pack the median grading time per trial, before and now, and the ratio; beside it the
-same from each trial's fastest round (a loaded machine stretches some rounds: the fastest is the least disturbed),
-and the CPU time grading took (the harness, the grader and the model's code's runs): on a shared machine the wall
-time swings twofold from one run to the next, the CPU time much less; runs side by side save wall time, not CPU.
+same from each trial's fastest round (a loaded machine stretches some rounds: the fastest is the least disturbed;
+on a shared machine a pack's figure still swings by half from one run of this to the next), and with --per-task
+each task's. (The CPU time is not printed: bwrap's namespaces keep the grader's and the runs' CPU out of this
+process's children's usage.)
 
     python benchmarks/bench_twins_grading.py [--packs core,node,ops] [--rounds 3] [--before REV] [--seed 0] [--per-task]
 
@@ -33,10 +34,9 @@ TWINS_COMMIT = "5460bbd"
 """The commit that added twin checks (pyservice's specs, gradelib's judging)."""
 
 # Run inside each harness (cwd and sys.path: that checkout). Reads a line per command from stdin:
-# "prepare" (answers the task ids) or "grade" (answers {"wall": {task id: seconds}, "cpu": {task id: CPU seconds of
-# this process and every process it waited for: the grader, the model's code's runs}); every grade must pass.
+# "prepare" (answers the task ids) or "grade" (answers {task id: seconds}); every grade must pass.
 DRIVER = r'''
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 from agentic_eval.packs.builtin import core_pack_dir, node_pack_dir, ops_pack_dir
 try:  # grading/ since the house's second pass; packs/ before it
@@ -60,18 +60,16 @@ for line in sys.stdin:
                 prepared.append((pack, task, sandbox))
         print(json.dumps([[p, t.id] for p, t, _ in prepared]), flush=True)
     elif line.strip() == "grade":
-        times, cpus = {}, {}
+        times = {}
         for pack, task, sandbox in prepared:
-            used = lambda: sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF,
-                                                                                          resource.RUSAGE_CHILDREN)))
-            t0, c0 = time.perf_counter(), used()
+            t0 = time.perf_counter()
             with ScriptRunner(task, sandbox) as runner:
                 result = runner.grade()
-            times[task.id], cpus[task.id] = time.perf_counter() - t0, used() - c0
+            times[task.id] = time.perf_counter() - t0
             if result.verdict.value != "pass":
                 times[task.id] = -1.0
                 print(f"{task.id}: {result.verdict.value}\n{result.script.output[-1500:]}", file=sys.stderr)
-        print(json.dumps({"wall": times, "cpu": cpus}), flush=True)
+        print(json.dumps(times), flush=True)
 '''
 
 
@@ -144,13 +142,11 @@ def main() -> int:
         packs_of = {t: p for p, t in tasks[1]}
         common = sorted({t for _, t in tasks[0]} & set(packs_of))
         times: dict[str, dict[str, list[float]]] = {h.name: {t: [] for t in common} for h in harnesses}
-        cpu: dict[str, dict[str, list[float]]] = {h.name: {t: [] for t in common} for h in harnesses}
         for _ in range(args.rounds):
             for h in harnesses:
-                got = cast("dict[str, dict[str, float]]", h.ask("grade"))
+                got = cast("dict[str, float]", h.ask("grade"))
                 for t in common:
-                    times[h.name][t].append(float(got["wall"][t]))
-                    cpu[h.name][t].append(float(got["cpu"][t]))
+                    times[h.name][t].append(float(got[t]))
         failed = [(h, t) for h in times for t in common if min(times[h][t]) < 0]
         if failed:
             print(f"not every trial passed: {failed}")
@@ -158,7 +154,7 @@ def main() -> int:
         print(f"grading per passing trial, seed {args.seed}, {args.rounds} interleaved rounds, median "
               f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); before = {args.before}")
         print(f"{'pack':<6} {'tasks':>5} {'before':>9} {'now':>9} {'ratio':>6}   {'fastest: before':>15} {'now':>7} "
-              f"{'ratio':>6}   median CPU per trial (the load moves it least): before, now, ratio")
+              f"{'ratio':>6}")
         worst = 0.0
         for pack in args.packs.split(","):
             ids = [t for t in common if packs_of[t] == pack]
@@ -168,10 +164,8 @@ def main() -> int:
             now = statistics.median(sum(times["now"][t][r] for t in ids) / len(ids) for r in range(args.rounds))
             worst = max(worst, now / before)
             fast_before, fast_now = (sum(min(times[h][t]) for t in ids) / len(ids) for h in ("before", "now"))
-            cpu_before, cpu_now = (sum(statistics.median(cpu[h][t]) for t in ids) / len(ids) for h in ("before", "now"))
             print(f"{pack:<6} {len(ids):>5} {before * 1000:>7.0f}ms {now * 1000:>7.0f}ms {now / before:>5.2f}x   "
-                  f"{fast_before * 1000:>13.0f}ms {fast_now * 1000:>5.0f}ms {fast_now / fast_before:>5.2f}x   "
-                  f"CPU {cpu_before * 1000:>5.0f}ms {cpu_now * 1000:>5.0f}ms {cpu_now / cpu_before:>5.2f}x")
+                  f"{fast_before * 1000:>13.0f}ms {fast_now * 1000:>5.0f}ms {fast_now / fast_before:>5.2f}x")
         ratio = {t: statistics.median(times["now"][t]) / statistics.median(times["before"][t]) for t in common}
         if args.per_task:
             for t in sorted(common, key=lambda t: (packs_of[t], t)):

@@ -107,3 +107,18 @@ def test_the_graders_bytecode_is_compiled_once_and_again_when_stale(tmp_path: Pa
     (folder / "helper.py").write_text("X = 22\n")
     assert bytecode.compile_folder(folder) == 1
     assert sorted(os.listdir(folder / "__pycache__")) == [f"helper.{__import__('sys').implementation.cache_tag}.pyc"]
+
+
+def test_a_large_tree_gets_one_apart_run_at_a_time(tmp_path: Path) -> None:
+    """Copies side by side must not fill a disk one copy would not: past the limits, an apart run is a fresh run of
+    the work copy (its path is the work copy's)."""
+    from agentic_eval.grading import sealed
+
+    host = _host(tmp_path, LocalBackend())
+    try:
+        assert sealed._tree_within(host.snapshot, 1 << 20, 10) and not sealed._tree_within(host.snapshot, 1, 10)
+        host._small = False
+        response = host.run({"argv": ["sh", "-c", "pwd -P | tr / :"], "apart": True})
+        assert response["output"].strip().replace(":", "/") == str(host.work.resolve())
+    finally:
+        host.close()

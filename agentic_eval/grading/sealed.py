@@ -58,6 +58,10 @@ LANES_ENV = "AGENTIC_EVAL_LANES"
 """How many `apart` runs the harness runs at once (what a grader may have in flight)."""
 LANES_MAX = 4
 """At most this many `apart` runs at once, and never more than the machine's cores."""
+LANE_TREE_BYTES = 64 << 20
+"""A tree larger than this (or of more than LANE_TREE_ENTRIES entries) gets one `apart` run at a time: copies side by
+side must never fill a disk that one copy at a time would not (the model's tree is its own to make large)."""
+LANE_TREE_ENTRIES = 20_000
 SOCKET_FOLDER = GRADING_SOCKET_FOLDER
 """The folder of a CodeHost's folder that holds its socket (defined by the confinement: the docker backend
 binds it into the grader's container before grading starts)."""
@@ -253,6 +257,26 @@ def _empty(folder: Path) -> None:
         raise OSError(f"{folder} could not be emptied: {left[0]} stays")
 
 
+def _tree_within(top: Path, size: int, entries: int) -> bool:
+    """Whether the tree at `top` holds at most `entries` entries and `size` bytes of files (lstat only, iterative;
+    stops at the first limit passed)."""
+    folders, count, total = [str(top)], 0, 0
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as found:
+                for entry in found:
+                    count += 1
+                    st = entry.stat(follow_symlinks=False)
+                    total += st.st_size if stat.S_ISREG(st.st_mode) else 0
+                    if count > entries or total > size:
+                        return False
+                    if stat.S_ISDIR(st.st_mode):
+                        folders.append(entry.path)
+        except OSError:
+            return False
+    return True
+
+
 def _moved_text(text: str, moves: tuple[tuple[str, str], ...]) -> str:
     for old, new in moves:
         text = text.replace(old, new)
@@ -331,6 +355,7 @@ class CodeHost:
         self._lane_slots = threading.BoundedSemaphore(self.lanes)
         self._in_lanes = threading.Condition()
         self._lanes_busy = 0
+        self._small: bool | None = None
         self._closed = threading.Event()
         self._listener = listen_unix(str(self.socket_path), 8)  # the grader's uid connects; a long TMPDIR too
         from agentic_eval.confine.relay_harness import serve_unix
@@ -438,13 +463,20 @@ class CodeHost:
         copy, or (`apart`) on a copy of its own beside the other such runs."""
         if "note" in payload:
             return self.take_note(payload["note"])
-        if payload.get("apart") and self.lanes > 1:
+        if payload.get("apart") and self.lanes > 1 and self._small_tree():
             return self._run_in_lane(payload)
         with self._lock:  # one command at a time on the work copy
             if self._closed.is_set():  # its grader is gone: nothing more is started
                 return {"error": "the grading is over"}
             return self._run(payload, self.work, self.scratch, fresh=bool(payload.get("fresh") or
                                                                           payload.get("apart")))
+
+    def _small_tree(self) -> bool:
+        """Whether the snapshot's tree is small enough for copies side by side (looked at once: it never changes)."""
+        with self._in_lanes:
+            if self._small is None:
+                self._small = _tree_within(self.snapshot, LANE_TREE_BYTES, LANE_TREE_ENTRIES)
+            return self._small
 
     def _run_in_lane(self, payload: Mapping[str, Any]) -> dict[str, Any]:
         """`payload` on a fresh copy of its own, at a path no one can predict (so not even its path tells the
