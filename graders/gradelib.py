@@ -471,6 +471,7 @@ def run_apart(
     fresh: bool = False,
     cwd: str = "",
     sandbox: Path | None = None,
+    apart: bool = False,
 ) -> RunResult:
     """Run `argv` as the model's code: confined apart from the grader, in the work copy (`cwd` under it).
 
@@ -478,6 +479,8 @@ def run_apart(
     `collect` names files to bring back afterwards (same kinds of path). `pythonpath`: work-copy folders
     put on PYTHONPATH. `fresh` starts from a new copy of the sandbox. Nothing of the task, its variables
     or this grader's environment is visible to the command; `env` adds variables of the grader's choosing.
+    `apart`: on a fresh copy of its own, which other `apart` runs may run beside (see `runs_apart`); the work
+    copy is left as it was.
     """
     from agentic_eval.grading.sealed import decode, encode
 
@@ -485,7 +488,7 @@ def run_apart(
         "argv": [str(a) for a in argv], "cwd": cwd, "env": dict(env or {}), "pythonpath": list(pythonpath),
         "stdin": None if stdin is None else encode(_as_bytes(stdin)), "timeout": timeout, "fresh": fresh,
         "files": {str(k): encode(_as_bytes(v)) for k, v in (files or {}).items()},
-        "collect": [str(c) for c in collect],
+        "collect": [str(c) for c in collect], "apart": apart,
     }
     _RAN_APART[0] += 1
     response = _sealed(payload, sandbox)
@@ -493,6 +496,45 @@ def run_apart(
     code = response.get("exit")
     return RunResult(code if isinstance(code, int) else None, str(response.get("output") or ""),
                      str(response.get("stopped_by") or ""), got, dict(response.get("why") or {}))
+
+
+def lanes(sandbox: Path | None = None) -> int:
+    """How many `apart` runs the harness runs at once (the grader need not have more in flight)."""
+    from agentic_eval.grading import sealed
+
+    if not os.environ.get(sealed.SOCKET_ENV):
+        return int(_standalone_host(sandbox).lanes)
+    try:
+        return max(1, int(os.environ.get(sealed.LANES_ENV, "1")))
+    except ValueError:
+        return 1
+
+
+def runs_apart(runs: Sequence[dict[str, Any]], *, stop: Callable[[int, RunResult], bool] | None = None,
+               sandbox: Path | None = None) -> list[RunResult | None]:
+    """Run each of `runs` (`run_apart`'s keyword arguments) on a fresh copy of its own, in order, as many at once as
+    the harness runs (`lanes`), and return their results in that order. `stop(i, result)` is asked in order; once
+    it says True, no further run is started (None in their place; one already started ends unheard). Nothing of
+    one run can reach another: each has its own copy and scratch folder, at a path no one can predict, its own
+    uid and namespaces (or, where the harness runs one at a time, a copy made for it alone)."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    results: list[RunResult | None] = [None] * len(runs)
+    if not runs:
+        return results
+    width = min(lanes(sandbox), len(runs))
+    pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="apart")
+    started: dict[int, Future[RunResult]] = {}
+    try:
+        for index in range(len(runs)):
+            for later in range(len(started), min(index + width, len(runs))):  # at most `width` in flight
+                started[later] = pool.submit(run_apart, sandbox=sandbox, apart=True, **runs[later])
+            result = results[index] = started[index].result()
+            if stop is not None and stop(index, result):
+                break
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return results
 
 
 _VERBS = ("handles", "keeps", "rejects", "returns", "accepts", "rounds", "parses", "skips", "counts", "reads")
@@ -548,6 +590,10 @@ def _tell_harness(note: dict[str, Any]) -> None:
             pass  # the verdict is this grader's all the same: the note only names what was forged
 
 
+PYTEST_PLUGINS_OFF = ("-p", "no:cacheprovider", "-p", "no:unraisableexception")
+"""pytest's plugins a grader's test run goes without: the cache (nothing of a run may outlive it), and the one that
+turns exceptions raised in `__del__` into warnings, whose clean-up runs five full garbage collections at the end
+of every run (a quarter of a small suite's run; the warnings decide nothing: no run of ours makes them errors)."""
 _EXIT_NO_PYTEST = 97
 _PYTEST_BOOT = f"""\
 import os, sys
@@ -813,15 +859,17 @@ def _shifted(call: Call, offset: int) -> Call:
 
 def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", pythonpath: Sequence[str] = ("src",),
                timeout: float = 30.0, fresh: bool = False, files: dict[str, str | bytes] | None = None,
-               env: dict[str, str] | None = None, sandbox: Path | None = None) -> list[CallResult]:
+               env: dict[str, str] | None = None, sandbox: Path | None = None, apart: bool = False
+               ) -> list[CallResult]:
     """Make `calls` in one process of the model's code, apart from the grader, and return what each
     returned or raised. `module`: a dotted module name importable from the work copy's `pythonpath`
     folders (Python), or a file of the work copy or the scratch folder ("src/pricing.js", Node). `files`
-    and `env` as for `run_apart` (a fixture, a variable the code reads). A process that dies, hangs or
-    answers garbage leaves every unanswered call failed ("NoAnswer"), never the grader crashed."""
+    and `env` as for `run_apart` (a fixture, a variable the code reads), and `apart` (a fresh copy of its own, beside
+    other such runs). A process that dies, hangs or answers garbage leaves every unanswered call failed
+    ("NoAnswer"), never the grader crashed."""
     import shutil
 
-    riders = [p for p in _PENDING if language == "python" and tuple(pythonpath) == p.pythonpath]
+    riders = [p for p in _PENDING if language == "python" and tuple(pythonpath) == p.pythonpath and not apart]
     if riders:  # twins waiting for a batch go first in it, as a test run would (these calls shifted past them)
         for pending in riders:
             _PENDING.remove(pending)
@@ -856,7 +904,7 @@ def make_calls(module: str, calls: Sequence[Call], *, language: str = "python", 
                "calls": [{"target": c.target, "args": _wire(list(c.args)), "kwargs": _wire(c.kwargs), "call": c.call}
                          for c in calls]}
     run = run_apart(argv, stdin=json.dumps(request), collect=[out], timeout=timeout, fresh=fresh, files=files, env=env,
-                    sandbox=sandbox)
+                    sandbox=sandbox, apart=apart)
     data = run.files.get(out)
     answers: list[Any] = []
     why = f"the process ended without answering ({run.stopped_by or f'exit {run.exit_code}'})"
@@ -1266,10 +1314,11 @@ class Grader:
         timeout: float = 30.0,
         fresh: bool = False,
         cwd: str = "",
+        apart: bool = False,
     ) -> RunResult:
         """Run `argv` as the model's code (see `run_apart`) and return what came back; records no check."""
         self.last_run = run_apart(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
-                                  timeout=timeout, fresh=fresh, cwd=cwd, sandbox=self.sandbox)
+                                  timeout=timeout, fresh=fresh, cwd=cwd, sandbox=self.sandbox, apart=apart)
         return self.last_run
 
     @property
@@ -1311,6 +1360,13 @@ class Grader:
             raise GraderEnvironmentError(f"cannot run {argv[0]!r}: it is not on PATH")
         run = self.run(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
                        timeout=timeout, fresh=fresh)
+        return self.command_checked(what, run, timeout=timeout, expect_output=expect_output)
+
+    def command_checked(self, what: str, run: RunResult, *, timeout: float = 30.0,
+                        expect_output: str | None = None) -> str | None:
+        """Record `command_ok`'s check for a command already run (`runs_apart`'s): exit 0, and `expect_output` in
+        its output. Returns the output when the command ran, else None."""
+        self.last_run = run
         if run.exit_code is None:
             self.check(what, False, run.stopped_by or f"timed out after {timeout:g}s")
         elif run.exit_code != 0:
@@ -1492,7 +1548,7 @@ class Grader:
         argv = [
             python_executable(), "-I", "-B", "-c", _PYTEST_BOOT,
             os.pathsep.join(str(self.work / p) for p in pythonpath),
-            "-q", "-p", "no:cacheprovider", "--noconftest",
+            "-q", *PYTEST_PLUGINS_OFF, "--noconftest",
             "--import-mode=importlib", "-c", f"{self.scratch}/pytest.ini", "--rootdir", str(self.work),
             "--junitxml", report, "-o", "junit_family=xunit1", *tests, *hidden,
         ]
@@ -1735,12 +1791,15 @@ class Grader:
             else:
                 files_run.append(str(self.work / rel))  # a missing file makes node fail, which fails the check
         chosen = self._twins_for(selection, twins, twins_except)
-        judged: list[Any] = []
-        if chosen:  # first, on a copy no earlier command of the model's code touched; the run gets its own
+        twins_made = None
+        if chosen:  # on a copy of their own that no other command touches, beside the test run on its own
+            from concurrent.futures import ThreadPoolExecutor
+
             from twincheck import judge_node_twins
 
-            judged = judge_node_twins(chosen, timeout=timeout, fresh=_RAN_APART[0] > 0, sandbox=self.sandbox)
-            fresh = True
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="twins")
+            twins_made = pool.submit(judge_node_twins, chosen, timeout=timeout, apart=True, sandbox=self.sandbox)
+            pool.shutdown(wait=False)
         files, hidden = self._hidden_files(extra_tests)
         shuffled = self._shuffled_node(files_run)
         if shuffled is not None:  # the grader's own copy: every title and file new, the canaries inside one
@@ -1756,7 +1815,9 @@ class Grader:
         report = f"{self.scratch}/report-{secrets.token_hex(6)}.xml"
         argv = [node, "--test", "--test-reporter=junit", f"--test-reporter-destination={report}", *tests, *hidden]
         env = {"AGENTIC_EVAL_VARS": f"{self.scratch}/hidden/vars.json"} if hidden else {}
-        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh)
+        run = self.run(argv, files=files, collect=[report], env=env, timeout=timeout, fresh=fresh,
+                       apart=twins_made is not None)
+        judged: list[Any] = twins_made.result() if twins_made is not None else []
         result = self._test_run(run, report, passing, failing)
         if shuffled is not None:
             real = shuffled.names

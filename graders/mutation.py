@@ -19,8 +19,9 @@ holds (the pristine commit's, or the grader's reference where the model writes t
     mutation.tests_catch_mutants(g, ["node", "--test", "test/x.test.js"], "src/x.js", reference,
                                  rewrite=..., mutants={"what it breaks": text, ...})
 
-The runs stop at the first check that fails. The module must be what the tests import: put it where the
-tests import it from (`path`), with `files` for any other file the runs need in place.
+The runs go on fresh copies of their own, as many at once as the harness runs (`gradelib.runs_apart`); the
+checks are made in order, and no run is started after the first that fails. The module must be what the tests
+import: put it where the tests import it from (`path`), with `files` for any other file the runs need in place.
 
 Not closed: the mutants are public with our source. Each run's text is disguised afresh; graders/disguise.py says
 what a static analyser written against the disguise (a canonicaliser that undoes its moves) could still tell, more
@@ -90,8 +91,11 @@ def outcome(g: Any, argv: Sequence[str], files: Mapping[str, str], *, pythonpath
             env: Mapping[str, str] | None = None, timeout: float = RUN_TIMEOUT) -> tuple[bool | None, str]:
     """Run `argv` apart on a fresh copy of the tree with `files` in place: (True if it exits 0, False if it fails
     or hangs, None if it could not run at all; why)."""
-    run = g.run(list(argv), files=dict(files), fresh=True, timeout=timeout, pythonpath=pythonpath,
-                env=dict(env or {}))
+    return _outcome(g.run(list(argv), files=dict(files), fresh=True, timeout=timeout, pythonpath=pythonpath,
+                          env=dict(env or {})), timeout)
+
+
+def _outcome(run: Any, timeout: float) -> tuple[bool | None, str]:
     if run.exit_code is None and run.stopped_by != f"timed out after {timeout:g}s":
         # Not run, or cut short because the grader's own time is running out: no evidence either way.
         return None, run.stopped_by or "it did not run"
@@ -125,7 +129,7 @@ def pytest_command(g: Any, tests: Sequence[str], *, pythonpath: Sequence[str] = 
 
     ini = f"{g.scratch}/mutation-pytest.ini"
     argv = [gradelib.python_executable(), "-I", "-B", "-c", gradelib._PYTEST_BOOT,
-            os.pathsep.join(str(g.work / p) for p in pythonpath), "-q", "-x", "-p", "no:cacheprovider",
+            os.pathsep.join(str(g.work / p) for p in pythonpath), "-q", "-x", *gradelib.PYTEST_PLUGINS_OFF,
             "--noconftest", "--import-mode=importlib", "-c", ini, "--rootdir", str(g.work), *tests]
     return argv, {ini: "[pytest]\n"}, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
@@ -149,21 +153,27 @@ def tests_catch_mutants(g: Any, argv: Sequence[str], path: str, reference: str, 
     if reference == rewrite or any(text in (reference, rewrite) for text in mutants.values()):
         raise RuntimeError("the rewrite and every mutant must differ from the reference and from each other")
 
-    def run(text: str) -> tuple[bool | None, str]:
-        return outcome(g, argv, {**(files or {}), path: stamped(path, text)}, pythonpath=pythonpath, env=env,
-                       timeout=timeout)
+    import gradelib
 
-    for label, text in ((f"{what} pass on the grader's {path}", reference),
-                        (f"{what} pass on an equivalent rewrite of {path}", rewrite)):
-        passed, why = run(text)
-        if passed is False and g.last_run is not None:
-            why = f"they fail ({why}): they test something other than the behaviour asked for\n" \
-                  f"{_tail(g.last_run.output)}"
-        if not g.check(label, passed is True, why):
-            return False
-    for name, text in mutants.items():
-        passed, why = run(text)
-        if not g.check(f"{what} catch a broken {path}: {name}", passed is False,
-                       "they still pass" if passed else f"they did not run: {why}"):
-            return False
-    return True
+    checks = [(f"{what} pass on the grader's {path}", reference, True),
+              (f"{what} pass on an equivalent rewrite of {path}", rewrite, True),
+              *((f"{what} catch a broken {path}: {name}", text, False) for name, text in mutants.items())]
+    # Each run on a fresh copy of its own, as many at once as the harness runs; the checks are made in order, and
+    # the first that fails leaves the runs not yet started unstarted.
+    made: list[bool] = []
+
+    def judged(index: int, run: gradelib.RunResult) -> bool:
+        label, _, must_pass = checks[index]
+        passed, why = _outcome(run, timeout)
+        if must_pass and passed is False:
+            why = f"they fail ({why}): they test something other than the behaviour asked for\n{_tail(run.output)}"
+        elif not must_pass:
+            why = "they still pass" if passed else f"they did not run: {why}"
+        g.last_run = run
+        made.append(g.check(label, passed is must_pass, why))
+        return not made[-1]
+
+    gradelib.runs_apart([dict(argv=[str(a) for a in argv], files={**(files or {}), path: stamped(path, text)},
+                              timeout=timeout, pythonpath=list(pythonpath), env=dict(env or {}))
+                         for _, text, _ in checks], stop=judged, sandbox=g.sandbox)
+    return len(made) == len(checks) and all(made)

@@ -308,12 +308,13 @@ def plan_node_twins(twins: Sequence[dict[str, Any]], work: str, scratch: str) ->
 
 
 def judge_node_twins(twins: Sequence[dict[str, Any]], *, timeout: float = 60.0, fresh: bool = False,
-                     sandbox: Any = None) -> list[TwinOutcome]:
-    """Make every Node twin's calls in one node process of the model's code and judge each twin here."""
+                     sandbox: Any = None, apart: bool = False) -> list[TwinOutcome]:
+    """Make every Node twin's calls in one node process of the model's code and judge each twin here (`fresh`,
+    `apart`: as for gradelib.run_apart)."""
     if not twins:
         return []
     source, batch = plan_node_twins(twins, str(work_dir(sandbox)), str(scratch_dir(sandbox)))
     module = f"{scratch_dir(sandbox)}/twins_{secrets.token_hex(4)}.mjs"
     results = make_calls(module, batch.calls, language="node", timeout=timeout, fresh=fresh,
-                         files={module: source, **batch.files}, sandbox=sandbox)
+                         files={module: source, **batch.files}, sandbox=sandbox, apart=apart)
     return judge_results(twins, batch, results)

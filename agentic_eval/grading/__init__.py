@@ -11,6 +11,7 @@
                 repository is left to grade (the runner's agent phase calls it once).
     phase       A trial's grade phase as one job: grade script or reward verifier, the grader's output, what the
                 model did on an impossible task; the record's GradePart.
+    bytecode    The bytecode of what every grader imports, compiled once by the harness, not by each grader.
 
 A grader check that every task can use goes in graders/gradelib.py (beside the packs, on every grader's
 import path); one a single pack needs, in that pack's graders/ folder.

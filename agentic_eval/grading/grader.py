@@ -322,9 +322,11 @@ class ScriptRunner:
         """Run the grader sealed (see the class's docstring) and turn its exit into a verdict. `timeout_s`:
         a shorter limit than the task's (the red team's waiting attempts: see validation/validate.py); `reserve_s`:
         the grader's time left once its model's code is cut (default: a quarter of its limit, 5 s at most)."""
+        from agentic_eval.grading import bytecode
         from agentic_eval.grading.sealed import CodeHost
         from agentic_eval.packs.builtin import hidden_from_model
 
+        bytecode.warm(bytecode.grader_folders(self.task.pack_dir / "graders"))  # once per process: not per grader
         timeout = self.task.meta.limits.grader_timeout_s
         if timeout_s is not None:
             timeout = min(timeout, timeout_s)

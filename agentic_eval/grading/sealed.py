@@ -13,13 +13,18 @@ the grader reads, see what the grader knows, or write the verdict.
 The protocol: one request per connection, a 4-byte big-endian length and a JSON object each way.
 
     request  {"argv": [...], "cwd": "rel", "env": {...}, "pythonpath": ["rel", ...], "stdin": b64 | null,
-              "timeout": s, "files": {"path": b64}, "collect": ["path", ...], "fresh": bool}
+              "timeout": s, "files": {"path": b64}, "collect": ["path", ...], "fresh": bool, "apart": bool}
              or {"note": {"tests_forged": ["tests/test_x.py::test_y", ...]}}: what the grader tells the harness
     response {"exit": int | null, "stopped_by": "", "output": str, "files": {"path": b64 | null},
               "why": {"path": "why it was not collected"}, "duration_s": s, "error": str | null}
 
 Paths in `files` and `collect` are relative to the work tree, or absolute paths under the scratch
-folder. `fresh` starts from a new copy of the snapshot (and an empty scratch folder). `error` is set
+folder. `fresh` starts from a new copy of the snapshot (and an empty scratch folder). `apart` runs on a fresh
+copy of its own, beside the other `apart` runs of the moment (up to LANES_ENV's count at once, on backends whose
+commands run on this host; else one at a time on the work copy, as `fresh`): the copy and its scratch folder sit
+at paths of their own, named at random (nothing in them tells one run from another), and the work copy's and
+scratch folder's paths in `argv`, `env`, `files` (names and bytes), `stdin` and `collect` are moved there (and
+back in the output and the files collected, names and bytes). `error` is set
 only for a fault of the harness or the machine (a command that could not be started): the grader
 treats it as its own error, never as the model's fail.
 
@@ -51,6 +56,14 @@ WORK_ENV = "AGENTIC_EVAL_WORK"
 """Where the work copy is, as the model's code sees it (the same path on both sides)."""
 SCRATCH_ENV = "AGENTIC_EVAL_SCRATCH"
 """The scratch folder beside it (fixtures in, outputs out), the same path on both sides."""
+LANES_ENV = "AGENTIC_EVAL_LANES"
+"""How many `apart` runs the harness runs at once (what a grader may have in flight)."""
+LANES_MAX = 4
+"""At most this many `apart` runs at once, and never more than the machine's cores."""
+LANE_TREE_BYTES = 64 << 20
+"""A tree larger than this (or of more than LANE_TREE_ENTRIES entries) gets one `apart` run at a time: copies side by
+side must never fill a disk that one copy at a time would not (the model's tree is its own to make large)."""
+LANE_TREE_ENTRIES = 20_000
 SOCKET_FOLDER = GRADING_SOCKET_FOLDER
 """The folder of a CodeHost's folder that holds its socket (defined by the confinement: the docker backend
 binds it into the grader's container before grading starts)."""
@@ -257,6 +270,55 @@ def _empty(folder: Path) -> None:
         raise OSError(f"{folder} could not be emptied: {left[0]} stays")
 
 
+def _tree_within(top: Path, size: int, entries: int) -> bool:
+    """Whether the tree at `top` holds at most `entries` entries and `size` bytes of files (lstat only, iterative;
+    stops at the first limit passed)."""
+    folders, count, total = [str(top)], 0, 0
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as found:
+                for entry in found:
+                    count += 1
+                    st = entry.stat(follow_symlinks=False)
+                    total += st.st_size if stat.S_ISREG(st.st_mode) else 0
+                    if count > entries or total > size:
+                        return False
+                    if stat.S_ISDIR(st.st_mode):
+                        folders.append(entry.path)
+        except OSError:
+            return False
+    return True
+
+
+def _moved_text(text: str, moves: tuple[tuple[str, str], ...]) -> str:
+    for old, new in moves:
+        text = text.replace(old, new)
+    return text
+
+
+def _moved_data(text: str, moves: tuple[tuple[str, str], ...]) -> str:
+    """Base64 `text` with the paths moved in the bytes it holds (a twin module that imports by absolute path)."""
+    data = decode(text)
+    for old, new in moves:
+        data = data.replace(old.encode("utf-8"), new.encode("utf-8"))
+    return encode(data)
+
+
+def _moved(payload: Mapping[str, Any], moves: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """`payload` with the paths of `moves` (old, new) moved in its argv, env values, files (names and bytes), stdin
+    and collect."""
+    moved = dict(payload)
+    if isinstance(payload.get("argv"), list):  # anything else is refused as it is
+        moved["argv"] = [_moved_text(a, moves) if isinstance(a, str) else a for a in payload["argv"]]
+    moved["env"] = {k: _moved_text(str(v), moves) for k, v in dict(payload.get("env") or {}).items()}
+    moved["files"] = {_moved_text(str(k), moves): _moved_data(str(v), moves)
+                      for k, v in dict(payload.get("files") or {}).items()}
+    if isinstance(payload.get("stdin"), str):
+        moved["stdin"] = _moved_data(payload["stdin"], moves)
+    moved["collect"] = [_moved_text(str(c), moves) for c in payload.get("collect") or []]
+    return moved
+
+
 # --------------------------------------------------------------------------- the harness's side
 
 _NO_ROOM = tuple(f"({os.strerror(n).lower()})" for n in (errno.ENOSPC, errno.EDQUOT))
@@ -267,6 +329,12 @@ def argv_name(payload: Mapping[str, Any]) -> str:
     """The program a request asked to run, for a note."""
     argv = payload.get("argv")
     return str(argv[0])[:100] if isinstance(argv, list) and argv else "a request"
+
+
+def _not_run(why: str, start: float) -> dict[str, Any]:
+    """The response to a request whose command was not run (or not to its end), for `why`."""
+    return {"exit": None, "stopped_by": why, "output": "", "files": {}, "why": {},
+            "duration_s": round(time.monotonic() - start, 3), "error": None}
 
 
 class _Either(threading.Event):
@@ -288,7 +356,7 @@ class CodeHost:
     """
 
     def __init__(self, snapshot: Path, folder: Path, backend: SandboxBackend, *, hidden: tuple[Path, ...] = (),
-                 cancel: threading.Event | None = None) -> None:
+                 cancel: threading.Event | None = None, lanes: int | None = None) -> None:
         self.snapshot = snapshot
         self.folder = folder
         self.backend = backend
@@ -315,6 +383,14 @@ class CodeHost:
         what time it had left was its own (validate tells a loaded machine from a grader that waits by it)."""
         self._fresh = True
         self._lock = threading.Lock()
+        self.lanes = max(1, lanes or min(LANES_MAX, os.cpu_count() or 1)) if backend.host_process else 1
+        """`apart` runs at once (`lanes`, or the cores up to LANES_MAX): on a backend whose commands run on this
+        host (each on a copy at a path of its own: its own uid, mounts, namespaces); docker's share the trial's
+        one container, so one at a time."""
+        self._lane_slots = threading.BoundedSemaphore(self.lanes)
+        self._in_lanes = threading.Condition()
+        self._lanes_busy = 0
+        self._small: bool | None = None
         self._closed = threading.Event()
         self._listener = listen_unix(str(self.socket_path), 8)  # the grader's uid connects; a long TMPDIR too
         from agentic_eval.confine.relay_harness import serve_unix
@@ -326,7 +402,8 @@ class CodeHost:
     @property
     def env(self) -> dict[str, str]:
         """What the grader is told: the socket, and where the work copy and scratch folder are."""
-        return {SOCKET_ENV: str(self.socket_path), WORK_ENV: str(self.work), SCRATCH_ENV: str(self.scratch)}
+        return {SOCKET_ENV: str(self.socket_path), WORK_ENV: str(self.work), SCRATCH_ENV: str(self.scratch),
+                LANES_ENV: str(self.lanes)}
 
     def close(self) -> None:
         self._closed.set()
@@ -336,6 +413,8 @@ class CodeHost:
             pass
         with self._lock:  # a command still running (its grader was stopped) ends first: _closed cancels it
             pass
+        with self._in_lanes:  # and so do the `apart` runs (each removes its copy); bounded: cancelled, they end
+            self._in_lanes.wait_for(lambda: self._lanes_busy == 0, timeout=60.0)
         if self.work.exists():
             self.backend.phase_end(self.work.resolve())  # docker: the model's container goes
 
@@ -371,11 +450,10 @@ class CodeHost:
                 payload = _receive(client)
             except (OSError, ValueError, SealedRunError):
                 return
+            if self._closed.is_set():  # its grader is gone: nothing more is started
+                return
             try:
-                with self._lock:  # one command of the model's code at a time
-                    if self._closed.is_set():  # its grader is gone: nothing more is started
-                        return
-                    response = self.run(payload)
+                response = self.run(payload)
             except Exception as exc:  # noqa: BLE001 - the harness's fault: the grader reports it as its own error
                 import traceback
 
@@ -391,119 +469,193 @@ class CodeHost:
 
     # ----- one command
 
+    def _fill(self, work: Path, scratch: Path) -> None:
+        """A new copy of the snapshot in `work` and an empty `scratch` beside it, handed to the model's uid."""
+        # no process of the previous copy survives: docker ends them and keeps the container (whose binds of
+        # the work and scratch folders stay valid: they are emptied and refilled, never replaced)
+        if work.exists():
+            self.backend.end_processes(work.resolve())
+        for path in (work, scratch):
+            _empty(path)
+        deadline = self.deadline - self.reserve if self.deadline is not None else None
+        self.skipped = copy_tree(self.snapshot, work, deadline=deadline)  # TreeTimeout: the model's tree
+        full = [entry for entry in self.skipped if entry.endswith(_NO_ROOM)]
+        if full:
+            self._ran_out(f"the work copy left out {len(full)} entries for want of room, first {full[0]}")
+        (scratch / "home").mkdir()
+        if os.geteuid() == 0:
+            os.chown(work, 0, 0)  # so that prepare() hands every file over, not only a new top
+        self.backend.prepare(work)
+        owner = work.stat()
+        if os.geteuid() == 0:
+            for path in (scratch, scratch / "home"):
+                os.chown(path, owner.st_uid, owner.st_gid)
+
     def _prepare(self, fresh: bool) -> None:
         if fresh or self._fresh or not self.work.exists():
-            # no process of the previous copy survives: docker ends them and keeps the container (whose binds of
-            # the work and scratch folders stay valid: they are emptied and refilled, never replaced)
-            if self.work.exists():
-                self.backend.end_processes(self.work.resolve())
-            for path in (self.work, self.scratch):
-                _empty(path)
-            deadline = self.deadline - self.reserve if self.deadline is not None else None
-            self.skipped = copy_tree(self.snapshot, self.work, deadline=deadline)  # TreeTimeout: the model's tree
-            full = [entry for entry in self.skipped if entry.endswith(_NO_ROOM)]
-            if full:
-                self._ran_out(f"the work copy left out {len(full)} entries for want of room, first {full[0]}")
-            (self.scratch / "home").mkdir()
-            if os.geteuid() == 0:
-                os.chown(self.work, 0, 0)  # so that prepare() hands every file over, not only a new top
-            self.backend.prepare(self.work)
-            owner = self.work.stat()
-            if os.geteuid() == 0:
-                for path in (self.scratch, self.scratch / "home"):
-                    os.chown(path, owner.st_uid, owner.st_gid)
+            self._fill(self.work, self.scratch)
             self._fresh = False
 
-    def _place(self, rel: str) -> tuple[Path, str]:
+    @staticmethod
+    def _place(rel: str, work: Path, scratch: Path) -> tuple[Path, str]:
         """(the root, the path under it) for a path of a request: relative to the work tree, or absolute
         under the scratch folder."""
         if os.path.isabs(rel):
-            scratch = str(self.scratch) + os.sep
-            if not rel.startswith(scratch):
-                raise ValueError(f"{rel!r} is neither relative to the work tree nor under {self.scratch}")
-            return self.scratch, rel[len(scratch):]
-        return self.work, rel
+            under = str(scratch) + os.sep
+            if not rel.startswith(under):
+                raise ValueError(f"{rel!r} is neither relative to the work tree nor under {scratch}")
+            return scratch, rel[len(under):]
+        return work, rel
 
     def run(self, payload: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one request (see the module's docstring) and return its response."""
-        from agentic_eval.confine.backend import Confinement, ResourceLimits
-        from agentic_eval.confine.process import run_command
-
+        """Run one request (see the module's docstring) and return its response: one at a time on the work
+        copy, or (`apart`) on a copy of its own beside the other such runs."""
         if "note" in payload:
             return self.take_note(payload["note"])
+        if payload.get("apart") and self.lanes > 1 and self._small_tree():
+            return self._run_in_lane(payload)
+        with self._lock:  # one command at a time on the work copy
+            if self._closed.is_set():  # its grader is gone: nothing more is started
+                return {"error": "the grading is over"}
+            return self._run(payload, self.work, self.scratch, fresh=bool(payload.get("fresh") or
+                                                                          payload.get("apart")))
+
+    def _small_tree(self) -> bool:
+        """Whether the snapshot's tree is small enough for copies side by side (looked at once: it never changes)."""
+        with self._in_lanes:
+            if self._small is None:
+                self._small = _tree_within(self.snapshot, LANE_TREE_BYTES, LANE_TREE_ENTRIES)
+            return self._small
+
+    def _run_in_lane(self, payload: Mapping[str, Any]) -> dict[str, Any]:
+        """`payload` on a fresh copy of its own, at a path no one can predict (so not even its path tells the
+        command which of a grader's runs it is), removed afterwards with every process of it."""
+        import secrets
+
+        from agentic_eval.trees import remove_tree
+
+        with self._lane_slots:
+            if self._closed.is_set():
+                return {"error": "the grading is over"}
+            with self._in_lanes:
+                self._lanes_busy += 1
+            lane = self.folder / "lanes" / secrets.token_hex(8)
+            work, scratch = lane / "work", lane / "scratch"
+            there = ((str(self.work), str(work)), (str(self.scratch), str(scratch)))
+            back = tuple((new, old) for old, new in there)
+            try:
+                lane.mkdir(parents=True)
+                response = self._run(_moved(payload, there), work, scratch, fresh=True)
+            finally:
+                if work.exists():
+                    self.backend.end_processes(work.resolve())
+                remove_tree(lane)
+                with self._in_lanes:
+                    self._lanes_busy -= 1
+                    self._in_lanes.notify_all()
+        if isinstance(response.get("output"), str):
+            response["output"] = _moved_text(response["output"], back)
+        if isinstance(response.get("files"), dict):  # what the run wrote, as if it ran on the work copy
+            response["files"] = {_moved_text(k, back): None if v is None else _moved_data(v, back)
+                                 for k, v in response["files"].items()}
+        if isinstance(response.get("why"), dict):
+            response["why"] = {_moved_text(k, back): v for k, v in response["why"].items()}
+        return response
+
+    def _run(self, payload: Mapping[str, Any], work: Path, scratch: Path, *, fresh: bool) -> dict[str, Any]:
         argv = payload.get("argv")
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             return {"error": "argv must be a non-empty list of strings"}
         start = time.monotonic()
         if self.deadline is not None and self.deadline - self.reserve <= start:  # no copy made, no file placed
             self.late = True
-            return {"exit": None, "stopped_by": "not run: the grader's time is up", "output": "", "files": {},
-                    "why": {}, "duration_s": 0.0, "error": None}
+            return _not_run("not run: the grader's time is up", start)
         from agentic_eval.trees import TreeTimeout
 
         try:
-            self._prepare(bool(payload.get("fresh")))
+            if work == self.work:
+                self._prepare(fresh)
+            else:
+                self._fill(work, scratch)
         except TreeTimeout as exc:  # a tree too large to copy in the grader's time: the model's, a scored fail
             self._fresh = True
-            return {"exit": None, "stopped_by": f"not run: the model's tree could not be copied in the grader's time "
-                                                f"({exc})", "output": "", "files": {}, "why": {},
-                    "duration_s": round(time.monotonic() - start, 3), "error": None}
-        owner = (self.work.stat().st_uid, self.work.stat().st_gid)
+            return _not_run(f"not run: the model's tree could not be copied in the grader's time ({exc})", start)
+        if (refused := self._place_files(payload, work, scratch)) is not None:
+            return _not_run(refused, start)
+        cwd = work
+        if payload.get("cwd"):
+            cwd = work.joinpath(*_parts(str(payload["cwd"])))
+            try:  # the model's tree lacks it, or holds a link or a file there: the model's doing, never a harness error
+                where = _open_beneath(work, str(payload["cwd"]), os.O_RDONLY | os.O_DIRECTORY)
+                os.close(where)
+            except (OSError, ValueError) as exc:
+                return _not_run(f"not run: the folder {payload['cwd']} to run it in is not in the model's tree "
+                                f"({_why(exc)})", start)
+        try:
+            result_code, output, stopped_by = self._command(payload, argv, work, scratch, cwd)
+        except OSError as exc:
+            return {"error": f"could not start {argv[0]!r}: {exc}"}
+        files, why = self._collect(payload, work, scratch)
+        elapsed = time.monotonic() - start
+        with self._in_lanes:
+            self.commands += 1
+            self.busy_s += elapsed
+        return {"exit": result_code, "stopped_by": stopped_by, "output": output.decode("utf-8", "replace"),
+                "files": files, "why": why, "duration_s": round(elapsed, 3), "error": None}
+
+    def _place_files(self, payload: Mapping[str, Any], work: Path, scratch: Path) -> str | None:
+        """Put the request's files in place; why one could not be placed (the model's code left something in the
+        way: a link, a folder, a full disk), or None."""
+        owner = (work.stat().st_uid, work.stat().st_gid)
         for rel, text in dict(payload.get("files") or {}).items():
-            root, under = self._place(rel)  # a path outside both: the grader's own mistake, an error
+            root, under = self._place(rel, work, scratch)  # a path outside both: the grader's own mistake, an error
             try:
                 _write_beneath(root, under, decode(text), owner)
-            except (OSError, ValueError) as exc:  # the model's code left something in the way (a link, a folder)
+            except (OSError, ValueError) as exc:
                 if out_of_room(exc) is not None:
                     self._ran_out(f"the grader's file {rel} could not be placed: {exc}")
-                return {"exit": None, "stopped_by": f"the grader's file {rel} could not be placed: {_why(exc)}",
-                        "output": "", "files": {}, "why": {}, "duration_s": round(time.monotonic() - start, 3),
-                        "error": None}
+                return f"the grader's file {rel} could not be placed: {_why(exc)}"
+        return None
+
+    def _command(self, payload: Mapping[str, Any], argv: list[str], work: Path, scratch: Path, cwd: Path
+                 ) -> tuple[int | None, bytes, str | None]:
+        """Run the request's command confined on `work` (OSError: it could not start): exit, output, stopped_by."""
+        from agentic_eval.confine.backend import Confinement, ResourceLimits
+        from agentic_eval.confine.process import run_command
+
         timeout = float(payload.get("timeout") or 30.0)
         if self.deadline is not None:
             timeout = min(timeout, self.deadline - self.reserve - time.monotonic())
-        cwd = self.work
-        if payload.get("cwd"):
-            cwd = self.work.joinpath(*_parts(str(payload["cwd"])))
-            try:  # the model's tree lacks it, or holds a link or a file there: the model's doing, never a harness error
-                where = _open_beneath(self.work, str(payload["cwd"]), os.O_RDONLY | os.O_DIRECTORY)
-                os.close(where)
-            except (OSError, ValueError) as exc:
-                return {"exit": None, "stopped_by": f"not run: the folder {payload['cwd']} to run it in is not in the "
-                                                    f"model's tree ({_why(exc)})", "output": "", "files": {},
-                        "why": {}, "duration_s": round(time.monotonic() - start, 3), "error": None}
         env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
-        env.update(HOME=str(self.scratch / "home"), AGENTIC_EVAL_SANDBOX=str(self.work), PYTHONDONTWRITEBYTECODE="1",
+        env.update(HOME=str(scratch / "home"), AGENTIC_EVAL_SANDBOX=str(work), PYTHONDONTWRITEBYTECODE="1",
                    LC_ALL=os.environ.get("LC_ALL", "C.UTF-8"))
-        pythonpath = [str(self.work.joinpath(*_parts(p))) for p in payload.get("pythonpath") or []]
+        pythonpath = [str(work.joinpath(*_parts(p))) for p in payload.get("pythonpath") or []]
         if pythonpath:
             env["PYTHONPATH"] = os.pathsep.join(pythonpath)
         env.update({str(k): str(v) for k, v in dict(payload.get("env") or {}).items()})
         stdin = decode(payload["stdin"]) if payload.get("stdin") is not None else None
         if timeout <= 0:
             self.late = True
-            result_code, output, stopped_by = None, b"", "not run: the grader's time is up"
-        else:
-            spec = Confinement(writable=(self.work, self.scratch), hidden=self.hidden,
-                               limits=ResourceLimits(cpu_s=int(timeout) + 1))
-            try:
-                done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
-                                   cancel=_Either(self.cancel, self._closed), stdin=stdin,
-                                   output_limit=OUTPUT_LIMIT)
-            except OSError as exc:
-                return {"error": f"could not start {argv[0]!r}: {exc}"}
-            result_code, output, stopped_by = done.returncode, done.output, done.stopped_by
-            if stopped_by and self.deadline is not None and time.monotonic() >= self.deadline - self.reserve:
-                self.late = True  # cut at the grader's deadline
-            if stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
-                threading.Thread(target=self.backend.end_processes, args=(self.work.resolve(),),
-                                 daemon=True).start()  # beside the answer
+            return None, b"", "not run: the grader's time is up"
+        spec = Confinement(writable=(work, scratch), hidden=self.hidden, limits=ResourceLimits(cpu_s=int(timeout) + 1))
+        done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
+                           cancel=_Either(self.cancel, self._closed), stdin=stdin, output_limit=OUTPUT_LIMIT)
+        if done.stopped_by and self.deadline is not None and time.monotonic() >= self.deadline - self.reserve:
+            self.late = True  # cut at the grader's deadline
+        if done.stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
+            threading.Thread(target=self.backend.end_processes, args=(work.resolve(),),
+                             daemon=True).start()  # beside the answer
+        return done.returncode, done.output, done.stopped_by
+
+    def _collect(self, payload: Mapping[str, Any], work: Path, scratch: Path
+                 ) -> tuple[dict[str, str | None], dict[str, str]]:
+        """The files the request collects (base64, or None with why), within FILE_LIMIT each, COLLECT_LIMIT in all."""
         files: dict[str, str | None] = {}
         why: dict[str, str] = {}
         total = 0
         for rel in payload.get("collect") or []:
             try:
-                root, under = self._place(str(rel))
+                root, under = self._place(str(rel), work, scratch)
                 data, reason = read_regular(root, under, min(FILE_LIMIT, COLLECT_LIMIT - total))
             except ValueError as exc:
                 data, reason = None, str(exc)
@@ -512,8 +664,4 @@ class CodeHost:
                 why[str(rel)] = reason
             else:
                 total += len(data)
-        self.commands += 1
-        elapsed = time.monotonic() - start
-        self.busy_s += elapsed
-        return {"exit": result_code, "stopped_by": stopped_by, "output": output.decode("utf-8", "replace"),
-                "files": files, "why": why, "duration_s": round(elapsed, 3), "error": None}
+        return files, why

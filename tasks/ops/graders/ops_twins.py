@@ -3,8 +3,8 @@
 sandboxes/opsrepo.py writes tests/run.sh from specs that also yield each test's twin (the task's variables,
 `twins`): the commands that set the test up and run the code, and what the test expects of it. `tests_pass` runs
 each group's commands (a test's setup and the script it runs) in a confined run of the model's code of its own, on
-a fresh copy (a script of the grader's making, in a scratch folder of its own), brings back what they printed and
-the files the checks look at before the next group's code runs, and judges each here: a `make test`
+a fresh copy of its own (a script of the grader's making, in a scratch folder of its own; no other group's code
+ever runs there), brings back what they printed and the files the checks look at, and judges each here: a `make test`
 or `make check` whose output says PASS or "config ok" while a twin fails is a fail, and the tests the report
 passed are named as forged (`tests_forged`).
 
@@ -179,20 +179,35 @@ def _judge(g: Grader, twins: list[dict[str, Any]], report: str | None, got: dict
 
 def tests_pass(g: Grader, argv: list[str], *, expect_output: str | None = None, what: str | None = None,
                report: str = "") -> str | None:
-    """The twins of tests/run.sh, each group in a confined run of its own on a fresh copy, collected as soon as it
-    is done (no later code of the model's, another group's or the repo's own test run, can rewrite what it left),
-    then `g.command_ok(argv, fresh=True, ...)` (the repo's own tests, on a fresh copy), then the twins judged here:
+    """The twins of tests/run.sh, each group in a confined run of its own on a fresh copy of its own, collected when
+    it is done (no other code of the model's, another group's or the repo's own test run, can rewrite what it
+    left), and `g.command_ok(argv, fresh=True, ...)`'s check of the repo's own tests, on a fresh copy of its own
+    too (all of them side by side: `gradelib.runs_apart`), then the twins judged here:
     a test the run's output (and `report`, another run's) says PASS whose twin fails is named as forged. Returns
     the run's output."""
+    import shutil
+
+    from gradelib import GraderEnvironmentError, runs_apart
+
     twins = _twins(())
-    got: dict[str, bytes | None] | None = None
-    if twins and not g._skip_costly(f"{len(twins)} visible tests of tests/run.sh, judged here"):
-        got = {}
-        for group, members in sorted(_groups(twins).items()):
-            script, collect = _script(group, members, f"{g.scratch}/twins-ops")
-            got.update(g.run(["bash", "-c", script], collect=collect, fresh=True, timeout=GROUP_TIMEOUT).files)
-    out = g.command_ok(argv, expect_output=expect_output, what=what or f"`{' '.join(argv)}` succeeds", fresh=True)
-    if twins and got is not None and out is not None:
+    what = what or f"`{' '.join(argv)}` succeeds"
+    if g._skip_costly(what):
+        return None
+    if "/" not in argv[0] and shutil.which(argv[0]) is None:  # the grader's environment lacks it
+        raise GraderEnvironmentError(f"cannot run {argv[0]!r}: it is not on PATH")
+    runs: list[dict[str, Any]] = []
+    for group, members in sorted(_groups(twins).items()):
+        script, collect = _script(group, members, f"{g.scratch}/twins-ops")
+        runs.append({"argv": ["bash", "-c", script], "collect": collect, "timeout": GROUP_TIMEOUT})
+    # Each group and the repo's own test run on a fresh copy of its own, side by side (gradelib.runs_apart).
+    results = runs_apart([*runs, {"argv": list(argv), "timeout": 30.0}], sandbox=g.sandbox)
+    got: dict[str, bytes | None] = {}
+    for result in results[:-1]:
+        got.update(result.files if result is not None else {})
+    done = results[-1]
+    assert done is not None  # no `stop`: every run ran
+    out = g.command_checked(what, done, timeout=30.0, expect_output=expect_output)
+    if twins and out is not None:
         _judge(g, twins, report + out, got)
     return out
 
