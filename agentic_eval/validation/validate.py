@@ -41,11 +41,13 @@ from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grading.grader import (
     CodeHostStats,
     GradeResult,
+    ScriptResult,
     ScriptRunner,
     Verdict,
     check_grader_requirements,
     reward_grade,
 )
+from agentic_eval.grading.remains import repository_damage
 from agentic_eval.leftovers import mark_trial_folder
 from agentic_eval.packs.environment import seed_independent
 from agentic_eval.packs.sandbox import Sandbox, materialize_environment, materialize_sandbox, pristine_store_for
@@ -175,6 +177,9 @@ def grade_attempt(task: Task, sandbox: Sandbox, backend: SandboxBackend, cancel:
     runs once more, under the task's own limit with half of it left once the model's code is cut; stopped so
     again, the machine is too loaded to decide. A grader stopped while it waited itself (on the model's code in
     its own process, no code host to cut it) is a grader error at once, as in a trial."""
+    if sandbox.pristine_commit and (damage := repository_damage(sandbox.path, sandbox.pristine_commit)):
+        # a trial with this repository ends before its grader runs: the model's scored fail (grading/remains.py)
+        return GradeResult(Verdict.FAIL, ScriptResult(1, f"agentic-eval: not graded: {damage}\n", 0.0)), ""
     full = task.meta.limits.grader_timeout_s
     with ScriptRunner(task, sandbox, backend=backend) as runner:
         result = runner.grade(cancel, timeout_s=limit)
