@@ -645,7 +645,9 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert not other.exists() and not os.path.ismount(other)
     finally:
         backend.close_all()
-    assert _sockets() <= sockets  # its connections to the engine closed too (a long test session ran out of fds)
+    # its connections to the engine closed too (7-13 stayed before: a long test session ran out of fds); two of
+    # slack for other tests' threads in this worker, which open and close sockets of their own meanwhile
+    assert _sockets() <= sockets + 2
 
 
 def _sockets() -> int:
