@@ -7,6 +7,7 @@
     sealed_task, sealed_sandbox, sealed_grade, FORGERIES, *_GRADER
                                                 the integrity task graded sealed, and forgeries against it
     gradelib, Grader, git, write, pristine_repo graders/gradelib.py imported as graders do; tiny git repos
+    small_tmpfs                                 a tmpfs of its own (a small disk, few inodes), root only
     ResponderEndpoint, battery_model, forms_model
                                                 a server that computes each reply from its request (the
                                                 battery runs cases in parallel, so replies cannot be queued)
@@ -1167,3 +1168,20 @@ def harbor_run(tmp_path: Path, name: str, *args: str) -> list[dict]:
     code, data = run_cli("run", "--sandbox", "docker", "--base-image", "suite", "--run-dir",
                          str(tmp_path / name), "--json", *args)
     return sorted(data["trials"], key=lambda t: t["task_id"])
+
+
+@contextlib.contextmanager
+def small_tmpfs(disk: Path, options: str) -> Iterator[Path]:
+    """A tmpfs mounted at `disk` (made here) with mount `options` (`size=16m`, `nr_inodes=20000`...), unmounted after;
+    the test skips where it cannot mount one (root only)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small file system needs root")
+    disk.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "ae-small-disk", str(disk)],
+                          capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "--lazy", str(disk)], capture_output=True)

@@ -6,7 +6,6 @@ while grading stays the machine's fault."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -25,30 +24,15 @@ from agentic_eval.grading.phase import GradePart, rule_out_of_room
 from agentic_eval.grading.remains import take_remains
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, tool_call
+from tests.helpers import small_tmpfs
 
 DISK_MB = 300
-
-
-@contextlib.contextmanager
-def _tmpfs(disk: Path, size_mb: int) -> Iterator[Path]:
-    """A tmpfs of `size_mb` at `disk` (made; root only), unmounted after."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small file system needs root")
-    disk.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "ae-small-disk", str(disk)],
-                          capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "--lazy", str(disk)], capture_output=True)
 
 
 @pytest.fixture
 def small_disk(short_tmp: Path) -> Iterator[Path]:
     """A 300 MiB file system of its own (a tmpfs: root only), removed after the test."""
-    with _tmpfs(short_tmp / "disk", DISK_MB) as disk:
+    with small_tmpfs(short_tmp / "disk", f"size={DISK_MB}m") as disk:
         yield disk
 
 
@@ -175,7 +159,8 @@ def test_running_out_of_room_while_grading_is_the_machines_unless_the_models_tre
 
 def test_a_snapshot_that_runs_out_of_room_the_models_tree_took_is_its_fail(short_tmp: Path) -> None:
     """Recording the agent's tree (tree.json, diff.patch in the trial folder on the same disk) runs out of room."""
-    with _tmpfs(short_tmp / "tiny", 16) as disk:  # under 2 x LOW_FREE: the "nearly full" rule never speaks here
+    # under 2 x LOW_FREE: the "nearly full" rule never speaks here
+    with small_tmpfs(short_tmp / "tiny", "size=16m") as disk:
         backend = SharedDisk()
         sandbox, trial_dir = disk / "sandbox", disk / "trial"
         sandbox.mkdir(), trial_dir.mkdir()

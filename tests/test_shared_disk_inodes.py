@@ -18,6 +18,7 @@ import pytest
 from agentic_eval.confine.host import bwrap_problem
 from agentic_eval.confine.shared_disk import SharedDisk
 from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body, tool_call
+from tests.helpers import small_tmpfs
 
 INODES = 20_000
 
@@ -25,18 +26,8 @@ INODES = 20_000
 @pytest.fixture
 def few_inodes(short_tmp: Path) -> Iterator[Path]:
     """A file system of its own that holds 20,000 files (a tmpfs: root only), removed after the test."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small file system needs root")
-    disk = short_tmp / "disk"
-    disk.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=300m,nr_inodes={INODES}", "ae-few-inodes", str(disk)],
-                          capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
+    with small_tmpfs(short_tmp / "disk", f"size=300m,nr_inodes={INODES}") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "--lazy", str(disk)], capture_output=True)
 
 
 def _fill(folder: Path) -> int:

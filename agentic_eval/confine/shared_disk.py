@@ -23,6 +23,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from agentic_eval.trees import walk
@@ -62,6 +63,18 @@ def out_of_room(exc: BaseException | None) -> OSError | None:
     return None
 
 
+def _filled_by_sandbox(free_at_start: int | None, free_now: int, total: int, floor: int,
+                       count: Callable[[], int]) -> int | None:
+    """The rule of `disk_full` and `inodes_full`, on bytes or on inodes: the disk is nearly full now (less than
+    `floor` free, or 0.5 % of `total`, the larger), and the sandbox holds at least half of what was free when the
+    trial began: what it holds (`count()`, counted only then), else None."""
+    low = max(floor, total // 200)
+    if free_at_start is None or free_at_start < 2 * low or free_now >= low:
+        return None
+    made = count()
+    return made if made >= free_at_start // 2 else None
+
+
 def _size(n: int) -> str:
     return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
 
@@ -94,11 +107,9 @@ class SharedDisk:
             usage = shutil.disk_usage(sandbox)
         except OSError:
             return ""
-        low = max(LOW_FREE, usage.total // 200)
-        if free_at_start is None or free_at_start < 2 * low or usage.free >= low:
-            return ""
-        grown = tree_bytes(sandbox, time.monotonic() + SIZE_SCAN_S)
-        if grown < free_at_start // 2:
+        grown = _filled_by_sandbox(free_at_start, usage.free, usage.total, LOW_FREE,
+                                   lambda: tree_bytes(sandbox, time.monotonic() + SIZE_SCAN_S))
+        if grown is None:
             return ""
         return (f"the model's commands filled the disk its sandbox shares with this machine ({_size(grown)} in the "
                 f"sandbox; {_size(free_at_start)} was free when the trial began): nothing left to grade, the "
@@ -159,11 +170,9 @@ def inodes_full(backend: object, sandbox: Path) -> str:
         st = os.statvfs(sandbox)
     except OSError:
         return ""
-    low = max(LOW_INODES, st.f_files // 200)
-    if free_at_start is None or free_at_start < 2 * low or st.f_favail >= low:
-        return ""
-    made = tree_entries(sandbox, time.monotonic() + SIZE_SCAN_S)
-    if made < free_at_start // 2:
+    made = _filled_by_sandbox(free_at_start, st.f_favail, st.f_files, LOW_INODES,
+                              lambda: tree_entries(sandbox, time.monotonic() + SIZE_SCAN_S))
+    if made is None:
         return ""
     return (f"the model's commands used up the files the disk its sandbox shares with this machine can hold ({made} "
             f"entries in the sandbox; {free_at_start} more could be made when the trial began): nothing left to "
