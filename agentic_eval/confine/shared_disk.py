@@ -109,7 +109,7 @@ class SharedDisk:
             return ""
         grown = _filled_by_sandbox(free_at_start, usage.free, usage.total, LOW_FREE,
                                    lambda: tree_bytes(sandbox, time.monotonic() + SIZE_SCAN_S))
-        if grown is None:
+        if grown is None or free_at_start is None:
             return ""
         return (f"the model's commands filled the disk its sandbox shares with this machine ({_size(grown)} in the "
                 f"sandbox; {_size(free_at_start)} was free when the trial began): nothing left to grade, the "
