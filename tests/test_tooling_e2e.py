@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from agentic_eval.cli import main
-from agentic_eval.instruments.battery import Case, generate_cases
+from agentic_eval.instruments.battery import Case, case_key, generate_cases
 from agentic_eval.testing import (
     ScriptedReply,
     chat_body,
@@ -52,10 +52,11 @@ def test_battery_scores(style: str, cases: int, expect_passed: int, campaign_cas
     assert code == 0
     result = json.loads(out)
     assert set(result) == {"seed", "total", "phases", "cases"} and result["seed"] == 45739
-    assert result["total"] == {"passed": expect_passed, "cases": cases}
+    assert result["total"] == {"passed": expect_passed, "cases": cases, "unscored": 0}, [
+        (c.get("id"), c.get("reason")) for c in result["cases"] if not c["passed"]][:8]
     assert list(result["phases"]) == ["decisions", "functional", "structured", "freeform", "chains", "negative"]
     assert result["phases"]["negative"] == {"passed": expect_passed if style != "oracle" else 40,
-                                            "cases": 40 if cases == 370 else 20}
+                                            "cases": 40 if cases == 370 else 20, "unscored": 0}
     failed = [c for c in result["cases"] if not c["passed"]]
     if style == "never":
         assert {c["reason"].split(": ")[-1] for c in failed} == {"no_call"}
@@ -102,6 +103,31 @@ def test_forms_shapes(quirk: str, failing: dict[str, str], tmp_path: Path) -> No
         [{"type": "tool", "name": "get_forecast"}] * 2
     assert [path for path, _ in sent].count("/v1/messages") == 5
     assert (next(tmp_path.iterdir()) / "exchanges.json").is_file()
+
+
+def test_cases_the_endpoint_failed_are_unscored_not_the_models_fails(tmp_path: Path) -> None:
+    """An HTTP 500 from the endpoint never heard the model out: such a case is counted apart (`unscored`), and the
+    score is over the cases scored (before, it counted as a fail: a flaky server lowered the model's score)."""
+    cases = generate_cases(45739, 37)
+    oracle = battery_model(cases, "oracle")
+    broken = {case_key(c) for c in cases[:3]}
+
+    def respond(path: str, body: dict[str, Any]) -> ScriptedReply:
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if (user, tuple(t["function"]["name"] for t in body["tools"])) in broken:
+            return ScriptedReply(status=500, body={"error": {"message": "the server fell over"}})
+        return oracle(path, body)
+
+    with ResponderEndpoint(respond) as fake:
+        code, out = run_cli("tooling", "--model", "fake-model", "--base-url", fake.base_url, "--cases", "37",
+                            "--run-dir", str(tmp_path), "--json")
+    assert code == 0
+    total = json.loads(out)["total"]
+    assert total == {"passed": 34, "cases": 34, "unscored": 3}
+    with ResponderEndpoint(respond) as fake:
+        code, table = run_cli("tooling", "--model", "fake-model", "--base-url", fake.base_url, "--cases", "37",
+                              "--run-dir", str(tmp_path))
+    assert code == 0 and "3 case(s) unscored" in table
 
 
 def test_report_shows_battery_and_forms_side_by_side(campaign_cases: list[Case], tmp_path: Path) -> None:

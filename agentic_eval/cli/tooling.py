@@ -113,6 +113,9 @@ def _print_battery(summary: dict[str, Any], model: str, run_dir: Path) -> None:
     table.add_row("TOTAL", str(total["passed"]), str(total["cases"]), _pct(total["passed"], total["cases"]),
                   style="bold")
     console.print(table)
+    if total.get("unscored"):
+        console.print(f"{total['unscored']} case(s) unscored: the endpoint or the harness failed them (a timeout, "
+                      "an HTTP error), so they are left out of the score; run again to score them", markup=False)
     failed = [c for c in summary["cases"] if not c["passed"]]
     if failed:
         reasons = Counter((c["phase"], c["reason"].split(": ")[-1].split(" path=")[0]) for c in failed)

@@ -470,23 +470,35 @@ def run_battery(cases: list[Case], endpoint: Endpoint, model: str, *, jobs: int 
     return [r for r in results if r is not None]
 
 
+UNSCORED_REASONS = frozenset({"timeout", "http_error", "harness_error"})
+"""A case that ended on one of these never heard the model out: the endpoint's or the harness's fault, not scored."""
+
+
+def unscored(result: CaseResult) -> bool:
+    """Whether a case ended on the endpoint's or the harness's fault (its reason, after any 'turn N: ')."""
+    return result.reason.split(": ")[-1] in UNSCORED_REASONS
+
+
+def _tally(results: list[CaseResult]) -> dict[str, int]:
+    scored = [r for r in results if not unscored(r)]
+    return {"passed": sum(r.passed for r in scored), "cases": len(scored), "unscored": len(results) - len(scored)}
+
+
 def summarize(results: list[CaseResult], seed: int) -> JSON:
-    """The `--json` output: seed, total, per-phase passed/cases (phase order), and every case."""
-    phases: dict[str, dict[str, int]] = {}
-    for phase in PHASES:
-        mine = [r for r in results if r.phase == phase]
-        if mine:
-            phases[phase] = {"passed": sum(r.passed for r in mine), "cases": len(mine)}
-    return {"seed": seed, "total": {"passed": sum(r.passed for r in results), "cases": len(results)},
-            "phases": phases, "cases": [r.to_json() for r in results]}
+    """The `--json` output: seed, total, per-phase passed/cases (phase order), and every case. `cases` counts the
+    scored ones: a case the endpoint or the harness failed (a timeout, an HTTP error, a harness error) is counted in
+    `unscored` instead, never as the model's fail."""
+    phases = {phase: _tally(mine) for phase in PHASES if (mine := [r for r in results if r.phase == phase])}
+    return {"seed": seed, "total": _tally(results), "phases": phases, "cases": [r.to_json() for r in results]}
 
 
 def headline(summary: JSON) -> Headline:
-    """Cases passed of those run, and the score, from `summarize`'s output."""
+    """Cases passed of those scored, and the score, from `summarize`'s output."""
     total = summary["total"]
     pct = round(100 * total["passed"] / total["cases"], 1) if total["cases"] else None
+    left = f", {total['unscored']} unscored" if total.get("unscored") else ""
     return Headline({"passed": total["passed"], "cases": total["cases"], "score_pct": pct},
-                    f"{total['passed']}/{total['cases']} ({pct} %)")
+                    f"{total['passed']}/{total['cases']} ({pct} %){left}")
 
 
 def record(summary: JSON, runs_root: Path = Path("runs"), *, base_url: str, model: str, total: int | None = None,
