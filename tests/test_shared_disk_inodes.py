@@ -1,6 +1,6 @@
 """A model that uses up the inodes of the disk its sandbox shares with the machine (millions of empty files: no room
 taken, so the rule on free space never saw it) gets its scored fail, and the run goes on (confine/shared_disk.py's
-`inodes_full`). Before, the harness could write no file: the run ended with "No space left on device
+`_inodes_full`). Before, the harness could write no file: the run ended with "No space left on device
 (.../trials.jsonl)", exit 2, no record, the second trial never run (bwrap, shown on a tmpfs of 20,000 inodes)."""
 
 from __future__ import annotations

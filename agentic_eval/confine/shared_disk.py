@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from agentic_eval.trees import walk
 
@@ -65,7 +66,7 @@ def out_of_room(exc: BaseException | None) -> OSError | None:
 
 def _filled_by_sandbox(free_at_start: int | None, free_now: int, total: int, floor: int,
                        count: Callable[[], int]) -> int | None:
-    """The rule of `disk_full` and `inodes_full`, on bytes or on inodes: the disk is nearly full now (less than
+    """The rule of `disk_full` and `_inodes_full`, on bytes or on inodes: the disk is nearly full now (less than
     `floor` free, or 0.5 % of `total`, the larger), and the sandbox holds at least half of what was free when the
     trial began: what it holds (`count()`, counted only then), else None."""
     low = max(floor, total // 200)
@@ -79,13 +80,21 @@ def _size(n: int) -> str:
     return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
 
 
+class _Start(NamedTuple):
+    """What the sandbox's disk had free when its trial began."""
+
+    bytes: int
+    inodes: int | None
+    """None: a file system without an inode count (btrfs)."""
+
+
 class SharedDisk:
-    """The local and bwrap backends' `trial_start` and `disk_full` (a mixin)."""
+    """The local and bwrap backends' `trial_start`, `disk_full`, `room_taken` and `trial_end` (a mixin)."""
 
     _free_lock = threading.Lock()
-    _free_at_start: dict[str, int]
+    _free_at_start: dict[str, _Start]
 
-    def _marks(self) -> dict[str, int]:
+    def _marks(self) -> dict[str, _Start]:
         with self._free_lock:
             if "_free_at_start" not in self.__dict__:
                 self._free_at_start = {}
@@ -93,45 +102,46 @@ class SharedDisk:
 
     def trial_start(self, sandbox: Path) -> None:
         try:
-            self._marks()[os.path.abspath(sandbox)] = shutil.disk_usage(sandbox).free
+            st = os.statvfs(sandbox)
         except OSError:
-            pass
-        note_inodes(self, sandbox)
+            return
+        self._marks()[os.path.abspath(sandbox)] = _Start(st.f_bavail * st.f_frsize, st.f_favail if st.f_files else None)
 
     def disk_full(self, sandbox: Path) -> str:
         """Why the model counts as having filled the machine's disk (see the module), or ""."""
-        if inodes := inodes_full(self, sandbox):
+        start = self._marks().get(os.path.abspath(sandbox))
+        if start is None:
+            return ""
+        if inodes := _inodes_full(start.inodes, sandbox):
             return inodes
-        free_at_start = self._marks().get(os.path.abspath(sandbox))
         try:
             usage = shutil.disk_usage(sandbox)
         except OSError:
             return ""
-        grown = _filled_by_sandbox(free_at_start, usage.free, usage.total, LOW_FREE,
+        grown = _filled_by_sandbox(start.bytes, usage.free, usage.total, LOW_FREE,
                                    lambda: tree_bytes(sandbox, time.monotonic() + SIZE_SCAN_S))
-        if grown is None or free_at_start is None:
+        if grown is None:
             return ""
         return (f"the model's commands filled the disk its sandbox shares with this machine ({_size(grown)} in the "
-                f"sandbox; {_size(free_at_start)} was free when the trial began): nothing left to grade, the "
+                f"sandbox; {_size(start.bytes)} was free when the trial began): nothing left to grade, the "
                 "sandbox was emptied at once")
 
     def room_taken(self, sandbox: Path, elsewhere: int = 0) -> str:
         """Why a step of recording or grading that ran out of room was the model's doing (see the module): its
         sandbox, with `elsewhere` bytes of the grader's copies of it, takes at least half of what was free when the
-        trial began (or its entries half of the free inodes: `inodes_taken`); or "" (the machine's fault)."""
-        free_at_start = self._marks().get(os.path.abspath(sandbox))
-        if free_at_start is None or free_at_start <= 0:
+        trial began (or its entries half of the free inodes: `_inodes_taken`); or "" (the machine's fault)."""
+        start = self._marks().get(os.path.abspath(sandbox))
+        if start is None or start.bytes <= 0:
             return ""
         grown = tree_bytes(sandbox, time.monotonic() + SIZE_SCAN_S) + elsewhere
-        if grown < free_at_start // 2:
-            return inodes_taken(self, sandbox)
+        if grown < start.bytes // 2:
+            return _inodes_taken(start.inodes, sandbox)
         return (f"the model's tree left too little room on the disk its sandbox shares with this machine to be "
                 f"recorded and graded ({_size(grown)} in the sandbox and the grader's copies of it; "
-                f"{_size(free_at_start)} was free when the trial began)")
+                f"{_size(start.bytes)} was free when the trial began)")
 
     def trial_end(self, sandbox: Path, keep: bool = False) -> None:
         self._marks().pop(os.path.abspath(sandbox), None)
-        _INODES_AT_START.pop((id(self), os.path.abspath(sandbox)), None)
 
 
 # A disk runs out of files too (its inodes): empty files take no room, so the rule on free space above never sees
@@ -139,17 +149,6 @@ class SharedDisk:
 # trials.jsonl: the whole run ended with "No space left on device"). The same rule, on free inodes.
 LOW_INODES = 4096
 """A disk with fewer free inodes than this (or than 0.5 % of them, the larger) counts as full."""
-_INODES_AT_START: dict[tuple[int, str], int] = {}
-
-
-def note_inodes(backend: object, sandbox: Path) -> None:
-    """Note the free inodes of the sandbox's disk when its trial starts."""
-    try:
-        st = os.statvfs(sandbox)
-    except OSError:
-        return
-    if st.f_files:  # 0: a file system without an inode count (btrfs)
-        _INODES_AT_START[(id(backend), os.path.abspath(sandbox))] = st.f_favail
 
 
 def tree_entries(root: Path, deadline: float) -> int:
@@ -162,10 +161,9 @@ def tree_entries(root: Path, deadline: float) -> int:
     return total
 
 
-def inodes_full(backend: object, sandbox: Path) -> str:
+def _inodes_full(free_at_start: int | None, sandbox: Path) -> str:
     """Why the model counts as having used up the files the machine's disk can hold (little left, and the sandbox
-    holds at least half of what was free when its trial began), or ""."""
-    free_at_start = _INODES_AT_START.get((id(backend), os.path.abspath(sandbox)))
+    holds at least half of the `free_at_start` inodes free when its trial began), or ""."""
     try:
         st = os.statvfs(sandbox)
     except OSError:
@@ -180,11 +178,11 @@ def inodes_full(backend: object, sandbox: Path) -> str:
 
 
 
-def inodes_taken(backend: object, sandbox: Path) -> str:
+def _inodes_taken(free_at_start: int | None, sandbox: Path) -> str:
     """`room_taken` on inodes: a step of recording or grading ran out of room (ENOSPC is also what running out of
     inodes says) where the sandbox's entries, with one copy of them for grading, are at least half of the inodes
-    free when the trial began (empty files: a tree that takes no room, left just above `inodes_full`'s line); or ""."""
-    free_at_start = _INODES_AT_START.get((id(backend), os.path.abspath(sandbox)))
+    free when the trial began (`free_at_start`; empty files: a tree that takes no room, left just above
+    `_inodes_full`'s line); or ""."""
     if not free_at_start:
         return ""
     made = tree_entries(sandbox, time.monotonic() + SIZE_SCAN_S)
