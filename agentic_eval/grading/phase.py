@@ -27,10 +27,10 @@ from agentic_eval.grading.grader import (
     reward_ruling,
 )
 from agentic_eval.grading.impossible import name_behaviour
+from agentic_eval.grading.remains import room_taken_emptied
 from agentic_eval.grading.snapshot import DIFF_FILE
 from agentic_eval.packs.sandbox import Sandbox
 from agentic_eval.packs.task import Task, render_template
-from agentic_eval.trees import remove_tree
 
 GRADER_FILE = "grader.txt"
 """The grader's output in the trial folder."""
@@ -74,7 +74,7 @@ def grade_trial(task: Task, sandbox: Sandbox, backend: SandboxBackend, trial_dir
     try:
         part, host = _run_grader(task, sandbox, backend, cancel)
     except Exception as exc:  # one that ran out of room is ruled here; any other is the runner's
-        if (full := out_of_room(exc)) is None or not (taken := _room_taken(backend, sandbox, 0)):
+        if (full := out_of_room(exc)) is None or not (taken := room_taken_emptied(backend, sandbox.path, 0)):
             raise
         script = ScriptResult(None, f"agentic-eval: grading stopped: {full}\n", time.monotonic() - g0)
         part, host = GradePart(_models_fail(script, taken, str(full)), 0.0, {}), None
@@ -115,20 +115,13 @@ def rule_out_of_room(part: GradePart, host: CodeHostStats, backend: SandboxBacke
     code wrote took at least half of the room free at the trial's start (the sandbox is emptied then, so that the
     record can be written), or on docker's capped grading folder, which only they fill (confine/docker_grading.py);
     else the machine's fault, unscored (the grader could not judge in full)."""
-    taken = _room_taken(backend, sandbox, max(host.room_used, 1))  # > 0: the code host's (docker's room_taken)
+    # elsewhere > 0: the code host ran out of room (what docker's room_taken asks for)
+    taken = room_taken_emptied(backend, sandbox.path, max(host.room_used, 1))
     if taken:
         return replace(part, grade=_models_fail(part.grade.script, taken, host.out_of_room))
     why = f"the disk ran out of room while grading ({host.out_of_room}), not by the model's doing: free some space"
     return replace(part, grade=replace(part.grade, verdict=Verdict.ERROR, error=why, cause_found=True),
                    side="machine")
-
-
-def _room_taken(backend: SandboxBackend, sandbox: Sandbox, elsewhere: int) -> str:
-    """`room_taken`'s ruling; when the model's, its sandbox emptied at once (nothing in it is graded any more)."""
-    taken = backend.room_taken(sandbox.path, elsewhere)
-    if taken:
-        remove_tree(sandbox.path)
-    return taken
 
 
 def _models_fail(script: ScriptResult, taken: str, full: str) -> GradeResult:

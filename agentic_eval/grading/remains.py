@@ -45,14 +45,22 @@ def take_remains(sandbox: Sandbox, backend: SandboxBackend, trial_dir: Path, tra
     try:
         taken = bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
     except OSError as exc:  # out of room: the model's doing when its tree took the room (confine/shared_disk.py)
-        if out_of_room(exc) is None or not (why := backend.room_taken(sandbox.path)):
+        if out_of_room(exc) is None or not (why := room_taken_emptied(backend, sandbox.path)):
             raise
-        remove_tree(sandbox.path)
         return Remains(files, f"{why}: recording it ran out of room ({exc}); the sandbox was emptied")
     if isinstance(taken, str):
         return Remains(files, taken)
     files.update(taken)
     return Remains(files, repository_damage(sandbox.path, sandbox.pristine_commit) or full or "")
+
+
+def room_taken_emptied(backend: SandboxBackend, sandbox_path: Path, elsewhere: int = 0) -> str:
+    """The backend's `room_taken` ruling on a step that ran out of room; when it is the model's doing, its sandbox
+    emptied at once (nothing in it is recorded or graded any more, and the record needs the room)."""
+    taken = backend.room_taken(sandbox_path, elsewhere)
+    if taken:
+        remove_tree(sandbox_path)
+    return taken
 
 
 def trial_files(trial_dir: Path, transcript: Path | None) -> dict[str, Path]:
