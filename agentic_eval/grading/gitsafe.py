@@ -52,8 +52,9 @@ class _Scratch:
         (tmp / "objects").mkdir()
         self.env = {"GIT_INDEX_FILE": str(tmp / "index"), "GIT_OBJECT_DIRECTORY": str(tmp / "objects"),
                     "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(store / "objects")}
+        self.entries, rules = read_pristine(store, commit)  # the pristine files and ignore rules, read once
         self.excludes = tmp / "excludes"
-        self.excludes.write_text(read_pristine(store, commit)[1], encoding="utf-8")
+        self.excludes.write_text(rules, encoding="utf-8")
         index = store / PRISTINE_INDEX
         if index.is_file():  # the harness's copy of the pristine index: no `git read-tree` needed
             shutil.copyfile(index, tmp / "index", follow_symlinks=False)
@@ -136,9 +137,9 @@ def _differs(sandbox: Path, rel: str, mode: str, oid: str, size: int) -> bool:
         return True
 
 
-def _changed(scratch: _Scratch, commit: str) -> list[str]:
-    entries, _ = read_pristine(scratch.store, commit)
-    changed = {rel for rel, (mode, oid, size) in entries.items() if _differs(scratch.sandbox, rel, mode, oid, size)}
+def _changed(scratch: _Scratch) -> list[str]:
+    changed = {rel for rel, (mode, oid, size) in scratch.entries.items()
+               if _differs(scratch.sandbox, rel, mode, oid, size)}
     return sorted(changed | set(scratch.untracked()))
 
 
@@ -147,16 +148,16 @@ def changed_paths(sandbox: Path, store: Path, commit: str) -> list[str]:
     is gone, and every new file (new nested repositories as `dir/`), whatever the sandbox's history, index
     or ignore rules say. Only the pristine commit's .gitignore rules and tool caches hide a new file."""
     with tempfile.TemporaryDirectory(prefix="ae-scratch-") as tmp:
-        return _changed(_Scratch(sandbox, store, commit, Path(tmp)), commit)
+        return _changed(_Scratch(sandbox, store, commit, Path(tmp)))
 
 
 def tree_files(sandbox: Path, store: Path, commit: str) -> list[str]:
     """The work tree's regular files: the pristine ones still there and every new one the pristine rules do
     not ignore (rules the agent added hide nothing)."""
-    entries, _ = read_pristine(store, commit)
     with tempfile.TemporaryDirectory(prefix="ae-scratch-") as tmp:
-        new = _Scratch(sandbox, store, commit, Path(tmp)).untracked()
-    return sorted(p for p in {*entries, *new} if _is_regular(sandbox, p))
+        scratch = _Scratch(sandbox, store, commit, Path(tmp))
+        found = {*scratch.entries, *scratch.untracked()}
+    return sorted(p for p in found if _is_regular(sandbox, p))
 
 
 def _is_regular(sandbox: Path, rel: str) -> bool:
@@ -297,16 +298,15 @@ DIFF_STAGE_LIMIT = 2 * DIFF_TOTAL_LIMIT
 DIFF_TOTAL_LIMIT anyway)."""
 
 
-def _showable(scratch: _Scratch, commit: str, special: dict[str, str] | None = None
+def _showable(scratch: _Scratch, special: dict[str, str] | None = None
               ) -> tuple[list[str], dict[str, str]]:
     """The changed paths git can be given (at most DIFF_COUNT_LIMIT of them, and DIFF_STAGE_LIMIT bytes: the
     pristine files changed or gone first, then new ones in path order; the rest counted in a note), and {path:
     note} for those it cannot: nested repositories, special files, files the harness cannot read (each named,
     never opened); new special files found by a walk of the tree, since git does not list them."""
     notes = dict(special) if special is not None else _special_notes(scratch.sandbox)
-    changed = _changed(scratch, commit)
-    entries, _ = read_pristine(scratch.store, commit)
-    changed.sort(key=lambda rel: (rel not in entries, rel))
+    changed = _changed(scratch)
+    changed.sort(key=lambda rel: (rel not in scratch.entries, rel))
     shown: list[str] = []
     folders: dict[str, bool] = {}
     budget = DIFF_STAGE_LIMIT
@@ -349,7 +349,7 @@ def final_diff(sandbox: Path, store: Path, commit: str, special: dict[str, str] 
     none of them keeps the other changes out of the patch. `special`: `special_notes` of a walk the caller made."""
     with tempfile.TemporaryDirectory(prefix="ae-diff-", dir=_scratch_parent()) as tmp:
         scratch = _Scratch(sandbox, store, commit, Path(tmp))
-        candidates, by_path = _showable(scratch, commit, special)
+        candidates, by_path = _showable(scratch, special)
         shown: list[str] = []
         for rel in candidates:
             path = sandbox / rel
@@ -381,7 +381,7 @@ def diff_numstat(sandbox: Path, store: Path, commit: str) -> str:
     size of a change."""
     with tempfile.TemporaryDirectory(prefix="ae-diff-") as tmp:
         scratch = _Scratch(sandbox, store, commit, Path(tmp))
-        changed = [p for p in _changed(scratch, commit)
+        changed = [p for p in _changed(scratch)
                    if not p.endswith("/") and ".git" not in p.split("/") and _unshowable(sandbox, p) is None]
         if not changed:
             return ""
