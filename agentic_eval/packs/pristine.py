@@ -205,3 +205,22 @@ def read_pristine(store: Path, commit: str) -> tuple[dict[str, tuple[str, str, i
     value = (entries, _ignore_rules(gitignores))
     _remember(commit, value)
     return value
+
+
+def scratch_index(store: Path, commit: str, tmp: Path) -> tuple[dict[str, tuple[str, str, int]], Path, dict[str, str]]:
+    """What a comparison of a work tree with the pristine commit needs, made in the empty folder `tmp`: the
+    commit's files ({path: (mode, blob id, size)}), an exclude file of its ignore rules, and the environment
+    (for `run_git` on the store) of a throw-away index of its tree, whose objects go to `tmp`, beside the
+    read-only store. The index starts as a copy of the store's (`PRISTINE_INDEX`), else as `git read-tree`."""
+    entries, rules = read_pristine(store, commit)
+    excludes = tmp / "excludes"
+    excludes.write_text(rules, encoding="utf-8")
+    (tmp / "objects").mkdir()
+    env = {"GIT_INDEX_FILE": str(tmp / "index"), "GIT_OBJECT_DIRECTORY": str(tmp / "objects"),
+           "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(store / "objects")}
+    index = store / PRISTINE_INDEX
+    if index.is_file():  # the harness's copy of the pristine index: no `git read-tree` needed
+        shutil.copyfile(index, tmp / "index", follow_symlinks=False)
+    else:
+        run_git(["read-tree", commit], git_dir=store, extra_env=env)
+    return entries, excludes, env
