@@ -36,11 +36,12 @@ import hashlib
 import os
 import shutil
 import stat
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
-from agentic_eval.packs.pristine import GIT_TIMEOUT_S, PRISTINE_INDEX, GitError, read_pristine, run_git
+from agentic_eval.packs.pristine import GIT_TIMEOUT_S, GitError, run_git, scratch_index
 
 
 class _Scratch:
@@ -49,17 +50,7 @@ class _Scratch:
 
     def __init__(self, sandbox: Path, store: Path, commit: str, tmp: Path) -> None:
         self.sandbox, self.store = sandbox, store
-        (tmp / "objects").mkdir()
-        self.env = {"GIT_INDEX_FILE": str(tmp / "index"), "GIT_OBJECT_DIRECTORY": str(tmp / "objects"),
-                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(store / "objects")}
-        self.entries, rules = read_pristine(store, commit)  # the pristine files and ignore rules, read once
-        self.excludes = tmp / "excludes"
-        self.excludes.write_text(rules, encoding="utf-8")
-        index = store / PRISTINE_INDEX
-        if index.is_file():  # the harness's copy of the pristine index: no `git read-tree` needed
-            shutil.copyfile(index, tmp / "index", follow_symlinks=False)
-        else:
-            self.git(["read-tree", commit])
+        self.entries, self.excludes, self.env = scratch_index(store, commit, tmp)
 
     def git(self, args: list[str], stdin: bytes | None = None) -> bytes:
         return run_git(args, git_dir=self.store, work_tree=self.sandbox, extra_env=self.env, stdin=stdin)
@@ -229,10 +220,12 @@ def _unshowable(sandbox: Path, rel: str, folders: dict[str, bool] | None = None)
     return None
 
 
-def walk_tree(root: Path, limit: int = WALK_LIMIT) -> Iterator[tuple[str, os.stat_result | OSError]]:
+def walk_tree(root: Path, limit: int = WALK_LIMIT, skip: Collection[str] = ()
+              ) -> Iterator[tuple[str, os.stat_result | OSError]]:
     """Every entry under `root` (files, folders, symlinks, special files; `.git` included), in a stable order,
     with what lstat says of it; a folder that cannot be listed is yielded again with the OSError. Never follows
-    a symlink or opens a file. Stops after `limit` entries (the caller learns it from the count)."""
+    a symlink or opens a file. Stops after `limit` entries (the caller learns it from the count). The folders
+    named in `skip` (relative paths) are yielded, not walked."""
     stack: list[str] = [""]
     seen = 0
     while stack:
@@ -256,7 +249,7 @@ def walk_tree(root: Path, limit: int = WALK_LIMIT) -> Iterator[tuple[str, os.sta
                 yield rel, exc
                 continue
             yield rel, st
-            if stat.S_ISDIR(st.st_mode):
+            if stat.S_ISDIR(st.st_mode) and rel not in skip:
                 below.append(rel)
         stack.extend(reversed(below))
 
@@ -420,6 +413,27 @@ REFS_DEPTH = 64
 """Folders deep a ref may be (refs/heads/a/b/...): no repository's go near it."""
 
 
+def _copy_refs(refs: Path, target: Path) -> None:
+    """The regular files of the repository's `refs` folder copied to `target` (folders made as met; replace refs,
+    links and anything else left out); walked with `walk_tree`, which never recurses or follows a link."""
+    copied = 0
+    for rel, found in walk_tree(refs, sys.maxsize, skip=("replace",)):
+        if isinstance(found, OSError):
+            continue  # a folder that cannot be listed, or an entry that cannot be looked at: passed over
+        if stat.S_ISDIR(found.st_mode):
+            if rel == "replace":  # the replace refs: never in a view
+                continue
+            if rel.count("/") + 1 > REFS_DEPTH:  # a chain of empty folders 1,200 deep raised RecursionError
+                raise GitError(f"the repository's refs are nested more than {REFS_DEPTH} folders deep")
+            (target / rel).mkdir(parents=True, exist_ok=True)
+            continue
+        copied += 1
+        if copied > 10_000:
+            raise GitError("the repository has more than 10,000 refs")
+        if stat.S_ISREG(found.st_mode):
+            _copy_regular(refs / rel, target / rel, 4096)
+
+
 def make_view(sandbox: Path, view: Path) -> Path:
     """A git folder at `view` showing the sandbox repository's HEAD, refs, index and objects (read through
     an alternate), with none of its config, hooks, info/ or replace refs. GitError if there is no repository."""
@@ -445,26 +459,7 @@ def make_view(sandbox: Path, view: Path) -> Path:
     refs = dot_git / "refs"
     (view / "refs").mkdir()
     if refs.is_dir() and not refs.is_symlink():
-        from agentic_eval.trees import walk  # iterative: os.walk recursed once per level (3.11)
-
-        copied = 0
-        for folder, dirs, files in walk(refs):  # links never followed
-            rel = Path(folder).relative_to(refs)
-            if rel.parts[:1] == ("replace",):
-                dirs[:] = []
-                continue
-            if len(rel.parts) > REFS_DEPTH:  # a chain of empty folders 1,200 deep raised RecursionError: unscored
-                raise GitError(f"the repository's refs are nested more than {REFS_DEPTH} folders deep")
-            dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
-            (view / "refs" / rel).mkdir(parents=True, exist_ok=True)
-            for name in files:
-                copied += 1
-                if copied > 10_000:
-                    raise GitError("the repository has more than 10,000 refs")
-                source = Path(folder) / name
-                if source.is_symlink() or not source.is_file():
-                    continue
-                _copy_regular(source, view / "refs" / rel / name, 4096)
+        _copy_refs(refs, view / "refs")
     if (view / "index").exists():
         _entries_only(view)
     return view
