@@ -35,28 +35,46 @@ class Remains:
 def take_remains(sandbox: Sandbox, backend: SandboxBackend, trial_dir: Path, transcript: Path | None) -> Remains:
     """The agent's files listed, its final tree recorded, the repository and the disk checked (in that order: a tree
     not recorded in time is said first, then a broken repository, then a full disk; but a full disk of the
-    machine's own, which the model filled, first of all: the sandbox is emptied before anything is written; and a
-    snapshot that runs out of room on a disk the model's tree took is its doing too)."""
+    machine's own, which the model filled, first of all: nothing is recorded; and a snapshot that runs out of room
+    on a disk the model's tree took is its doing too). In both of the model's out-of-room cases the sandbox is
+    emptied, once, here at the end: nothing in it is recorded or graded any more, and the record needs the room."""
     files = trial_files(trial_dir, transcript)  # listed before the snapshot's own files are written there
     full = backend.disk_full(sandbox.path)
     if full and not backend.disk_cap:  # the machine's own disk, filled by the model: room first, to record the trial
+        broken, emptied = full, True
+    else:
+        broken, emptied = _recorded(sandbox, backend, trial_dir, files, full)
+    if emptied:
         remove_tree(sandbox.path)
-        return Remains(files, full)
+    return Remains(files, broken)
+
+
+def _recorded(sandbox: Sandbox, backend: SandboxBackend, trial_dir: Path, files: dict[str, Path], full: str
+              ) -> tuple[str, bool]:
+    """The final tree recorded (its files added to `files`) and the repository checked: why nothing is left that a
+    grader could judge ('' when all is whole), and whether the sandbox is to be emptied (the snapshot ran out of
+    room on a disk the model's tree took: `backend.room_taken`, confine/shared_disk.py)."""
     try:
-        taken = bounded_snapshot(sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
-    except OSError as exc:  # out of room: the model's doing when its tree took the room (confine/shared_disk.py)
-        if out_of_room(exc) is None or not (why := room_taken_emptied(backend, sandbox.path)):
+        taken: dict[str, Path] | str | OSError = bounded_snapshot(
+            sandbox.path, sandbox.pristine_store, sandbox.pristine_commit, trial_dir)
+    except OSError as exc:
+        if out_of_room(exc) is None:
             raise
-        return Remains(files, f"{why}: recording it ran out of room ({exc}); the sandbox was emptied")
+        taken = exc
+    if isinstance(taken, dict):
+        files.update(taken)
+        return repository_damage(sandbox.path, sandbox.pristine_commit) or full or "", False
     if isinstance(taken, str):
-        return Remains(files, taken)
-    files.update(taken)
-    return Remains(files, repository_damage(sandbox.path, sandbox.pristine_commit) or full or "")
+        return taken, False
+    why = backend.room_taken(sandbox.path, 0)  # out of room: the model's doing when its tree took the room
+    if not why:
+        raise taken
+    return f"{why}: recording it ran out of room ({taken}); the sandbox was emptied", True
 
 
 def room_taken_emptied(backend: SandboxBackend, sandbox_path: Path, elsewhere: int = 0) -> str:
-    """The backend's `room_taken` ruling on a step that ran out of room; when it is the model's doing, its sandbox
-    emptied at once (nothing in it is recorded or graded any more, and the record needs the room)."""
+    """The backend's `room_taken` ruling on a grading step that ran out of room (grading/phase.py); when it is the
+    model's doing, its sandbox emptied at once (nothing in it is graded any more, and the record needs the room)."""
     taken = backend.room_taken(sandbox_path, elsewhere)
     if taken:
         remove_tree(sandbox_path)
