@@ -14,8 +14,8 @@ gradelib never read "what changed" from it:
   read from that store; only the ignore rules of the *pristine* commit (and a
   few tool caches) are honoured, through git's own matching (`ls-files
   --exclude-from`), never the sandbox's .gitignore files, excludes or index;
-- `final_diff` builds diff.patch from the store and a throw-away index, so
-  ignored and excluded files are in it too;
+- `final_diff` builds diff.patch from the store and a throw-away index
+  (`packs.pristine.ScratchIndex`), so ignored and excluded files are in it too;
 - `sandbox_git` runs the few checks that are about the model's own repository
   (HEAD's message, a clean tree) against a *view*: a fresh git folder holding
   copies of the sandbox's HEAD and refs, its index's entries (no stat data,
@@ -41,39 +41,19 @@ import tempfile
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
-from agentic_eval.packs.pristine import GIT_TIMEOUT_S, GitError, run_git, scratch_index
+from agentic_eval.packs.pristine import GIT_TIMEOUT_S, GitError, ScratchIndex, run_git
 
 
-class _Scratch:
-    """A throw-away index (the pristine tree) and object folder beside the read-only pristine store, for
-    git commands that look at the sandbox's work tree with the pristine rules only."""
-
-    def __init__(self, sandbox: Path, store: Path, commit: str, tmp: Path) -> None:
-        self.sandbox, self.store = sandbox, store
-        self.entries, self.excludes, self.env = scratch_index(store, commit, tmp)
-
-    def git(self, args: list[str], stdin: bytes | None = None) -> bytes:
-        return run_git(args, git_dir=self.store, work_tree=self.sandbox, extra_env=self.env, stdin=stdin)
-
-    def stage(self, paths: list[str]) -> None:
-        """Put the work tree's `paths` (new, changed or gone) into the scratch index. Give only paths that
-        `_unshowable` passes: git opens a regular file it is given, and blocks on a FIFO. A path that is gone,
-        or now a folder, or reached through a symlinked or replaced folder, leaves the index as deleted."""
-        present: list[str] = []
-        gone: list[str] = []
-        folders: dict[str, bool] = {}
-        for rel in paths:  # one pass: linear in the number of paths
-            (present if _reachable(self.sandbox, rel, folders) else gone).append(rel)
-        for args, listing in ((["--force-remove"], gone), (["--add", "--remove"], present)):
-            if listing:
-                data = b"".join(os.fsencode(rel) + b"\0" for rel in listing)
-                self.git(["update-index", *args, "-z", "--stdin"], stdin=data)
-
-    def untracked(self) -> list[str]:
-        """Files (and nested repositories, as `dir/`) not in the pristine tree and not ignored by its rules:
-        the sandbox's own .gitignore files, excludes and index are never read."""
-        out = self.git(["ls-files", "--others", "-z", f"--exclude-from={self.excludes}"])
-        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+def _stage(scratch: ScratchIndex, paths: list[str]) -> None:
+    """Put the work tree's `paths` (new, changed or gone) into the scratch index. Give only paths that
+    `_unshowable` passes: git opens a regular file it is given, and blocks on a FIFO. A path that is gone,
+    or now a folder, or reached through a symlinked or replaced folder, leaves the index as deleted."""
+    present: list[str] = []
+    gone: list[str] = []
+    folders: dict[str, bool] = {}
+    for rel in paths:  # one pass: linear in the number of paths
+        (present if _reachable(scratch.work_tree, rel, folders) else gone).append(rel)
+    scratch.update(present, gone)
 
 
 def _blob_id(data: bytes) -> str:
@@ -128,9 +108,9 @@ def _differs(sandbox: Path, rel: str, mode: str, oid: str, size: int) -> bool:
         return True
 
 
-def _changed(scratch: _Scratch) -> list[str]:
+def _changed(scratch: ScratchIndex) -> list[str]:
     changed = {rel for rel, (mode, oid, size) in scratch.entries.items()
-               if _differs(scratch.sandbox, rel, mode, oid, size)}
+               if _differs(scratch.work_tree, rel, mode, oid, size)}
     return sorted(changed | set(scratch.untracked()))
 
 
@@ -139,14 +119,14 @@ def changed_paths(sandbox: Path, store: Path, commit: str) -> list[str]:
     is gone, and every new file (new nested repositories as `dir/`), whatever the sandbox's history, index
     or ignore rules say. Only the pristine commit's .gitignore rules and tool caches hide a new file."""
     with tempfile.TemporaryDirectory(prefix="ae-scratch-") as tmp:
-        return _changed(_Scratch(sandbox, store, commit, Path(tmp)))
+        return _changed(ScratchIndex(store, commit, sandbox, Path(tmp)))
 
 
 def tree_files(sandbox: Path, store: Path, commit: str) -> list[str]:
     """The work tree's regular files: the pristine ones still there and every new one the pristine rules do
     not ignore (rules the agent added hide nothing)."""
     with tempfile.TemporaryDirectory(prefix="ae-scratch-") as tmp:
-        scratch = _Scratch(sandbox, store, commit, Path(tmp))
+        scratch = ScratchIndex(store, commit, sandbox, Path(tmp))
         found = {*scratch.entries, *scratch.untracked()}
     return sorted(p for p in found if _is_regular(sandbox, p))
 
@@ -291,13 +271,13 @@ DIFF_STAGE_LIMIT = 2 * DIFF_TOTAL_LIMIT
 DIFF_TOTAL_LIMIT anyway)."""
 
 
-def _showable(scratch: _Scratch, special: dict[str, str] | None = None
+def _showable(scratch: ScratchIndex, special: dict[str, str] | None = None
               ) -> tuple[list[str], dict[str, str]]:
     """The changed paths git can be given (at most DIFF_COUNT_LIMIT of them, and DIFF_STAGE_LIMIT bytes: the
     pristine files changed or gone first, then new ones in path order; the rest counted in a note), and {path:
     note} for those it cannot: nested repositories, special files, files the harness cannot read (each named,
     never opened); new special files found by a walk of the tree, since git does not list them."""
-    notes = dict(special) if special is not None else _special_notes(scratch.sandbox)
+    notes = dict(special) if special is not None else _special_notes(scratch.work_tree)
     changed = _changed(scratch)
     changed.sort(key=lambda rel: (rel not in scratch.entries, rel))
     shown: list[str] = []
@@ -311,12 +291,12 @@ def _showable(scratch: _Scratch, special: dict[str, str] | None = None
             break
         if rel.endswith("/") or ".git" in rel.split("/"):
             notes[rel] = f"# not shown, a nested git repository: {rel}"
-        elif why := _unshowable(scratch.sandbox, rel, folders):
+        elif why := _unshowable(scratch.work_tree, rel, folders):
             notes.setdefault(rel, f"# not shown, {why}: {rel}")
         else:
             shown.append(rel)
             try:
-                st = os.lstat(os.path.join(scratch.sandbox, rel))
+                st = os.lstat(os.path.join(scratch.work_tree, rel))
                 budget -= min(st.st_size, DIFF_FILE_LIMIT) if stat.S_ISREG(st.st_mode) else 0
             except OSError:
                 pass
@@ -341,7 +321,7 @@ def final_diff(sandbox: Path, store: Path, commit: str, special: dict[str, str] 
     repositories, FIFOs, sockets and devices anywhere in the tree, files and folders the harness cannot read;
     none of them keeps the other changes out of the patch. `special`: `special_notes` of a walk the caller made."""
     with tempfile.TemporaryDirectory(prefix="ae-diff-", dir=_scratch_parent()) as tmp:
-        scratch = _Scratch(sandbox, store, commit, Path(tmp))
+        scratch = ScratchIndex(store, commit, sandbox, Path(tmp))
         candidates, by_path = _showable(scratch, special)
         shown: list[str] = []
         for rel in candidates:
@@ -357,9 +337,8 @@ def final_diff(sandbox: Path, store: Path, commit: str, special: dict[str, str] 
                 shown.append(rel)
         patch = b""
         if shown:
-            scratch.stage(shown)
-            patch = scratch.git(["diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames",
-                                 commit, "--"])
+            _stage(scratch, shown)
+            patch = scratch.diff(["--binary", "--no-ext-diff", "--no-textconv"])
     notes = [by_path[rel] for rel in sorted(by_path)]
     if len(patch) > DIFF_TOTAL_LIMIT:
         notes.append(f"# cut: the patch is {len(patch)} bytes, the first {DIFF_TOTAL_LIMIT} are shown")
@@ -373,13 +352,13 @@ def diff_numstat(sandbox: Path, store: Path, commit: str) -> str:
     repositories, special files and files the harness cannot read left out), from the pristine store: the
     size of a change."""
     with tempfile.TemporaryDirectory(prefix="ae-diff-") as tmp:
-        scratch = _Scratch(sandbox, store, commit, Path(tmp))
+        scratch = ScratchIndex(store, commit, sandbox, Path(tmp))
         changed = [p for p in _changed(scratch)
                    if not p.endswith("/") and ".git" not in p.split("/") and _unshowable(sandbox, p) is None]
         if not changed:
             return ""
-        scratch.stage(changed)
-        return scratch.git(["diff", "--cached", "--numstat", "-z", "--no-renames", commit, "--"]).decode(
+        _stage(scratch, changed)
+        return scratch.diff(["--numstat", "-z"]).decode(
             "utf-8", "surrogateescape")
 
 

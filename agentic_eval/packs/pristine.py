@@ -4,7 +4,10 @@ Right after the harness commits a generated tree (packs/sandbox.py, packs/gitwri
 runs, `save_pristine` copies the commit's objects into a *pristine store*: a bare git folder beside the
 sandbox, outside it, which only the harness and the grader read. What the pristine commit holds (its files
 and its ignore rules) is read from there (`read_pristine`, cached per commit; `remember_pristine` when the
-harness wrote the commit itself), never from the sandbox's `.git`, which the model owns after the agent.
+harness wrote the commit itself), never from the sandbox's `.git`, which the model owns after the agent. A
+`ScratchIndex` is the pristine tree as a throw-away index over a work tree, beside the read-only store: git
+comparing the work tree with the pristine commit by its rules only (grading/gitsafe.py decides which of the work
+tree's paths git may be given).
 
 Every git process gets `git_env()`: an allow-listed environment with system and global config off, replace
 objects off, no prompts, no pager; `run_git` names its git folder explicitly. The harness's own commit must
@@ -207,20 +210,43 @@ def read_pristine(store: Path, commit: str) -> tuple[dict[str, tuple[str, str, i
     return value
 
 
-def scratch_index(store: Path, commit: str, tmp: Path) -> tuple[dict[str, tuple[str, str, int]], Path, dict[str, str]]:
-    """What a comparison of a work tree with the pristine commit needs, made in the empty folder `tmp`: the
-    commit's files ({path: (mode, blob id, size)}), an exclude file of its ignore rules, and the environment
-    (for `run_git` on the store) of a throw-away index of its tree, whose objects go to `tmp`, beside the
-    read-only store. The index starts as a copy of the store's (`PRISTINE_INDEX`), else as `git read-tree`."""
-    entries, rules = read_pristine(store, commit)
-    excludes = tmp / "excludes"
-    excludes.write_text(rules, encoding="utf-8")
-    (tmp / "objects").mkdir()
-    env = {"GIT_INDEX_FILE": str(tmp / "index"), "GIT_OBJECT_DIRECTORY": str(tmp / "objects"),
-           "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(store / "objects")}
-    index = store / PRISTINE_INDEX
-    if index.is_file():  # the harness's copy of the pristine index: no `git read-tree` needed
-        shutil.copyfile(index, tmp / "index", follow_symlinks=False)
-    else:
-        run_git(["read-tree", commit], git_dir=store, extra_env=env)
-    return entries, excludes, env
+class ScratchIndex:
+    """A throw-away index of the pristine commit's tree over the work tree `work_tree`, made in the empty folder
+    `tmp` (its objects go there too, beside the read-only store), with the commit's files and ignore rules: git
+    looking at the work tree with the pristine rules only, never the work tree's own .gitignore files, excludes
+    or index. The index starts as a copy of the store's (`PRISTINE_INDEX`), else as `git read-tree`."""
+
+    def __init__(self, store: Path, commit: str, work_tree: Path, tmp: Path) -> None:
+        self.store, self.commit, self.work_tree = store, commit, work_tree
+        self.entries, rules = read_pristine(store, commit)
+        """{path: (mode, blob id, size)} of the commit's files."""
+        self.excludes = tmp / "excludes"
+        self.excludes.write_text(rules, encoding="utf-8")
+        (tmp / "objects").mkdir()
+        self.env = {"GIT_INDEX_FILE": str(tmp / "index"), "GIT_OBJECT_DIRECTORY": str(tmp / "objects"),
+                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(store / "objects")}
+        index = store / PRISTINE_INDEX
+        if index.is_file():  # the harness's copy of the pristine index: no `git read-tree` needed
+            shutil.copyfile(index, tmp / "index", follow_symlinks=False)
+        else:
+            self.git(["read-tree", commit])
+
+    def git(self, args: list[str], stdin: bytes | None = None) -> bytes:
+        return run_git(args, git_dir=self.store, work_tree=self.work_tree, extra_env=self.env, stdin=stdin)
+
+    def untracked(self) -> list[str]:
+        """Files (and nested repositories, as `dir/`) not in the pristine tree and not ignored by its rules."""
+        out = self.git(["ls-files", "--others", "-z", f"--exclude-from={self.excludes}"])
+        return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+
+    def update(self, present: list[str], gone: list[str]) -> None:
+        """The work tree's `present` files put into the index as they are now, and `gone` taken out of it. The
+        caller vouches that each of `present` is a readable file or symlink: git opens a file it is given."""
+        for args, listing in ((["--force-remove"], gone), (["--add", "--remove"], present)):
+            if listing:
+                data = b"".join(os.fsencode(rel) + b"\0" for rel in listing)
+                self.git(["update-index", *args, "-z", "--stdin"], stdin=data)
+
+    def diff(self, options: list[str]) -> bytes:
+        """`git diff --cached` of the index against the pristine commit, no renames."""
+        return self.git(["diff", "--cached", *options, "--no-renames", self.commit, "--"])
