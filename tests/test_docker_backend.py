@@ -129,6 +129,33 @@ def test_hidden_folders_under_a_mount_are_covered(backend: object, tmp_path: Pat
     assert "task.py" in shown.stdout.split()
 
 
+def test_the_images_own_copies_of_a_realpy_project_are_hidden(backend: object, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A realpy task hides the copies of its project on this machine; a container sees the image's /usr, whose own
+    copies (Debian's python3-more-itertools, a module file) are found in the image by the project's own sources
+    (listed among the hidden paths, in realpy's cache) and seen empty. Before, borrow-a-copy passed
+    more-itertools-bounds under --sandbox docker by taking the fix from /usr/lib/python3/dist-packages."""
+    from agentic_eval.confine import docker_copies
+
+    sandbox = _sandbox(tmp_path)
+    dist = "/usr/lib/python3/dist-packages"
+    tree = tmp_path / "realpy" / "project-1.0" / "tree"  # the project's own sources: the image's, copied out
+    for rel in ("more_itertools/more.py", "typing_extensions.py"):
+        proc = run(backend, sandbox, f"cat {dist}/{rel}")
+        if proc.returncode != 0:
+            pytest.skip(f"this image has no {dist}/{rel}")
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(proc.stdout)
+    monkeypatch.setattr(docker_copies, "projects_cache", lambda: tmp_path / "realpy")
+    look = (f"ls -A {dist}/more_itertools | wc -l; wc -c < {dist}/typing_extensions.py; "
+            "python3 -c 'import more_itertools as m; print(m.__file__)'; touch /tmp/ok && echo writes")
+    hidden = (tree / "more_itertools", tree / "typing_extensions.py")
+    proc = run(backend, sandbox, look, spec=Spec(writable=(sandbox,), hidden=hidden))
+    assert proc.stdout.split() == ["0", "0", "None", "writes"], proc.stderr  # an empty namespace package
+    files, size, module, _ = run(backend, sandbox, look).stdout.split()  # a phase hiding none of it (the grader's)
+    assert (files != "0", size != "0", module) == (True, True, f"{dist}/more_itertools/__init__.py")
+
+
 def test_no_secret_value_on_any_command_line(backend: object, tmp_path: Path) -> None:
     sandbox = _sandbox(tmp_path)
     argv = backend.wrap(["true"], cwd=sandbox, spec=Spec(writable=(sandbox,)))  # type: ignore[attr-defined]

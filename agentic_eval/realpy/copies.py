@@ -106,8 +106,16 @@ def _archive_holds_copy(archive: Path, wanted: dict[str, set[str]]) -> bool:
 
 @cache
 def _scan(sources: tuple[Path, ...], roots: tuple[Path, ...], exclude: tuple[Path, ...]) -> tuple[str, ...]:
-    wanted = {source.name: _names(source) for source in sources if source.exists()}
+    return scan({source.name: _names(source) for source in sources if source.exists()}, roots, exclude)
+
+
+def scan(wanted: dict[str, set[str]], roots: tuple[Path, ...], exclude: tuple[Path, ...] = ()) -> tuple[str, ...]:
+    """The copies under `roots` (but not under `exclude`) of what `wanted` names: a source's name (a folder
+    `more_itertools`, a file `parse.py`) and the top-level names it defines (a source defining fewer than 4 is left
+    out: too little to tell a copy). Also run inside a docker image's own Python (confine/docker_copies.py)."""
     wanted = {name: defined for name, defined in wanted.items() if len(defined) >= 4}  # too little to tell a copy
+    if not wanted:
+        return ()
     found: set[str] = set()
     deadline = time.monotonic() + SCAN_S
     skip = tuple(str(p) for p in (*exclude, *map(Path, _SKIP)))
