@@ -10,7 +10,7 @@ What to look for comes from the hidden paths themselves: the realpy generator li
 realpy's cache of sdists, hidden from the model anyway) beside the copies, and what the host's scan looks for (a
 folder or file named like a source, `more_itertools` or `parse.py`, defining at least half of the top-level names
 it defines, or an archive holding one) is looked for in the image too: a short-lived container of the image (no
-network, read-only, the commands' user, agentic-eval's package mounted) runs realpy/copies.py's `scan` on the
+network, read-only, the commands' user, agentic-eval's package mounted) runs confine/copies.py's `scan` on the
 image's own Python over its whole filesystem. Once per image and project per process. Every container of a phase
 with those hidden paths then gets an empty tmpfs over each such folder and an empty read-only file over each such
 file (`ImageHidden`); a container that could not be told what to hide does not start.
@@ -33,14 +33,14 @@ if TYPE_CHECKING:
     from agentic_eval.confine.docker_engine import Engine
 
 SCAN_TIMEOUT_S = 120
-"""At most this long for the scanning container (the scan itself stops after realpy/copies.py's SCAN_S)."""
+"""At most this long for the scanning container (the scan itself stops after confine/copies.py's SCAN_S)."""
 _NOT_SCANNED = ("/proc", "/sys", "/dev", "/tmp", PACKAGE_MOUNT)
 """Folders of a container that hold no copy of the image's (the kernel's, the mounted package's)."""
 _SCRIPT = """\
 import json, os, sys
 from pathlib import Path
 sys.path.insert(0, {mount!r})
-from agentic_eval.realpy.copies import scan
+from agentic_eval.confine.copies import scan
 wanted = {{name: set(defined) for name, defined in json.loads(sys.argv[1]).items()}}
 print(json.dumps([[p, os.path.isdir(p)] for p in scan(wanted, (Path("/"),), tuple(map(Path, {skip!r})))]))
 """
@@ -79,13 +79,13 @@ def wanted_from(hidden: Sequence[Path]) -> dict[str, tuple[str, ...]]:
 
 @cache
 def _names_of_cached(path: str, mtime_ns: int) -> frozenset[str]:
-    from agentic_eval.realpy.copies import _names
+    from agentic_eval.confine.copies import _names
 
     return frozenset(_names(Path(path)))
 
 
 def _names_of(path: Path) -> frozenset[str]:
-    """realpy/copies.py's `_names` of a folder or file, once per path and change."""
+    """confine/copies.py's `_names` of a folder or file, once per path and change."""
     try:
         mtime = path.stat().st_mtime_ns
     except OSError:
