@@ -156,6 +156,26 @@ def test_the_images_own_copies_of_a_realpy_project_are_hidden(backend: object, t
     assert (files != "0", size != "0", module) == (True, True, f"{dist}/more_itertools/__init__.py")
 
 
+def test_what_covers_the_images_copies_and_what_they_are_found_by(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder under another copy is covered with it, as is a file in it; a wheel elsewhere gets its own empty file.
+    Only the projects' own sources (in realpy's cache) say what to look for: nothing for a task of another pack."""
+    from agentic_eval.confine import docker_copies
+
+    found = {"/a/more_itertools": True, "/a/more_itertools/x/more_itertools": True, "/a/more_itertools/w.whl": False,
+             "/b/setuptools-1.whl": False}
+    assert docker_copies.covering(found) == docker_copies.ImageHidden(("/a/more_itertools",), ("/b/setuptools-1.whl",))
+    monkeypatch.setattr(docker_copies, "projects_cache", lambda: tmp_path / "realpy")
+    source = tmp_path / "realpy" / "p-1" / "tree" / "parse.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("".join(f"def f{n}():\n    pass\n" for n in range(5)))
+    elsewhere = tmp_path / "pack" / "grade.py"  # a hidden task folder's file: the harness's, not a project's
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(source.read_text())
+    assert docker_copies.wanted_from([source, elsewhere]) == {"parse.py": tuple(f"f{n}" for n in range(5))}
+    assert docker_copies.wanted_from([elsewhere, elsewhere.parent]) == {}
+
+
 def test_no_secret_value_on_any_command_line(backend: object, tmp_path: Path) -> None:
     sandbox = _sandbox(tmp_path)
     argv = backend.wrap(["true"], cwd=sandbox, spec=Spec(writable=(sandbox,)))  # type: ignore[attr-defined]
