@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -654,7 +655,9 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert "size cap (48m)" in backend.disk_full(sandbox)
         backend.make_room(sandbox)  # before grading: room the model never had
         assert backend.disk_full(sandbox) == ""
-        assert run(backend, sandbox, "dd if=/dev/zero of=more bs=1M count=100 status=none").returncode == 0
+        # what the model leaves for the kept copy: a setuid program linked twice (it takes room once, as in the cap)
+        leave = "dd if=/dev/zero of=more bs=1M count=100 status=none && cp /bin/true t && chmod 6755 t && ln t t2"
+        assert run(backend, sandbox, leave).returncode == 0
         backend.close(sandbox)
         assert backend.room_taken(sandbox, 1 << 20) == ""  # not graded yet: running out of room is not in its copy
         with backend.grading_folder(sandbox) as folder:  # the model's code, graded, runs on a copy capped too
@@ -675,6 +678,8 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert backend.room_taken(sandbox, 0) == ""
         backend.release(sandbox, keep=True)
         assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
+        kept, link = (sandbox / "t").stat(), (sandbox / "t2").stat()  # copied as root: links kept, never setuid
+        assert kept.st_ino == link.st_ino and not kept.st_mode & (stat.S_ISUID | stat.S_ISGID), oct(kept.st_mode)
         assert backend.room_taken(sandbox, 300 << 20) == ""  # its grading forgotten with the trial
         other = tmp_path / "other"
         other.mkdir()
