@@ -177,6 +177,29 @@ def test_what_covers_the_images_copies_and_what_they_are_found_by(tmp_path: Path
     assert docker_copies.wanted_from([elsewhere, elsewhere.parent]) == {}
 
 
+def test_a_verifiers_artifacts_are_streamed_and_bounded() -> None:
+    """A fresh verifier gets the declared artifacts of the agent's container as a stream, never whole in memory,
+    and none past the limit (sparse files archive at their full size: 1 GiB of nothing in a declared folder took
+    2.1 GiB of the harness's memory and passed; now it is left out, 77 MiB, a scored fail)."""
+    from agentic_eval.confine.docker_env import copy_artifacts
+
+    class Client:
+        def __init__(self) -> None:
+            self.api, self.put = self, []
+
+        def get_archive(self, _container: str, path: str) -> tuple[Iterator[bytes], dict[str, Any]]:
+            return (b"x" * 100 for _ in range(3 if path == "/small" else 50)), {}  # the SDK's is a generator
+
+        def put_archive(self, _container: str, parent: str, data: Iterator[bytes]) -> None:
+            assert not isinstance(data, bytes)
+            self.put.append((parent, sum(map(len, data))))
+
+    client = Client()
+    missing = copy_artifacts(client, "a", "v", ["/small", "/srv/big", "/small"], limit=1000)
+    assert client.put == [("/", 300), ("/", 300)]  # the second /small fits in what the first left
+    assert len(missing) == 1 and missing[0].startswith("/srv/big: left out, over the 0 MiB"), missing
+
+
 def test_no_secret_value_on_any_command_line(backend: object, tmp_path: Path) -> None:
     sandbox = _sandbox(tmp_path)
     argv = backend.wrap(["true"], cwd=sandbox, spec=Spec(writable=(sandbox,)))  # type: ignore[attr-defined]
