@@ -679,7 +679,8 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         backend.make_room(sandbox)  # before grading: room the model never had
         assert backend.disk_full(sandbox) == ""
         # what the model leaves for the kept copy: a setuid program linked twice (it takes room once, as in the cap)
-        leave = "dd if=/dev/zero of=more bs=1M count=100 status=none && cp /bin/true t && chmod 6755 t && ln t t2"
+        leave = ("dd if=/dev/zero of=more bs=1M count=100 status=none && cp /bin/true t && chmod 6755 t && ln t t2 "
+                 "&& mkdir g && chmod 2777 g")
         assert run(backend, sandbox, leave).returncode == 0
         backend.close(sandbox)
         assert backend.room_taken(sandbox, 1 << 20) == ""  # not graded yet: running out of room is not in its copy
@@ -703,6 +704,7 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
         kept, link = (sandbox / "t").stat(), (sandbox / "t2").stat()  # copied as root: links kept, never setuid
         assert kept.st_ino == link.st_ino and not kept.st_mode & (stat.S_ISUID | stat.S_ISGID), oct(kept.st_mode)
+        assert not (sandbox / "g").stat().st_mode & stat.S_ISGID  # nor a setgid folder of root's group
         assert backend.room_taken(sandbox, 300 << 20) == ""  # its grading forgotten with the trial
         other = tmp_path / "other"
         other.mkdir()
