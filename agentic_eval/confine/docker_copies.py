@@ -98,9 +98,9 @@ _found: dict[tuple[str, str], ImageHidden] = {}
 
 
 def image_hidden(engine: Engine, hidden: Sequence[Path]) -> ImageHidden:
-    """The copies in `engine`'s image of the projects whose copies `hidden` lists (see the module's docstring);
-    empty when it lists none. AgenticEvalError when the image could not be looked through: a container that cannot
-    hide them must not start."""
+    """The copies in `engine`'s image of the projects whose own sources `hidden` lists (see the module's
+    docstring); empty when it lists none (any task but a realpy one). AgenticEvalError when the image could not be
+    looked through: a container that cannot hide them must not start."""
     wanted = wanted_from(hidden)
     if not wanted:
         return ImageHidden()
