@@ -516,9 +516,9 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         if ready is not None:
             missing = ready.missing(writable, readable, hidden, image)
             used = missing is not None and (not missing or self._copy_in(ready, missing))
-            with self._lock:
+            with self._lock:  # a realpy task's copies in the image are not known ahead: not warming's waste
                 self._warm_used += used
-                self._warm_wasted += not used
+                self._warm_wasted += not used and ready.image_hidden == image
             if used:
                 return self._begin(sandbox, ready)
             self._remove(ready)
