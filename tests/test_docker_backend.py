@@ -134,8 +134,9 @@ def test_the_images_own_copies_of_a_realpy_project_are_hidden(backend: object, t
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A realpy task hides the copies of its project on this machine; a container sees the image's /usr, whose own
     copies (Debian's python3-more-itertools, a module file) are found in the image by the project's own sources
-    (listed among the hidden paths, in realpy's cache) and seen empty. Before, borrow-a-copy passed
-    more-itertools-bounds under --sandbox docker by taking the fix from /usr/lib/python3/dist-packages."""
+    (listed among the hidden paths, in realpy's cache) and seen empty. Before, on docker, the image's more-itertools
+    8.10 was readable (an oracle for borrow-a-copy) and even shadowed the sandbox's own package while graded: validate
+    found the reference fix of all three more-itertools tasks failing."""
     from agentic_eval.confine import docker_copies
 
     sandbox = _sandbox(tmp_path)
