@@ -169,7 +169,9 @@ def copy_tree(source: Path, target: Path, skip_top: tuple[str, ...] = (), deadli
                 skipped.append(f"{short(rel)} ({_why(exc)})")
     for folder, mode in reversed(folders):
         try:
-            os.chmod(folder, mode | 0o700)  # the owner (the harness, or the uid it hands the tree to) keeps access
+            # the owner (the harness, or the uid it hands the tree to) keeps access; a folder made as root is never
+            # setgid either (files the next user makes in a kept sandbox would take root's group)
+            os.chmod(folder, (mode & ~(stat.S_ISUID | stat.S_ISGID)) | 0o700)
         except OSError:
             pass
     return skipped

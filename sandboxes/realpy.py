@@ -36,8 +36,10 @@ def generate(root: Path, seed: int, params: dict[str, Any]) -> dict[str, Any]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(files[rel])
     # Copies of the project elsewhere on this machine (a vendored more-itertools) would give the fix away: every
-    # confined command of the trial sees them empty (packs/sandbox.HIDDEN_PATHS, realpy/copies.py).
-    return {**copy.deepcopy(variables), "hidden_paths": copies_on_machine(tree, project.sources, (cache_dir(),))}
+    # confined command of the trial sees them empty (packs/sandbox.HIDDEN_PATHS, realpy/copies.py). The project's
+    # own sources (in realpy's cache, hidden anyway) come first: what a docker image's copies are looked for by.
+    own = [str(tree / source) for source in project.sources]
+    return {**copy.deepcopy(variables), "hidden_paths": [*own, *copies_on_machine(tree, project.sources, (cache_dir(),))]}
 
 
 @functools.lru_cache(maxsize=48)

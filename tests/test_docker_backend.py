@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -127,6 +128,77 @@ def test_hidden_folders_under_a_mount_are_covered(backend: object, tmp_path: Pat
     assert proc.stdout.split() == ["0", "0", modules, "refused"], proc.stderr
     shown = run(backend, sandbox, f"ls {hidden}")  # a phase that hides nothing (the grader's) sees it
     assert "task.py" in shown.stdout.split()
+
+
+def test_the_images_own_copies_of_a_realpy_project_are_hidden(backend: object, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A realpy task hides the copies of its project on this machine; a container sees the image's /usr, whose own
+    copies (Debian's python3-more-itertools, a module file) are found in the image by the project's own sources
+    (listed among the hidden paths, in realpy's cache) and seen empty. Before, on docker, the image's more-itertools
+    8.10 was readable (an oracle for borrow-a-copy) and even shadowed the sandbox's own package while graded: validate
+    found the reference fix of all three more-itertools tasks failing."""
+    from agentic_eval.confine import docker_copies
+
+    sandbox = _sandbox(tmp_path)
+    dist = "/usr/lib/python3/dist-packages"
+    tree = tmp_path / "realpy" / "project-1.0" / "tree"  # the project's own sources: the image's, copied out
+    for rel in ("more_itertools/more.py", "typing_extensions.py"):
+        proc = run(backend, sandbox, f"cat {dist}/{rel}")
+        if proc.returncode != 0:
+            pytest.skip(f"this image has no {dist}/{rel}")
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(proc.stdout)
+    monkeypatch.setattr(docker_copies, "projects_cache", lambda: tmp_path / "realpy")
+    look = (f"ls -A {dist}/more_itertools | wc -l; wc -c < {dist}/typing_extensions.py; "
+            "python3 -c 'import more_itertools as m; print(m.__file__)'; touch /tmp/ok && echo writes")
+    hidden = (tree / "more_itertools", tree / "typing_extensions.py")
+    proc = run(backend, sandbox, look, spec=Spec(writable=(sandbox,), hidden=hidden))
+    assert proc.stdout.split() == ["0", "0", "None", "writes"], proc.stderr  # an empty namespace package
+    files, size, module, _ = run(backend, sandbox, look).stdout.split()  # a phase hiding none of it (the grader's)
+    assert (files != "0", size != "0", module) == (True, True, f"{dist}/more_itertools/__init__.py")
+
+
+def test_what_covers_the_images_copies_and_what_they_are_found_by(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder under another copy is covered with it, as is a file in it; a wheel elsewhere gets its own empty file.
+    Only the projects' own sources (in realpy's cache) say what to look for: nothing for a task of another pack."""
+    from agentic_eval.confine import docker_copies
+
+    found = {"/a/more_itertools": True, "/a/more_itertools/x/more_itertools": True, "/a/more_itertools/w.whl": False,
+             "/b/setuptools-1.whl": False}
+    assert docker_copies.covering(found) == docker_copies.ImageHidden(("/a/more_itertools",), ("/b/setuptools-1.whl",))
+    monkeypatch.setattr(docker_copies, "projects_cache", lambda: tmp_path / "realpy")
+    source = tmp_path / "realpy" / "p-1" / "tree" / "parse.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("".join(f"def f{n}():\n    pass\n" for n in range(5)))
+    elsewhere = tmp_path / "pack" / "grade.py"  # a hidden task folder's file: the harness's, not a project's
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(source.read_text())
+    assert docker_copies.wanted_from([source, elsewhere]) == {"parse.py": tuple(f"f{n}" for n in range(5))}
+    assert docker_copies.wanted_from([elsewhere, elsewhere.parent]) == {}
+
+
+def test_a_verifiers_artifacts_are_streamed_and_bounded() -> None:
+    """A fresh verifier gets the declared artifacts of the agent's container as a stream, never whole in memory,
+    and none past the limit (sparse files archive at their full size: 1 GiB of nothing in a declared folder took
+    2.1 GiB of the harness's memory and passed; now it is left out, 77 MiB, a scored fail)."""
+    from agentic_eval.confine.docker_env import copy_artifacts
+
+    class Client:
+        def __init__(self) -> None:
+            self.api, self.put = self, []
+
+        def get_archive(self, _container: str, path: str) -> tuple[Iterator[bytes], dict[str, Any]]:
+            return (b"x" * 100 for _ in range(3 if path == "/small" else 50)), {}  # the SDK's is a generator
+
+        def put_archive(self, _container: str, parent: str, data: Iterator[bytes]) -> None:
+            assert not isinstance(data, bytes)
+            self.put.append((parent, sum(map(len, data))))
+
+    client = Client()
+    missing = copy_artifacts(client, "a", "v", ["/small", "/srv/big", "/small"], limit=1000)
+    assert client.put == [("/", 300), ("/", 300)]  # the second /small fits in what the first left
+    assert len(missing) == 1 and missing[0].startswith("/srv/big: left out, over the 0 MiB"), missing
 
 
 def test_no_secret_value_on_any_command_line(backend: object, tmp_path: Path) -> None:
@@ -607,7 +679,10 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert "size cap (48m)" in backend.disk_full(sandbox)
         backend.make_room(sandbox)  # before grading: room the model never had
         assert backend.disk_full(sandbox) == ""
-        assert run(backend, sandbox, "dd if=/dev/zero of=more bs=1M count=100 status=none").returncode == 0
+        # what the model leaves for the kept copy: a setuid program linked twice (it takes room once, as in the cap)
+        leave = ("dd if=/dev/zero of=more bs=1M count=100 status=none && cp /bin/true t && chmod 6755 t && ln t t2 "
+                 "&& mkdir g && chmod 2777 g")
+        assert run(backend, sandbox, leave).returncode == 0
         backend.close(sandbox)
         assert backend.room_taken(sandbox, 1 << 20) == ""  # not graded yet: running out of room is not in its copy
         with backend.grading_folder(sandbox) as folder:  # the model's code, graded, runs on a copy capped too
@@ -624,10 +699,14 @@ def test_the_work_dir_is_capped_and_a_full_one_is_reported(engine: str, tmp_path
         assert not os.path.ismount(folder)
         # the code host running out of room in that copy (a count of what the model's tree and code held there) is
         # the model's doing: nothing else fills it; the harness's own files elsewhere (no count) are not
-        assert "the model's code filled its grading folder" in backend.room_taken(sandbox, 300 << 20)
+        taken = backend.room_taken(sandbox, 300 << 20)
+        assert "the model's code filled its grading folder (its room or its files)" in taken
         assert backend.room_taken(sandbox, 0) == ""
         backend.release(sandbox, keep=True)
         assert not os.path.ismount(sandbox) and (sandbox / "a.txt").read_text() == "hello\n"
+        kept, link = (sandbox / "t").stat(), (sandbox / "t2").stat()  # copied as root: links kept, never setuid
+        assert kept.st_ino == link.st_ino and not kept.st_mode & (stat.S_ISUID | stat.S_ISGID), oct(kept.st_mode)
+        assert not (sandbox / "g").stat().st_mode & stat.S_ISGID  # nor a setgid folder of root's group
         assert backend.room_taken(sandbox, 300 << 20) == ""  # its grading forgotten with the trial
         other = tmp_path / "other"
         other.mkdir()
@@ -714,7 +793,7 @@ def test_a_model_whose_code_fills_its_grading_copy_fails_scored(docker_env: str,
                              "--agent-opt", "max_retries=0")
     (trial,) = data["trials"]
     assert (trial["outcome"], trial["fault"]) == ("fail", "model"), trial  # before: a fail said "timed out after 60s"
-    assert "the model's code filled its grading folder" in trial["detail"], trial
+    assert "the model's code filled its grading folder (its room or its files)" in trial["detail"], trial
     assert "could not be placed: [Errno 28] No space left on device" in trial["detail"], trial
 
 

@@ -147,6 +147,8 @@ def test_generator_plants_a_bug_its_hidden_tests_catch(realpy_cache: Path, tmp_p
     assert mutated != v["original_source"] and v["kind"] in ("compare", "boolop")
     assert 1 <= len(v["require"]) <= 5
     assert v["mutated_file"] not in v["report"] and "```" not in v["report"]
+    # the project's own source first among the hidden paths: what a docker image's copies are found by
+    assert v["hidden_paths"][0] == str(realpy_cache / "realpy" / "parse-1.20.2" / "tree" / "parse.py")
     for select in v["hidden_select"]:  # the catching tests are not in the repo the model sees
         name = select.split("::")[-1]
         visible = repo / Path(select.split("::")[0]).parent / Path(select.split("::")[0]).name.removeprefix("hidden_")

@@ -11,6 +11,8 @@
     docker_engine Its engines, a phase's container, the containers' limits, and the sweep of dead runs' containers.
     docker_disk   Its disk caps: a sandbox on a size-capped tmpfs, grading's extra room, the tree handed back.
     docker_grading  Its grading folders (the sealed grader's code host) and the processes a code host leaves.
+    docker_copies Its image's own copies of a realpy project, found in the image and hidden like the host's.
+    copies        What counts as a copy of a project's sources (folders, files, archives), and the scan for them.
     docker_tasks  Its bridge to environment tasks: images built, the environment started, the verifier run.
     docker_image  The docker sandbox image, built from Debian's packages, tagged by recipe hash.
     docker_exec   A command run in a sandbox container (a helper process).

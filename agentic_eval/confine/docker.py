@@ -96,6 +96,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator, model_validator
 
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
+from agentic_eval.confine.docker_copies import ImageHidden, image_hidden
 from agentic_eval.confine.docker_disk import DiskCaps
 from agentic_eval.confine.docker_engine import (
     _EXEC_HELPER,
@@ -121,6 +122,7 @@ from agentic_eval.confine.docker_image import (
     recipe,
 )
 from agentic_eval.confine.docker_tasks import EnvironmentTasks
+from agentic_eval.confine.host import _empty_file
 from agentic_eval.confine.options import BackendOptions
 from agentic_eval.errors import AgenticEvalError
 
@@ -498,9 +500,10 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         """The container that runs a command of the phase keyed by `key` (its first writable path, else its cwd):
         the current one if it serves these mounts, else a new one once the current one is killed."""
         sandbox = str(key)
+        image = self._image_hidden(hidden)  # before the lock: the first look through the image takes a second
         with self._lock:
             current = self._phases.get(sandbox)
-            if current is not None and current.covers(writable, readable, hidden):
+            if current is not None and current.covers(writable, readable, hidden, image):
                 return current
             self._phases.pop(sandbox, None)
             # a warm container serves only a phase's start: mid-phase it may be the grader's, which mounts the
@@ -511,16 +514,23 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         self._ended(sandbox)  # and a grader's ended off the trial's path, too
         ready = self._claim(warm)
         if ready is not None:
-            missing = ready.missing(writable, readable, hidden)
+            missing = ready.missing(writable, readable, hidden, image)
             used = missing is not None and (not missing or self._copy_in(ready, missing))
-            with self._lock:
+            with self._lock:  # a realpy task's copies in the image are not known ahead: not warming's waste
                 self._warm_used += used
-                self._warm_wasted += not used
+                self._warm_wasted += not used and ready.image_hidden == image
             if used:
                 return self._begin(sandbox, ready)
             self._remove(ready)
-        phase = self._start_phase(key, writable, readable, current.engine if current is not None else None, hidden)
+        phase = self._start_phase(key, writable, readable, current.engine if current is not None else None, hidden,
+                                  image)
         return self._begin(sandbox, phase)
+
+    def _image_hidden(self, hidden: Sequence[Path]) -> ImageHidden:
+        """The copies in the image of the realpy project whose copies `hidden` lists (confine/docker_copies.py;
+        every engine runs the same image), found once per project; none for any other task."""
+        live = [e for e in self.engines if not e.lost]
+        return image_hidden(live[0], hidden) if hidden and live else ImageHidden()
 
     def _begin(self, sandbox: str, phase: _Phase) -> _Phase:
         """Make `phase` the sandbox's current one; after a trial's first, start its grader's container."""
@@ -607,7 +617,7 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
             return None
 
     def _start_phase(self, key: Path, writable: list[Path], readable: list[Path], previous: Engine | None,
-                     hidden: Sequence[Path] = ()) -> _Phase:
+                     hidden: Sequence[Path] = (), image: ImageHidden | None = None) -> _Phase:
         """A started container for a phase: on the previous phase's engine while it lives, else the freest."""
         sandbox = str(key)
         for path in writable:
@@ -616,7 +626,7 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
             engine = previous if previous is not None and not previous.lost else self._pick()
             engine.running += 1
         try:
-            container, mounted = self._start(engine, writable, readable, sandbox, hidden)
+            container, mounted = self._start(engine, writable, readable, sandbox, hidden, image or ImageHidden())
         except Exception as exc:  # noqa: BLE001 - whatever the engine did, the trial gets the cause
             import docker
 
@@ -629,10 +639,11 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
                 if not refused:
                     engine.lost = why
             raise AgenticEvalError(f"Docker engine {engine.name} could not start a container: {why}") from None
-        return _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted, _under_any(hidden, mounted))
+        return _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted, _under_any(hidden, mounted),
+                      image or ImageHidden())
 
-    def _start(self, engine: Engine, writable: list[Path], readable: list[Path],
-               sandbox: str, hidden: Sequence[Path] = ()) -> tuple[Any, tuple[str, ...]]:
+    def _start(self, engine: Engine, writable: list[Path], readable: list[Path], sandbox: str,
+               hidden: Sequence[Path] = (), image: ImageHidden | None = None) -> tuple[Any, tuple[str, ...]]:
         package = str(_package_dir())
         # agentic-eval's package at the place the image's .pth names and at its own path (the file tools run
         # a script from it); the host's Node.js (Node 20; Debian's image has 18) for the node pack's graders.
@@ -654,6 +665,9 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         tmpfs = {"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}
         for target in _covered(hidden, [(src, v["bind"]) for src, v in volumes.items()] + [(package, package)]):
             tmpfs[target] = "rw,noexec,nosuid,nodev,size=64k"  # empty, root-owned: uid 65534 cannot write
+        if image:  # the image's own copies of a realpy project: folders seen empty, files (wheels, parse.py) empty
+            tmpfs.update({folder: "ro,noexec,nosuid,nodev,size=64k" for folder in image.folders})
+            binds += [f"{_empty_file()}:{file}:ro" for file in image.files]
         api = engine.client.api  # create and start: one API call each (the SDK's run() inspects it too)
         host_config = api.create_host_config(
             init=True, network_mode="none", read_only=True,

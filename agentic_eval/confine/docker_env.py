@@ -435,23 +435,37 @@ VERIFIER_CONTAINERS = ("fresh", "agent")
 (and the task's `verifier_artifacts`) copied in, as Harbor's separate-verifier mode does (the default); `agent`,
 a snapshot of the agent's own container, for a task that must see what the agent did outside its working
 directory (a pass there with changed programs is `tampered`, not a pass)."""
-def copy_artifacts(client: Any, source_id: str, target_id: str, paths: Sequence[str]) -> list[str]:
+ARTIFACTS_LIMIT = 1 << 30
+"""At most this many bytes of the agent's container, as the engine archives them, are copied into a fresh
+verifier's (all of a trial's artifacts together): a sparse file counts at its full size, which it takes once
+copied. More is the model's doing (a declared folder holding 1 GiB of nothing, taking no room, was held in the
+harness's memory twice over and written out in full: 10 GiB of it would have ended the run), and what would pass
+the limit is left out: the verifier judges its absence, a scored fail, and the record names why."""
+
+
+def copy_artifacts(client: Any, source_id: str, target_id: str, paths: Sequence[str],
+                   limit: int = ARTIFACTS_LIMIT) -> list[str]:
     """Copy `paths` (absolute) of the agent's stopped container into the verifier's created one, at the same
-    places (the task's `verifier_artifacts`); returns one line per path that could not be copied (none there:
-    the model's doing, the verifier judges its absence)."""
+    places (the task's `verifier_artifacts`), streamed (never whole in memory); returns one line per path that
+    could not be copied (none there, or past `limit` bytes with those before it: the model's doing, the verifier
+    judges its absence)."""
     import docker
 
     missing: list[str] = []
     for path in paths:
         try:
-            stream, _ = client.api.get_archive(source_id, path)
-            data = b"".join(stream)
+            size = _archive_size(client, source_id, path, limit)
         except docker.errors.NotFound:
             missing.append(f"{path}: not in the agent's container")
             continue
+        if size is None:
+            missing.append(f"{path}: left out, over the {limit >> 20} MiB the artifacts may take as copied (sparse "
+                           "files at their full size)")
+            continue
+        limit -= size
         parent = posixpath.dirname(path.rstrip("/")) or "/"
-        try:
-            client.api.put_archive(target_id, parent, data)
+        try:  # the container is stopped: the second archive of the path is the first's
+            client.api.put_archive(target_id, parent, client.api.get_archive(source_id, path)[0])
         except docker.errors.APIError as exc:  # its parent folder is not in the image: made first
             if "no such file" not in str(exc).lower() and "not found" not in str(exc).lower():
                 raise
@@ -464,5 +478,20 @@ def copy_artifacts(client: Any, source_id: str, target_id: str, paths: Sequence[
                     info.type, info.mode = tarfile.DIRTYPE, 0o755
                     tar.addfile(info)
             client.api.put_archive(target_id, "/", folders.getvalue())
-            client.api.put_archive(target_id, parent, data)
+            client.api.put_archive(target_id, parent, client.api.get_archive(source_id, path)[0])
     return missing
+
+
+def _archive_size(client: Any, source_id: str, path: str, limit: int) -> int | None:
+    """The size of the engine's archive of `path`, read and dropped; None once it is over `limit` (what is left
+    is not read)."""
+    stream, _ = client.api.get_archive(source_id, path)
+    total = 0
+    try:
+        for chunk in stream:
+            total += len(chunk)
+            if total > limit:
+                return None
+    finally:
+        stream.close()
+    return total

@@ -104,8 +104,9 @@ class GradingFolders:
             return ""
         if room < cap - GRADING_ROOM // 2:
             return ""
-        return (f"the model's code filled its grading folder, a copy of its tree capped at {room >> 20} MiB (its "
-                f"work dir's cap and {GRADING_ROOM >> 20} MiB it never had), which nothing else fills")
+        return (f"the model's code filled its grading folder (its room or its files), a copy of its tree capped at "
+                f"{room >> 20} MiB and a file per 4 KiB (its work dir's cap and {GRADING_ROOM >> 20} MiB it never "
+                "had), which nothing else fills")
 
     def _new_grading_folder(self, sandbox: str) -> Path:
         """A grading folder, marked with its owner (the next run unmounts and removes it if this one is killed):

@@ -12,32 +12,16 @@ a zip, an egg, a tarball) that holds such a folder or file: Python reads and imp
 and a setuptools wheel bundled for ensurepip or virtualenv vendors more-itertools. The realpy generator
 puts them in the sandbox's `hidden_paths` variable; every confined command of the trial (the agent's, the
 grader's, the model's code while it is graded) then sees them empty. One scan per project per process, bounded in
-time (what was found by then).
+time (what was found by then). What counts as a copy, and the scan, are confine/copies.py's (a docker image is
+looked through with them too: confine/docker_copies.py).
 """
 
 from __future__ import annotations
 
-import ast
-import os
-import tarfile
-import time
-import zipfile
 from functools import cache
 from pathlib import Path
 
-SCAN_S = 30.0
-"""At most this long to look through the roots for one project."""
-SAME_SHARE = 0.5
-"""A candidate that defines at least this share of the project's top-level names is a copy."""
-_SKIP = ("/usr/include", "/usr/src")
-"""Under the roots but holding no importable Python worth the time (headers, kernel sources). /usr/share is looked
-through: it holds Debian's wheels (/usr/share/python-wheels)."""
-ARCHIVES = (".whl", ".zip", ".egg", ".pyz", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
-"""Archives looked into (by how their name ends): Python imports the zip kinds as they are, any can be unpacked."""
-ARCHIVE_LIMIT = 64 << 20
-"""A larger archive is not opened (none of the project's copies is near that size)."""
-MEMBER_LIMIT = 2 << 20
-"""A larger Python file inside an archive is not read."""
+from agentic_eval.confine.copies import _names, scan
 
 
 def readable_roots() -> tuple[Path, ...]:
@@ -48,82 +32,9 @@ def readable_roots() -> tuple[Path, ...]:
     return tuple(sorted({Path("/usr"), *python_roots()}))
 
 
-def _defined(source: bytes) -> set[str]:
-    """The top-level function and class names a Python file's text defines."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return set()
-    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-
-
-def _names(path: Path) -> set[str]:
-    """The top-level function and class names the Python files at `path` (a file or a folder) define."""
-    files = [path] if path.is_file() else sorted(path.rglob("*.py"))[:200]
-    names: set[str] = set()
-    for file in files:
-        try:
-            names |= _defined(file.read_bytes())
-        except OSError:
-            continue
-    return names
-
-
-def _members(archive: Path) -> list[tuple[str, bytes]]:
-    """(path, text) of the Python files in a zip-kind or tar archive, at most 2,000 of them, each read only when
-    small; [] for what is not such an archive, is too large or cannot be read."""
-    try:
-        if archive.stat().st_size > ARCHIVE_LIMIT:
-            return []
-        if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as zipped:
-                infos = [i for i in zipped.infolist() if i.filename.endswith(".py") and i.file_size <= MEMBER_LIMIT]
-                return [(i.filename, zipped.read(i)) for i in infos[:2000]]
-        with tarfile.open(archive) as tarred:
-            out: list[tuple[str, bytes]] = []
-            for member in tarred:
-                if len(out) >= 2000:
-                    break
-                if member.isfile() and member.name.endswith(".py") and member.size <= MEMBER_LIMIT:
-                    handle = tarred.extractfile(member)
-                    if handle is not None:
-                        out.append((member.name, handle.read()))
-            return out
-    except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError, ValueError, RuntimeError):
-        return []
-
-
-def _archive_holds_copy(archive: Path, wanted: dict[str, set[str]]) -> bool:
-    """Whether the archive holds a folder or file named like one of the project's sources whose Python files
-    define at least SAME_SHARE of what that source defines."""
-    found: dict[str, set[str]] = {}
-    for name, text in _members(archive):
-        parts = name.split("/")
-        for source in {*parts[:-1], parts[-1]} & wanted.keys():
-            found.setdefault(source, set()).update(_defined(text))
-    return any(len(names & wanted[source]) >= SAME_SHARE * len(wanted[source]) for source, names in found.items())
-
-
 @cache
 def _scan(sources: tuple[Path, ...], roots: tuple[Path, ...], exclude: tuple[Path, ...]) -> tuple[str, ...]:
-    wanted = {source.name: _names(source) for source in sources if source.exists()}
-    wanted = {name: defined for name, defined in wanted.items() if len(defined) >= 4}  # too little to tell a copy
-    found: set[str] = set()
-    deadline = time.monotonic() + SCAN_S
-    skip = tuple(str(p) for p in (*exclude, *map(Path, _SKIP)))
-    for root in roots:
-        for folder, dirs, files in os.walk(root):
-            if time.monotonic() > deadline:
-                return tuple(sorted(found))
-            dirs[:] = [d for d in dirs if not os.path.join(folder, d).startswith(skip)]
-            for name in (set(dirs) | set(files)) & wanted.keys():
-                candidate = Path(folder, name)
-                if len(_names(candidate) & wanted[name]) >= SAME_SHARE * len(wanted[name]):
-                    found.add(str(candidate))
-            for name in files:
-                if name.endswith(ARCHIVES) and _archive_holds_copy(Path(folder, name), wanted):
-                    found.add(os.path.join(folder, name))
-    return tuple(sorted(found))
+    return scan({source.name: _names(source) for source in sources if source.exists()}, roots, exclude)
 
 
 def copies_on_machine(tree: Path, sources: tuple[str, ...], exclude: tuple[Path, ...] = (),
