@@ -10,6 +10,7 @@ texts (or of their ASTs) nor a search for a mutation's known text can tell them 
 
     import disguise
     text = disguise.disguised("src/app/money.py", text)   # any other suffix: returned as it was
+    texts = disguise.disguised_all([(path, reference), (path, mutant), ...])   # a grade's texts, in one go
 
 The moves, each made at random places with random values (all behaviour-preserving):
 - local variables of a function renamed (not its parameters: callers may name them);
@@ -48,7 +49,7 @@ import secrets
 import shutil
 import string
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 PYTHON_SUFFIXES = (".py",)
@@ -64,31 +65,57 @@ _DYNAMIC = frozenset({"locals", "vars", "eval", "exec", "dir", "globals"})
 
 def disguised(path: str, text: str, rng: random.Random | None = None) -> str:
     """`text` rewritten at random keeping its behaviour when `path` is a Python module, else `text` itself."""
-    if path.endswith(NODE_SUFFIXES):
-        return disguise_node(text, rng)
-    if not path.endswith(PYTHON_SUFFIXES):
-        return text
-    return disguise_python(text, rng)
+    return disguised_all([(path, text)], rng)[0]
+
+
+def disguised_all(items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> list[str]:
+    """`disguised(path, text)` of each (path, text) of `items`, in order, each with fresh randomness of its own and
+    checked on its own: the JavaScript texts all in one Node process (its start costs more than a text)."""
+    rng = rng or secrets.SystemRandom()
+    made = [text if not path.endswith(PYTHON_SUFFIXES) else disguise_python(text, rng) for path, text in items]
+    node = [at for at, (path, _) in enumerate(items) if path.endswith(NODE_SUFFIXES)]
+    for at, text in zip(node, disguise_node_all([items[at][1] for at in node], rng), strict=True):
+        made[at] = text
+    return made
 
 
 def disguise_node(text: str, rng: random.Random | None = None) -> str:
     """A random behaviour-preserving rewrite of the JavaScript module `text` (disguise.js, by Node's own parser). Where
     this Node has no parser to lend (its internals moved), `text` itself, with a line on stdout that says so."""
+    return disguise_node_all([text], rng)[0]
+
+
+def disguise_node_all(texts: Sequence[str], rng: random.Random | None = None) -> list[str]:
+    """`disguise_node` of each of `texts`, all in one Node process, each with a seed of its own (fresh randomness
+    unless `rng` is given) and each checked apart. Where this Node lends no parser, the texts themselves, with one
+    line on stdout that says so."""
+    if not texts:
+        return []
     rng = rng or secrets.SystemRandom()
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("no node on PATH to disguise a JavaScript module with")
+    batch = [{"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]} for text in texts]
     proc = subprocess.run([node, "--expose-internals", str(NODE_SCRIPT)], capture_output=True, text=True,
-                          input=json.dumps({"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]}),
-                          timeout=NODE_TIMEOUT_S, check=False)
-    if proc.returncode == 0:
-        return proc.stdout
-    if "Cannot find module" in proc.stderr:
+                          input=json.dumps({"texts": batch}), timeout=NODE_TIMEOUT_S, check=False)
+    if proc.returncode != 0 and "Cannot find module" in proc.stderr:
         print("· the JavaScript module is not disguised: this Node lends no parser (only the stamp line)", flush=True)
-        return text
-    if proc.returncode == 2:
-        raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: {proc.stderr[:300]}")
-    raise RuntimeError(f"disguising a JavaScript module failed (exit {proc.returncode}): {proc.stderr[-300:]}")
+        return list(texts)
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) != len(texts):
+        raise RuntimeError(f"disguising JavaScript modules failed (exit {proc.returncode}, {len(lines)} of "
+                           f"{len(texts)} texts): {proc.stderr[-300:]}")
+    made: list[str] = []
+    for line in lines:
+        answer = json.loads(line)
+        if "text" in answer:
+            made.append(str(answer["text"]))
+        elif answer.get("error") == "parse":
+            raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: "
+                               f"{str(answer.get('message'))[:300]}")
+        else:
+            raise RuntimeError(f"disguising a JavaScript module failed: {str(answer.get('message'))[-300:]}")
+    return made
 
 
 def disguise_python(text: str, rng: random.Random | None = None) -> str:

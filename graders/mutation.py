@@ -107,17 +107,26 @@ def stamped(path: str, text: str) -> str:
     of the reference and the rewrite (a hash of the module) fails on both, whatever it knows of our source. A Python
     or JavaScript module is first rewritten at random keeping its behaviour (graders/disguise.py), so that one that
     strips the comments, or looks for a mutation's known text, fails too."""
+    return stamped_all(path, [text])[0]
+
+
+def stamped_all(path: str, texts: Sequence[str]) -> list[str]:
+    """`stamped(path, text)` of each of `texts`, in order, each disguised and stamped with randomness of its own; the
+    JavaScript ones disguised in one Node process (graders/disguise.py's `disguised_all`)."""
     import secrets
 
     import disguise
 
-    text = disguise.disguised(path, text)
     mark = "//" if path.endswith((".js", ".mjs", ".cjs", ".ts")) else "#"
-    line = f"{mark} {secrets.token_hex(8)}\n"
-    if text.startswith("#!"):
-        head, _, rest = text.partition("\n")
-        return f"{head}\n{line}{rest}"
-    return line + text
+    made = []
+    for text in disguise.disguised_all([(path, text) for text in texts]):
+        line = f"{mark} {secrets.token_hex(8)}\n"
+        if text.startswith("#!"):
+            head, _, rest = text.partition("\n")
+            made.append(f"{head}\n{line}{rest}")
+        else:
+            made.append(line + text)
+    return made
 
 
 def pytest_command(g: Any, tests: Sequence[str], *, pythonpath: Sequence[str] = ("src",)
@@ -173,7 +182,8 @@ def tests_catch_mutants(g: Any, argv: Sequence[str], path: str, reference: str, 
         made.append(g.check(label, passed is must_pass, why))
         return not made[-1]
 
-    gradelib.runs_apart([dict(argv=[str(a) for a in argv], files={**(files or {}), path: stamped(path, text)},
+    texts = stamped_all(path, [text for _, text, _ in checks])  # every text disguised afresh, in one go
+    gradelib.runs_apart([dict(argv=[str(a) for a in argv], files={**(files or {}), path: text},
                               timeout=timeout, pythonpath=list(pythonpath), env=dict(env or {}))
-                         for _, text, _ in checks], stop=judged, sandbox=g.sandbox)
+                         for text in texts], stop=judged, sandbox=g.sandbox)
     return len(made) == len(checks) and all(made)
