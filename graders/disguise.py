@@ -49,6 +49,8 @@ import secrets
 import shutil
 import string
 import subprocess
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -71,51 +73,119 @@ def disguised(path: str, text: str, rng: random.Random | None = None) -> str:
 def disguised_all(items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> list[str]:
     """`disguised(path, text)` of each (path, text) of `items`, in order, each with fresh randomness of its own and
     checked on its own: the JavaScript texts all in one Node process (its start costs more than a text)."""
-    rng = rng or secrets.SystemRandom()
-    made = [text if not path.endswith(PYTHON_SUFFIXES) else disguise_python(text, rng) for path, text in items]
-    node = [at for at, (path, _) in enumerate(items) if path.endswith(NODE_SUFFIXES)]
-    for at, text in zip(node, disguise_node_all([items[at][1] for at in node], rng), strict=True):
-        made[at] = text
-    return made
+    made = Disguising(items, rng)
+    try:
+        return [made.get(at) for at in range(len(made))]
+    finally:
+        made.close()
+
+
+class Disguising:
+    """The disguises of `items` ((path, text) pairs, as `disguised_all`), made in the background: the JavaScript
+    texts in one Node process started here, which writes each as soon as it is made, so that the first runs can
+    start while the later texts are disguised. `get(at)` waits for one (RuntimeError as `disguised` raises it);
+    `close()` ends the process if it still runs."""
+
+    def __init__(self, items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> None:
+        rng = rng or secrets.SystemRandom()
+        self._made: dict[int, str] = {}
+        node = [at for at, (path, _) in enumerate(items) if path.endswith(NODE_SUFFIXES)]
+        self._node_at = {at: place for place, at in enumerate(node)}
+        self._node = _NodeBatch([items[at][1] for at in node], rng) if node else None
+        for at, (path, text) in enumerate(items):  # Python's here, while Node starts
+            if at not in self._node_at:
+                self._made[at] = disguise_python(text, rng) if path.endswith(PYTHON_SUFFIXES) else text
+        self._count = len(items)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def get(self, at: int) -> str:
+        if at not in self._made:
+            assert self._node is not None
+            self._made[at] = self._node.get(self._node_at[at])
+        return self._made[at]
+
+    def close(self) -> None:
+        if self._node is not None:
+            self._node.close()
+
+
+class _NodeBatch:
+    """One `node disguise.js` process for `texts`, each with a seed of its own; a thread reads its lines."""
+
+    def __init__(self, texts: Sequence[str], rng: random.Random) -> None:
+        node = shutil.which("node")
+        if node is None:
+            raise RuntimeError("no node on PATH to disguise a JavaScript module with")
+        self.texts = list(texts)
+        self.deadline = time.monotonic() + NODE_TIMEOUT_S
+        self.lines: list[str] = []
+        self.done = False
+        self.error = ""
+        self.said = False
+        self.changed = threading.Condition()
+        batch = [{"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]} for text in texts]
+        self.proc = subprocess.Popen([node, "--expose-internals", str(NODE_SCRIPT)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
+        threading.Thread(target=self._read, daemon=True, name="disguise-node").start()
+        assert self.proc.stdin is not None
+        try:  # the script reads all of its input before it writes a line: no deadlock
+            self.proc.stdin.write(json.dumps({"texts": batch}))
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass  # it ended before reading (a Node without the parser): its exit says why
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        for line in self.proc.stdout:
+            with self.changed:
+                self.lines.append(line)
+                self.changed.notify_all()
+        stderr = self.proc.stderr.read()
+        code = self.proc.wait()
+        with self.changed:
+            if code != 0 and "Cannot find module" in stderr and not self.lines:
+                self.error = "no parser"
+            elif code != 0 or len(self.lines) != len(self.texts):
+                self.error = (f"disguising JavaScript modules failed (exit {code}, {len(self.lines)} of "
+                              f"{len(self.texts)} texts): {stderr[-300:]}")
+            self.done = True
+            self.changed.notify_all()
+
+    def get(self, place: int) -> str:
+        with self.changed:
+            while place >= len(self.lines) and not self.done:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    self.close()
+                    raise RuntimeError(f"disguising JavaScript modules took over {NODE_TIMEOUT_S:g}s")
+                self.changed.wait(left)
+            if place >= len(self.lines):
+                if self.error != "no parser":
+                    raise RuntimeError(self.error)
+                if not self.said:
+                    self.said = True
+                    print("· the JavaScript module is not disguised: this Node lends no parser (only the stamp line)",
+                          flush=True)
+                return self.texts[place]
+            answer = json.loads(self.lines[place])
+        if "text" in answer:
+            return str(answer["text"])
+        if answer.get("error") == "parse":
+            raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: "
+                               f"{str(answer.get('message'))[:300]}")
+        raise RuntimeError(f"disguising a JavaScript module failed: {str(answer.get('message'))[-300:]}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
 
 
 def disguise_node(text: str, rng: random.Random | None = None) -> str:
     """A random behaviour-preserving rewrite of the JavaScript module `text` (disguise.js, by Node's own parser). Where
     this Node has no parser to lend (its internals moved), `text` itself, with a line on stdout that says so."""
-    return disguise_node_all([text], rng)[0]
-
-
-def disguise_node_all(texts: Sequence[str], rng: random.Random | None = None) -> list[str]:
-    """`disguise_node` of each of `texts`, all in one Node process, each with a seed of its own (fresh randomness
-    unless `rng` is given) and each checked apart. Where this Node lends no parser, the texts themselves, with one
-    line on stdout that says so."""
-    if not texts:
-        return []
-    rng = rng or secrets.SystemRandom()
-    node = shutil.which("node")
-    if node is None:
-        raise RuntimeError("no node on PATH to disguise a JavaScript module with")
-    batch = [{"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]} for text in texts]
-    proc = subprocess.run([node, "--expose-internals", str(NODE_SCRIPT)], capture_output=True, text=True,
-                          input=json.dumps({"texts": batch}), timeout=NODE_TIMEOUT_S, check=False)
-    if proc.returncode != 0 and "Cannot find module" in proc.stderr:
-        print("· the JavaScript module is not disguised: this Node lends no parser (only the stamp line)", flush=True)
-        return list(texts)
-    lines = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(lines) != len(texts):
-        raise RuntimeError(f"disguising JavaScript modules failed (exit {proc.returncode}, {len(lines)} of "
-                           f"{len(texts)} texts): {proc.stderr[-300:]}")
-    made: list[str] = []
-    for line in lines:
-        answer = json.loads(line)
-        if "text" in answer:
-            made.append(str(answer["text"]))
-        elif answer.get("error") == "parse":
-            raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: "
-                               f"{str(answer.get('message'))[:300]}")
-        else:
-            raise RuntimeError(f"disguising a JavaScript module failed: {str(answer.get('message'))[-300:]}")
-    return made
+    return disguised_all([("module.js", text)], rng)[0]
 
 
 def disguise_python(text: str, rng: random.Random | None = None) -> str:

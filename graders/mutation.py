@@ -31,8 +31,8 @@ easily in JavaScript, where nothing is renamed (the hidden checks still judge th
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, overload
 
 RUN_TIMEOUT = 15.0
 """Seconds one run of the tests may take (a hang is a failing run)."""
@@ -113,20 +113,61 @@ def stamped(path: str, text: str) -> str:
 def stamped_all(path: str, texts: Sequence[str]) -> list[str]:
     """`stamped(path, text)` of each of `texts`, in order, each disguised and stamped with randomness of its own; the
     JavaScript ones disguised in one Node process (graders/disguise.py's `disguised_all`)."""
-    import secrets
+    made = _Stamping(path, texts)
+    try:
+        return [made.get(at) for at in range(len(texts))]
+    finally:
+        made.close()
 
-    import disguise
 
-    mark = "//" if path.endswith((".js", ".mjs", ".cjs", ".ts")) else "#"
-    made = []
-    for text in disguise.disguised_all([(path, text) for text in texts]):
-        line = f"{mark} {secrets.token_hex(8)}\n"
+class _Stamping:
+    """`stamped_all`'s texts, each ready when asked for (`get`): the disguising goes on in the background."""
+
+    def __init__(self, path: str, texts: Sequence[str]) -> None:
+        import disguise
+
+        self.path = path
+        self.disguising = disguise.Disguising([(path, text) for text in texts])
+
+    def get(self, at: int) -> str:
+        import secrets
+
+        text = self.disguising.get(at)
+        line = f"{'//' if self.path.endswith(('.js', '.mjs', '.cjs', '.ts')) else '#'} {secrets.token_hex(8)}\n"
         if text.startswith("#!"):
             head, _, rest = text.partition("\n")
-            made.append(f"{head}\n{line}{rest}")
-        else:
-            made.append(line + text)
-    return made
+            return f"{head}\n{line}{rest}"
+        return line + text
+
+    def close(self) -> None:
+        self.disguising.close()
+
+
+class _Runs(Sequence[dict[str, Any]]):
+    """The runs' keyword arguments, each made when `runs_apart` first asks for it (its text stamped then), so that
+    the first runs start while the later texts are still being disguised."""
+
+    def __init__(self, count: int, make: Callable[[int], dict[str, Any]]) -> None:
+        self.size, self.make, self.made = count, make, dict[int, dict[str, Any]]()
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, at: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, at: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(self.size))]
+        if not -self.size <= at < self.size:
+            raise IndexError(at)
+        at %= self.size
+        if at not in self.made:
+            self.made[at] = self.make(at)
+        return self.made[at]
 
 
 def pytest_command(g: Any, tests: Sequence[str], *, pythonpath: Sequence[str] = ("src",)
@@ -182,8 +223,12 @@ def tests_catch_mutants(g: Any, argv: Sequence[str], path: str, reference: str, 
         made.append(g.check(label, passed is must_pass, why))
         return not made[-1]
 
-    texts = stamped_all(path, [text for _, text, _ in checks])  # every text disguised afresh, in one go
-    gradelib.runs_apart([dict(argv=[str(a) for a in argv], files={**(files or {}), path: text},
-                              timeout=timeout, pythonpath=list(pythonpath), env=dict(env or {}))
-                         for text in texts], stop=judged, sandbox=g.sandbox)
+    # Every text disguised afresh, in the background: a run is made when runs_apart starts it.
+    texts = _Stamping(path, [text for _, text, _ in checks])
+    try:
+        gradelib.runs_apart(_Runs(len(checks), lambda at: dict(
+            argv=[str(a) for a in argv], files={**(files or {}), path: texts.get(at)}, timeout=timeout,
+            pythonpath=list(pythonpath), env=dict(env or {}))), stop=judged, sandbox=g.sandbox)
+    finally:
+        texts.close()
     return len(made) == len(checks) and all(made)
