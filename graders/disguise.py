@@ -37,7 +37,10 @@ element, a property's value, an operand, what is returned or assigned) written `
 comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments stay. Nothing is
 renamed (that needs a scope analysis of JavaScript written here), so a canonicaliser has less to undo there than in
 Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines. A Node whose
-internals moved lends no parser: the text then gets the stamp line only, and the grader's output says so.
+internals moved lends no parser: the text then gets the stamp line only, and the grader's output says so. All of a
+grade's JavaScript texts go to one Node process (`disguised_all`, `Disguising`: a Node start costs more than a text),
+each with a seed of its own from fresh randomness and checked on its own; it writes each text as soon as it is made,
+so that a grade's first runs start while its later texts are still being disguised.
 """
 
 from __future__ import annotations
