@@ -16,7 +16,7 @@ holds (the pristine commit's, or the grader's reference where the model writes t
 
     import mutation
     reference = mutation.edited(pristine_text, ("return 0;", "return 1;"))   # raises when an edit does not apply
-    mutation.tests_catch_mutants(g, ["node", "--test", "test/x.test.js"], "src/x.js", reference,
+    mutation.tests_catch_mutants(g, mutation.node_tests_command(["test/x.test.js"]), "src/x.js", reference,
                                  rewrite=..., mutants={"what it breaks": text, ...})
 
 The runs go on fresh copies of their own, as many at once as the harness runs (`gradelib.runs_apart`); the

@@ -295,3 +295,20 @@ def test_a_node_without_the_parser_leaves_the_texts_as_they_were_and_says_so_onc
     assert [text.partition("\n")[2] for text in made] == ["x;\n", "y;\n", "x + 1;\n" * 20000]
     assert all(text.startswith("// ") for text in made)
     assert capsys.readouterr().out.count("this Node lends no parser") == 1
+
+
+def test_one_node_test_file_runs_as_the_program_and_its_failing_test_fails_the_run(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    body = 'import test from "node:test";\nimport assert from "node:assert";\n'
+    (tmp_path / "ok.test.mjs").write_text(body + 'test("a", async () => { assert.equal(1, 1); });\n', encoding="utf-8")
+    (tmp_path / "bad.test.mjs").write_text(body + 'test("b", async () => { await null; assert.equal(1, 2); });\n',
+                                           encoding="utf-8")
+    assert mutation.node_tests_command(["ok.test.mjs", "bad.test.mjs"])[1:] == ["--test", "ok.test.mjs",
+                                                                               "bad.test.mjs"]
+    codes = [subprocess.run(mutation.node_tests_command([name]), cwd=tmp_path, capture_output=True, timeout=60,
+                            check=False).returncode for name in ("ok.test.mjs", "bad.test.mjs")]
+    assert codes[0] == 0 and codes[1] != 0
