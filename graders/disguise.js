@@ -12,8 +12,8 @@
 // One process disguises all of a grade's texts (a Node start costs more than a text), each with its own seed and
 // its own check, one after the other: nothing of one text's draw is left for the next.
 // stdin: {"texts": [{"source": text, "seed": [4 numbers]}, ...]}; stdout: a JSON line per text, in order:
-// {"text": the new text}, or {"error": "parse" | "check" | "failed", "message": why}. A Node whose internals moved fails at the
-// require below ("Cannot find module") before any line is written.
+// {"text": the new text}, or {"error": "parse" | "check" | "failed", "message": why}. A Node whose internals moved
+// fails at the require below ("Cannot find module") before any line is written.
 "use strict";
 const acorn = require("internal/deps/acorn/acorn/dist/acorn");
 
@@ -194,6 +194,10 @@ function disguise(input, seed) {
 
 for (const item of JSON.parse(require("fs").readFileSync(0, "utf8")).texts) {
   let made;
-  try { made = disguise(item.source, item.seed); } catch (err) { made = { error: "failed", message: String(err.stack) }; }
+  try {
+    made = disguise(item.source, item.seed);
+  } catch (err) {
+    made = { error: "failed", message: String(err.stack) };
+  }
   process.stdout.write(`${JSON.stringify(made)}\n`);
 }
