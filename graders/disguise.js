@@ -9,13 +9,16 @@
 //   values (arguments, elements, property values, operands, what is returned or assigned) in parentheses, or as
 //   (N, value).
 // A statement whose new text starts with "(" gets a ";" first, so that no line joins the one before it.
-// stdin: {"source": text, "seed": [4 numbers]}; stdout: the new text. Exit 2 when the input does not parse.
+// One process disguises all of a grade's texts (a Node start costs more than a text), each with its own seed and
+// its own check, one after the other: nothing of one text's draw is left for the next.
+// stdin: {"texts": [{"source": text, "seed": [4 numbers]}, ...]}; stdout: a JSON line per text, in order:
+// {"text": the new text}, or {"error": "parse" | "check" | "failed", "message": why}. A Node whose internals moved
+// fails at the require below ("Cannot find module") before any line is written.
 "use strict";
 const acorn = require("internal/deps/acorn/acorn/dist/acorn");
 
-const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
-const source = input.source;
-let [a, b, c, d] = input.seed.map((x) => x >>> 0);
+let source = "";
+let [a, b, c, d] = [0, 0, 0, 0];
 function random() { // sfc32, seeded by the caller's fresh randomness
   a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
   let t = (a + b) | 0;
@@ -171,16 +174,30 @@ function declared(node) {
   return [];
 }
 
-let tree;
-try { tree = parse(source); } catch (err) { process.stderr.write(`${err.message}\n`); process.exit(2); }
-const want = shape(tree);
-for (let attempt = 0; attempt < 8; attempt++) {
-  const head = source.startsWith("#!") ? source.slice(0, source.indexOf("\n") + 1) : "";
-  const body = text(tree, null);
-  const made = head && !body.startsWith("#!") ? head + body : body;
-  let again;
-  try { again = parse(made); } catch (err) { continue; }
-  if (shape(again) === want) { process.stdout.write(made); process.exit(0); }
+// The disguise of one text (`source`, with the generator seeded by `seed`): {"text"} or {"error", "message"}.
+function disguise(input, seed) {
+  source = input;
+  [a, b, c, d] = seed.map((x) => x >>> 0);
+  let tree;
+  try { tree = parse(source); } catch (err) { return { error: "parse", message: err.message }; }
+  const want = shape(tree);
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const head = source.startsWith("#!") ? source.slice(0, source.indexOf("\n") + 1) : "";
+    const body = text(tree, null);
+    const made = head && !body.startsWith("#!") ? head + body : body;
+    let again;
+    try { again = parse(made); } catch (err) { continue; }
+    if (shape(again) === want) return { text: made };
+  }
+  return { error: "check", message: "the disguised text failed its own check 8 times" };
 }
-process.stderr.write("the disguised text failed its own check 8 times\n");
-process.exit(3);
+
+for (const item of JSON.parse(require("fs").readFileSync(0, "utf8")).texts) {
+  let made;
+  try {
+    made = disguise(item.source, item.seed);
+  } catch (err) {
+    made = { error: "failed", message: String(err.stack) };
+  }
+  process.stdout.write(`${JSON.stringify(made)}\n`);
+}

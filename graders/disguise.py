@@ -10,6 +10,7 @@ texts (or of their ASTs) nor a search for a mutation's known text can tell them 
 
     import disguise
     text = disguise.disguised("src/app/money.py", text)   # any other suffix: returned as it was
+    texts = disguise.disguised_all([(path, reference), (path, mutant), ...])   # a grade's texts, in one go
 
 The moves, each made at random places with random values (all behaviour-preserving):
 - local variables of a function renamed (not its parameters: callers may name them);
@@ -36,7 +37,10 @@ element, a property's value, an operand, what is returned or assigned) written `
 comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments stay. Nothing is
 renamed (that needs a scope analysis of JavaScript written here), so a canonicaliser has less to undo there than in
 Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines. A Node whose
-internals moved lends no parser: the text then gets the stamp line only, and the grader's output says so.
+internals moved lends no parser: the text then gets the stamp line only, and the grader's output says so. All of a
+grade's JavaScript texts go to one Node process (`disguised_all`, `Disguising`: a Node start costs more than a text),
+each with a seed of its own from fresh randomness and checked on its own; it writes each text as soon as it is made,
+so that a grade's first runs start while its later texts are still being disguised.
 """
 
 from __future__ import annotations
@@ -48,7 +52,9 @@ import secrets
 import shutil
 import string
 import subprocess
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 PYTHON_SUFFIXES = (".py",)
@@ -64,31 +70,125 @@ _DYNAMIC = frozenset({"locals", "vars", "eval", "exec", "dir", "globals"})
 
 def disguised(path: str, text: str, rng: random.Random | None = None) -> str:
     """`text` rewritten at random keeping its behaviour when `path` is a Python module, else `text` itself."""
-    if path.endswith(NODE_SUFFIXES):
-        return disguise_node(text, rng)
-    if not path.endswith(PYTHON_SUFFIXES):
-        return text
-    return disguise_python(text, rng)
+    return disguised_all([(path, text)], rng)[0]
+
+
+def disguised_all(items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> list[str]:
+    """`disguised(path, text)` of each (path, text) of `items`, in order, each with fresh randomness of its own and
+    checked on its own: the JavaScript texts all in one Node process (its start costs more than a text)."""
+    made = Disguising(items, rng)
+    try:
+        return [made.get(at) for at in range(len(made))]
+    finally:
+        made.close()
+
+
+class Disguising:
+    """The disguises of `items` ((path, text) pairs, as `disguised_all`), made in the background: the JavaScript
+    texts in one Node process started here, which writes each as soon as it is made, so that the first runs can
+    start while the later texts are disguised. `get(at)` waits for one (RuntimeError as `disguised` raises it);
+    `close()` ends the process if it still runs."""
+
+    def __init__(self, items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> None:
+        rng = rng or secrets.SystemRandom()
+        self._made: dict[int, str] = {}
+        node = [at for at, (path, _) in enumerate(items) if path.endswith(NODE_SUFFIXES)]
+        self._node_at = {at: place for place, at in enumerate(node)}
+        self._node = _NodeBatch([items[at][1] for at in node], rng) if node else None
+        for at, (path, text) in enumerate(items):  # Python's here, while Node starts
+            if at not in self._node_at:
+                self._made[at] = disguise_python(text, rng) if path.endswith(PYTHON_SUFFIXES) else text
+        self._count = len(items)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def get(self, at: int) -> str:
+        if at not in self._made:
+            assert self._node is not None
+            self._made[at] = self._node.get(self._node_at[at])
+        return self._made[at]
+
+    def close(self) -> None:
+        if self._node is not None:
+            self._node.close()
+
+
+class _NodeBatch:
+    """One `node disguise.js` process for `texts`, each with a seed of its own; a thread reads its lines."""
+
+    def __init__(self, texts: Sequence[str], rng: random.Random) -> None:
+        node = shutil.which("node")
+        if node is None:
+            raise RuntimeError("no node on PATH to disguise a JavaScript module with")
+        self.texts = list(texts)
+        self.deadline = time.monotonic() + NODE_TIMEOUT_S
+        self.lines: list[str] = []
+        self.done = False
+        self.error = ""
+        self.said = False
+        self.changed = threading.Condition()
+        batch = [{"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]} for text in texts]
+        self.proc = subprocess.Popen([node, "--expose-internals", str(NODE_SCRIPT)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
+        threading.Thread(target=self._read, daemon=True, name="disguise-node").start()
+        assert self.proc.stdin is not None
+        try:  # the script reads all of its input before it writes a line: no deadlock
+            self.proc.stdin.write(json.dumps({"texts": batch}))
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass  # it ended before reading (a Node without the parser): its exit says why
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        for line in self.proc.stdout:
+            with self.changed:
+                self.lines.append(line)
+                self.changed.notify_all()
+        stderr = self.proc.stderr.read()
+        code = self.proc.wait()
+        with self.changed:
+            if code != 0 and "Cannot find module" in stderr and not self.lines:
+                self.error = "no parser"
+            elif code != 0 or len(self.lines) != len(self.texts):
+                self.error = (f"disguising JavaScript modules failed (exit {code}, {len(self.lines)} of "
+                              f"{len(self.texts)} texts): {stderr[-300:]}")
+            self.done = True
+            self.changed.notify_all()
+
+    def get(self, place: int) -> str:
+        with self.changed:
+            while place >= len(self.lines) and not self.done:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    self.close()
+                    raise RuntimeError(f"disguising JavaScript modules took over {NODE_TIMEOUT_S:g}s")
+                self.changed.wait(left)
+            if place >= len(self.lines):
+                if self.error != "no parser":
+                    raise RuntimeError(self.error)
+                if not self.said:
+                    self.said = True
+                    print("· the JavaScript module is not disguised: this Node lends no parser (only the stamp line)",
+                          flush=True)
+                return self.texts[place]
+            answer = json.loads(self.lines[place])
+        if "text" in answer:
+            return str(answer["text"])
+        if answer.get("error") == "parse":
+            raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: "
+                               f"{str(answer.get('message'))[:300]}")
+        raise RuntimeError(f"disguising a JavaScript module failed: {str(answer.get('message'))[-300:]}")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
 
 
 def disguise_node(text: str, rng: random.Random | None = None) -> str:
     """A random behaviour-preserving rewrite of the JavaScript module `text` (disguise.js, by Node's own parser). Where
     this Node has no parser to lend (its internals moved), `text` itself, with a line on stdout that says so."""
-    rng = rng or secrets.SystemRandom()
-    node = shutil.which("node")
-    if node is None:
-        raise RuntimeError("no node on PATH to disguise a JavaScript module with")
-    proc = subprocess.run([node, "--expose-internals", str(NODE_SCRIPT)], capture_output=True, text=True,
-                          input=json.dumps({"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]}),
-                          timeout=NODE_TIMEOUT_S, check=False)
-    if proc.returncode == 0:
-        return proc.stdout
-    if "Cannot find module" in proc.stderr:
-        print("· the JavaScript module is not disguised: this Node lends no parser (only the stamp line)", flush=True)
-        return text
-    if proc.returncode == 2:
-        raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: {proc.stderr[:300]}")
-    raise RuntimeError(f"disguising a JavaScript module failed (exit {proc.returncode}): {proc.stderr[-300:]}")
+    return disguised_all([("module.js", text)], rng)[0]
 
 
 def disguise_python(text: str, rng: random.Random | None = None) -> str:

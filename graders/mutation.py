@@ -16,7 +16,7 @@ holds (the pristine commit's, or the grader's reference where the model writes t
 
     import mutation
     reference = mutation.edited(pristine_text, ("return 0;", "return 1;"))   # raises when an edit does not apply
-    mutation.tests_catch_mutants(g, ["node", "--test", "test/x.test.js"], "src/x.js", reference,
+    mutation.tests_catch_mutants(g, mutation.node_tests_command(["test/x.test.js"]), "src/x.js", reference,
                                  rewrite=..., mutants={"what it breaks": text, ...})
 
 The runs go on fresh copies of their own, as many at once as the harness runs (`gradelib.runs_apart`); the
@@ -31,8 +31,8 @@ easily in JavaScript, where nothing is renamed (the hidden checks still judge th
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, overload
 
 RUN_TIMEOUT = 15.0
 """Seconds one run of the tests may take (a hang is a failing run)."""
@@ -107,17 +107,79 @@ def stamped(path: str, text: str) -> str:
     of the reference and the rewrite (a hash of the module) fails on both, whatever it knows of our source. A Python
     or JavaScript module is first rewritten at random keeping its behaviour (graders/disguise.py), so that one that
     strips the comments, or looks for a mutation's known text, fails too."""
-    import secrets
+    return stamped_all(path, [text])[0]
 
-    import disguise
 
-    text = disguise.disguised(path, text)
-    mark = "//" if path.endswith((".js", ".mjs", ".cjs", ".ts")) else "#"
-    line = f"{mark} {secrets.token_hex(8)}\n"
-    if text.startswith("#!"):
-        head, _, rest = text.partition("\n")
-        return f"{head}\n{line}{rest}"
-    return line + text
+def stamped_all(path: str, texts: Sequence[str]) -> list[str]:
+    """`stamped(path, text)` of each of `texts`, in order, each disguised and stamped with randomness of its own; the
+    JavaScript ones disguised in one Node process (graders/disguise.py's `disguised_all`)."""
+    made = _Stamping(path, texts)
+    try:
+        return [made.get(at) for at in range(len(texts))]
+    finally:
+        made.close()
+
+
+class _Stamping:
+    """`stamped_all`'s texts, each ready when asked for (`get`): the disguising goes on in the background."""
+
+    def __init__(self, path: str, texts: Sequence[str]) -> None:
+        import disguise
+
+        self.path = path
+        self.disguising = disguise.Disguising([(path, text) for text in texts])
+
+    def get(self, at: int) -> str:
+        import secrets
+
+        text = self.disguising.get(at)
+        line = f"{'//' if self.path.endswith(('.js', '.mjs', '.cjs', '.ts')) else '#'} {secrets.token_hex(8)}\n"
+        if text.startswith("#!"):
+            head, _, rest = text.partition("\n")
+            return f"{head}\n{line}{rest}"
+        return line + text
+
+    def close(self) -> None:
+        self.disguising.close()
+
+
+class _Runs(Sequence[dict[str, Any]]):
+    """The runs' keyword arguments, each made when `runs_apart` first asks for it (its text stamped then), so that
+    the first runs start while the later texts are still being disguised."""
+
+    def __init__(self, count: int, make: Callable[[int], dict[str, Any]]) -> None:
+        self.size, self.make, self.made = count, make, dict[int, dict[str, Any]]()
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, at: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, at: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(self.size))]
+        if not -self.size <= at < self.size:
+            raise IndexError(at)
+        at %= self.size
+        if at not in self.made:
+            self.made[at] = self.make(at)
+        return self.made[at]
+
+
+def node_tests_command(tests: Sequence[str]) -> list[str]:
+    """The command that runs the model's node:test files `tests` for a mutation run. One file runs as the program
+    itself (node:test runs its tests in that process and exits 1 when one fails, as `node --test` says of it), which
+    spares each run the test runner's parent process, a Node start of its own (0.1 s of CPU a run); several run under
+    `node --test`, each in a process of its own as in the repo's own test run. The exit is the model's code's word
+    either way: what makes it evidence is telling the disguised texts apart, not who reports it."""
+    import shutil
+
+    node = shutil.which("node") or "node"
+    return [node, *tests] if len(tests) == 1 else [node, "--test", *tests]
 
 
 def pytest_command(g: Any, tests: Sequence[str], *, pythonpath: Sequence[str] = ("src",)
@@ -173,7 +235,12 @@ def tests_catch_mutants(g: Any, argv: Sequence[str], path: str, reference: str, 
         made.append(g.check(label, passed is must_pass, why))
         return not made[-1]
 
-    gradelib.runs_apart([dict(argv=[str(a) for a in argv], files={**(files or {}), path: stamped(path, text)},
-                              timeout=timeout, pythonpath=list(pythonpath), env=dict(env or {}))
-                         for _, text, _ in checks], stop=judged, sandbox=g.sandbox)
+    # Every text disguised afresh, in the background: a run is made when runs_apart starts it.
+    texts = _Stamping(path, [text for _, text, _ in checks])
+    try:
+        gradelib.runs_apart(_Runs(len(checks), lambda at: dict(
+            argv=[str(a) for a in argv], files={**(files or {}), path: texts.get(at)}, timeout=timeout,
+            pythonpath=list(pythonpath), env=dict(env or {}))), stop=judged, sandbox=g.sandbox)
+    finally:
+        texts.close()
     return len(made) == len(checks) and all(made)

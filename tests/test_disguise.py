@@ -241,3 +241,74 @@ def test_a_disguised_javascript_module_gives_the_same_answers(tmp_path: Path) ->
     assert len(texts) == 6 and JS_MODULE not in texts
     for made in texts:
         assert answers(made) == want, made
+
+
+def test_a_grades_javascript_texts_are_disguised_in_one_node_process_each_its_own_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import subprocess
+
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    started: list[list[str]] = []
+    popen = subprocess.Popen
+
+    def counted(argv: list[str], **kwargs: Any) -> Any:
+        started.append(list(argv))
+        return popen(argv, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
+    mutant = JS_MODULE.replace('return "negative";', 'return "positive";')
+    python = "def f(x):\n    return x + 1\n"
+    made = disguise.disguised_all([("src/m.mjs", JS_MODULE), ("src/m.py", python), ("src/m.mjs", JS_MODULE),
+                                   ("run.sh", "echo 1\n"), ("src/m.mjs", mutant)])
+    assert len(started) == 1 and started[0][1:] == ["--expose-internals", str(disguise.NODE_SCRIPT)]
+    assert made[3] == "echo 1\n" and _load("batch_py", made[1]).f(2) == 3 and made[1] != python
+    assert len({made[0], made[2], JS_MODULE}) == 3  # the same text twice: two draws of their own
+    for at, text in enumerate((made[0], made[2], made[4])):
+        (tmp_path / f"m{at}.mjs").write_text(text, encoding="utf-8")
+    runner = "".join(f"import all{at} from './m{at}.mjs';\nconsole.log(all{at}());\n" for at in range(3))
+    (tmp_path / "run.mjs").write_text(runner, encoding="utf-8")
+    answers = subprocess.run(["node", "run.mjs"], cwd=tmp_path, capture_output=True, text=True, check=True,
+                             timeout=60).stdout.splitlines()
+    assert answers[0] == answers[1] != answers[2] and "positive" in answers[2]
+    # One text of a batch that does not parse is the grader's error when it is asked for; the others are made.
+    texts = disguise.Disguising([("a.js", "let x = 1;\n"), ("b.js", "let = = ;\n")])
+    try:
+        assert texts.get(0).count("x") == 1
+        with pytest.raises(RuntimeError, match="does not parse"):
+            texts.get(1)
+    finally:
+        texts.close()
+
+
+def test_a_node_without_the_parser_leaves_the_texts_as_they_were_and_says_so_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    moved = tmp_path / "disguise.js"  # as a Node whose internals moved answers the script's require
+    moved.write_text('"use strict";\nrequire("internal/deps/acorn/moved/acorn");\n', encoding="utf-8")
+    monkeypatch.setattr(disguise, "NODE_SCRIPT", moved)
+    made = mutation.stamped_all("src/app.js", ["x;\n", "y;\n", "x + 1;\n" * 20000])
+    assert [text.partition("\n")[2] for text in made] == ["x;\n", "y;\n", "x + 1;\n" * 20000]
+    assert all(text.startswith("// ") for text in made)
+    assert capsys.readouterr().out.count("this Node lends no parser") == 1
+
+
+def test_one_node_test_file_runs_as_the_program_and_its_failing_test_fails_the_run(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    body = 'import test from "node:test";\nimport assert from "node:assert";\n'
+    (tmp_path / "ok.test.mjs").write_text(body + 'test("a", async () => { assert.equal(1, 1); });\n', encoding="utf-8")
+    (tmp_path / "bad.test.mjs").write_text(body + 'test("b", async () => { await null; assert.equal(1, 2); });\n',
+                                           encoding="utf-8")
+    assert mutation.node_tests_command(["ok.test.mjs", "bad.test.mjs"])[1:] == ["--test", "ok.test.mjs",
+                                                                               "bad.test.mjs"]
+    codes = [subprocess.run(mutation.node_tests_command([name]), cwd=tmp_path, capture_output=True, timeout=60,
+                            check=False).returncode for name in ("ok.test.mjs", "bad.test.mjs")]
+    assert codes[0] == 0 and codes[1] != 0

@@ -9,7 +9,6 @@ and fail on each loader that gets v2 wrong.
 """
 
 import json
-import shutil
 
 import mutation
 from gradelib import CallResult, Grader, task_vars
@@ -108,7 +107,7 @@ src = mutation.pristine_folder(g, "src")
 reference = mutation.edited(src["src/config.js"], (ANCHOR, ANCHOR + V2_BRANCH))
 written = mutation.written_tests(g, ["test/**/*.js"], what="the tests under test/")
 mutation.tests_catch_mutants(
-    g, [shutil.which("node") or "node", "--test", *written], "src/config.js", reference,
+    g, mutation.node_tests_command(written), "src/config.js", reference,
     rewrite=mutation.edited(src["src/config.js"], (ANCHOR, ANCHOR + REWRITE)),
     mutants={what: mutation.edited(reference, edit) for what, edit in MUTANTS.items()},
     files=src, what="the tests under test/")

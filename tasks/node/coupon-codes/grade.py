@@ -8,7 +8,6 @@ grader's own coupons), they must pass there and on an equivalent rewrite, and fa
 """
 
 import math
-import shutil
 
 import mutation
 from gradelib import Grader, ref, task_vars
@@ -119,7 +118,7 @@ src.update({path: mutation.edited(src[path], *edits) for path, edits in REFERENC
 pricing = src["src/pricing.js"]
 written = mutation.written_tests(g, ["test/**/*.js"], what="the tests under test/")
 mutation.tests_catch_mutants(
-    g, [shutil.which("node") or "node", "--test", *written], "src/pricing.js", pricing,
+    g, mutation.node_tests_command(written), "src/pricing.js", pricing,
     rewrite=mutation.edited(pricing, (DISCOUNT, "discount = Math.round((subtotal * percent) / 100);")),
     mutants={what: mutation.edited(pricing, *edits) for what, edits in MUTANTS.items()},
     files=src, what="the tests under test/")

@@ -3,8 +3,6 @@
 Each run of the agent's tests is apart from the grader, on a fresh copy of the tree whose src/inventory.js the
 grader replaces; the module's text comes from the pristine commit, never from the agent's tree (graders/mutation.py)."""
 
-import shutil
-
 import mutation
 from gradelib import Grader, pristine_store
 
@@ -33,9 +31,8 @@ EQUIVALENT = ("return this.stock.get(sku) ?? 0;", "return this.stock.has(sku) ? 
 g = Grader()
 g.unchanged(["src"])
 g.node_tests_pass([TEST], min_passed=3)
-node = shutil.which("node") or "node"
 source = pristine.pristine_blob(pristine_store(), g.pristine(), "src/inventory.js").decode("utf-8")
-mutation.tests_catch_mutants(g, [node, "--test", TEST], "src/inventory.js", source,
+mutation.tests_catch_mutants(g, mutation.node_tests_command([TEST]), "src/inventory.js", source,
                              rewrite="// rewritten\n" + mutation.edited(source, EQUIVALENT),
                              mutants={what: mutation.edited(source, edit) for what, edit in MUTANTS.items()})
 g.finish()

@@ -8,8 +8,6 @@ with values computed from the task's variables. The model's test/app.test.js is 
 grader's own route), it must pass there and on an equivalent rewrite, and fail on each broken route.
 """
 
-import shutil
-
 import mutation
 from gradelib import CallResult, Grader, task_vars
 from service_calls import Batch, client_error, expect, got
@@ -91,7 +89,7 @@ src = mutation.pristine_folder(g, "src")
 app = src["src/app.js"]
 reference = mutation.edited(app, (ANCHOR, ROUTE + ANCHOR))
 mutation.tests_catch_mutants(
-    g, [shutil.which("node") or "node", "--test", "test/app.test.js"], "src/app.js", reference,
+    g, mutation.node_tests_command(["test/app.test.js"]), "src/app.js", reference,
     rewrite=mutation.edited(app, (ANCHOR, REWRITE + ANCHOR)),
     mutants={what: mutation.edited(reference, edit) for what, edit in MUTANTS.items()},
     files=src, what="the tests in test/app.test.js")
