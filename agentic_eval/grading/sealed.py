@@ -392,6 +392,9 @@ class CodeHost:
         self._lanes_busy = 0
         self._small: bool | None = None
         self._closed = threading.Event()
+        self._fork_server: Any = None
+        self.forked = 0
+        """pytest runs made by the fork server (grading/forkrun.py), not as processes of their own."""
         self._listener = listen_unix(str(self.socket_path), 8)  # the grader's uid connects; a long TMPDIR too
         from agentic_eval.confine.relay_harness import serve_unix
 
@@ -415,6 +418,8 @@ class CodeHost:
             pass
         with self._in_lanes:  # and so do the `apart` runs (each removes its copy); bounded: cancelled, they end
             self._in_lanes.wait_for(lambda: self._lanes_busy == 0, timeout=60.0)
+        if self._fork_server is not None:
+            self._fork_server.close()
         if self.work.exists():
             self.backend.phase_end(self.work.resolve())  # docker: the model's container goes
 
@@ -638,6 +643,8 @@ class CodeHost:
             self.late = True
             return None, b"", "not run: the grader's time is up"
         spec = Confinement(writable=(work, scratch), hidden=self.hidden, limits=ResourceLimits(cpu_s=int(timeout) + 1))
+        if stdin is None and work != self.work and (forked := self._forked(argv, work, cwd, env, spec, timeout)):
+            return forked
         done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
                            cancel=_Either(self.cancel, self._closed), stdin=stdin, output_limit=OUTPUT_LIMIT)
         if done.stopped_by and self.deadline is not None and time.monotonic() >= self.deadline - self.reserve:
@@ -646,6 +653,36 @@ class CodeHost:
             threading.Thread(target=self.backend.end_processes, args=(work.resolve(),),
                              daemon=True).start()  # beside the answer
         return done.returncode, done.output, done.stopped_by
+
+    def _forked(self, argv: list[str], work: Path, cwd: Path, env: Mapping[str, str], spec: Any, timeout: float
+                ) -> tuple[int | None, bytes, str | None] | None:
+        """gradelib's pytest run in a lane through the host's fork server (grading/forkrun.py), or None: run it as
+        before (no server here, or it could not set the run up before the model's code ran)."""
+        from agentic_eval.confine.host import TMP_BYTES, BwrapBackend, _identity_files, sandbox_uid
+        from agentic_eval.grading import forkrun
+
+        wanted = forkrun.pytest_run(argv)
+        if (wanted is None or not forkrun.enabled() or not isinstance(self.backend, BwrapBackend)
+                or not self.backend.as_root or work.parent.parent != self.folder / "lanes"):
+            return None
+        with self._in_lanes:  # the first run starts the server; the others wait for it
+            if self._fork_server is None:
+                self._fork_server = forkrun.ForkServer.start(self.backend, argv[0], self.folder / "lanes", self.hidden)
+            server = self._fork_server
+        if server.python != argv[0] or server.why_not and not server.broken:
+            return None
+        uid = sandbox_uid(work)
+        passwd, group = _identity_files(uid)
+        limits = spec.limits
+        done = server.run(args=wanted[1], paths=wanted[0], lane=work.parent.name, cwd=str(cwd), env=env, uid=uid,
+                          limits={"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_bytes,
+                                  "file_bytes": limits.file_bytes, "processes": limits.processes},
+                          timeout=timeout, cancel=_Either(self.cancel, self._closed), output_limit=OUTPUT_LIMIT,
+                          identity={str(passwd): "/etc/passwd", str(group): "/etc/group"}, tmp_bytes=TMP_BYTES)
+        if done is not None:
+            with self._in_lanes:
+                self.forked += 1
+        return done
 
     def _collect(self, payload: Mapping[str, Any], work: Path, scratch: Path
                  ) -> tuple[dict[str, str | None], dict[str, str]]:
