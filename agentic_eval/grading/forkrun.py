@@ -264,7 +264,7 @@ def _namespaces(libc: _Libc, request: Mapping[str, Any]) -> None:
         held[str(target)] = os.open(str(source), os.O_PATH | os.O_NOFOLLOW)
     plain = _MS_NOSUID | _MS_NODEV
     libc.mount("tmpfs", "/tmp", "tmpfs", plain, f"mode=1777,size={int(request['tmp_bytes'])}")
-    libc.mount("tmpfs", "/dev/shm", "tmpfs", plain | _MS_NOEXEC, f"mode=1777,size={int(request['tmp_bytes'])}")
+    libc.mount("tmpfs", "/dev/shm", "tmpfs", plain | _MS_NOEXEC, "mode=0755,size=64k")  # as bwrap's: root's
     covered = os.path.isdir(lanes)
     if covered:  # only this run's lane of the lanes
         libc.mount("tmpfs", lanes, "tmpfs", plain, "mode=0755,size=64k")
@@ -339,12 +339,30 @@ def _run(libc: _Libc, request: Mapping[str, Any], out_fd: int, ready_w: int, cha
 
         gc.enable()
         import pytest
+
+        worker = os.fork()  # pytest is PID 2, as under bwrap: PID 1 reaps what the run leaves and ends with it
     except BaseException as exc:  # noqa: BLE001 - nothing of the model's ran: the harness runs it as before
         os.write(ready_w, f"{type(exc).__name__}: {exc}".encode()[:2000])
         os._exit(1)
+    if worker:
+        os.close(ready_w)
+        _init(worker)
     os.write(ready_w, b"1")
     os.close(ready_w)
     os._exit(_pytest_main(pytest, args))
+
+
+def _init(worker: int) -> None:
+    """The run's PID 1: reap every process until pytest's ends, then end with its status (and the namespace too)."""
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(1)
+        except InterruptedError:
+            continue
+        if pid == worker:
+            os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.waitstatus_to_exitcode(status))
 
 
 def _pytest_main(pytest: Any, args: list[str]) -> int:
