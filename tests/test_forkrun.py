@@ -20,7 +20,7 @@ from agentic_eval.grading import forkrun
 from agentic_eval.grading.sealed import CodeHost, decode
 from tests.helpers import gradelib, write
 
-PROBE = Path(__file__).parent / "data" / "forkrun" / "test_remember.py"
+PROBE = Path(__file__).parent / "data" / "forkrun" / "remember_probe.py"
 needs_root_bwrap = pytest.mark.skipif(bwrap_problem() is not None or os.geteuid() != 0,
                                       reason="the fork server runs for a root harness on bwrap only")
 
@@ -92,8 +92,8 @@ def test_the_remembering_test_finds_a_run_that_shares_its_place(tmp_path: Path) 
                         spec=Confinement(writable=(tmp_path / "w",)))
     import subprocess
 
-    done = subprocess.run(argv, cwd=tmp_path / "w", env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "w/h/home")},
-                          capture_output=True, text=True, timeout=120, check=False)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "w/h/home")}
+    done = subprocess.run(argv, cwd=tmp_path / "w", env=env, capture_output=True, text=True, timeout=120, check=False)
     assert "first 0" in done.stdout and "second 1" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert {"tmp", "process", "tcp", "abstract", "key-user", "sysv-shm"} <= set(report["before"]), report

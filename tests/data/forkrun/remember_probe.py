@@ -1,4 +1,5 @@
-"""A model's test that wants to tell one run of the grader's from another (tests/test_forkrun.py): it looks for a mark
+"""A model's test that wants to tell one run of the grader's from another (tests/test_forkrun.py puts it in a tree as
+tests/test_remember.py): it looks for a mark
 that an earlier run or a run beside it left in every place a process of the run can write, leaves its own, waits,
 and looks again. It fails when it finds one. It writes what it found to report.json beside its HOME."""
 
@@ -53,7 +54,7 @@ def look(mine: bool = False) -> dict[str, str]:
             found[where] = path.read_text()
         except OSError:
             pass
-    for pid, cmdline in _processes().items():
+    for cmdline in _processes().values():
         if NAME in cmdline and "-c" in cmdline:
             found["process"] = cmdline.split()[-1]
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as client:
@@ -110,7 +111,8 @@ def mark() -> dict[str, str]:
     if line.strip() != b"up":
         refused["keeper"] = line.decode()[:200]
     for ring, number in KEYRINGS.items():
-        MINE[f"key-{ring}"] = key = libc.syscall(SYS_ADD_KEY, b"user", NAME.encode(), TOKEN.encode(), len(TOKEN), number)
+        key = libc.syscall(SYS_ADD_KEY, b"user", NAME.encode(), TOKEN.encode(), len(TOKEN), number)
+        MINE[f"key-{ring}"] = key
         if key < 0:
             refused[f"key-{ring}"] = errno.errorcode.get(ctypes.get_errno(), "?")
     MINE["sysv-shm"] = libc.shmget(SHM_KEY, 4096, 0o1000 | 0o2000 | 0o666)  # IPC_CREAT | IPC_EXCL
