@@ -14,7 +14,8 @@ process's children's usage.)
     python benchmarks/bench_twins_grading.py [--packs core,node,ops] [--rounds 3] [--before REV] [--seed 0] [--per-task]
                                              [--unforked]
 
-`--unforked` adds a third harness, this checkout with its fork server off (grading/forkrun.py; AGENTIC_EVAL_FORK_RUNS=0),
+`--unforked` adds a third harness: this checkout with its fork server off (grading/forkrun.py;
+AGENTIC_EVAL_FORK_RUNS=0),
 in the same interleaved rounds.
 
 Goal: now within +20 % of before (ratio at most 1.20) on the core, node and ops packs.
