@@ -55,9 +55,9 @@ def test_only_gradelibs_exact_pytest_run_is_forked() -> None:
 @needs_root_bwrap
 def test_a_test_that_remembers_finds_nothing_of_a_run_before_or_beside_it(tmp_path: Path) -> None:
     """Marks in /tmp, /dev/shm, the scratch folder, the copy's parents, a process left running, a loopback listener,
-    an abstract unix socket, a key in the session and user keyrings, a SysV segment: two runs one after the other,
-    then two side by side, each find none of another's (and each sees its own: the looking works). No process of
-    another uid (the server, its children) and no socket fd is in a run's sight."""
+    an abstract unix socket, a key in the session and user keyrings, a SysV segment, a pty: two runs one after the
+    other, then two side by side, each find none of another's (and each sees its own: the looking works). No process
+    of another uid (the server, its children) and no socket fd is in a run's sight."""
     host = _host(tmp_path, {"tests/test_remember.py": PROBE.read_text()})
     try:
         reports = [_remembering(host), _remembering(host)]
@@ -71,9 +71,10 @@ def test_a_test_that_remembers_finds_nothing_of_a_run_before_or_beside_it(tmp_pa
         assert len(reports) == 4 and host.forked == 4
         for report in reports:
             assert report["exit"] == 0 and report["before"] == {} and report["beside"] == {}, report
-            assert {"tmp", "scratch", "process", "tcp", "abstract", "key-session", "key-user",
-                    "sysv-shm"} <= set(report["own"]), report
+            assert {"tmp", "scratch", "process", "tcp", "abstract", "key-session", "key-user", "sysv-shm",
+                    "pts"} <= set(report["own"]), report
             assert report["others"] == {} and report["pid"] == 2, report  # pytest is PID 2, as under bwrap
+            assert report["name"] == "agent" and report["lanes"] == 1, report  # who it is; its own lane alone
         assert len({report["uid"] for report in reports}) == 4  # a uid per run
     finally:
         host.close()
@@ -97,6 +98,7 @@ def test_the_remembering_test_finds_a_run_that_shares_its_place(tmp_path: Path) 
     assert "first 0" in done.stdout and "second 1" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert {"tmp", "process", "tcp", "abstract", "key-user", "sysv-shm"} <= set(report["before"]), report
+    assert any(k.startswith("pts ") for k in report["before"]), report
 
 
 @needs_root_bwrap

@@ -252,7 +252,7 @@ def _wait(pid: int, chan: socket.socket) -> int | None:
 
 
 def _namespaces(libc: _Libc, request: Mapping[str, Any]) -> None:
-    """New namespaces for the run, and a view with a fresh /tmp and /dev/shm and only its own lane of the lanes."""
+    """New namespaces for the run, and a view with a fresh /tmp, /dev/shm and /dev/pts, and its own lane alone."""
     lanes, lane = str(request["lanes"]), str(request["lane"])
     if "/" in lane or lane in ("", ".", ".."):
         raise ValueError(f"not a lane's name: {lane!r}")
@@ -260,11 +260,25 @@ def _namespaces(libc: _Libc, request: Mapping[str, Any]) -> None:
     libc.mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     # what is bound in is opened first (in the new namespace): the fresh /tmp may cover it (folders under /tmp)
     held = {os.path.join(lanes, lane): os.open(os.path.join(lanes, lane), os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)}
-    for source, target in (request.get("identity") or {}).items():
-        held[str(target)] = os.open(str(source), os.O_PATH | os.O_NOFOLLOW)
     plain = _MS_NOSUID | _MS_NODEV
     libc.mount("tmpfs", "/tmp", "tmpfs", plain, f"mode=1777,size={int(request['tmp_bytes'])}")
     libc.mount("tmpfs", "/dev/shm", "tmpfs", plain | _MS_NOEXEC, "mode=0755,size=64k")  # as bwrap's: root's
+    libc.mount("devpts", "/dev/pts", "devpts", _MS_NOSUID | _MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
+    # who the run's uid is (/etc/passwd and /etc/group as bwrap's runs get them), from a tmpfs of this run's
+    own = "/tmp/.identity"
+    os.mkdir(own, 0o700)
+    libc.mount("tmpfs", own, "tmpfs", plain, "mode=0755,size=1m")
+    for target, text in dict(request.get("identity") or {}).items():
+        if target not in ("/etc/passwd", "/etc/group"):
+            raise ValueError(f"not an identity file: {target!r}")
+        made = os.path.join(own, os.path.basename(target))
+        with open(made, "w", encoding="utf-8") as handle:
+            handle.write(str(text))
+        os.chmod(made, 0o644)
+        libc.mount(made, target, None, _MS_BIND)
+        libc.mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | plain)
+    libc.umount(own)
+    os.rmdir(own)
     covered = os.path.isdir(lanes)
     if covered:  # only this run's lane of the lanes
         libc.mount("tmpfs", lanes, "tmpfs", plain, "mode=0755,size=64k")
@@ -274,8 +288,6 @@ def _namespaces(libc: _Libc, request: Mapping[str, Any]) -> None:
     for target, fd in held.items():
         libc.mount(f"/proc/self/fd/{fd}", target, None, _MS_BIND | _MS_REC)
         os.close(fd)
-        if target.startswith("/etc/"):
-            libc.mount(None, target, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | plain)
     if covered:
         libc.mount(None, lanes, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | plain)
 
@@ -464,10 +476,7 @@ class ForkServer:
         from pathlib import Path
 
         from agentic_eval.confine.backend import Confinement
-        from agentic_eval.confine.host import _identity_files
-
-        identity = _identity_files(65534)[0].parent.parent  # the folder of every uid's passwd and group
-        spec = Confinement(writable=(Path(lanes),), readable=(identity,), hidden=tuple(Path(h) for h in hidden))
+        spec = Confinement(writable=(Path(lanes),), hidden=tuple(Path(h) for h in hidden))
         argv = [*backend.server_args(cwd=Path("/"), spec=spec), python, "-I", "-B", "-c",
                 Path(__file__).read_text(encoding="utf-8")]
         return cls(python, Path(lanes), argv)

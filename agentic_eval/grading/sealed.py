@@ -678,7 +678,8 @@ class CodeHost:
                           limits={"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_bytes,
                                   "file_bytes": limits.file_bytes, "processes": limits.processes},
                           timeout=timeout, cancel=_Either(self.cancel, self._closed), output_limit=OUTPUT_LIMIT,
-                          identity={str(passwd): "/etc/passwd", str(group): "/etc/group"}, tmp_bytes=TMP_BYTES)
+                          identity={"/etc/passwd": passwd.read_text(encoding="utf-8"),
+                                    "/etc/group": group.read_text(encoding="utf-8")}, tmp_bytes=TMP_BYTES)
         if done is not None:
             with self._in_lanes:
                 self.forked += 1

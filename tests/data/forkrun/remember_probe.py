@@ -7,6 +7,7 @@ import ctypes
 import errno
 import json
 import os
+import pwd
 import secrets
 import socket
 import subprocess
@@ -78,6 +79,11 @@ def look(mine: bool = False) -> dict[str, str]:
     shm = libc.shmget(SHM_KEY, 0, 0)
     if shm >= 0:
         found["sysv-shm"] = TOKEN if MINE.get("sysv-shm") == shm else str(shm)
+    for name in set(os.listdir("/dev/pts")) - {"ptmx"}:
+        if str(MINE.get("pts")) == name:
+            found["pts"] = TOKEN
+        else:
+            found[f"pts {name}"] = name
     return {k: v for k, v in found.items() if (v == TOKEN) == mine}
 
 
@@ -92,7 +98,9 @@ def serve(sock):
         conn, _ = sock.accept(); conn.sendall(token.encode()); conn.close()
 for sock in (tcp, unix):
     threading.Thread(target=serve, args=(sock,), daemon=True).start()
-print("up", flush=True)
+import os, pty
+leader, follower = os.openpty()
+print("up", os.ttyname(follower).rsplit("/", 1)[-1], flush=True)
 time.sleep(60)
 """
 
@@ -107,9 +115,11 @@ def mark() -> dict[str, str]:
             refused[where] = errno.errorcode.get(exc.errno or 0, str(exc))
     keeper = subprocess.Popen([sys.executable, "-c", KEEPER, NAME, TOKEN], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, start_new_session=True)
-    line = keeper.stdout.readline() if keeper.stdout else b""
-    if line.strip() != b"up":
-        refused["keeper"] = line.decode()[:200]
+    line = (keeper.stdout.readline() if keeper.stdout else b"").decode()
+    if not line.startswith("up "):
+        refused["keeper"] = line[:200]
+    else:
+        MINE["pts"] = int(line.split()[1])
     for ring, number in KEYRINGS.items():
         key = libc.syscall(SYS_ADD_KEY, b"user", NAME.encode(), TOKEN.encode(), len(TOKEN), number)
         MINE[f"key-{ring}"] = key
@@ -153,6 +163,7 @@ def test_nothing_of_another_run_is_here() -> None:
     beside = look()
     own = look(mine=True)
     report = {"before": before, "beside": beside, "refused": refused, "own": sorted(own), "others": others(),
-              "uid": os.getuid(), "pid": os.getpid()}
+              "uid": os.getuid(), "pid": os.getpid(), "name": pwd.getpwuid(os.getuid()).pw_name,
+              "lanes": len(os.listdir(Path.cwd().parent.parent))}
     (Path.home().parent / "report.json").write_text(json.dumps(report))
     assert not before and not beside, report
