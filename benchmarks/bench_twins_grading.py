@@ -15,8 +15,7 @@ process's children's usage.)
                                              [--unforked]
 
 `--unforked` adds a third harness: this checkout with its fork server off (grading/forkrun.py;
-AGENTIC_EVAL_FORK_RUNS=0),
-in the same interleaved rounds.
+AGENTIC_EVAL_FORK_RUNS=0), in the same interleaved rounds.
 
 Goal: now within +20 % of before (ratio at most 1.20) on the core, node and ops packs.
 """

@@ -184,7 +184,7 @@ def _child(libc: _Libc, control: socket.socket, chan_fd: int, out_fd: int) -> No
     """One run, in a child of the server (root): read it, make its namespaces, fork its PID 1, report its exit."""
     import signal
 
-    code = 1
+    code, started = 1, False
     chan = socket.socket(fileno=chan_fd)
     try:
         os.close(control.detach())
@@ -209,11 +209,12 @@ def _child(libc: _Libc, control: socket.socket, chan_fd: int, out_fd: int) -> No
             os.waitpid(pid, 0)
             send_message(chan, {"setup_error": ready.decode("utf-8", "replace")[:2000] or "the run ended in set-up"})
         else:
+            started = True
             send_message(chan, {"exit": _wait(pid, chan)})
         code = 0
-    except BaseException as exc:  # noqa: BLE001 - a set-up fault of the harness: the run falls back
+    except BaseException as exc:  # noqa: BLE001 - before the model's code: the run falls back; after: no evidence
         try:
-            send_message(chan, {"setup_error": f"{type(exc).__name__}: {exc}"})
+            send_message(chan, {"lost" if started else "setup_error": f"{type(exc).__name__}: {exc}"})
         except OSError:
             pass
     os._exit(code)
@@ -398,6 +399,8 @@ def _pytest_main(pytest: Any, args: list[str]) -> int:
         print(result, file=sys.stderr)
         code = 1
     try:
+        if "threading" in sys.modules:  # as an interpreter ends: its threads first
+            sys.modules["threading"]._shutdown()
         atexit._run_exitfuncs()
         sys.stdout.flush()
         sys.stderr.flush()

@@ -393,6 +393,7 @@ class CodeHost:
         self._small: bool | None = None
         self._closed = threading.Event()
         self._fork_server: Any = None
+        self._fork_start = threading.Lock()
         self.forked = 0
         """pytest runs made by the fork server (grading/forkrun.py), not as processes of their own."""
         self._listener = listen_unix(str(self.socket_path), 8)  # the grader's uid connects; a long TMPDIR too
@@ -665,7 +666,7 @@ class CodeHost:
         if (wanted is None or not forkrun.enabled() or not isinstance(self.backend, BwrapBackend)
                 or not self.backend.as_root or work.parent.parent != self.folder / "lanes"):
             return None
-        with self._in_lanes:  # the first run starts the server; the others wait for it
+        with self._fork_start:  # the first run starts the server; the others wait for it
             if self._fork_server is None:
                 self._fork_server = forkrun.ForkServer.start(self.backend, argv[0], self.folder / "lanes", self.hidden)
             server = self._fork_server
