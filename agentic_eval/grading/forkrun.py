@@ -163,6 +163,7 @@ def serve(control_fd: int) -> None:
         os._exit(0)
     gc.collect()
     gc.disable()  # no collection counts that move from one fork to the next (re-enabled in each run)
+    gc.freeze()  # and a run's collections leave what the server loaded alone (no copy of its pages)
     control.sendall(b"R")
     space = socket.CMSG_SPACE(2 * array.array("i").itemsize)
     while True:
