@@ -512,6 +512,19 @@ def lanes(sandbox: Path | None = None) -> int:
         return 1
 
 
+def pytest_runs_ahead() -> None:
+    """Tell the harness that this grader will run pytest apart (`mutation.pytest_command`'s runs): a root harness on
+    bwrap forks those from a server with pytest loaded (agentic_eval/grading/forkrun.py), which then starts at once,
+    beside the grader's other checks, not when the first run asks. Changes nothing else; outside agentic-eval, nothing."""
+    from agentic_eval.grading import sealed
+
+    if os.environ.get(sealed.SOCKET_ENV):
+        try:
+            sealed.request({"warm": "pytest", "python": python_executable()})
+        except sealed.SealedRunError:
+            pass  # the first run starts it then
+
+
 def runs_apart(runs: Sequence[dict[str, Any]], *, stop: Callable[[int, RunResult], bool] | None = None,
                sandbox: Path | None = None) -> list[RunResult | None]:
     """Run each of `runs` (`run_apart`'s keyword arguments) on a fresh copy of its own, in order, as many at once as

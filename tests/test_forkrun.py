@@ -102,7 +102,7 @@ def test_the_remembering_test_finds_a_run_that_shares_its_place(tmp_path: Path) 
 
 
 @needs_root_bwrap
-def test_exit_output_and_timeout_are_as_a_process_of_its_own_and_an_ended_server_is_no_evidence(
+def test_a_warmed_servers_exit_output_and_timeout_are_as_a_process_of_its_own_and_its_end_is_no_evidence(
         tmp_path: Path) -> None:
     import mutation
 
@@ -110,6 +110,7 @@ def test_exit_output_and_timeout_are_as_a_process_of_its_own_and_an_ended_server
                             "tests/test_no.py": "def test_no():\n    assert 2 + 2 == 5\n",
                             "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(60)\n"})
     try:
+        assert host.run({"warm": "pytest", "python": sys.executable})["exit"] == 0  # started meanwhile, used below
         ok = host.run({"argv": [*_pytest_argv(host, "tests/test_ok.py"), "-s"], "apart": True, "timeout": 60})
         no = host.run({"argv": _pytest_argv(host, "tests/test_no.py"), "apart": True, "timeout": 60})
         assert (ok["exit"], no["exit"]) == (0, 1) and "said" in ok["output"] and "1 failed" in no["output"], (ok, no)

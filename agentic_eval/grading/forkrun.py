@@ -480,6 +480,7 @@ class ForkServer:
         from pathlib import Path
 
         from agentic_eval.confine.backend import Confinement
+        Path(lanes).mkdir(exist_ok=True)  # bound into the server: it must be there before the first lane is
         spec = Confinement(writable=(Path(lanes),), hidden=tuple(Path(h) for h in hidden))
         argv = [*backend.server_args(cwd=Path("/"), spec=spec), python, "-I", "-B", "-c",
                 Path(__file__).read_text(encoding="utf-8")]

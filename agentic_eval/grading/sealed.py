@@ -15,6 +15,7 @@ The protocol: one request per connection, a 4-byte big-endian length and a JSON 
     request  {"argv": [...], "cwd": "rel", "env": {...}, "pythonpath": ["rel", ...], "stdin": b64 | null,
               "timeout": s, "files": {"path": b64}, "collect": ["path", ...], "fresh": bool, "apart": bool}
              or {"note": {"tests_forged": ["tests/test_x.py::test_y", ...]}}: what the grader tells the harness
+             or {"warm": "pytest", "python": path}: gradelib's pytest runs apart are coming (grading/forkrun.py)
     response {"exit": int | null, "stopped_by": "", "output": str, "files": {"path": b64 | null},
               "why": {"path": "why it was not collected"}, "duration_s": s, "error": str | null}
 
@@ -419,8 +420,9 @@ class CodeHost:
             pass
         with self._in_lanes:  # and so do the `apart` runs (each removes its copy); bounded: cancelled, they end
             self._in_lanes.wait_for(lambda: self._lanes_busy == 0, timeout=60.0)
-        if self._fork_server is not None:
-            self._fork_server.close()
+        with self._fork_start:  # one still starting (a hint's) is closed too
+            if self._fork_server is not None:
+                self._fork_server.close()
         if self.work.exists():
             self.backend.phase_end(self.work.resolve())  # docker: the model's container goes
 
@@ -518,6 +520,11 @@ class CodeHost:
         copy, or (`apart`) on a copy of its own beside the other such runs."""
         if "note" in payload:
             return self.take_note(payload["note"])
+        if "warm" in payload:  # the grader will run its pytest apart: the fork server starts meanwhile
+            python = str(payload.get("python") or "")
+            if python and self._fork_server is None and self._forkable():
+                threading.Thread(target=self._fork_server_for, args=(python,), daemon=True, name="fork-warm").start()
+            return {"exit": 0, "output": "", "files": {}, "why": {}, "error": None}
         if payload.get("apart") and self.lanes > 1 and self._small_tree():
             return self._run_in_lane(payload)
         with self._lock:  # one command at a time on the work copy
@@ -655,22 +662,34 @@ class CodeHost:
                              daemon=True).start()  # beside the answer
         return done.returncode, done.output, done.stopped_by
 
+    def _forkable(self) -> bool:
+        """Whether gradelib's pytest runs in lanes may go through a fork server here (a root harness on bwrap)."""
+        from agentic_eval.confine.host import BwrapBackend
+        from agentic_eval.grading import forkrun
+
+        return forkrun.enabled() and isinstance(self.backend, BwrapBackend) and self.backend.as_root and self.lanes > 1
+
+    def _fork_server_for(self, python: str) -> Any:
+        """The host's fork server (started by the first caller: a grader's hint, or its first run; the others wait)."""
+        from agentic_eval.grading import forkrun
+
+        with self._fork_start:
+            if self._fork_server is None and not self._closed.is_set():
+                self._fork_server = forkrun.ForkServer.start(self.backend, python, self.folder / "lanes", self.hidden)
+            return self._fork_server
+
     def _forked(self, argv: list[str], work: Path, cwd: Path, env: Mapping[str, str], spec: Any, timeout: float
                 ) -> tuple[int | None, bytes, str | None] | None:
         """gradelib's pytest run in a lane through the host's fork server (grading/forkrun.py), or None: run it as
         before (no server here, or it could not set the run up before the model's code ran)."""
-        from agentic_eval.confine.host import TMP_BYTES, BwrapBackend, _identity_files, sandbox_uid
+        from agentic_eval.confine.host import TMP_BYTES, _identity_files, sandbox_uid
         from agentic_eval.grading import forkrun
 
         wanted = forkrun.pytest_run(argv)
-        if (wanted is None or not forkrun.enabled() or not isinstance(self.backend, BwrapBackend)
-                or not self.backend.as_root or work.parent.parent != self.folder / "lanes"):
+        if wanted is None or not self._forkable() or work.parent.parent != self.folder / "lanes":
             return None
-        with self._fork_start:  # the first run starts the server; the others wait for it
-            if self._fork_server is None:
-                self._fork_server = forkrun.ForkServer.start(self.backend, argv[0], self.folder / "lanes", self.hidden)
-            server = self._fork_server
-        if server.python != argv[0] or server.why_not and not server.broken:
+        server = self._fork_server_for(argv[0])
+        if server is None or server.python != argv[0] or server.why_not and not server.broken:
             return None
         uid = sandbox_uid(work)
         passwd, group = _identity_files(uid)
