@@ -651,16 +651,19 @@ class CodeHost:
             self.late = True
             return None, b"", "not run: the grader's time is up"
         spec = Confinement(writable=(work, scratch), hidden=self.hidden, limits=ResourceLimits(cpu_s=int(timeout) + 1))
-        if stdin is None and work != self.work and (forked := self._forked(argv, work, cwd, env, spec, timeout)):
-            return forked
-        done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
-                           cancel=_Either(self.cancel, self._closed), stdin=stdin, output_limit=OUTPUT_LIMIT)
-        if done.stopped_by and self.deadline is not None and time.monotonic() >= self.deadline - self.reserve:
+        forked = self._forked(argv, work, cwd, env, spec, timeout) if stdin is None and work != self.work else None
+        if forked is not None:
+            code, output, stopped_by = forked
+        else:
+            done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
+                               cancel=_Either(self.cancel, self._closed), stdin=stdin, output_limit=OUTPUT_LIMIT)
+            code, output, stopped_by = done.returncode, done.output, done.stopped_by
+        if stopped_by and self.deadline is not None and time.monotonic() >= self.deadline - self.reserve:
             self.late = True  # cut at the grader's deadline
-        if done.stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
+        if stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
             threading.Thread(target=self.backend.end_processes, args=(work.resolve(),),
                              daemon=True).start()  # beside the answer
-        return done.returncode, done.output, done.stopped_by
+        return code, output, stopped_by
 
     def _forkable(self) -> bool:
         """Whether gradelib's pytest runs in lanes may go through a fork server here (a root harness on bwrap)."""
