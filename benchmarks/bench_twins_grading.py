@@ -17,11 +17,12 @@ process's children's usage.)
 `--unforked` adds a third harness: this checkout with its fork server off (grading/forkrun.py;
 AGENTIC_EVAL_FORK_RUNS=0), in the same interleaved rounds.
 
-Measured with the fork server (root harness, bwrap, 2 cores, 3 rounds; ratios now/before, median / fastest round):
-core 1.09x / 1.13x at load 2.2, and 1.13x / 1.09x at load 2.0 (with the server off in the same rounds: 1.28x / 1.34x
-and 1.41x / 1.39x); node 1.24x / 1.31x and ops 1.21x / 1.22x, the same with it off (their runs are not gradelib's
-pytest). Per core mutation task (median): add-function-with-test 494 -> 769 ms (1140 with it off), env-port-override
-526 -> 762 (980), write-module-from-spec 437 -> 604 (1148), extract-money-helper 541 -> 662 (917).
+Measured with the fork server (root harness, bwrap, 2 cores; core, ratios now/before, median / fastest round), four
+runs at load 1.6-2.2: 1.09x / 1.13x, 1.13x / 1.09x, 1.25x / 1.16x (3 rounds each) and 1.22x / 1.09x (5 rounds); with
+the server off in the same rounds: 1.28x / 1.34x, 1.41x / 1.39x, 1.58x / 1.49x, 1.41x / 1.34x. node 1.24x / 1.31x and
+ops 1.21x / 1.22x, the same with it off (their runs are not gradelib's pytest). Per core mutation task (median of 5
+rounds, before -> now, with it off): add-function-with-test 648 -> 845 ms (1327), env-port-override 540 -> 843
+(1101), write-module-from-spec 536 -> 819 (1208), extract-money-helper 520 -> 822 (1247).
 
 Goal: now within +20 % of before (ratio at most 1.20) on the core, node and ops packs.
 """
