@@ -12,6 +12,17 @@ each task's. (The CPU time is not printed: bwrap's namespaces keep the grader's 
 process's children's usage.)
 
     python benchmarks/bench_twins_grading.py [--packs core,node,ops] [--rounds 3] [--before REV] [--seed 0] [--per-task]
+                                             [--unforked]
+
+`--unforked` adds a third harness: this checkout with its fork server off (grading/forkrun.py;
+AGENTIC_EVAL_FORK_RUNS=0), in the same interleaved rounds.
+
+Measured with the fork server (root harness, bwrap, 2 cores; core, ratios now/before, median / fastest round), four
+runs at load 1.6-2.2: 1.09x / 1.13x, 1.13x / 1.09x, 1.25x / 1.16x (3 rounds each) and 1.22x / 1.09x (5 rounds); with
+the server off in the same rounds: 1.28x / 1.34x, 1.41x / 1.39x, 1.58x / 1.49x, 1.41x / 1.34x. node 1.24x / 1.31x and
+ops 1.21x / 1.22x, the same with it off (their runs are not gradelib's pytest). Per core mutation task (median of 5
+rounds, before -> now, with it off): add-function-with-test 648 -> 845 ms (1327), env-port-override 540 -> 843
+(1101), write-module-from-spec 536 -> 819 (1208), extract-money-helper 520 -> 822 (1247).
 
 Goal: now within +20 % of before (ratio at most 1.20) on the core, node and ops packs.
 """
@@ -95,12 +106,13 @@ def python_for(checkout: Path, work: Path, name: str) -> str:
 
 
 class Harness:
-    def __init__(self, name: str, checkout: Path, python: str, packs: str, seed: int, work: Path) -> None:
+    def __init__(self, name: str, checkout: Path, python: str, packs: str, seed: int, work: Path,
+                 env: dict[str, str] | None = None) -> None:
         self.name = name
         (work / name).mkdir(parents=True)
         driver = work / f"driver_{name}.py"
         driver.write_text(DRIVER, encoding="utf-8")
-        env = dict(os.environ, PYTHONPATH=str(checkout), PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, PYTHONPATH=str(checkout), PYTHONDONTWRITEBYTECODE="1", **(env or {}))
         self.proc = subprocess.Popen([python, str(driver), packs, str(seed), str(work / name)], cwd=checkout,
                                      env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
@@ -127,6 +139,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--goal", type=float, default=1.20, help="the largest acceptable ratio now/before")
     parser.add_argument("--per-task", action="store_true", help="also print each task's median and fastest times")
+    parser.add_argument("--unforked", action="store_true",
+                        help="also time this checkout with its fork server off (AGENTIC_EVAL_FORK_RUNS=0), interleaved")
     args = parser.parse_args()
     if args.rounds < 1 or args.rounds > 50:
         parser.error("--rounds takes 1 to 50")
@@ -138,6 +152,9 @@ def main() -> int:
     try:
         harnesses = [Harness("before", old, python_for(old, work, "before-venv"), args.packs, args.seed, work),
                      Harness("now", REPO, python_for(REPO, work, "now-venv"), args.packs, args.seed, work)]
+        if args.unforked:
+            harnesses.append(Harness("unforked", REPO, python_for(REPO, work, "unforked-venv"), args.packs, args.seed,
+                                     work, {"AGENTIC_EVAL_FORK_RUNS": "0"}))
         tasks = [cast("list[list[str]]", h.ask("prepare")) for h in harnesses]
         packs_of = {t: p for p, t in tasks[1]}
         common = sorted({t for _, t in tasks[0]} & set(packs_of))
@@ -166,13 +183,21 @@ def main() -> int:
             fast_before, fast_now = (sum(min(times[h][t]) for t in ids) / len(ids) for h in ("before", "now"))
             print(f"{pack:<6} {len(ids):>5} {before * 1000:>7.0f}ms {now * 1000:>7.0f}ms {now / before:>5.2f}x   "
                   f"{fast_before * 1000:>13.0f}ms {fast_now * 1000:>5.0f}ms {fast_now / fast_before:>5.2f}x")
+            if "unforked" in times:  # the same checkout, every pytest run a process of its own
+                off = statistics.median(sum(times["unforked"][t][r] for t in ids) / len(ids)
+                                        for r in range(args.rounds))
+                fast_off = sum(min(times["unforked"][t]) for t in ids) / len(ids)
+                print(f"{'  no fork server':<16} {off * 1000:>7.0f}ms {off / before:>5.2f}x   {'':>13}   "
+                      f"{fast_off * 1000:>5.0f}ms {fast_off / fast_before:>5.2f}x")
         ratio = {t: statistics.median(times["now"][t]) / statistics.median(times["before"][t]) for t in common}
         if args.per_task:
             for t in sorted(common, key=lambda t: (packs_of[t], t)):
                 b, n = (statistics.median(times[h][t]) for h in ("before", "now"))
                 fb, fn = (min(times[h][t]) for h in ("before", "now"))
                 print(f"  {t:<34} {b * 1000:>7.0f}ms {n * 1000:>7.0f}ms {n / b:>5.2f}x   {fb * 1000:>7.0f}ms "
-                      f"{fn * 1000:>7.0f}ms {fn / fb:>5.2f}x")
+                      f"{fn * 1000:>7.0f}ms {fn / fb:>5.2f}x"
+                      + (f"   no fork server {statistics.median(times['unforked'][t]) * 1000:>5.0f}ms"
+                         if "unforked" in times else ""))
         largest = sorted(common, key=lambda t: ratio[t])[-4:][::-1]
         print("largest ratios: " + ", ".join(f"{t} {ratio[t]:.2f}x" for t in largest))
         print(f"goal: at most {args.goal:.2f}x on every pack: {'met' if worst <= args.goal else 'NOT met'}")

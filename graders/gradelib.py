@@ -48,6 +48,8 @@ from types import TracebackType
 from typing import Any, NoReturn
 
 from agentic_eval.grading import gitsafe
+from agentic_eval.grading.forkrun import EXIT_NO_PYTEST as _EXIT_NO_PYTEST  # noqa: F401 - the boot's exit
+from agentic_eval.grading.forkrun import PYTEST_BOOT as _PYTEST_BOOT  # a root harness forks these runs
 from agentic_eval.grading.gitsafe import GitError
 from agentic_eval.packs import pristine
 from agentic_eval.trees import walk
@@ -510,6 +512,19 @@ def lanes(sandbox: Path | None = None) -> int:
         return 1
 
 
+def pytest_runs_ahead() -> None:
+    """Tell the harness that this grader will run pytest apart (`mutation.pytest_command`'s runs): a root harness on
+    bwrap forks those from a server with pytest loaded (agentic_eval/grading/forkrun.py), which then starts at once,
+    beside the grader's other checks, not when the first run asks. Changes nothing else; outside agentic-eval, nothing."""
+    from agentic_eval.grading import sealed
+
+    if os.environ.get(sealed.SOCKET_ENV):
+        try:
+            sealed.request({"warm": "pytest", "python": python_executable()})
+        except sealed.SealedRunError:
+            pass  # the first run starts it then
+
+
 def runs_apart(runs: Sequence[dict[str, Any]], *, stop: Callable[[int, RunResult], bool] | None = None,
                sandbox: Path | None = None) -> list[RunResult | None]:
     """Run each of `runs` (`run_apart`'s keyword arguments) on a fresh copy of its own, in order, as many at once as
@@ -594,20 +609,6 @@ PYTEST_PLUGINS_OFF = ("-p", "no:cacheprovider", "-p", "no:unraisableexception")
 """pytest's plugins a grader's test run goes without: the cache (nothing of a run may outlive it), and the one that
 turns exceptions raised in `__del__` into warnings, whose clean-up runs five full garbage collections at the end
 of every run (a quarter of a small suite's run; the warnings decide nothing: no run of ours makes them errors)."""
-_EXIT_NO_PYTEST = 97
-_PYTEST_BOOT = f"""\
-import os, sys
-paths = [p for p in sys.argv[1].split(os.pathsep) if p]
-del sys.argv[1]
-sys.argv[0] = "pytest"
-try:
-    import pytest
-except ImportError as exc:
-    print(f"{{type(exc).__name__}}: {{exc}}")
-    raise SystemExit({_EXIT_NO_PYTEST})
-sys.path.extend(paths)
-raise SystemExit(pytest.main(sys.argv[1:]))
-"""
 
 
 def _tail(text: str, lines: int = 8) -> str:

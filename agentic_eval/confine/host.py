@@ -158,8 +158,20 @@ class BwrapBackend(SharedDisk, SandboxBackend):
         uid = sandbox_uid(spec.writable[0]) if spec.writable else UNPRIVILEGED_UID
         for path in spec.writable:  # a tree nobody prepared (a library caller's) is handed over on first use
             self.prepare(Path(path), uid)
+        args = self._bwrap_args(cwd, spec, uid)
+        if self.as_root:
+            args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                     "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
+        return [*args, *_prlimit(spec.limits, dedicated_uid=self.as_root), *argv]
+
+    def server_args(self, *, cwd: Path, spec: Confinement) -> list[str]:
+        """bwrap's part of `wrap` for a root harness's fork server (grading/forkrun.py): the same namespaces and
+        mounts, but it keeps root there (each of its runs drops it), no identity files, no rlimits; nothing chowned."""
+        return self._bwrap_args(cwd, spec, None)
+
+    def _bwrap_args(self, cwd: Path, spec: Confinement, uid: int | None) -> list[str]:
         args = [*self._fixed_args()]
-        if self.as_root:  # programs ask who they are (node's os.userInfo): name the sandbox's uid
+        if self.as_root and uid is not None:  # programs ask who they are (node's os.userInfo): name the sandbox's uid
             passwd, group = _identity_files(uid)
             args += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
         args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
@@ -184,11 +196,7 @@ class BwrapBackend(SharedDisk, SandboxBackend):
                 args += ["--tmpfs", where]
             elif os.path.isfile(where):  # a module file (a copy of a realpy project's parse.py): seen empty
                 args += ["--ro-bind", str(_empty_file()), where]
-        args += ["--chdir", str(cwd), "--"]
-        if self.as_root:
-            args += [self.setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                     "--bounding-set=-all", "--inh-caps=-all", "--no-new-privs", "--"]
-        return [*args, *_prlimit(spec.limits, dedicated_uid=self.as_root), *argv]
+        return [*args, "--chdir", str(cwd), "--"]
 
 
 _identity_lock = threading.Lock()

@@ -2,6 +2,9 @@
 
     grader      Running a grader or reference fix in a repo and turning its exit into a verdict.
     sealed      Where the model's code runs while a grader grades: apart from it, on a work copy.
+    forkrun     A fork server for gradelib's pytest runs in lanes (root harness, bwrap): pytest loaded once, a child
+                per run in namespaces of its own.
+    forkserve   The fork server's own program (standard library only): a run's namespaces, uid and pytest.main.
     gitsafe     Git on a repo the model owned, never trusting its config: what changed, diff.patch, a view of its
                 repository, a walk of its tree (standard library only; gradelib reads through it too).
     gitshim     The `git` first on a grader's PATH: plain git on the repo through gitsafe's view.

@@ -15,6 +15,7 @@ The protocol: one request per connection, a 4-byte big-endian length and a JSON 
     request  {"argv": [...], "cwd": "rel", "env": {...}, "pythonpath": ["rel", ...], "stdin": b64 | null,
               "timeout": s, "files": {"path": b64}, "collect": ["path", ...], "fresh": bool, "apart": bool}
              or {"note": {"tests_forged": ["tests/test_x.py::test_y", ...]}}: what the grader tells the harness
+             or {"warm": "pytest", "python": path}: gradelib's pytest runs apart are coming (grading/forkrun.py)
     response {"exit": int | null, "stopped_by": "", "output": str, "files": {"path": b64 | null},
               "why": {"path": "why it was not collected"}, "duration_s": s, "error": str | null}
 
@@ -392,6 +393,10 @@ class CodeHost:
         self._lanes_busy = 0
         self._small: bool | None = None
         self._closed = threading.Event()
+        self._fork_server: Any = None
+        self._fork_start = threading.Lock()
+        self.forked = 0
+        """pytest runs made by the fork server (grading/forkrun.py), not as processes of their own."""
         self._listener = listen_unix(str(self.socket_path), 8)  # the grader's uid connects; a long TMPDIR too
         from agentic_eval.confine.relay_harness import serve_unix
 
@@ -415,6 +420,9 @@ class CodeHost:
             pass
         with self._in_lanes:  # and so do the `apart` runs (each removes its copy); bounded: cancelled, they end
             self._in_lanes.wait_for(lambda: self._lanes_busy == 0, timeout=60.0)
+        with self._fork_start:  # one still starting (a hint's) is closed too
+            if self._fork_server is not None:
+                self._fork_server.close()
         if self.work.exists():
             self.backend.phase_end(self.work.resolve())  # docker: the model's container goes
 
@@ -512,6 +520,11 @@ class CodeHost:
         copy, or (`apart`) on a copy of its own beside the other such runs."""
         if "note" in payload:
             return self.take_note(payload["note"])
+        if "warm" in payload:  # the grader will run its pytest apart: the fork server starts meanwhile
+            python = str(payload.get("python") or "")
+            if python and self._fork_server is None and self._forkable():
+                threading.Thread(target=self._fork_server_for, args=(python,), daemon=True, name="fork-warm").start()
+            return {"exit": 0, "output": "", "files": {}, "why": {}, "error": None}
         if payload.get("apart") and self.lanes > 1 and self._small_tree():
             return self._run_in_lane(payload)
         with self._lock:  # one command at a time on the work copy
@@ -638,14 +651,62 @@ class CodeHost:
             self.late = True
             return None, b"", "not run: the grader's time is up"
         spec = Confinement(writable=(work, scratch), hidden=self.hidden, limits=ResourceLimits(cpu_s=int(timeout) + 1))
-        done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
-                           cancel=_Either(self.cancel, self._closed), stdin=stdin, output_limit=OUTPUT_LIMIT)
-        if done.stopped_by and self.deadline is not None and time.monotonic() >= self.deadline - self.reserve:
+        forked = self._forked(argv, work, cwd, env, spec, timeout) if stdin is None and work != self.work else None
+        if forked is not None:
+            code, output, stopped_by = forked
+        else:
+            done = run_command(self.backend, argv, cwd=cwd, env=env, spec=spec, timeout_s=timeout,
+                               cancel=_Either(self.cancel, self._closed), stdin=stdin, output_limit=OUTPUT_LIMIT)
+            code, output, stopped_by = done.returncode, done.output, done.stopped_by
+        if stopped_by and self.deadline is not None and time.monotonic() >= self.deadline - self.reserve:
             self.late = True  # cut at the grader's deadline
-        if done.stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
+        if stopped_by and not self._closed.is_set():  # docker: else it goes on in its container
             threading.Thread(target=self.backend.end_processes, args=(work.resolve(),),
                              daemon=True).start()  # beside the answer
-        return done.returncode, done.output, done.stopped_by
+        return code, output, stopped_by
+
+    def _forkable(self) -> bool:
+        """Whether gradelib's pytest runs in lanes may go through a fork server here (a root harness on bwrap)."""
+        from agentic_eval.confine.host import BwrapBackend
+        from agentic_eval.grading import forkrun
+
+        return forkrun.enabled() and isinstance(self.backend, BwrapBackend) and self.backend.as_root and self.lanes > 1
+
+    def _fork_server_for(self, python: str) -> Any:
+        """The host's fork server (started by the first caller: a grader's hint, or its first run; the others wait)."""
+        from agentic_eval.grading import forkrun
+
+        with self._fork_start:
+            if self._fork_server is None and not self._closed.is_set():
+                self._fork_server = forkrun.ForkServer.start(self.backend, python, self.folder / "lanes", self.hidden)
+            return self._fork_server
+
+    def _forked(self, argv: list[str], work: Path, cwd: Path, env: Mapping[str, str], spec: Any, timeout: float
+                ) -> tuple[int | None, bytes, str | None] | None:
+        """gradelib's pytest run in a lane through the host's fork server (grading/forkrun.py), or None: run it as
+        before (no server here, or it could not set the run up before the model's code ran)."""
+        from agentic_eval.confine.host import TMP_BYTES, _identity_files, sandbox_uid
+        from agentic_eval.grading import forkrun
+
+        wanted = forkrun.pytest_run(argv)
+        if wanted is None or not self._forkable() or work.parent.parent != self.folder / "lanes":
+            return None
+        server = self._fork_server_for(argv[0])
+        if server is None or server.python != argv[0] or server.why_not and not server.broken:
+            return None
+        uid = sandbox_uid(work)
+        passwd, group = _identity_files(uid)
+        limits = spec.limits
+        done = server.run(args=wanted[1], paths=wanted[0], lane=work.parent.name, cwd=str(cwd), env=env, uid=uid,
+                          limits={"cpu_s": limits.cpu_s, "memory_bytes": limits.memory_bytes,
+                                  "file_bytes": limits.file_bytes, "processes": limits.processes},
+                          timeout=timeout, cancel=_Either(self.cancel, self._closed), output_limit=OUTPUT_LIMIT,
+                          identity={"/etc/passwd": passwd.read_text(encoding="utf-8"),
+                                    "/etc/group": group.read_text(encoding="utf-8")}, tmp_bytes=TMP_BYTES)
+        if done is not None:
+            with self._in_lanes:
+                self.forked += 1
+        return done
 
     def _collect(self, payload: Mapping[str, Any], work: Path, scratch: Path
                  ) -> tuple[dict[str, str | None], dict[str, str]]:

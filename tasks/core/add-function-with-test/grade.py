@@ -8,7 +8,7 @@ must pass, on an equivalent rewrite, where it must pass, and on broken copies, e
 """
 
 import mutation
-from gradelib import Grader, Raises, pristine_store, task_vars
+from gradelib import Grader, Raises, pristine_store, pytest_runs_ahead, task_vars
 
 from agentic_eval.packs import pristine as pristine_git
 
@@ -43,6 +43,7 @@ MUTANTS = {
                                 ("if amount_cents < 0:", "if False:")],
 }
 g = Grader()
+pytest_runs_ahead()  # mutation testing's pytest runs: the harness readies them meanwhile
 g.defines(f"{v['src_dir']}/billing.py", fn)
 g.file_contains("tests/test_billing.py", fn)
 # billing.py is the only module touched: its tests and the CLI tests that use it pass, one of them new.

@@ -7,12 +7,13 @@ grader's own override), where it must pass, on a rewrite of that, and on broken 
 """
 
 import mutation
-from gradelib import Call, CallResult, Grader, task_vars
+from gradelib import Call, CallResult, Grader, pytest_runs_ahead, task_vars
 from pyservice_checks import SETUP, judged
 
 v = task_vars()
 env = v["env_var"]
 g = Grader()
+pytest_runs_ahead()  # mutation testing's pytest runs: the harness readies them meanwhile
 g.file_contains("docs/configuration.md", env)
 g.file_contains("tests/test_config.py", env)
 # config.py is the only module touched: its tests and the CLI tests that load settings pass, one of them new.

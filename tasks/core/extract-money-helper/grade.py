@@ -10,12 +10,13 @@ copies, each of which they must fail (the count of passing tests is the report's
 import random
 
 import mutation
-from gradelib import Call, Grader, task_vars
+from gradelib import Call, Grader, pytest_runs_ahead, task_vars
 from pyservice_checks import in_one_process, invoice_text, judge_runs, money, usage_log
 
 v = task_vars()
 src = v["src_dir"]
 g = Grader()
+pytest_runs_ahead()  # mutation testing's pytest runs: the harness readies them meanwhile
 g.defines(f"{src}/money.py", "format_money")
 for module in ("report.py", "cli.py"):
     g.file_contains(f"{src}/{module}", "format_money")
