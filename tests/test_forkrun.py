@@ -140,6 +140,55 @@ def test_a_warmed_servers_exit_output_and_timeout_are_as_a_process_of_its_own_an
 
 
 @needs_root_bwrap
+def test_a_harness_holding_over_1024_files_still_forks_its_runs(tmp_path: Path) -> None:
+    """A long campaign (or a test worker) holds many files: the run's socket then has an fd select() cannot take."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"this process may open only {hard} files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200) if soft != resource.RLIM_INFINITY else soft, hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    host = _host(tmp_path, {"tests/test_ok.py": "def test_ok():\n    pass\n"})
+    try:
+        response = host.run({"argv": _pytest_argv(host, "tests/test_ok.py"), "apart": True, "timeout": 60})
+        assert response["exit"] == 0 and host.forked == 1, response
+    finally:
+        host.close()
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@needs_root_bwrap
+def test_a_python_that_lives_under_tmp_is_there_for_its_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv under /tmp (as CI's, or a test's) is bound into the server under its /tmp; each run's fresh /tmp puts
+    it back as it was (read-only), so that what pytest or the tests import late is found."""
+    import subprocess
+
+    from agentic_eval.confine import host as confine_host
+
+    venv = tmp_path / "venv"  # under /tmp: pytest's own temporary folders are
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "late_probe.py").write_text("VALUE = 42\n", encoding="utf-8")
+    roots = confine_host.python_roots()  # the harness's Python, and this venv as if it were the harness's
+    monkeypatch.setattr(confine_host, "python_roots", lambda: [*roots, venv])
+    host = _host(tmp_path, {"tests/test_late.py": (
+        "import os, sys\n\ndef test_late():\n    import late_probe\n    assert late_probe.VALUE == 42\n"
+        "    try:\n        open(os.path.join(sys.prefix, 'written'), 'w')\n    except OSError:\n        return\n"
+        "    raise AssertionError('the Python root is writable')\n")})
+    try:
+        argv = [python, *_pytest_argv(host, "tests/test_late.py")[1:]]
+        response = host.run({"argv": argv, "apart": True, "timeout": 60})
+        assert response["exit"] == 0 and host.forked == 1, response
+    finally:
+        host.close()
+
+
+@needs_root_bwrap
 def test_switched_off_a_run_is_a_process_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(forkrun.SWITCH_ENV, "0")
     host = _host(tmp_path, {"tests/test_ok.py": "def test_ok():\n    pass\n"})

@@ -184,6 +184,8 @@ class ForkServer:
                                     "identity": dict(identity), "tmp_bytes": tmp_bytes})
                 stopped_by = ""
                 answer: dict[str, Any] | None = None
+                poller = select.poll()  # not select.select: a harness holding over 1,024 files has fds it cannot take
+                poller.register(mine, select.POLLIN | select.POLLHUP)
                 while True:
                     if cancel is not None and cancel.is_set():
                         stopped_by = "was cancelled"
@@ -192,7 +194,7 @@ class ForkServer:
                     if left <= 0:
                         stopped_by = f"timed out after {timeout:g}s"
                         break
-                    if select.select([mine], [], [], min(left, 0.05))[0]:
+                    if poller.poll(min(left, 0.05) * 1000):
                         mine.settimeout(10.0)
                         try:
                             answer = receive_message(mine)

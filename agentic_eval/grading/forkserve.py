@@ -8,6 +8,7 @@ from __future__ import annotations
 import array
 import json
 import os
+import re
 import socket
 import struct
 import sys
@@ -238,8 +239,19 @@ def _namespaces(libc: _Libc, request: Mapping[str, Any]) -> None:
     libc.mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     # what is bound in is opened first (in the new namespace): the fresh /tmp may cover it (folders under /tmp)
     held = {os.path.join(lanes, lane): os.open(os.path.join(lanes, lane), os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)}
+    # and what the server's bwrap bound under /tmp (a Python whose venv lives there, the lanes' folder), each with
+    # what is mounted on it (the hidden copies' covers): put back on the fresh /tmp as they were
+    kept = {top: os.open(top, os.O_PATH | os.O_NOFOLLOW) for top in _mounted_under("/tmp")}
     plain = _MS_NOSUID | _MS_NODEV
     libc.mount("tmpfs", "/tmp", "tmpfs", plain, f"mode=1777,size={int(request['tmp_bytes'])}")
+    for top, fd in kept.items():
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(top, 0o755, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(top), 0o755, exist_ok=True)
+            os.close(os.open(top, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
+        libc.mount(f"/proc/self/fd/{fd}", top, None, _MS_BIND | _MS_REC)
+        os.close(fd)
     libc.mount("tmpfs", "/dev/shm", "tmpfs", plain | _MS_NOEXEC, "mode=0755,size=64k")  # as bwrap's: root's
     libc.mount("devpts", "/dev/pts", "devpts", _MS_NOSUID | _MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
     # who the run's uid is (/etc/passwd and /etc/group as bwrap's runs get them), from a tmpfs of this run's
@@ -268,6 +280,20 @@ def _namespaces(libc: _Libc, request: Mapping[str, Any]) -> None:
         os.close(fd)
     if covered:
         libc.mount(None, lanes, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | plain)
+
+
+def _mounted_under(top: str) -> list[str]:
+    """The mount points below `top` (not `top` itself) that no other one below it holds, from /proc/self/mountinfo."""
+    found = []
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as handle:
+        for line in handle:
+            fields = line.split(" ")
+            if len(fields) > 4:  # the mount point, with " ", tab, newline and backslash written as \ooo
+                point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+                if point.startswith(top.rstrip("/") + "/"):
+                    found.append(point)
+    outer = [p for p in found if not any(p.startswith(o + "/") for o in found if o != p)]
+    return sorted(set(outer))
 
 
 def _run(libc: _Libc, request: Mapping[str, Any], out_fd: int, ready_w: int, chan_fd: int) -> None:
