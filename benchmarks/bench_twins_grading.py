@@ -24,6 +24,13 @@ ops 1.21x / 1.22x, the same with it off (their runs are not gradelib's pytest). 
 rounds, before -> now, with it off): add-function-with-test 648 -> 845 ms (1327), env-port-override 540 -> 843
 (1101), write-module-from-spec 536 -> 819 (1208), extract-money-helper 520 -> 822 (1247).
 
+On all three packs together, with the fork server, one Node process per grade for the JavaScript disguises
+(graders/disguise.py) and single-file node mutation runs as the program: 3 rounds at load 1.6: core 1.08x / 0.97x,
+node 1.07x / 1.09x, ops 1.21x / 1.27x; 5 rounds at load 1.9: core 1.09x / 1.12x, node 0.96x / 1.04x, ops 1.19x / 1.18x
+(ops alone, 5 rounds at load 1.4: 1.13x / 1.20x). Ops sits at the goal within this machine's noise: its one task
+with mutation runs (env-overrides, 1.8x: four more runs of tests/run.sh, each starting Python several times) is
+what is left of twins' cost there.
+
 Goal: now within +20 % of before (ratio at most 1.20) on the core, node and ops packs.
 """
 
