@@ -189,6 +189,23 @@ def test_a_python_that_lives_under_tmp_is_there_for_its_runs(tmp_path: Path, mon
 
 
 @needs_root_bwrap
+def test_a_run_sees_none_of_the_harness_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fork keeps the environment block its server was started with (/proc/self/environ, and PID 1's): that block
+    holds only what a run started on its own gets, never the harness's keys or settings."""
+    monkeypatch.setenv("AE_HARNESS_SECRET", "s3cr3t-of-the-harness")
+    host = _host(tmp_path, {"tests/test_env.py": (
+        "import os\n\ndef test_env():\n"
+        "    seen = [open(p, 'rb').read() for p in ('/proc/self/environ', '/proc/1/environ')]\n"
+        "    assert not any(b's3cr3t' in block for block in seen), seen\n"
+        "    assert 'AE_HARNESS_SECRET' not in os.environ\n")})
+    try:
+        response = host.run({"argv": _pytest_argv(host, "tests/test_env.py"), "apart": True, "timeout": 60})
+        assert response["exit"] == 0 and host.forked == 1, response
+    finally:
+        host.close()
+
+
+@needs_root_bwrap
 def test_switched_off_a_run_is_a_process_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(forkrun.SWITCH_ENV, "0")
     host = _host(tmp_path, {"tests/test_ok.py": "def test_ok():\n    pass\n"})

@@ -113,9 +113,14 @@ class ForkServer:
     def _keep(self) -> None:
         import subprocess
 
+        from agentic_eval.grading.sealed import ENV_ALLOWED
+
+        # The server's environment is what every run's /proc/self/environ shows (a fork keeps the block it was
+        # started with, whatever os.environ says): only what a run started on its own gets, never the harness's.
+        env = {k: os.environ[k] for k in ENV_ALLOWED if k in os.environ}
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            self._proc = subprocess.Popen([*self._argv, str(child.fileno())], pass_fds=(child.fileno(),),
+            self._proc = subprocess.Popen([*self._argv, str(child.fileno())], pass_fds=(child.fileno(),), env=env,
                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.PIPE, start_new_session=True)
         except OSError as exc:
