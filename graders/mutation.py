@@ -19,9 +19,12 @@ holds (the pristine commit's, or the grader's reference where the model writes t
     mutation.tests_catch_mutants(g, mutation.node_tests_command(["test/x.test.js"]), "src/x.js", reference,
                                  rewrite=..., mutants={"what it breaks": text, ...})
 
-The runs go on fresh copies of their own, as many at once as the harness runs (`gradelib.runs_apart`); the
-checks are made in order, and no run is started after the first that fails. The module must be what the tests
-import: put it where the tests import it from (`path`), with `files` for any other file the runs need in place.
+The runs go on fresh copies of their own, as many at once as the harness runs (`gradelib.runs_apart`), in an order
+drawn afresh for each grade (a "test" that counts the runs before it, through the page cache or any other state the
+machine shares, learns nothing of which text it runs on from its place); they are judged in the order they ran, no
+run is started after the first that fails, and the checks are recorded in their own order. The module must be what
+the tests import: put it where the tests import it from (`path`), with `files` for any other file the runs need in
+place.
 
 Not closed: the mutants are public with our source. Each run's text is disguised afresh; graders/disguise.py says
 what a static analyser written against the disguise (a canonicaliser that undoes its moves) could still tell, more
@@ -220,27 +223,36 @@ def tests_catch_mutants(g: Any, argv: Sequence[str], path: str, reference: str, 
     checks = [(f"{what} pass on the grader's {path}", reference, True),
               (f"{what} pass on an equivalent rewrite of {path}", rewrite, True),
               *((f"{what} catch a broken {path}: {name}", text, False) for name, text in mutants.items())]
-    # Each run on a fresh copy of its own, as many at once as the harness runs; the checks are made in order, and
-    # the first that fails leaves the runs not yet started unstarted.
-    made: list[bool] = []
+    # Each run on a fresh copy of its own, as many at once as the harness runs, in an order drawn afresh: a "test"
+    # that counts the runs before it (through anything the machine shares: the page cache, the kernel's key counts)
+    # cannot tell the reference's and the rewrite's from the mutants' by their place. The runs are judged in the
+    # order they ran; the first that fails leaves the runs not yet started unstarted; the checks are recorded in
+    # their own order at the end.
+    import secrets
 
-    def judged(index: int, run: gradelib.RunResult) -> bool:
-        label, _, must_pass = checks[index]
+    order = list(range(len(checks)))
+    secrets.SystemRandom().shuffle(order)
+    outcomes: dict[int, tuple[bool, str]] = {}
+
+    def judged(at: int, run: gradelib.RunResult) -> bool:
+        index = order[at]
+        _, _, must_pass = checks[index]
         passed, why = _outcome(run, timeout)
         if must_pass and passed is False:
             why = f"they fail ({why}): they test something other than the behaviour asked for\n{_tail(run.output)}"
         elif not must_pass:
             why = "they still pass" if passed else f"they did not run: {why}"
-        g.last_run = run
-        made.append(g.check(label, passed is must_pass, why))
-        return not made[-1]
+        outcomes[index] = (passed is must_pass, why)
+        g.last_run = run  # the last judged: the failing one, when one fails
+        return not outcomes[index][0]
 
     # Every text disguised afresh, in the background: a run is made when runs_apart starts it.
-    texts = _Stamping(path, [text for _, text, _ in checks])
+    texts = _Stamping(path, [checks[index][1] for index in order])
     try:
         gradelib.runs_apart(_Runs(len(checks), lambda at: dict(
             argv=[str(a) for a in argv], files={**(files or {}), path: texts.get(at)}, timeout=timeout,
             pythonpath=list(pythonpath), env=dict(env or {}))), stop=judged, sandbox=g.sandbox)
     finally:
         texts.close()
+    made = [g.check(checks[index][0], *outcomes[index]) for index in sorted(outcomes)]
     return len(made) == len(checks) and all(made)

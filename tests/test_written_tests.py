@@ -6,7 +6,9 @@ of passing tests; and the red team's attempts that do a task's real work but rep
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +33,7 @@ TESTS = {
 @pytest.mark.parametrize(("kind", "caught", "failed"), [
     ("a real test", True, ""),
     ("a test that asserts nothing", False, "catch a broken src/calc.py: it adds one: they still pass"),
-    ("a test of the module's text", False, "pass on the grader's src/calc.py: they fail"),
+    ("a test of the module's text", False, "pass on (the grader's|an equivalent rewrite of) src/calc.py: they fail"),
 ])
 def test_the_tests_must_pass_on_the_module_and_its_rewrite_and_fail_on_each_mutant(
         tmp_path: Path, kind: str, caught: bool, failed: str) -> None:
@@ -42,7 +44,39 @@ def test_the_tests_must_pass_on_the_module_and_its_rewrite_and_fail_on_each_muta
                                        files=files, env=env)
     lines = [f"{what}: {why}" for what, passed, why in g.results if not passed]
     assert got is caught and g.ok is caught
-    assert not failed or lines[0].startswith(f"the tests {failed}"), lines
+    assert not failed or re.match(f"the tests {failed}", lines[0]), lines  # the first to fail in an order drawn
+
+
+def test_the_runs_go_in_an_order_drawn_afresh_so_a_run_learns_nothing_from_its_place(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A "test" that counts the runs before it (the page cache, the kernel's key counts: state the machine shares)
+    must not find the reference and the rewrite at fixed places: over many grades, every place holds a mutant."""
+    import gradelib
+
+    places: list[list[int]] = []
+
+    def perfect_tests(runs: Any, *, stop: Any, sandbox: Any) -> list[Any]:  # the run judged by what the text does
+        seen = []
+        for at in range(len(runs)):
+            scope: dict[str, Any] = {}
+            exec(runs[at]["files"]["src/calc.py"], scope)
+            seen.append(scope["double"](3))
+            if stop(at, gradelib.RunResult(0 if seen[-1] == 6 else 1, "", "", {}, {})):
+                break
+        places.append(seen)
+        return []
+
+    monkeypatch.setattr(gradelib, "runs_apart", perfect_tests)
+    write(tmp_path, {"src/calc.py": MODULE})
+    for _ in range(40):
+        g = Grader(tmp_path)
+        assert mutation.tests_catch_mutants(g, ["true"], "src/calc.py", MODULE, rewrite=REWRITE,
+                                            mutants={"it adds one": MUTANT, "it adds two": MODULE.replace("x\n",
+                                                                                                         "x + 2\n")})
+        assert [what for what, _, _ in g.results][:2] == ["the tests pass on the grader's src/calc.py",
+                                                          "the tests pass on an equivalent rewrite of src/calc.py"]
+    assert all(sorted(seen) == [6, 6, 7, 8] for seen in places)
+    assert all(any(seen[at] != 6 for seen in places) for at in range(4)), places  # each fails by chance 1 in 2**40
 
 
 def test_every_text_run_is_stamped_so_no_list_of_known_texts_gets_past() -> None:
