@@ -206,6 +206,23 @@ def test_a_run_sees_none_of_the_harness_environment(tmp_path: Path, monkeypatch:
 
 
 @needs_root_bwrap
+@pytest.mark.parametrize("forked", [True, False])
+def test_a_run_sees_no_uids_kernel_key_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forked: bool) -> None:
+    """/proc/key-users lists every uid's key counts, which no namespace hides: a run that adds keys and one that
+    counts the uids there would tell how many ran before it. Both ways of running cover it with an empty file."""
+    if not forked:
+        monkeypatch.setenv(forkrun.SWITCH_ENV, "0")
+    host = _host(tmp_path, {"tests/test_keys.py": (
+        "import os\n\ndef test_keys():\n    for p in ('/proc/key-users', '/proc/keys'):\n"
+        "        assert not os.path.exists(p) or open(p, 'rb').read() == b'', p\n")})
+    try:
+        response = host.run({"argv": _pytest_argv(host, "tests/test_keys.py"), "apart": True, "timeout": 60})
+        assert response["exit"] == 0 and host.forked == int(forked), response["output"]
+    finally:
+        host.close()
+
+
+@needs_root_bwrap
 def test_switched_off_a_run_is_a_process_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(forkrun.SWITCH_ENV, "0")
     host = _host(tmp_path, {"tests/test_ok.py": "def test_ok():\n    pass\n"})

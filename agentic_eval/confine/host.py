@@ -65,6 +65,11 @@ class LocalBackend(SharedDisk, SandboxBackend):
         return None
 
 
+KERNEL_SHARED = ("/proc/key-users", "/proc/keys")
+"""What /proc shows of every uid's kernel keys (counts, bytes): covered with an empty file in every confined command,
+so that no run learns from them how many ran before it (graders/mutation.py also draws the runs' order afresh)."""
+
+
 @cache
 def python_roots() -> list[Path]:
     """Where the harness's Python lives (its prefix, base prefix, the interpreter's real folder)."""
@@ -174,7 +179,11 @@ class BwrapBackend(SharedDisk, SandboxBackend):
         if self.as_root and uid is not None:  # programs ask who they are (node's os.userInfo): name the sandbox's uid
             passwd, group = _identity_files(uid)
             args += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
-        args += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+        args += ["--dev", "/dev", "--proc", "/proc"]
+        for shared in KERNEL_SHARED:  # the kernel's key counts of every uid: a run could count the runs before it
+            if os.path.exists(shared):
+                args += ["--ro-bind", str(_empty_file()), shared]
+        args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
         # Paths as strings (abspath-normalised): Path objects cost more than the rest of this per command.
         mounts = [(os.path.abspath(p), "--ro-bind") for p in [*python_roots(), *spec.readable]]
         mounts += [(os.path.abspath(p), "--bind") for p in spec.writable]

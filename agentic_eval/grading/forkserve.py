@@ -306,6 +306,10 @@ def _run(libc: _Libc, request: Mapping[str, Any], out_fd: int, ready_w: int, cha
 
         os.close(chan_fd)
         libc.mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+        for shared in ("/proc/key-users", "/proc/keys"):  # every uid's key counts (confine/host.py KERNEL_SHARED)
+            if os.path.exists(shared):
+                libc.mount("/dev/null", shared, None, _MS_BIND)
+                libc.mount(None, shared, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID)  # reads: nothing
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
             fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", _IFF_UP | _IFF_LOOPBACK | _IFF_RUNNING))
         libc.join_session_keyring()
