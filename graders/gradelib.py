@@ -49,7 +49,8 @@ from typing import Any, NoReturn
 
 from agentic_eval.grading import gitsafe
 from agentic_eval.grading.forkrun import EXIT_NO_PYTEST as _EXIT_NO_PYTEST  # noqa: F401 - the boot's exit
-from agentic_eval.grading.forkrun import PYTEST_BOOT as _PYTEST_BOOT  # a root harness forks these runs
+from agentic_eval.grading.forkrun import PYTEST_BOOT as _PYTEST_BOOT  # noqa: F401 - what pytest_argv's runs boot
+from agentic_eval.grading.forkrun import pytest_argv  # a root harness forks these runs
 from agentic_eval.grading.gitsafe import GitError
 from agentic_eval.packs import pristine
 from agentic_eval.trees import walk
@@ -1547,8 +1548,7 @@ class Grader:
         files[f"{self.scratch}/pytest.ini"] = "[pytest]\n"
         report = f"{self.scratch}/report-{secrets.token_hex(6)}.xml"
         argv = [
-            python_executable(), "-I", "-B", "-c", _PYTEST_BOOT,
-            os.pathsep.join(str(self.work / p) for p in pythonpath),
+            *pytest_argv(python_executable(), [str(self.work / p) for p in pythonpath]),
             "-q", *PYTEST_PLUGINS_OFF, "--noconftest",
             "--import-mode=importlib", "-c", f"{self.scratch}/pytest.ini", "--rootdir", str(self.work),
             "--junitxml", report, "-o", "junit_family=xunit1", *tests, *hidden,

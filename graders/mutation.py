@@ -33,7 +33,6 @@ easily in JavaScript, where nothing is renamed (the hidden checks still judge th
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
 
@@ -193,8 +192,8 @@ def pytest_command(g: Any, tests: Sequence[str], *, pythonpath: Sequence[str] = 
     import gradelib
 
     ini = f"{g.scratch}/mutation-pytest.ini"
-    argv = [gradelib.python_executable(), "-I", "-B", "-c", gradelib._PYTEST_BOOT,
-            os.pathsep.join(str(g.work / p) for p in pythonpath), "-q", "-x", *gradelib.PYTEST_PLUGINS_OFF,
+    argv = [*gradelib.pytest_argv(gradelib.python_executable(), [str(g.work / p) for p in pythonpath]),
+            "-q", "-x", *gradelib.PYTEST_PLUGINS_OFF,
             "--noconftest", "--import-mode=importlib", "-c", ini, "--rootdir", str(g.work), *tests]
     return argv, {ini: "[pytest]\n"}, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 

@@ -63,6 +63,12 @@ def enabled() -> bool:
     return os.environ.get(SWITCH_ENV, "1").strip() not in ("0", "false", "no", "off")
 
 
+def pytest_argv(python: str, paths: Sequence[str]) -> list[str]:
+    """The head of gradelib's pytest run (`python -I -B -c PYTEST_BOOT paths`; pytest's arguments follow): the one
+    place it is written, so that `pytest_run` knows every run built here."""
+    return [python, *PYTEST_BOOT_HEAD, PYTEST_BOOT, os.pathsep.join(paths)]
+
+
 def pytest_run(argv: Sequence[str]) -> tuple[list[str], list[str]] | None:
     """(the pythonpath folders, pytest's arguments) when `argv` is exactly gradelib's pytest run, else None."""
     if len(argv) < 6 or tuple(argv[1:4]) != PYTEST_BOOT_HEAD or argv[4] != PYTEST_BOOT:
