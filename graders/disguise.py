@@ -78,7 +78,7 @@ def disguised_all(items: Sequence[tuple[str, str]], rng: random.Random | None = 
     checked on its own: the JavaScript texts all in one Node process (its start costs more than a text)."""
     made = Disguising(items, rng)
     try:
-        return [made.get(at) for at in range(len(made))]
+        return [made.get(at) for at in range(len(items))]
     finally:
         made.close()
 
@@ -98,10 +98,6 @@ class Disguising:
         for at, (path, text) in enumerate(items):  # Python's here, while Node starts
             if at not in self._node_at:
                 self._made[at] = disguise_python(text, rng) if path.endswith(PYTHON_SUFFIXES) else text
-        self._count = len(items)
-
-    def __len__(self) -> int:
-        return self._count
 
     def get(self, at: int) -> str:
         if at not in self._made:
@@ -183,12 +179,6 @@ class _NodeBatch:
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-
-
-def disguise_node(text: str, rng: random.Random | None = None) -> str:
-    """A random behaviour-preserving rewrite of the JavaScript module `text` (disguise.js, by Node's own parser). Where
-    this Node has no parser to lend (its internals moved), `text` itself, with a line on stdout that says so."""
-    return disguised_all([("module.js", text)], rng)[0]
 
 
 def disguise_python(text: str, rng: random.Random | None = None) -> str:

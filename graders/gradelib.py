@@ -48,7 +48,6 @@ from types import TracebackType
 from typing import Any, NoReturn
 
 from agentic_eval.grading import gitsafe
-from agentic_eval.grading.forkrun import EXIT_NO_PYTEST as _EXIT_NO_PYTEST  # noqa: F401 - the boot's exit
 from agentic_eval.grading.forkrun import PYTEST_BOOT as _PYTEST_BOOT  # noqa: F401 - what pytest_argv's runs boot
 from agentic_eval.grading.forkrun import pytest_argv  # a root harness forks these runs
 from agentic_eval.grading.gitsafe import GitError

@@ -109,40 +109,28 @@ def stamped(path: str, text: str) -> str:
     of the reference and the rewrite (a hash of the module) fails on both, whatever it knows of our source. A Python
     or JavaScript module is first rewritten at random keeping its behaviour (graders/disguise.py), so that one that
     strips the comments, or looks for a mutation's known text, fails too."""
-    return stamped_all(path, [text])[0]
+    import disguise
+
+    return _stamp(path, disguise.disguised(path, text))
 
 
 def stamped_all(path: str, texts: Sequence[str]) -> list[str]:
     """`stamped(path, text)` of each of `texts`, in order, each disguised and stamped with randomness of its own; the
     JavaScript ones disguised in one Node process (graders/disguise.py's `disguised_all`)."""
-    made = _Stamping(path, texts)
-    try:
-        return [made.get(at) for at in range(len(texts))]
-    finally:
-        made.close()
+    import disguise
+
+    return [_stamp(path, text) for text in disguise.disguised_all([(path, text) for text in texts])]
 
 
-class _Stamping:
-    """`stamped_all`'s texts, each ready when asked for (`get`): the disguising goes on in the background."""
+def _stamp(path: str, text: str) -> str:
+    """`text` (disguised already) with the comment line no one can predict, after a `#!` line."""
+    import secrets
 
-    def __init__(self, path: str, texts: Sequence[str]) -> None:
-        import disguise
-
-        self.path = path
-        self.disguising = disguise.Disguising([(path, text) for text in texts])
-
-    def get(self, at: int) -> str:
-        import secrets
-
-        text = self.disguising.get(at)
-        line = f"{'//' if self.path.endswith(('.js', '.mjs', '.cjs', '.ts')) else '#'} {secrets.token_hex(8)}\n"
-        if text.startswith("#!"):
-            head, _, rest = text.partition("\n")
-            return f"{head}\n{line}{rest}"
-        return line + text
-
-    def close(self) -> None:
-        self.disguising.close()
+    line = f"{'//' if path.endswith(('.js', '.mjs', '.cjs', '.ts')) else '#'} {secrets.token_hex(8)}\n"
+    if text.startswith("#!"):
+        head, _, rest = text.partition("\n")
+        return f"{head}\n{line}{rest}"
+    return line + text
 
 
 class _Runs(Sequence[dict[str, Any]]):
@@ -245,11 +233,13 @@ def tests_catch_mutants(g: Any, argv: Sequence[str], path: str, reference: str, 
         g.last_run = run  # the last judged: the failing one, when one fails
         return not outcomes[index][0]
 
-    # Every text disguised afresh, in the background: a run is made when runs_apart starts it.
-    texts = _Stamping(path, [checks[index][1] for index in order])
+    # Every text disguised afresh, in the background, and stamped: a run is made when runs_apart starts it.
+    import disguise
+
+    texts = disguise.Disguising([(path, checks[index][1]) for index in order])
     try:
         gradelib.runs_apart(_Runs(len(checks), lambda at: dict(
-            argv=[str(a) for a in argv], files={**(files or {}), path: texts.get(at)}, timeout=timeout,
+            argv=[str(a) for a in argv], files={**(files or {}), path: _stamp(path, texts.get(at))}, timeout=timeout,
             pythonpath=list(pythonpath), env=dict(env or {}))), stop=judged, sandbox=g.sandbox)
     finally:
         texts.close()
