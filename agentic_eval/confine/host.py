@@ -179,10 +179,7 @@ class BwrapBackend(SharedDisk, SandboxBackend):
         if self.as_root and uid is not None:  # programs ask who they are (node's os.userInfo): name the sandbox's uid
             passwd, group = _identity_files(uid)
             args += ["--ro-bind", str(passwd), "/etc/passwd", "--ro-bind", str(group), "/etc/group"]
-        args += ["--dev", "/dev", "--proc", "/proc"]
-        for shared in KERNEL_SHARED:  # the kernel's key counts of every uid: a run could count the runs before it
-            if os.path.exists(shared):
-                args += ["--ro-bind", str(_empty_file()), shared]
+        args += ["--dev", "/dev", "--proc", "/proc", *_kernel_covers()]
         args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
         # Paths as strings (abspath-normalised): Path objects cost more than the rest of this per command.
         mounts = [(os.path.abspath(p), "--ro-bind") for p in [*python_roots(), *spec.readable]]
@@ -224,6 +221,13 @@ def _own_folder() -> Path:
         atexit.register(made.cleanup)
         _identity_dir.append(made.top)
     return _identity_dir[0]
+
+
+@cache
+def _kernel_covers() -> tuple[str, ...]:
+    """bwrap's arguments that cover KERNEL_SHARED with an empty file (worked out once: they depend on the machine)."""
+    return tuple(arg for shared in KERNEL_SHARED if os.path.exists(shared)
+                 for arg in ("--ro-bind", str(_empty_file()), shared))
 
 
 def _empty_file() -> Path:
