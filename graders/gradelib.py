@@ -1352,6 +1352,17 @@ class Grader:
 
         Returns the output when the command ran, else None.
         """
+        what = self.command_due(argv, what)
+        if what is None:
+            return None
+        run = self.run(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
+                       timeout=timeout, fresh=fresh)
+        return self.command_checked(what, run, timeout=timeout, expect_output=expect_output)
+
+    def command_due(self, argv: Sequence[str], what: str | None = None) -> str | None:
+        """The name of `command_ok`'s check of `argv` (`what`, or "`argv` succeeds"), or None when it is skipped (an
+        earlier check failed); GraderEnvironmentError when the grader's environment lacks the program. For a grader
+        that runs the command its own way (`runs_apart`) and records it with `command_checked`."""
         what = what or f"`{' '.join(argv)}` succeeds"
         if self._skip_costly(what):
             return None
@@ -1359,9 +1370,7 @@ class Grader:
 
         if argv and "/" not in argv[0] and shutil.which(argv[0]) is None:  # the grader's environment lacks it
             raise GraderEnvironmentError(f"cannot run {argv[0]!r}: it is not on PATH")
-        run = self.run(argv, files=files, collect=collect, env=env, pythonpath=pythonpath, stdin=stdin,
-                       timeout=timeout, fresh=fresh)
-        return self.command_checked(what, run, timeout=timeout, expect_output=expect_output)
+        return what
 
     def command_checked(self, what: str, run: RunResult, *, timeout: float = 30.0,
                         expect_output: str | None = None) -> str | None:

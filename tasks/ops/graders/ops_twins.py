@@ -185,16 +185,12 @@ def tests_pass(g: Grader, argv: list[str], *, expect_output: str | None = None, 
     too (all of them side by side: `gradelib.runs_apart`), then the twins judged here:
     a test the run's output (and `report`, another run's) says PASS whose twin fails is named as forged. Returns
     the run's output."""
-    import shutil
-
-    from gradelib import GraderEnvironmentError, runs_apart
+    from gradelib import runs_apart
 
     twins = _twins(())
-    what = what or f"`{' '.join(argv)}` succeeds"
-    if g._skip_costly(what):
+    checked = g.command_due(argv, what)
+    if checked is None:
         return None
-    if "/" not in argv[0] and shutil.which(argv[0]) is None:  # the grader's environment lacks it
-        raise GraderEnvironmentError(f"cannot run {argv[0]!r}: it is not on PATH")
     runs: list[dict[str, Any]] = []
     for group, members in sorted(_groups(twins).items()):
         script, collect = _script(group, members, f"{g.scratch}/twins-ops")
@@ -206,7 +202,7 @@ def tests_pass(g: Grader, argv: list[str], *, expect_output: str | None = None, 
         got.update(result.files if result is not None else {})
     done = results[-1]
     assert done is not None  # no `stop`: every run ran
-    out = g.command_checked(what, done, timeout=30.0, expect_output=expect_output)
+    out = g.command_checked(checked, done, timeout=30.0, expect_output=expect_output)
     if twins and out is not None:
         _judge(g, twins, report + out, got)
     return out
