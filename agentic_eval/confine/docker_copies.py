@@ -95,6 +95,8 @@ def _names_of(path: Path) -> frozenset[str]:
 
 _lock = threading.Lock()
 _found: dict[tuple[str, str], ImageHidden] = {}
+_scanning: dict[tuple[str, str], threading.Lock] = {}
+"""A lock per image and project: a trial waits for its own project's first scan, never for another's."""
 
 
 def image_hidden(engine: Engine, hidden: Sequence[Path]) -> ImageHidden:
@@ -105,10 +107,18 @@ def image_hidden(engine: Engine, hidden: Sequence[Path]) -> ImageHidden:
     if not wanted:
         return ImageHidden()
     key = (engine.image, json.dumps(wanted, sort_keys=True))
-    with _lock:  # one scan per image and project; the trials that need it meanwhile wait for it
+    with _lock:
         known = _found.get(key)
+        scanning = _scanning.setdefault(key, threading.Lock())
+    if known is not None:
+        return known
+    with scanning:  # one scan per image and project; the trials that need it meanwhile wait for it
+        with _lock:
+            known = _found.get(key)
         if known is None:
-            known = _found[key] = _scan_image(engine, wanted)
+            known = _scan_image(engine, wanted)
+            with _lock:
+                _found[key] = known
     return known
 
 
