@@ -1811,6 +1811,7 @@ class Grader:
             pool.shutdown(wait=False)
         files, hidden = self._hidden_files(extra_tests)
         shuffled = self._shuffled_node(files_run)
+        failing: str | list[str]
         if shuffled is not None:  # the grader's own copy: every title and file new, the canaries inside one
             passing, failing = shuffled.passing, [shuffled.failing, *shuffled.also_failing]
             files.update(shuffled.files)

@@ -132,7 +132,8 @@ def _plan(twins: Sequence[dict[str, Any]], rename: dict[str, str]) -> _Batch:
     batch = _Batch()
     scratch = scratch_dir()
     for number, twin in enumerate(twins):
-        imports = {k: rename.get(v, v) for k, v in dict(twin.get("imports") or {}).items()}
+        recorded: dict[str, str] = dict(twin.get("imports") or {})
+        imports = {k: rename.get(v, v) for k, v in recorded.items()}
         names: dict[str, Any] = {}
         clocks: dict[str, int] = {}
         folder = f"{scratch}/twin-{secrets.token_hex(4)}"

@@ -161,8 +161,10 @@ def test_ruff_is_clean() -> None:
 
 
 def test_mypy_is_clean() -> None:
-    """The package type-checks under the settings in pyproject.toml (CI runs it here, beside ruff)."""
-    out = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "agentic_eval"], cwd=PACKAGE.parent,
+    """The package, and the grader library that graders import in the sandbox (graders/), type-check under the
+    settings in pyproject.toml (CI runs it here, beside ruff)."""
+    out = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "agentic_eval", "graders"],
+                         cwd=PACKAGE.parent,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-1000:]
 
