@@ -41,6 +41,22 @@ def test_copies_are_found_by_what_they_define_not_by_name_alone(tmp_path: Path) 
     assert copies_on_machine(tree, ("widgets",), roots=(root,), exclude=(root / "site-packages",)) == []
 
 
+def test_a_scan_out_of_time_raises_instead_of_answering_with_what_it_found(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy the scan did not reach in time would be left readable: the scan says so (the trial then does not
+    start, unscored), never returns the copies found by then as if they were all."""
+    from agentic_eval.confine import copies
+
+    tree = tmp_path / "project"
+    _module(tree, FUNCS)
+    root = tmp_path / "root"
+    _module(root / "a" / "_vendor", FUNCS)
+    _module(root / "b" / "_vendor", FUNCS)
+    monkeypatch.setattr(copies, "SCAN_S", -1.0)  # out of time before the first folder
+    with pytest.raises(TimeoutError, match="looking for copies of widgets under .* took over"):
+        copies.scan({"widgets": set(FUNCS)}, (root,))
+
+
 def test_a_sandbox_hides_what_its_generator_names(tmp_path: Path) -> None:
     sandbox = Sandbox(tmp_path, 0, {HIDDEN_PATHS: ["/usr/lib/x", "relative/ignored", 3]}, "c" * 40)
     assert sandbox.hidden == (Path("/usr/lib/x"),)

@@ -6,7 +6,8 @@ A folder or file named like one of the project's sources (`more_itertools`, `par
 least half of the names the source defines at its top level (another version of the project counts: most of its
 code is the same), and an archive (a wheel, a zip, an egg, a tarball) that holds such a folder or file: Python reads
 and imports a wheel as it is (zipimport), and a setuptools wheel bundled for ensurepip or virtualenv vendors
-more-itertools. Bounded in time (what was found by then).
+more-itertools. Bounded in time: a scan that runs out of its time raises (TimeoutError), never answers with what it
+found by then, since a copy it did not reach would be left for the model to read.
 """
 
 from __future__ import annotations
@@ -92,7 +93,9 @@ def _archive_holds_copy(archive: Path, wanted: dict[str, set[str]]) -> bool:
 def scan(wanted: dict[str, set[str]], roots: tuple[Path, ...], exclude: tuple[Path, ...] = ()) -> tuple[str, ...]:
     """The copies under `roots` (but not under `exclude`) of what `wanted` names: a source's name (a folder
     `more_itertools`, a file `parse.py`) and the top-level names it defines (a source defining fewer than 4 is left
-    out: too little to tell a copy). Also run inside a docker image's own Python (confine/docker_copies.py)."""
+    out: too little to tell a copy). Also run inside a docker image's own Python (confine/docker_copies.py).
+    TimeoutError when the roots take longer than SCAN_S to look through: the caller must not go on as if the scan
+    had found every copy (a trial then does not start: unscored)."""
     wanted = {name: defined for name, defined in wanted.items() if len(defined) >= 4}  # too little to tell a copy
     if not wanted:
         return ()
@@ -102,7 +105,9 @@ def scan(wanted: dict[str, set[str]], roots: tuple[Path, ...], exclude: tuple[Pa
     for root in roots:
         for folder, dirs, files in os.walk(root):
             if time.monotonic() > deadline:
-                return tuple(sorted(found))
+                raise TimeoutError(f"looking for copies of {', '.join(sorted(wanted))} under "
+                                   f"{', '.join(map(str, roots))} took over {SCAN_S:g} s (a copy not looked at could "
+                                   "give the fix away): the machine is too loaded, or its Python trees too large")
             dirs[:] = [d for d in dirs if not os.path.join(folder, d).startswith(skip)]
             for name in (set(dirs) | set(files)) & wanted.keys():
                 candidate = Path(folder, name)

@@ -12,8 +12,9 @@ a zip, an egg, a tarball) that holds such a folder or file: Python reads and imp
 and a setuptools wheel bundled for ensurepip or virtualenv vendors more-itertools. The realpy generator
 puts them in the sandbox's `hidden_paths` variable; every confined command of the trial (the agent's, the
 grader's, the model's code while it is graded) then sees them empty. One scan per project per process, bounded in
-time (what was found by then). What counts as a copy, and the scan, are confine/copies.py's (a docker image is
-looked through with them too: confine/docker_copies.py).
+time: a scan out of time raises, so the trial does not start (unscored) rather than leave a copy it did not reach.
+What counts as a copy, and the scan, are confine/copies.py's (a docker image is looked through with them too:
+confine/docker_copies.py).
 """
 
 from __future__ import annotations
