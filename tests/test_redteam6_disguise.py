@@ -1,0 +1,122 @@
+"""Red team, sixth session: the mutation runs' texts as a model that read our source attacks them (issue 39).
+
+Tried and kept here: a "test" that greps the module under test for what the public mutants add or take away, with
+no canonicaliser at all (a few substring checks, one constant evaluated), against the grader's own texts of
+core/write-module-from-spec and node/inventory-tests. It passes on every draw of the reference and the rewrite and
+fails on every draw of every mutant (100 of 100 each, measured): the disguise does not stop it, in either language.
+Those two tests are marked xfail (strict): they pass once a disguise makes such a grep misjudge a text.
+
+Tried and not kept (see the report): the batch's shared state (run order, the time a text appears, the JSON-lines
+pipe, stamps, names) tells a run nothing of which text it holds; a single node test file run as `node FILE` is
+the model's word as `node --test` was (only what the texts tell apart decides). Kept as a cheap guard: a text's
+disguise in the batch is drawn from its own text and seed alone, whatever comes before it.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tests.helpers  # noqa: F401 - puts graders/ on sys.path
+
+disguise = importlib.import_module("disguise")
+mutation = importlib.import_module("mutation")
+
+ROOT = Path(__file__).resolve().parents[1]
+DRAWS = 20
+
+
+def _literals(task: str) -> dict[str, Any]:
+    """The grader's top-level constants (its mutants, reference and rewrite), as a model reads them."""
+    found: dict[str, Any] = {}
+    for node in ast.parse((ROOT / "tasks" / task / "grade.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return found
+
+
+def _grep_wins(texts: dict[str, str], path: str, judge: Any) -> bool:
+    """Whether the grep-level "test" `judge` (made text list -> passes list) passes every draw of the reference and
+    the rewrite and fails every draw of every mutant: it would pass the grade's mutation check without testing."""
+    kinds = list(texts)
+    made = disguise.disguised_all([(path, texts[kind]) for kind in kinds for _ in range(DRAWS)])
+    passes = judge([mutation._stamp(path, text) for text in made])
+    return all(passes[at] is (kinds[at // DRAWS] in ("reference", "rewrite")) for at in range(len(made)))
+
+
+@pytest.mark.xfail(strict=True, reason="open (redteam6): a grep of the module's text tells the public mutants apart")
+def test_a_grep_of_the_python_module_does_not_tell_the_mutants_apart() -> None:
+    found = _literals("core/write-module-from-spec")
+    texts = {"reference": found["REFERENCE"], "rewrite": found["REWRITE"],
+             **{what: mutation.edited(found["REFERENCE"], *edits) for what, edits in found["MUTANTS"].items()}}
+
+    def judge(made: list[str]) -> list[bool]:  # what a test_*.py would do with the module's file, nothing else
+        return ["reversed" not in t and "False" not in t and ("zip(" in t or "SIZES" in t) for t in made]
+
+    assert not _grep_wins(texts, "src/app/durations.py", judge)
+
+
+JS_JUDGE = r"""
+const texts = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const count = (t, what) => t.split(what).length - 1;
+function constantAfter(t, what) {  // the balanced (...) after `what`, evaluated: the disguise's constant undone
+  const at = t.indexOf(what);
+  if (at < 0) return null;
+  let i = t.indexOf("(", at), j = i, depth = 0;
+  do { depth += t[j] === "(" ? 1 : t[j] === ")" ? -1 : 0; j++; } while (depth > 0);
+  return eval(t.slice(i, j));
+}
+console.log(JSON.stringify(texts.map((t) => !/<=|>=|false/.test(t) && count(t, "for (const line of lines)") === 2
+  && count(t, "line.qty") === 2 && [null, 0].includes(constantAfter(t, "??")))));
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="open (redteam6): a grep of the module's text tells the public mutants apart")
+def test_a_grep_of_the_javascript_module_does_not_tell_the_mutants_apart() -> None:
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    from sandboxes.nodeservice import INVENTORY_JS
+
+    found, source = _literals("node/inventory-tests"), INVENTORY_JS.lstrip("\n")
+    texts = {"reference": source, "rewrite": "// rewritten\n" + mutation.edited(source, found["EQUIVALENT"]),
+             **{what: mutation.edited(source, edit) for what, edit in found["MUTANTS"].items()}}
+
+    def judge(made: list[str]) -> list[bool]:
+        out = subprocess.run(["node", "-e", JS_JUDGE], input=json.dumps(made), capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+        return [bool(x) for x in json.loads(out)]
+
+    assert not _grep_wins(texts, "src/inventory.js", judge)
+
+
+def test_a_javascript_texts_disguise_is_drawn_from_its_own_text_and_seed_alone() -> None:
+    """A grade's texts share one Node process: what it makes of a text must not depend on the texts made before it
+    in the batch (their place is the run order, drawn afresh; their draws are no one else's)."""
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    text = 'export function f(n) {\n  if (n < 2) return "small";\n  return [n, 3.5, null, true];\n}\n'
+    other = 'export const g = (x) => x === "a" ? 1 : 2;\n'
+
+    def batch(items: list[tuple[str, list[int]]]) -> list[str]:
+        stdin = json.dumps({"texts": [{"source": source, "seed": seed} for source, seed in items]})
+        done = subprocess.run(["node", "--expose-internals", str(disguise.NODE_SCRIPT)], input=stdin,
+                              capture_output=True, text=True, timeout=60, check=False)
+        if "Cannot find module" in done.stderr:
+            pytest.skip("this Node lends no parser")
+        return [json.loads(line)["text"] for line in done.stdout.splitlines()]
+
+    seed = [11, 22, 33, 44]
+    alone = batch([(text, seed)])[0]
+    after = batch([(other, [1, 2, 3, 4]), (text, seed), (other, [5, 6, 7, 8]), (text, seed)])
+    assert after[1] == after[3] == alone != text
+    assert batch([(text, [44, 33, 22, 11])])[0] != alone  # the seed is what draws it
