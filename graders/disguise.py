@@ -57,6 +57,8 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import decoys
+
 PYTHON_SUFFIXES = (".py",)
 NODE_SUFFIXES = (".js", ".mjs", ".cjs")
 NODE_SCRIPT = Path(__file__).resolve().with_name("disguise.js")
@@ -95,9 +97,11 @@ class Disguising:
         node = [at for at, (path, _) in enumerate(items) if path.endswith(NODE_SUFFIXES)]
         self._node_at = {at: place for place, at in enumerate(node)}
         self._node = _NodeBatch([items[at][1] for at in node], rng) if node else None
+        plans = _python_plans(items)
         for at, (path, text) in enumerate(items):  # Python's here, while Node starts
             if at not in self._node_at:
-                self._made[at] = disguise_python(text, rng) if path.endswith(PYTHON_SUFFIXES) else text
+                self._made[at] = disguise_python(text, rng, plans.get(at)) if path.endswith(PYTHON_SUFFIXES) \
+                    else text
 
     def get(self, at: int) -> str:
         if at not in self._made:
@@ -181,23 +185,54 @@ class _NodeBatch:
             self.proc.kill()
 
 
-def disguise_python(text: str, rng: random.Random | None = None) -> str:
-    """A random behaviour-preserving rewrite of the Python module `text` (fresh randomness unless `rng` is given)."""
+def _python_plans(items: Sequence[tuple[str, str]]) -> dict[int, tuple[list[decoys.Unit], int]]:
+    """For each Python text of `items` whose path holds other texts too: its group's decoy units and its index in
+    them (graders/decoys.py). A group's unit whose copies cannot be placed is dropped for all of it, said once."""
+    groups: dict[str, list[str]] = {}
+    for path, text in items:
+        if path.endswith(PYTHON_SUFFIXES) and text not in groups.setdefault(path, []):
+            groups[path].append(text)
+    plans: dict[int, tuple[list[decoys.Unit], int]] = {}
+    for path, texts in groups.items():
+        if len(texts) < 2:
+            continue
+        try:
+            units, dropped = decoys.plan(texts, _renamable)
+        except (SyntaxError, ValueError):
+            continue  # a text that does not parse: disguise_python says so
+        for line in dropped[:1]:
+            print(f"· {path}: {line}", flush=True)
+        for at, (where, text) in enumerate(items):
+            if where == path:
+                plans[at] = (units, texts.index(text))
+    return plans
+
+
+def disguise_python(text: str, rng: random.Random | None = None,
+                    plan: tuple[list[decoys.Unit], int] | None = None) -> str:
+    """A random behaviour-preserving rewrite of the Python module `text` (fresh randomness unless `rng` is given),
+    with the decoy copies of `plan` (its group's units, its index in them) put in first."""
     rng = rng or secrets.SystemRandom()
     head = text.partition("\n")[0] + "\n" if text.startswith("#!") else ""
     try:
-        original = ast.parse(text)
+        ast.parse(text)
     except (SyntaxError, ValueError) as exc:
         raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: {exc}") from exc
-    shape = _shape(original)
     problem = ""
     for _ in range(ATTEMPTS):
         tree = ast.parse(text)
-        _Rewrite(rng).visit(tree)
+        marks = decoys.insert(tree, *plan, rng) if plan and plan[0] else decoys.Marks()
+        decoyed = ast.unparse(tree)
+        if plan and plan[0]:
+            problem = decoys.checked(text, decoyed, marks.decoy_names)
+            if problem:
+                continue
+        shape, flags = _shape(tree), decoys.flags(decoyed)
+        _Rewrite(rng, marks).visit(tree)
         _reorder_functions(tree, rng)
         ast.fix_missing_locations(tree)
         made = head + ast.unparse(tree) + "\n"
-        problem = _check(made, shape)
+        problem = _check(made, shape) or ("a function's code flags differ" if decoys.flags(made) != flags else "")
         if not problem:
             return made
     raise RuntimeError(f"disguising a module failed its own check {ATTEMPTS} times: {problem}")
@@ -214,8 +249,7 @@ def _shape(tree: ast.Module) -> tuple[frozenset[str], tuple[tuple[str, str], ...
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).partition(".")[0] for a in node.names)
         else:
-            names.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-                         and not _in_nested_scope(node, n))
+            names.update(_bound_here(node))
     functions = sorted((f.name, ast.dump(ast.arguments(
         posonlyargs=[ast.arg(a.arg) for a in f.args.posonlyargs], args=[ast.arg(a.arg) for a in f.args.args],
         vararg=f.args.vararg and ast.arg(f.args.vararg.arg), kwonlyargs=[ast.arg(a.arg) for a in f.args.kwonlyargs],
@@ -224,13 +258,19 @@ def _shape(tree: ast.Module) -> tuple[frozenset[str], tuple[tuple[str, str], ...
     return frozenset(names), tuple(functions)
 
 
-def _in_nested_scope(top: ast.AST, node: ast.AST) -> bool:
-    """Whether `node` sits in a comprehension, lambda or definition inside the top-level statement `top`."""
-    for scope in ast.walk(top):
-        if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)) and \
-                any(n is node for n in ast.walk(scope)):
-            return True
-    return False
+def _bound_here(node: ast.AST) -> Iterator[str]:
+    """The names a top-level statement binds in the module's own scope (not in a comprehension, lambda or
+    definition inside it: a decoy's `if 0:` may hold whole functions)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield child.name
+        elif isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield from ((a.asname or a.name).partition(".")[0] for a in child.names)
+        elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            yield child.id
+        elif isinstance(child, ast.NamedExpr) or not isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp,
+                                                                         ast.GeneratorExp, ast.Lambda)):
+            yield from _bound_here(child)
 
 
 def _check(made: str, shape: tuple[frozenset[str], tuple[tuple[str, str], ...]]) -> str:
@@ -274,9 +314,10 @@ _MIRRORED: dict[type[ast.cmpop], type[ast.cmpop]] = {
 class _Rewrite(ast.NodeTransformer):
     """Every move but the reordering, each site with even odds."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, marks: decoys.Marks | None = None) -> None:
         self.rng = rng
         self.taken: set[str] = set()
+        self.marks = marks or decoys.Marks()
 
     def chance(self, odds: float = 0.5) -> bool:
         return self.rng.random() < odds
@@ -302,7 +343,8 @@ class _Rewrite(ast.NodeTransformer):
         returns, node.returns = node.returns, None  # annotations are left as they are (dataclasses read them)
         self.generic_visit(node)
         node.returns = returns
-        _rename_locals(node, self.rng, self.taken)
+        if id(node) not in self.marks.decoys:  # a decoy's names go with the function that holds it
+            _rename_locals(node, self.rng, self.taken, self.marks.rename.get(id(node)))
         start = 1 if _docstring(node.body) else 0
         for _ in range(self.rng.randint(1, 2)):
             filler: ast.stmt = ast.Pass() if self.chance(0.3) else ast.Assign(
@@ -400,14 +442,32 @@ def _nested(node: ast.AST) -> Iterator[ast.AST]:
         yield from ast.walk(child)
 
 
-def _rename_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, rng: random.Random, taken: set[str]) -> None:
-    """Give the function's local variables (not its parameters) new names, unless it has closures, scope
-    declarations, imports, `match` or calls that see local names."""
+def _rename_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, rng: random.Random, taken: set[str],
+                   forced: frozenset[str] | None = None) -> None:
+    """Give the function's local variables (not its parameters) new names (`forced`: these names, in its decoys'
+    parameters too, as graders/decoys.py worked out for every version of its body)."""
+    inside = list(_nested(function))
+    old = _renamable(function) if forced is None else forced
+    if not old:
+        return
+    names = {name: _fresh_name(rng, taken) for name in sorted(old)}
+    for n in inside:
+        if isinstance(n, ast.Name) and n.id in names:
+            n.id = names[n.id]
+        elif isinstance(n, ast.ExceptHandler) and n.name in names:
+            n.name = names[n.name]
+        elif isinstance(n, ast.arg) and forced is not None and n.arg in names:
+            n.arg = names[n.arg]
+
+
+def _renamable(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] | None:
+    """The function's local variables that may take new names (not its parameters); None when it has closures,
+    scope declarations, imports, `match` or calls that see local names."""
     inside = list(_nested(function))
     if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Global,
                           ast.Nonlocal, ast.Import, ast.ImportFrom, ast.Match)) for n in inside) or \
             any(isinstance(n, ast.Name) and n.id in _DYNAMIC for n in inside):
-        return
+        return None
     args = function.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg,
                                                                                            args.kwarg))]}
@@ -428,12 +488,7 @@ def _rename_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, rng: random
     own = {name for names, _ in bound_by for name in names} - local - params
     own = {name for name in own if all(any(name in names and id(n) in region for names, region in bound_by)
                                         for n in names_here if n.id == name)}
-    names = {old: _fresh_name(rng, taken) for old in sorted((local - params) | own) if old != "__class__"}
-    for n in inside:
-        if isinstance(n, ast.Name) and n.id in names:
-            n.id = names[n.id]
-        elif isinstance(n, ast.ExceptHandler) and n.name in names:
-            n.name = names[n.name]
+    return {old for old in (local - params) | own if old != "__class__"}
 
 
 def _reorder_functions(tree: ast.Module, rng: random.Random) -> None:
