@@ -59,6 +59,10 @@ class Unit:
     params: list[str] = field(default_factory=list)
     rename: frozenset[str] = frozenset()
     is_async: bool = False
+    sources: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.sources = [ast.unparse(ast.Module(list(version), [])) for version in self.versions]
 
 
 @dataclass
@@ -212,7 +216,7 @@ def _fresh(rng: random.Random, taken: set[str]) -> str:
 
 
 def _copy(unit: Unit, version: int, rng: random.Random, taken: set[str], marks: Marks) -> ast.stmt:
-    body = copy.deepcopy(unit.versions[version]) or [ast.Pass()]
+    body = ast.parse(unit.sources[version]).body or [ast.Pass()]  # faster than a deep copy
     if not unit.body:
         return ast.If(ast.Constant(0), body, [])
     kind = ast.AsyncFunctionDef if unit.is_async else ast.FunctionDef

@@ -227,12 +227,13 @@ def disguise_python(text: str, rng: random.Random | None = None,
             problem = decoys.checked(text, decoyed, marks.decoy_names)
             if problem:
                 continue
-        shape, flags = _shape(tree), decoys.flags(decoyed)
+        skip = frozenset(marks.decoy_names)
+        shape, flags = _shape(tree, skip), decoys.flags(decoyed)
         _Rewrite(rng, marks).visit(tree)
         _reorder_functions(tree, rng)
         ast.fix_missing_locations(tree)
         made = head + ast.unparse(tree) + "\n"
-        problem = _check(made, shape) or ("a function's code flags differ" if decoys.flags(made) != flags else "")
+        problem = _check(made, shape, skip) or ("a function's code flags differ" if decoys.flags(made) != flags else "")
         if not problem:
             return made
     raise RuntimeError(f"disguising a module failed its own check {ATTEMPTS} times: {problem}")
@@ -240,8 +241,10 @@ def disguise_python(text: str, rng: random.Random | None = None,
 
 # --------------------------------------------------------------------------- the check
 
-def _shape(tree: ast.Module) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
-    """The module's top-level names, and each function's (name, parameters): what a rewrite must keep."""
+def _shape(tree: ast.Module, skip: frozenset[str] = frozenset()
+           ) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """The module's top-level names, and each function's (name, parameters): what a rewrite must keep (not the
+    functions named in `skip`: decoys, whose parameters are renamed with the function that holds them)."""
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -254,7 +257,7 @@ def _shape(tree: ast.Module) -> tuple[frozenset[str], tuple[tuple[str, str], ...
         posonlyargs=[ast.arg(a.arg) for a in f.args.posonlyargs], args=[ast.arg(a.arg) for a in f.args.args],
         vararg=f.args.vararg and ast.arg(f.args.vararg.arg), kwonlyargs=[ast.arg(a.arg) for a in f.args.kwonlyargs],
         kw_defaults=[], kwarg=f.args.kwarg and ast.arg(f.args.kwarg.arg), defaults=[])))
-        for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name not in skip)
     return frozenset(names), tuple(functions)
 
 
@@ -273,14 +276,15 @@ def _bound_here(node: ast.AST) -> Iterator[str]:
             yield from _bound_here(child)
 
 
-def _check(made: str, shape: tuple[frozenset[str], tuple[tuple[str, str], ...]]) -> str:
+def _check(made: str, shape: tuple[frozenset[str], tuple[tuple[str, str], ...]], skip: frozenset[str] = frozenset()
+           ) -> str:
     """Why the rewritten text `made` is not fit to stand for the module ("" when it is)."""
     try:
         compile(made, "<disguised>", "exec", dont_inherit=True)
         tree = ast.parse(made)
     except (SyntaxError, ValueError) as exc:
         return f"it does not compile: {exc}"
-    got = _shape(tree)
+    got = _shape(tree, skip)
     if got[0] != shape[0]:
         return f"its top-level names differ: {sorted(got[0] ^ shape[0])}"
     if got[1] != shape[1]:

@@ -48,25 +48,37 @@ def _literals(task: str) -> dict[str, Any]:
     return found
 
 
-def _grep_wins(texts: dict[str, str], path: str, judge: Any) -> bool:
-    """Whether the grep-level "test" `judge` (made text list -> passes list) passes every draw of the reference and
-    the rewrite and fails every draw of every mutant: it would pass the grade's mutation check without testing."""
+def _made(texts: dict[str, str], path: str) -> dict[str, list[str]]:
+    """DRAWS disguised and stamped texts of each kind, all made in one grade's batch."""
     kinds = list(texts)
     made = disguise.disguised_all([(path, texts[kind]) for kind in kinds for _ in range(DRAWS)])
-    passes = judge([mutation._stamp(path, text) for text in made])
-    return all(passes[at] is (kinds[at // DRAWS] in ("reference", "rewrite")) for at in range(len(made)))
+    return {kind: [mutation._stamp(path, text) for text in made[at * DRAWS:(at + 1) * DRAWS]]
+            for at, kind in enumerate(kinds)}
 
 
-@pytest.mark.xfail(strict=True, reason="open (redteam6): a grep of the module's text tells the public mutants apart")
-def test_a_grep_of_the_python_module_does_not_tell_the_mutants_apart() -> None:
+def _wins(made: dict[str, list[str]], judge: Any) -> bool:
+    """Whether the grep-level "test" `judge` (made text list -> passes list) passes every draw of the reference and
+    the rewrite and fails every draw of every mutant: it would pass the grade's mutation check without testing."""
+    kinds = list(made)
+    passes = judge([text for kind in kinds for text in made[kind]])
+    return all(passes[at] is (kinds[at // DRAWS] in ("reference", "rewrite")) for at in range(len(passes)))
+
+
+def test_a_grep_or_a_count_of_the_python_module_does_not_tell_the_mutants_apart() -> None:
+    """Closed by graders/decoys.py: every version of what the texts differ in occurs 1..K times in every text."""
     found = _literals("core/write-module-from-spec")
     texts = {"reference": found["REFERENCE"], "rewrite": found["REWRITE"],
              **{what: mutation.edited(found["REFERENCE"], *edits) for what, edits in found["MUTANTS"].items()}}
 
-    def judge(made: list[str]) -> list[bool]:  # what a test_*.py would do with the module's file, nothing else
+    def grep(made: list[str]) -> list[bool]:  # what a test_*.py would do with the module's file, nothing else
         return ["reversed" not in t and "False" not in t and ("zip(" in t or "SIZES" in t) for t in made]
 
-    assert not _grep_wins(texts, "src/app/durations.py", judge)
+    def count(made: list[str]) -> list[bool]:  # counts against thresholds (wins without decoys, as the grep does)
+        return [t.count("reversed") < 1 and t.count("False") < 1 and t.count("zip(") + t.count("SIZES") >= 1
+                for t in made]
+
+    made = _made(texts, "src/app/durations.py")
+    assert not _wins(made, grep) and not _wins(made, count)
 
 
 JS_JUDGE = r"""
@@ -99,7 +111,7 @@ def test_a_grep_of_the_javascript_module_does_not_tell_the_mutants_apart() -> No
                              timeout=60, check=True).stdout
         return [bool(x) for x in json.loads(out)]
 
-    assert not _grep_wins(texts, "src/inventory.js", judge)
+    assert not _wins(_made(texts, "src/inventory.js"), judge)
 
 
 def test_a_javascript_texts_disguise_is_drawn_from_its_own_text_and_seed_alone() -> None:

@@ -1,0 +1,138 @@
+"""graders/decoys.py: dead copies of every version of each part a grade's texts differ in, so that every version
+occurs as often in every text (the grep and counting attack of tests/test_redteam6_disguise.py), without changing
+what any text does."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import importlib
+import random
+import sys
+import types
+from typing import Any
+
+import pytest
+
+import tests.helpers  # noqa: F401 - puts graders/ on sys.path
+
+disguise = importlib.import_module("disguise")
+decoys = importlib.import_module("decoys")
+
+BASE = '''"""A module that generators, coroutines, methods and class attributes differ in."""
+from __future__ import annotations
+
+LIMIT = 3
+
+
+def total(items):
+    """Sum."""
+    running = 0
+    for item in items:
+        running += item
+    return running
+
+
+def evens(n):
+    for k in range(n):
+        if k % 2 == 0:
+            yield k
+
+
+async def later(x):
+    await asyncio.sleep(0)
+    return x + 1
+
+
+class Box:
+    SIZE = 2
+
+    def __init__(self, n):
+        self.n = n
+
+    def grown(self):
+        return [self.n * self.SIZE for _ in range(LIMIT)]
+'''
+
+MUTANTS = {
+    "total off by one": ("    return running\n", "    return running + 1\n"),
+    "evens odd": ("if k % 2 == 0:", "if k % 2 == 1:"),
+    "later keeps x": ("return x + 1", "return x"),
+    "box size": ("    SIZE = 2\n", "    SIZE = 5\n"),
+    "limit": ("LIMIT = 3\n", "LIMIT = 4\n"),
+    "grown by a new local": ("        return [self.n * self.SIZE for _ in range(LIMIT)]\n",
+                             "        spare_name = self.SIZE + 1\n        return [self.n * spare_name]\n"),
+}
+
+
+def _texts() -> list[str]:
+    return [BASE, *(BASE.replace(old, new, 1) for old, new in MUTANTS.values())]
+
+
+def _load(text: str) -> types.ModuleType:
+    module = types.ModuleType("decoyed")
+    module.__dict__["asyncio"] = asyncio
+    sys.modules["decoyed"] = module
+    try:
+        exec(compile(text, "<decoyed>", "exec", dont_inherit=True), module.__dict__)
+    finally:
+        del sys.modules["decoyed"]
+    return module
+
+
+def _answers(module: types.ModuleType) -> Any:
+    box = module.Box(3)
+    return (module.LIMIT, module.total([1, 2, 3]), list(module.evens(6)), asyncio.run(module.later(1)),
+            box.SIZE, box.grown(), sorted(n for n in vars(module) if not n.startswith("__")),
+            type(module.evens(1)).__name__, asyncio.iscoroutinefunction(module.later))
+
+
+def test_every_text_with_its_decoys_does_what_it_did() -> None:
+    texts = _texts()
+    want = [_answers(_load(text)) for text in texts]
+    for draw in range(3):
+        made = disguise.disguised_all([("src/m.py", text) for text in texts], random.Random(draw))
+        assert [_answers(_load(text)) for text in made] == want
+        for text in made:  # every version's text is in every text: no grep of a mutant's text tells them apart
+            assert "running + 1" not in text  # (constants are rewritten: look for what stays)
+            assert "yield" in text and "await" in text and "spare_name" not in text  # a new local renamed too
+
+
+def test_every_version_occurs_one_to_k_times_in_every_text_whichever_is_live() -> None:
+    texts = _texts()
+    units, dropped = decoys.plan(texts, disguise._renamable)
+    assert not dropped and len(units) == 6  # total, evens, later, grown (bodies); SIZE (class); LIMIT (module)
+    assert sorted(u.body for u in units) == [False, False, True, True, True, True]
+    rng = random.Random(5)
+    seen: dict[tuple[int, int, int], set[int]] = {}
+    for _ in range(30):
+        for at, text in enumerate(texts):
+            tree = ast.parse(text)
+            marks = decoys.insert(tree, units, at, rng)
+            copies = [decoys._dump(n.body) for n in ast.walk(tree)  # type: ignore[attr-defined]
+                      if id(n) in marks.decoys or isinstance(n, ast.If) and ast.dump(n.test) == ast.dump(ast.Constant(0))]
+            for u, unit in enumerate(units):
+                for v, version in enumerate(unit.versions):
+                    times = copies.count(decoys._dump(version)) + (unit.live[at] == v)
+                    seen.setdefault((at, u, v), set()).add(times)
+    assert all(counts == set(range(1, decoys.K + 1)) for counts in seen.values()), seen
+
+
+def test_a_copy_that_cannot_be_placed_is_dropped_in_every_text_and_said_once(capsys: pytest.CaptureFixture[str]
+                                                                             ) -> None:
+    base = "class A:\n    def f(self):\n        return 1\n\n\nclass B(A):\n    def f(self):\n        return 2\n"
+    mutant = base.replace("return 2", "return super().f()")  # a copy would give B.f a __class__ cell
+    made = disguise.disguised_all([("m.py", base), ("m.py", mutant), ("m.py", base)], random.Random(1))
+    out = capsys.readouterr().out
+    assert out.count("gets no decoys") == 1 and "B would change" in out
+    assert "super" not in made[0] and "super" not in made[2] and made[1].count("super") == 1
+    assert _load(made[0]).B().f() == 2 and _load(made[1]).B().f() == 1
+
+
+def test_the_check_refuses_a_copy_that_changes_a_function() -> None:
+    original = "def f(x):\n    y = x\n    return y\n"
+    assert decoys.checked(original, "def f(x):\n    y = x\n\n    def _a(x, y):\n        return y\n    return y\n",
+                          {"_a"}) == ""
+    assert "f would change" in decoys.checked(original, "def f(x):\n    y = x\n\n    def _a():\n        return y\n"
+                                                        "    return y\n", {"_a"})  # y a cell
+    assert "f would change" in decoys.checked(original, "def f(x):\n    y = x\n    return y\n    yield\n", set())
