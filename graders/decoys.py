@@ -59,6 +59,7 @@ class Unit:
     params: list[str] = field(default_factory=list)
     rename: frozenset[str] = frozenset()
     is_async: bool = False
+    spans: list[tuple[int, int]] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -141,11 +142,12 @@ def _level(bodies: list[list[ast.stmt]], where: list[tuple[int, ...]], units: li
         else:
             merged.append([start, end])
     for start, end in merged:
-        runs = [body[_to(codes, start, len(body), False):_to(codes, end, len(body), True)]
-                for body, codes in zip(bodies, opcodes)]
+        spans = [(_to(codes, start, len(body), False), _to(codes, end, len(body), True))
+                 for body, codes in zip(bodies, opcodes)]
+        runs = [body[j1:j2] for body, (j1, j2) in zip(bodies, spans)]
         if len({_dump(r) for r in runs}) > 1:
             versions, live = _versions(runs)
-            units.append(Unit(False, list(where), live, versions))
+            units.append(Unit(False, list(where), live, versions, spans=spans))
 
 
 def _to(codes: list[tuple[str, int, int, int, int]], at: int, size: int, end: bool) -> int:
@@ -237,6 +239,12 @@ def insert(tree: ast.Module, units: Sequence[Unit], at: int, rng: random.Random,
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
         {n.name for n in ast.walk(tree) if isinstance(n, (*_FUNCTIONS, ast.ClassDef))}
     located = [_located(tree, unit.where[at], unit.body) for unit in units]
+    # The live version goes one level down too (in `if 1:`), where its copies are: no indentation tells them apart.
+    for unit, (body, _) in sorted(zip(units, located), key=lambda u: -u[0].spans[at][0] if u[0].spans else 0):
+        start, end = unit.spans[at] if unit.spans else (0, len(body))
+        start = max(start, _start(body, False))
+        if start < end:
+            body[start:end] = [ast.If(ast.Constant(1), body[start:end], [])]
     for unit, (body, function) in zip(units, located):
         copies = []
         for version in range(len(unit.versions)):
