@@ -96,7 +96,7 @@ class Disguising:
         self._made: dict[int, str] = {}
         node = [at for at, (path, _) in enumerate(items) if path.endswith(NODE_SUFFIXES)]
         self._node_at = {at: place for place, at in enumerate(node)}
-        self._node = _NodeBatch([items[at][1] for at in node], rng) if node else None
+        self._node = _NodeBatch([items[at] for at in node], rng) if node else None
         plans = _python_plans(items)
         for at, (path, text) in enumerate(items):  # Python's here, while Node starts
             if at not in self._node_at:
@@ -115,26 +115,33 @@ class Disguising:
 
 
 class _NodeBatch:
-    """One `node disguise.js` process for `texts`, each with a seed of its own; a thread reads its lines."""
+    """One `node disguise.js` process for `items` ((path, text) pairs), each with a seed of its own and its path's
+    group for the decoys; a thread reads its lines."""
 
-    def __init__(self, texts: Sequence[str], rng: random.Random) -> None:
+    def __init__(self, items: Sequence[tuple[str, str]], rng: random.Random) -> None:
         node = shutil.which("node")
         if node is None:
             raise RuntimeError("no node on PATH to disguise a JavaScript module with")
-        self.texts = list(texts)
+        self.texts = [text for _, text in items]
         self.deadline = time.monotonic() + NODE_TIMEOUT_S
         self.lines: list[str] = []
         self.done = False
         self.error = ""
         self.said = False
         self.changed = threading.Condition()
-        batch = [{"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]} for text in texts]
+        groups: dict[str, list[str]] = {}
+        for path, text in items:
+            if text not in groups.setdefault(path, []):
+                groups[path].append(text)
+        sent = [texts for texts in groups.values() if len(texts) > 1]
+        batch = [{"source": text, "seed": [rng.getrandbits(32) for _ in range(4)],
+                  **({"group": sent.index(groups[path])} if groups[path] in sent else {})} for path, text in items]
         self.proc = subprocess.Popen([node, "--expose-internals", str(NODE_SCRIPT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
         threading.Thread(target=self._read, daemon=True, name="disguise-node").start()
         assert self.proc.stdin is not None
         try:  # the script reads all of its input before it writes a line: no deadlock
-            self.proc.stdin.write(json.dumps({"texts": batch}))
+            self.proc.stdin.write(json.dumps({"texts": batch, "groups": sent}))
             self.proc.stdin.close()
         except (BrokenPipeError, OSError):
             pass  # it ended before reading (a Node without the parser): its exit says why
@@ -173,6 +180,8 @@ class _NodeBatch:
                           flush=True)
                 return self.texts[place]
             answer = json.loads(self.lines[place])
+        for line in answer.get("dropped", [])[:1]:
+            print(f"· a JavaScript module: {str(line)[:300]}", flush=True)
         if "text" in answer:
             return str(answer["text"])
         if answer.get("error") == "parse":

@@ -96,7 +96,6 @@ console.log(JSON.stringify(texts.map((t) => !/<=|>=|false/.test(t) && count(t, "
 """
 
 
-@pytest.mark.xfail(strict=True, reason="open (redteam6): a grep of the module's text tells the public mutants apart")
 def test_a_grep_of_the_javascript_module_does_not_tell_the_mutants_apart() -> None:
     if not shutil.which("node"):
         pytest.skip("no node")
