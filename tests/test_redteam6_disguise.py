@@ -91,12 +91,16 @@ function constantAfter(t, what) {  // the balanced (...) after `what`, evaluated
   do { depth += t[j] === "(" ? 1 : t[j] === ")" ? -1 : 0; j++; } while (depth > 0);
   return eval(t.slice(i, j));
 }
-console.log(JSON.stringify(texts.map((t) => !/<=|>=|false/.test(t) && count(t, "for (const line of lines)") === 2
-  && count(t, "line.qty") === 2 && [null, 0].includes(constantAfter(t, "??")))));
+const judge = process.argv[1];  // "grep" (as redteam6 wrote it) or "count" (counts against thresholds only)
+console.log(JSON.stringify(texts.map((t) => judge === "grep"
+  ? !/<=|>=|false/.test(t) && count(t, "for (const line of lines)") === 2 && count(t, "line.qty") === 2
+    && [null, 0].includes(constantAfter(t, "??"))
+  : count(t, "<=") + count(t, ">=") + count(t, "false") < 1 && count(t, "line.qty") >= 2
+    && count(t, "for (const line of lines)") >= 2 && [null, 0].includes(constantAfter(t, "??")))));
 """
 
 
-def test_a_grep_of_the_javascript_module_does_not_tell_the_mutants_apart() -> None:
+def test_a_grep_or_a_count_of_the_javascript_module_does_not_tell_the_mutants_apart() -> None:
     if not shutil.which("node"):
         pytest.skip("no node")
     from sandboxes.nodeservice import INVENTORY_JS
@@ -105,12 +109,15 @@ def test_a_grep_of_the_javascript_module_does_not_tell_the_mutants_apart() -> No
     texts = {"reference": source, "rewrite": "// rewritten\n" + mutation.edited(source, found["EQUIVALENT"]),
              **{what: mutation.edited(source, edit) for what, edit in found["MUTANTS"].items()}}
 
-    def judge(made: list[str]) -> list[bool]:
-        out = subprocess.run(["node", "-e", JS_JUDGE], input=json.dumps(made), capture_output=True, text=True,
-                             timeout=60, check=True).stdout
-        return [bool(x) for x in json.loads(out)]
+    def judge(kind: str) -> Any:
+        def run(made: list[str]) -> list[bool]:
+            out = subprocess.run(["node", "-e", JS_JUDGE, kind], input=json.dumps(made), capture_output=True,
+                                 text=True, timeout=60, check=True).stdout
+            return [bool(x) for x in json.loads(out)]
+        return run
 
-    assert not _wins(_made(texts, "src/inventory.js"), judge)
+    made = _made(texts, "src/inventory.js")
+    assert not _wins(made, judge("grep")) and not _wins(made, judge("count"))
 
 
 def test_a_javascript_texts_disguise_is_drawn_from_its_own_text_and_seed_alone() -> None:
