@@ -7,9 +7,13 @@ from __future__ import annotations
 import ast
 import asyncio
 import importlib
+import json
 import random
+import shutil
+import subprocess
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -136,3 +140,64 @@ def test_the_check_refuses_a_copy_that_changes_a_function() -> None:
     assert "f would change" in decoys.checked(original, "def f(x):\n    y = x\n\n    def _a():\n        return y\n"
                                                         "    return y\n", {"_a"})  # y a cell
     assert "f would change" in decoys.checked(original, "def f(x):\n    y = x\n    return y\n    yield\n", set())
+
+
+JS_BASE = """// A module that generators, async functions, methods and top-level constants differ in.
+"use strict";
+export const LIMIT = 3;
+export function total(items) {
+  let s = 0;
+  for (const x of items) s += x;
+  return s
+}
+export function* evens(n) {
+  for (let k = 0; k < n; k++) if (k % 2 === 0) yield k;
+}
+export async function later(x) {
+  await null;
+  return x + 1;
+}
+class Base { size() { return 2; } }
+export class Box extends Base {
+  constructor(n) {
+    super();
+    this.n = n;
+  }
+  grown() {
+    return this.n * super.size();
+  }
+}
+"""
+
+JS_MUTANTS = [("return s\n", "return s + 1\n"), ("k % 2 === 0", "k % 2 === 1"), ("return x + 1;", "return x;"),
+              ("LIMIT = 3", "LIMIT = 4"), ("this.n * super.size()", "this.n * 3"), ("this.n = n;", "this.n = n + 1;")]
+
+JS_ANSWERS = """
+const files = JSON.parse(require("fs").readFileSync(0, "utf8"));
+(async () => {
+  const out = [];
+  for (const file of files) {
+    const m = await import(file);
+    out.push([m.LIMIT, m.total([1, 2, 3]), [...m.evens(6)], await m.later(1), new m.Box(3).grown(), new m.Box(2).n,
+              Object.keys(m).sort()]);
+  }
+  console.log(JSON.stringify(out));
+})();
+"""
+
+
+def test_every_javascript_text_with_its_decoys_does_what_it_did(tmp_path: Path) -> None:
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    texts = [JS_BASE, *(JS_BASE.replace(old, new, 1) for old, new in JS_MUTANTS)]
+    made = disguise.disguised_all([("src/m.mjs", text) for text in texts for _ in range(2)])
+    files = []
+    for at, text in enumerate([*texts, *made]):
+        files.append(str(tmp_path / f"m{at}.mjs"))
+        Path(files[-1]).write_text(text, encoding="utf-8")
+    out = subprocess.run(["node", "-e", JS_ANSWERS], input=json.dumps(files), capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    answers = json.loads(out)
+    assert answers[len(texts):] == [answer for answer in answers[:len(texts)] for _ in range(2)]
+    for text in made:  # the copies keep what their versions need (a yield, an await, a super in a method)
+        assert "super.size()" in text and "yield" in text and "await" in text
