@@ -16,6 +16,8 @@ Units (found across the group, texts aligned statement by statement with difflib
   uses that the function binds is a parameter of the copy, so the live function's locals never become cells;
 - a run of module-level (or class-level) statements that differ (a changed header counts as a statement): a
   version is that run; a copy is `if 0:` around it at a random place of the same body: it binds nothing.
+The live version goes one level down too, in an `if 1:` (a body's after its docstring), so that it is written at
+the depth of its copies: no indentation tells them apart; only the block around it does (a structure analysis).
 
 Each text's copies are checked (`checked`): it compiles, and every function of the text keeps its code flags
 (generator, coroutine), cell and free variables and local names (but the copies' own names). A unit whose copies

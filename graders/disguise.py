@@ -5,8 +5,11 @@ mutants. All of those texts are public with our source, so a "test" could read t
 known texts (comments and layout normalised away, which the random stamp line does not survive), or fail wherever
 a mutation's known text is found, without testing any behaviour. So every text a run sees is first rewritten here,
 with fresh randomness (`secrets.SystemRandom`) each time: the reference, the rewrite and each mutant alike, so that
-a mutant differs from the reference only by its mutation behind a disguise of its own, and neither a list of known
-texts (or of their ASTs) nor a search for a mutation's known text can tell them apart.
+a mutant differs from the reference only by its mutation behind a disguise of its own. And since a mutation's text
+is public, every text of a grade first gets dead copies of every version of each part the grade's texts differ in
+(graders/decoys.py; `disguised_all` and `Disguising` see a grade's texts together, grouped by path): each version
+occurs 1..3 times in every text, the number drawn afresh, whichever is live. So neither a list of known texts (or of
+their ASTs) nor a search for a mutation's known text, nor a count of it, tells them apart.
 
     import disguise
     text = disguise.disguised("src/app/money.py", text)   # any other suffix: returned as it was
@@ -23,24 +26,33 @@ The moves, each made at random places with random values (all behaviour-preservi
 - consecutive top-level functions that do not refer to each other at definition time put in another order;
 - comments and layout gone (the text is `ast.unparse`'s); a `#!` line is kept.
 
-Each text made is checked before it is used: it compiles, and it binds the same top-level names and gives every
-function the same parameters as the text it came from. A text that fails the check is made again; a text that
-cannot be parsed at all is the grader author's error (RuntimeError).
+Each text made is checked before it is used: with its decoys, every function keeps its code flags (generator,
+coroutine), cell and free variables and local names (graders/decoys.py; a part whose copies would fail that in one
+text gets none in any, and the grader's output says so once); disguised, it compiles, binds the same top-level names,
+gives every function the same parameters and keeps every function's code flags. A text that fails the check is made
+again; a text that cannot be parsed at all is the grader author's error (RuntimeError).
 
-Not closed: a "test" that undoes these moves (a canonicaliser of its own), or that looks inside the live functions
-for what a mutation leaves (a call of `reversed` in `co_names`), can still tell some mutants apart. That is a
-static analyser written against this module; a real test of the behaviour is far less work.
+Closed: a search for a mutation's text and a count of it (tests/test_redteam6_disguise.py). Not closed: telling
+the live code from the dead copies, a structure analysis (which block a copy sits in, `if 0:` or a nested `def`
+never called, and what that test evaluates to once its constant is undone; or, at run time, which code objects the
+module's functions are: `co_names` of the live `format_duration` holds `reversed` in one mutant only), then undoing
+these moves (a canonicaliser of its own) to read the mutation. That is a static analyser written against this module
+and graders/decoys.py; a real test of the behaviour is far less work.
 
 JavaScript modules (.js, .mjs, .cjs) are rewritten by disguise.js with the parser Node bundles (acorn, reached with
 `node --expose-internals`): every number and string literal written another way, every value (an argument, an
 element, a property's value, an operand, what is returned or assigned) written `(N, value)` or in parentheses,
 comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments stay. Nothing is
 renamed (that needs a scope analysis of JavaScript written here), so a canonicaliser has less to undo there than in
-Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines. A Node whose
+Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines, of the live
+version and of each dead copy alike. The decoys are disguise.js's own (the same units: a function's or a method's
+body copied into an arrow or `function*` never called, a run of top-level statements into `if (0) { (async () =>
+{ ... }); }`); the live version is the one not inside such a wrapper, a structure analysis again. A Node whose
 internals moved lends no parser: the text then gets the stamp line only, and the grader's output says so. All of a
 grade's JavaScript texts go to one Node process (`disguised_all`, `Disguising`: a Node start costs more than a text),
-each with a seed of its own from fresh randomness and checked on its own; it writes each text as soon as it is made,
-so that a grade's first runs start while its later texts are still being disguised.
+each with a seed of its own from fresh randomness and checked on its own, with the group of texts of its path (one
+copy of each in the request: the script plans a group's decoys once, before its first text); it writes each text as
+soon as it is made, so that a grade's first runs start while its later texts are still being disguised.
 """
 
 from __future__ import annotations
