@@ -152,7 +152,7 @@ def _level(bodies: list[list[ast.stmt]], where: list[tuple[int, ...]], units: li
             units.append(Unit(False, list(where), live, versions, spans=spans))
 
 
-def _to(codes: list[tuple[str, int, int, int, int]], at: int, size: int, end: bool) -> int:
+def _to(codes: Sequence[tuple[str, int, int, int, int]], at: int, size: int, end: bool) -> int:
     """Where the base's statement boundary `at` falls in another text (a unit's start, or its `end`)."""
     equal = [(i1, i2, j1) for tag, i1, i2, j1, _ in codes if tag == "equal"]
     for i1, i2, j1 in equal:

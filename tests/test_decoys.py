@@ -113,8 +113,9 @@ def test_every_version_occurs_one_to_k_times_in_every_text_whichever_is_live() -
         for at, text in enumerate(texts):
             tree = ast.parse(text)
             marks = decoys.insert(tree, units, at, rng)
+            dead = ast.dump(ast.Constant(0))
             copies = [decoys._dump(n.body) for n in ast.walk(tree)  # type: ignore[attr-defined]
-                      if id(n) in marks.decoys or isinstance(n, ast.If) and ast.dump(n.test) == ast.dump(ast.Constant(0))]
+                      if id(n) in marks.decoys or isinstance(n, ast.If) and ast.dump(n.test) == dead]
             for u, unit in enumerate(units):
                 for v, version in enumerate(unit.versions):
                     times = copies.count(decoys._dump(version)) + (unit.live[at] == v)
