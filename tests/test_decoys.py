@@ -26,7 +26,15 @@ decoys = importlib.import_module("decoys")
 BASE = '''"""A module that generators, coroutines, methods and class attributes differ in."""
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 LIMIT = 3
+
+
+@dataclass
+class Item:
+    sku: str = "a"
+    qty: int = 1
 
 
 def total(items):
@@ -64,6 +72,7 @@ MUTANTS = {
     "later keeps x": ("return x + 1", "return x"),
     "box size": ("    SIZE = 2\n", "    SIZE = 5\n"),
     "limit": ("LIMIT = 3\n", "LIMIT = 4\n"),
+    "item qty": ("    qty: int = 1\n", "    qty: int = 2\n"),
     "grown by a new local": ("        return [self.n * self.SIZE for _ in range(LIMIT)]\n",
                              "        spare_name = self.SIZE + 1\n        return [self.n * spare_name]\n"),
 }
@@ -88,7 +97,8 @@ def _answers(module: types.ModuleType) -> Any:
     box = module.Box(3)
     return (module.LIMIT, module.total([1, 2, 3]), list(module.evens(6)), asyncio.run(module.later(1)),
             box.SIZE, box.grown(), sorted(n for n in vars(module) if not n.startswith("__")),
-            type(module.evens(1)).__name__, asyncio.iscoroutinefunction(module.later))
+            type(module.evens(1)).__name__, asyncio.iscoroutinefunction(module.later),
+            [(f.name, f.default) for f in module.fields(module.Item)], module.Item.__annotations__)
 
 
 def test_every_text_with_its_decoys_does_what_it_did() -> None:
@@ -105,8 +115,8 @@ def test_every_text_with_its_decoys_does_what_it_did() -> None:
 def test_every_version_occurs_one_to_k_times_in_every_text_whichever_is_live() -> None:
     texts = _texts()
     units, dropped = decoys.plan(texts, disguise._renamable)
-    assert not dropped and len(units) == 6  # total, evens, later, grown (bodies); SIZE (class); LIMIT (module)
-    assert sorted(u.body for u in units) == [False, False, True, True, True, True]
+    assert not dropped and len(units) == 7  # total, evens, later, grown (bodies); SIZE, qty (class); LIMIT (module)
+    assert sorted(u.body for u in units) == [False, False, False, True, True, True, True]
     rng = random.Random(5)
     seen: dict[tuple[int, int, int], set[int]] = {}
     for _ in range(30):
