@@ -350,7 +350,8 @@ class _Rewrite(ast.NodeTransformer):
     # ---- names and statements
     def visit_Module(self, node: ast.Module) -> ast.AST:
         self.taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
-            {n.arg for n in ast.walk(node) if isinstance(n, ast.arg)}
+            {n.arg for n in ast.walk(node) if isinstance(n, ast.arg)} | \
+            {n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         self.generic_visit(node)
         start = _after_preamble(node.body)
         for _ in range(self.rng.randint(1, 3)):  # a bare number or a pass: binds no name
