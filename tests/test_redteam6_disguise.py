@@ -36,7 +36,7 @@ disguise = importlib.import_module("disguise")
 mutation = importlib.import_module("mutation")
 
 ROOT = Path(__file__).resolve().parents[1]
-DRAWS = 20
+DRAWS = 8  # the judges below misjudge the reference on every draw once every version is in every text
 
 
 def _literals(task: str) -> dict[str, Any]:
