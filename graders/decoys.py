@@ -104,9 +104,11 @@ def plan(texts: Sequence[str], renamable: Renamable) -> tuple[list[Unit], list[s
     for unit in units:
         if unit.body:
             _fill_function(unit, trees, renamable)
+    if all(not _fits(text, units, i) for i, text in enumerate(texts)):
+        return units, []
     kept, dropped = [], []
-    for unit in units:
-        problem = next((p for i, text in enumerate(texts) if (p := _fits(text, unit, i))), "")
+    for unit in units:  # one that fails: each on its own, to keep the others
+        problem = next((p for i, text in enumerate(texts) if (p := _fits(text, [unit], i))), "")
         if problem:
             dropped.append(problem)
         else:
@@ -271,10 +273,10 @@ def _start(body: list[ast.stmt], module: bool) -> int:
     return at
 
 
-def _fits(text: str, unit: Unit, at: int) -> str:
-    """Why one copy of each of `unit`'s versions cannot go in `text` ("" when it can)."""
+def _fits(text: str, units: Sequence[Unit], at: int) -> str:
+    """Why one copy of each version of `units` cannot go in `text` ("" when they can)."""
     tree = ast.parse(text)
-    marks = insert(tree, [unit], at, random.Random(0), only=[])
+    marks = insert(tree, units, at, random.Random(0), only=[])
     problem = checked(text, ast.unparse(tree), marks.decoy_names)
     return f"a part that differs between the texts gets no decoys: {problem}" if problem else ""
 

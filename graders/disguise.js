@@ -309,7 +309,8 @@ function plan(sources) {
     if (runs.includes(null)) { dropped.push("a run of top-level statements holds an import or export"); continue; }
     if (new Set(runs).size > 1) units.push({ body: false, ...distinct(runs) });
   }
-  const kept = units.filter((unit) => {
+  if (sources.every((src, t) => !checkedCopies(src, trees[t], units, t, true))) return { units, dropped };
+  const kept = units.filter((unit) => { // one that fails: each on its own, to keep the others
     for (let t = 0; t < sources.length; t++) {
       const problem = checkedCopies(sources[t], trees[t], [unit], t, true);
       if (problem) { dropped.push(`a part that differs between the texts gets no decoys: ${problem}`); return false; }
