@@ -212,3 +212,16 @@ def test_every_javascript_text_with_its_decoys_does_what_it_did(tmp_path: Path) 
     assert answers[len(texts):] == [answer for answer in answers[:len(texts)] for _ in range(2)]
     for text in made:  # the copies keep what their versions need (a yield, an await, a super in a method)
         assert "super.size()" in text and "yield" in text and "await" in text
+
+
+def test_a_javascript_copy_that_cannot_be_placed_is_dropped_in_every_text_and_said_once(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    base = "class A { get x() { return 1; } }\nexport class B extends A {\n  *all() {\n    yield super.x;\n  }\n}\n"
+    mutant = base.replace("yield super.x;", "yield super.x + 1;")  # a function* copy cannot hold `super`
+    made = disguise.disguised_all([("m.mjs", base), ("m.mjs", mutant), ("m.mjs", base)])
+    out = capsys.readouterr().out
+    if "no parser" in out:
+        pytest.skip("this Node lends no parser")
+    assert out.count("gets no decoys") == 1 and all(text.count("super.x") == 1 for text in made)
