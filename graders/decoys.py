@@ -16,8 +16,9 @@ Units (found across the group, texts aligned statement by statement with difflib
   uses that the function binds is a parameter of the copy, so the live function's locals never become cells;
 - a run of module-level (or class-level) statements that differ (a changed header counts as a statement): a
   version is that run; a copy is `if 0:` around it at a random place of the same body: it binds nothing.
-The live version goes one level down too, in an `if 1:` (a body's after its docstring), so that it is written at
-the depth of its copies: no indentation tells them apart; only the block around it does (a structure analysis).
+The live version goes one level down too, in an `if 1:` (a body's after its docstring; an empty one as `if 1:
+pass`, as its copies are `if 0: pass`), so that it is written at the depth of its copies and every text has one
+block per copy: no indentation or count of blocks tells them apart; only the block's test does (structure).
 
 Each text's copies are checked (`checked`): it compiles, and every function of the text keeps its code flags
 (generator, coroutine), cell and free variables and local names (but the copies' own names). A unit whose copies
@@ -160,6 +161,10 @@ def _to(codes: Sequence[tuple[str, int, int, int, int]], at: int, size: int, end
     for i1, i2, j1 in equal:
         if (i1 <= at < i2) if end else (i1 < at <= i2):
             return j1 + at - i1
+    if end:  # an insertion right there is the unit's (merged with it); else where the equal run before it ends
+        added = [j2 for tag, i1, i2, _, j2 in codes if tag != "equal" and i1 == i2 == at]
+        if added:
+            return added[-1]
     for i1, i2, j1 in equal:
         if at == (i2 if end else i1):
             return j1 + at - i1
@@ -243,12 +248,12 @@ def insert(tree: ast.Module, units: Sequence[Unit], at: int, rng: random.Random,
     taken = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | \
         {n.name for n in ast.walk(tree) if isinstance(n, (*_FUNCTIONS, ast.ClassDef))}
     located = [_located(tree, unit.where[at], unit.body) for unit in units]
-    # The live version goes one level down too (in `if 1:`), where its copies are: no indentation tells them apart.
+    # The live version goes one level down too (in `if 1:`), where its copies are: no indentation tells them apart;
+    # an empty one is `if 1: pass`, so that every text has as many blocks as copies of versions (the live one's too).
     for unit, (body, _) in sorted(zip(units, located), key=lambda u: -u[0].spans[at][0] if u[0].spans else 0):
         start, end = unit.spans[at] if unit.spans else (0, len(body))
-        start = max(start, _start(body, False))
-        if start < end:
-            body[start:end] = [ast.If(ast.Constant(1), body[start:end], [])]
+        start = max(start, _start(body, tree.body is body and start == end))
+        body[start:max(start, end)] = [ast.If(ast.Constant(1), body[start:end] or [ast.Pass()], [])]
     for unit, (body, function) in zip(units, located):
         copies = []
         for version in range(len(unit.versions)):

@@ -224,6 +224,8 @@ function opcodes(x, y) { // equal runs of a longest common subsequence, and what
 function mapped(codes, at, size, end) { // where the base's statement boundary `at` falls in another text
   const equal = codes.filter((c) => c[0] === "equal");
   for (const [, i1, i2, j1] of equal) if (end ? i1 <= at && at < i2 : i1 < at && at <= i2) return j1 + at - i1;
+  const added = codes.filter((c) => c[0] !== "equal" && c[1] === at && c[2] === at); // an insertion: the unit's
+  if (end && added.length) return added[added.length - 1][4];
   for (const [, i1, i2, j1] of equal) if (at === (end ? i2 : i1)) return j1 + at - i1;
   return end ? size : 0;
 }

@@ -181,7 +181,8 @@ export class Box extends Base {
 """
 
 JS_MUTANTS = [("return s\n", "return s + 1\n"), ("k % 2 === 0", "k % 2 === 1"), ("return x + 1;", "return x;"),
-              ("LIMIT = 3", "LIMIT = 4"), ("this.n * super.size()", "this.n * 3"), ("this.n = n;", "this.n = n + 1;")]
+              ("LIMIT = 3", "LIMIT = 4"), ("this.n * super.size()", "this.n * 3"), ("this.n = n;", "this.n = n + 1;"),
+              ("class Base", "export function extra() { return 1; }\nclass Base")]  # a function only one text has
 
 JS_ANSWERS = """
 const files = JSON.parse(require("fs").readFileSync(0, "utf8"));
@@ -225,3 +226,23 @@ def test_a_javascript_copy_that_cannot_be_placed_is_dropped_in_every_text_and_sa
     if "no parser" in out:
         pytest.skip("this Node lends no parser")
     assert out.count("gets no decoys") == 1 and all(text.count("super.x") == 1 for text in made)
+
+
+def test_a_function_only_some_texts_have_is_a_version_as_its_absence_is() -> None:
+    """An added function's absence is a version too: its copies are `if 0: pass`, the live absence `if 1: pass`, so
+    that the texts with and without it have as many blocks (and `pass`es) in the same distribution."""
+    base = '"""Doc."""\nA = 1\n\n\ndef f():\n    return A\n'
+    added = base + "\n\ndef g():\n    return reversed([A])\n"
+    texts = [base, added]
+    units, _ = decoys.plan(texts, disguise._renamable)
+    assert len(units) == 1 and sorted(map(len, units[0].versions)) == [0, 1]
+    rng = random.Random(3)
+    blocks: dict[int, list[int]] = {0: [], 1: []}
+    for _ in range(60):
+        for at, text in enumerate(texts):
+            tree = ast.parse(text)
+            decoys.insert(tree, units, at, rng)
+            blocks[at].append(sum(isinstance(n, ast.If) for n in tree.body))
+            assert ast.get_docstring(tree) == "Doc."
+    assert set(blocks[0]) == set(blocks[1]) == set(range(2, 2 * decoys.K + 1))
+    assert _load(disguise.disguised_all([("m.py", base), ("m.py", added)])[0]).f() == 1
