@@ -395,7 +395,9 @@ function disguise(input, seed, group) {
 
 const request = JSON.parse(require("fs").readFileSync(0, "utf8"));
 const plans = (request.groups || []).map((sources) => {
-  try { return plan(sources); } catch (err) { return { units: [], dropped: [] }; } // a text that does not parse
+  try { return plan(sources); } catch (err) { // a text that does not parse (its own line says so), or a fault here
+    return { units: [], dropped: [`the texts get no decoys: ${String(err.message).slice(0, 200)}`] };
+  }
 });
 const said = new Set();
 for (const item of request.texts) {
