@@ -131,8 +131,9 @@ def test_a_javascript_texts_disguise_is_drawn_from_its_own_text_and_seed_alone()
     text = 'export function f(n) {\n  if (n < 2) return "small";\n  return [n, 3.5, null, true];\n}\n'
     other = 'export const g = (x) => x === "a" ? 1 : 2;\n'
 
-    def batch(items: list[tuple[str, list[int]]]) -> list[str]:
-        stdin = json.dumps({"texts": [{"source": source, "seed": seed} for source, seed in items]})
+    def batch(items: list[tuple[str, list[int]]], group: list[str] | None = None) -> list[str]:
+        stdin = json.dumps({"texts": [{"source": source, "seed": seed, **({"group": 0} if group else {})}
+                                      for source, seed in items], "groups": [group] if group else []})
         done = subprocess.run(["node", "--expose-internals", str(disguise.NODE_SCRIPT)], input=stdin,
                               capture_output=True, text=True, timeout=60, check=False)
         if "Cannot find module" in done.stderr:
@@ -144,3 +145,7 @@ def test_a_javascript_texts_disguise_is_drawn_from_its_own_text_and_seed_alone()
     after = batch([(other, [1, 2, 3, 4]), (text, seed), (other, [5, 6, 7, 8]), (text, seed)])
     assert after[1] == after[3] == alone != text
     assert batch([(text, [44, 33, 22, 11])])[0] != alone  # the seed is what draws it
+    # With decoys, a text's disguise is drawn from its own text, its seed and its group (the same for all of a grade)
+    mutant = text.replace("n < 2", "n <= 2")
+    grouped = batch([(text, seed), (mutant, [1, 2, 3, 4]), (text, seed)], [text, mutant])
+    assert grouped[0] == grouped[2] == batch([(mutant, [5, 6, 7, 8]), (text, seed)], [text, mutant])[1] != alone
