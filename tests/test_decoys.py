@@ -246,3 +246,31 @@ def test_a_function_only_some_texts_have_is_a_version_as_its_absence_is() -> Non
             assert ast.get_docstring(tree) == "Doc."
     assert set(blocks[0]) == set(blocks[1]) == set(range(2, 2 * decoys.K + 1))
     assert _load(disguise.disguised_all([("m.py", base), ("m.py", added)])[0]).f() == 1
+
+
+GREP_TEST = '''import pathlib
+
+
+def test_the_module():  # no call of the module: a grep of its text for what the public mutants change
+    text = pathlib.Path("src/app/durations.py").read_text()
+    assert "reversed" not in text and "False" not in text and ("zip(" in text or "SIZES" in text)
+'''
+
+
+@pytest.mark.usefixtures("unfinished_graders_cleared")
+def test_end_to_end_a_grep_test_no_longer_passes_the_mutation_check(tmp_path: Path) -> None:
+    """redteam6's attack as a model would hand it in to core/write-module-from-spec's mutation check."""
+    from tests.helpers import Grader, write
+
+    mutation = importlib.import_module("mutation")
+    found = {n.targets[0].id: ast.literal_eval(n.value) for n in ast.parse(
+        (Path(__file__).resolve().parents[1] / "tasks/core/write-module-from-spec/grade.py").read_text()).body
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
+        and n.targets[0].id in ("REFERENCE", "REWRITE", "MUTANTS")}
+    write(tmp_path, {"src/app/durations.py": found["REFERENCE"], "tests/test_durations.py": GREP_TEST})
+    g = Grader(tmp_path)
+    argv, files, env = mutation.pytest_command(g, ["tests/test_durations.py"])
+    mutants = {what: mutation.edited(found["REFERENCE"], *edits) for what, edits in found["MUTANTS"].items()}
+    assert not mutation.tests_catch_mutants(g, argv, "src/app/durations.py", found["REFERENCE"],
+                                            rewrite=found["REWRITE"], mutants=mutants, files=files, env=env)
+    assert any("pass on" in what and "they fail" in why for what, passed, why in g.results if not passed)
