@@ -89,7 +89,9 @@ def disguised(path: str, text: str, rng: random.Random | None = None) -> str:
 
 def disguised_all(items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> list[str]:
     """`disguised(path, text)` of each (path, text) of `items`, in order, each with fresh randomness of its own and
-    checked on its own: the JavaScript texts all in one Node process (its start costs more than a text)."""
+    checked on its own, and with decoy copies of every version of what the texts of its path differ in (a grade's
+    reference, rewrite and mutants: graders/decoys.py): the JavaScript texts all in one Node process (its start
+    costs more than a text)."""
     made = Disguising(items, rng)
     try:
         return [made.get(at) for at in range(len(items))]
@@ -98,8 +100,8 @@ def disguised_all(items: Sequence[tuple[str, str]], rng: random.Random | None = 
 
 
 class Disguising:
-    """The disguises of `items` ((path, text) pairs, as `disguised_all`), made in the background: the JavaScript
-    texts in one Node process started here, which writes each as soon as it is made, so that the first runs can
+    """The disguises of `items` ((path, text) pairs, as `disguised_all`, decoys included), made in the background:
+    the Python texts here, the JavaScript texts in one Node process started here (the groups of texts first), which writes each as soon as it is made, so that the first runs can
     start while the later texts are disguised. `get(at)` waits for one (RuntimeError as `disguised` raises it);
     `close()` ends the process if it still runs."""
 
