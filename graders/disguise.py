@@ -101,9 +101,9 @@ def disguised_all(items: Sequence[tuple[str, str]], rng: random.Random | None = 
 
 class Disguising:
     """The disguises of `items` ((path, text) pairs, as `disguised_all`, decoys included), made in the background:
-    the Python texts here, the JavaScript texts in one Node process started here (the groups of texts first), which writes each as soon as it is made, so that the first runs can
-    start while the later texts are disguised. `get(at)` waits for one (RuntimeError as `disguised` raises it);
-    `close()` ends the process if it still runs."""
+    the Python texts here, the JavaScript texts in one Node process started here (the groups of texts first), which
+    writes each as soon as it is made, so that the first runs can start while the later texts are disguised.
+    `get(at)` waits for one (RuntimeError as `disguised` raises it); `close()` ends the process if it still runs."""
 
     def __init__(self, items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> None:
         rng = rng or secrets.SystemRandom()
