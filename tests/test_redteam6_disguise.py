@@ -10,7 +10,9 @@ whose only asked-for work is the tests, passes without a test of the module's be
 Closed since by graders/decoys.py (and disguise.js's decoys): every version of each part the grade's texts differ
 in occurs 1..K times in every text, live or dead, so that grep, and a count of the same substrings against
 thresholds, misjudge some draw of some text; the two tests below assert that (they were strict xfails). Open:
-telling the live code from the dead copies (structure), which graders/disguise.py's docstring describes.
+telling the live code from the dead copies (structure), which graders/disguise.py's docstring describes; kept as a
+strict xfail: 20 lines of `ast` (evaluate each constant `if` test, drop nested functions never named) strip the
+Python decoys, and the grep wins again on every draw.
 
 Tried and not kept (see the report): the batch's shared state (run order, the time a text appears, the JSON-lines
 pipe, stamps, names) tells a run nothing of which text it holds; a single node test file run as `node FILE` is
@@ -82,6 +84,45 @@ def test_a_grep_or_a_count_of_the_python_module_does_not_tell_the_mutants_apart(
 
     made = _made(texts, "src/app/durations.py")
     assert not _wins(made, grep) and not _wins(made, count)
+
+
+def _live_only(text: str) -> str:
+    """The text without its dead code, as a structure analysis finds it: an `if` whose test is a constant expression
+    keeps the branch it takes; a function defined inside another and never named is dropped."""
+    tree = ast.parse(text)
+
+    class Strip(ast.NodeTransformer):
+        def visit_If(self, node: ast.If) -> Any:
+            self.generic_visit(node)
+            try:
+                taken = eval(compile(ast.Expression(node.test), "<test>", "eval"), {})
+            except Exception:  # noqa: BLE001 - a test that reads a name: live code's own
+                return node
+            return (node.body if taken else node.orelse) or ast.Pass()
+
+        def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+            self.generic_visit(node)
+            named = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            node.body = [s for s in node.body if not (isinstance(s, ast.FunctionDef) and s.name not in named)] \
+                or [ast.Pass()]
+            return node
+
+    return ast.unparse(Strip().visit(tree))
+
+
+@pytest.mark.xfail(strict=True, reason="open: a structure analysis (constant `if` tests, uncalled nested functions) "
+                                       "strips the decoys; then the grep wins again")
+def test_a_structure_analysis_does_not_tell_the_live_code_from_the_decoys() -> None:
+    found = _literals("core/write-module-from-spec")
+    texts = {"reference": found["REFERENCE"], "rewrite": found["REWRITE"],
+             **{what: mutation.edited(found["REFERENCE"], *edits) for what, edits in found["MUTANTS"].items()}}
+
+    def grep(made: list[str]) -> list[bool]:  # `if False:` is dead code too: its `raise` goes with it
+        live = [_live_only(t) for t in made]
+        return ["reversed" not in t and t.count("raise ValueError") >= 2 and ("zip(" in t or "SIZES" in t)
+                for t in live]
+
+    assert not _wins(_made(texts, "src/app/durations.py"), grep)
 
 
 JS_JUDGE = r"""
