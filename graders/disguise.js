@@ -11,8 +11,10 @@
 // A statement whose new text starts with "(" gets a ";" first, so that no line joins the one before it.
 // One process disguises all of a grade's texts (a Node start costs more than a text), each with its own seed and
 // its own check, one after the other: nothing of one text's draw is left for the next.
-// stdin: {"texts": [{"source": text, "seed": [4 numbers]}, ...]}; stdout: a JSON line per text, in order:
-// {"text": the new text}, or {"error": "parse" | "check" | "failed", "message": why}. A Node whose internals moved
+// stdin: {"texts": [{"source": text, "seed": [4 numbers], "group": index}, ...], "groups": [[text, ...], ...]}
+// ("group", "groups": the grade's texts of one module, for the decoys below); stdout: a JSON line per text, in
+// order: {"text": the new text}, or {"error": "parse" | "check" | "failed", "message": why}; the first text of a
+// group some of whose decoys were dropped also says why ("dropped": [lines]). A Node whose internals moved
 // fails at the require below ("Cannot find module") before any line is written.
 "use strict";
 const acorn = require("internal/deps/acorn/acorn/dist/acorn");
@@ -174,13 +176,212 @@ function declared(node) {
   return [];
 }
 
-// The disguise of one text (`source`, with the generator seeded by `seed`): {"text"} or {"error", "message"}.
-function disguise(input, seed) {
+// ---------------------------------------------------------------- decoys (graders/decoys.py says why)
+// A grade's texts of one module form a group. Every part in which they differ (a function's or a method's body, a
+// run of top-level statements) gets dead copies of every version of it in every text, T of each in all (the live
+// one counts), T uniform on 1..K drawn afresh: a search for a version's text, or a count of it, is alike on all.
+// A body's copy is `;(() => { ... });` (`async`, `function*` as the function is) at a random place of the live
+// body: never called, it binds nothing, and an arrow keeps `this` and `super` legal. A statement run's copy is
+// `;if (0) { (async () => { ... }); }` at a random place of the top level (an `export` kept out of the copy).
+// The copies keep the source's own lines, so their indentation is the live version's.
+const K = 3;
+
+function declOf(stmt) {
+  const d = /^Export(Named|Default)Declaration$/.test(stmt.type) && stmt.declaration ? stmt.declaration : stmt;
+  return (d.type === "FunctionDeclaration" || d.type === "ClassDeclaration") && d.id ? d : null;
+}
+
+function keyOf(src, stmt) {
+  const d = declOf(stmt);
+  return d ? `decl ${d.type} ${d.id.name}` : `stmt ${src.slice(stmt.start, stmt.end)}`;
+}
+
+function opcodes(x, y) { // equal runs of a longest common subsequence, and what lies between: [tag, i1, i2, j1, j2]
+  const n = x.length, m = y.length;
+  const l = Array.from({ length: n + 1 }, () => new Array(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) l[i][j] = x[i] === y[j] ? l[i + 1][j + 1] + 1 : Math.max(l[i + 1][j], l[i][j + 1]);
+  }
+  const codes = [];
+  let i = 0, j = 0, ei = 0, ej = 0;
+  const flush = (i2, j2) => {
+    if (i2 > ei || j2 > ej) codes.push(["replace", ei, i2, ej, j2]);
+  };
+  while (i < n && j < m) {
+    if (x[i] === y[j]) {
+      flush(i, j);
+      const last = codes[codes.length - 1];
+      if (last && last[0] === "equal" && last[2] === i && last[4] === j) { last[2]++; last[4]++; }
+      else codes.push(["equal", i, i + 1, j, j + 1]);
+      i++; j++; ei = i; ej = j;
+    } else if (l[i + 1][j] >= l[i][j + 1]) i++;
+    else j++;
+  }
+  flush(n, m);
+  return codes;
+}
+
+function mapped(codes, at, size, end) { // where the base's statement boundary `at` falls in another text
+  const equal = codes.filter((c) => c[0] === "equal");
+  for (const [, i1, i2, j1] of equal) if (end ? i1 <= at && at < i2 : i1 < at && at <= i2) return j1 + at - i1;
+  const added = codes.filter((c) => c[0] !== "equal" && c[1] === at && c[2] === at); // an insertion: the unit's
+  if (end && added.length) return added[added.length - 1][4];
+  for (const [, i1, i2, j1] of equal) if (at === (end ? i2 : i1)) return j1 + at - i1;
+  return end ? size : 0;
+}
+
+function distinct(runs) {
+  const versions = [];
+  const live = runs.map((run) => {
+    if (!versions.includes(run)) versions.push(run);
+    return versions.indexOf(run);
+  });
+  return { versions, live };
+}
+
+function stmtCopy(src, stmts) { // a run of top-level statements as a copy's text, or null when it cannot be one
+  const parts = [];
+  for (const stmt of stmts) {
+    if (/^(Import|ExportAll)Declaration$/.test(stmt.type)) return null;
+    if (/^Export(Named|Default)Declaration$/.test(stmt.type)) {
+      if (!stmt.declaration) return null;
+      const d = stmt.declaration;
+      parts.push(/Declaration$/.test(d.type) ? src.slice(d.start, d.end) : `(${src.slice(d.start, d.end)});`);
+    } else parts.push(src.slice(stmt.start, stmt.end));
+  }
+  return parts.join("\n");
+}
+
+function plan(sources) {
+  const trees = sources.map((src) => parse(src));
+  const bodies = trees.map((t) => t.body);
+  const base = bodies[0].map((s) => keyOf(sources[0], s));
+  const codes = bodies.map((body, t) => opcodes(base, body.map((s) => keyOf(sources[t], s))));
+  const aligned = codes.map((c) => {
+    const a = new Map();
+    for (const [tag, i1, i2, j1] of c) if (tag === "equal") for (let i = i1; i < i2; i++) a.set(i, j1 + i - i1);
+    return a;
+  });
+  const spans = [];
+  for (const c of codes) for (const [tag, i1, i2] of c) if (tag !== "equal") spans.push([i1, i2]);
+  const units = [];
+  const slice = (t, node) => sources[t].slice(node.start, node.end);
+  base.forEach((key, i) => {
+    if (!key.startsWith("decl ") || !aligned.every((a) => a.has(i))) return;
+    const stmts = aligned.map((a, t) => bodies[t][a.get(i)]);
+    const decls = stmts.map(declOf);
+    const header = (t, from, body) => sources[t].slice(from, body.start);
+    const differ = (list) => new Set(list).size > 1;
+    if (differ(decls.map((d, t) => header(t, stmts[t].start, d.body)))) { spans.push([i, i + 1]); return; }
+    const functionUnit = (fns, where) => ({
+      body: true, where, ...distinct(fns.map((f, t) => sources[t].slice(f.body.start + 1, f.body.end - 1))),
+      isAsync: fns[0].async, generator: fns[0].generator });
+    if (decls[0].type === "FunctionDeclaration") {
+      if (differ(decls.map((d, t) => slice(t, d)))) units.push(functionUnit(decls, aligned.map((a) => [a.get(i)])));
+      return;
+    }
+    const elements = decls.map((d) => d.body.body);
+    const found = [];
+    for (let e = 0; e < elements[0].length; e++) {
+      const els = elements.map((list) => list[e]);
+      if (els.some((el) => !el) || differ(els.map((el, t) => el && slice(t, el)))) {
+        const methods = els.every((el) => el && el.type === "MethodDefinition" && el.value.body);
+        if (!methods || differ(els.map((el, t) => header(t, el.start, el.value.body)))) {
+          spans.push([i, i + 1]); return;
+        }
+        found.push(functionUnit(els.map((el) => el.value), aligned.map((a) => [a.get(i), e])));
+      }
+    }
+    if (elements.some((list) => list.length !== elements[0].length)) { spans.push([i, i + 1]); return; }
+    units.push(...found);
+  });
+  const merged = [];
+  for (const [start, end] of spans.sort((x, y) => x[0] - y[0] || x[1] - y[1])) {
+    const last = merged[merged.length - 1];
+    if (last && (start < last[1] || (start === last[1] && (start === end || last[0] === last[1])))) {
+      last[1] = Math.max(last[1], end);
+    } else merged.push([start, end]);
+  }
+  const dropped = [];
+  for (const [start, end] of merged) {
+    const runs = bodies.map((body, t) => {
+      const j1 = mapped(codes[t], start, body.length, false), j2 = mapped(codes[t], end, body.length, true);
+      return stmtCopy(sources[t], body.slice(j1, j2));
+    });
+    if (runs.includes(null)) { dropped.push("a run of top-level statements holds an import or export"); continue; }
+    if (new Set(runs).size > 1) units.push({ body: false, ...distinct(runs) });
+  }
+  if (sources.every((src, t) => !checkedCopies(src, trees[t], units, t, true))) return { units, dropped };
+  const kept = units.filter((unit) => { // one that fails: each on its own, to keep the others
+    for (let t = 0; t < sources.length; t++) {
+      const problem = checkedCopies(sources[t], trees[t], [unit], t, true);
+      if (problem) { dropped.push(`a part that differs between the texts gets no decoys: ${problem}`); return false; }
+    }
+    return true;
+  });
+  return { units: kept, dropped };
+}
+
+function located(tree, unit, t) { // the statements a unit's copies go among, and where that list ends
+  if (!unit.body) return { list: tree.body, end: tree.end };
+  let node = declOf(tree.body[unit.where[t][0]]);
+  if (unit.where[t].length > 1) node = node.body.body[unit.where[t][1]].value;
+  return { list: node.body.body, end: node.body.end - 1 };
+}
+
+function decoyed(src, tree, units, t, once) { // `src` with its copies of `units` (`once`: one of each version)
+  const edits = [];
+  for (const unit of units) {
+    const { list, end } = located(tree, unit, t);
+    let first = 0;
+    while (first < list.length && list[first].type === "ExpressionStatement" && list[first].directive !== undefined) {
+      first++;
+    }
+    unit.versions.forEach((version, v) => {
+      const times = once ? 1 : 1 + Math.floor(random() * K) - (unit.live[t] === v ? 1 : 0);
+      for (let n = 0; n < times; n++) {
+        const k = first + Math.floor(random() * (list.length - first + 1));
+        const fn = unit.body ? (unit.generator ? "function* ()" : "() =>") : "() =>";
+        const made = unit.body ? `;(${unit.isAsync ? "async " : ""}${fn} {\n${version}\n});\n`
+          : `;if (0) { (async ${fn} {\n${version}\n}); }\n`;
+        edits.push([k < list.length ? list[k].start : end, made]);
+      }
+    });
+  }
+  edits.sort((x, y) => y[0] - x[0]);
+  let out = src;
+  for (const [at, made] of edits) out = out.slice(0, at) + made + out.slice(at);
+  return out;
+}
+
+function checkedCopies(src, tree, units, t, once) { // why the copies cannot go in ("" when they can)
+  const made = decoyed(src, tree, units, t, once);
+  let again;
+  try { again = parse(made); } catch (err) { return `it does not parse: ${err.message}`; }
+  if (again.sourceType !== tree.sourceType) return "it parses as another kind of source";
+  return shape(again) === shape(tree) ? "" : "its top-level names differ";
+}
+
+// The disguise of one text (`source`, with the generator seeded by `seed`; `group`: its group's plan and its index
+// in it): {"text"} or {"error", "message"}.
+function disguise(input, seed, group) {
   source = input;
   [a, b, c, d] = seed.map((x) => x >>> 0);
   let tree;
   try { tree = parse(source); } catch (err) { return { error: "parse", message: err.message }; }
   const want = shape(tree);
+  if (group && group.plan.units.length) {
+    let made = "";
+    for (let attempt = 0; attempt < 8 && !made; attempt++) {
+      const copies = decoyed(input, tree, group.plan.units, group.at, false);
+      try {
+        const again = parse(copies);
+        if (again.sourceType === tree.sourceType && shape(again) === want) { made = copies; tree = again; }
+      } catch (err) { /* drawn again */ }
+    }
+    if (!made) return { error: "check", message: "the text with its decoys failed its own check 8 times" };
+    source = made;
+  }
   for (let attempt = 0; attempt < 8; attempt++) {
     const head = source.startsWith("#!") ? source.slice(0, source.indexOf("\n") + 1) : "";
     const body = text(tree, null);
@@ -192,12 +393,25 @@ function disguise(input, seed) {
   return { error: "check", message: "the disguised text failed its own check 8 times" };
 }
 
-for (const item of JSON.parse(require("fs").readFileSync(0, "utf8")).texts) {
+const request = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const plans = (request.groups || []).map((sources) => {
+  try { return plan(sources); } catch (err) { // a text that does not parse (its own line says so), or a fault here
+    return { units: [], dropped: [`the texts get no decoys: ${String(err.message).slice(0, 200)}`] };
+  }
+});
+const said = new Set();
+for (const item of request.texts) {
   let made;
+  const group = Number.isInteger(item.group) ? plans[item.group] : null;
   try {
-    made = disguise(item.source, item.seed);
+    made = disguise(item.source, item.seed,
+                    group && { plan: group, at: request.groups[item.group].indexOf(item.source) });
   } catch (err) {
     made = { error: "failed", message: String(err.stack) };
+  }
+  if (group && group.dropped.length && !said.has(item.group)) {
+    said.add(item.group);
+    made.dropped = group.dropped;
   }
   process.stdout.write(`${JSON.stringify(made)}\n`);
 }

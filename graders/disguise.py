@@ -5,8 +5,11 @@ mutants. All of those texts are public with our source, so a "test" could read t
 known texts (comments and layout normalised away, which the random stamp line does not survive), or fail wherever
 a mutation's known text is found, without testing any behaviour. So every text a run sees is first rewritten here,
 with fresh randomness (`secrets.SystemRandom`) each time: the reference, the rewrite and each mutant alike, so that
-a mutant differs from the reference only by its mutation behind a disguise of its own, and neither a list of known
-texts (or of their ASTs) nor a search for a mutation's known text can tell them apart.
+a mutant differs from the reference only by its mutation behind a disguise of its own. And since a mutation's text
+is public, every text of a grade first gets dead copies of every version of each part the grade's texts differ in
+(graders/decoys.py; `disguised_all` and `Disguising` see a grade's texts together, grouped by path): each version
+occurs 1..3 times in every text, the number drawn afresh, whichever is live. So neither a list of known texts (or of
+their ASTs) nor a search for a mutation's known text, nor a count of it, tells them apart.
 
     import disguise
     text = disguise.disguised("src/app/money.py", text)   # any other suffix: returned as it was
@@ -23,24 +26,33 @@ The moves, each made at random places with random values (all behaviour-preservi
 - consecutive top-level functions that do not refer to each other at definition time put in another order;
 - comments and layout gone (the text is `ast.unparse`'s); a `#!` line is kept.
 
-Each text made is checked before it is used: it compiles, and it binds the same top-level names and gives every
-function the same parameters as the text it came from. A text that fails the check is made again; a text that
-cannot be parsed at all is the grader author's error (RuntimeError).
+Each text made is checked before it is used: with its decoys, every function keeps its code flags (generator,
+coroutine), cell and free variables and local names (graders/decoys.py; a part whose copies would fail that in one
+text gets none in any, and the grader's output says so once); disguised, it compiles, binds the same top-level names,
+gives every function the same parameters and keeps every function's code flags. A text that fails the check is made
+again; a text that cannot be parsed at all is the grader author's error (RuntimeError).
 
-Not closed: a "test" that undoes these moves (a canonicaliser of its own), or that looks inside the live functions
-for what a mutation leaves (a call of `reversed` in `co_names`), can still tell some mutants apart. That is a
-static analyser written against this module; a real test of the behaviour is far less work.
+Closed: a search for a mutation's text and a count of it (tests/test_redteam6_disguise.py). Not closed: telling
+the live code from the dead copies, a structure analysis (which block a copy sits in, `if 0:` or a nested `def`
+never called, and what that test evaluates to once its constant is undone; or, at run time, which code objects the
+module's functions are: `co_names` of the live `format_duration` holds `reversed` in one mutant only), then undoing
+these moves (a canonicaliser of its own) to read the mutation. That is a static analyser written against this module
+and graders/decoys.py; a real test of the behaviour is far less work.
 
 JavaScript modules (.js, .mjs, .cjs) are rewritten by disguise.js with the parser Node bundles (acorn, reached with
 `node --expose-internals`): every number and string literal written another way, every value (an argument, an
 element, a property's value, an operand, what is returned or assigned) written `(N, value)` or in parentheses,
 comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments stay. Nothing is
 renamed (that needs a scope analysis of JavaScript written here), so a canonicaliser has less to undo there than in
-Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines. A Node whose
+Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines, of the live
+version and of each dead copy alike. The decoys are disguise.js's own (the same units: a function's or a method's
+body copied into an arrow or `function*` never called, a run of top-level statements into `if (0) { (async () =>
+{ ... }); }`); the live version is the one not inside such a wrapper, a structure analysis again. A Node whose
 internals moved lends no parser: the text then gets the stamp line only, and the grader's output says so. All of a
 grade's JavaScript texts go to one Node process (`disguised_all`, `Disguising`: a Node start costs more than a text),
-each with a seed of its own from fresh randomness and checked on its own; it writes each text as soon as it is made,
-so that a grade's first runs start while its later texts are still being disguised.
+each with a seed of its own from fresh randomness and checked on its own, with the group of texts of its path (one
+copy of each in the request: the script plans a group's decoys once, before its first text); it writes each text as
+soon as it is made, so that a grade's first runs start while its later texts are still being disguised.
 """
 
 from __future__ import annotations
@@ -56,6 +68,8 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+import decoys
 
 PYTHON_SUFFIXES = (".py",)
 NODE_SUFFIXES = (".js", ".mjs", ".cjs")
@@ -75,7 +89,9 @@ def disguised(path: str, text: str, rng: random.Random | None = None) -> str:
 
 def disguised_all(items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> list[str]:
     """`disguised(path, text)` of each (path, text) of `items`, in order, each with fresh randomness of its own and
-    checked on its own: the JavaScript texts all in one Node process (its start costs more than a text)."""
+    checked on its own, and with decoy copies of every version of what the texts of its path differ in (a grade's
+    reference, rewrite and mutants: graders/decoys.py): the JavaScript texts all in one Node process (its start
+    costs more than a text)."""
     made = Disguising(items, rng)
     try:
         return [made.get(at) for at in range(len(items))]
@@ -84,20 +100,22 @@ def disguised_all(items: Sequence[tuple[str, str]], rng: random.Random | None = 
 
 
 class Disguising:
-    """The disguises of `items` ((path, text) pairs, as `disguised_all`), made in the background: the JavaScript
-    texts in one Node process started here, which writes each as soon as it is made, so that the first runs can
-    start while the later texts are disguised. `get(at)` waits for one (RuntimeError as `disguised` raises it);
-    `close()` ends the process if it still runs."""
+    """The disguises of `items` ((path, text) pairs, as `disguised_all`, decoys included), made in the background:
+    the Python texts here, the JavaScript texts in one Node process started here (the groups of texts first), which
+    writes each as soon as it is made, so that the first runs can start while the later texts are disguised.
+    `get(at)` waits for one (RuntimeError as `disguised` raises it); `close()` ends the process if it still runs."""
 
     def __init__(self, items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> None:
         rng = rng or secrets.SystemRandom()
         self._made: dict[int, str] = {}
         node = [at for at, (path, _) in enumerate(items) if path.endswith(NODE_SUFFIXES)]
         self._node_at = {at: place for place, at in enumerate(node)}
-        self._node = _NodeBatch([items[at][1] for at in node], rng) if node else None
+        self._node = _NodeBatch([items[at] for at in node], rng) if node else None
+        plans = _python_plans(items)
         for at, (path, text) in enumerate(items):  # Python's here, while Node starts
             if at not in self._node_at:
-                self._made[at] = disguise_python(text, rng) if path.endswith(PYTHON_SUFFIXES) else text
+                self._made[at] = disguise_python(text, rng, plans.get(at)) if path.endswith(PYTHON_SUFFIXES) \
+                    else text
 
     def get(self, at: int) -> str:
         if at not in self._made:
@@ -111,26 +129,33 @@ class Disguising:
 
 
 class _NodeBatch:
-    """One `node disguise.js` process for `texts`, each with a seed of its own; a thread reads its lines."""
+    """One `node disguise.js` process for `items` ((path, text) pairs), each with a seed of its own and its path's
+    group for the decoys; a thread reads its lines."""
 
-    def __init__(self, texts: Sequence[str], rng: random.Random) -> None:
+    def __init__(self, items: Sequence[tuple[str, str]], rng: random.Random) -> None:
         node = shutil.which("node")
         if node is None:
             raise RuntimeError("no node on PATH to disguise a JavaScript module with")
-        self.texts = list(texts)
+        self.texts = [text for _, text in items]
         self.deadline = time.monotonic() + NODE_TIMEOUT_S
         self.lines: list[str] = []
         self.done = False
         self.error = ""
         self.said = False
         self.changed = threading.Condition()
-        batch = [{"source": text, "seed": [rng.getrandbits(32) for _ in range(4)]} for text in texts]
+        groups: dict[str, list[str]] = {}
+        for path, text in items:
+            if text not in groups.setdefault(path, []):
+                groups[path].append(text)
+        sent = [texts for texts in groups.values() if len(texts) > 1]
+        batch = [{"source": text, "seed": [rng.getrandbits(32) for _ in range(4)],
+                  **({"group": sent.index(groups[path])} if groups[path] in sent else {})} for path, text in items]
         self.proc = subprocess.Popen([node, "--expose-internals", str(NODE_SCRIPT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
         threading.Thread(target=self._read, daemon=True, name="disguise-node").start()
         assert self.proc.stdin is not None
         try:  # the script reads all of its input before it writes a line: no deadlock
-            self.proc.stdin.write(json.dumps({"texts": batch}))
+            self.proc.stdin.write(json.dumps({"texts": batch, "groups": sent}))
             self.proc.stdin.close()
         except (BrokenPipeError, OSError):
             pass  # it ended before reading (a Node without the parser): its exit says why
@@ -169,6 +194,8 @@ class _NodeBatch:
                           flush=True)
                 return self.texts[place]
             answer = json.loads(self.lines[place])
+        for line in answer.get("dropped", [])[:1]:
+            print(f"· a JavaScript module: {str(line)[:300]}", flush=True)
         if "text" in answer:
             return str(answer["text"])
         if answer.get("error") == "parse":
@@ -181,23 +208,55 @@ class _NodeBatch:
             self.proc.kill()
 
 
-def disguise_python(text: str, rng: random.Random | None = None) -> str:
-    """A random behaviour-preserving rewrite of the Python module `text` (fresh randomness unless `rng` is given)."""
+def _python_plans(items: Sequence[tuple[str, str]]) -> dict[int, tuple[list[decoys.Unit], int]]:
+    """For each Python text of `items` whose path holds other texts too: its group's decoy units and its index in
+    them (graders/decoys.py). A group's unit whose copies cannot be placed is dropped for all of it, said once."""
+    groups: dict[str, list[str]] = {}
+    for path, text in items:
+        if path.endswith(PYTHON_SUFFIXES) and text not in groups.setdefault(path, []):
+            groups[path].append(text)
+    plans: dict[int, tuple[list[decoys.Unit], int]] = {}
+    for path, texts in groups.items():
+        if len(texts) < 2:
+            continue
+        try:
+            units, dropped = decoys.plan(texts, _renamable)
+        except (SyntaxError, ValueError):
+            continue  # a text that does not parse: disguise_python says so
+        for line in dropped[:1]:
+            print(f"· {path}: {line}", flush=True)
+        for at, (where, text) in enumerate(items):
+            if where == path:
+                plans[at] = (units, texts.index(text))
+    return plans
+
+
+def disguise_python(text: str, rng: random.Random | None = None,
+                    plan: tuple[list[decoys.Unit], int] | None = None) -> str:
+    """A random behaviour-preserving rewrite of the Python module `text` (fresh randomness unless `rng` is given),
+    with the decoy copies of `plan` (its group's units, its index in them) put in first."""
     rng = rng or secrets.SystemRandom()
     head = text.partition("\n")[0] + "\n" if text.startswith("#!") else ""
     try:
-        original = ast.parse(text)
+        ast.parse(text)
     except (SyntaxError, ValueError) as exc:
         raise RuntimeError(f"the grader's module text does not parse, so it cannot be disguised: {exc}") from exc
-    shape = _shape(original)
     problem = ""
     for _ in range(ATTEMPTS):
         tree = ast.parse(text)
-        _Rewrite(rng).visit(tree)
+        marks = decoys.insert(tree, *plan, rng) if plan and plan[0] else decoys.Marks()
+        decoyed = ast.unparse(tree)
+        if plan and plan[0]:
+            problem = decoys.checked(text, decoyed, marks.decoy_names)
+            if problem:
+                continue
+        skip = frozenset(marks.decoy_names)
+        shape, flags = _shape(tree, skip), decoys.flags(decoyed)
+        _Rewrite(rng, marks).visit(tree)
         _reorder_functions(tree, rng)
         ast.fix_missing_locations(tree)
         made = head + ast.unparse(tree) + "\n"
-        problem = _check(made, shape)
+        problem = _check(made, shape, skip) or ("a function's code flags differ" if decoys.flags(made) != flags else "")
         if not problem:
             return made
     raise RuntimeError(f"disguising a module failed its own check {ATTEMPTS} times: {problem}")
@@ -205,8 +264,10 @@ def disguise_python(text: str, rng: random.Random | None = None) -> str:
 
 # --------------------------------------------------------------------------- the check
 
-def _shape(tree: ast.Module) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
-    """The module's top-level names, and each function's (name, parameters): what a rewrite must keep."""
+def _shape(tree: ast.Module, skip: frozenset[str] = frozenset()
+           ) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
+    """The module's top-level names, and each function's (name, parameters): what a rewrite must keep (not the
+    functions named in `skip`: decoys, whose parameters are renamed with the function that holds them)."""
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -214,33 +275,39 @@ def _shape(tree: ast.Module) -> tuple[frozenset[str], tuple[tuple[str, str], ...
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).partition(".")[0] for a in node.names)
         else:
-            names.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-                         and not _in_nested_scope(node, n))
+            names.update(_bound_here(node))
     functions = sorted((f.name, ast.dump(ast.arguments(
         posonlyargs=[ast.arg(a.arg) for a in f.args.posonlyargs], args=[ast.arg(a.arg) for a in f.args.args],
         vararg=f.args.vararg and ast.arg(f.args.vararg.arg), kwonlyargs=[ast.arg(a.arg) for a in f.args.kwonlyargs],
         kw_defaults=[], kwarg=f.args.kwarg and ast.arg(f.args.kwarg.arg), defaults=[])))
-        for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name not in skip)
     return frozenset(names), tuple(functions)
 
 
-def _in_nested_scope(top: ast.AST, node: ast.AST) -> bool:
-    """Whether `node` sits in a comprehension, lambda or definition inside the top-level statement `top`."""
-    for scope in ast.walk(top):
-        if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)) and \
-                any(n is node for n in ast.walk(scope)):
-            return True
-    return False
+def _bound_here(node: ast.AST) -> Iterator[str]:
+    """The names a top-level statement binds in the module's own scope (not in a comprehension, lambda or
+    definition inside it: a decoy's `if 0:` may hold whole functions)."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield child.name
+        elif isinstance(child, (ast.Import, ast.ImportFrom)):
+            yield from ((a.asname or a.name).partition(".")[0] for a in child.names)
+        elif isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+            yield child.id
+        elif isinstance(child, ast.NamedExpr) or not isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp,
+                                                                         ast.GeneratorExp, ast.Lambda)):
+            yield from _bound_here(child)
 
 
-def _check(made: str, shape: tuple[frozenset[str], tuple[tuple[str, str], ...]]) -> str:
+def _check(made: str, shape: tuple[frozenset[str], tuple[tuple[str, str], ...]], skip: frozenset[str] = frozenset()
+           ) -> str:
     """Why the rewritten text `made` is not fit to stand for the module ("" when it is)."""
     try:
         compile(made, "<disguised>", "exec", dont_inherit=True)
         tree = ast.parse(made)
     except (SyntaxError, ValueError) as exc:
         return f"it does not compile: {exc}"
-    got = _shape(tree)
+    got = _shape(tree, skip)
     if got[0] != shape[0]:
         return f"its top-level names differ: {sorted(got[0] ^ shape[0])}"
     if got[1] != shape[1]:
@@ -274,9 +341,10 @@ _MIRRORED: dict[type[ast.cmpop], type[ast.cmpop]] = {
 class _Rewrite(ast.NodeTransformer):
     """Every move but the reordering, each site with even odds."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, marks: decoys.Marks | None = None) -> None:
         self.rng = rng
         self.taken: set[str] = set()
+        self.marks = marks or decoys.Marks()
 
     def chance(self, odds: float = 0.5) -> bool:
         return self.rng.random() < odds
@@ -284,7 +352,8 @@ class _Rewrite(ast.NodeTransformer):
     # ---- names and statements
     def visit_Module(self, node: ast.Module) -> ast.AST:
         self.taken = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | \
-            {n.arg for n in ast.walk(node) if isinstance(n, ast.arg)}
+            {n.arg for n in ast.walk(node) if isinstance(n, ast.arg)} | \
+            {n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         self.generic_visit(node)
         start = _after_preamble(node.body)
         for _ in range(self.rng.randint(1, 3)):  # a bare number or a pass: binds no name
@@ -302,7 +371,8 @@ class _Rewrite(ast.NodeTransformer):
         returns, node.returns = node.returns, None  # annotations are left as they are (dataclasses read them)
         self.generic_visit(node)
         node.returns = returns
-        _rename_locals(node, self.rng, self.taken)
+        if id(node) not in self.marks.decoys:  # a decoy's names go with the function that holds it
+            _rename_locals(node, self.rng, self.taken, self.marks.rename.get(id(node)))
         start = 1 if _docstring(node.body) else 0
         for _ in range(self.rng.randint(1, 2)):
             filler: ast.stmt = ast.Pass() if self.chance(0.3) else ast.Assign(
@@ -400,14 +470,32 @@ def _nested(node: ast.AST) -> Iterator[ast.AST]:
         yield from ast.walk(child)
 
 
-def _rename_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, rng: random.Random, taken: set[str]) -> None:
-    """Give the function's local variables (not its parameters) new names, unless it has closures, scope
-    declarations, imports, `match` or calls that see local names."""
+def _rename_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, rng: random.Random, taken: set[str],
+                   forced: frozenset[str] | None = None) -> None:
+    """Give the function's local variables (not its parameters) new names (`forced`: these names, in its decoys'
+    parameters too, as graders/decoys.py worked out for every version of its body)."""
+    inside = list(_nested(function))
+    old = _renamable(function) if forced is None else forced
+    if not old:
+        return
+    names = {name: _fresh_name(rng, taken) for name in sorted(old)}
+    for n in inside:
+        if isinstance(n, ast.Name) and n.id in names:
+            n.id = names[n.id]
+        elif isinstance(n, ast.ExceptHandler) and n.name in names:
+            n.name = names[n.name]
+        elif isinstance(n, ast.arg) and forced is not None and n.arg in names:
+            n.arg = names[n.arg]
+
+
+def _renamable(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] | None:
+    """The function's local variables that may take new names (not its parameters); None when it has closures,
+    scope declarations, imports, `match` or calls that see local names."""
     inside = list(_nested(function))
     if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Global,
                           ast.Nonlocal, ast.Import, ast.ImportFrom, ast.Match)) for n in inside) or \
             any(isinstance(n, ast.Name) and n.id in _DYNAMIC for n in inside):
-        return
+        return None
     args = function.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg,
                                                                                            args.kwarg))]}
@@ -428,12 +516,7 @@ def _rename_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, rng: random
     own = {name for names, _ in bound_by for name in names} - local - params
     own = {name for name in own if all(any(name in names and id(n) in region for names, region in bound_by)
                                         for n in names_here if n.id == name)}
-    names = {old: _fresh_name(rng, taken) for old in sorted((local - params) | own) if old != "__class__"}
-    for n in inside:
-        if isinstance(n, ast.Name) and n.id in names:
-            n.id = names[n.id]
-        elif isinstance(n, ast.ExceptHandler) and n.name in names:
-            n.name = names[n.name]
+    return {old for old in (local - params) | own if old != "__class__"}
 
 
 def _reorder_functions(tree: ast.Module, rng: random.Random) -> None:

@@ -9,8 +9,10 @@ holds (the pristine commit's, or the grader's reference where the model writes t
 
 - on the reference module and on an equivalent rewrite of it, the tests must pass (a "test" that pins the
   module's text, or that notices it runs on a copy, fails there; every text run gets a comment line no one can
-  predict, and the module is rewritten at random keeping its behaviour (graders/disguise.py), so neither a list
-  of the known texts nor a search for a mutation's known text gets past);
+  predict, and the module is rewritten at random keeping its behaviour (graders/disguise.py), with dead copies of
+  every version of what the grade's texts differ in (graders/decoys.py: each version occurs 1..3 times in every
+  text, live or not), so neither a list of the known texts nor a search or a count of a mutation's known text gets
+  past);
 - on each named mutant (a subtly broken copy), they must fail. A hang is a failing run; a run that could not
   start (the grader's time was up) is no evidence and fails the check with its cause.
 
@@ -26,9 +28,10 @@ run is started after the first that fails, and the checks are recorded in their 
 the tests import: put it where the tests import it from (`path`), with `files` for any other file the runs need in
 place.
 
-Not closed: the mutants are public with our source. Each run's text is disguised afresh; graders/disguise.py says
-what a static analyser written against the disguise (a canonicaliser that undoes its moves) could still tell, more
-easily in JavaScript, where nothing is renamed (the hidden checks still judge the model's code).
+Not closed: the mutants are public with our source. Each run's text is disguised afresh and holds every version;
+graders/disguise.py says what a static analyser written against the disguise could still tell: which copy is live
+(a structure analysis: the block a copy sits in, what its test evaluates to, or, at run time, which code objects or
+functions the module's live ones are), then the mutation in it (the hidden checks still judge the model's code).
 """
 
 from __future__ import annotations
