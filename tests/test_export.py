@@ -275,7 +275,8 @@ def look(url: str, png: Path, profile: Path, wait_for: list[str], timeout_s: flo
     browser = subprocess.Popen([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                                 f"--remote-debugging-port={port}", f"--user-data-dir={profile}",
                                 "--window-size=1400,900", "about:blank"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                               env={**os.environ, "TMPDIR": str(profile.parent)})  # its org.chromium.* folder goes too
 
     async def drive(ws_url: str) -> str:
         async with aiohttp.ClientSession() as session, session.ws_connect(ws_url, max_msg_size=0) as ws:
