@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from agentic_eval.confine.host import bwrap_problem
+from agentic_eval.confine.relay_harness import UnixRelay
 from agentic_eval.leftovers import TEMP_FOLDER_PREFIXES
 from agentic_eval.runner import start_run
 
@@ -73,9 +74,16 @@ def test_trials_leave_no_fds_threads_processes_or_temp_folders(tmp_path: Path) -
                          runs_root=tmp_path / "runs", log=lambda text, style=None: None)
         assert done.outcomes == {"pass": attempts}
 
+    def cli_relays(count: int) -> None:  # what a CLI agent's trial adds: its way out to the wire recorder
+        for _ in range(count):
+            folder = Path(tempfile.mkdtemp(dir=tmp_path))
+            UnixRelay(folder, "127.0.0.1", 9).close()
+
     campaign(1)  # what a process makes once (lazy imports, its identity folder, the remover's thread) is made here
-    base, base_fds = _counts(), _fd_kinds()
+    cli_relays(1)
+    base, base_fds, base_threads = _counts(), _fd_kinds(), [t.name for t in threading.enumerate()]
     campaign(3)
+    cli_relays(3)
     counts = _counts()
     for _ in range(300):  # a trial's folders are removed off its path: give the remover its moment (bounded)
         if all(counts[key] <= base[key] + 1 for key in base) and counts["temp folders"] <= base["temp folders"]:
@@ -84,4 +92,6 @@ def test_trials_leave_no_fds_threads_processes_or_temp_folders(tmp_path: Path) -
         counts = _counts()
     grown = {key: (base[key], counts[key]) for key in base if counts[key] > base[key] + (key != "temp folders")}
     new_fds = Counter(_fd_kinds()) - Counter(base_fds)
-    assert not grown, f"after 3 trials on {sandbox} (before, after): {grown}; new fds: {dict(new_fds)}"
+    new_threads = Counter(t.name for t in threading.enumerate()) - Counter(base_threads)
+    assert not grown, (f"after 3 trials on {sandbox} and 3 CLI relays (before, after): {grown}; "
+                       f"new fds: {dict(new_fds)}, new threads: {dict(new_threads)}")
