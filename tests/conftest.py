@@ -92,11 +92,18 @@ def scripted() -> Iterator[Callable[[Callable[[ReceivedRequest], ScriptedReply]]
 @pytest.fixture
 def unfinished_graders_cleared() -> Iterator[None]:
     """For tests that make gradelib Graders and never finish them: gradelib would otherwise exit 3 at
-    interpreter exit (use with `pytestmark = pytest.mark.usefixtures("unfinished_graders_cleared")`)."""
+    interpreter exit (use with `pytestmark = pytest.mark.usefixtures("unfinished_graders_cleared")`). The code
+    hosts of graders run by hand (one per sandbox, kept until exit) are closed too: a socket, a thread and a folder
+    each, which a test worker would otherwise hold to its end."""
     yield
     from tests.helpers import gradelib
 
     gradelib._unfinished.clear()
+    hosts = list(gradelib._local_hosts.values())
+    gradelib._local_hosts.clear()
+    for host in hosts:
+        host.close()
+        shutil.rmtree(host.folder, ignore_errors=True)
 
 
 # ---- the built-in agent on the mini task against a scripted endpoint (tests/test_builtin_agent.py,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -98,8 +99,11 @@ def test_generators_are_deterministic_and_vary_by_seed(name: str, scenarios: tup
 @pytest.mark.parametrize("scenario, failing", [("base", 0), ("failing_test", 2), ("log_bug", 0), ("legacy_config", 0)])
 def test_the_node_service_tests_run_with_node_only(scenario: str, failing: int, tmp_path: Path) -> None:
     _generator("nodeservice").generate(tmp_path, 2, {"scenario": scenario})
+    tmp = tmp_path.parent / f"{tmp_path.name}-tmp"  # the service's tests write cfg-* folders there, never removed
+    tmp.mkdir()
     proc = subprocess.run([NODE, "--test", *sorted(str(p) for p in (tmp_path / "test").iterdir())],  # type: ignore[list-item]
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "TMPDIR": str(tmp)})
     assert f"# fail {failing}" in proc.stdout, proc.stdout[-2000:]
 
 

@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -272,10 +273,12 @@ def look(url: str, png: Path, profile: Path, wait_for: list[str], timeout_s: flo
 
     aiohttp = needed_tool("aiohttp", "talking to Chromium's DevTools")
     port = _free_port()
+    scratch = tempfile.mkdtemp(prefix="chr-")  # its org.chromium.* folder (a socket's path: short), removed after it
     browser = subprocess.Popen([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                                 f"--remote-debugging-port={port}", f"--user-data-dir={profile}",
                                 "--window-size=1400,900", "about:blank"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                               env={**os.environ, "TMPDIR": scratch})
 
     async def drive(ws_url: str) -> str:
         async with aiohttp.ClientSession() as session, session.ws_connect(ws_url, max_msg_size=0) as ws:
@@ -307,6 +310,7 @@ def look(url: str, png: Path, profile: Path, wait_for: list[str], timeout_s: flo
     finally:
         os.killpg(browser.pid, signal.SIGTERM)
         browser.wait(timeout=30)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def mixed_model() -> Any:

@@ -74,12 +74,13 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
                           env=env, timeout=300, check=False)
 
 
-def test_the_doc_pack_and_generator_are_found_and_valid(doc_plugin: tuple[Path, dict[str, str]]) -> None:
+def test_the_doc_pack_and_generator_are_found_and_valid(doc_plugin: tuple[Path, dict[str, str]],
+                                                        tmp_path: Path) -> None:
     """The pack comes from its entry point, its generator from the sandboxes group (the pack has no
     sandboxes/ folder), and `validate` finds the grader failing on the pristine repo and passing after the fix."""
     _, env = doc_plugin
     probe = ("from agentic_eval.packs.task import default_packs; from agentic_eval.packs.sandbox import "
-             "find_generator; import json, tempfile, pathlib; root = pathlib.Path(tempfile.mkdtemp()); "
+             f"find_generator; import json, pathlib; root = pathlib.Path({str(tmp_path)!r}); "
              "variables = find_generator('greeting-repo')(root, 7, {}); "
              "print(json.dumps([dict(default_packs())['greetings'].name, variables]))")
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120,
@@ -144,8 +145,9 @@ def test_a_generator_registered_under_the_old_group_name_is_still_found(tmp_path
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: old-gen\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[agentic_eval.sandboxes]\nold-gen = old_gen:generate\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
-    probe = ("from agentic_eval.packs.sandbox import find_generator; import pathlib, tempfile; "
-             "print(find_generator('old-gen')(pathlib.Path(tempfile.mkdtemp()), 7, {}))")
+    (tmp_path / "repo").mkdir()
+    probe = ("from agentic_eval.packs.sandbox import find_generator; import pathlib; "
+             f"print(find_generator('old-gen')(pathlib.Path({str(tmp_path / 'repo')!r}), 7, {{}}))")
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120,
                            check=False)
     assert found.returncode == 0 and found.stdout.strip() == "{'seed': 7}", found.stderr

@@ -483,6 +483,8 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         self._grader_reads.clear()
         self._removals.shutdown(wait=True)
         self._removals = ThreadPoolExecutor(max_workers=2, thread_name_prefix="docker-remove")
+        self._warming.shutdown(wait=True)  # its idle threads too (a new pool starts its threads when used)
+        self._warming = ThreadPoolExecutor(max_workers=4, thread_name_prefix="docker-warm")
         for engine in self.engines:  # its pooled connections (a new request opens one again)
             with contextlib.suppress(Exception):
                 engine.client.close()

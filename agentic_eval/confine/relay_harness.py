@@ -33,6 +33,19 @@ def serve_unix(listener: socket.socket, closed: threading.Event, handle: Callabl
         threading.Thread(target=handle, args=(client,), daemon=True).start()
 
 
+def stop_serving(listener: socket.socket, closed: threading.Event) -> None:
+    """End `serve_unix` on `listener`: closing the socket alone does not wake a thread blocked in its accept()
+    (Linux), which would then wait for good, holding the socket: one thread and one socket per trial."""
+    import socket
+
+    closed.set()
+    try:
+        listener.shutdown(socket.SHUT_RDWR)  # the blocked accept() returns EINVAL, and serve_unix sees `closed`
+    except OSError:
+        pass
+    listener.close()
+
+
 class UnixRelay:
     """The harness's end of a confined CLI's one way out: a unix socket (in a folder of its own, bound into the
     sandbox) on which the sandbox's relay (confine/relay.py) hands over each connection it accepts. A
@@ -166,8 +179,7 @@ class UnixRelay:
         connection.close()
 
     def close(self) -> None:
-        self._closed.set()
-        self._listener.close()
+        stop_serving(self._listener, self._closed)
         self.refusals.close()
 
 

@@ -150,6 +150,7 @@ class ForkServer:
             self._proc.kill()
         self._ready.set()
         self._proc.wait()  # until it ends: closed, or ended by something else (then it is broken)
+        self._proc.stderr.close()  # else a pipe per server, one per graded trial, stays open in the harness
         if self._control is not None and not self._closing.is_set():
             self.broken = True
 

@@ -411,11 +411,9 @@ class CodeHost:
                 LANES_ENV: str(self.lanes)}
 
     def close(self) -> None:
-        self._closed.set()
-        try:
-            self._listener.close()
-        except OSError:
-            pass
+        from agentic_eval.confine.relay_harness import stop_serving
+
+        stop_serving(self._listener, self._closed)  # its thread ends too
         with self._lock:  # a command still running (its grader was stopped) ends first: _closed cancels it
             pass
         with self._in_lanes:  # and so do the `apart` runs (each removes its copy); bounded: cancelled, they end

@@ -85,7 +85,11 @@ class Campaign:
                                 jobs=self.jobs, on_result=on_result, on_start=on_start, cancel=cancel,
                                 keep_sandboxes=self.settings.keep_sandboxes, backend=self.backend)
         finally:
-            self.plan.release()
+            try:
+                if self.backend is not None:  # the run is over: its containers, threads and engine connections go
+                    self.backend.close_all()  # now, not at exit (a process may run many runs: campaign, the API)
+            finally:
+                self.plan.release()
 
 
 def make_run_config(settings: RunSettings, *, run_id: str, endpoint: Endpoint, tasks: list[Task],
