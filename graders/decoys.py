@@ -218,9 +218,10 @@ def _fill_function(unit: Unit, trees: list[ast.Module], renamable: Renamable) ->
     unit.rename = frozenset(union - bad)
 
 
-def _fresh(rng: random.Random, taken: set[str]) -> str:
+def fresh_name(rng: random.Random, taken: set[str]) -> str:
+    """A name not in `taken` (added to it): a copy's, and every local the disguise renames (one way of drawing)."""
     while True:
-        name = "_" + "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 8)))
+        name = "_" + "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 8)))
         if name not in taken:
             taken.add(name)
             return name
@@ -231,7 +232,7 @@ def _copy(unit: Unit, version: int, rng: random.Random, taken: set[str], marks: 
     if not unit.body:
         return ast.If(ast.Constant(0), body, [])
     kind = ast.AsyncFunctionDef if unit.is_async else ast.FunctionDef
-    name = _fresh(rng, taken)
+    name = fresh_name(rng, taken)
     made = kind(name=name, args=ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in unit.params], vararg=None,
                                               kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
                 body=body, decorator_list=[], returns=None, type_comment=None)

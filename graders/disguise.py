@@ -318,11 +318,8 @@ def _check(made: str, shape: tuple[frozenset[str], tuple[tuple[str, str], ...]],
 # --------------------------------------------------------------------------- the moves
 
 def _fresh_name(rng: random.Random, taken: set[str]) -> str:
-    while True:
-        name = "_" + "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(3, 7)))
-        if name not in taken:
-            taken.add(name)
-            return name
+    """A new name, drawn as a decoy's is (graders/decoys.py), so that no length tells a renamed local from a copy."""
+    return decoys.fresh_name(rng, taken)
 
 
 def _number(rng: random.Random) -> int:
