@@ -13,6 +13,7 @@ import pytest
 from agentic_eval.cli import main
 from agentic_eval.errors import PackNotFoundError, TaskLoadError
 from agentic_eval.packs.task import load_pack, load_task, load_tasks, render_template, select_tasks
+from tests.helpers import make_pack
 
 GOOD_TOML = (Path(__file__).parent / "packs" / "mini" / "answer-file" / "task.toml").read_text()
 
@@ -143,6 +144,17 @@ def test_unknown_task_id_names_the_known_ones(mini_pack: Path) -> None:
     tasks = load_pack(mini_pack).tasks
     with pytest.raises(PackNotFoundError, match="known: answer-file"):
         select_tasks(tasks, ["nope"])
+
+
+def test_an_unknown_task_id_gets_did_you_mean_and_many_ids_are_left_to_tasks_list(mini_pack: Path) -> None:
+    """A typo names the nearest id; a pack of many tasks is not spelt out in the one line."""
+    tasks = load_pack(make_pack(mini_pack, 13)).tasks
+    with pytest.raises(PackNotFoundError) as exc:
+        select_tasks(tasks, ["t12x"])
+    assert str(exc.value) == ("unknown task id t12x (did you mean t12?); 13 tasks known: `agentic-eval tasks list` "
+                              "(with the same --tasks) lists them")
+    with pytest.raises(PackNotFoundError, match=r"did you mean t3 for t3x\?"):
+        select_tasks(tasks, ["t3x", "zzz"])
 
 
 @pytest.mark.parametrize(

@@ -535,6 +535,21 @@ def select_tasks(tasks: list[Task], ids: Iterable[str] | None) -> list[Task]:
     by_id = {t.id: t for t in tasks}
     missing = [i for i in wanted if i not in by_id]
     if missing:
-        known = ", ".join(sorted(by_id)) or "none"
-        raise PackNotFoundError(f"unknown task id {', '.join(missing)} (known: {known})")
+        raise PackNotFoundError(_unknown_ids(missing, sorted(by_id)))
     return [by_id[i] for i in wanted]
+
+
+LISTED_IDS = 12
+"""At most this many known ids are named in an unknown id's error; more are left to `tasks list`."""
+
+
+def _unknown_ids(missing: Sequence[str], known: Sequence[str]) -> str:
+    """One line for task ids not found: the nearest known id of each, then the known ones (or, when there
+    are many, the command that lists them)."""
+    close = {i: difflib.get_close_matches(i, known, n=1, cutoff=0.6) for i in missing}
+    guesses = [f"{m[0]} for {i}" if len(missing) > 1 else m[0] for i, m in close.items() if m]
+    hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
+    if len(known) <= LISTED_IDS:
+        return f"unknown task id {', '.join(missing)}{hint}; known: {', '.join(known) or 'none'}"
+    return (f"unknown task id {', '.join(missing)}{hint}; {len(known)} tasks known: `agentic-eval tasks list` "
+            "(with the same --tasks) lists them")
