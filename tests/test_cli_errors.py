@@ -39,4 +39,5 @@ def test_a_path_that_is_not_a_run_says_what_it_is(a_run: Path, given: str, said:
 
 def test_export_of_a_folder_inside_a_run_names_the_run(a_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", "runs/r1/trials", "--format", "atif", "--out", "out"]) == 2
-    assert capsys.readouterr().err == "agentic-eval: error: runs/r1/trials is inside the run runs/r1: give that folder\n"
+    said = "runs/r1/trials is inside the run runs/r1: give that folder"
+    assert capsys.readouterr().err == f"agentic-eval: error: {said}\n"

@@ -50,8 +50,8 @@ def find_runs(given: str, runs_root: Path) -> list[Path]:
         else:
             subfolders.sort()
     if not found:
-        if (run := enclosing_run(path)) is not None:
-            raise AgenticEvalError(f"{given} is inside the run {run}: give that folder")
+        if (around := enclosing_run(path)) is not None:
+            raise AgenticEvalError(f"{given} is inside the run {around}: give that folder")
         raise AgenticEvalError(f"{given}: no run folder in it (a run folder holds {RUN_FILE}); give a run, or a "
                                "folder of runs such as a campaign's")
     return sorted(found)
