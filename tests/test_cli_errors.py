@@ -41,3 +41,29 @@ def test_export_of_a_folder_inside_a_run_names_the_run(a_run: Path, capsys: pyte
     assert main(["export", "runs/r1/trials", "--format", "atif", "--out", "out"]) == 2
     said = "runs/r1/trials is inside the run runs/r1: give that folder"
     assert capsys.readouterr().err == f"agentic-eval: error: {said}\n"
+
+
+def test_classify_of_a_file_that_is_not_a_wire_log_is_one_line(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("".join(f"line {i}\n" for i in range(500)))
+    assert main(["classify", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"agentic-eval: error: {notes}: no line of it is a wire record "
+                                                   "(line 1: not JSON: ")
+
+
+def test_classify_names_ten_bad_lines_then_counts_the_rest(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from agentic_eval.testing import chat_body
+
+    turn = json.dumps({"request": {"messages": [{"role": "user", "content": "hi"}]}, "response": chat_body("Hi.")})
+    wire = tmp_path / "wire.jsonl"
+    wire.write_text("".join(f"{i}\n" for i in range(14)) + turn + "\n[]\n")
+    assert main(["classify", str(wire)]) == 1
+    out, err = capsys.readouterr()
+    assert "1 model turns" in out and "15 bad lines" in out
+    assert err.splitlines() == [*(f"agentic-eval: {wire}:{i}: expected a JSON object, got int" for i in range(1, 11)),
+                                f"agentic-eval: {wire}: 5 more bad lines not shown (--json gives each line's error)"]
