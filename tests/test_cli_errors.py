@@ -1,5 +1,5 @@
 """A new user's wrong turns, each one line that says how to fix it: a path that is not a run given to report,
-export or --resume, a file that is not a wire log given to classify."""
+export or --resume, a file that is not a wire log given to classify; and the words of the line a run starts on."""
 
 from __future__ import annotations
 
@@ -67,3 +67,9 @@ def test_classify_names_ten_bad_lines_then_counts_the_rest(tmp_path: Path,
     assert "1 model turns" in out and "15 bad lines" in out
     assert err.splitlines() == [*(f"agentic-eval: {wire}:{i}: expected a JSON object, got int" for i in range(1, 11)),
                                 f"agentic-eval: {wire}: 5 more bad lines not shown (--json gives each line's error)"]
+
+
+def test_the_run_line_counts_in_words_that_agree(mini_pack: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--agent", "nop", "--tasks", str(mini_pack), "--run-dir", str(tmp_path / "runs")]) == 0
+    assert "1 trial (1 task x 1 attempt), agent nop, no model calls" in capsys.readouterr().err

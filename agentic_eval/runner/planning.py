@@ -269,7 +269,10 @@ def _announcement(plan: RunPlan, settings: RunSettings, tasks: int, *, model: st
                   sandbox: str) -> str:
     """The line that starts a run: its trials, agent, model (None: an agent that calls none), jobs, sandbox."""
     config = plan.config
-    return (f"run {config.run_id}: {len(plan.trials)} trials ({tasks} tasks x {config.attempts} attempts"
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    return (f"run {config.run_id}: {n(len(plan.trials), 'trial')} ({n(tasks, 'task')} x {n(config.attempts, 'attempt')}"
             + (f", {plan.skipped} already scored" if plan.skipped else "")
             + f"), agent {settings.agent}, "
             + (f"model {model} at {at}" if model is not None else "no model calls")
