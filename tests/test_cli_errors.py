@@ -73,3 +73,15 @@ def test_the_run_line_counts_in_words_that_agree(mini_pack: Path, tmp_path: Path
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--agent", "nop", "--tasks", str(mini_pack), "--run-dir", str(tmp_path / "runs")]) == 0
     assert "1 trial (1 task x 1 attempt), agent nop, no model calls" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("head", "noted"), [("", True), ("instruments = []\n", False),
+                                             ('instruments = ["speed"]\n', False)])
+def test_a_campaign_file_without_instruments_is_told_it_runs_them_all(head: str, noted: bool) -> None:
+    from agentic_eval.campaign.spec import parse_campaign
+    from agentic_eval.cli.campaign import instruments_note
+
+    spec = parse_campaign(head + '[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n', Path("c.toml"))
+    note = instruments_note(spec)
+    assert (note is not None) == noted
+    assert note is None or note.endswith("(tooling, forms, speed, think_check); instruments = [] runs the agents only")

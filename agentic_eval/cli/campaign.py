@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from agentic_eval.cli.args import add_run_dir_arg
 
 if TYPE_CHECKING:
+    from agentic_eval.campaign.spec import CampaignSpec
     from agentic_eval.results.records import TrialResult
 
 
@@ -43,6 +44,15 @@ def _command(args: argparse.Namespace) -> str:
     return line
 
 
+def instruments_note(spec: CampaignSpec) -> str | None:
+    """What a file that leaves `instruments` out runs besides its agents (every instrument: a surprise to a file
+    written for tasks), or None when it names them."""
+    if "instruments" in spec.model_fields_set or not spec.instruments:
+        return None
+    return (f"no instruments key, so every instrument runs for each model ({', '.join(spec.instruments)}); "
+            "instruments = [] runs the agents only")
+
+
 def handle(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -64,6 +74,8 @@ def handle(args: argparse.Namespace) -> int:
         for note in plan.spec.notes:
             log(f"note: {args.file}: {note}")
         left = {m: w for m, w in plan.work.items() if w}
+        if left and (all_of_them := instruments_note(plan.spec)):
+            log(f"note: {args.file}: {all_of_them}")
         log(f"campaign {args.file}: {len(plan.models)} model(s), {len(plan.task_ids)} task(s), folder {folder}; "
             + ("to run: " + "; ".join(f"{m}: {', '.join(w)}" for m, w in left.items()) if left
                else "everything is recorded"))
