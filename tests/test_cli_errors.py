@@ -85,3 +85,18 @@ def test_a_campaign_file_without_instruments_is_told_it_runs_them_all(head: str,
     note = instruments_note(spec)
     assert (note is not None) == noted
     assert note is None or note.endswith("(tooling, forms, speed, think_check); instruments = [] runs the agents only")
+
+
+def test_a_mistake_in_a_command_of_many_flags_shows_a_short_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--attempts", "0"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "usage: agentic-eval run [options]  (agentic-eval run --help lists them)",
+        "agentic-eval run: error: argument --attempts: 0 must be at least 1"]
+    with pytest.raises(SystemExit):
+        main(["tasks", "show"])  # a short usage stays whole
+    assert capsys.readouterr().err.startswith("usage: agentic-eval tasks show [-h] [--tasks PATH] [--seed SEED] ID\n")
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])  # and --help is whole
+    assert "[--json] [--atif] [--local] [--gguf PATH] [--ctx N]" in capsys.readouterr().out

@@ -65,8 +65,25 @@ COMMANDS = commands()
 __all__ = ["COMMANDS", "build_parser", "commands", "main"]
 
 
+class CommandParser(argparse.ArgumentParser):
+    """argparse's parser, whose usage on a mistake is short: a command of many flags (`run` has 30) shows
+    `usage: agentic-eval run [options] ...` and where its flags are listed, not a dozen lines above the error."""
+
+    USAGE_LINES = 3
+    """A usage longer than this many lines is shortened on a mistake (`--help` always shows it whole)."""
+
+    def format_usage(self) -> str:
+        full = super().format_usage()
+        if full.count("\n") <= self.USAGE_LINES:
+            return full
+        formatter = self._get_formatter()
+        formatter.add_usage(None, [a for a in self._actions if not a.option_strings], [])
+        positionals = formatter.format_help().strip().removeprefix(f"usage: {self.prog}")
+        return f"usage: {self.prog} [options]{positionals}  ({self.prog} --help lists them)\n"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = CommandParser(
         prog="agentic-eval",
         description="Judge-free evaluation of LLMs behind OpenAI-compatible endpoints as coding-agent brains.",
     )
