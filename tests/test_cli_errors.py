@@ -100,3 +100,17 @@ def test_a_mistake_in_a_command_of_many_flags_shows_a_short_usage(capsys: pytest
     with pytest.raises(SystemExit):
         main(["run", "--help"])  # and --help is whole
     assert "[--json] [--atif] [--local] [--gguf PATH] [--ctx N]" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ('attempts = "one"', "attempts: Input should be a valid integer, unable to parse string as an integer (got 'one')"),
+    ('tasks = "json-set-port"', "tasks: Input should be a valid list (got 'json-set-port')"),
+    ("attempts = 0", "attempts: Input should be greater than or equal to 1 (got 0)"),
+])
+def test_a_campaign_value_of_the_wrong_type_is_echoed(line: str, said: str) -> None:
+    from agentic_eval.campaign.spec import parse_campaign
+    from agentic_eval.errors import AgenticEvalError
+
+    with pytest.raises(AgenticEvalError) as exc:
+        parse_campaign(line + '\n[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n', Path("c.toml"))
+    assert str(exc.value) == f"c.toml: {said}"

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentic_eval.confine.env_spec import EnvironmentSpec, EnvironmentTask, ServiceSpec
 from agentic_eval.errors import AgenticEvalError, PackNotFoundError, TaskLoadError
-from agentic_eval.inputs import loads_toml, read_data_text
+from agentic_eval.inputs import given_value, loads_toml, read_data_text
 from agentic_eval.packs.environment import (
     VerifierKind,
     harbor_meta,
@@ -318,6 +318,8 @@ def _format_validation_error(exc: ValidationError) -> str:
     elif first["type"] in ("less_than_equal", "less_than") and field_name in LIMIT_BOUNDS:
         bound = (first.get("ctx") or {}).get("le", (first.get("ctx") or {}).get("lt"))
         msg = f"{first.get('input')!r} is over the upper bound {bound:g} ({LIMIT_BOUNDS[field_name]})"
+    else:
+        msg = f"{msg}{given_value(first)}"
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     if not first["loc"] and first["type"] == "value_error":  # a rule of the whole file: its message names the field
         return str(msg).removeprefix("Value error, ") + more
