@@ -195,6 +195,13 @@ def test_cli_lists_broken_task_on_stderr_and_good_ones(mini_pack: Path, capsys: 
     assert err.count("\n") == 1 and "instruction: file 'instruction.md' does not exist" in err
 
 
+def test_cli_list_of_a_pack_whose_every_task_is_broken_prints_no_empty_table(
+        mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (mini_pack / "answer-file" / "instruction.md").unlink()
+    assert main(["tasks", "list", "--tasks", str(mini_pack)]) == 1
+    assert capsys.readouterr().out == "0 tasks, 1 broken\n"
+
+
 def test_entry_point_pack_is_listed(mini_pack: Path, tmp_path: Path) -> None:
     """A pip-installed pack registers under 'agentic_eval.packs'; emulate its installed metadata."""
     site = tmp_path / "site"

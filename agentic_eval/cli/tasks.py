@@ -115,7 +115,7 @@ def tasks_list(args: argparse.Namespace) -> int:
     table_rows = [[t.id, t.pack, t.meta.difficulty, *([sizes[t.id].label()] if sizes else []),  # type: ignore[attr-defined]
                    ", ".join(t.meta.tags), t.meta.title] for t in result.tasks]
     console = stdout_console()
-    if fits(console, header, table_rows):
+    if table_rows and fits(console, header, table_rows):  # none (every task broken): no empty table
         from rich.table import Table
 
         table = Table(title=None, show_lines=False)
@@ -124,7 +124,7 @@ def tasks_list(args: argparse.Namespace) -> int:
         for row in table_rows:
             table.add_row(*row)
         console.print(table)
-    else:  # too narrow for every column whole: one block per task, nothing squeezed to a few characters
+    elif table_rows:  # too narrow for every column whole: one block per task, nothing squeezed to a few characters
         _print_compact(console, table_rows)
     console.print(f"{len(result.tasks)} tasks" + (f", {len(result.errors)} broken" if result.errors else ""))
     _print_load_errors(result.errors)
