@@ -114,3 +114,11 @@ def test_a_campaign_value_of_the_wrong_type_is_echoed(line: str, said: str) -> N
     with pytest.raises(AgenticEvalError) as exc:
         parse_campaign(line + '\n[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n', Path("c.toml"))
     assert str(exc.value) == f"c.toml: {said}"
+
+
+def test_validate_of_a_broken_pack_weighs_no_evidence(mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (mini_pack / "answer-file" / "instruction.md").unlink()
+    assert main(["validate", "--tasks", str(mini_pack), "--seeds", "1", "--repeat", "1", "--no-redteam"]) == 1
+    out = capsys.readouterr().out
+    assert "bad: answer-file: load error: " in out and "evidence:" not in out
+    assert out.splitlines()[-1].startswith("0 ok, 1 bad")

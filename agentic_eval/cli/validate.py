@@ -133,7 +133,7 @@ def handle(args: argparse.Namespace) -> int:
     if skipped:
         out.print(f"note: red team: {', '.join(skipped)} skipped: they need a confining sandbox backend, and "
                   f"--sandbox {backend.name} is not one", markup=False, overflow="fold")
-    for line in report.evidence_lines():
+    for line in report.evidence_lines() if any(t.checks for t in report.tasks) else ():  # none: nothing to weigh
         out.print(f"evidence: {line}", markup=False, overflow="fold")
     for t in report.tasks:
         if t.unbuildable:
