@@ -122,3 +122,16 @@ def test_validate_of_a_broken_pack_weighs_no_evidence(mini_pack: Path, capsys: p
     out = capsys.readouterr().out
     assert "bad: answer-file: load error: " in out and "evidence:" not in out
     assert out.splitlines()[-1].startswith("0 ok, 1 bad")
+
+
+def test_a_trial_of_only_text_written_calls_says_so_in_its_line(mini_pack: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Its progress line said 'no tool call: no model turn' beside '1 text tool call turn'."""
+    from agentic_eval.testing import FakeEndpoint
+    from tests.helpers import SEED_XML, answer
+
+    with FakeEndpoint(responder=lambda request: answer(SEED_XML)) as fake:
+        assert main(["run", "--model", fake.model, "--base-url", fake.base_url, "--tasks", str(mini_pack),
+                     "--run-dir", str(tmp_path / "runs")]) == 0
+    line = next(ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("answer-file a1: "))
+    assert line.startswith("answer-file a1: fail (1 text tool call turn; no tool call: only calls written as text")

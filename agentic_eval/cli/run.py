@@ -347,8 +347,8 @@ def fail_reason(result: TrialResult, run_dir: Path) -> str:
     if result.requests and not t.tool_call:
         kinds = [f"{n} {label} repl{'y' if n == 1 else 'ies'}" for label, n in (("prose", t.prose), ("empty", t.empty))
                  if n]
-        return "no tool call: " + (", ".join(kinds) if kinds else "no model turn") + \
-            (f"; {result.detail}" if result.detail else "")
+        what = ", ".join(kinds) if kinds else "only calls written as text" if t.text_tool_call else "no model turn"
+        return f"no tool call: {what}" + (f"; {result.detail}" if result.detail else "")
     grader = result.files.get("grader")
     if not grader and result.detail:  # not graded: nothing left to grade (a repository deleted, a disk filled)
         return agent_end(result.detail)
