@@ -135,3 +135,32 @@ def test_a_trial_of_only_text_written_calls_says_so_in_its_line(mini_pack: Path,
                      "--run-dir", str(tmp_path / "runs")]) == 0
     line = next(ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("answer-file a1: "))
     assert line.startswith("answer-file a1: fail (1 text tool call turn; no tool call: only calls written as text")
+
+
+def test_ctrl_c_in_validate_says_what_was_found_before_it(mini_pack: Path) -> None:
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    from tests.helpers import make_pack
+
+    pack = make_pack(mini_pack, 3, fix_sleep=2)
+    proc = subprocess.Popen([sys.executable, "-m", "agentic_eval", "validate", "--tasks", str(pack), "--seeds", "1",
+                             "--repeat", "1", "--no-redteam", "-j", "1"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        for _ in range(200):  # until the first task is validated
+            line = proc.stderr.readline()
+            if not line or line.startswith("validating: 1/3"):
+                break
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert re.search(r"^interrupted after [12] of 3 tasks: [12] ok, 0 bad; nothing is kept: --task ID validates one$",
+                     err, re.MULTILINE), err

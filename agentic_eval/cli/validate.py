@@ -102,14 +102,23 @@ def handle(args: argparse.Namespace) -> int:
                               redteam_seeds=args.redteam_seeds)
     from agentic_eval.cli.progress import ProgressDisplay
 
-    with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
-        def on_done(t: TaskValidation) -> None:
-            progress.advance(note=f"{t.id} {t.status}")
+    done: list[TaskValidation] = []
+    try:
+        with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
+            def on_done(t: TaskValidation) -> None:
+                done.append(t)
+                progress.advance(note=f"{t.id} {t.status}")
 
-        def log(text: str, style: str | None = None) -> None:
-            console.print(text, markup=False, style=style, soft_wrap=True)
+            def log(text: str, style: str | None = None) -> None:
+                console.print(text, markup=False, style=style, soft_wrap=True)
 
-        report = validate_tasks(tasks, options, load_errors=errors, on_done=on_done, log=log, backend=backend)
+            report = validate_tasks(tasks, options, load_errors=errors, on_done=on_done, log=log, backend=backend)
+    except KeyboardInterrupt:  # validate keeps no record: say what had been found before it stopped
+        bad = [t.id for t in done if t.status != "ok"]
+        console.print(f"interrupted after {len(done)} of {len(tasks)} tasks: {len(done) - len(bad)} ok, {len(bad)} bad"
+                      + (f" ({', '.join(bad)})" if bad else "") + "; nothing is kept: --task ID validates one",
+                      markup=False, soft_wrap=True)
+        raise
 
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
