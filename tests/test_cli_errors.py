@@ -170,3 +170,17 @@ def test_ctrl_c_in_validate_says_what_was_found_before_it(mini_pack: Path) -> No
     assert proc.returncode == 130, err
     assert re.search(r"^interrupted after [12] of 3 tasks: [12] ok, 0 bad; nothing is kept: --task ID validates one$",
                      err, re.MULTILINE), err
+
+
+def test_think_check_table_in_80_columns_is_a_block_per_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Its eight columns were cut to `thinki…`, `accura…` at 80 columns."""
+    from agentic_eval.testing import FakeEndpoint, ScriptedReply, chat_body
+
+    monkeypatch.setenv("COLUMNS", "80")
+    with FakeEndpoint(responder=lambda request: ScriptedReply(body=chat_body("42"))) as fake:
+        assert main(["think-check", "--model", fake.model, "--base-url", fake.base_url, "--problems", "1",
+                     "--run-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out and max(map(len, out.splitlines())) <= 80
+    assert "thinking on\n  accuracy   " in out and "thinking off\n  accuracy   " in out
