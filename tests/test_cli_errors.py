@@ -184,3 +184,13 @@ def test_think_check_table_in_80_columns_is_a_block_per_mode(tmp_path: Path, mon
     out = capsys.readouterr().out
     assert "…" not in out and max(map(len, out.splitlines())) <= 80
     assert "thinking on\n  accuracy   " in out and "thinking off\n  accuracy   " in out
+
+
+def test_a_campaign_endpoint_error_names_the_files_key_not_runs_flag(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "c.toml"
+    file.write_text('instruments = []\n[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    assert main(["campaign", str(file), "--run-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"agentic-eval: error: {file}: models[1] (name 'm').base_url: cannot reach ")
+    assert err.endswith("; start the server or fix base_url\n")
