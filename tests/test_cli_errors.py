@@ -194,3 +194,13 @@ def test_a_campaign_endpoint_error_names_the_files_key_not_runs_flag(tmp_path: P
     err = capsys.readouterr().err
     assert err.startswith(f"agentic-eval: error: {file}: models[1] (name 'm').base_url: cannot reach ")
     assert err.endswith("; start the server or fix base_url\n")
+
+
+def test_campaign_report_before_any_run_gives_the_command_that_runs_it(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "c.toml"
+    file.write_text('[[models]]\nname = "m"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    runs = tmp_path / "runs"
+    assert main(["campaign", str(file), "--report", "--run-dir", str(runs)]) == 2
+    assert capsys.readouterr().err == (f"agentic-eval: error: {runs / 'c'}: nothing is recorded for {file} yet; run it "
+                                       f"first: agentic-eval campaign {file} --run-dir {runs}\n")

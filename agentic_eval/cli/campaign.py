@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import add_run_dir_arg
+from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:
     from agentic_eval.campaign.spec import CampaignSpec
@@ -57,6 +58,7 @@ def handle(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from agentic_eval.campaign import default_folder, plan_campaign, run_campaign
+    from agentic_eval.campaign.execute import CAMPAIGN_FILE
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -98,6 +100,8 @@ def handle(args: argparse.Namespace) -> int:
         if outcome.problems or outcome.left:
             log(f"fix the cause above, then run the same command again to finish: {_command(args)}")
             code = 1
+    elif not (folder / CAMPAIGN_FILE).is_file():
+        raise AgenticEvalError(f"{folder}: nothing is recorded for {args.file} yet; run it first: {_command(args)}")
     show_report(folder, args, f"{_command(args)} --report")
     return code
 
