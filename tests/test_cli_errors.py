@@ -204,3 +204,16 @@ def test_campaign_report_before_any_run_gives_the_command_that_runs_it(tmp_path:
     assert main(["campaign", str(file), "--report", "--run-dir", str(runs)]) == 2
     assert capsys.readouterr().err == (f"agentic-eval: error: {runs / 'c'}: nothing is recorded for {file} yet; run it "
                                        f"first: agentic-eval campaign {file} --run-dir {runs}\n")
+
+
+def test_a_file_given_as_the_runs_folder_or_a_pack_says_it_is_a_file(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """--run-dir FILE said `File exists (FILE)`; --tasks FILE said `no such folder`."""
+    file = tmp_path / "notes.txt"
+    file.write_text("x")
+    with pytest.raises(SystemExit):
+        main(["run", "--agent", "nop", "--run-dir", str(file)])
+    assert capsys.readouterr().err.endswith(f"argument --run-dir: {file} is a file, not a folder: give the folder "
+                                            "that holds runs, or one to make\n")
+    assert main(["run", "--agent", "nop", "--tasks", str(file), "--run-dir", str(tmp_path / "runs")]) == 2
+    assert capsys.readouterr().err.startswith(f"agentic-eval: error: {file}: a file, not a folder (--tasks takes ")

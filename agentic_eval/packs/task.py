@@ -418,7 +418,8 @@ def load_pack(pack_dir: Path, name: str | None = None) -> LoadResult:
     """Load every task of a pack folder. A folder holding task.toml itself is a one-task pack."""
     pack_dir = Path(pack_dir).expanduser()
     if not pack_dir.is_dir():
-        raise PackNotFoundError(f"{pack_dir}: no such folder (--tasks takes a pack folder, a task folder or a "
+        what = "a file, not a folder" if pack_dir.exists() else "no such folder"
+        raise PackNotFoundError(f"{pack_dir}: {what} (--tasks takes a pack folder, a task folder or a "
                                 f"pack's name: {', '.join(named_packs())})")
     pack_dir = pack_dir.resolve()
     result = LoadResult()
