@@ -151,20 +151,6 @@ def _api_key(model: ModelSpec, where: str, file: Path) -> str | None:
     return key
 
 
-FLAG_WORDS = (("start the server or pass --base-url", "start the server or fix base_url"),
-              ("use --base-url ", "set base_url = "), ("try --base-url ", "try base_url = "),
-              ("pass the right key with --api-key-file, OPENAI_API_KEY or --api-key",
-               "give the right key through api_key_env or api_key_file"))
-"""The endpoint's errors name run's flags; in a campaign file the same fix is a key of the model's table."""
-
-
-def in_file_words(message: str) -> str:
-    """An endpoint error as a campaign file's reader fixes it: its keys, not run's flags."""
-    for flag, key in FLAG_WORDS:
-        message = message.replace(flag, key)
-    return message
-
-
 def _check_endpoint(model: ModelEndpoint, file: Path) -> None:
     """The endpoint answers and lists the model: else one line naming the file and key."""
     from agentic_eval.endpoint import list_models, resolve_endpoint
@@ -173,7 +159,7 @@ def _check_endpoint(model: ModelEndpoint, file: Path) -> None:
         endpoint = resolve_endpoint(model.base_url, model.api_key)
         served = list_models(endpoint)
     except AgenticEvalError as exc:
-        raise AgenticEvalError(f"{file}: {model.where}.base_url: {in_file_words(str(exc))}") from None
+        raise AgenticEvalError(f"{file}: {model.where}.base_url: {in_file_terms(str(exc))}") from None
     if served is not None and model.spec.name not in served:
         hint = _did_you_mean(model.spec.name, served)
         raise AgenticEvalError(f"{file}: {model.where}.name: {endpoint.shown_url} does not serve {model.spec.name!r}"
@@ -399,7 +385,11 @@ def _run_instrument(session: _Session, kind: str, model: ModelSpec, served: str,
 
 
 _FLAGS_IN_FILE = {"pass --base-image suite": 'set base_image = "suite" in the campaign file',
-                  "use --sandbox docker": 'set sandbox = "docker" (or base_image = "suite") in the campaign file'}
+                  "use --sandbox docker": 'set sandbox = "docker" (or base_image = "suite") in the campaign file',
+                  "start the server or pass --base-url": "start the server or fix base_url",
+                  "use --base-url ": "set base_url = ", "try --base-url ": "try base_url = ",
+                  "pass the right key with --api-key-file, OPENAI_API_KEY or --api-key":
+                      "give the right key through api_key_env or api_key_file"}
 """`run`'s advice in an error, as a campaign file takes it."""
 
 
