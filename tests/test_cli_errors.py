@@ -217,3 +217,16 @@ def test_a_file_given_as_the_runs_folder_or_a_pack_says_it_is_a_file(tmp_path: P
                                             "that holds runs, or one to make\n")
     assert main(["run", "--agent", "nop", "--tasks", str(file), "--run-dir", str(tmp_path / "runs")]) == 2
     assert capsys.readouterr().err.startswith(f"agentic-eval: error: {file}: a file, not a folder (--tasks takes ")
+
+
+def test_report_of_the_folder_above_a_campaign_names_the_campaign(a_run: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    (a_run.parent.parent / "campaigns" / "spark").mkdir(parents=True)
+    (a_run.parent.parent / "campaigns" / "spark" / "campaign.json").write_text("{}")
+    assert main(["report", "campaigns"]) == 2
+    assert capsys.readouterr().err == ("agentic-eval: error: campaigns holds campaign folders (spark), not runs: report "
+                                       "one with: agentic-eval report campaigns/spark\n")
+    (a_run.parent / "spark").mkdir()  # beside runs of its own: those are what it holds
+    (a_run.parent / "spark" / "campaign.json").write_text("{}")
+    assert main(["report", "runs"]) == 2
+    assert "runs holds runs, it is not one" in capsys.readouterr().err
