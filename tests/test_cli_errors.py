@@ -224,8 +224,8 @@ def test_report_of_the_folder_above_a_campaign_names_the_campaign(a_run: Path,
     (a_run.parent.parent / "campaigns" / "spark").mkdir(parents=True)
     (a_run.parent.parent / "campaigns" / "spark" / "campaign.json").write_text("{}")
     assert main(["report", "campaigns"]) == 2
-    assert capsys.readouterr().err == ("agentic-eval: error: campaigns holds campaign folders (spark), not runs: report "
-                                       "one with: agentic-eval report campaigns/spark\n")
+    assert capsys.readouterr().err == ("agentic-eval: error: campaigns holds campaign folders (spark), not runs: "
+                                       "report one with: agentic-eval report campaigns/spark\n")
     (a_run.parent / "spark").mkdir()  # beside runs of its own: those are what it holds
     (a_run.parent / "spark" / "campaign.json").write_text("{}")
     assert main(["report", "runs"]) == 2
