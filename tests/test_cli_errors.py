@@ -230,3 +230,18 @@ def test_report_of_the_folder_above_a_campaign_names_the_campaign(a_run: Path,
     (a_run.parent / "spark" / "campaign.json").write_text("{}")
     assert main(["report", "runs"]) == 2
     assert "runs holds runs, it is not one" in capsys.readouterr().err
+
+
+def test_a_campaign_trial_line_says_why_it_failed_as_runs_does(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """It said only `fail in 0.4s`; now the grader's first failing check, read from the trial's run folder."""
+    from agentic_eval.testing import FakeEndpoint
+
+    file = tmp_path / "c.toml"
+    with FakeEndpoint() as fake:
+        file.write_text(f'tasks = ["json-set-port"]\nagents = ["nop"]\ninstruments = []\n[[models]]\n'
+                        f'name = "{fake.model}"\nbase_url = "{fake.base_url}"\n')
+        assert main(["campaign", str(file), "--run-dir", str(tmp_path / "runs")]) == 0
+    line = next(ln for ln in capsys.readouterr().err.splitlines() if "json-set-port a1: " in ln)
+    assert "json-set-port a1: fail (grader: config/settings.json: service.port == " in line
+    assert "; the agent reported: nop) in " in line

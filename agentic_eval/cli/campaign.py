@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import shlex
 import sys
 from pathlib import Path
@@ -82,10 +83,14 @@ def handle(args: argparse.Namespace) -> int:
             + ("to run: " + "; ".join(f"{m}: {', '.join(w)}" for m, w in left.items()) if left
                else "everything is recorded"))
 
+        run_dirs: dict[str, Path] = {}
+
         def on_result(label: str, result: TrialResult) -> None:
-            extra = f" ({result.detail})" if result.outcome not in ("pass", "fail") and result.detail else ""
-            text = f", {result.turns.text_tool_call} text tool call turn(s)" if result.turns.text_tool_call else ""
-            log(f"{label}: {result.task_id} a{result.attempt}: {result.outcome}{extra}{text} in "
+            from agentic_eval.cli.run import trial_words
+
+            if result.run_id not in run_dirs:  # where its grader's words are: <folder>/<model>/runs/<slot>/<run>
+                run_dirs[result.run_id] = next(folder.glob(f"*/runs/*/{glob.escape(result.run_id)}"), folder)
+            log(f"{label}: {result.task_id} a{result.attempt}: {trial_words(result, run_dirs[result.run_id])} in "
                 f"{result.duration_s:.1f}s")
 
         outcome = run_campaign(args.file, folder, log=log, on_result=on_result, plan=plan)

@@ -296,20 +296,8 @@ def _execute_with_progress(campaign: Campaign, console: Console, atif: bool = Fa
         if atif:
             _write_trajectory(run_dir, result, console)
         state.record(result)
-        msg = f"{result.task_id} a{result.attempt}: {result.outcome}"
-        if result.behaviour:  # an impossible task: what the model did
-            msg += f" [{result.behaviour}: {result.behaviour_detail}]"
-        if result.outcome not in ("pass", "fail", "cheated"):
-            msg += f" ({result.detail})" if result.detail else ""
-        else:
-            parts = [fail_reason(result, run_dir)] if result.outcome == "fail" else (
-                [agent_end(result.detail)] if result.detail else [])
-            if result.turns.text_tool_call:
-                n = result.turns.text_tool_call
-                parts.insert(0, f"{n} text tool call turn{'' if n == 1 else 's'}")
-            msg += f" ({'; '.join(parts)})" if parts else ""
-        msg += f" in {result.duration_s:.1f}s"
-        console.print(msg, markup=False)
+        console.print(f"{result.task_id} a{result.attempt}: {trial_words(result, run_dir)} in "
+                      f"{result.duration_s:.1f}s", markup=False)
 
     def started(_: TrialSpec) -> None:
         with state.lock:
@@ -338,6 +326,22 @@ def _write_trajectory(run_dir: Path, result: TrialResult, console: Console) -> N
     except Exception as exc:  # noqa: BLE001 - an export problem must not stop the trials
         console.print(f"warning: {result.task_id} a{result.attempt}: trajectory.json not written: "
                       f"{type(exc).__name__}: {exc}", markup=False)
+
+
+def trial_words(result: TrialResult, run_dir: Path) -> str:
+    """A finished trial's outcome and, in parentheses, why: the cause of an unscored one, the text tool call turns,
+    a fail's reason, how the agent ended (`fail (no tool call: 1 prose reply)`); run's and campaign's lines."""
+    words = str(result.outcome)
+    if result.behaviour:  # an impossible task: what the model did
+        words += f" [{result.behaviour}: {result.behaviour_detail}]"
+    if result.outcome not in ("pass", "fail", "cheated"):
+        return words + (f" ({result.detail})" if result.detail else "")
+    parts = [fail_reason(result, run_dir)] if result.outcome == "fail" else (
+        [agent_end(result.detail)] if result.detail else [])
+    if result.turns.text_tool_call:
+        n = result.turns.text_tool_call
+        parts.insert(0, f"{n} text tool call turn{'' if n == 1 else 's'}")
+    return words + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def fail_reason(result: TrialResult, run_dir: Path) -> str:
