@@ -211,10 +211,12 @@ def test_a_file_given_as_the_runs_folder_or_a_pack_says_it_is_a_file(tmp_path: P
     """--run-dir FILE said `File exists (FILE)`; --tasks FILE said `no such folder`."""
     file = tmp_path / "notes.txt"
     file.write_text("x")
-    with pytest.raises(SystemExit):
-        main(["run", "--agent", "nop", "--run-dir", str(file)])
-    assert capsys.readouterr().err.endswith(f"argument --run-dir: {file} is a file, not a folder: give the folder "
-                                            "that holds runs, or one to make\n")
+    said = (f"agentic-eval: error: {file} is a file, not a folder: give --run-dir the folder that holds runs, or one "
+            "to make\n")
+    assert main(["run", "--agent", "nop", "--tasks", "core", "--task", "json-set-port", "--run-dir", str(file)]) == 2
+    assert capsys.readouterr().err == said
+    assert main(["report", "--run-dir", str(file)]) == 2
+    assert capsys.readouterr().err == said
     assert main(["run", "--agent", "nop", "--tasks", str(file), "--run-dir", str(tmp_path / "runs")]) == 2
     assert capsys.readouterr().err.startswith(f"agentic-eval: error: {file}: a file, not a folder (--tasks takes ")
 

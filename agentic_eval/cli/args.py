@@ -186,16 +186,7 @@ def add_endpoint_args(p: argparse.ArgumentParser, model_required: bool = True) -
 
 def add_run_dir_arg(p: argparse.ArgumentParser) -> None:
     """--run-dir: where runs are saved and found."""
-    p.add_argument("--run-dir", type=runs_folder, default="runs", metavar="DIR",
-                   help="folder holding runs (default ./runs)")
-
-
-def runs_folder(text: str) -> str:
-    """A --run-dir: a folder, or a path not made yet; not a file (which made `File exists (runs)`)."""
-    if os.path.exists(text) and not os.path.isdir(text):
-        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder: give the folder that holds runs, or "
-                                         "one to make")
-    return text
+    p.add_argument("--run-dir", default="runs", metavar="DIR", help="folder holding runs (default ./runs)")
 
 
 def add_json_arg(p: argparse.ArgumentParser, help: str = "print JSON instead of the table") -> None:

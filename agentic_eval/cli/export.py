@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentic_eval.cli.args import check_run_files, runs_folder
+from agentic_eval.cli.args import check_run_files
 from agentic_eval.errors import AgenticEvalError
 
 FORMATS = ("atif", "inspect")
@@ -26,8 +26,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--format", required=True, choices=FORMATS,
                    help="atif: one trajectory.json per trial (Harbor); inspect: one eval log per run (inspect view)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder to write into (made if missing)")
-    p.add_argument("--run-dir", type=runs_folder, default="runs", metavar="DIR",
-                   help="where run ids are looked up (default ./runs)")
+    p.add_argument("--run-dir", default="runs", metavar="DIR", help="where run ids are looked up (default ./runs)")
     p.set_defaults(handler=handle)
 
 

@@ -46,9 +46,11 @@ def handle(args: argparse.Namespace) -> int:
     from agentic_eval.instruments.registry import kinds
     from agentic_eval.report.summary import print_report, render_markdown, summarize_run
     from agentic_eval.results.instrument_runs import is_instrument_run, read_instrument_run
-    from agentic_eval.results.run_folder import resolve_run_dir
+    from agentic_eval.results.run_folder import not_a_runs_folder, resolve_run_dir
 
     runs_root = Path(args.run_dir)
+    if runs_root.exists() and not runs_root.is_dir():
+        raise AgenticEvalError(not_a_runs_folder(runs_root))
     if args.html:
         from agentic_eval.inputs import check_output_file
 

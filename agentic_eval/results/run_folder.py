@@ -101,9 +101,16 @@ def new_run_id(model: str, kind: str) -> str:
     return f"{stamp}-{safe}-{kind}"
 
 
+def not_a_runs_folder(root: Path) -> str:
+    """The one line for a folder of runs (--run-dir) that is a file (mkdir said `File exists`)."""
+    return f"{root} is a file, not a folder: give --run-dir the folder that holds runs, or one to make"
+
+
 def claim_run_dir(root: Path, base_id: str) -> Path:
     """Create a new run folder `root/base_id`, or `base_id-2`, `-3`, ... if taken (two runs started
     in the same second): created atomically, so two processes never share one."""
+    if root.exists() and not root.is_dir():
+        raise AgenticEvalError(not_a_runs_folder(root))
     root.mkdir(parents=True, exist_ok=True)
     for n in range(1, 10_000):
         candidate = root / (base_id if n == 1 else f"{base_id}-{n}")
