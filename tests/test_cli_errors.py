@@ -247,3 +247,16 @@ def test_a_campaign_trial_line_says_why_it_failed_as_runs_does(tmp_path: Path,
     line = next(ln for ln in capsys.readouterr().err.splitlines() if "json-set-port a1: " in ln)
     assert "json-set-port a1: fail (grader: config/settings.json: service.port == " in line
     assert "; the agent reported: nop) in " in line
+
+
+def test_asking_for_a_task_that_did_not_load_says_why_not_unknown(mini_pack: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`--task ID` of a task whose task.toml is broken said `unknown task id ID; known: none`."""
+    (mini_pack / "answer-file" / "instruction.md").unlink()
+    why = f"{(mini_pack / 'answer-file' / 'task.toml').resolve()}: instruction: file 'instruction.md' does not exist"
+    for argv in (["tasks", "show", "answer-file"], ["run", "--agent", "nop", "--task", "answer-file", "--run-dir",
+                                                    str(tmp_path / "runs")]):
+        assert main([*argv, "--tasks", str(mini_pack)]) == 2
+        assert capsys.readouterr().err.splitlines()[-1] == f"agentic-eval: error: task answer-file did not load: {why}"
+    assert main(["validate", "--tasks", str(mini_pack), "--task", "answer-file", "--no-redteam"]) == 1
+    assert f"bad: answer-file: load error: {why}" in capsys.readouterr().out

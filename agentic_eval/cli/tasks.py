@@ -168,7 +168,7 @@ def tasks_show(args: argparse.Namespace) -> int:
 
     result = _load(args)
     _print_load_errors(result.errors)
-    (task,) = select_tasks(result.tasks, [args.task_id])
+    (task,) = select_tasks(result.tasks, [args.task_id], result.errors)
     m = task.meta
     if m.sandbox is None:  # an environment task: its tree is in an image only the docker backend builds
         print("\n".join(_environment_lines(task)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import (
@@ -70,9 +71,10 @@ def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[
 
     result = _load(args)
     wanted = [args.show] if getattr(args, "show", None) else args.task
-    if wanted:
-        tasks = select_tasks(result.tasks, wanted)
-        errors = [e for e in result.errors if any(i in e.path for i in wanted)]
+    if wanted:  # a task asked for that did not load: a bad row with why, not "unknown task id"
+        errors = [e for e in result.errors if Path(e.path).parent.name in wanted]
+        loaded = [i for i in wanted if i not in {Path(e.path).parent.name for e in errors}]
+        tasks = select_tasks(result.tasks, loaded) if loaded else []
     else:
         tasks, errors = result.tasks, result.errors
     return tasks, errors

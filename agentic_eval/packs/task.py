@@ -530,13 +530,17 @@ def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
     return result
 
 
-def select_tasks(tasks: list[Task], ids: Iterable[str] | None) -> list[Task]:
-    """The tasks whose id is in `ids` (all when `ids` is empty); an unknown id is an error."""
+def select_tasks(tasks: list[Task], ids: Iterable[str] | None, broken: Sequence[TaskLoadError] = ()) -> list[Task]:
+    """The tasks whose id is in `ids` (all when `ids` is empty); an unknown id is an error, and one whose folder
+    is among the `broken` (the load's errors) says why it did not load rather than that it is unknown."""
     wanted = list(ids or [])
     if not wanted:
         return tasks
     by_id = {t.id: t for t in tasks}
     missing = [i for i in wanted if i not in by_id]
+    for i in missing:
+        if (err := next((e for e in broken if Path(e.path).parent.name == i), None)) is not None:
+            raise PackNotFoundError(f"task {i} did not load: {err}")
     if missing:
         raise PackNotFoundError(_unknown_ids(missing, sorted(by_id)))
     return [by_id[i] for i in wanted]

@@ -192,7 +192,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     loaded = load_tasks(list(settings.tasks) if settings.tasks else None)
     for err in loaded.errors:
         log(f"skipped task: {err}")
-    tasks = select_tasks(loaded.tasks, list(settings.task_ids))
+    tasks = select_tasks(loaded.tasks, list(settings.task_ids), loaded.errors)
     if not tasks:
         raise AgenticEvalError("no tasks to run (check --tasks and --task)")
     check_grader_requirements([t for t in tasks if t.verifier == "script"])  # before any trial: a grader that
