@@ -260,3 +260,13 @@ def test_asking_for_a_task_that_did_not_load_says_why_not_unknown(mini_pack: Pat
         assert capsys.readouterr().err.splitlines()[-1] == f"agentic-eval: error: task answer-file did not load: {why}"
     assert main(["validate", "--tasks", str(mini_pack), "--task", "answer-file", "--no-redteam"]) == 1
     assert f"bad: answer-file: load error: {why}" in capsys.readouterr().out
+
+
+def test_a_campaign_task_that_did_not_load_says_why(mini_pack: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (mini_pack / "answer-file" / "instruction.md").unlink()
+    file = tmp_path / "c.toml"
+    file.write_text(f'packs = ["{mini_pack}"]\ntasks = ["answer-file"]\ninstruments = []\n[[models]]\nname = "m"\n'
+                    'base_url = "http://127.0.0.1:9/v1"\n')
+    assert main(["campaign", str(file), "--run-dir", str(tmp_path / "runs")]) == 2
+    assert capsys.readouterr().err.startswith(f"agentic-eval: error: {file}: tasks: 'answer-file' did not load: ")

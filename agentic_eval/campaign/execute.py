@@ -120,6 +120,9 @@ def _resolve_tasks(spec: CampaignSpec, file: Path) -> tuple[list[str], list[str]
     loaded = load_tasks(paths)
     known = [t.id for t in loaded.tasks]
     for wanted in spec.tasks:
+        if wanted not in known and (broken := next((e for e in loaded.errors if Path(e.path).parent.name == wanted),
+                                                   None)) is not None:
+            raise AgenticEvalError(f"{file}: tasks: {wanted!r} did not load: {broken}")
         if wanted not in known:
             raise AgenticEvalError(f"{file}: tasks: unknown task {wanted!r}{_did_you_mean(wanted, known)} "
                                    f"(see: agentic-eval tasks list{''.join(' --tasks ' + p for p in paths or [])})")
