@@ -270,3 +270,13 @@ def test_a_campaign_task_that_did_not_load_says_why(mini_pack: Path, tmp_path: P
                     'base_url = "http://127.0.0.1:9/v1"\n')
     assert main(["campaign", str(file), "--run-dir", str(tmp_path / "runs")]) == 2
     assert capsys.readouterr().err.startswith(f"agentic-eval: error: {file}: tasks: 'answer-file' did not load: ")
+
+
+def test_tasks_new_prints_its_next_commands_each_on_a_line_of_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["tasks", "new", "my-task", "--pack", "pack"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 80
+    assert "  agentic-eval validate --tasks pack --show my-task" in lines
+    assert "  agentic-eval validate --tasks pack --task my-task" in lines

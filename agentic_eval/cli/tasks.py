@@ -247,12 +247,13 @@ def tasks_new(args: argparse.Namespace) -> int:
     except SandboxError as exc:  # the author may be about to write it: say so, do not refuse
         print(f"warning: {exc}; write {path.parent / 'sandboxes' / (args.generator + '.py')} with a "
               "generate(root, seed, params) function, or pass --generator pyservice", file=sys.stderr)
-    print("next: write instruction.md, grade.py and solve.sh, then run:")
-    print(f"  agentic-eval validate --tasks {path.parent} --show {args.task_id}   # the grader's output, run by run")
     from agentic_eval.cli.args import DEFAULT_REPEAT, DEFAULT_SEEDS
 
-    print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id}   # by default {DEFAULT_SEEDS} seeds "
-          f"x {DEFAULT_REPEAT} runs of each check, and the red team")
+    # each command on a line of its own (a comment beside it wrapped at 80 columns), as it is to be copied
+    print("next: write instruction.md, grade.py and solve.sh; see the grader's output with")
+    print(f"  agentic-eval validate --tasks {path.parent} --show {args.task_id}")
+    print(f"then check it ({DEFAULT_SEEDS} seeds x {DEFAULT_REPEAT} runs of each check, and the red team) with")
+    print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id}")
     return 0
 
 
