@@ -157,6 +157,9 @@ def test_an_unknown_task_id_gets_did_you_mean_and_many_ids_are_left_to_tasks_lis
                               "(with the same --tasks) lists them")
     with pytest.raises(PackNotFoundError, match=r"did you mean t3 for t3x\?"):
         select_tasks(tasks, ["t3x", "zzz"])
+    with pytest.raises(PackNotFoundError, match=r"^unknown task id core, node \(core and node are packs: --tasks core "
+                                                 r"--tasks node\); 13 tasks known"):
+        select_tasks(tasks, ["core", "node"])
 
 
 @pytest.mark.parametrize(
