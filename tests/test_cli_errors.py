@@ -280,3 +280,15 @@ def test_tasks_new_prints_its_next_commands_each_on_a_line_of_its_own(tmp_path: 
     assert max(map(len, lines)) <= 80
     assert "  agentic-eval validate --tasks pack --show my-task" in lines
     assert "  agentic-eval validate --tasks pack --task my-task" in lines
+
+
+def test_an_instrument_run_given_to_resume_or_export_says_what_it_is(a_run: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """They said `not a run folder (no run.json)` and `no run folder in it`."""
+    (a_run.parent / "speed1").mkdir()
+    (a_run.parent / "speed1" / "instrument.json").write_text("{}")
+    assert main(["run", "--resume", "runs/speed1"]) == 2
+    assert capsys.readouterr().err == ("agentic-eval: error: runs/speed1 is an instrument's run: only agent runs "
+                                       "(agentic-eval run) are resumed; run the instrument again for a new one\n")
+    assert main(["export", "runs/speed1", "--format", "atif", "--out", "out"]) == 2
+    assert "runs/speed1 is an instrument run: only agent runs (agentic-eval run) have trials" in capsys.readouterr().err

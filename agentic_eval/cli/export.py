@@ -37,7 +37,7 @@ def find_runs(given: str, runs_root: Path) -> list[Path]:
     from agentic_eval.results.run_folder import RUN_FILE, enclosing_run, resolve_run_dir
 
     path = Path(given)
-    if (path / RUN_FILE).is_file() or not path.is_dir():
+    if (path / RUN_FILE).is_file() or is_instrument_run(path) or not path.is_dir():
         run = resolve_run_dir(given, runs_root)
         if is_instrument_run(run):
             raise AgenticEvalError(f"{given} is an instrument run: only agent runs (agentic-eval run) have trials")
