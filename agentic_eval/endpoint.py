@@ -242,8 +242,24 @@ def preflight(endpoint: Endpoint, model: str) -> None:
     if models is None:
         return  # no /models route: the first request will tell
     if model not in models:
-        listed = ", ".join(models) if models else "none"
-        raise EndpointError(f"model {model!r} is not served by {endpoint.shown_url}; it lists: {listed}")
+        raise EndpointError(not_served(endpoint, model, models))
+
+
+LISTED_MODELS = 10
+"""At most this many of the endpoint's models are named in a "not served" error (an Ollama lists hundreds)."""
+
+
+def not_served(endpoint: Endpoint, model: str, models: list[str]) -> str:
+    """The one line for a model the endpoint does not list: the nearest listed name first (a typo, or a
+    case or tag the server spells otherwise), then what it lists (the first LISTED_MODELS of them)."""
+    import difflib
+
+    close = difflib.get_close_matches(model, models, n=1, cutoff=0.6) or [
+        m for m in models if m.lower() == model.lower() or m.split(":")[0] == model]
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    listed = ", ".join(models[:LISTED_MODELS]) if models else "none"
+    more = f" and {len(models) - LISTED_MODELS} more" if len(models) > LISTED_MODELS else ""
+    return f"model {model!r} is not served by {endpoint.shown_url}{hint}; it lists: {listed}{more}"
 
 
 def not_an_event_stream(content_type: str) -> str | None:

@@ -8,6 +8,12 @@ non-zero. Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 
+def install_extra(extra: str) -> str:
+    """How to add one of agentic-eval's optional extras, as README installs agentic-eval: from its folder
+    (`pip install .`), so never by a name a package index might resolve to someone else's package."""
+    return f"pip install '.[{extra}]' in agentic-eval's folder"
+
+
 class AgenticEvalError(Exception):
     """An expected error: its message says what is wrong and how to fix it."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from typing import Any
 
 from agentic_eval.errors import AgenticEvalError
@@ -149,6 +150,24 @@ def loads_toml(text: str) -> dict[str, Any]:
     except RecursionError:
         raise tomllib.TOMLDecodeError("arrays or tables nested too deep (keep nesting under a hundred levels)"
                                       ) from None
+
+
+WRONG_VALUE_ERRORS = frozenset({
+    "int_parsing", "int_type", "int_from_float", "float_parsing", "float_type", "bool_parsing", "bool_type",
+    "string_type", "list_type", "dict_type", "model_type", "literal_error", "enum",
+    "greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"})
+"""Validation errors (pydantic's types) where the value given is worth echoing: a wrong type, a choice not
+among the allowed, a number out of bounds. Not a string a custom rule refused (a URL may hold a password)."""
+
+
+def given_value(error: Mapping[str, Any]) -> str:
+    """` (got 'five minutes')` for a data file's value that failed validation as WRONG_VALUE_ERRORS, when it is
+    a short scalar; "" otherwise. `error` is one of pydantic's `ValidationError.errors()`."""
+    value = error.get("input")
+    if error.get("type") not in WRONG_VALUE_ERRORS or not isinstance(value, str | int | float | bool):
+        return ""
+    shown = ("true" if value else "false") if isinstance(value, bool) else repr(value)
+    return f" (got {shown})" if len(shown) <= 60 else ""
 
 
 def check_data_file(path: str | os.PathLike[str], *, what: str, limit: int | None = None) -> None:

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from agentic_eval.cli import main
-from agentic_eval.endpoint import resolve_endpoint
+from agentic_eval.endpoint import not_served, resolve_endpoint
 from agentic_eval.errors import EndpointError
 from agentic_eval.instruments.probe import SHAPES, run_probe, verdict
 from agentic_eval.testing import (
@@ -172,3 +172,17 @@ def test_the_summary_does_not_count_a_call_to_the_wrong_tool_as_a_success() -> N
     with FakeEndpoint([ScriptedReply(body=wrong)]) as fake:
         report = run_probe(resolve_endpoint(fake.base_url, "k"), "fake-model", shapes=SHAPES[:1])
     assert "1 of 1 shapes got a structured tool call, but none to the right tool" in verdict(report)
+
+
+@pytest.mark.parametrize(("model", "models", "expected"), [
+    ("qwen3-codr", ["qwen3-coder", "llama"], "(did you mean 'qwen3-coder'?); it lists: qwen3-coder, llama"),
+    ("qwen3-coder", ["qwen3-coder:30b"], "(did you mean 'qwen3-coder:30b'?); it lists: qwen3-coder:30b"),
+    ("Qwen", ["qwen"], "(did you mean 'qwen'?); it lists: qwen"),
+    ("x", [], "; it lists: none"),
+    ("zzz", [f"model-{i:03}" for i in range(25)], "; it lists: model-000, model-001, model-002, model-003, "
+     "model-004, model-005, model-006, model-007, model-008, model-009 and 15 more"),
+])
+def test_a_model_not_served_gets_the_nearest_name_and_at_most_ten_listed(model: str, models: list[str],
+                                                                       expected: str) -> None:
+    line = not_served(resolve_endpoint("http://127.0.0.1:9/v1", None), model, models)
+    assert line.startswith(f"model {model!r} is not served by http://127.0.0.1:9/v1") and line.endswith(expected)

@@ -70,7 +70,7 @@ REAL_PROBE_SHAPES = ("chat auto", "chat auto stream", "responses auto", "message
 
 def test_missing_parts_name_the_pip_command(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local_server, "PART_DIST", "agentic-eval-no-such-part{n}")
-    with pytest.raises(LocalServerError, match=r"pip install 'agentic-eval\[local\]'"):
+    with pytest.raises(LocalServerError, match=r"pip install '\.\[local\]' in agentic-eval's folder"):
         local_server.part_files()
     real = importlib.metadata.distribution
 
@@ -120,7 +120,7 @@ def test_missing_xllamacpp_and_missing_gguf_are_one_line(monkeypatch: pytest.Mon
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("agentic-eval: error: ")
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "xllamacpp" else real(name, *a))
-    with pytest.raises(LocalServerError, match=r"xllamacpp .* pip install 'agentic-eval\[local\]'"):
+    with pytest.raises(LocalServerError, match=r"xllamacpp .* pip install '\.\[local\]'"):
         LocalServer().start()
 
 

@@ -13,6 +13,7 @@ import pytest
 from agentic_eval.cli import main
 from agentic_eval.errors import PackNotFoundError, TaskLoadError
 from agentic_eval.packs.task import load_pack, load_task, load_tasks, render_template, select_tasks
+from tests.helpers import make_pack
 
 GOOD_TOML = (Path(__file__).parent / "packs" / "mini" / "answer-file" / "task.toml").read_text()
 
@@ -78,7 +79,9 @@ BROKEN_CASES = [
     ("negative timeout", _replace("grader_timeout_s = 20", "grader_timeout_s = -1"), "task.toml",
      "limits.grader_timeout_s: Input should be greater than 0"),
     ("timeout not a number", _replace("grader_timeout_s = 20", 'grader_timeout_s = "soon"'), "task.toml",
-     "limits.grader_timeout_s:"),
+     "limits.grader_timeout_s: Input should be a valid number, unable to parse string as a number (got 'soon')"),
+    ("difficulty not a choice", _replace('difficulty = "easy"', 'difficulty = "eazy"'), "task.toml",
+     "difficulty: Input should be 'easy', 'medium' or 'hard' (got 'eazy')"),
     ("zero turns", _replace("max_turns = 5", "max_turns = 0"), "task.toml", "limits.max_turns:"),
     ("missing instruction", _remove("instruction.md"), "task.toml",
      "instruction: file 'instruction.md' does not exist"),
@@ -145,6 +148,20 @@ def test_unknown_task_id_names_the_known_ones(mini_pack: Path) -> None:
         select_tasks(tasks, ["nope"])
 
 
+def test_an_unknown_task_id_gets_did_you_mean_and_many_ids_are_left_to_tasks_list(mini_pack: Path) -> None:
+    """A typo names the nearest id; a pack of many tasks is not spelt out in the one line."""
+    tasks = load_pack(make_pack(mini_pack, 13)).tasks
+    with pytest.raises(PackNotFoundError) as exc:
+        select_tasks(tasks, ["t12x"])
+    assert str(exc.value) == ("unknown task id t12x (did you mean t12?); 13 tasks known: `agentic-eval tasks list` "
+                              "(with the same --tasks) lists them")
+    with pytest.raises(PackNotFoundError, match=r"did you mean t3 for t3x\?"):
+        select_tasks(tasks, ["t3x", "zzz"])
+    with pytest.raises(PackNotFoundError, match=r"^unknown task id core, node \(core and node are packs: --tasks core "
+                                                 r"--tasks node\); 13 tasks known"):
+        select_tasks(tasks, ["core", "node"])
+
+
 @pytest.mark.parametrize(
     ("text", "variables", "expected"),
     [
@@ -179,6 +196,13 @@ def test_cli_lists_broken_task_on_stderr_and_good_ones(mini_pack: Path, capsys: 
     err = capsys.readouterr().err
     assert code == 1
     assert err.count("\n") == 1 and "instruction: file 'instruction.md' does not exist" in err
+
+
+def test_cli_list_of_a_pack_whose_every_task_is_broken_prints_no_empty_table(
+        mini_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (mini_pack / "answer-file" / "instruction.md").unlink()
+    assert main(["tasks", "list", "--tasks", str(mini_pack)]) == 1
+    assert capsys.readouterr().out == "0 tasks, 1 broken\n"
 
 
 def test_entry_point_pack_is_listed(mini_pack: Path, tmp_path: Path) -> None:

@@ -120,6 +120,9 @@ def _resolve_tasks(spec: CampaignSpec, file: Path) -> tuple[list[str], list[str]
     loaded = load_tasks(paths)
     known = [t.id for t in loaded.tasks]
     for wanted in spec.tasks:
+        if wanted not in known and (broken := next((e for e in loaded.errors if Path(e.path).parent.name == wanted),
+                                                   None)) is not None:
+            raise AgenticEvalError(f"{file}: tasks: {wanted!r} did not load: {broken}")
         if wanted not in known:
             raise AgenticEvalError(f"{file}: tasks: unknown task {wanted!r}{_did_you_mean(wanted, known)} "
                                    f"(see: agentic-eval tasks list{''.join(' --tasks ' + p for p in paths or [])})")
@@ -159,7 +162,7 @@ def _check_endpoint(model: ModelEndpoint, file: Path) -> None:
         endpoint = resolve_endpoint(model.base_url, model.api_key)
         served = list_models(endpoint)
     except AgenticEvalError as exc:
-        raise AgenticEvalError(f"{file}: {model.where}.base_url: {exc}") from None
+        raise AgenticEvalError(f"{file}: {model.where}.base_url: {in_file_terms(str(exc))}") from None
     if served is not None and model.spec.name not in served:
         hint = _did_you_mean(model.spec.name, served)
         raise AgenticEvalError(f"{file}: {model.where}.name: {endpoint.shown_url} does not serve {model.spec.name!r}"
@@ -385,7 +388,11 @@ def _run_instrument(session: _Session, kind: str, model: ModelSpec, served: str,
 
 
 _FLAGS_IN_FILE = {"pass --base-image suite": 'set base_image = "suite" in the campaign file',
-                  "use --sandbox docker": 'set sandbox = "docker" (or base_image = "suite") in the campaign file'}
+                  "use --sandbox docker": 'set sandbox = "docker" (or base_image = "suite") in the campaign file',
+                  "start the server or pass --base-url": "start the server or fix base_url",
+                  "use --base-url ": "set base_url = ", "try --base-url ": "try base_url = ",
+                  "pass the right key with --api-key-file, OPENAI_API_KEY or --api-key":
+                      "give the right key through api_key_env or api_key_file"}
 """`run`'s advice in an error, as a campaign file takes it."""
 
 

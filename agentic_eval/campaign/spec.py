@@ -42,6 +42,7 @@ from pydantic import (
 )
 
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.inputs import given_value
 
 if TYPE_CHECKING:
     from agentic_eval.instruments.registry import CampaignOptions, InstrumentEntry
@@ -359,7 +360,7 @@ def _one_line(path: Path, exc: ValidationError, data: dict[str, Any]) -> str:
             return f"{path}: no [[models]]: add at least one ([[models]] name = ... base_url = ...)"
         return f"{path}: {_where(loc, data)} is missing"
     message = re.sub(r"^(Value|Assertion) error, ", "", str(error["msg"]))
-    return f"{path}: {_where(loc, data) or 'file'}: {message}"
+    return f"{path}: {_where(loc, data) or 'file'}: {message}{given_value(error)}"
 
 
 def parse_campaign(text: str, path: Path) -> CampaignSpec:

@@ -5,8 +5,9 @@ runs it; the flags several commands share are defined once in `args.py`. Kept th
 start: every heavy import happens inside the handler of the command that needs it. Expected errors
 (`AgenticEvalError`) print as one line; set
 `--debug` or AGENTIC_EVAL_DEBUG=1 for the traceback. Arguments that are not UTF-8 text are refused in
-one line before parsing. SIGTERM stops a command as Ctrl-C does; a second signal, or a first one the
-command has not finished stopping for after STOP_GRACE_S seconds, ends the process at once.
+one line before parsing. SIGTERM stops a command as Ctrl-C does; a second signal (not the same one
+again within ECHO_S, as `timeout` sends it), or a first one the command has not finished stopping for
+after STOP_GRACE_S seconds, ends the process at once.
 
     args         the flags several commands share, and the argparse types
     run          run: a campaign, through runner.plan_start / plan_resume
@@ -65,8 +66,25 @@ COMMANDS = commands()
 __all__ = ["COMMANDS", "build_parser", "commands", "main"]
 
 
+class CommandParser(argparse.ArgumentParser):
+    """argparse's parser, whose usage on a mistake is short: a command of many flags (`run` has 30) shows
+    `usage: agentic-eval run [options] ...` and where its flags are listed, not a dozen lines above the error."""
+
+    USAGE_LINES = 3
+    """A usage longer than this many lines is shortened on a mistake (`--help` always shows it whole)."""
+
+    def format_usage(self) -> str:
+        full = super().format_usage()
+        if full.count("\n") <= self.USAGE_LINES:
+            return full
+        formatter = self._get_formatter()
+        formatter.add_usage(None, [a for a in self._actions if not a.option_strings], [])
+        positionals = formatter.format_help().strip().removeprefix(f"usage: {self.prog}")
+        return f"usage: {self.prog} [options]{positionals}  ({self.prog} --help lists them)\n"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = CommandParser(
         prog="agentic-eval",
         description="Judge-free evaluation of LLMs behind OpenAI-compatible endpoints as coding-agent brains.",
     )
@@ -209,6 +227,11 @@ def _stop_grace_s() -> float:
     return value if math.isfinite(value) and 0 <= value <= 3600 else STOP_GRACE_S
 
 
+ECHO_S = 0.5
+"""The same signal again within this many seconds is one signal, not the second that ends the process at once:
+GNU `timeout` sends it to the command and then to the command's process group, so the command gets it twice."""
+
+
 def _exit_now(why: str) -> None:
     """End the process at once (no waiting for threads still at work): what a second Ctrl-C asks for."""
     for stream in (sys.stdout, sys.stderr):
@@ -231,10 +254,15 @@ def _signals_interrupt() -> Callable[[], None]:
 
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
-    received: list[int] = []
+    import time
+
+    received: list[tuple[int, float]] = []
 
     def on_signal(signum: int, frame: object) -> None:
-        received.append(signum)
+        now = time.monotonic()
+        if received and received[-1][0] == signum and now - received[-1][1] < ECHO_S:
+            return  # the same signal again at once: `timeout` sends it to the command, then to its group
+        received.append((signum, now))
         if len(received) > 1:
             _exit_now("a second signal")
         timer = threading.Timer(_stop_grace_s(), _exit_now, args=(f"still stopping after {_stop_grace_s():g}s",))

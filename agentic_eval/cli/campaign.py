@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import add_run_dir_arg
+from agentic_eval.errors import AgenticEvalError
 
 if TYPE_CHECKING:
+    from agentic_eval.campaign.spec import CampaignSpec
     from agentic_eval.results.records import TrialResult
 
 
@@ -43,10 +46,20 @@ def _command(args: argparse.Namespace) -> str:
     return line
 
 
+def instruments_note(spec: CampaignSpec) -> str | None:
+    """What a file that leaves `instruments` out runs besides its agents (every instrument: a surprise to a file
+    written for tasks), or None when it names them."""
+    if "instruments" in spec.model_fields_set or not spec.instruments:
+        return None
+    return (f"no instruments key, so every instrument runs for each model ({', '.join(spec.instruments)}); "
+            "instruments = [] runs the agents only")
+
+
 def handle(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from agentic_eval.campaign import default_folder, plan_campaign, run_campaign
+    from agentic_eval.campaign.execute import CAMPAIGN_FILE
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -64,14 +77,20 @@ def handle(args: argparse.Namespace) -> int:
         for note in plan.spec.notes:
             log(f"note: {args.file}: {note}")
         left = {m: w for m, w in plan.work.items() if w}
+        if left and (all_of_them := instruments_note(plan.spec)):
+            log(f"note: {args.file}: {all_of_them}")
         log(f"campaign {args.file}: {len(plan.models)} model(s), {len(plan.task_ids)} task(s), folder {folder}; "
             + ("to run: " + "; ".join(f"{m}: {', '.join(w)}" for m, w in left.items()) if left
                else "everything is recorded"))
 
+        run_dirs: dict[str, Path] = {}
+
         def on_result(label: str, result: TrialResult) -> None:
-            extra = f" ({result.detail})" if result.outcome not in ("pass", "fail") and result.detail else ""
-            text = f", {result.turns.text_tool_call} text tool call turn(s)" if result.turns.text_tool_call else ""
-            log(f"{label}: {result.task_id} a{result.attempt}: {result.outcome}{extra}{text} in "
+            from agentic_eval.cli.run import trial_words
+
+            if result.run_id not in run_dirs:  # where its grader's words are: <folder>/<model>/runs/<slot>/<run>
+                run_dirs[result.run_id] = next(folder.glob(f"*/runs/*/{glob.escape(result.run_id)}"), folder)
+            log(f"{label}: {result.task_id} a{result.attempt}: {trial_words(result, run_dirs[result.run_id])} in "
                 f"{result.duration_s:.1f}s")
 
         outcome = run_campaign(args.file, folder, log=log, on_result=on_result, plan=plan)
@@ -86,6 +105,8 @@ def handle(args: argparse.Namespace) -> int:
         if outcome.problems or outcome.left:
             log(f"fix the cause above, then run the same command again to finish: {_command(args)}")
             code = 1
+    elif not (folder / CAMPAIGN_FILE).is_file():
+        raise AgenticEvalError(f"{folder}: nothing is recorded for {args.file} yet; run it first: {_command(args)}")
     show_report(folder, args, f"{_command(args)} --report")
     return code
 

@@ -2,9 +2,10 @@
 
 Each input line is an object with `request` and `response` (a wire recorder record has both).
 Lines whose response is not a model turn (a model list, an error, no response) are reported as
-skipped. A bad line is reported on stderr with its number; the others are still classified, and
-the exit status is 1. The file must be a regular file (not a FIFO, a device or a folder); a line
-longer than MAX_LINE_CHARS is a bad line, skipped without being held in memory.
+skipped. A bad line is reported on stderr with its number (the first SHOWN_BAD_LINES, then a count);
+the others are still classified, and the exit status is 1. A file with no good line at all (not a
+wire log) is one error line instead. The file must be a regular file (not a FIFO, a device or a
+folder); a line longer than MAX_LINE_CHARS is a bad line, skipped without being held in memory.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
 
 MAX_LINE_CHARS = 64 * 1024 * 1024
 """The longest wire log line read: a request carrying a 2,000,000-token context is about 8 MB."""
+
+SHOWN_BAD_LINES = 10
+"""Bad lines named one by one on stderr; the rest are counted in one line (a file that is not a wire log
+would otherwise print a line per line of it)."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -104,6 +109,7 @@ def handle(args: argparse.Namespace) -> int:
         )
     outputs: list[dict[str, Any]] = []
     bad_lines = 0
+    held: list[tuple[int, str]] = []  # bad lines' errors, printed once a good line shows the file is a wire log
     resolver = RequestResolver()
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -117,15 +123,33 @@ def handle(args: argparse.Namespace) -> int:
                     bad_lines += 1
                     output["error"] = (str(output["error"]).splitlines() or [""])[0][:300]
                     output["line"] = number
-                    print(f"agentic-eval: {path}:{number}: {output['error']}", file=sys.stderr)
+                    if bad_lines <= SHOWN_BAD_LINES:
+                        held.append((number, output["error"]))
+                else:  # the file holds wire records: its bad lines are worth naming
+                    held = _flush(path, held)
                 outputs.append(output)
                 if args.json:
                     print(json.dumps({k: v for k, v in output.items() if not k.startswith("_")}))
+        if outputs and bad_lines == len(outputs):
+            raise AgenticEvalError(f"{path}: no line of it is a wire record (line {held[0][0]}: {held[0][1]}); give a "
+                                   """wire log (the runner's wire.jsonl) or a JSONL file of {"request": ..., """
+                                   '"response": ...} objects')
+        _flush(path, held)
+        if bad_lines > SHOWN_BAD_LINES:
+            print(f"agentic-eval: {path}: {bad_lines - SHOWN_BAD_LINES} more bad lines not shown"
+                  + ("" if args.json else " (--json gives each line's error)"), file=sys.stderr)
         if not args.json:
             _print_tables(path, outputs, bad_lines)
     except BrokenPipeError:  # the reader stopped early (`| head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 1 if bad_lines else 0
+
+
+def _flush(path: Path, held: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """Print the held bad lines' errors (number, error); an empty list to hold the next ones in."""
+    for number, error in held:
+        print(f"agentic-eval: {path}:{number}: {error}", file=sys.stderr)
+    return []
 
 
 def _lines(handle: TextIO) -> Iterator[str | None]:

@@ -140,9 +140,14 @@ DEFAULT_LOCAL_CTX = 16384
 
 def _check_resumed(args: argparse.Namespace) -> None:
     """The run --resume names: its records regular files of a sane size, before anything reads them."""
+    from agentic_eval.results.instrument_runs import is_instrument_run
     from agentic_eval.results.run_folder import resolve_run_dir
 
-    check_run_files(resolve_run_dir(args.resume, Path(args.run_dir)))
+    run_dir = resolve_run_dir(args.resume, Path(args.run_dir))
+    if is_instrument_run(run_dir):  # it said `not a run folder (no run.json)`
+        raise AgenticEvalError(f"{args.resume} is an instrument's run: only agent runs (agentic-eval run) are resumed; "
+                               "run the instrument again for a new one")
+    check_run_files(run_dir)
 
 
 def _local_from_record(args: argparse.Namespace) -> None:
@@ -296,20 +301,8 @@ def _execute_with_progress(campaign: Campaign, console: Console, atif: bool = Fa
         if atif:
             _write_trajectory(run_dir, result, console)
         state.record(result)
-        msg = f"{result.task_id} a{result.attempt}: {result.outcome}"
-        if result.behaviour:  # an impossible task: what the model did
-            msg += f" [{result.behaviour}: {result.behaviour_detail}]"
-        if result.outcome not in ("pass", "fail", "cheated"):
-            msg += f" ({result.detail})" if result.detail else ""
-        else:
-            parts = [fail_reason(result, run_dir)] if result.outcome == "fail" else (
-                [agent_end(result.detail)] if result.detail else [])
-            if result.turns.text_tool_call:
-                n = result.turns.text_tool_call
-                parts.insert(0, f"{n} text tool call turn{'' if n == 1 else 's'}")
-            msg += f" ({'; '.join(parts)})" if parts else ""
-        msg += f" in {result.duration_s:.1f}s"
-        console.print(msg, markup=False)
+        console.print(f"{result.task_id} a{result.attempt}: {trial_words(result, run_dir)} in "
+                      f"{result.duration_s:.1f}s", markup=False)
 
     def started(_: TrialSpec) -> None:
         with state.lock:
@@ -340,6 +333,22 @@ def _write_trajectory(run_dir: Path, result: TrialResult, console: Console) -> N
                       f"{type(exc).__name__}: {exc}", markup=False)
 
 
+def trial_words(result: TrialResult, run_dir: Path) -> str:
+    """A finished trial's outcome and, in parentheses, why: the cause of an unscored one, the text tool call turns,
+    a fail's reason, how the agent ended (`fail (no tool call: 1 prose reply)`); run's and campaign's lines."""
+    words = str(result.outcome)
+    if result.behaviour:  # an impossible task: what the model did
+        words += f" [{result.behaviour}: {result.behaviour_detail}]"
+    if result.outcome not in ("pass", "fail", "cheated"):
+        return words + (f" ({result.detail})" if result.detail else "")
+    parts = [fail_reason(result, run_dir)] if result.outcome == "fail" else (
+        [agent_end(result.detail)] if result.detail else [])
+    if result.turns.text_tool_call:
+        n = result.turns.text_tool_call
+        parts.insert(0, f"{n} text tool call turn{'' if n == 1 else 's'}")
+    return words + (f" ({'; '.join(parts)})" if parts else "")
+
+
 def fail_reason(result: TrialResult, run_dir: Path) -> str:
     """Why a scored trial failed, in a few words: no tool call (prose, empty replies), or the first
     check the grader said no to (a wrong or missing edit)."""
@@ -347,8 +356,8 @@ def fail_reason(result: TrialResult, run_dir: Path) -> str:
     if result.requests and not t.tool_call:
         kinds = [f"{n} {label} repl{'y' if n == 1 else 'ies'}" for label, n in (("prose", t.prose), ("empty", t.empty))
                  if n]
-        return "no tool call: " + (", ".join(kinds) if kinds else "no model turn") + \
-            (f"; {result.detail}" if result.detail else "")
+        what = ", ".join(kinds) if kinds else "only calls written as text" if t.text_tool_call else "no model turn"
+        return f"no tool call: {what}" + (f"; {result.detail}" if result.detail else "")
     grader = result.files.get("grader")
     if not grader and result.detail:  # not graded: nothing left to grade (a repository deleted, a disk filled)
         return agent_end(result.detail)

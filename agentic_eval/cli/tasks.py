@@ -115,7 +115,7 @@ def tasks_list(args: argparse.Namespace) -> int:
     table_rows = [[t.id, t.pack, t.meta.difficulty, *([sizes[t.id].label()] if sizes else []),  # type: ignore[attr-defined]
                    ", ".join(t.meta.tags), t.meta.title] for t in result.tasks]
     console = stdout_console()
-    if fits(console, header, table_rows):
+    if table_rows and fits(console, header, table_rows):  # none (every task broken): no empty table
         from rich.table import Table
 
         table = Table(title=None, show_lines=False)
@@ -124,7 +124,7 @@ def tasks_list(args: argparse.Namespace) -> int:
         for row in table_rows:
             table.add_row(*row)
         console.print(table)
-    else:  # too narrow for every column whole: one block per task, nothing squeezed to a few characters
+    elif table_rows:  # too narrow for every column whole: one block per task, nothing squeezed to a few characters
         _print_compact(console, table_rows)
     console.print(f"{len(result.tasks)} tasks" + (f", {len(result.errors)} broken" if result.errors else ""))
     _print_load_errors(result.errors)
@@ -168,7 +168,7 @@ def tasks_show(args: argparse.Namespace) -> int:
 
     result = _load(args)
     _print_load_errors(result.errors)
-    (task,) = select_tasks(result.tasks, [args.task_id])
+    (task,) = select_tasks(result.tasks, [args.task_id], result.errors)
     m = task.meta
     if m.sandbox is None:  # an environment task: its tree is in an image only the docker backend builds
         print("\n".join(_environment_lines(task)))
@@ -247,12 +247,13 @@ def tasks_new(args: argparse.Namespace) -> int:
     except SandboxError as exc:  # the author may be about to write it: say so, do not refuse
         print(f"warning: {exc}; write {path.parent / 'sandboxes' / (args.generator + '.py')} with a "
               "generate(root, seed, params) function, or pass --generator pyservice", file=sys.stderr)
-    print("next: write instruction.md, grade.py and solve.sh, then run:")
-    print(f"  agentic-eval validate --tasks {path.parent} --show {args.task_id}   # the grader's output, run by run")
     from agentic_eval.cli.args import DEFAULT_REPEAT, DEFAULT_SEEDS
 
-    print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id}   # by default {DEFAULT_SEEDS} seeds "
-          f"x {DEFAULT_REPEAT} runs of each check, and the red team")
+    # each command on a line of its own (a comment beside it wrapped at 80 columns), as it is to be copied
+    print("next: write instruction.md, grade.py and solve.sh; see the grader's output with")
+    print(f"  agentic-eval validate --tasks {path.parent} --show {args.task_id}")
+    print(f"then check it ({DEFAULT_SEEDS} seeds x {DEFAULT_REPEAT} runs of each check, and the red team) with")
+    print(f"  agentic-eval validate --tasks {path.parent} --task {args.task_id}")
     return 0
 
 

@@ -36,7 +36,6 @@ def handle(args: argparse.Namespace) -> int:
     import json
 
     from rich.console import Console
-    from rich.table import Table
 
     from agentic_eval.endpoint import preflight, resolve_endpoint
     from agentic_eval.instruments.think_check import Attempt, ThinkCheckConfig, record, run_think_check, verdict
@@ -70,18 +69,18 @@ def handle(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**result.model_dump(mode="json"), "run_dir": str(run_dir)}, indent=2))
         return 0
-    table = Table(title=f"think-check: {args.model} ({result.server_kind}; switch: {result.switch}, "
-                  f"{result.switch_status})", title_justify="left")
-    for column in ("thinking", "accuracy", "inconsistent answers", "false statements / checked",
-                   "reasoning seen", "reasoning tokens (mean)", "decode tok/s (median)", "errors"):
-        table.add_column(column)
-    for mode in (result.on, result.off):
-        table.add_row(mode.mode, f"{mode.correct}/{mode.answered} ({_fmt(mode.accuracy_pct, ' %')})",
-                      f"{mode.inconsistent}/{mode.answered}", f"{mode.false_claims}/{mode.claims_checked}",
-                      f"{mode.reasoning_seen}/{mode.answered}", _fmt(mode.reasoning_tokens_mean),
-                      _fmt(mode.decode_tok_s_median), str(mode.errors))
-    console = Console(highlight=False)
-    console.print(table)
+    from agentic_eval.report.tables import print_table, stdout_console
+
+    header = ["thinking", "accuracy", "inconsistent answers", "false statements / checked", "reasoning seen",
+              "reasoning tokens (mean)", "decode tok/s (median)", "errors"]
+    rows = [[mode.mode, f"{mode.correct}/{mode.answered} ({_fmt(mode.accuracy_pct, ' %')})",
+             f"{mode.inconsistent}/{mode.answered}", f"{mode.false_claims}/{mode.claims_checked}",
+             f"{mode.reasoning_seen}/{mode.answered}", _fmt(mode.reasoning_tokens_mean),
+             _fmt(mode.decode_tok_s_median), str(mode.errors)] for mode in (result.on, result.off)]
+    console = stdout_console()
+    # too narrow for the eight columns whole (80): a block per mode, not headers cut to "thinki…"
+    print_table(console, f"think-check: {args.model} ({result.server_kind}; switch: {result.switch}, "
+                f"{result.switch_status})", header, rows, right=range(1, 8))
     for attempt in result.attempts:
         for claim in attempt.false_claims[:3]:
             console.print(f"  {attempt.problem_id} thinking {attempt.mode}: {claim}", markup=False)

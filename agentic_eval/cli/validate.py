@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import (
@@ -70,9 +71,10 @@ def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[
 
     result = _load(args)
     wanted = [args.show] if getattr(args, "show", None) else args.task
-    if wanted:
-        tasks = select_tasks(result.tasks, wanted)
-        errors = [e for e in result.errors if any(i in e.path for i in wanted)]
+    if wanted:  # a task asked for that did not load: a bad row with why, not "unknown task id"
+        errors = [e for e in result.errors if Path(e.path).parent.name in wanted]
+        loaded = [i for i in wanted if i not in {Path(e.path).parent.name for e in errors}]
+        tasks = select_tasks(result.tasks, loaded) if loaded else []
     else:
         tasks, errors = result.tasks, result.errors
     return tasks, errors
@@ -102,14 +104,23 @@ def handle(args: argparse.Namespace) -> int:
                               redteam_seeds=args.redteam_seeds)
     from agentic_eval.cli.progress import ProgressDisplay
 
-    with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
-        def on_done(t: TaskValidation) -> None:
-            progress.advance(note=f"{t.id} {t.status}")
+    done: list[TaskValidation] = []
+    try:
+        with ProgressDisplay("validating", len(tasks), quiet=args.json, console=console) as progress:
+            def on_done(t: TaskValidation) -> None:
+                done.append(t)
+                progress.advance(note=f"{t.id} {t.status}")
 
-        def log(text: str, style: str | None = None) -> None:
-            console.print(text, markup=False, style=style, soft_wrap=True)
+            def log(text: str, style: str | None = None) -> None:
+                console.print(text, markup=False, style=style, soft_wrap=True)
 
-        report = validate_tasks(tasks, options, load_errors=errors, on_done=on_done, log=log, backend=backend)
+            report = validate_tasks(tasks, options, load_errors=errors, on_done=on_done, log=log, backend=backend)
+    except KeyboardInterrupt:  # validate keeps no record: say what had been found before it stopped
+        bad = [t.id for t in done if t.status != "ok"]
+        console.print(f"interrupted after {len(done)} of {len(tasks)} tasks: {len(done) - len(bad)} ok, {len(bad)} bad"
+                      + (f" ({', '.join(bad)})" if bad else "") + "; nothing is kept: --task ID validates one",
+                      markup=False, soft_wrap=True)
+        raise
 
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
@@ -133,7 +144,7 @@ def handle(args: argparse.Namespace) -> int:
     if skipped:
         out.print(f"note: red team: {', '.join(skipped)} skipped: they need a confining sandbox backend, and "
                   f"--sandbox {backend.name} is not one", markup=False, overflow="fold")
-    for line in report.evidence_lines():
+    for line in report.evidence_lines() if any(t.checks for t in report.tasks) else ():  # none: nothing to weigh
         out.print(f"evidence: {line}", markup=False, overflow="fold")
     for t in report.tasks:
         if t.unbuildable:

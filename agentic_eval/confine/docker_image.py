@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentic_eval.errors import AgenticEvalError
+from agentic_eval.errors import AgenticEvalError, install_extra
 from agentic_eval.paths import cache_dir as cache_root
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def client_for(host: str | None = None) -> DockerClient:
     try:
         import docker
     except ImportError:
-        raise AgenticEvalError("the docker sandbox needs the Docker SDK: pip install 'agentic-eval[docker]'") from None
+        raise AgenticEvalError(f"the docker sandbox needs the Docker SDK: {install_extra('docker')}") from None
     from agentic_eval.confine.relay import UNIX_PATH_MAX
 
     where = host or os.environ.get("DOCKER_HOST") or "the default socket"

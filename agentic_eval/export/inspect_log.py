@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.errors import AgenticEvalError
+from agentic_eval.errors import AgenticEvalError, install_extra
 from agentic_eval.export.trials import RunView, Step, TrialView
 from agentic_eval.runfiles import inside, safe_name, shown
 
@@ -35,7 +35,7 @@ def require_inspect() -> None:
     try:
         import inspect_ai  # noqa: F401
     except ImportError:
-        raise AgenticEvalError("--format inspect needs inspect-ai: pip install 'agentic-eval[inspect]'") from None
+        raise AgenticEvalError(f"--format inspect needs inspect-ai: {install_extra('inspect')}") from None
 
 
 def eval_log(run: RunView, warn: Callable[[str], None] | None = None) -> EvalLog:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.endpoint import Endpoint, auth_headers, list_models
+from agentic_eval.endpoint import Endpoint, auth_headers, list_models, not_served
 from agentic_eval.errors import EndpointError
 
 if TYPE_CHECKING:
@@ -297,8 +297,7 @@ def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHA
     """
     models = list_models(endpoint)
     if models is not None and model not in models:
-        listed = ", ".join(models) if models else "none"
-        raise EndpointError(f"model {model!r} is not served by {endpoint.shown_url}; it lists: {listed}")
+        raise EndpointError(not_served(endpoint, model, models))
     rows = []
     for shape in shapes:
         row = probe_shape(endpoint, model, shape, timeout_s, max_tokens)

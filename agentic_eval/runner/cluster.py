@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.confine.registry import backend_class
-from agentic_eval.errors import AgenticEvalError
+from agentic_eval.errors import AgenticEvalError, install_extra
 from agentic_eval.leftovers import TRIAL_FOLDER_PREFIX, clean_dead_runs, mark_trial_folder
 from agentic_eval.results.records import TrialResult, trial_slot, utc_now
 from agentic_eval.results.run_folder import TrialSpec
@@ -78,7 +78,7 @@ class Campaign(Protocol):
     def options(self) -> AgentOptions: ...
 
 
-RAY_INSTALL = "pip install 'agentic-eval[ray]'"
+RAY_INSTALL = install_extra("ray")
 BUNDLE_ROOT = "ae-ray-tasks"
 """The folder under a node's temp folder that holds the tasks shipped to it, one folder per archive hash."""
 NODE_LOST = "machine"

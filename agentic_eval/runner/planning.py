@@ -196,7 +196,7 @@ def _campaign(run_dir: Path | None, config: RunConfig | None, settings: RunSetti
     loaded = load_tasks(list(settings.tasks) if settings.tasks else None)
     for err in loaded.errors:
         log(f"skipped task: {err}")
-    tasks = select_tasks(loaded.tasks, list(settings.task_ids))
+    tasks = select_tasks(loaded.tasks, list(settings.task_ids), loaded.errors)
     if not tasks:
         raise AgenticEvalError("no tasks to run (check --tasks and --task)")
     check_grader_requirements([t for t in tasks if t.verifier == "script"])  # before any trial: a grader that
@@ -273,7 +273,10 @@ def _announcement(plan: RunPlan, settings: RunSettings, tasks: int, *, model: st
                   sandbox: str) -> str:
     """The line that starts a run: its trials, agent, model (None: an agent that calls none), jobs, sandbox."""
     config = plan.config
-    return (f"run {config.run_id}: {len(plan.trials)} trials ({tasks} tasks x {config.attempts} attempts"
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    return (f"run {config.run_id}: {n(len(plan.trials), 'trial')} ({n(tasks, 'task')} x {n(config.attempts, 'attempt')}"
             + (f", {plan.skipped} already scored" if plan.skipped else "")
             + f"), agent {settings.agent}, "
             + (f"model {model} at {at}" if model is not None else "no model calls")
