@@ -292,3 +292,18 @@ def test_an_instrument_run_given_to_resume_or_export_says_what_it_is(a_run: Path
                                        "(agentic-eval run) are resumed; run the instrument again for a new one\n")
     assert main(["export", "runs/speed1", "--format", "atif", "--out", "out"]) == 2
     assert "runs/speed1 is an instrument run: only agent runs (agentic-eval run) have trials" in capsys.readouterr().err
+
+
+def test_validate_footer_says_which_red_team_attempts_the_table_leaves_out() -> None:
+    from agentic_eval.cli.validate import _table
+    from agentic_eval.validation.report import AttemptRun, TaskValidation, ValidationReport
+
+    attempts = [*(AttemptRun(f"a{i}", 0, "fail") for i in range(3)), AttemptRun("b", 0, "no_change"),
+                AttemptRun("c", 0, "no_change"), AttemptRun("d", 0, "not_applied", problem="no such file")]
+    task = TaskValidation("t0", repeat=1, seeds=[0], redteam_seeds=[0], redteam=attempts)
+    report = ValidationReport([task], redteam=[a.attempt for a in attempts], seeds=[0], redteam_seeds=[0])
+    assert _table([task])[1][0][4] == "3/3"  # held of graded
+    assert report.ran().endswith(", 6 red-team attempts on seed 0, 2 of which changed nothing, "
+                                 "1 could not be applied")
+    task.redteam = attempts[:3]
+    assert report.ran().endswith(", 3 red-team attempts on seed 0")

@@ -217,8 +217,23 @@ class ValidationReport:
         else:
             on, ran = sum(1 for t in self.tasks if t.redteam), sum(map(len, groups.values()))
             team = (f"{_plural(attempts, 'red-team attempt')} on {_seeds_range(self.redteam_seeds)}"
-                    + (f" ({on} of {ran} tasks)" if on < ran else ""))
+                    + (f" ({on} of {ran} tasks)" if on < ran else "") + self._ungraded())
         return f"{checks}, {team}"
+
+    def _ungraded(self) -> str:
+        """The attempts the grader never judged, which the table's `held/graded` leaves out, in words
+        (`, 3 of which changed nothing`), so that the footer's count and the table's agree."""
+        runs: dict[str, set[str]] = {}
+        for a in (a for t in self.tasks for a in t.redteam or () if a.verdict != "skipped"):
+            runs.setdefault(a.attempt, set()).add(a.verdict)
+        counts: dict[str, int] = {}
+        for verdicts in runs.values():
+            if not verdicts & set(GRADED):
+                why = ("could not be applied" if "not_applied" in verdicts
+                       else "undecided" if "undecided" in verdicts else "changed nothing")
+                counts[why] = counts.get(why, 0) + 1
+        return "".join(f", {n} of which {why}" if not i else f", {n} {why}"
+                       for i, (why, n) in enumerate(sorted(counts.items(), key=lambda kv: -kv[1])))
 
     def to_json(self) -> dict[str, object]:
         return {"ok": self.ok, "bad": self.bad, "duration_s": round(self.duration_s, 3), "redteam": self.redteam,
