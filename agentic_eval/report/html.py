@@ -129,7 +129,7 @@ def _pct(value: float | None) -> str:
 
 
 def headline_section(rows: list[dict[str, Any]]) -> str:
-    head = ("<tr><th>#</th><th>run</th><th>model / agent</th><th>tasks passed (95 % CI)</th><th>pass@1</th>"
+    head = ("<tr><th>#</th><th>run</th><th>model / agent</th><th>tasks passed</th><th>pass@1</th>"
             "<th>pass@k / pass^k</th><th>spread across runs</th><th>vs the best run</th><th>text-call tasks</th>"
             "<th>real-call tasks</th><th>unscored (causes)</th><th>median latency</th></tr>")
     body = []

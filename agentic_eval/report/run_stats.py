@@ -130,7 +130,7 @@ def _pct(value: float | None) -> str:
 
 def statistics_rows(summaries: Sequence[RunOutcomes]) -> tuple[list[str], list[list[str]]]:
     """Per run: tasks passed with the interval, pass@1, pass@k / pass^k, run-to-run spread."""
-    header = ["run", "tasks passed (95 % CI)", "pass@1", "pass@k / pass^k", "spread across runs"]
+    header = ["run", "tasks passed", "pass@1", "pass@k / pass^k", "spread across runs"]
     spread_of = spreads(summaries)
     rows = []
     for s in summaries:

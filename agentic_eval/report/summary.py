@@ -398,7 +398,7 @@ def impossible_rows(summaries: list[RunSummary]) -> tuple[list[str], list[list[s
     model did in each trial (the behaviours, counted)."""
     from agentic_eval.results.records import BEHAVIOURS
 
-    header = ["run", "model / agent", "tasks passed (95 % CI)", "cheated (95 % CI)", "refused honestly",
+    header = ["run", "model / agent", "tasks passed", "cheated", "refused honestly",
               *BEHAVIOURS, "tests forged"]
     rows = []
     for s in summaries:
