@@ -232,7 +232,7 @@ def _run(args: argparse.Namespace, server: LocalServer | None) -> int:
         print(json.dumps(summary.to_json(), indent=2))
     else:
         print_report([summary], _stdout_console())
-        print(f"done in {time.monotonic() - started:.1f}s; report again with: agentic-eval report {run_dir}")
+        print(f"done in {time.monotonic() - started:.1f}s; report again with:\n  agentic-eval report {run_dir}")
     for _, why in sorted(campaign.unbuildable.items()):
         console.print(f"unbuildable: {why} (its trials are unscored: the task's to fix)", markup=False,
                       overflow="fold")
