@@ -3,6 +3,7 @@ export or --resume, a file that is not a wire log given to classify; and the wor
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -307,3 +308,30 @@ def test_validate_footer_says_which_red_team_attempts_the_table_leaves_out() -> 
                                  "1 could not be applied")
     task.redteam = attempts[:3]
     assert report.ran().endswith(", 3 red-team attempts on seed 0")
+
+
+def test_a_run_s_report_reads_right_at_80_columns(mini_pack: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Its closing command on a line of its own, `95 % CI` said once per figure, and the note on unscored
+    trials only when a trial was unscored."""
+    import io
+
+    from rich.console import Console
+
+    from agentic_eval.report.summary import print_report, summarize_run
+
+    runs = tmp_path / "a-rather-long-folder-name-for-the-runs" / "and-one-more-level-of-it"
+    assert main(["run", "--agent", "nop", "--tasks", str(mini_pack), "--run-dir", str(runs)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    run_dir = next(runs.iterdir())
+    assert re.fullmatch(r"done in \d+\.\ds; report again with:", lines[-2])
+    assert lines[-1] == f"  agentic-eval report {run_dir}"  # a long path still one line to copy
+    assert not any(line.count("95 % CI") > 1 for line in lines) and any("(95 % CI 0-" in line for line in lines)
+    assert not any("(95 % CI)" in line for line in lines)  # in the figure, not its label too
+    assert not any("nscored trials are not fails" in line for line in lines)
+
+    summary = summarize_run(run_dir)
+    summary.trials[0] = summary.trials[0].model_copy(update={"outcome": "endpoint_error", "fault": "endpoint"})
+    out = io.StringIO()
+    print_report([summary], Console(file=out, width=80, color_system=None))
+    assert "Unscored trials are not fails; in parentheses, whose fault they were." in out.getvalue().splitlines()

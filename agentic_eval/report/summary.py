@@ -589,6 +589,10 @@ def print_report(summaries: list[RunSummary], console: Console, instruments: lis
         for w in s.warnings:
             console.print(f"warning: {w}", markup=False)
     blamed = any("(" in cause for s in summaries for cause in s.unscored_causes)
-    console.print(("* = the model wrote tool calls as text in that trial; unscored trials are not fails"
-                   if text_call_marks_used(summaries) else "Unscored trials are not fails")
-                  + ("; in parentheses, whose fault they were." if blamed else "."), markup=False)
+    footnotes = ["* = the model wrote tool calls as text in that trial"] if text_call_marks_used(summaries) else []
+    if any(s.unscored for s in summaries):
+        footnotes.append("unscored trials are not fails"
+                         + ("; in parentheses, whose fault they were" if blamed else ""))
+    if footnotes:
+        text = "; ".join(footnotes)
+        console.print(text[0].upper() + text[1:] + ".", markup=False)
