@@ -335,3 +335,14 @@ def test_a_run_s_report_reads_right_at_80_columns(mini_pack: Path, tmp_path: Pat
     out = io.StringIO()
     print_report([summary], Console(file=out, width=80, color_system=None))
     assert "Unscored trials are not fails; in parentheses, whose fault they were." in out.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("agent", ["nop", "oracle"])
+def test_an_agent_option_given_to_an_agent_without_options_is_refused(agent: str, mini_pack: Path, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--agent", agent, "--agent-opt", "max_turns=3", "--tasks", str(mini_pack),
+                 "--run-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"agentic-eval: error: --agent-opt max_turns: the {agent} agent "
+                                                   "takes no options: drop the flag (agents that take options: ")
+    assert "builtin" in err and "nop" not in err.split("(")[1] and not (tmp_path / "runs").exists()

@@ -6,11 +6,35 @@ harness's own benchmarks.
 
 from __future__ import annotations
 
-from agentic_eval.agents.base import Agent, AgentContext, AgentOutcome
+from agentic_eval.agents.base import Agent, AgentContext, AgentOutcome, available_agents
+from agentic_eval.errors import AgenticEvalError
 from agentic_eval.grading.grader import ScriptRunner
 
 
-class OracleAgent(Agent):
+class _NoOptions(Agent):
+    """An agent with nothing to set: an `--agent-opt` given to it is one line naming the agents that read theirs,
+    not a value silently dropped."""
+
+    def check_options(self, extra: dict[str, object]) -> None:
+        if extra:
+            raise AgenticEvalError(f"--agent-opt {next(iter(extra))}: the {self.name} agent takes no options: drop "
+                                   f"the flag (agents that take options: {', '.join(_agents_taking_options())})")
+
+
+def _agents_taking_options() -> list[str]:
+    """The registered agents other than these two (a plugin's agent that cannot be loaded is left out)."""
+    names = []
+    for name, entry in sorted(available_agents().items()):
+        try:
+            made = entry.load()
+        except Exception:  # noqa: BLE001 - a broken plugin says so when it is run, not in this line
+            continue
+        if not (isinstance(made, type) and issubclass(made, _NoOptions)):
+            names.append(name)
+    return names
+
+
+class OracleAgent(_NoOptions):
     """Runs the task's reference fix in the sandbox, under the agent's time limit."""
 
     name = "oracle"
@@ -32,7 +56,7 @@ class OracleAgent(Agent):
         return AgentOutcome("completed", transcript=transcript, stop_reason="fix_applied")
 
 
-class NopAgent(Agent):
+class NopAgent(_NoOptions):
     """Does nothing: the sandbox stays pristine, so every valid grader must fail."""
 
     name = "nop"
