@@ -67,7 +67,8 @@ def test_docker_options_are_its_own_model(given: dict[str, object], expected: Do
 
 
 def test_a_backend_without_options_names_the_bad_key() -> None:
-    with pytest.raises(AgenticEvalError, match=r"^--sandbox local: unknown option 'image' \(it takes: no options\)"):
+    said = r"^--sandbox local: unknown option 'image': this backend takes no options; drop --sandbox-opt$"
+    with pytest.raises(AgenticEvalError, match=said):
         get_backend("local", {"image": "x"})
 
 

@@ -346,3 +346,11 @@ def test_an_agent_option_given_to_an_agent_without_options_is_refused(agent: str
     assert err.count("\n") == 1 and err.startswith(f"agentic-eval: error: --agent-opt max_turns: the {agent} agent "
                                                    "takes no options: drop the flag (agents that take options: ")
     assert "builtin" in err and "nop" not in err.split("(")[1] and not (tmp_path / "runs").exists()
+
+
+def test_a_sandbox_option_for_a_backend_without_options_says_to_drop_it(mini_pack: Path, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--agent", "nop", "--sandbox", "local", "--sandbox-opt", "x=y", "--tasks", str(mini_pack),
+                 "--run-dir", str(tmp_path / "runs")]) == 2
+    assert capsys.readouterr().err == ("agentic-eval: error: --sandbox local: unknown option 'x': this backend "
+                                       "takes no options; drop --sandbox-opt\n")

@@ -55,6 +55,8 @@ def options_problem(exc: ValidationError, model: type[BaseModel], backend: str) 
     takes = ", ".join(model.model_fields) or "no options"
     first = exc.errors()[0]
     key = ".".join(str(p) for p in first.get("loc", ())) or "?"
+    if first.get("type") == "extra_forbidden" and not model.model_fields:
+        return f"--sandbox {backend}: unknown option {key!r}: this backend takes no options; drop --sandbox-opt"
     if first.get("type") == "extra_forbidden":
         return f"--sandbox {backend}: unknown option {key!r} (it takes: {takes}); give --sandbox-opt KEY=VALUE"
     message = str(first.get("msg", "invalid")).removeprefix("Value error, ")
