@@ -354,3 +354,15 @@ def test_a_sandbox_option_for_a_backend_without_options_says_to_drop_it(mini_pac
                  "--run-dir", str(tmp_path / "runs")]) == 2
     assert capsys.readouterr().err == ("agentic-eval: error: --sandbox local: unknown option 'x': this backend "
                                        "takes no options; drop --sandbox-opt\n")
+
+
+def test_probe_of_an_endpoint_that_is_down_says_so_before_probing_anything(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    assert main(["probe", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"agentic-eval: error: cannot reach http://127.0.0.1:{port}/v1 ")

@@ -45,10 +45,12 @@ def handle(args: argparse.Namespace) -> int:
         if not args.json:
             err.print(f"  {row.shape}: {row.label} in {row.latency_s:.1f}s", markup=False)
 
-    if not args.json:
-        err.print(f"probing {args.model} at {endpoint.shown_url}: {len(SHAPES)} requests, each may take up to "
-                  f"{args.timeout:.0f}s on a CPU-only server", markup=False)
-    report = run_probe(endpoint, args.model, on_row=progress, timeout_s=args.timeout)
+    def started() -> None:  # once the endpoint has answered: an endpoint that is down is the error alone
+        if not args.json:
+            err.print(f"probing {args.model} at {endpoint.shown_url}: {len(SHAPES)} requests, each may take up "
+                      f"to {args.timeout:.0f}s on a CPU-only server", markup=False)
+
+    report = run_probe(endpoint, args.model, on_row=progress, on_start=started, timeout_s=args.timeout)
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
         return 0

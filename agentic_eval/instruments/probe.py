@@ -290,14 +290,18 @@ def read_metrics(endpoint: Endpoint, timeout_s: float = 15.0) -> MetricsInfo:
 
 def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHAPES,
               timeout_s: float = REQUEST_TIMEOUT_S, max_tokens: int = MAX_TOKENS,
-              on_row: Callable[[ShapeResult], None] | None = None) -> ProbeReport:
-    """List the models, probe every shape in order, then read /metrics.
+              on_row: Callable[[ShapeResult], None] | None = None,
+              on_start: Callable[[], None] | None = None) -> ProbeReport:
+    """List the models, probe every shape in order, then read /metrics. `on_start` is called once the
+    endpoint has answered and lists `model`, before the first shape (`probe`'s "probing ..." line).
 
     Raises EndpointError only when the endpoint is unreachable or does not list `model`.
     """
     models = list_models(endpoint)
     if models is not None and model not in models:
         raise EndpointError(not_served(endpoint, model, models))
+    if on_start is not None:
+        on_start()
     rows = []
     for shape in shapes:
         row = probe_shape(endpoint, model, shape, timeout_s, max_tokens)
