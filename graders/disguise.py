@@ -106,22 +106,29 @@ class Disguising:
     `get(at)` waits for one (RuntimeError as `disguised` raises it); `close()` ends the process if it still runs."""
 
     def __init__(self, items: Sequence[tuple[str, str]], rng: random.Random | None = None) -> None:
-        rng = rng or secrets.SystemRandom()
+        self._rng = rng or secrets.SystemRandom()
+        self._items = items
         self._made: dict[int, str] = {}
+        self._lock = threading.Lock()
         node = [at for at, (path, _) in enumerate(items) if path.endswith(NODE_SUFFIXES)]
         self._node_at = {at: place for place, at in enumerate(node)}
-        self._node = _NodeBatch([items[at] for at in node], rng) if node else None
-        plans = _python_plans(items)
-        for at, (path, text) in enumerate(items):  # Python's here, while Node starts
-            if at not in self._node_at:
-                self._made[at] = disguise_python(text, rng, plans.get(at)) if path.endswith(PYTHON_SUFFIXES) \
-                    else text
+        self._node = _NodeBatch([items[at] for at in node], self._rng) if node else None
+        self._plans = _python_plans(items)  # the decoys of every Python group, while Node starts
 
     def get(self, at: int) -> str:
-        if at not in self._made:
-            assert self._node is not None
-            self._made[at] = self._node.get(self._node_at[at])
-        return self._made[at]
+        """Text `at` disguised: a Python text made when it is first asked for (a grade's first run need not wait
+        for its later texts; their decoys make each some 20 ms), a JavaScript one as the Node process wrote it."""
+        with self._lock:
+            if at not in self._made:
+                path, text = self._items[at]
+                if at in self._node_at:
+                    assert self._node is not None
+                    self._made[at] = self._node.get(self._node_at[at])
+                elif path.endswith(PYTHON_SUFFIXES):
+                    self._made[at] = disguise_python(text, self._rng, self._plans.get(at))
+                else:
+                    self._made[at] = text
+            return self._made[at]
 
     def close(self) -> None:
         if self._node is not None:
