@@ -4,8 +4,8 @@ Mutation grading runs the model's tests on the reference, a rewrite and public m
 module for what a mutant adds or takes away (`reversed`, `<=`, counting `line.qty`) tells them apart however each
 text is disguised. So before a text is disguised, every part in which the grade's texts differ gets dead copies of
 every version of that part, the text's own included, in numbers drawn so that each version occurs T times in every
-text, T uniform on 1..K drawn afresh for each version and text, whichever version is the live one. A search for
-any version's text, or a count of it, then has the same distribution on the reference, the rewrite and each mutant.
+text, T uniform on 1..K drawn afresh for each version and text, whichever version is the live one (K is 1: once). A
+search for any version's text, or a count of it, then comes out alike on the reference, the rewrite and each mutant.
 What is left is telling dead code from live code: a structure analysis.
 
 Units (found across the group, texts aligned statement by statement with difflib):

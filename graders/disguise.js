@@ -179,7 +179,8 @@ function declared(node) {
 // ---------------------------------------------------------------- decoys (graders/decoys.py says why)
 // A grade's texts of one module form a group. Every part in which they differ (a function's or a method's body, a
 // run of top-level statements) gets dead copies of every version of it in every text, T of each in all (the live
-// one counts), T uniform on 1..K drawn afresh: a search for a version's text, or a count of it, is alike on all.
+// one counts), T uniform on 1..K drawn afresh (K is 1: once): a search for a version's text, or a count of it, is
+// alike on all.
 // A body's copy is `;(() => { ... });` (`async`, `function*` as the function is) at a random place of the live
 // body: never called, it binds nothing, and an arrow keeps `this` and `super` legal. A statement run's copy is
 // `;if (0) { (async () => { ... }); }` at a random place of the top level (an `export` kept out of the copy).

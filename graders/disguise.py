@@ -8,7 +8,7 @@ with fresh randomness (`secrets.SystemRandom`) each time: the reference, the rew
 a mutant differs from the reference only by its mutation behind a disguise of its own. And since a mutation's text
 is public, every text of a grade first gets dead copies of every version of each part the grade's texts differ in
 (graders/decoys.py; `disguised_all` and `Disguising` see a grade's texts together, grouped by path): each version
-occurs 1..3 times in every text, the number drawn afresh, whichever is live. So neither a list of known texts (or of
+occurs once in every text (decoys.K), whichever is live. So neither a list of known texts (or of
 their ASTs) nor a search for a mutation's known text, nor a count of it, tells them apart.
 
     import disguise

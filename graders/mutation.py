@@ -10,8 +10,8 @@ holds (the pristine commit's, or the grader's reference where the model writes t
 - on the reference module and on an equivalent rewrite of it, the tests must pass (a "test" that pins the
   module's text, or that notices it runs on a copy, fails there; every text run gets a comment line no one can
   predict, and the module is rewritten at random keeping its behaviour (graders/disguise.py), with dead copies of
-  every version of what the grade's texts differ in (graders/decoys.py: each version occurs 1..3 times in every
-  text, live or not), so neither a list of the known texts nor a search or a count of a mutation's known text gets
+  every version of what the grade's texts differ in (graders/decoys.py: each version occurs once in every text,
+  live or not), so neither a list of the known texts nor a search or a count of a mutation's known text gets
   past);
 - on each named mutant (a subtly broken copy), they must fail. A hang is a failing run; a run that could not
   start (the grader's time was up) is no evidence and fails the check with its cause.
