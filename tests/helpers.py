@@ -134,6 +134,31 @@ def run_cli(*args: str) -> tuple[int, dict]:
     return code, json.loads(out.getvalue()) if "--json" in args else {}
 
 
+def interrupted_cli(*args: str, until: Callable[[str], bool], group: bool = False) -> tuple[int, str]:
+    """`python -m agentic_eval ARGS` in a process of its own, Ctrl-C'd once a line of its stderr satisfies `until`
+    (or its stderr ends; 200 lines at most): its exit code and the rest of its stderr. `group`: it gets a session
+    of its own and the signal again, to its process group, a moment later, as `timeout -s INT` sends it. Killed if
+    it is still alive after 120 s."""
+    proc = subprocess.Popen([sys.executable, "-m", "agentic_eval", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=group)
+    try:
+        assert proc.stderr is not None
+        for _ in range(200):
+            line = proc.stderr.readline()
+            if not line or until(line):
+                break
+        proc.send_signal(signal.SIGINT)
+        if group:
+            time.sleep(0.05)  # as a loaded machine may space timeout's two sends: the first one handled already
+            os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err
+
+
 # ---- scripted models for the built-in agent (was in test_run_builtin.py)
 
 

@@ -15,7 +15,16 @@ import pytest
 from agentic_eval.cli import main
 from agentic_eval.instruments.battery import case_key, generate_cases
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply
-from tests.helpers import SEED_XML, SolverThatDies, answer, battery_model, forms_model, make_pack, solver
+from tests.helpers import (
+    SEED_XML,
+    SolverThatDies,
+    answer,
+    battery_model,
+    forms_model,
+    interrupted_cli,
+    make_pack,
+    solver,
+)
 
 CASES = 8
 CASE_LIST = generate_cases(45739, CASES)
@@ -239,10 +248,6 @@ def test_the_example_file_is_a_valid_campaign() -> None:
 
 
 def test_ctrl_c_stops_cleanly_and_the_resume_line_is_the_same_command(mini_pack: Path, tmp_path: Path) -> None:
-    import signal
-    import subprocess
-    import sys
-
     def slow_solver(request: ReceivedRequest) -> ScriptedReply:
         reply = solver(request)
         reply.delay_s = 0.5
@@ -252,21 +257,9 @@ def test_ctrl_c_stops_cleanly_and_the_resume_line_is_the_same_command(mini_pack:
     file, runs = tmp_path / "c.toml", tmp_path / "runs"
     with FakeEndpoint(model="slow", responder=slow_solver) as fake:
         write_file(file, pack, {"slow": fake.base_url}, instruments="[]")
-        proc = subprocess.Popen([sys.executable, "-m", "agentic_eval", "campaign", str(file), "--run-dir", str(runs)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            assert proc.stderr is not None
-            for _ in range(200):  # until the first trial has finished
-                line = proc.stderr.readline()
-                if not line or ": t0 a1:" in line:
-                    break
-            proc.send_signal(signal.SIGINT)
-            _, err = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    assert proc.returncode == 130, err
+        code, err = interrupted_cli("campaign", str(file), "--run-dir", str(runs),
+                                    until=lambda line: ": t0 a1:" in line)  # the first trial has finished
+    assert code == 130, err
     assert f"resume with: agentic-eval campaign {file} --run-dir {runs}" in err
     records = [json.loads(line) for p in runs.glob("**/trials.jsonl") for line in p.read_text().splitlines()]
     assert any(r["task_id"] == "t0" and r["outcome"] == "pass" for r in records)

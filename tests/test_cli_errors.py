@@ -141,34 +141,14 @@ def test_a_trial_of_only_text_written_calls_says_so_in_its_line(mini_pack: Path,
 def test_ctrl_c_in_validate_says_what_was_found_before_it(mini_pack: Path) -> None:
     """Sent as `timeout -s INT` sends it (to the command, then to its process group: twice), which is one
     Ctrl-C, not the second signal that ends the process at once without its summary."""
-    import os
     import re
-    import signal
-    import subprocess
-    import sys
-    import time
 
-    from tests.helpers import make_pack
+    from tests.helpers import interrupted_cli, make_pack
 
     pack = make_pack(mini_pack, 3, fix_sleep=2)
-    proc = subprocess.Popen([sys.executable, "-m", "agentic_eval", "validate", "--tasks", str(pack), "--seeds", "1",
-                             "--repeat", "1", "--no-redteam", "-j", "1"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        assert proc.stderr is not None
-        for _ in range(200):  # until the first task is validated
-            line = proc.stderr.readline()
-            if not line or line.startswith("validating: 1/3"):
-                break
-        proc.send_signal(signal.SIGINT)
-        time.sleep(0.05)  # as a loaded machine may space timeout's two sends: the first one handled already
-        os.killpg(proc.pid, signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 130, err
+    code, err = interrupted_cli("validate", "--tasks", str(pack), "--seeds", "1", "--repeat", "1", "--no-redteam",
+                                "-j", "1", until=lambda line: line.startswith("validating: 1/3"), group=True)
+    assert code == 130, err
     assert re.search(r"^interrupted after [12] of 3 tasks: [12] ok, 0 bad; nothing is kept: --task ID validates one$",
                      err, re.MULTILINE), err
 
