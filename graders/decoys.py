@@ -256,7 +256,7 @@ def insert(tree: ast.Module, units: Sequence[Unit], at: int, rng: random.Random,
     # an empty one is `if 1: pass`, so that every text has as many blocks as copies of versions (the live one's too).
     for unit, (body, _) in sorted(zip(units, located), key=lambda u: -u[0].spans[at][0] if u[0].spans else 0):
         start, end = unit.spans[at] if unit.spans else (0, len(body))
-        start = max(start, _start(body, tree.body is body and start == end))
+        start = max(start, after_preamble(body, tree.body is body and start == end))
         body[start:max(start, end)] = [ast.If(ast.Constant(1), body[start:end] or [ast.Pass()], [])]
     for unit, (body, function) in zip(units, located):
         copies = []
@@ -267,14 +267,16 @@ def insert(tree: ast.Module, units: Sequence[Unit], at: int, rng: random.Random,
             copies += [_copy(unit, version, rng, taken, marks) for _ in range(times)]
         if function is not None and unit.body:
             marks.rename[id(function)] = unit.rename
-        start = _start(body, tree.body is body)
+        start = after_preamble(body, tree.body is body)
         for made in copies:
             body.insert(rng.randint(start, len(body)), made)
     ast.fix_missing_locations(tree)
     return marks
 
 
-def _start(body: list[ast.stmt], module: bool) -> int:
+def after_preamble(body: list[ast.stmt], module: bool = True) -> int:
+    """The first place a statement may go in `body`: after its docstring and, in a module, its `from __future__`
+    imports (the copies here and the disguise's fillers alike)."""
     at = 1 if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
         and isinstance(body[0].value.value, str) else 0
     while module and at < len(body) and isinstance(body[at], ast.ImportFrom) and body[at].module == "__future__":  # type: ignore[attr-defined]

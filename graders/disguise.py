@@ -150,13 +150,11 @@ class _NodeBatch:
         self.error = ""
         self.said = False
         self.changed = threading.Condition()
-        groups: dict[str, list[str]] = {}
-        for path, text in items:
-            if text not in groups.setdefault(path, []):
-                groups[path].append(text)
-        sent = [texts for texts in groups.values() if len(texts) > 1]
+        groups = _groups(items)
+        numbers = {path: number for number, path in enumerate(groups)}
+        sent = list(groups.values())
         batch = [{"source": text, "seed": [rng.getrandbits(32) for _ in range(4)],
-                  **({"group": sent.index(groups[path])} if groups[path] in sent else {})} for path, text in items]
+                  **({"group": numbers[path]} if path in numbers else {})} for path, text in items]
         self.proc = subprocess.Popen([node, "--expose-internals", str(NODE_SCRIPT)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8")
         threading.Thread(target=self._read, daemon=True, name="disguise-node").start()
@@ -215,17 +213,21 @@ class _NodeBatch:
             self.proc.kill()
 
 
+def _groups(items: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """{path: its distinct texts, in order} for each path of `items` that holds more than one: the groups that get
+    decoys (a lone text has nothing to hide among)."""
+    groups: dict[str, list[str]] = {}
+    for path, text in items:
+        if text not in groups.setdefault(path, []):
+            groups[path].append(text)
+    return {path: texts for path, texts in groups.items() if len(texts) > 1}
+
+
 def _python_plans(items: Sequence[tuple[str, str]]) -> dict[int, tuple[list[decoys.Unit], int]]:
     """For each Python text of `items` whose path holds other texts too: its group's decoy units and its index in
     them (graders/decoys.py). A group's unit whose copies cannot be placed is dropped for all of it, said once."""
-    groups: dict[str, list[str]] = {}
-    for path, text in items:
-        if path.endswith(PYTHON_SUFFIXES) and text not in groups.setdefault(path, []):
-            groups[path].append(text)
     plans: dict[int, tuple[list[decoys.Unit], int]] = {}
-    for path, texts in groups.items():
-        if len(texts) < 2:
-            continue
+    for path, texts in _groups([item for item in items if item[0].endswith(PYTHON_SUFFIXES)]).items():
         try:
             units, dropped = decoys.plan(texts, _renamable)
         except (SyntaxError, ValueError):
@@ -324,11 +326,6 @@ def _check(made: str, shape: tuple[frozenset[str], tuple[tuple[str, str], ...]],
 
 # --------------------------------------------------------------------------- the moves
 
-def _fresh_name(rng: random.Random, taken: set[str]) -> str:
-    """A new name, drawn as a decoy's is (graders/decoys.py), so that no length tells a renamed local from a copy."""
-    return decoys.fresh_name(rng, taken)
-
-
 def _number(rng: random.Random) -> int:
     return rng.randint(2, 9999)
 
@@ -359,7 +356,7 @@ class _Rewrite(ast.NodeTransformer):
             {n.arg for n in ast.walk(node) if isinstance(n, ast.arg)} | \
             {n.name for n in ast.walk(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         self.generic_visit(node)
-        start = _after_preamble(node.body)
+        start = decoys.after_preamble(node.body)
         for _ in range(self.rng.randint(1, 3)):  # a bare number or a pass: binds no name
             filler: ast.stmt = ast.Expr(ast.Constant(_number(self.rng))) if self.chance() else ast.Pass()
             node.body.insert(self.rng.randint(start, len(node.body)), filler)
@@ -377,10 +374,10 @@ class _Rewrite(ast.NodeTransformer):
         node.returns = returns
         if id(node) not in self.marks.decoys:  # a decoy's names go with the function that holds it
             _rename_locals(node, self.rng, self.taken, self.marks.rename.get(id(node)))
-        start = 1 if _docstring(node.body) else 0
+        start = decoys.after_preamble(node.body, module=False)
         for _ in range(self.rng.randint(1, 2)):
             filler: ast.stmt = ast.Pass() if self.chance(0.3) else ast.Assign(
-                [ast.Name(_fresh_name(self.rng, self.taken), ast.Store())], ast.Constant(_number(self.rng)))
+                [ast.Name(decoys.fresh_name(self.rng, self.taken), ast.Store())], ast.Constant(_number(self.rng)))
             node.body.insert(self.rng.randint(start, len(node.body)), filler)
         return node
 
@@ -455,19 +452,6 @@ def _written_otherwise(value: object, rng: random.Random) -> ast.expr:
     return ast.IfExp(ast.Constant(_number(rng)), ast.Constant(value), other)  # type: ignore[arg-type]
 
 
-def _docstring(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-        and isinstance(body[0].value.value, str)
-
-
-def _after_preamble(body: list[ast.stmt]) -> int:
-    """The first place a statement may go: after the docstring and the `from __future__` imports."""
-    at = 1 if _docstring(body) else 0
-    while at < len(body) and isinstance(body[at], ast.ImportFrom) and body[at].module == "__future__":  # type: ignore[attr-defined]
-        at += 1
-    return at
-
-
 def _nested(node: ast.AST) -> Iterator[ast.AST]:
     """What lies inside a function, its own node left out."""
     for child in ast.iter_child_nodes(node):
@@ -478,11 +462,11 @@ def _rename_locals(function: ast.FunctionDef | ast.AsyncFunctionDef, rng: random
                    forced: frozenset[str] | None = None) -> None:
     """Give the function's local variables (not its parameters) new names (`forced`: these names, in its decoys'
     parameters too, as graders/decoys.py worked out for every version of its body)."""
-    inside = list(_nested(function))
     old = _renamable(function) if forced is None else forced
     if not old:
         return
-    names = {name: _fresh_name(rng, taken) for name in sorted(old)}
+    inside = list(_nested(function))
+    names = {name: decoys.fresh_name(rng, taken) for name in sorted(old)}
     for n in inside:
         if isinstance(n, ast.Name) and n.id in names:
             n.id = names[n.id]
