@@ -236,13 +236,13 @@ def plain_http_hint(endpoint: Endpoint, exc: Exception, timeout_s: float = PREFL
             f"server? try --base-url {plain}")
 
 
-def preflight(endpoint: Endpoint, model: str) -> None:
-    """Fail early, in one line, if the endpoint is down or does not serve `model`."""
+def preflight(endpoint: Endpoint, model: str) -> list[str] | None:
+    """Fail early, in one line, if the endpoint is down or does not serve `model`; else the models it lists (None
+    without a /models route: the first request will tell)."""
     models = list_models(endpoint)
-    if models is None:
-        return  # no /models route: the first request will tell
-    if model not in models:
+    if models is not None and model not in models:
         raise EndpointError(not_served(endpoint, model, models))
+    return models
 
 
 LISTED_MODELS = 10

@@ -85,9 +85,9 @@ def handle(args: argparse.Namespace) -> int:
 
         run_dirs: dict[str, Path] = {}
 
-        def on_result(label: str, result: TrialResult) -> None:
-            from agentic_eval.cli.run import trial_words
+        from agentic_eval.cli.run import trial_words
 
+        def on_result(label: str, result: TrialResult) -> None:
             if result.run_id not in run_dirs:  # where its grader's words are: <folder>/<model>/runs/<slot>/<run>
                 run_dirs[result.run_id] = next(folder.glob(f"*/runs/*/{glob.escape(result.run_id)}"), folder)
             log(f"{label}: {result.task_id} a{result.attempt}: {trial_words(result, run_dirs[result.run_id])} in "

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 MAX_LINE_CHARS = 64 * 1024 * 1024
 """The longest wire log line read: a request carrying a 2,000,000-token context is about 8 MB."""
 
+_GIVE = 'give a wire log (the runner\'s wire.jsonl) or a JSONL file of {"request": ..., "response": ...} objects'
+"""What `classify` reads, said after why a file is not it."""
 SHOWN_BAD_LINES = 10
 """Bad lines named one by one on stderr; the rest are counted in one line (a file that is not a wire log
 would otherwise print a line per line of it)."""
@@ -104,8 +106,7 @@ def handle(args: argparse.Namespace) -> int:
     problem = special_file_problem(path)
     if problem is not None:
         raise AgenticEvalError(
-            f"{path}: {problem}; give a wire log (the runner's wire.jsonl) or a JSONL file of "
-            '{"request": ..., "response": ...} objects'
+            f"{path}: {problem}; {_GIVE}"
         )
     outputs: list[dict[str, Any]] = []
     bad_lines = 0
@@ -131,9 +132,8 @@ def handle(args: argparse.Namespace) -> int:
                 if args.json:
                     print(json.dumps({k: v for k, v in output.items() if not k.startswith("_")}))
         if outputs and bad_lines == len(outputs):
-            raise AgenticEvalError(f"{path}: no line of it is a wire record (line {held[0][0]}: {held[0][1]}); give a "
-                                   """wire log (the runner's wire.jsonl) or a JSONL file of {"request": ..., """
-                                   '"response": ...} objects')
+            raise AgenticEvalError(f"{path}: no line of it is a wire record (line {held[0][0]}: {held[0][1]}); "
+                                   f"{_GIVE}")
         _flush(path, held)
         if bad_lines > SHOWN_BAD_LINES:
             print(f"agentic-eval: {path}: {bad_lines - SHOWN_BAD_LINES} more bad lines not shown"

@@ -22,8 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.endpoint import Endpoint, auth_headers, list_models, not_served
-from agentic_eval.errors import EndpointError
+from agentic_eval.endpoint import Endpoint, auth_headers, preflight
 
 if TYPE_CHECKING:
     from agentic_eval.classify.diagnosis import Diagnosis
@@ -297,9 +296,7 @@ def run_probe(endpoint: Endpoint, model: str, *, shapes: tuple[Shape, ...] = SHA
 
     Raises EndpointError only when the endpoint is unreachable or does not list `model`.
     """
-    models = list_models(endpoint)
-    if models is not None and model not in models:
-        raise EndpointError(not_served(endpoint, model, models))
+    models = preflight(endpoint, model)
     if on_start is not None:
         on_start()
     rows = []

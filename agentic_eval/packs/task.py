@@ -553,7 +553,8 @@ LISTED_IDS = 12
 def _unknown_ids(missing: Sequence[str], known: Sequence[str]) -> str:
     """One line for task ids not found: the nearest known id of each, then the known ones (or, when there
     are many, the command that lists them)."""
-    packs = [i for i in missing if i in named_packs()]  # `--task core`: a pack's name where a task's id goes
+    names = named_packs()
+    packs = [i for i in missing if i in names]  # `--task core`: a pack's name where a task's id goes
     close = {i: difflib.get_close_matches(i, known, n=1, cutoff=0.6) for i in missing if i not in packs}
     guesses = [f"{m[0]} for {i}" if len(missing) > 1 else m[0] for i, m in close.items() if m]
     hint = f" (did you mean {', '.join(guesses)}?)" if guesses else ""
