@@ -21,6 +21,8 @@ from pathlib import Path
 
 SCAN_S = 30.0
 """At most this long to look through the roots for one project."""
+FEWEST_NAMES = 4
+"""A source that defines fewer top-level names is too little to tell a copy by: not looked for."""
 SAME_SHARE = 0.5
 """A candidate that defines at least this share of the project's top-level names is a copy."""
 _SKIP = ("/usr/include", "/usr/src")
@@ -96,7 +98,7 @@ def scan(wanted: dict[str, set[str]], roots: tuple[Path, ...], exclude: tuple[Pa
     out: too little to tell a copy). Also run inside a docker image's own Python (confine/docker_copies.py).
     TimeoutError when the roots take longer than SCAN_S to look through: the caller must not go on as if the scan
     had found every copy (a trial then does not start: unscored)."""
-    wanted = {name: defined for name, defined in wanted.items() if len(defined) >= 4}  # too little to tell a copy
+    wanted = {name: defined for name, defined in wanted.items() if len(defined) >= FEWEST_NAMES}
     if not wanted:
         return ()
     found: set[str] = set()

@@ -96,7 +96,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator, model_validator
 
 from agentic_eval.confine.backend import GRADING_SOCKET_FOLDER, SandboxBackend
-from agentic_eval.confine.docker_copies import ImageHidden, image_hidden
+from agentic_eval.confine.docker_copies import NOTHING_HIDDEN, ImageHidden, image_hidden
 from agentic_eval.confine.docker_disk import DiskCaps
 from agentic_eval.confine.docker_engine import (
     _EXEC_HELPER,
@@ -532,7 +532,7 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         """The copies in the image of the realpy project whose copies `hidden` lists (confine/docker_copies.py;
         every engine runs the same image), found once per project; none for any other task."""
         live = [e for e in self.engines if not e.lost]
-        return image_hidden(live[0], hidden) if hidden and live else ImageHidden()
+        return image_hidden(live[0], hidden) if hidden and live else NOTHING_HIDDEN
 
     def _begin(self, sandbox: str, phase: _Phase) -> _Phase:
         """Make `phase` the sandbox's current one; after a trial's first, start its grader's container."""
@@ -619,7 +619,7 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
             return None
 
     def _start_phase(self, key: Path, writable: list[Path], readable: list[Path], previous: Engine | None,
-                     hidden: Sequence[Path] = (), image: ImageHidden | None = None) -> _Phase:
+                     hidden: Sequence[Path] = (), image: ImageHidden = NOTHING_HIDDEN) -> _Phase:
         """A started container for a phase: on the previous phase's engine while it lives, else the freest."""
         sandbox = str(key)
         for path in writable:
@@ -628,7 +628,7 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
             engine = previous if previous is not None and not previous.lost else self._pick()
             engine.running += 1
         try:
-            container, mounted = self._start(engine, writable, readable, sandbox, hidden, image or ImageHidden())
+            container, mounted = self._start(engine, writable, readable, sandbox, hidden, image)
         except Exception as exc:  # noqa: BLE001 - whatever the engine did, the trial gets the cause
             import docker
 
@@ -642,10 +642,10 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
                     engine.lost = why
             raise AgenticEvalError(f"Docker engine {engine.name} could not start a container: {why}") from None
         return _Phase(engine, container, tuple(sorted(str(p) for p in writable)), mounted, _under_any(hidden, mounted),
-                      image or ImageHidden())
+                      image)
 
     def _start(self, engine: Engine, writable: list[Path], readable: list[Path], sandbox: str,
-               hidden: Sequence[Path] = (), image: ImageHidden | None = None) -> tuple[Any, tuple[str, ...]]:
+               hidden: Sequence[Path] = (), image: ImageHidden = NOTHING_HIDDEN) -> tuple[Any, tuple[str, ...]]:
         package = str(_package_dir())
         # agentic-eval's package at the place the image's .pth names and at its own path (the file tools run
         # a script from it); the host's Node.js (Node 20; Debian's image has 18) for the node pack's graders.
@@ -667,9 +667,9 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         tmpfs = {"/tmp": f"rw,nosuid,nodev,size={limits.tmp_size},mode=1777"}
         for target in _covered(hidden, [(src, v["bind"]) for src, v in volumes.items()] + [(package, package)]):
             tmpfs[target] = "rw,noexec,nosuid,nodev,size=64k"  # empty, root-owned: uid 65534 cannot write
-        if image:  # the image's own copies of a realpy project: folders seen empty, files (wheels, parse.py) empty
-            tmpfs.update({folder: "ro,noexec,nosuid,nodev,size=64k" for folder in image.folders})
-            binds += [f"{_empty_file()}:{file}:ro" for file in image.files]
+        # the image's own copies of a realpy project: folders seen empty, files (wheels, parse.py) empty
+        tmpfs.update({folder: "ro,noexec,nosuid,nodev,size=64k" for folder in image.folders})
+        binds += [f"{_empty_file()}:{file}:ro" for file in image.files]
         api = engine.client.api  # create and start: one API call each (the SDK's run() inspects it too)
         host_config = api.create_host_config(
             init=True, network_mode="none", read_only=True,

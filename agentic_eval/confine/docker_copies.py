@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentic_eval.confine.copies import FEWEST_NAMES
 from agentic_eval.confine.docker_image import IMAGE_PYTHON, PACKAGE_MOUNT, RUN_UID
 from agentic_eval.errors import AgenticEvalError
 
@@ -53,8 +54,10 @@ class ImageHidden:
     folders: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
 
-    def __bool__(self) -> bool:
-        return bool(self.folders or self.files)
+
+
+NOTHING_HIDDEN = ImageHidden()
+"""An image with no copy to cover (any task but a realpy one)."""
 
 
 def projects_cache() -> Path:
@@ -74,7 +77,7 @@ def wanted_from(hidden: Sequence[Path]) -> dict[str, tuple[str, ...]]:
         if cache not in path.parents or not (path.is_dir() or (path.is_file() and path.name.endswith(".py"))):
             continue
         found.setdefault(path.name, set()).update(_names_of(path))
-    return {name: tuple(sorted(defined)) for name, defined in sorted(found.items()) if len(defined) >= 4}
+    return {name: tuple(sorted(defined)) for name, defined in sorted(found.items()) if len(defined) >= FEWEST_NAMES}
 
 
 @cache
@@ -105,7 +108,7 @@ def image_hidden(engine: Engine, hidden: Sequence[Path]) -> ImageHidden:
     looked through: a container that cannot hide them must not start."""
     wanted = wanted_from(hidden)
     if not wanted:
-        return ImageHidden()
+        return NOTHING_HIDDEN
     key = (engine.image, json.dumps(wanted, sort_keys=True))
     with _lock:
         known = _found.get(key)
@@ -142,10 +145,10 @@ def _scan_image(engine: Engine, wanted: dict[str, tuple[str, ...]]) -> ImageHidd
     try:
         api.start(created["Id"])
         status = api.wait(created["Id"], timeout=SCAN_TIMEOUT_S).get("StatusCode")
-        out = api.logs(created["Id"], stdout=True, stderr=False).decode("utf-8", "replace")
-        err = api.logs(created["Id"], stdout=False, stderr=True).decode("utf-8", "replace")
         if status != 0:
+            err = api.logs(created["Id"], stdout=False, stderr=True).decode("utf-8", "replace")
             raise AgenticEvalError(f"exited {status}: {err.strip()[-200:]}")
+        out = api.logs(created["Id"], stdout=True, stderr=False).decode("utf-8", "replace")
         found = {str(path): bool(folder) for path, folder in json.loads(out.strip().splitlines()[-1])}
     except Exception as exc:  # noqa: BLE001 - whatever went wrong, one line: no container starts unhidden
         raise AgenticEvalError(f"looking for copies of the task's project in the image {engine.image} failed: "

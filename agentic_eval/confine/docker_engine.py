@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.confine.docker_copies import ImageHidden
+from agentic_eval.confine.docker_copies import NOTHING_HIDDEN, ImageHidden
 from agentic_eval.confine.docker_env import LABEL as ENVIRONMENT_LABEL
 from agentic_eval.confine.docker_image import (
     RUN_UID,
@@ -77,21 +77,21 @@ class _Phase:
     """Every host path bound into the container (read-only or not)."""
     hidden: tuple[str, ...] = ()
     """The hidden paths it covers (those under a mounted path: an empty tmpfs over each)."""
-    image_hidden: ImageHidden = field(default_factory=ImageHidden)
+    image_hidden: ImageHidden = NOTHING_HIDDEN
     """The copies of a realpy project in the image that it covers (confine/docker_copies.py)."""
 
     def covers(self, writable: list[Path], readable: list[Path], hidden: Sequence[Path] = (),
-               image_hidden: ImageHidden | None = None) -> bool:
+               image_hidden: ImageHidden = NOTHING_HIDDEN) -> bool:
         """Whether this container already serves a command with these paths: the same writable ones, and
         every readable one under something it mounts (the agent's tool calls share a container)."""
         return self.missing(writable, readable, hidden, image_hidden) == []
 
     def missing(self, writable: list[Path], readable: list[Path],
-                hidden: Sequence[Path] = (), image_hidden: ImageHidden | None = None) -> list[Path] | None:
+                hidden: Sequence[Path] = (), image_hidden: ImageHidden = NOTHING_HIDDEN) -> list[Path] | None:
         """The readable paths this container does not mount (None: its writable or hidden ones differ)."""
         if tuple(sorted(str(p) for p in writable)) != self.writable or _under_any(hidden, self.mounted) != self.hidden:
             return None
-        if (image_hidden or ImageHidden()) != self.image_hidden:
+        if image_hidden != self.image_hidden:
             return None
         return [p for p in readable if not any(p == Path(m) or Path(m) in p.parents for m in self.mounted)]
 
