@@ -32,7 +32,8 @@ doing, and whose fault the rest are),
 `leftovers` (cleaning up after dead runs), `errors` (the exception tree), `inputs` (files an operator
 names, read with a size cap and never a FIFO or a device), `plugins` (the entry-point groups), `testing`
 (a scripted endpoint for plugin authors' tests), `paths` (cache and tool folders), `trees` (copy, walk and
-remove a tree at any depth, never following links), `runfiles` (a run folder's files read safely).
+remove a tree at any depth, never following links), `runfiles` (a run folder's files read safely),
+`plural` ("1 trial", "2 trials").
 
 Glossary: three things were all called "sandbox"; in code and docs they are now
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from agentic_eval.cli.args import check_run_files
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.plural import counted
 
 FORMATS = ("atif", "inspect")
 
@@ -91,7 +92,7 @@ def handle(args: argparse.Namespace) -> int:
 
         require_inspect()
         written = export_inspect(runs, out, names, warn=_warn)
-        print(f"wrote {len(written)} Inspect log{'s' if len(written) != 1 else ''} ({trials} trials) to {out}; "
+        print(f"wrote {counted(len(written), 'Inspect log')} ({trials} trials) to {out}; "
               f"view them with: inspect view --log-dir {out}")
         return 0
     from agentic_eval.export.atif import export_atif
@@ -103,5 +104,5 @@ def handle(args: argparse.Namespace) -> int:
         if changed:  # a run id such as ../../x or /abs from a run folder someone handed over
             _warn(f"run {shown(given)}: not a safe folder name; written under {out / name}")
         count += len(export_atif(run, out / name, warn=_warn, root=out))
-    print(f"wrote {count} ATIF trajectories ({len(runs)} run{'s' if len(runs) != 1 else ''}) under {out}")
+    print(f"wrote {count} ATIF trajectories ({counted(len(runs), 'run')}) under {out}")
     return 0

@@ -27,6 +27,7 @@ from agentic_eval.cli.args import (
     tokens,
 )
 from agentic_eval.errors import AgenticEvalError
+from agentic_eval.plural import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -345,7 +346,7 @@ def trial_words(result: TrialResult, run_dir: Path) -> str:
         [agent_end(result.detail)] if result.detail else [])
     if result.turns.text_tool_call:
         n = result.turns.text_tool_call
-        parts.insert(0, f"{n} text tool call turn{'' if n == 1 else 's'}")
+        parts.insert(0, counted(n, 'text tool call turn'))
     return words + (f" ({'; '.join(parts)})" if parts else "")
 
 
@@ -354,8 +355,8 @@ def fail_reason(result: TrialResult, run_dir: Path) -> str:
     check the grader said no to (a wrong or missing edit)."""
     t = result.turns
     if result.requests and not t.tool_call:
-        kinds = [f"{n} {label} repl{'y' if n == 1 else 'ies'}" for label, n in (("prose", t.prose), ("empty", t.empty))
-                 if n]
+        kinds = [counted(n, f"{label} reply", f"{label} replies")
+                 for label, n in (("prose", t.prose), ("empty", t.empty)) if n]
         what = ", ".join(kinds) if kinds else "only calls written as text" if t.text_tool_call else "no model turn"
         return f"no tool call: {what}" + (f"; {result.detail}" if result.detail else "")
     grader = result.files.get("grader")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import add_tasks_arg, needs_action, print_help_of, seed_number, whole_number
+from agentic_eval.plural import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -176,7 +177,7 @@ def tasks_show(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="ae-show-") as tmp:
         variables = generate_tree(task, args.seed, Path(tmp) / "sandbox")
         files, left_out = _generated_files(Path(tmp) / "sandbox")
-    left_out_text = [f"{name}/ with {_plural(n, 'file')}" for name, n in left_out.items()]
+    left_out_text = [f"{name}/ with {counted(n, 'file')}" for name, n in left_out.items()]
     lines = [
         f"id:          {m.id}",
         f"title:       {m.title}",
@@ -186,7 +187,7 @@ def tasks_show(args: argparse.Namespace) -> int:
         *([f"metadata:    {json.dumps(m.metadata, sort_keys=True, default=str)}"] if m.metadata else []),
         *(line for line in (_environment_lines(task) if m.environment else []) if line.startswith("environment:")),
         f"sandbox:     {m.sandbox.generator} {json.dumps(m.sandbox.params)}  "
-        f"(seed {args.seed}, {_plural(len(files), 'file')})",
+        f"(seed {args.seed}, {counted(len(files), 'file')})",
         f"limits:      agent {m.limits.agent_timeout_s:g}s, grader {m.limits.grader_timeout_s:g}s, "
         f"{m.limits.max_turns} turns",
         f"grader:      {task.grader_path.name}",
@@ -228,10 +229,6 @@ def _generated_files(root: Path) -> tuple[list[str], dict[str, int]]:
         rel = Path(dirpath).relative_to(root)
         files.extend((rel / name).as_posix() for name in filenames if os.path.isfile(os.path.join(dirpath, name)))
     return sorted(files), dict(sorted(left_out.items()))
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def tasks_new(args: argparse.Namespace) -> int:

@@ -153,16 +153,6 @@ def handle(args: argparse.Namespace) -> int:
     return 0 if report.bad == 0 else 1
 
 
-def _seeds_text(seeds: Sequence[int]) -> str:
-    if len(seeds) == 1:
-        return f"seed {seeds[0]}"
-    return f"seeds {seeds[0]}-{seeds[-1]}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 def _table(results: Sequence[TaskValidation]) -> tuple[list[str], list[list[str]]]:
     """Narrow enough for 80 columns without the time: pristine = fails of runs, fixed = passes of runs (an
     impossible task's: `honest fails/runs, cheats caught/runs`), red team = attempts the grader failed (or, on

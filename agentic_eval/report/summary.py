@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_eval.agents.base import NO_TOOL_CALLS_BY_DESIGN
 from agentic_eval.instruments.registry import INSTRUMENTS
+from agentic_eval.plural import counted
 from agentic_eval.report.run_stats import (
     STATISTICS_NOTE,
     impossible_interval,
@@ -75,7 +76,7 @@ class RunSummary:
         lines = len(self.unreadable)
         if not lines:
             return ""
-        return f"{self.trial_count} trials, {lines} unreadable line{'s' if lines != 1 else ''}"
+        return f"{self.trial_count} trials, {counted(lines, 'unreadable line')}"
 
     def _tasks_where(self, pred: Callable[[TrialResult], bool]) -> int:
         return len({t.task_id for t in self.trials if pred(t)})
@@ -147,8 +148,8 @@ class RunSummary:
             return ""
         names = ", ".join(f"{t.task_id} a{t.attempt} ({t.tool_requests})" for t in trials[:10])
         more = f" and {len(trials) - 10} more" if len(trials) > 10 else ""
-        return (f"{self.config.run_id}: the agent's tools sent their own requests to the endpoint in {len(trials)} "
-                f"trial{'s' if len(trials) != 1 else ''}, refused and recorded (refused.jsonl): {names}{more}")
+        return (f"{self.config.run_id}: the agent's tools sent their own requests to the endpoint in "
+                f"{counted(len(trials), 'trial')}, refused and recorded (refused.jsonl): {names}{more}")
 
     def internet_missing_note(self) -> str:
         """One line when trials ran without the internet their task asks for (`TrialResult.internet_missing`), or ''."""
@@ -157,7 +158,7 @@ class RunSummary:
             return ""
         tasks = sorted({t.task_id for t in trials})
         more = f" and {len(tasks) - 5} more" if len(tasks) > 5 else ""
-        return (f"{self.config.run_id}: {len(trials)} trial{'s' if len(trials) != 1 else ''} ran without the internet "
+        return (f"{self.config.run_id}: {counted(len(trials), 'trial')} ran without the internet "
                 f"their task asks for (allow_internet; the engine's containers reached none): {', '.join(tasks[:5])}"
                 f"{more}; a verifier that failed for want of it is unscored, not a fail")
 
@@ -576,7 +577,7 @@ def print_report(summaries: list[RunSummary], console: Console, instruments: lis
             console.print(line, markup=False)
         if s.ended_by_the_model:
             n = s.ended_by_the_model
-            console.print(f"{s.config.run_id}: {n} trial{'s' if n != 1 else ''} graded although the model ended "
+            console.print(f"{s.config.run_id}: {counted(n, 'trial')} graded although the model ended "
                           "its agent's run itself (fault 'model': see their detail)", markup=False)
         if note := s.tool_request_note():
             console.print(note, markup=False)

@@ -20,6 +20,7 @@ from agentic_eval.confine.backend import SandboxBackend
 from agentic_eval.endpoint import Endpoint
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.packs.task import Task, environment_tasks
+from agentic_eval.plural import counted
 from agentic_eval.results.records import RunConfig, TrialResult, utc_now
 from agentic_eval.results.run_folder import RunPlan, TrialSpec, pack_infos, versions
 from agentic_eval.runner.settings import RunSettings
@@ -273,10 +274,8 @@ def _announcement(plan: RunPlan, settings: RunSettings, tasks: int, *, model: st
                   sandbox: str) -> str:
     """The line that starts a run: its trials, agent, model (None: an agent that calls none), jobs, sandbox."""
     config = plan.config
-    def n(count: int, word: str) -> str:
-        return f"{count} {word}{'' if count == 1 else 's'}"
-
-    return (f"run {config.run_id}: {n(len(plan.trials), 'trial')} ({n(tasks, 'task')} x {n(config.attempts, 'attempt')}"
+    return (f"run {config.run_id}: {counted(len(plan.trials), 'trial')} "
+            f"({counted(tasks, 'task')} x {counted(config.attempts, 'attempt')}"
             + (f", {plan.skipped} already scored" if plan.skipped else "")
             + f"), agent {settings.agent}, "
             + (f"model {model} at {at}" if model is not None else "no model calls")

@@ -18,6 +18,7 @@ from pathlib import Path
 from agentic_eval.grading import gitsafe
 from agentic_eval.packs.task import Task
 from agentic_eval.paths import cache_dir
+from agentic_eval.plural import counted
 
 CACHE_VERSION = 1
 
@@ -41,8 +42,7 @@ class FixSize:
             return f"? ({self.error})"
         if not self.files:
             return "no change"
-        noun = "file" if len(self.files) == 1 else "files"
-        return f"{len(self.files)} {noun} +{self.added} -{self.removed}"
+        return f"{counted(len(self.files), 'file')} +{self.added} -{self.removed}"
 
 
 def parse_numstat(text: str) -> FixSize:

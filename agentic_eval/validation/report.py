@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from agentic_eval.grading.grader import GradeResult, ScriptResult, Verdict
 from agentic_eval.packs.task import Task
+from agentic_eval.plural import counted
 
 
 @dataclass
@@ -194,7 +195,7 @@ class ValidationReport:
         groups = self.seed_groups()
         if len(groups) <= 1:
             return [evidence(next(iter(groups), len(self.seeds)), self.repeat)]
-        return [f"{_plural(len(ids), 'task')} ({', '.join(ids[:3])}{' ...' if len(ids) > 3 else ''}): "
+        return [f"{counted(len(ids), 'task')} ({', '.join(ids[:3])}{' ...' if len(ids) > 3 else ''}): "
                 f"{evidence(n, self.repeat)}" for n, ids in groups.items()]
 
     def ran(self) -> str:
@@ -202,12 +203,12 @@ class ValidationReport:
         (`seeds 0-2 x 2 runs, 14 red-team attempts on seed 0`; for tasks no seed reaches and no red team works
         on, `seed 0 x 2 runs, no red team (not run on environment tasks)`)."""
         groups = self.seed_groups()
-        runs = _plural(self.repeat, "run")
+        runs = counted(self.repeat, "run")
         if len(groups) <= 1:
             count = next(iter(groups), len(self.seeds))
             checks = f"{_seeds_range(self.seeds[:count])} x {runs}"
         else:
-            checks = "; ".join(f"{_plural(len(ids), 'task')} {_seeds_range(self.seeds[:n])} x {runs}"
+            checks = "; ".join(f"{counted(len(ids), 'task')} {_seeds_range(self.seeds[:n])} x {runs}"
                                for n, ids in groups.items())
         attempts = len({a.attempt for t in self.tasks for a in t.redteam or () if a.verdict != "skipped"})
         if self.redteam is None:
@@ -216,7 +217,7 @@ class ValidationReport:
             team = "no red team on environment tasks" if groups else "no red team"
         else:
             on, ran = sum(1 for t in self.tasks if t.redteam), sum(map(len, groups.values()))
-            team = (f"{_plural(attempts, 'red-team attempt')} on {_seeds_range(self.redteam_seeds)}"
+            team = (f"{counted(attempts, 'red-team attempt')} on {_seeds_range(self.redteam_seeds)}"
                     + (f" ({on} of {ran} tasks)" if on < ran else "") + self._ungraded())
         return f"{checks}, {team}"
 
@@ -253,7 +254,7 @@ def evidence(seeds: int, repeat: int) -> str:
     one run in N (independently), or one that is wrong for one seed in N, would still do right every run."""
     runs = seeds * repeat
     rates = ", ".join(f"1 in {n}: {_percent((1 - 1 / n) ** runs)}" for n in (4, 10))
-    text = (f"{_plural(runs, 'run')} of each check ({_plural(seeds, 'seed')} x {repeat}): a grader that goes wrong "
+    text = (f"{counted(runs, 'run')} of each check ({counted(seeds, 'seed')} x {repeat}): a grader that goes wrong "
             f"1 run in 2 would slip past {'it' if runs == 1 else 'them'} {_percent(0.5 ** runs)} of the time "
             f"({rates})")
     if seeds == 1:
@@ -308,10 +309,6 @@ def fix_problem(fix: ScriptResult, task: Task) -> str:
 
 def _seeds_range(seeds: Sequence[int]) -> str:
     return f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {seeds[0]}-{seeds[-1]}" if seeds else "no seed"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _seeds_text(seeds: Sequence[int]) -> str:

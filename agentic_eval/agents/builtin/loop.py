@@ -38,6 +38,7 @@ from agentic_eval.classify.turn import find_text_tool_calls
 from agentic_eval.endpoint import not_an_event_stream, shared_ssl_context
 from agentic_eval.errors import AgenticEvalError
 from agentic_eval.faults import is_context_refusal
+from agentic_eval.plural import counted
 from agentic_eval.wire.bounded import ACCEPT_ENCODING, UnreadableReply, bound_replies, json_reply
 from agentic_eval.wire.chat_stream import ChatStreamAssembler
 from agentic_eval.wire.sse import MAX_LINE_BYTES, SSEDecoder, StreamUnreadable, stream_error
@@ -78,10 +79,6 @@ class Transcript:
 
     def close(self) -> None:
         self._file.close()
-
-
-def _turns(n: int) -> str:
-    return f"{n} turn" if n == 1 else f"{n} turns"
 
 
 def _option(ctx: AgentContext, key: str, kind: Callable[[Any], T], default: T) -> T:
@@ -284,10 +281,10 @@ class _Loop:
         waiting = False  # stopped while waiting for the model (the endpoint's time), not in a tool (the model's)
         while True:
             if ctx.cancel.is_set():
-                return AgentOutcome("cancelled", detail=f"cancelled after {_turns(self.turns)}")
+                return AgentOutcome("cancelled", detail=f"cancelled after {counted(self.turns, 'turn')}")
             if time.monotonic() >= self.deadline:
                 return AgentOutcome("timeout", detail=f"agent time limit of {ctx.timeout_s:g}s reached "
-                                                      f"after {_turns(self.turns)}",
+                                                      f"after {counted(self.turns, 'turn')}",
                                     waiting_for_endpoint=waiting, timed_out_at=self.deadline)
             if self.turns >= ctx.max_turns:
                 return AgentOutcome("completed", stop_reason="max_turns")
