@@ -9,7 +9,7 @@ import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentic_eval.errors import EndpointError
+from agentic_eval.errors import EndpointError, ModelNotServedError
 
 if TYPE_CHECKING:
     import httpx
@@ -241,7 +241,7 @@ def preflight(endpoint: Endpoint, model: str) -> list[str] | None:
     without a /models route: the first request will tell)."""
     models = list_models(endpoint)
     if models is not None and model not in models:
-        raise EndpointError(not_served(endpoint, model, models))
+        raise ModelNotServedError(not_served(endpoint, model, models))
     return models
 
 

@@ -41,3 +41,7 @@ class GraderError(AgenticEvalError):
 
 class EndpointError(AgenticEvalError):
     """The model endpoint is unreachable or does not serve the model."""
+
+
+class ModelNotServedError(EndpointError):
+    """The endpoint answers but does not list the model (`endpoint.preflight`): the model's name is wrong."""

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from agentic_eval.cli import main
+from agentic_eval.endpoint import not_served, resolve_endpoint
 from agentic_eval.instruments.battery import case_key, generate_cases
 from agentic_eval.testing import FakeEndpoint, ReceivedRequest, ScriptedReply
 from tests.helpers import (
@@ -163,6 +164,7 @@ def test_mistakes_are_one_line_before_anything_starts(mini_pack: Path, tmp_path:
         file.write_text(f'packs = ["{mini_pack}"]\n[[models]]\nname = "servd"\nbase_url = "{url}"\n')
         err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))
         assert "models[1] (name 'servd').name" in err and "did you mean 'served'" in err
+        assert err.endswith(f"name: {not_served(resolve_endpoint(url), 'servd', ['served'])}")  # run's own line
         file.write_text(f'packs = ["{mini_pack}"]\ntasks = ["answer-fil"]\n[[models]]\nname = "served"\n'
                         f'base_url = "{url}"\n')
         err = _error(capsys, "campaign", str(file), "--run-dir", str(runs))

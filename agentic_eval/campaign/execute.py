@@ -155,18 +155,16 @@ def _api_key(model: ModelSpec, where: str, file: Path) -> str | None:
 
 
 def _check_endpoint(model: ModelEndpoint, file: Path) -> None:
-    """The endpoint answers and lists the model: else one line naming the file and key."""
-    from agentic_eval.endpoint import list_models, resolve_endpoint
+    """The endpoint answers and lists the model (`endpoint.preflight`): else its line, naming the file and key."""
+    from agentic_eval.endpoint import preflight, resolve_endpoint
+    from agentic_eval.errors import ModelNotServedError
 
     try:
-        endpoint = resolve_endpoint(model.base_url, model.api_key)
-        served = list_models(endpoint)
+        preflight(resolve_endpoint(model.base_url, model.api_key), model.spec.name)
+    except ModelNotServedError as exc:
+        raise AgenticEvalError(f"{file}: {model.where}.name: {exc}") from None
     except AgenticEvalError as exc:
         raise AgenticEvalError(f"{file}: {model.where}.base_url: {in_file_terms(str(exc))}") from None
-    if served is not None and model.spec.name not in served:
-        hint = _did_you_mean(model.spec.name, served)
-        raise AgenticEvalError(f"{file}: {model.where}.name: {endpoint.shown_url} does not serve {model.spec.name!r}"
-                               f"{hint}; it lists: {', '.join(served) or 'none'}")
 
 
 def _check_local(model: ModelEndpoint, file: Path) -> None:
