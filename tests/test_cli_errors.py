@@ -268,11 +268,16 @@ def test_an_instrument_run_given_to_resume_or_export_says_what_it_is(a_run: Path
     """They said `not a run folder (no run.json)` and `no run folder in it`."""
     (a_run.parent / "speed1").mkdir()
     (a_run.parent / "speed1" / "instrument.json").write_text("{}")
+    said = "agentic-eval: error: runs/speed1 is an instrument's run: only agent runs (agentic-eval run) have trials to"
     assert main(["run", "--resume", "runs/speed1"]) == 2
-    assert capsys.readouterr().err == ("agentic-eval: error: runs/speed1 is an instrument's run: only agent runs "
-                                       "(agentic-eval run) are resumed; run the instrument again for a new one\n")
+    assert capsys.readouterr().err == f"{said} resume\n"
     assert main(["export", "runs/speed1", "--format", "atif", "--out", "out"]) == 2
-    assert "runs/speed1 is an instrument run: only agent runs (agentic-eval run) have trials" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"{said} export\n"
+    from agentic_eval.errors import AgenticEvalError
+    from agentic_eval.runner.planning import plan_resume
+
+    with pytest.raises(AgenticEvalError, match="instrument's run: .* have trials to resume$"):  # the library's too
+        plan_resume("runs/speed1")
 
 
 def test_validate_footer_says_which_red_team_attempts_the_table_leaves_out() -> None:

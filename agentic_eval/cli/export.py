@@ -34,15 +34,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def find_runs(given: str, runs_root: Path) -> list[Path]:
     """The agent run folders RUN names: itself, or every run folder under it (never inside a trial's folder,
     where a kept sandbox holds whatever the model wrote)."""
-    from agentic_eval.results.instrument_runs import is_instrument_run
-    from agentic_eval.results.run_folder import RUN_FILE, enclosing_run, resolve_run_dir
+    from agentic_eval.results.run_folder import RUN_FILE, inside_run, is_run, resolve_agent_run
 
     path = Path(given)
-    if (path / RUN_FILE).is_file() or is_instrument_run(path) or not path.is_dir():
-        run = resolve_run_dir(given, runs_root)
-        if is_instrument_run(run):
-            raise AgenticEvalError(f"{given} is an instrument run: only agent runs (agentic-eval run) have trials")
-        return [run]
+    if is_run(path) or not path.is_dir():
+        return [resolve_agent_run(given, runs_root, to="export")]
     found = []
     for folder, subfolders, files in os.walk(path):
         if RUN_FILE in files:
@@ -51,10 +47,8 @@ def find_runs(given: str, runs_root: Path) -> list[Path]:
         else:
             subfolders.sort()
     if not found:
-        if (around := enclosing_run(path)) is not None:
-            raise AgenticEvalError(f"{given} is inside the run {around}: give that folder")
-        raise AgenticEvalError(f"{given}: no run folder in it (a run folder holds {RUN_FILE}); give a run, or a "
-                               "folder of runs such as a campaign's")
+        raise AgenticEvalError(inside_run(path) or f"{given}: no run folder in it (a run folder holds {RUN_FILE}); "
+                               "give a run, or a folder of runs such as a campaign's")
     return sorted(found)
 
 

@@ -46,7 +46,7 @@ def handle(args: argparse.Namespace) -> int:
     from agentic_eval.instruments.registry import kinds
     from agentic_eval.report.summary import print_report, render_markdown, summarize_run
     from agentic_eval.results.instrument_runs import is_instrument_run, read_instrument_run
-    from agentic_eval.results.run_folder import not_a_runs_folder, resolve_run_dir
+    from agentic_eval.results.run_folder import holds_runs, is_run, not_a_runs_folder, resolve_run_dir
 
     runs_root = Path(args.run_dir)
     if runs_root.exists() and not runs_root.is_dir():
@@ -63,12 +63,12 @@ def handle(args: argparse.Namespace) -> int:
         return 0
     if args.runs:
         for given in args.runs:  # a folder above campaigns only (runs/ after `campaign`): neither a run nor runs
-            if (campaigns := _campaign_folders(Path(given))) and not _holds_runs(Path(given)):
+            if (campaigns := _campaign_folders(Path(given))) and not (is_run(Path(given)) or holds_runs(Path(given))):
                 raise AgenticEvalError(f"{given} holds campaign folders ({', '.join(c.name for c in campaigns)}), "
                                        f"not runs: report one with: {_report_command(campaigns[0])}")
         dirs = [resolve_run_dir(r, runs_root) for r in args.runs]
     else:
-        dirs = sorted(p.parent for p in [*runs_root.glob("*/run.json"), *runs_root.glob("*/instrument.json")])
+        dirs = sorted(c for c in runs_root.iterdir() if c.is_dir() and is_run(c)) if runs_root.is_dir() else []
         campaigns = _campaign_folders(runs_root)
         if campaigns:
             say = "holds no runs of its own but campaign folders" if not dirs else "also holds campaign folders"
@@ -120,12 +120,6 @@ def _is_campaign(folder: Path) -> bool:
     from agentic_eval.campaign.execute import CAMPAIGN_FILE
 
     return (folder / CAMPAIGN_FILE).is_file()
-
-
-def _holds_runs(folder: Path) -> bool:
-    """Whether `folder` is a run or holds runs directly (what resolve_run_dir answers for)."""
-    return any((f / m).exists() for f in (folder, *(c for c in folder.iterdir() if c.is_dir()))
-               for m in ("run.json", "instrument.json"))
 
 
 def _campaign_folders(root: Path) -> list[Path]:

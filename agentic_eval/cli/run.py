@@ -141,14 +141,9 @@ DEFAULT_LOCAL_CTX = 16384
 
 def _check_resumed(args: argparse.Namespace) -> None:
     """The run --resume names: its records regular files of a sane size, before anything reads them."""
-    from agentic_eval.results.instrument_runs import is_instrument_run
-    from agentic_eval.results.run_folder import resolve_run_dir
+    from agentic_eval.results.run_folder import resolve_agent_run
 
-    run_dir = resolve_run_dir(args.resume, Path(args.run_dir))
-    if is_instrument_run(run_dir):  # it said `not a run folder (no run.json)`
-        raise AgenticEvalError(f"{args.resume} is an instrument's run: only agent runs (agentic-eval run) are resumed; "
-                               "run the instrument again for a new one")
-    check_run_files(run_dir)
+    check_run_files(resolve_agent_run(args.resume, Path(args.run_dir), to="resume"))
 
 
 def _local_from_record(args: argparse.Namespace) -> None:

@@ -44,40 +44,57 @@ def read_run_config(run_dir: Path) -> RunConfig:
         raise AgenticEvalError(f"{path}: unreadable run config ({exc.errors()[0]['msg']})") from None
 
 
+RUN_MARKERS = (RUN_FILE, INSTRUMENT_FILE)
+"""What a run's folder holds: an agent run's config, or an instrument run's record."""
+
+
+def is_run(path: Path) -> bool:
+    """Whether `path` is a run's folder (an agent run's or an instrument's)."""
+    return any((path / m).exists() for m in RUN_MARKERS)
+
+
+def holds_runs(folder: Path) -> bool:
+    """Whether `folder` holds runs directly (a runs folder, a campaign's model folder), not being one."""
+    return folder.is_dir() and any(is_run(child) for child in folder.iterdir() if child.is_dir())
+
+
 def resolve_run_dir(run: str | Path, runs_root: Path | None = None) -> Path:
     """A run given as a folder path, or as a run id under `runs_root` (default ./runs)."""
-    markers = (RUN_FILE, INSTRUMENT_FILE)
     path = Path(run)
-    if any((path / m).exists() for m in markers):
+    if is_run(path):
         return path
     root = runs_root or Path("runs")
-    if any((root / str(run) / m).exists() for m in markers):
+    if is_run(root / str(run)):
         return root / str(run)
-    if path.is_dir() and any(any((child / m).exists() for m in markers) for child in path.iterdir() if child.is_dir()):
+    if holds_runs(path):
         raise AgenticEvalError(f"{run} holds runs, it is not one: give one of its runs, or all of them with "
                                f"--run-dir {run}")
     if path.exists():
-        raise AgenticEvalError(_not_a_run(path, markers, root))
+        raise AgenticEvalError(inside_run(path) or _not_a_run(path, root))
     raise AgenticEvalError(f"run {run!r} not found (give its folder, or its id under {root}/)")
 
 
-def _not_a_run(path: Path, markers: Sequence[str], root: Path) -> str:
-    """Why a path that exists is not a run: the run it lies in (a trial's folder, trials.jsonl), or what a run
-    folder holds."""
-    run = enclosing_run(path)
-    if run is not None:
-        return f"{path} is inside the run {run}: give that folder"
+def resolve_agent_run(run: str | Path, runs_root: Path, *, to: str) -> Path:
+    """`resolve_run_dir`, refusing an instrument's run in one line: it has no trials `to` (export, resume...)."""
+    run_dir = resolve_run_dir(run, runs_root)
+    if (run_dir / INSTRUMENT_FILE).is_file():
+        raise AgenticEvalError(f"{run} is an instrument's run: only agent runs (agentic-eval run) have trials to {to}")
+    return run_dir
+
+
+def _not_a_run(path: Path, root: Path) -> str:
     what = "a folder" if path.is_dir() else "a file"
-    return (f"{path} is {what}, not a run (a run's folder holds {' or '.join(markers)}): give a run's folder, or "
-            f"its id under {root}/")
+    return (f"{path} is {what}, not a run (a run's folder holds {' or '.join(RUN_MARKERS)}): give a run's folder, "
+            f"or its id under {root}/")
 
 
-def enclosing_run(path: Path) -> Path | None:
-    """The run folder a path lies in, up to three levels up (a trial's folder, a file in it), shown relative to
-    the working folder where it is under it; None when there is none."""
+def inside_run(path: Path) -> str | None:
+    """The line for a path that lies in a run (a trial's folder, a file in it, up to three levels down), naming
+    that run (relative to the working folder where it is under it); None when it lies in none."""
     for parent in list(path.absolute().parents)[:3]:
-        if any((parent / m).exists() for m in (RUN_FILE, INSTRUMENT_FILE)):
-            return parent.relative_to(Path.cwd()) if parent.is_relative_to(Path.cwd()) else parent
+        if is_run(parent):
+            run = parent.relative_to(Path.cwd()) if parent.is_relative_to(Path.cwd()) else parent
+            return f"{path} is inside the run {run}: give that folder"
     return None
 
 

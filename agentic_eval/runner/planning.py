@@ -158,10 +158,10 @@ def plan_resume(run: str | Path, given: Mapping[str, Any] | None = None, /, *,
     `RunSettings.resumed_with`). `tasks` may point at the packs' new place (the tasks' digests still decide
     which trials stand); keywords add to `given`. It goes back to the endpoint it recorded unless
     `base_url` (or `local_server`) says otherwise; a key is never stored, so give `api_key` again."""
-    from agentic_eval.results.run_folder import read_run_config, resolve_run_dir
+    from agentic_eval.results.run_folder import read_run_config, resolve_agent_run
 
     given = {**(given or {}), **keywords}
-    run_dir = resolve_run_dir(run, Path(given.get("runs_root") or "runs"))
+    run_dir = resolve_agent_run(run, Path(given.get("runs_root") or "runs"), to="resume")
     config = read_run_config(run_dir)
     try:
         settings = RunSettings.recorded(config).resumed_with(given)
