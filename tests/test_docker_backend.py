@@ -87,6 +87,17 @@ def run(backend: object, sandbox: Path, command: str, spec: Spec | None = None,
                           env=env or {"PATH": os.environ["PATH"], "TASK_VAR": "v1"}, check=False)
 
 
+def test_a_closed_backend_is_not_kept_for_exit(backend: object, tmp_path: Path) -> None:
+    """Its containers are closed at exit while it has any; close_all drops it (the atexit hook kept every backend
+    ever made, closed or not, for the life of the process)."""
+    from agentic_eval.confine import docker
+
+    assert run(backend, _sandbox(tmp_path), "true").returncode == 0
+    assert id(backend) in docker._OPEN
+    backend.close_all()  # type: ignore[attr-defined]
+    assert id(backend) not in docker._OPEN
+
+
 def test_commands_run_confined_in_the_sandbox(backend: object, tmp_path: Path) -> None:
     sandbox = _sandbox(tmp_path)
     proc = run(backend, sandbox, "id -u; cat a.txt; echo $TASK_VAR; echo written > b.txt; "

@@ -191,3 +191,24 @@ def test_the_doc_backend_takes_its_option_from_the_cli_and_from_a_campaign_file(
     assert bad.returncode != 0
     assert bad.stderr.strip().splitlines()[-1].endswith(
         "--sandbox nice: unknown option 'colour' (it takes: niceness); give --sandbox-opt KEY=VALUE"), bad.stderr
+
+
+def test_a_runs_backend_is_closed_when_the_run_ends(tmp_path: Path, mini_pack: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Campaign.execute calls the backend's close_all (its containers, threads and connections go when the run
+    ends, not at exit): a backend plugin that counts its calls, installed as pip would (a .dist-info folder)."""
+    from agentic_eval.runner.api import start_run
+
+    dist = tmp_path / "site" / "closing_backend-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: closing-backend\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[agentic_eval.backends]\nclosing = closing_backend:ClosingBackend\n")
+    (tmp_path / "site" / "closing_backend.py").write_text(
+        "from agentic_eval.confine.host import LocalBackend\n\n\n"
+        "class ClosingBackend(LocalBackend):\n    closed = 0\n    name = 'closing'\n\n"
+        "    def close_all(self):\n        type(self).closed += 1\n        super().close_all()\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    done = start_run(agent="nop", tasks=[mini_pack], sandbox="closing", runs_root=tmp_path / "runs")
+    import closing_backend  # type: ignore[import-not-found]
+
+    assert [t.outcome for t in done.trials_run] == ["fail"] and closing_backend.ClosingBackend.closed == 1

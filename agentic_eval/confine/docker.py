@@ -237,6 +237,17 @@ class DockerOptions(BackendOptions):
         return self
 
 
+_OPEN: dict[int, DockerBackend] = {}
+"""The backends that started containers since their last close_all (id -> backend): closed at interpreter exit,
+then dropped, so a long process of many runs (a campaign, the API) keeps none of the runs that ended."""
+
+
+@atexit.register
+def _close_open() -> None:
+    for backend in list(_OPEN.values()):
+        backend.close_all()
+
+
 @dataclass
 class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
     """Trials in containers, spread over `hosts` by free capacity."""
@@ -299,7 +310,6 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         if remote and shutil.which("docker") is None:  # the exec helper talks to unix sockets itself
             raise AgenticEvalError(
                 f"the docker sandbox reaches {remote[0]} with the docker CLI: apt-get install docker.io")
-        atexit.register(self.close_all)
 
     # ----- the backend contract (see SandboxBackend: these are its hooks)
 
@@ -488,10 +498,13 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         for engine in self.engines:  # its pooled connections (a new request opens one again)
             with contextlib.suppress(Exception):
                 engine.client.close()
+        _OPEN.pop(id(self), None)
 
     # ----- containers
 
     def _pick(self) -> Engine:
+        """The freest live engine, for a container about to start: the backend is open until its close_all."""
+        _OPEN[id(self)] = self
         live = [e for e in self.engines if not e.lost]
         if not live:
             lost = "; ".join(f"{e.name}: {e.lost}" for e in self.engines)
