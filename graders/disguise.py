@@ -48,7 +48,7 @@ Python: dropping the parentheses and the `N, ` and folding the constants gives b
 version and of each dead copy alike. The decoys are disguise.js's own (the same units: a function's or a method's
 body copied into an arrow or `function*` never called, a run of top-level statements into `if (0) { (async () =>
 { ... }); }`); the live version is the one not inside such a wrapper, a structure analysis again. A Node whose
-internals moved lends no parser: the text then gets the stamp line only, and the grader's output says so. All of a
+internals moved lends no parser: the grade is then a grader error (unscored), never graded undisguised. All of a
 grade's JavaScript texts go to one Node process (`disguised_all`, `Disguising`: a Node start costs more than a text),
 each with a seed of its own from fresh randomness and checked on its own, with the group of texts of its path (one
 copy of each in the request: the script plans a group's decoys once, before its first text); it writes each text as
@@ -148,7 +148,6 @@ class _NodeBatch:
         self.lines: list[str] = []
         self.done = False
         self.error = ""
-        self.said = False
         self.changed = threading.Condition()
         groups = _groups(items)
         numbers = {path: number for number, path in enumerate(groups)}
@@ -174,8 +173,10 @@ class _NodeBatch:
         stderr = self.proc.stderr.read()
         code = self.proc.wait()
         with self.changed:
-            if code != 0 and "Cannot find module" in stderr and not self.lines:
-                self.error = "no parser"
+            if code != 0 and "Cannot find module" in stderr and not self.lines:  # this machine's fault: unscored
+                self.error = ("a JavaScript module cannot be disguised: this Node lends no parser (node "
+                              "--expose-internals cannot load its bundled acorn); use a Node build that bundles it "
+                              "(nodejs.org's)")
             elif code != 0 or len(self.lines) != len(self.texts):
                 self.error = (f"disguising JavaScript modules failed (exit {code}, {len(self.lines)} of "
                               f"{len(self.texts)} texts): {stderr[-300:]}")
@@ -191,13 +192,7 @@ class _NodeBatch:
                     raise RuntimeError(f"disguising JavaScript modules took over {NODE_TIMEOUT_S:g}s")
                 self.changed.wait(left)
             if place >= len(self.lines):
-                if self.error != "no parser":
-                    raise RuntimeError(self.error)
-                if not self.said:
-                    self.said = True
-                    print("· the JavaScript module is not disguised: this Node lends no parser (only the stamp line)",
-                          flush=True)
-                return self.texts[place]
+                raise RuntimeError(self.error)
             answer = json.loads(self.lines[place])
         for line in answer.get("dropped", [])[:1]:
             print(f"· a JavaScript module: {str(line)[:300]}", flush=True)

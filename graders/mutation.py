@@ -117,14 +117,6 @@ def stamped(path: str, text: str) -> str:
     return _stamp(path, disguise.disguised(path, text))
 
 
-def stamped_all(path: str, texts: Sequence[str]) -> list[str]:
-    """`stamped(path, text)` of each of `texts`, in order, each disguised and stamped with randomness of its own; the
-    JavaScript ones disguised in one Node process (graders/disguise.py's `disguised_all`)."""
-    import disguise
-
-    return [_stamp(path, text) for text in disguise.disguised_all([(path, text) for text in texts])]
-
-
 def _stamp(path: str, text: str) -> str:
     """`text` (disguised already) with the comment line no one can predict, after a `#!` line."""
     import secrets
