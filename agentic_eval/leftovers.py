@@ -9,8 +9,9 @@ that process's start time, so a reused pid is not mistaken for the owner) and na
 folder (`ae-grading-*`, its work copy of the model's code; as root a size-capped tmpfs mount), a confined
 CLI's wire socket folder (`ae-wire-*`), the built-in agent's HOME under `--sandbox local` (`ae-home-*`),
 the docker backend's stand-in /root (`ae-root-*`), a root harness's passwd and group files for bwrap
-(`ae-identity-*`, one per run process), a grader's variables file (`ae-vars-*`: the task's expected answers)
-and `validate`'s folder per task (`ae-validate-*`). `MarkedTempDir` makes one. A folder bound into a sandbox whole,
+(`ae-identity-*`, one per run process), a grader's variables file (`ae-vars-*`: the task's expected answers),
+`validate`'s folder per task (`ae-validate-*`) and a reward verifier's (`ae-verify-*`, its /logs/verifier a capped
+tmpfs as root). `MarkedTempDir` makes one. A folder bound into a sandbox whole,
 or used as HOME, is handed out as a folder inside the marked one, so the mark stays out of the model's
 sight. `clean_dead_runs`, called when a run or a resume starts, removes the folders whose owner is gone,
 after killing the processes whose working folder is inside them and, as root, unmounting the mounts
@@ -50,7 +51,7 @@ from pathlib import Path
 TRIAL_FOLDER_PREFIX = "ae-trial-"
 """Name prefix of a trial's temp folder (`tempfile.mkdtemp(prefix=...)` in the runner)."""
 TEMP_FOLDER_PREFIXES = (TRIAL_FOLDER_PREFIX, "ae-grading-", "ae-wire-", "ae-home-", "ae-root-", "ae-identity-",
-                        "ae-vars-", "ae-validate-")
+                        "ae-vars-", "ae-validate-", "ae-verify-")
 """Name prefixes of the marked temp folders that `clean_dead_runs` removes once their run is dead (see above)."""
 LINK_FOLDER_PREFIX = "ae-sock-"
 """confine/relay.py's LINK_FOLDER_PREFIX: that module runs in the sandbox on the standard library alone, so it

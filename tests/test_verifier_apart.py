@@ -167,6 +167,30 @@ def test_declared_artifacts_reach_a_fresh_verifier(docker_env: str, tmp_path: Pa
     assert any("[verifier] artifacts" in note and 'container = \"agent\"' in note for note in task["notes"])
 
 
+def test_a_verifier_that_floods_its_logs_is_bounded_and_noted(docker_env: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """/logs/verifier is capped in files (and bytes): a verifier (or the model's code it runs) that makes more empty
+    files than the cap stops there, the trial goes on, and its grader output says so. Two million of them took over a
+    minute to remove after the trial, and as many of the machine's inodes; here the cap is 200."""
+    import os
+
+    from agentic_eval.confine import docker_env as env
+
+    if os.geteuid() != 0:
+        pytest.skip("the capped /logs/verifier needs root (a tmpfs mount)")
+    monkeypatch.setattr(env, "LOGS_FILES", 200)
+    flood = ("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\nfor i in $(seq 1 500); do : > /logs/verifier/f$i || "
+             "{ echo \"stopped at $i\"; break; }; done\n")
+    trial = _trial(tmp_path, _pack(tmp_path, "flood", test_sh=flood), [WORK])
+    assert trial["outcome"] == "pass", trial
+    grader = (tmp_path / "runs" / "flood" / trial["run_id"] / trial["files"]["grader"]).read_text()
+    assert "agentic-eval: /logs/verifier reached its cap of 200 files and folders" in grader, grader
+    import re
+
+    stopped = re.search(r"stopped at (\d+)", grader)
+    assert stopped and 190 <= int(stopped[1]) <= 200, grader  # its root and reward.txt count too
+
+
 def test_the_verifier_keys_load(tmp_path: Path) -> None:
     """Harbor's [verifier] container and artifacts load as ours; `environment_mode = "shared"` alone is a note; a
     relative artifact is an error naming the field."""

@@ -29,7 +29,6 @@ import posixpath
 import secrets
 import shutil
 import tarfile
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -41,7 +40,7 @@ from agentic_eval.confine.env_changes import ProgramChanges, program_changes, wo
 from agentic_eval.confine.env_images import LABEL, SNAPSHOT_REPOSITORY
 from agentic_eval.confine.layer_cap import LayerWatch, create_capped, layer_full
 from agentic_eval.errors import AgenticEvalError
-from agentic_eval.leftovers import owner_labels
+from agentic_eval.leftovers import MarkedTempDir, owner_labels
 
 if TYPE_CHECKING:
     from agentic_eval.confine.env_spec import EnvironmentSpec, EnvironmentTask
@@ -50,6 +49,53 @@ REWARD_FILES = ("reward.txt", "reward.json")
 """Where a Harbor verifier writes its reward, in /logs/verifier."""
 VERIFIER_LOGS = "/logs/verifier"
 TESTS_MOUNT = "/tests"
+LOGS_BYTES = 64 << 20
+"""At most this many bytes in a verifier's /logs/verifier (its reward and its own logs: a few KiB in practice)."""
+LOGS_FILES = 10_000
+"""At most this many files and folders there: two million empty ones (no bytes) took the harness over a minute to
+remove after each such trial, and the machine's disk as many inodes."""
+
+
+class VerifierLogs:
+    """A verifier's /logs/verifier on this machine: `path` in `work`, as root a tmpfs mounted there capped at
+    LOGS_BYTES and LOGS_FILES (else a plain folder, uncapped, as docker's work dir is without root). What the
+    verifier (or the model's code it runs) writes past the cap fails (ENOSPC); `full` says so for the record, and
+    `close` unmounts it at once however much it holds (a run killed meanwhile: the next one unmounts it, its folder
+    being marked)."""
+
+    def __init__(self, work: Path) -> None:
+        import subprocess
+
+        files, size = LOGS_FILES, LOGS_BYTES
+        self.path = work / "logs"
+        self.path.mkdir()
+        os.chmod(self.path, 0o777)
+        self.capped = os.geteuid() == 0 and shutil.which("mount") is not None and subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size},nr_inodes={files},mode=0777,nosuid,nodev",
+             "agentic-eval-logs", str(self.path)], capture_output=True, check=False).returncode == 0
+        self.files, self.size = files, size
+
+    def full(self) -> str:
+        """The record's note when the verifier's writes met the cap (its files or its bytes), or ''."""
+        if not self.capped:
+            return ""
+        st = os.statvfs(self.path)
+        if st.f_ffree == 0:
+            return (f"agentic-eval: {VERIFIER_LOGS} reached its cap of {self.files} files and folders; what the "
+                    "verifier wrote past it failed")
+        if st.f_bavail * st.f_frsize < 64 << 10:
+            return (f"agentic-eval: {VERIFIER_LOGS} reached its cap of {self.size >> 20} MiB; what the verifier "
+                    "wrote past it failed")
+        return ""
+
+    def close(self) -> None:
+        import subprocess
+
+        if self.capped:
+            subprocess.run(["umount", "--lazy", str(self.path)], capture_output=True, check=False)
+            self.capped = False
+
+
 class RewardError(ValueError):
     """The verifier wrote no reward, or one that is not a number from 0 to 1."""
 
@@ -126,6 +172,8 @@ class VerifierRun:
     Python imports (`pytest.py` beside `python3 -m pytest`), as paths in the container."""
     artifacts_missing: tuple[str, ...] = ()
     """The task's `verifier_artifacts` not found in the agent's container."""
+    logs_full: str = ""
+    """A line when the verifier's writes met the cap of its /logs/verifier (VerifierLogs), else ''."""
 
 
 @dataclass
@@ -281,7 +329,9 @@ class EnvironmentTrial:
         self.stop()
         start = time.monotonic()
         snapshot = None
-        work = Path(tempfile.mkdtemp(prefix="ae-verify-"))
+        marked = MarkedTempDir("ae-verify-")  # a killed run's: the next unmounts its logs and removes it
+        work = Path(marked.name)
+        logs: VerifierLogs | None = None
         container = None
         changes = None
         in_agent = self.spec.verifier_container == "agent"
@@ -302,12 +352,13 @@ class EnvironmentTrial:
                     self.container = None
                 else:  # a fresh container of the task's image: only the working directory and artifacts go over
                     agent_container = self.container
-            tests, logs = self._verifier_folders(work)
+            tests = self._verifier_tests(work)
+            logs = VerifierLogs(work)
             container = self.client.containers.create(
                 image, ["bash", f"{TESTS_MOUNT}/test.sh"], entrypoint=[], working_dir=self.spec.workdir,
                 environment={**self.spec.env, "TEST_DIR": TESTS_MOUNT, **self.spec.verifier_env, "PATH": self.path_env},
                 volumes=[f"{self.sandbox}:{self.spec.workdir}:rw", f"{tests}:{TESTS_MOUNT}:rw",
-                         f"{logs}:{VERIFIER_LOGS}:rw"], init=True, user="0:0",
+                         f"{logs.path}:{VERIFIER_LOGS}:rw"], init=True, user="0:0",
                 labels={LABEL: str(self.sandbox), **owner_labels()},
                 network=self.network.name if self.network is not None else None,
                 network_mode=None if self.network is not None else "none",
@@ -322,12 +373,12 @@ class EnvironmentTrial:
             output = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")[-64_000:]
             took = time.monotonic() - start
             where: dict[str, Any] = dict(changes=changes, in_agent_container=in_agent, shadows=shadows,
-                                         artifacts_missing=missing)
+                                         artifacts_missing=missing, logs_full=logs.full())
             if timed_out or cancelled:
                 return VerifierRun(None, output, took, timed_out=timed_out, cancelled=cancelled, **where)
             reward, error = None, ""
             try:
-                reward = parse_reward(logs)
+                reward = parse_reward(logs.path)
             except RewardError as exc:
                 error = str(exc)
             fault, side = self._machine_fault(output, reward, fresh)
@@ -344,14 +395,14 @@ class EnvironmentTrial:
                     self.client.images.remove(snapshot.id, force=True)
                 except Exception:  # noqa: BLE001
                     pass
-            shutil.rmtree(work, ignore_errors=True)
+            if logs is not None:
+                logs.close()
+            marked.cleanup()
 
-    def _verifier_folders(self, work: Path) -> tuple[Path, Path]:
-        """The verifier's /tests (its files copied from the task's folder) and an empty /logs/verifier, in `work`."""
-        tests, logs = work / "tests", work / "logs"
+    def _verifier_tests(self, work: Path) -> Path:
+        """The verifier's /tests (its files copied from the task's folder), in `work`."""
+        tests = work / "tests"
         tests.mkdir()
-        logs.mkdir()
-        os.chmod(logs, 0o777)
         for rel in self.spec.verifier_files:
             source = self.task.dir / rel
             target = tests if source.is_dir() else tests / source.name
@@ -359,7 +410,7 @@ class EnvironmentTrial:
                 shutil.copytree(source, target, dirs_exist_ok=True)
             else:
                 shutil.copy2(source, target)
-        return tests, logs
+        return tests
 
     def _await_exit(self, container: Any, cancel: threading.Event | None) -> tuple[int | None, bool, bool]:
         """The verifier's exit code once its container stops, or (None, timed out, cancelled); a container still

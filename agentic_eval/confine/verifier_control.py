@@ -25,7 +25,6 @@ import hashlib
 import os
 import shutil
 import stat
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -210,20 +209,29 @@ def _run(trial: EnvironmentTrial, cancel: threading.Event | None) -> ControlRun 
     """One control run: a fresh container of the task's image (its own working directory, untouched), the
     verifier's files at /tests and an empty /logs/verifier, on a network of its own with fresh copies of the
     task's services (or none), as the verifier runs: nothing of the trial's that the model could have changed."""
-    from agentic_eval.confine.docker_env import LABEL, TESTS_MOUNT, VERIFIER_LOGS, RewardError, parse_reward
+    from agentic_eval.confine.docker_env import (
+        LABEL,
+        TESTS_MOUNT,
+        VERIFIER_LOGS,
+        RewardError,
+        VerifierLogs,
+        parse_reward,
+    )
+    from agentic_eval.leftovers import MarkedTempDir
 
     spec = trial.spec
     start = time.monotonic()
-    work = Path(tempfile.mkdtemp(prefix="ae-control-"))
+    marked = MarkedTempDir("ae-verify-")  # a killed run's: the next unmounts its logs and removes it
+    work = Path(marked.name)
+    logs: VerifierLogs | None = None
     container: Container | None = None
     apart = dataclasses.replace(trial, network=None, services=[], container=None, mounted=(), stopped=True,
                                 lock=threading.Lock())
     try:
         apart.start_services()  # its own network and services, as the trial's were made
-        tests, logs = work / "tests", work / "logs"
+        tests = work / "tests"
         tests.mkdir()
-        logs.mkdir()
-        os.chmod(logs, 0o777)
+        logs = VerifierLogs(work)
         for rel in spec.verifier_files:
             source = trial.task.dir / rel
             if source.is_dir():
@@ -234,7 +242,7 @@ def _run(trial: EnvironmentTrial, cancel: threading.Event | None) -> ControlRun 
         container = trial.client.containers.create(
             trial.image, ["bash", f"{TESTS_MOUNT}/test.sh"], entrypoint=[], working_dir=spec.workdir,
             environment={**spec.env, "TEST_DIR": TESTS_MOUNT, **spec.verifier_env, "PATH": trial.path_env},
-            volumes=[f"{tests}:{TESTS_MOUNT}:rw", f"{logs}:{VERIFIER_LOGS}:rw"], init=True, user="0:0",
+            volumes=[f"{tests}:{TESTS_MOUNT}:rw", f"{logs.path}:{VERIFIER_LOGS}:rw"], init=True, user="0:0",
             labels={LABEL: str(trial.sandbox), **owner_labels()},
             network=network.name if network is not None else None,
             network_mode=None if network is not None else "none",
@@ -259,7 +267,7 @@ def _run(trial: EnvironmentTrial, cancel: threading.Event | None) -> ControlRun 
             return ControlRun(None, True, "timeout", None, took)
         reward, error = None, ""
         try:
-            reward = parse_reward(logs)
+            reward = parse_reward(logs.path)
         except RewardError as exc:
             error = str(exc)
         fault = verifier_fault(output, _script(trial), offline=trial.offline, reward=reward)
@@ -273,7 +281,9 @@ def _run(trial: EnvironmentTrial, cancel: threading.Event | None) -> ControlRun 
             except Exception:  # noqa: BLE001 - gone already
                 pass
         apart.end()
-        shutil.rmtree(work, ignore_errors=True)
+        if logs is not None:
+            logs.close()
+        marked.cleanup()
 
 
 def forget() -> None:

@@ -100,6 +100,7 @@ def reward_grade(run: VerifierRun) -> GradeResult:
     verifier that could not start), or a fault of the machine's or the task's that a fresh verifier container
     showed (`VerifierRun.fault`), a grader error."""
     missing = "".join(f"agentic-eval: verifier artifact not copied: {m}\n" for m in run.artifacts_missing)
+    missing += f"{run.logs_full}\n" if run.logs_full else ""
     script = ScriptResult(run.exit_code, missing + run.output, run.duration_s, timed_out=run.timed_out,
                           start_error=run.start_error, cancelled=run.cancelled)
     if run.model_fault:  # a control run on the task's untouched working directory got further: the model's
