@@ -267,6 +267,43 @@ def test_changed_programs_the_verifier_may_run_are_recorded_and_reported(docker_
     assert code == 0 and page.count("changed programs the verifier may run: /usr/local/bin/pytest (+2 more)") == 2
 
 
+def test_a_bind_source_gone_before_the_verifier_is_not_left_behind(docker_env: str, tmp_path: Path) -> None:
+    """A folder a phase of the agent's container bound read-only (validate's fix phase binds the grader's variables
+    folder), removed before the verifier runs: the engine makes it again, empty, when the verifier looks into the
+    stopped container's files; the trial's end removes what the engine made (empty ae-vars-* folders piled up in
+    the temp dir after every validate of an environment task)."""
+    import subprocess
+
+    from agentic_eval.confine.docker import DockerBackend
+    from agentic_eval.packs.task import load_task
+
+    task = load_task(HARBOR / "tally-words").environment_task()
+    assert task is not None
+    backend = DockerBackend(base_image="suite")
+    try:
+        backend.prepare_tasks([task])
+        sandbox = tmp_path / "sandbox"
+        sandbox.mkdir()
+        backend.environment_start(task, sandbox)
+        bound = tmp_path / "vars"
+        bound.mkdir()
+        (bound / "vars.json").write_text("{}")
+
+        class Spec:
+            writable, readable, hidden = (sandbox,), (bound,), ()
+
+        argv = backend.wrap(["true"], cwd=sandbox, spec=Spec())
+        assert subprocess.run(argv, capture_output=True, timeout=120, check=False).returncode == 0
+        backend.phase_end(sandbox)
+        shutil.rmtree(bound)
+        backend.verify_environment(sandbox)
+        assert bound.is_dir() and not any(bound.iterdir())  # the engine's, made again
+        backend.trial_end(sandbox)
+        assert not bound.exists()
+    finally:
+        backend.close_all()
+
+
 def test_an_engine_that_cannot_diff_is_a_note(docker_env: str) -> None:
     """The engine's diff failing (here: a container it does not have) is one line on the trial, nothing named."""
     import docker

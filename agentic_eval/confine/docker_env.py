@@ -23,11 +23,13 @@ fails the same way (confine/verifier_control.py, called through confine/docker.p
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import posixpath
 import secrets
 import shutil
+import stat
 import tarfile
 import threading
 import time
@@ -193,6 +195,11 @@ class EnvironmentTrial:
     services: list[Any] = field(default_factory=list)
     container: Any = None
     mounted: tuple[str, ...] = ()
+    sources: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """The agent's container's bind sources as it was made (path -> device and inode). The engine makes a missing
+    one again, empty, at any look into the stopped container's files (the verifier's `program_changes`, its
+    artifacts): a grader's variables folder bound by validate's fix phase, gone with its grading, came back in the
+    temp dir after every such trial. `end` removes those the engine made."""
     layer_watch: LayerWatch | None = None
     """Where the engine cannot cap the container's writable layer: the watch that kills it over the cap."""
     stopped: bool = False
@@ -280,6 +287,10 @@ class EnvironmentTrial:
             for folder in hidden:
                 if Path(folder).is_dir() and any(Path(m) in Path(folder).parents for m in mounted):
                     tmpfs[str(folder)] = "ro,noexec,nosuid,nodev,size=64k"
+            for source in (volume.split(":", 1)[0] for volume in volumes):
+                with contextlib.suppress(OSError):
+                    st = os.stat(source)
+                    self.sources[source] = (st.st_dev, st.st_ino)
             try:
                 self._create_agent_container(volumes, tmpfs, root)
             except Exception as exc:  # noqa: BLE001 - whatever the engine said, one line for the trial
@@ -477,6 +488,12 @@ class EnvironmentTrial:
             except Exception:  # noqa: BLE001
                 pass
             self.network = None
+        for path, made in self.sources.items():  # a source the engine made again: another folder, empty
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) != made:
+                    os.rmdir(path)  # only if empty: a folder with anything in it is not the engine's
+        self.sources = {}
 
 
 # --------------------------------------------------------------------------- the verifier apart (issue 39)
