@@ -897,8 +897,9 @@ def test_the_graders_container_is_started_during_the_first_phase(engine: str, tm
             assert time.monotonic() < deadline
             time.sleep(0.05)
         backend.close(sandbox)  # type: ignore[attr-defined]
+        # under /tmp whatever TMPDIR says: only a folder under /tmp can be copied into the container's private /tmp
         with backend.grading_folder(sandbox) as folder, \
-                tempfile.TemporaryDirectory(prefix="ae-test-vars-") as vars_folder:  # type: ignore[attr-defined]
+                tempfile.TemporaryDirectory(prefix="ae-test-vars-", dir="/tmp") as vars_folder:  # type: ignore[attr-defined]
             sock = folder / "sock"
             assert sock.is_dir() and not any(sock.iterdir())  # made ahead, empty until grading
             listener = _listen(sock)

@@ -43,8 +43,8 @@ model reply. And once the trial's first phase has its container, the grader's is
 wait for a container: the sandbox read-only, nothing writable, the folders the runner says the grader
 reads, and the socket folder of the trial's grading folder, made then (the socket in it, made only when
 grading starts, must be bound: a copy of it would reach nothing). The grader's per-run files that are not
-mounted in it (its variables folder, the pristine store: small folders of regular files under the temp
-dir) are copied into its private /tmp at the same paths, read-only, root-owned. Warm containers are
+mounted in it (its variables folder, the pristine store: small folders of regular files under /tmp,
+where the temp dir is) are copied into its private /tmp at the same paths, read-only, root-owned. Warm containers are
 created with the same hardening, used only if they serve the phase (the same writable and hidden paths,
 every readable one mounted or copied in), else discarded; after a few misses no more are started. The
 grader's, with nothing writable, can serve no phase but the grader's. Beside it the container of the
@@ -581,15 +581,13 @@ class DockerBackend(EnvironmentTasks, DiskCaps, GradingFolders, SandboxBackend):
         return self._start_phase(Path(sandbox), [], [Path(sandbox), *reads, folder / GRADING_SOCKET_FOLDER], engine)
 
     def _copy_in(self, phase: _Phase, paths: list[Path]) -> bool:
-        """Copy small folders under the temp dir into the container's private /tmp at their own paths,
-        read-only and root-owned; False when they cannot be (too big, elsewhere, holding anything but regular
-        files and folders, or the copy failed)."""
+        """Copy small folders under /tmp into the container's private /tmp at their own paths, read-only and
+        root-owned; False when they cannot be (too big, elsewhere, holding anything but regular files and folders,
+        or the copy failed). Any temp dir under /tmp will do (TMPDIR=/tmp/x), not /tmp alone."""
         import io
         import tarfile
-        import tempfile
 
-        tmp = Path(tempfile.gettempdir()).resolve()
-        if tmp != Path("/tmp") or any(tmp not in p.parents for p in paths):
+        if any(Path("/tmp") not in p.parents for p in paths):
             return False
         total = 0
         for p in paths:  # regular files and folders only: a socket (the grader's way to its CodeHost) copied is dead
