@@ -50,7 +50,9 @@ process, reached by behaviour alone) closes it.
 JavaScript modules (.js, .mjs, .cjs) are rewritten by disguise.js with the parser Node bundles (acorn, reached with
 `node --expose-internals`): every number and string literal written another way, every value (an argument, an
 element, a property's value, an operand, what is returned or assigned) written `(N, value)` or in parentheses,
-comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments stay. Nothing is
+comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments dropped (one that
+only some texts have, a rewrite's note, or one beside a top-level statement's live version, would tell them apart,
+as Python's, gone with `ast.unparse`, cannot). Nothing is
 renamed (that needs a scope analysis of JavaScript written here), so a canonicaliser has less to undo there than in
 Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines, of the live
 version and of each dead copy alike. The decoys are disguise.js's own (the same units: a function's or a method's
