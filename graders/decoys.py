@@ -6,7 +6,9 @@ text is disguised. So before a text is disguised, every part in which the grade'
 every version of that part, the text's own included, in numbers drawn so that each version occurs T times in every
 text, T uniform on 1..K drawn afresh for each version and text, whichever version is the live one (K is 1: once). A
 search for any version's text, or a count of it, then comes out alike on the reference, the rewrite and each mutant.
-What is left is telling dead code from live code: a structure analysis.
+What is left is telling dead code from live code: a structure analysis of the text, or, in Python, one look at
+the live function's own code object (its copies are nested code objects; `if 0:` is compiled away), as
+graders/disguise.py says.
 
 Units (found across the group, texts aligned statement by statement with difflib):
 - a function (top level or a method) whose header is the same in every text and whose body differs: a version is a

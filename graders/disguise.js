@@ -6,6 +6,7 @@
 //   single comparisons of plain operands mirrored (a < b as (b > a));
 //   if/else and c ? x : y with the branches swapped and the test negated;
 //   `void N;` statements inserted in blocks (after a directive prologue);
+//   comments dropped (a "#!" line kept);
 //   values (arguments, elements, property values, operands, what is returned or assigned) in parentheses, or as
 //   (N, value).
 // A statement whose new text starts with "(" gets a ";" first, so that no line joins the one before it.
@@ -394,8 +395,32 @@ function disguise(input, seed, group) {
   return { error: "check", message: "the disguised text failed its own check 8 times" };
 }
 
+// The text without its comments (a "#!" line kept): a comment is the text's own, never disguised and never copied
+// with a decoy, so one that only some texts have (a rewrite's note) or that sits by the live version of a top-level
+// statement would tell the texts, or the live copy, apart. Each becomes the line breaks it held, or a space.
+function uncommented(text) {
+  for (const sourceType of ["module", "script"]) {
+    const comments = [];
+    try {
+      acorn.parse(text, { ecmaVersion: "latest", sourceType, allowHashBang: true,
+                          allowReturnOutsideFunction: sourceType === "script",
+                          onComment: (block, value, start, end) => comments.push([start, end]) });
+    } catch (err) { continue; }
+    let out = text;
+    for (const [start, end] of comments.reverse()) {
+      if (start === 0 && text.startsWith("#!")) continue;
+      const breaks = text.slice(start, end).match(/\r\n|[\n\r\u2028\u2029]/g);
+      out = out.slice(0, start) + (breaks ? breaks.join("") : " ") + out.slice(end);
+    }
+    return out;
+  }
+  return text; // it does not parse: its disguise says so
+}
+
 const request = JSON.parse(require("fs").readFileSync(0, "utf8"));
-const plans = (request.groups || []).map((sources) => {
+request.groups = (request.groups || []).map((sources) => [...new Set(sources.map(uncommented))]);
+for (const item of request.texts) item.source = uncommented(item.source);
+const plans = request.groups.map((sources) => {
   try { return plan(sources); } catch (err) { // a text that does not parse (its own line says so), or a fault here
     return { units: [], dropped: [`the texts get no decoys: ${String(err.message).slice(0, 200)}`] };
   }

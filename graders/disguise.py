@@ -33,16 +33,26 @@ gives every function the same parameters and keeps every function's code flags. 
 again; a text that cannot be parsed at all is the grader author's error (RuntimeError).
 
 Closed: a search for a mutation's text and a count of it (tests/test_redteam6_disguise.py). Not closed: telling
-the live code from the dead copies, a structure analysis (which block a copy sits in, `if 0:` or a nested `def`
-never called, and what that test evaluates to once its constant is undone; or, at run time, which code objects the
-module's functions are: `co_names` of the live `format_duration` holds `reversed` in one mutant only), then undoing
-these moves (a canonicaliser of its own) to read the mutation. That is a static analyser written against this module
-and graders/decoys.py; a real test of the behaviour is far less work.
+the live code from the dead copies, then reading the mutation in it. Measured (redteam7, end to end under bwrap):
+- Python at run time, no canonicaliser at all: a live function's own code object holds its live version only (its
+  copies are nested code objects, `if 0:` is compiled away, constants folded back, global and attribute names never
+  renamed), so `"reversed" not in format_duration.__code__.co_names` is a whole "test" for one mutant: two such
+  lines pass core/write-module-from-spec's mutation check on every draw, without a call of the module;
+- Python from the text: some 20 lines of `ast` (evaluate each constant `if` test, drop the nested functions never
+  named; tests/test_redteam6_disguise.py's strict xfail);
+- JavaScript: some 17 lines (the function's text, `Function.prototype.toString` or the file, with every `(() => {`
+  ... `})` cut out by brace count, and the constant after a `??` evaluated) pass node/inventory-tests, whose only
+  work is the tests.
+No dead-code scheme survives a reader in the same process: what runs can be traced (`sys.settrace`, V8's coverage),
+and a traceback's line numbers point at the live lines. Only a process boundary (the module answered by another
+process, reached by behaviour alone) closes it.
 
 JavaScript modules (.js, .mjs, .cjs) are rewritten by disguise.js with the parser Node bundles (acorn, reached with
 `node --expose-internals`): every number and string literal written another way, every value (an argument, an
 element, a property's value, an operand, what is returned or assigned) written `(N, value)` or in parentheses,
-comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments stay. Nothing is
+comparisons of plain operands mirrored, branches swapped, `void N;` statements inserted; comments dropped (one that
+only some texts have, a rewrite's note, or one beside a top-level statement's live version, would tell them apart,
+as Python's, gone with `ast.unparse`, cannot). Nothing is
 renamed (that needs a scope analysis of JavaScript written here), so a canonicaliser has less to undo there than in
 Python: dropping the parentheses and the `N, ` and folding the constants gives back the known lines, of the live
 version and of each dead copy alike. The decoys are disguise.js's own (the same units: a function's or a method's

@@ -29,9 +29,10 @@ the tests import: put it where the tests import it from (`path`), with `files` f
 place.
 
 Not closed: the mutants are public with our source. Each run's text is disguised afresh and holds every version;
-graders/disguise.py says what a static analyser written against the disguise could still tell: which copy is live
-(a structure analysis: the block a copy sits in, what its test evaluates to, or, at run time, which code objects or
-functions the module's live ones are), then the mutation in it (the hidden checks still judge the model's code).
+graders/disguise.py says what a reader of the module in the test's own process still tells: which copy is live
+(in Python one line per mutant on the live function's code object, `__code__.co_names`; from the text some 20 lines
+in Python and in JavaScript), then the mutation in it. The tests run in the module's process, so only a process
+boundary closes it (the hidden checks still judge the model's code).
 """
 
 from __future__ import annotations

@@ -226,6 +226,27 @@ def test_a_javascript_copy_that_cannot_be_placed_is_dropped_in_every_text_and_sa
     assert out.count("gets no decoys") == 1 and all(text.count("super.x") == 1 for text in made)
 
 
+def test_no_comment_of_a_javascript_text_is_left_to_tell_it_apart(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A comment is never disguised nor copied with a decoy: the rewrite's note ("// rewritten", as node/inventory-tests
+    has it) named the rewrite on every draw, and one beside a top-level statement marked its live version (redteam7)."""
+    if not shutil.which("node"):
+        pytest.skip("no node")
+    base = '#!/usr/bin/env node\nexport const K = 3; // the live one\nexport const s = "// kept";\n'
+    texts = [base, base.replace("K = 3", "K = 4"), base.replace("node\n", "node\n// rewritten\n/* a\n note */")]
+    made = disguise.disguised_all([("m.mjs", text) for text in texts])
+    if "no parser" in capsys.readouterr().out:
+        pytest.skip("this Node lends no parser")
+    assert all(text.startswith("#!/usr/bin/env node\n") for text in made)
+    assert not any(word in text for text in made for word in ("live one", "rewritten", "note"))
+    for at, text in enumerate(made):
+        (tmp_path / f"m{at}.mjs").write_text(text, encoding="utf-8")
+    out = subprocess.run(["node", "-e", "(async () => { for (const at of [0, 1, 2]) { const m = await import("
+                          f"`{tmp_path.as_posix()}/m${{at}}.mjs`); console.log(m.K, m.s); }} }})()"],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.splitlines() == ["3 // kept", "4 // kept", "3 // kept"]  # a string's "//" is no comment
+
+
 def test_a_function_only_some_texts_have_is_a_version_as_its_absence_is() -> None:
     """An added function's absence is a version too: its copies are `if 0: pass`, the live absence `if 1: pass`, so
     that the texts with and without it have as many blocks (and `pass`es) in the same distribution."""
