@@ -59,6 +59,13 @@ else
     fi
 fi
 
+# The package's bytecode, compiled once here: the tests start the CLI as a process of its own hundreds of times,
+# and where PYTHONDONTWRITEBYTECODE is set (as on some CI machines) each of them would compile the modules it
+# imports from source again, a few tenths of a second of CPU each. (A no-op when the caches are fresh.) Not the red
+# team's payloads: they are files it reads, not modules (tests/test_redteam.py lists that folder); graders/ is
+# compiled by the harness itself (agentic_eval/grading/bytecode.py).
+python -m compileall -q -j 0 -x '/validation/payloads/' agentic_eval >/dev/null
+
 t0=$SECONDS
 status=0
 # Two phases. First every test but the real model's, on two workers each taking whole files (--dist loadfile:

@@ -4,6 +4,8 @@ Markdown, JSON and HTML; after resume reruns the trial, "3/3 (3 trials, 1 unread
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from agentic_eval.cli import main
 from agentic_eval.report.summary import summarize_run
 from tests.helpers import MINI_TASK, make_pack, run_cli
 
@@ -21,6 +24,15 @@ from tests.helpers import MINI_TASK, make_pack, run_cli
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "agentic_eval.cli", *args], capture_output=True, text=True,
                           timeout=300, check=False, env={**os.environ, "COLUMNS": "200"})
+
+
+def _report(*args: str) -> tuple[int, str]:
+    """`report` in this process (it only reads the run's files, as in a process of its own), 200 columns wide."""
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out):
+        patch.setenv("COLUMNS", "200")
+        code = main(["report", *args])
+    return code, out.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -57,28 +69,28 @@ def test_a_torn_last_line_is_counted_beside_the_totals(torn_run: Callable[[int],
     run_dir, pack, last = torn_run(150)  # the tear comes after trial_id and task_id
     torn_task = json.loads(last)["task_id"]
 
-    summary = json.loads(_cli("report", str(run_dir), "--json").stdout)
-    assert (summary["tasks"], summary["passed"], summary["trial_count"], summary["unreadable_lines"]) == (3, 2, 3, 1)
+    code, said = _report(str(run_dir), "--json")
+    summary = json.loads(said)
+    assert code == 0 and (summary["tasks"], summary["passed"], summary["trial_count"],
+                          summary["unreadable_lines"]) == (3, 2, 3, 1)
     assert len(summary["trials"]) == 2 and len(summary["warnings"]) == 1
 
-    table = _cli("report", str(run_dir))
-    assert table.returncode == 0, table.stderr
-    assert "2/3 (3 trials, 1 unreadable line)" in table.stdout and "unreadable trial record skipped" in table.stdout
-    assert any(torn_task in line and "unreadable" in line for line in table.stdout.splitlines())  # its matrix cell
+    code, table = _report(str(run_dir))
+    assert code == 0, table
+    assert "2/3 (3 trials, 1 unreadable line)" in table and "unreadable trial record skipped" in table
+    assert any(torn_task in line and "unreadable" in line for line in table.splitlines())  # its matrix cell
 
-    markdown = _cli("report", str(run_dir), "--format", "md").stdout
-    assert "2/3 (3 trials, 1 unreadable line)" in markdown
+    assert "2/3 (3 trials, 1 unreadable line)" in _report(str(run_dir), "--format", "md")[1]
 
     page = tmp_path / "report.html"
-    assert _cli("report", str(run_dir), "--html", str(page)).returncode == 0
+    assert _report(str(run_dir), "--html", str(page))[0] == 0
     assert "3 trials, 1 unreadable line" in page.read_text(encoding="utf-8")
 
-    resumed = _cli("run", "--resume", str(run_dir), "--tasks", str(pack), "--json")
+    resumed = _cli("run", "--resume", str(run_dir), "--tasks", str(pack), "--json")  # a run: a process of its own
     assert resumed.returncode == 0, resumed.stderr
-    again = json.loads(_cli("report", str(run_dir), "--json").stdout)
+    again = json.loads(_report(str(run_dir), "--json")[1])
     assert (again["tasks"], again["passed"], again["trial_count"], again["unreadable_lines"]) == (3, 3, 3, 1)
-    assert "3/3 (3 trials, 1 unreadable line)" in _cli("report", str(run_dir)).stdout
-
+    assert "3/3 (3 trials, 1 unreadable line)" in _report(str(run_dir))[1]
 
 def test_a_line_torn_before_it_names_its_trial_still_counts(
         torn_run: Callable[[int], tuple[Path, Path, bytes]]) -> None:
@@ -93,4 +105,5 @@ def test_a_whole_log_reads_as_before(torn_run: Callable[[int], tuple[Path, Path,
     run_dir, _, last = torn_run(10**6)  # nothing torn
     summary = summarize_run(run_dir)
     assert (summary.trial_count, summary.unreadable_note, summary.unreadable) == (3, "", [])
-    assert "unreadable" not in _cli("report", str(run_dir)).stdout
+    code, table = _report(str(run_dir))
+    assert code == 0 and "unreadable" not in table
