@@ -7,6 +7,8 @@ non-zero. Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 
 def install_extra(extra: str) -> str:
     """How to add one of agentic-eval's optional extras, as README installs agentic-eval: from its folder
@@ -25,6 +27,11 @@ class TaskLoadError(AgenticEvalError):
         self.path = str(path)
         self.detail = message
         super().__init__(f"{self.path}: {message}")
+
+    @property
+    def task_folder(self) -> str:
+        """The name of the task folder the broken file is in: the id asked for when a task did not load."""
+        return PurePath(self.path).parent.name
 
 
 class PackNotFoundError(AgenticEvalError):

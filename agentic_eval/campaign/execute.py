@@ -120,12 +120,12 @@ def _resolve_tasks(spec: CampaignSpec, file: Path) -> tuple[list[str], list[str]
     loaded = load_tasks(paths)
     known = [t.id for t in loaded.tasks]
     for wanted in spec.tasks:
-        if wanted not in known and (broken := next((e for e in loaded.errors if Path(e.path).parent.name == wanted),
-                                                   None)) is not None:
+        if wanted in known:
+            continue
+        if (broken := next((e for e in loaded.errors if e.task_folder == wanted), None)) is not None:
             raise AgenticEvalError(f"{file}: tasks: {wanted!r} did not load: {broken}")
-        if wanted not in known:
-            raise AgenticEvalError(f"{file}: tasks: unknown task {wanted!r}{_did_you_mean(wanted, known)} "
-                                   f"(see: agentic-eval tasks list{''.join(' --tasks ' + p for p in paths or [])})")
+        raise AgenticEvalError(f"{file}: tasks: unknown task {wanted!r}{_did_you_mean(wanted, known)} "
+                               f"(see: agentic-eval tasks list{''.join(' --tasks ' + p for p in paths or [])})")
     ids = list(dict.fromkeys(spec.tasks)) or known
     if not ids:
         raise AgenticEvalError(f"{file}: packs: no task found in {', '.join(spec.packs) or 'the built-in packs'}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_eval.cli.args import (
@@ -72,8 +71,8 @@ def _task_list_for_validate(args: argparse.Namespace) -> tuple[list[Task], list[
     result = _load(args)
     wanted = [args.show] if getattr(args, "show", None) else args.task
     if wanted:  # a task asked for that did not load: a bad row with why, not "unknown task id"
-        errors = [e for e in result.errors if Path(e.path).parent.name in wanted]
-        loaded = [i for i in wanted if i not in {Path(e.path).parent.name for e in errors}]
+        errors = [e for e in result.errors if e.task_folder in wanted]
+        loaded = [i for i in wanted if i not in {e.task_folder for e in errors}]
         tasks = select_tasks(result.tasks, loaded) if loaded else []
     else:
         tasks, errors = result.tasks, result.errors

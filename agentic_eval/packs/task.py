@@ -539,7 +539,7 @@ def select_tasks(tasks: list[Task], ids: Iterable[str] | None, broken: Sequence[
     by_id = {t.id: t for t in tasks}
     missing = [i for i in wanted if i not in by_id]
     for i in missing:
-        if (err := next((e for e in broken if Path(e.path).parent.name == i), None)) is not None:
+        if (err := next((e for e in broken if e.task_folder == i), None)) is not None:
             raise PackNotFoundError(f"task {i} did not load: {err}")
     if missing:
         raise PackNotFoundError(_unknown_ids(missing, sorted(by_id)))
