@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentic_eval.campaign.verdict import HEADER, CampaignReport, table_rows
+from agentic_eval.plural import counted
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,14 +19,19 @@ NOTE = ("Synthetic score ± its noise band (the measured spread of repeated runs
         "model wrote a tool call as text instead of calling the API; verdicts are fixed rules on these figures.")
 
 
+def _size(report: CampaignReport) -> str:
+    """"3 tasks x 2 attempts", "1 task x 1 attempt": the campaign's size, above its table in every format."""
+    return f"{counted(len(report.task_ids), 'task')} x {counted(report.spec.attempts, 'attempt')}"
+
+
 def print_campaign(report: CampaignReport, console: Console) -> None:
     """The headline table (stacked when it does not fit the terminal), the verdicts and the pick."""
     from rich.text import Text
 
     from agentic_eval.report.tables import print_table
 
-    print_table(console, f"campaign {report.folder.name}: {len(report.task_ids)} tasks x {report.spec.attempts} "
-                "attempt(s)", HEADER, table_rows(report), right=range(2, 8))
+    print_table(console, f"campaign {report.folder.name}: {_size(report)}", HEADER, table_rows(report),
+                right=range(2, 8))
     console.print(Text(NOTE, style="dim"))
     console.print()
     for model, (text, rests) in report.verdicts.items():
@@ -38,7 +44,7 @@ def render_campaign_markdown(report: CampaignReport) -> str:
     from tabulate import tabulate
 
     cells = [[c.replace("|", "\\|") for c in row] for row in table_rows(report)]
-    parts = [f"# Campaign {report.folder.name}", f"{len(report.task_ids)} tasks x {report.spec.attempts} attempt(s)",
+    parts = [f"# Campaign {report.folder.name}", _size(report),
              tabulate(cells, headers=HEADER, tablefmt="github"), f"_{NOTE}_", "## Verdicts"]
     parts.append("\n".join(f"- **{m}**: {t} _(rests on: {', '.join(r)})_" for m, (t, r) in report.verdicts.items()))
     parts.append(f"**{report.pick}**")
@@ -55,8 +61,8 @@ def write_campaign_html(report: CampaignReport, path: Path) -> Path:
                                     for i, c in enumerate(row)) + "</tr>" for row in table_rows(report))
     verdicts = "".join(f"<li><b>{esc(m)}</b>: {esc(t)} <i>(rests on: {esc(', '.join(r))})</i></li>"
                        for m, (t, r) in report.verdicts.items())
-    section = (f"<h1>Campaign {esc(report.folder.name)}</h1><p class=sub>{len(report.task_ids)} tasks x "
-               f"{report.spec.attempts} attempt(s)</p><div class=scroll><table><tr>{head}</tr>{body}</table></div>"
+    section = (f"<h1>Campaign {esc(report.folder.name)}</h1><p class=sub>{esc(_size(report))}</p>"
+               f"<div class=scroll><table><tr>{head}</tr>{body}</table></div>"
                f"<p class=noise>{esc(NOTE)}</p><h2>Verdicts</h2><ul>{verdicts}</ul><p><b>{esc(report.pick)}</b></p>")
     from agentic_eval.campaign.execute import instrument_options, instrument_runs
     from agentic_eval.results.instrument_runs import read_instrument_run

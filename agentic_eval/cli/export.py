@@ -86,7 +86,7 @@ def handle(args: argparse.Namespace) -> int:
 
         require_inspect()
         written = export_inspect(runs, out, names, warn=_warn)
-        print(f"wrote {counted(len(written), 'Inspect log')} ({trials} trials) to {out}; "
+        print(f"wrote {counted(len(written), 'Inspect log')} ({counted(trials, 'trial')}) to {out}; "
               f"view them with: inspect view --log-dir {out}")
         return 0
     from agentic_eval.export.atif import export_atif
@@ -98,5 +98,5 @@ def handle(args: argparse.Namespace) -> int:
         if changed:  # a run id such as ../../x or /abs from a run folder someone handed over
             _warn(f"run {shown(given)}: not a safe folder name; written under {out / name}")
         count += len(export_atif(run, out / name, warn=_warn, root=out))
-    print(f"wrote {count} ATIF trajectories ({counted(len(runs), 'run')}) under {out}")
+    print(f"wrote {counted(count, 'ATIF trajectory', 'ATIF trajectories')} ({counted(len(runs), 'run')}) under {out}")
     return 0

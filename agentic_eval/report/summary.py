@@ -76,7 +76,7 @@ class RunSummary:
         lines = len(self.unreadable)
         if not lines:
             return ""
-        return f"{self.trial_count} trials, {counted(lines, 'unreadable line')}"
+        return f"{counted(self.trial_count, 'trial')}, {counted(lines, 'unreadable line')}"
 
     def _tasks_where(self, pred: Callable[[TrialResult], bool]) -> int:
         return len({t.task_id for t in self.trials if pred(t)})
